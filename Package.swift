@@ -1,0 +1,49 @@
+// swift-tools-version: 6.0
+import PackageDescription
+
+let package = Package(
+    name: "Chime",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "chime", targets: ["chime"]),
+        .library(name: "ZeroMQ", targets: ["ZeroMQ"]),
+        .library(name: "ChimeCore", targets: ["ChimeCore"]),
+    ],
+    targets: [
+        // libzmq from Debian's libzmq3-dev: header and library are on the default
+        // search paths, so no pkgConfig here (naming it makes SwiftPM warn about -isystem).
+        .systemLibrary(
+            name: "CZeroMQ",
+            providers: [.apt(["libzmq3-dev"])]
+        ),
+        .target(name: "ZeroMQ", dependencies: ["CZeroMQ"]),
+        .target(name: "ChimeCore"),
+        .target(name: "ChimeStore", dependencies: ["ChimeCore"]),
+        .target(name: "ChimeWire", dependencies: ["ChimeCore"]),
+        .target(name: "ChimeRuntime"),
+        .target(
+            name: "ChimeCluster",
+            dependencies: ["ZeroMQ", "ChimeCore", "ChimeStore", "ChimeWire", "ChimeRuntime"]
+        ),
+        .target(
+            name: "ChimeTestSupport",
+            dependencies: ["ChimeCore", "ChimeRuntime", "ChimeCluster", "ChimeWire", "ZeroMQ"]
+        ),
+        .executableTarget(
+            name: "chime",
+            dependencies: ["ChimeCluster", "ChimeCore", "ChimeWire", "ChimeRuntime", "ZeroMQ"]
+        ),
+        .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ", "ChimeTestSupport"]),
+        .testTarget(name: "ChimeCoreTests", dependencies: ["ChimeCore", "ChimeTestSupport"]),
+        .testTarget(name: "ChimeWireTests", dependencies: ["ChimeWire", "ChimeCore"]),
+        .testTarget(
+            name: "ChimeClusterTests",
+            dependencies: ["ChimeCluster", "ChimeCore", "ChimeWire", "ChimeStore", "ChimeTestSupport", "ZeroMQ"]
+        ),
+        .testTarget(
+            name: "IntegrationTests",
+            dependencies: ["ChimeTestSupport", "ChimeCluster", "ChimeWire", "ChimeCore", "ZeroMQ"]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,84 @@
+import ChimeCore
+import ChimeWire
+import Foundation
+import ZeroMQ
+
+/// Sends control requests to the coordinator and waits for replies, retrying on timeout
+/// with a fresh socket and the same `requestId` (Lazy Pirate, ZeroMQ Guide ch. 4), so a
+/// retried `schedule` is applied once. Not `Sendable`: one thread uses a client.
+public final class ControlClient {
+    let context: Context
+    let endpoint: String
+    let timeout: Duration
+    let retries: Int
+    let codec = WireCodec()
+    var socket: Socket?
+
+    /// - Parameters:
+    ///   - endpoint: the coordinator's control endpoint (`tcp://127.0.0.1:7700`).
+    ///   - timeout: how long to wait for each reply.
+    ///   - retries: how many times to resend after a timeout.
+    public init(endpoint: String, timeout: Duration = .seconds(3), retries: Int = 2) throws {
+        self.context = try Context()
+        self.endpoint = endpoint
+        self.timeout = timeout
+        self.retries = retries
+    }
+
+    deinit { socket?.close() }
+
+    /// Sends `request` (a `requestId` is added when missing) and decodes the reply's result.
+    /// - Throws: `WireError` — the coordinator's error reply, `.unavailable` when no reply
+    ///   came after every retry, `.malformed` when the reply is not a Chime reply.
+    public func send<Result: Codable & Sendable>(_ request: ControlRequest, expecting: Result.Type)
+        throws(WireError) -> ControlReply<Result>
+    {
+        var request = request
+        if request.requestId == nil { request.requestId = UUID().uuidString }
+        let body = codec.encode(request)
+        let data = try exchange(body)
+        let reply = try codec.decode(ControlReply<Result>.self, from: data)
+        if !reply.ok {
+            throw reply.error ?? WireError(.malformed, "the reply has ok=false and no error")
+        }
+        return reply
+    }
+
+    /// Sends raw JSON bytes and returns the raw reply bytes.
+    /// - Throws: `WireError(.unavailable)` when no reply came after every retry.
+    public func exchange(_ body: Data) throws(WireError) -> Data {
+        do {
+            for _ in 0...retries {
+                let socket = try currentSocket()
+                _ = try socket.send([Data(), body], dontWait: false)
+                let poller = Poller()
+                poller.register(socket, for: .readable)
+                if try poller.poll(timeout: timeout) > 0, let frames = try socket.receiveMessage(dontWait: true) {
+                    guard let reply = frames.last, frames.count == 2, frames[0].isEmpty else {
+                        throw WireError(.malformed, "the coordinator's reply has \(frames.count) frames")
+                    }
+                    return reply
+                }
+                // No reply: the request or the reply may be lost, or the coordinator is down or
+                // failing over. A new socket drops anything queued for the old connection.
+                socket.close()
+                self.socket = nil
+            }
+        } catch let error as WireError {
+            throw error
+        } catch {
+            throw WireError(.unavailable, "\(error)")
+        }
+        throw WireError(
+            .unavailable, "no reply from the coordinator at \(endpoint) after \(retries + 1) attempts of \(timeout)")
+    }
+
+    func currentSocket() throws -> Socket {
+        if let socket { return socket }
+        let socket = try Socket(.dealer, context: context)
+        try socket.set(.linger(milliseconds: 0))
+        try socket.connect(to: endpoint)
+        self.socket = socket
+        return socket
+    }
+}

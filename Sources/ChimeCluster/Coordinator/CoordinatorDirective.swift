@@ -1,0 +1,62 @@
+import ChimeCore
+import ChimeStore
+import ChimeWire
+import Foundation
+
+/// Where a control reply goes: the ROUTER envelope of the request.
+public struct ClientAddress: Hashable, Sendable {
+    /// The frames before the body (identity, and the empty delimiter if the client sent one).
+    public var routing: [Data]
+    public init(routing: [Data]) { self.routing = routing }
+}
+
+/// The outcome of a control request, before encoding.
+public enum ControlOutcome: Sendable, Hashable {
+    case scheduled(ScheduleResult, warnings: [String])
+    case listed(ListResult)
+    case cancelled(CancelResult)
+    case status(StatusReport)
+    case workers(WorkersResult)
+    case stats(StatsReport)
+    case pong(PongResult)
+    case failed(WireError)
+}
+
+/// What `CoordinatorState` asks its service to do, in order: journal entries first
+/// (appended and synced before any dispatch or reply of the same turn), then messages.
+public enum CoordinatorDirective: Sendable, Hashable {
+    /// Append to the journal.
+    case append(JournalEntry)
+    /// Send a batch to the workers; report the hand-off with `onBatchSent`.
+    case dispatch(DispatchBatch)
+    /// Answer a control request.
+    case reply(ControlOutcome, requestId: String?, to: ClientAddress)
+}
+
+/// Tunables of the coordinator's decisions (no endpoints: those belong to the service).
+public struct CoordinatorConfiguration: Sendable {
+    /// How long a dispatched firing may stay unacknowledged before redelivery, in seconds.
+    public var leaseDuration: Double = 10
+    /// Dispatch attempts before a firing moves to the dead-letter list.
+    public var maxAttempts = 5
+    /// The workers' heartbeat interval, in seconds.
+    public var heartbeatInterval: Double = 1
+    /// Missed heartbeats after which a worker counts as dead.
+    public var heartbeatLiveness = 3
+    /// Firings per dispatch message at most.
+    public var maxBatchSize = 256
+    /// Reminders per `schedule` request at most.
+    public var maxRemindersPerRequest = 100_000
+    /// The `userInfo` JSON size limit, in bytes.
+    public var maximumUserInfoBytes = 4096
+    /// Remembered request ids, for idempotent retries.
+    public var rememberedRequests = 10_000
+    /// The fencing epoch stamped on every dispatch.
+    public var epoch: UInt64 = 1
+    /// Chime's version, shown by `status`.
+    public var version = "0.1.0"
+    /// The coordinator's process id, shown by `status`.
+    public var pid: Int32 = 0
+
+    public init() {}
+}

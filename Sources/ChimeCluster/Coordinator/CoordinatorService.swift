@@ -1,0 +1,236 @@
+import ChimeCore
+import ChimeRuntime
+import ChimeStore
+import ChimeWire
+import Foundation
+import ZeroMQ
+
+/// The coordinator process's shell: owns the sockets, feeds `CoordinatorState`, carries out
+/// its directives. One thread (the caller of `run`) owns every socket but the forwarder's.
+///
+/// Each loop turn: wait (zmq_poll) until a socket is ready or the next firing is due, read
+/// what is ready, tick the state, append the turn's journal entries and sync them once
+/// (group commit), then send replies and dispatch batches.
+public final class CoordinatorService {
+    let configuration: ChimeConfiguration
+    let logger: Logger
+    let stop: StopSignal
+    var state: CoordinatorState
+    var journal: any Journal
+    let codec = WireCodec()
+    var outbox: [DispatchBatch] = []
+    var outboxStart = 0
+
+    /// Makes a coordinator service; nothing is bound until `run`.
+    public init(
+        configuration: ChimeConfiguration, journal: any Journal = InMemoryJournal(keepsEntries: false),
+        logger: Logger, stop: StopSignal
+    ) {
+        self.configuration = configuration
+        self.logger = logger
+        self.stop = stop
+        self.journal = journal
+        var tunables = CoordinatorConfiguration()
+        tunables.leaseDuration = configuration.coordinator.leaseSeconds
+        tunables.maxAttempts = configuration.coordinator.maxAttempts
+        tunables.maxBatchSize = configuration.coordinator.maxBatchSize
+        tunables.maximumUserInfoBytes = configuration.coordinator.maxUserInfoBytes
+        tunables.maxRemindersPerRequest = configuration.coordinator.maxRemindersPerRequest
+        tunables.heartbeatInterval = Double(configuration.heartbeat.intervalMilliseconds) / 1000
+        tunables.heartbeatLiveness = configuration.heartbeat.liveness
+        tunables.pid = getpid()
+        tunables.version = ChimeVersion.current
+        self.state = CoordinatorState(configuration: tunables, startedAt: Date())
+    }
+
+    /// Binds the sockets, starts the forwarder and serves until the stop signal.
+    /// - Parameter onReady: called once every socket is bound.
+    /// - Throws: `ZeroMQError` when a socket cannot be bound; errors of the journal.
+    public func run(onReady: () -> Void = {}) throws {
+        let context = try Context()
+        stop.onStop { context.shutdown() }
+        let endpoints = configuration.endpoints
+        let linger = configuration.lingerMilliseconds
+        let forwarder = try EventForwarder(
+            context: context, ingest: endpoints.eventsIngest.bind, publish: endpoints.events.bind,
+            lingerMilliseconds: linger)
+        defer { forwarder.stop() }
+
+        let control = try Socket(.router, context: context)
+        try control.set(.linger(milliseconds: linger))
+        // Requests beyond 4× the limit drop the connection; up to that we reply too_large.
+        try control.set(.maxMessageSize(bytes: Int64(configuration.coordinator.maxRequestBytes) * 4))
+        try control.bind(to: endpoints.control.bind)
+        let dispatch = try Socket(.push, context: context)
+        try dispatch.set(.linger(milliseconds: linger))
+        try dispatch.set(.immediate(true))
+        try dispatch.set(.sendHighWaterMark(configuration.coordinator.dispatchHighWaterMark))
+        try dispatch.bind(to: endpoints.dispatch.bind)
+        let results = try Socket(.pull, context: context)
+        try results.set(.linger(milliseconds: linger))
+        try results.bind(to: endpoints.results.bind)
+        defer {
+            control.close()
+            dispatch.close()
+            results.close()
+        }
+        logger.info(
+            "coordinator ready", ["control": endpoints.control.bind, "dispatch": endpoints.dispatch.bind,
+                                  "results": endpoints.results.bind, "events": endpoints.events.bind,
+                                  "eventsIngest": endpoints.eventsIngest.bind, "pid": String(getpid())])
+        onReady()
+
+        let idlePoller = Poller()
+        idlePoller.register(control, for: .readable)
+        idlePoller.register(results, for: .readable)
+        let sendingPoller = Poller()
+        sendingPoller.register(control, for: .readable)
+        sendingPoller.register(results, for: .readable)
+        sendingPoller.register(dispatch, for: .writable)
+
+        while !stop.isStopRequested {
+            let poller = hasOutbox ? sendingPoller : idlePoller
+            do {
+                _ = try poller.poll(timeout: pollTimeout(now: Date()))
+            } catch let error as ZeroMQError where error.code == .contextTerminated {
+                break
+            }
+            var directives: [CoordinatorDirective] = []
+            do {
+                try readControl(control, into: &directives)
+                try readResults(results, into: &directives)
+            } catch let error as ZeroMQError where error.code == .contextTerminated {
+                break
+            }
+            directives += state.onTick(now: Date())
+            try carryOut(directives, control: control)
+            do {
+                try flushOutbox(dispatch)
+            } catch let error as ZeroMQError where error.code == .contextTerminated {
+                break
+            }
+        }
+        logger.info("coordinator stopping", ["inFlight": String(state.inFlightCount)])
+    }
+
+    var hasOutbox: Bool { outboxStart < outbox.count }
+
+    /// Until the next due firing or lease expiry, at most 100 ms so the stop flag is seen.
+    func pollTimeout(now: Date) -> Duration {
+        if hasOutbox { return .milliseconds(100) }
+        guard let wake = state.nextWake else { return .milliseconds(100) }
+        let seconds = max(0, min(0.1, wake.timeIntervalSince(now)))
+        return .microseconds(Int64((seconds * 1_000_000).rounded(.up)))
+    }
+
+    /// Reads at most 1,000 control requests without blocking.
+    func readControl(_ control: Socket, into directives: inout [CoordinatorDirective]) throws {
+        for _ in 0..<1000 {
+            guard let frames = try control.receiveMessage(dontWait: true) else { return }
+            directives += handleControlMessage(frames)
+        }
+    }
+
+    func handleControlMessage(_ frames: [Data]) -> [CoordinatorDirective] {
+        let envelope: ControlEnvelope
+        do {
+            envelope = try ControlEnvelope.parse(frames)
+        } catch {
+            logger.warning("rejected control message", ["code": error.code.rawValue, "reason": error.message])
+            let address = ClientAddress(routing: ControlEnvelope.replyRouting(for: frames))
+            return address.routing.isEmpty ? [] : state.onUndecodableRequest(error, from: address)
+        }
+        let address = ClientAddress(routing: envelope.routing)
+        if envelope.body.count > configuration.coordinator.maxRequestBytes {
+            let error = WireError(
+                .tooLarge,
+                "the request is \(envelope.body.count) bytes; the limit is \(configuration.coordinator.maxRequestBytes)")
+            logger.warning("rejected control message", ["code": error.code.rawValue, "bytes": String(envelope.body.count)])
+            return state.onUndecodableRequest(error, from: address)
+        }
+        do {
+            let request = try codec.decode(ControlRequest.self, from: envelope.body)
+            return state.onRequest(request, from: address, at: Date())
+        } catch {
+            logger.warning("rejected control request", ["code": error.code.rawValue, "reason": error.message])
+            return state.onUndecodableRequest(error, requestId: Self.requestId(in: envelope.body), from: address)
+        }
+    }
+
+    /// The `requestId` of a request that failed to decode, so the error reply still carries it.
+    static func requestId(in body: Data) -> String? {
+        struct Probe: Decodable { var requestId: String? }
+        return (try? JSONDecoder().decode(Probe.self, from: body))?.requestId
+    }
+
+    func readResults(_ results: Socket, into directives: inout [CoordinatorDirective]) throws {
+        for _ in 0..<1000 {
+            guard let frames = try results.receiveMessage(dontWait: true) else { return }
+            guard frames.count == 1 else {
+                logger.warning("dropped worker message", ["reason": "expected 1 frame, got \(frames.count)"])
+                continue
+            }
+            do {
+                let message = try codec.decode(WorkerMessage.self, from: frames[0])
+                directives += state.onWorkerMessage(message, at: Date())
+            } catch {
+                logger.warning("dropped worker message", ["code": error.code.rawValue, "reason": error.message])
+            }
+        }
+    }
+
+    /// Journal first (one sync for the whole turn), then replies; batches go to the outbox.
+    func carryOut(_ directives: [CoordinatorDirective], control: Socket) throws {
+        guard !directives.isEmpty else { return }
+        var entries: [JournalEntry] = []
+        for case .append(let entry) in directives { entries.append(entry) }
+        if !entries.isEmpty {
+            try journal.append(entries)
+            try journal.sync()
+        }
+        for directive in directives {
+            switch directive {
+            case .append:
+                continue
+            case .dispatch(let batch):
+                outbox.append(batch)
+            case .reply(let outcome, let requestId, let client):
+                let body = encodeReply(outcome, requestId: requestId)
+                do {
+                    _ = try control.send(client.routing + [body], dontWait: true)
+                } catch let error as ZeroMQError where error.code != .contextTerminated {
+                    logger.warning("reply not sent", ["error": "\(error)"])
+                }
+            }
+        }
+    }
+
+    func encodeReply(_ outcome: ControlOutcome, requestId: String?) -> Data {
+        switch outcome {
+        case .scheduled(let result, let warnings):
+            return codec.encode(ControlReply(requestId: requestId, result: result, warnings: warnings.isEmpty ? nil : warnings))
+        case .listed(let result): return codec.encode(ControlReply(requestId: requestId, result: result))
+        case .cancelled(let result): return codec.encode(ControlReply(requestId: requestId, result: result))
+        case .status(let result): return codec.encode(ControlReply(requestId: requestId, result: result))
+        case .workers(let result): return codec.encode(ControlReply(requestId: requestId, result: result))
+        case .stats(let result): return codec.encode(ControlReply(requestId: requestId, result: result))
+        case .pong(let result): return codec.encode(ControlReply(requestId: requestId, result: result))
+        case .failed(let error): return codec.encode(ControlReply<EmptyResult>(requestId: requestId, error: error))
+        }
+    }
+
+    /// Sends queued batches until the dispatch socket would block (no worker, or all at HWM).
+    func flushOutbox(_ dispatch: Socket) throws {
+        while outboxStart < outbox.count {
+            let batch = outbox[outboxStart]
+            guard try dispatch.send([codec.encode(batch)], dontWait: true) else { break }
+            state.onBatchSent(batch, at: Date())
+            outboxStart += 1
+        }
+        if outboxStart == outbox.count {
+            outbox.removeAll(keepingCapacity: true)
+            outboxStart = 0
+        }
+    }
+}
+

@@ -1,0 +1,204 @@
+import ChimeCore
+import ChimeStore
+import ChimeWire
+import Foundation
+
+extension CoordinatorState {
+    /// Answers one control request.
+    ///
+    /// A mutating request that carries a `requestId` already answered is not applied
+    /// again: the remembered outcome is replied (idempotent retries).
+    /// - Returns: journal entries for what changed, then exactly one `.reply`.
+    public mutating func onRequest(_ request: ControlRequest, from client: ClientAddress, at now: Date)
+        -> [CoordinatorDirective]
+    {
+        let isMutating = request.operation == .schedule || request.operation == .cancel
+        if isMutating, let requestId = request.requestId, let outcome = recentReplies[requestId] {
+            return [.reply(outcome, requestId: requestId, to: client)]
+        }
+        var directives: [CoordinatorDirective] = []
+        let outcome: ControlOutcome
+        switch request.command {
+        case .schedule(let reminders):
+            outcome = schedule(reminders, at: now, directives: &directives)
+        case .list(let filter, let all, let limit):
+            outcome = .listed(list(filter, includeInactive: all, limit: limit))
+        case .cancel(let filter):
+            outcome = cancel(filter, at: now, directives: &directives)
+        case .status:
+            outcome = .status(status(at: now))
+        case .workers:
+            outcome = .workers(workerReports(at: now))
+        case .stats:
+            outcome = .stats(StatsReport(
+                dispatched: dispatchedCount, redelivered: redeliveredCount, acknowledged: acknowledgedCount,
+                dispatchLateness: dispatchLateness.summary(), fireLateness: fireLateness.summary()))
+        case .ping:
+            outcome = .pong(PongResult(now: now))
+        }
+        if isMutating, let requestId = request.requestId {
+            remember(outcome, for: requestId)
+        }
+        directives.append(.reply(outcome, requestId: request.requestId, to: client))
+        return directives
+    }
+
+    /// Answers a message that could not be decoded into a request.
+    public func onUndecodableRequest(_ error: WireError, requestId: String? = nil, from client: ClientAddress)
+        -> [CoordinatorDirective]
+    {
+        [.reply(.failed(error), requestId: requestId, to: client)]
+    }
+
+    /// Schedules a batch atomically: every reminder is validated before any is applied.
+    mutating func schedule(_ reminders: [Reminder], at now: Date, directives: inout [CoordinatorDirective])
+        -> ControlOutcome
+    {
+        if reminders.isEmpty {
+            return .failed(WireError(.invalidArgument, "schedule needs at least one reminder", field: "reminders"))
+        }
+        if reminders.count > configuration.maxRemindersPerRequest {
+            return .failed(WireError(
+                .tooLarge, "at most \(configuration.maxRemindersPerRequest) reminders per request", field: "reminders"))
+        }
+        var accepted: [(Reminder, Recurrence)] = []
+        accepted.reserveCapacity(reminders.count)
+        for (index, original) in reminders.enumerated() {
+            var reminder = original
+            if reminder.id.rawValue.isEmpty {
+                generatedIDs += 1
+                reminder.id = ReminderID("r\(configuration.epoch)-\(Int(now.timeIntervalSince1970 * 1000))-\(generatedIDs)")
+            }
+            do {
+                accepted.append((reminder, try reminder.validate(maximumUserInfoBytes: configuration.maximumUserInfoBytes)))
+            } catch {
+                var wire = WireError(error)
+                let prefix = reminders.count == 1 ? "reminder" : "reminders[\(index)]"
+                wire.field = wire.field.map { "\(prefix).\($0)" } ?? prefix
+                return .failed(wire)
+            }
+        }
+        var items: [ScheduleResult.Item] = []
+        var warnings: [String] = []
+        items.reserveCapacity(accepted.count)
+        for (reminder, recurrence) in accepted {
+            directives.append(.append(.scheduled(reminder, at: now)))
+            let (item, warning) = apply(reminder, recurrence: recurrence, at: now)
+            items.append(item)
+            if let warning { warnings.append(warning) }
+        }
+        return .scheduled(ScheduleResult(scheduled: items), warnings: warnings)
+    }
+
+    /// Puts a validated reminder into the schedule, replacing any with the same id.
+    ///
+    /// A one-shot whose instant is past fires at once; a repeating reminder starts at its
+    /// first occurrence at or after `now` (no burst of past occurrences).
+    mutating func apply(_ reminder: Reminder, recurrence: Recurrence, at now: Date)
+        -> (ScheduleResult.Item, warning: String?)
+    {
+        let replaced = entries[reminder.id] != nil
+        schedule.remove(reminder.id)
+        var entry = Entry(reminder: reminder, recurrence: recurrence, next: nil, state: .pending)
+        var warning: String?
+        if reminder.trigger.repeatRule == nil, let only = recurrence.occurrence(at: 0) {
+            entry.next = Occurrence(index: 0, instant: only)
+            if only < now {
+                warning = "\(reminder.id): its time \(RFC3339.format(only)) is in the past; it fires now"
+            }
+        } else {
+            entry.next = recurrence.firstOccurrence(onOrAfter: now)
+        }
+        if !reminder.enabled {
+            entry.state = .disabled
+        } else if let next = entry.next {
+            schedule.schedule(reminder.id, at: next.instant)
+        } else {
+            entry.state = .finished
+            warning = "\(reminder.id): it has no occurrence left"
+        }
+        entries[reminder.id] = entry
+        let item = ScheduleResult.Item(
+            id: reminder.id, replaced: replaced, state: entry.state, nextFireAt: entry.next?.instant)
+        return (item, warning)
+    }
+
+    func list(_ filter: ReminderFilter, includeInactive: Bool, limit: Int?) -> ListResult {
+        var matched: [ReminderListing] = []
+        let candidates: [Entry]
+        if let ids = filter.ids {
+            candidates = ids.compactMap { entries[$0] }
+        } else {
+            candidates = Array(entries.values)
+        }
+        for entry in candidates where filter.matches(entry.reminder) {
+            guard includeInactive || entry.state == .pending else { continue }
+            matched.append(ReminderListing(
+                reminder: entry.reminder, state: entry.state,
+                nextFireAt: entry.state == .pending ? entry.next?.instant : nil,
+                deliveredCount: entry.deliveredCount, lastFiredAt: entry.lastFiredAt))
+        }
+        matched.sort { lhs, rhs in
+            switch (lhs.nextFireAt, rhs.nextFireAt) {
+            case (let a?, let b?) where a != b: return a < b
+            case (.some, nil): return true
+            case (nil, .some): return false
+            default: return lhs.reminder.id < rhs.reminder.id
+            }
+        }
+        let total = matched.count
+        if let limit, limit >= 0, limit < matched.count {
+            matched.removeSubrange(limit...)
+        }
+        return ListResult(reminders: matched, total: total)
+    }
+
+    mutating func cancel(_ filter: ReminderFilter, at now: Date, directives: inout [CoordinatorDirective])
+        -> ControlOutcome
+    {
+        var cancelled: [ReminderID]
+        if let ids = filter.ids {
+            cancelled = ids.filter { id in entries[id].map { filter.matches($0.reminder) } ?? false }
+        } else {
+            cancelled = entries.values.filter { filter.matches($0.reminder) }.map(\.reminder.id)
+        }
+        cancelled = Array(Set(cancelled)).sorted()
+        for id in cancelled {
+            entries[id] = nil
+            schedule.remove(id)
+        }
+        if !cancelled.isEmpty {
+            directives.append(.append(.cancelled(cancelled, at: now)))
+        }
+        return .cancelled(CancelResult(cancelled: cancelled))
+    }
+
+    func status(at now: Date) -> StatusReport {
+        var counts = Dictionary(uniqueKeysWithValues: ReminderState.allCases.map { ($0.rawValue, 0) })
+        for entry in entries.values { counts[entry.state.rawValue, default: 0] += 1 }
+        return StatusReport(
+            version: configuration.version, pid: configuration.pid, startedAt: startedAt,
+            uptimeSeconds: now.timeIntervalSince(startedAt), reminders: counts, inFlight: inFlight.count,
+            workersAlive: workers.values.filter { isAlive($0, at: now) }.count,
+            nextFireAt: schedule.nextDeadline)
+    }
+
+    func workerReports(at now: Date) -> WorkersResult {
+        WorkersResult(workers: workers.map { id, record in
+            WorkerReport(
+                id: id, host: record.host, pid: record.pid, alive: isAlive(record, at: now),
+                lastSeenAt: record.lastSeenAt, acknowledged: record.acknowledged, delivered: record.delivered)
+        }.sorted { $0.id < $1.id })
+    }
+
+    mutating func remember(_ outcome: ControlOutcome, for requestId: String) {
+        if recentReplies.updateValue(outcome, forKey: requestId) == nil {
+            recentRequestOrder.append(requestId)
+        }
+        if recentRequestOrder.count > configuration.rememberedRequests {
+            let evicted = recentRequestOrder.count - configuration.rememberedRequests
+            for id in recentRequestOrder.prefix(evicted) { recentReplies[id] = nil }
+            recentRequestOrder.removeFirst(evicted)
+        }
+    }
+}

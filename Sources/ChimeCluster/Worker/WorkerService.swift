@@ -1,0 +1,99 @@
+import ChimeCore
+import ChimeRuntime
+import ChimeWire
+import Foundation
+import ZeroMQ
+
+/// The worker process's shell: pulls dispatch batches, publishes fire events, pushes
+/// acknowledgements and heartbeats. One thread (the caller of `run`) owns every socket.
+public final class WorkerService {
+    let configuration: ChimeConfiguration
+    let logger: Logger
+    let stop: StopSignal
+    var state: WorkerState
+    let codec = WireCodec()
+
+    /// Makes a worker service; nothing connects until `run`.
+    /// - Parameter id: the worker's id; `<host>-<pid>` when `nil`.
+    public init(configuration: ChimeConfiguration, id: WorkerID?, logger: Logger, stop: StopSignal) {
+        self.configuration = configuration
+        self.logger = logger
+        self.stop = stop
+        let host = ProcessInfo.processInfo.hostName
+        let pid = getpid()
+        state = WorkerState(
+            id: id ?? WorkerID("\(host)-\(pid)"), host: host, pid: pid,
+            heartbeatInterval: Double(configuration.heartbeat.intervalMilliseconds) / 1000)
+    }
+
+    /// This worker's id.
+    public var id: WorkerID { state.id }
+
+    /// Connects and serves until the stop signal.
+    /// - Throws: `ZeroMQError` when an endpoint is invalid.
+    public func run(onReady: () -> Void = {}) throws {
+        let context = try Context()
+        stop.onStop { context.shutdown() }
+        let endpoints = configuration.endpoints
+        let linger = configuration.lingerMilliseconds
+        let incoming = try Socket(.pull, context: context)
+        try incoming.set(.linger(milliseconds: linger))
+        try incoming.set(.receiveHighWaterMark(configuration.worker.receiveHighWaterMark))
+        try incoming.connect(to: endpoints.dispatch.connect)
+        let results = try Socket(.push, context: context)
+        try results.set(.linger(milliseconds: linger))
+        try results.connect(to: endpoints.results.connect)
+        let events = try Socket(.publisher, context: context)
+        try events.set(.linger(milliseconds: linger))
+        try events.connect(to: endpoints.eventsIngest.connect)
+        defer {
+            incoming.close()
+            results.close()
+            events.close()
+        }
+        logger.info("worker ready", ["id": state.id.rawValue, "dispatch": endpoints.dispatch.connect])
+        onReady()
+
+        let poller = Poller()
+        poller.register(incoming, for: .readable)
+        do {
+            while !stop.isStopRequested {
+                let now = Date()
+                let wait = state.nextWake.map { max(0, min(0.1, $0.timeIntervalSince(now))) } ?? 0
+                _ = try poller.poll(timeout: .microseconds(Int64(wait * 1_000_000)))
+                for _ in 0..<64 {
+                    guard let frames = try incoming.receiveMessage(dontWait: true) else { break }
+                    try deliver(frames, events: events)
+                }
+                for case .report(let message) in state.onTick(now: Date()) {
+                    guard try results.send([codec.encode(message)], dontWait: true) else {
+                        state.onReportNotSent(message)
+                        continue
+                    }
+                }
+            }
+        } catch let error as ZeroMQError where error.code == .contextTerminated {
+            // Shut down by the stop signal; unacknowledged firings are redelivered by lease.
+        }
+        logger.info("worker stopping", ["id": state.id.rawValue, "delivered": String(state.deliveredCount)])
+    }
+
+    func deliver(_ frames: [Data], events: Socket) throws {
+        guard frames.count == 1 else {
+            logger.warning("dropped dispatch message", ["reason": "expected 1 frame, got \(frames.count)"])
+            return
+        }
+        let batch: DispatchBatch
+        do {
+            batch = try codec.decode(DispatchBatch.self, from: frames[0])
+        } catch {
+            logger.warning("dropped dispatch message", ["code": error.code.rawValue, "reason": error.message])
+            return
+        }
+        for case .publish(let event) in state.onBatch(batch, at: Date()) {
+            // PUB never blocks: at its high-water mark it drops, which the acknowledgement
+            // path does not depend on.
+            _ = try events.send([Data(event.topic.utf8), codec.encode(event)], dontWait: true)
+        }
+    }
+}

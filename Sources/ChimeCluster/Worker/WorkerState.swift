@@ -1,0 +1,67 @@
+import ChimeCore
+import ChimeWire
+import Foundation
+
+/// What `WorkerState` asks its service to do.
+public enum WorkerDirective: Sendable, Hashable {
+    /// Publish this event on its topic (after delivery, before the acknowledgement).
+    case publish(FireEvent)
+    /// Send this heartbeat (with any acknowledgements) on the results socket.
+    case report(WorkerMessage)
+}
+
+/// A worker's decisions: deliver each firing as a fire event, acknowledge it, heartbeat.
+/// Pure: events in, directives out, time passed in.
+public struct WorkerState: Sendable {
+    /// This worker's id.
+    public let id: WorkerID
+    let host: String
+    let pid: Int32
+    /// The heartbeat interval, in seconds.
+    public let heartbeatInterval: Double
+    var sequence: UInt64 = 0
+    /// Firings delivered since start.
+    public private(set) var deliveredCount = 0
+    var pendingAcks: [WorkerMessage.Acknowledgement] = []
+    var lastReportAt: Date?
+
+    public init(id: WorkerID, host: String, pid: Int32, heartbeatInterval: Double = 1) {
+        self.id = id
+        self.host = host
+        self.pid = pid
+        self.heartbeatInterval = heartbeatInterval
+    }
+
+    /// Delivers a batch: one fire event per firing, stamped `now` and numbered in order.
+    /// The acknowledgements go out with the next `onTick`.
+    public mutating func onBatch(_ batch: DispatchBatch, at now: Date) -> [WorkerDirective] {
+        var directives: [WorkerDirective] = []
+        directives.reserveCapacity(batch.firings.count)
+        for firing in batch.firings {
+            sequence += 1
+            deliveredCount += 1
+            directives.append(.publish(FireEvent(seq: sequence, publisher: id, firing: firing, firedAt: now)))
+            pendingAcks.append(WorkerMessage.Acknowledgement(
+                firingId: firing.firingId, firedAt: now, attempt: firing.attempt, epoch: batch.epoch))
+        }
+        return directives
+    }
+
+    /// Sends pending acknowledgements, or a bare heartbeat when one is due.
+    public mutating func onTick(now: Date) -> [WorkerDirective] {
+        let heartbeatDue = lastReportAt.map { now.timeIntervalSince($0) >= heartbeatInterval } ?? true
+        guard !pendingAcks.isEmpty || heartbeatDue else { return [] }
+        lastReportAt = now
+        let message = WorkerMessage(worker: id, host: host, pid: pid, delivered: deliveredCount, acks: pendingAcks)
+        pendingAcks.removeAll(keepingCapacity: true)
+        return [.report(message)]
+    }
+
+    /// Puts back acknowledgements the service could not send (results socket full).
+    public mutating func onReportNotSent(_ message: WorkerMessage) {
+        pendingAcks.insert(contentsOf: message.acks, at: 0)
+    }
+
+    /// When the next heartbeat is due (UTC).
+    public var nextWake: Date? { lastReportAt?.addingTimeInterval(heartbeatInterval) }
+}

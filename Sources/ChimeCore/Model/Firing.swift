@@ -1,0 +1,35 @@
+import Foundation
+
+/// One due occurrence of a reminder, as the coordinator hands it to a worker.
+///
+/// JSON shape: `{"firingId", "reminderId", "recipient", "dueAt", "content", "attempt",
+/// "late"}`, instants in RFC 3339 UTC with milliseconds.
+public struct Firing: Codable, Hashable, Sendable {
+    /// The idempotency key, stable across redeliveries.
+    public var firingId: FiringID
+    /// The reminder this occurrence belongs to.
+    public var reminderId: ReminderID
+    /// Who it is for.
+    public var recipient: RecipientID
+    /// The instant the occurrence was due (UTC).
+    public var dueAt: Date
+    /// What to show, as scheduled.
+    public var content: Content
+    /// 1 for the first dispatch, incremented on each redelivery.
+    public var attempt: Int
+    /// Whether the occurrence fires after its time because no coordinator was running (a misfire).
+    public var late: Bool
+
+    public init(
+        reminderId: ReminderID, recipient: RecipientID, dueAt: Date, content: Content,
+        attempt: Int = 1, late: Bool = false
+    ) {
+        self.firingId = FiringID(reminder: reminderId, dueAt: dueAt)
+        self.reminderId = reminderId
+        self.recipient = recipient
+        self.dueAt = dueAt
+        self.content = content
+        self.attempt = attempt
+        self.late = late
+    }
+}

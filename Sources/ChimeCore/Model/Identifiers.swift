@@ -1,0 +1,95 @@
+import Foundation
+
+/// A string-backed identifier that encodes as a bare JSON string.
+public protocol StringIdentifier: RawRepresentable, Hashable, Comparable, Codable, Sendable,
+    CustomStringConvertible, ExpressibleByStringLiteral where RawValue == String
+{
+    init(rawValue: String)
+}
+
+extension StringIdentifier {
+    public init(_ rawValue: String) { self.init(rawValue: rawValue) }
+    public init(stringLiteral value: String) { self.init(rawValue: value) }
+    public var description: String { rawValue }
+    public static func < (lhs: Self, rhs: Self) -> Bool { lhs.rawValue < rhs.rawValue }
+
+    public init(from decoder: any Decoder) throws {
+        self.init(rawValue: try decoder.singleValueContainer().decode(String.self))
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(rawValue)
+    }
+}
+
+/// Identifies a reminder; client-chosen or generated. Scheduling an existing id replaces it.
+public struct ReminderID: StringIdentifier {
+    public var rawValue: String
+    public init(rawValue: String) { self.rawValue = rawValue }
+}
+
+/// Identifies who a reminder is for (a user, a device, an app install): the topic suffix
+/// of its fire events (`fire.<recipient>`).
+public struct RecipientID: StringIdentifier {
+    public var rawValue: String
+    public init(rawValue: String) { self.rawValue = rawValue }
+}
+
+/// Identifies a worker process (`host-pid` unless configured).
+public struct WorkerID: StringIdentifier {
+    public var rawValue: String
+    public init(rawValue: String) { self.rawValue = rawValue }
+}
+
+/// The idempotency key of one occurrence of a reminder: `<reminderId>@<dueAt>`, with the
+/// occurrence's due instant in RFC 3339 UTC with milliseconds
+/// (`standup@2026-12-24T08:00:00.000Z`).
+///
+/// A redelivery after a crash or lease expiry reuses the same id, so receivers can
+/// de-duplicate.
+public struct FiringID: StringIdentifier {
+    public var rawValue: String
+    public init(rawValue: String) { self.rawValue = rawValue }
+
+    /// Makes the firing id of `reminder`'s occurrence due at `dueAt` (UTC instant).
+    public init(reminder: ReminderID, dueAt: Date) {
+        self.rawValue = "\(reminder.rawValue)@\(RFC3339.format(dueAt))"
+    }
+}
+
+extension ReminderID {
+    /// The maximum length of a reminder id in UTF-8 bytes.
+    public static let maximumLength = 256
+
+    /// Checks that the id is non-empty, at most `maximumLength` bytes and free of control
+    /// characters.
+    /// - Throws: `ValidationError` with code `.invalidArgument`.
+    public func validate() throws(ValidationError) {
+        try validateIdentifier(rawValue, field: "id", maximumLength: Self.maximumLength)
+    }
+}
+
+extension RecipientID {
+    /// Checks that the recipient is non-empty, at most 256 bytes, and has no control
+    /// characters or spaces (it becomes part of a ZeroMQ topic).
+    /// - Throws: `ValidationError` with code `.invalidArgument`.
+    public func validate() throws(ValidationError) {
+        try validateIdentifier(rawValue, field: "recipient", maximumLength: 256)
+        if rawValue.contains(" ") {
+            throw ValidationError(.invalidArgument, field: "recipient", "must not contain spaces")
+        }
+    }
+}
+
+func validateIdentifier(_ value: String, field: String, maximumLength: Int) throws(ValidationError) {
+    if value.isEmpty {
+        throw ValidationError(.invalidArgument, field: field, "must not be empty")
+    }
+    if value.utf8.count > maximumLength {
+        throw ValidationError(.invalidArgument, field: field, "is longer than \(maximumLength) bytes")
+    }
+    if value.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
+        throw ValidationError(.invalidArgument, field: field, "must not contain control characters")
+    }
+}

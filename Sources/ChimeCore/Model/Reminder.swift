@@ -1,0 +1,70 @@
+import Foundation
+
+/// A reminder as a client schedules it: who, what, when, and whether it is switched on.
+///
+/// JSON shape: `{"id": "...", "recipient": "alice", "content": {…}, "trigger": {…},
+/// "enabled": true}`. `id` is optional on input (the coordinator generates one).
+public struct Reminder: Codable, Hashable, Sendable {
+    /// The reminder's id; scheduling an existing id replaces that reminder.
+    public var id: ReminderID
+    /// Who the reminder is for.
+    public var recipient: RecipientID
+    /// What the firing shows.
+    public var content: Content
+    /// When it fires.
+    public var trigger: Trigger
+    /// The on/off switch: a disabled reminder keeps its record but does not fire.
+    public var enabled: Bool
+
+    public init(
+        id: ReminderID, recipient: RecipientID, content: Content, trigger: Trigger,
+        enabled: Bool = true
+    ) {
+        self.id = id
+        self.recipient = recipient
+        self.content = content
+        self.trigger = trigger
+        self.enabled = enabled
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case id, recipient, content, trigger, enabled
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        id = try container.decodeIfPresent(ReminderID.self, forKey: .id) ?? ReminderID("")
+        recipient = try container.decode(RecipientID.self, forKey: .recipient)
+        content = try container.decodeIfPresent(Content.self, forKey: .content) ?? Content()
+        trigger = try container.decode(Trigger.self, forKey: .trigger)
+        enabled = try container.decodeIfPresent(Bool.self, forKey: .enabled) ?? true
+    }
+
+    /// Checks every field and returns the reminder's occurrence sequence.
+    /// - Parameter maximumUserInfoBytes: the `userInfo` JSON size limit, in bytes.
+    /// - Throws: `ValidationError` naming the first offending field.
+    public func validate(maximumUserInfoBytes: Int = 4096) throws(ValidationError) -> Recurrence {
+        try id.validate()
+        try recipient.validate()
+        try content.validate(maximumUserInfoBytes: maximumUserInfoBytes)
+        return try trigger.makeRecurrence()
+    }
+
+    /// Whether `userInfo[key]` exists and its text equals `value` (see
+    /// `PropertyListValue.matchText`).
+    public func userInfoMatches(key: String, value: String) -> Bool {
+        content.userInfo?[key]?.matchText == value
+    }
+}
+
+/// Where a reminder is in its life.
+public enum ReminderState: String, Codable, Sendable, CaseIterable {
+    /// Switched on with an occurrence still to fire.
+    case pending
+    /// A one-shot that has fired; kept (switch off) until cancelled, as a reminder list shows it.
+    case delivered
+    /// Switched off by its owner; kept, not firing.
+    case disabled
+    /// A repeating reminder whose occurrences have run out.
+    case finished
+}

@@ -1,0 +1,59 @@
+/// The calendar or clock unit a reminder repeats by.
+///
+/// `minute` and `hour` repeat on elapsed time (fixed 60 s and 3600 s steps); `day`, `week`,
+/// `month` and `year` repeat on calendar fields (see ``Recurrence``).
+public enum RepeatUnit: String, Codable, CaseIterable, Sendable {
+    case minute, hour, day, week, month, year
+
+    /// The unit's nominal length in seconds: exact for minute, hour and (in UTC) day and
+    /// week; the Gregorian average for month (2,629,746 s) and year (31,556,952 s).
+    var nominalSeconds: Double {
+        switch self {
+        case .minute: 60
+        case .hour: 3600
+        case .day: 86_400
+        case .week: 604_800
+        case .month: 2_629_746
+        case .year: 31_556_952
+        }
+    }
+}
+
+/// How a reminder repeats: every `interval` `unit`s, such as every 2 weeks.
+///
+/// JSON shape: `{"unit": "week", "interval": 2}`; `interval` defaults to 1 when absent.
+/// Decoding does not check the interval; ``validate()`` does.
+public struct RepeatRule: Codable, Hashable, Sendable {
+    /// The unit of one step.
+    public var unit: RepeatUnit
+    /// How many units one step spans; at least 1.
+    public var interval: Int
+
+    /// Creates a rule without checking it; see ``validate()``.
+    public init(unit: RepeatUnit, interval: Int = 1) {
+        self.unit = unit
+        self.interval = interval
+    }
+
+    /// Checks that the interval is at least 1, so the shortest repeat is one minute.
+    /// - Throws: `ValidationError` `.invalidArgument` with field `trigger.repeat.interval`.
+    public func validate() throws(ValidationError) {
+        guard interval >= 1 else {
+            throw ValidationError(
+                .invalidArgument, field: "trigger.repeat.interval",
+                "the repeat interval must be a whole number of at least 1, not \(interval)")
+        }
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case unit, interval
+    }
+
+    /// Decodes `{"unit": …, "interval": …}`, with `interval` optional (default 1).
+    /// - Throws: `DecodingError` for a missing or unknown unit.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        unit = try container.decode(RepeatUnit.self, forKey: .unit)
+        interval = try container.decodeIfPresent(Int.self, forKey: .interval) ?? 1
+    }
+}

@@ -1,0 +1,183 @@
+import Foundation
+
+/// The contents of `config/chime.json`: every endpoint, timeout and limit.
+///
+/// Every key is optional in the file; missing keys take the defaults shown here. Command-line
+/// flags override the file. Units are in the key names (`…Milliseconds`, `…Seconds`, `…Bytes`).
+public struct ChimeConfiguration: Codable, Hashable, Sendable {
+    /// A socket's two addresses: where the coordinator binds it and where others connect.
+    public struct Endpoint: Codable, Hashable, Sendable {
+        /// Where the coordinator binds (`tcp://0.0.0.0:7700` to listen on every interface).
+        public var bind: String
+        /// Where workers, clients and subscribers connect.
+        public var connect: String
+
+        public init(bind: String, connect: String) {
+            self.bind = bind
+            self.connect = connect
+        }
+
+        /// Both addresses on loopback at `port`.
+        public static func loopback(_ port: Int) -> Endpoint {
+            Endpoint(bind: "tcp://127.0.0.1:\(port)", connect: "tcp://127.0.0.1:\(port)")
+        }
+    }
+
+    /// The five sockets of DESIGN.md.
+    public struct Endpoints: Codable, Hashable, Sendable {
+        /// Control ROUTER: JSON requests and replies.
+        public var control = Endpoint.loopback(7700)
+        /// Dispatch PUSH: firings to workers.
+        public var dispatch = Endpoint.loopback(7701)
+        /// Results PULL: acknowledgements and heartbeats from workers.
+        public var results = Endpoint.loopback(7702)
+        /// Events XPUB: where subscribers connect.
+        public var events = Endpoint.loopback(7703)
+        /// Events XSUB: where workers (publishers) connect.
+        public var eventsIngest = Endpoint.loopback(7704)
+
+        public init() {}
+    }
+
+    /// Coordinator tunables.
+    public struct Coordinator: Codable, Hashable, Sendable {
+        /// How long a dispatched firing may stay unacknowledged, in seconds.
+        public var leaseSeconds: Double = 10
+        /// Dispatch attempts before a firing is dead-lettered.
+        public var maxAttempts = 5
+        /// Firings per dispatch message at most.
+        public var maxBatchSize = 256
+        /// Dispatch messages queued per worker before the coordinator holds back (ZMQ_SNDHWM).
+        public var dispatchHighWaterMark: Int32 = 64
+        /// The largest control request accepted, in bytes; larger ones get `too_large`.
+        public var maxRequestBytes = 16 * 1024 * 1024
+        /// The largest `userInfo`, as JSON, in bytes.
+        public var maxUserInfoBytes = 4096
+        /// Reminders per `schedule` request at most.
+        public var maxRemindersPerRequest = 100_000
+
+        public init() {}
+    }
+
+    /// Worker tunables.
+    public struct Worker: Codable, Hashable, Sendable {
+        /// Dispatch messages a worker may hold unread (ZMQ_RCVHWM).
+        public var receiveHighWaterMark: Int32 = 64
+
+        public init() {}
+    }
+
+    /// Heartbeats between workers and the coordinator.
+    public struct Heartbeat: Codable, Hashable, Sendable {
+        /// How often a worker reports, in milliseconds.
+        public var intervalMilliseconds = 1000
+        /// Missed heartbeats after which a worker counts as dead.
+        public var liveness = 3
+
+        public init() {}
+    }
+
+    /// Control-client behaviour (CLI and libraries): Lazy Pirate retries, ZeroMQ Guide ch. 4.
+    public struct Client: Codable, Hashable, Sendable {
+        /// How long to wait for a reply before retrying, in milliseconds.
+        public var requestTimeoutMilliseconds = 3000
+        /// How many times to retry a request (same requestId) before giving up.
+        public var retries = 2
+
+        public init() {}
+    }
+
+    public var endpoints = Endpoints()
+    public var coordinator = Coordinator()
+    public var worker = Worker()
+    public var heartbeat = Heartbeat()
+    public var client = Client()
+    /// How long a socket may keep unsent messages at close, in milliseconds (ZMQ_LINGER).
+    public var lingerMilliseconds: Int32 = 1000
+    /// Reminder files `chime up` loads at start (paths relative to the configuration file).
+    public var sampleReminders: [String] = []
+
+    public init() {}
+
+    /// Reads a configuration file; keys missing from the file keep their defaults.
+    /// - Throws: `ConfigurationError` naming the file and the problem.
+    public static func load(from url: URL) throws(ConfigurationError) -> ChimeConfiguration {
+        let data: Data
+        do {
+            data = try Data(contentsOf: url)
+        } catch {
+            throw ConfigurationError("cannot read \(url.path): \(error.localizedDescription)")
+        }
+        return try decode(data, source: url.path)
+    }
+
+    /// Decodes configuration JSON over the defaults: the file's keys replace the default
+    /// values, objects merge key by key, and a key Chime does not know is an error (a typo
+    /// would otherwise be silently ignored).
+    /// - Throws: `ConfigurationError` naming `source` and the problem.
+    public static func decode(_ data: Data, source: String) throws(ConfigurationError) -> ChimeConfiguration {
+        let defaults: Any
+        let overrides: Any
+        do {
+            defaults = try JSONSerialization.jsonObject(with: JSONEncoder().encode(ChimeConfiguration()))
+            overrides = try JSONSerialization.jsonObject(with: data)
+        } catch {
+            throw ConfigurationError("\(source): not valid JSON")
+        }
+        let merged = try merge(overrides, over: defaults, path: "", source: source)
+        do {
+            let mergedData = try JSONSerialization.data(withJSONObject: merged)
+            return try JSONDecoder().decode(ChimeConfiguration.self, from: mergedData)
+        } catch let error as DecodingError {
+            throw ConfigurationError("\(source): \(describe(error))")
+        } catch {
+            throw ConfigurationError("\(source): \(error)")
+        }
+    }
+
+    /// Moves every endpoint to loopback ports `base` … `base + 4` (control, dispatch,
+    /// results, events, eventsIngest): one flag to run a second cluster beside the first.
+    public mutating func useLoopbackPorts(from base: Int) {
+        endpoints.control = .loopback(base)
+        endpoints.dispatch = .loopback(base + 1)
+        endpoints.results = .loopback(base + 2)
+        endpoints.events = .loopback(base + 3)
+        endpoints.eventsIngest = .loopback(base + 4)
+    }
+}
+
+/// A configuration file that cannot be used.
+public struct ConfigurationError: Error, CustomStringConvertible, Sendable {
+    /// What is wrong, naming the file.
+    public var message: String
+    public init(_ message: String) { self.message = message }
+    public var description: String { message }
+}
+
+private func merge(_ value: Any, over defaults: Any, path: String, source: String) throws(ConfigurationError) -> Any {
+    guard let defaultObject = defaults as? [String: Any] else { return value }
+    guard let object = value as? [String: Any] else {
+        throw ConfigurationError("\(source): \(path.isEmpty ? "the top level" : path) must be a JSON object")
+    }
+    var merged = defaultObject
+    for (key, child) in object {
+        let childPath = path.isEmpty ? key : "\(path).\(key)"
+        guard let defaultChild = defaultObject[key] else {
+            throw ConfigurationError("\(source): unknown key \(childPath)")
+        }
+        merged[key] = try merge(child, over: defaultChild, path: childPath, source: source)
+    }
+    return merged
+}
+
+func describe(_ error: DecodingError) -> String {
+    func path(_ keys: [any CodingKey]) -> String { keys.map(\.stringValue).joined(separator: ".") }
+    switch error {
+    case .keyNotFound(let key, let context): return "missing key \(path(context.codingPath + [key]))"
+    case .typeMismatch(_, let context), .valueNotFound(_, let context):
+        return "wrong type at \(path(context.codingPath)): \(context.debugDescription)"
+    case .dataCorrupted(let context):
+        return context.codingPath.isEmpty ? "not valid JSON" : "bad value at \(path(context.codingPath))"
+    @unknown default: return "\(error)"
+    }
+}

@@ -1,0 +1,221 @@
+import ChimeCluster
+import ChimeWire
+import Foundation
+import Synchronization
+
+/// A cluster of real `chime` processes on loopback for tests: one coordinator and N
+/// workers on five free ports, each child stopped by its own pid (SIGTERM, then SIGKILL).
+///
+/// Children's output goes to log files in a temporary directory; `logs()` returns them,
+/// and `withLocalCluster` prints them when the body throws.
+public final class LocalCluster {
+    /// The first of the five loopback ports (control, dispatch, results, events, eventsIngest).
+    public let portBase: Int
+    /// The `chime` executable under test.
+    public let binary: URL
+    /// Holds the children's logs.
+    public let directory: TemporaryDirectory
+    private var children: [(name: String, process: Process)] = []
+
+    /// Picks free ports; starts nothing yet.
+    /// - Throws: `DeadlineExceeded` when no free port range is found; file-system errors.
+    public init() throws {
+        binary = try Self.locateBinary()
+        portBase = try Self.freePortBase()
+        directory = try TemporaryDirectory(prefix: "cluster")
+    }
+
+    /// The control endpoint (`tcp://127.0.0.1:<portBase>`).
+    public var controlEndpoint: String { "tcp://127.0.0.1:\(portBase)" }
+    /// The events endpoint subscribers connect to.
+    public var eventsEndpoint: String { "tcp://127.0.0.1:\(portBase + 3)" }
+
+    /// The arguments that point a `chime` command at this cluster.
+    public var clusterArguments: [String] { ["--config", directory.path("chime.json"), "--port-base", String(portBase)] }
+
+    /// Writes the configuration (`overrides` is JSON merged over the defaults), starts the
+    /// coordinator and `workers` workers, and waits until all workers are alive.
+    /// - Throws: `DeadlineExceeded` when the cluster is not up within 20 s.
+    public func start(workers: Int, configuration overrides: String = "{}") throws {
+        try Data(overrides.utf8).write(to: URL(fileURLWithPath: directory.path("chime.json")))
+        try spawn("coordinator", ["coordinator"] + clusterArguments)
+        let client = try ControlClient(endpoint: controlEndpoint, timeout: .milliseconds(300), retries: 0)
+        try expectEventually(timeout: 20, interval: 0.05, "the coordinator to answer ping") {
+            try checkChildren()
+            return (try? client.send(ControlRequest(command: .ping), expecting: PongResult.self)) != nil
+        }
+        for index in 1...max(1, workers) where workers > 0 {
+            try spawn("worker-\(index)", ["worker", "--id", "worker-\(index)"] + clusterArguments)
+        }
+        try expectEventually(timeout: 20, interval: 0.05, "\(workers) workers to be alive") {
+            try checkChildren()
+            let reply = try? client.send(ControlRequest(command: .workers), expecting: WorkersResult.self)
+            return (reply?.result?.workers.filter(\.alive).count ?? 0) >= workers
+        }
+    }
+
+    /// Starts a `chime` child process with the given arguments (log in the cluster folder).
+    /// - Returns: the child.
+    @discardableResult
+    public func spawn(_ name: String, _ arguments: [String]) throws -> Process {
+        let process = Process()
+        process.executableURL = binary
+        process.arguments = arguments
+        let log = directory.path("\(name).log")
+        _ = FileManager.default.createFile(atPath: log, contents: nil)
+        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: log))
+        process.standardOutput = handle
+        process.standardError = handle
+        try process.run()
+        children.append((name, process))
+        return process
+    }
+
+    /// Runs a `chime` command to completion (at most `timeout` seconds) against this cluster.
+    /// - Returns: exit status, standard output and standard error.
+    public func run(_ arguments: [String], timeout: Double = 30) throws -> (status: Int32, output: String, error: String) {
+        try Self.run(binary: binary, arguments + clusterArguments, timeout: timeout)
+    }
+
+    /// Runs `binary` with `arguments`, killing it after `timeout` seconds.
+    public static func run(binary: URL, _ arguments: [String], timeout: Double = 30) throws
+        -> (status: Int32, output: String, error: String)
+    {
+        let process = Process()
+        process.executableURL = binary
+        process.arguments = arguments
+        let output = Pipe()
+        let error = Pipe()
+        process.standardOutput = output
+        process.standardError = error
+        try process.run()
+        let collected = CollectedOutput()
+        let group = DispatchGroup()
+        for (pipe, isError) in [(output, false), (error, true)] {
+            group.enter()
+            DispatchQueue.global().async {
+                let data = pipe.fileHandleForReading.readDataToEndOfFile()
+                collected.store(data, isError: isError)
+                group.leave()
+            }
+        }
+        if group.wait(timeout: .now() + timeout) == .timedOut {
+            kill(process.processIdentifier, SIGKILL)
+            group.wait()
+        }
+        process.waitUntilExit()
+        return (process.terminationStatus, collected.output, collected.error)
+    }
+
+    /// Sends SIGTERM to one child by pid.
+    public func terminate(_ name: String) {
+        for child in children where child.name == name && child.process.isRunning {
+            kill(child.process.processIdentifier, SIGTERM)
+        }
+    }
+
+    /// Throws when a child has exited (a crash would otherwise look like a timeout).
+    public func checkChildren() throws {
+        if let dead = children.first(where: { !$0.process.isRunning }) {
+            throw DeadlineExceeded(what: "\(dead.name) (exited with \(dead.process.terminationStatus))", seconds: 0)
+        }
+    }
+
+    /// Stops every child: SIGTERM, then SIGKILL after 5 s. Returns the children's exit statuses.
+    @discardableResult
+    public func stop() -> [String: Int32] {
+        for child in children where child.process.isRunning { kill(child.process.processIdentifier, SIGTERM) }
+        let deadline = Date().addingTimeInterval(5)
+        while Date() < deadline && children.contains(where: { $0.process.isRunning }) {
+            Thread.sleep(forTimeInterval: 0.02)
+        }
+        var statuses: [String: Int32] = [:]
+        for child in children {
+            if child.process.isRunning {
+                kill(child.process.processIdentifier, SIGKILL)
+                child.process.waitUntilExit()
+            }
+            statuses[child.name] = child.process.terminationStatus
+        }
+        children.removeAll()
+        return statuses
+    }
+
+    /// Every child's log, headed by its name.
+    public func logs() -> String {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.url.path)) ?? []
+        return names.filter { $0.hasSuffix(".log") }.sorted().map { name in
+            "== \(name)\n" + ((try? String(contentsOfFile: directory.path(name), encoding: .utf8)) ?? "")
+        }.joined(separator: "\n")
+    }
+
+    deinit { stop() }
+
+    /// The built `chime`: `$CHIME_BINARY`, else next to the test bundle.
+    static func locateBinary() throws -> URL {
+        if let path = ProcessInfo.processInfo.environment["CHIME_BINARY"], !path.isEmpty {
+            return URL(fileURLWithPath: path)
+        }
+        let candidates = [
+            Bundle.main.bundleURL.appendingPathComponent("chime"),
+            Bundle.main.bundleURL.deletingLastPathComponent().appendingPathComponent("chime"),
+            URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
+                .appendingPathComponent("chime"),
+        ]
+        if let found = candidates.first(where: { FileManager.default.isExecutableFile(atPath: $0.path) }) {
+            return found
+        }
+        throw DeadlineExceeded(what: "the chime executable (set CHIME_BINARY); looked in \(candidates.map(\.path))", seconds: 0)
+    }
+
+    /// A base port whose five ports are free on 127.0.0.1, chosen at random in 20000-59999.
+    public static func freePortBase() throws -> Int {
+        for _ in 0..<200 {
+            let base = Int.random(in: 2000..<5999) * 10
+            if (base..<base + 5).allSatisfy(isFree) { return base }
+        }
+        throw DeadlineExceeded(what: "five free loopback ports", seconds: 0)
+    }
+
+    static func isFree(_ port: Int) -> Bool {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        return withUnsafePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
+            }
+        }
+    }
+}
+
+/// Runs `body` with a started local cluster and always stops it; prints the children's
+/// logs when `body` throws.
+public func withLocalCluster<T>(
+    workers: Int = 2, configuration: String = "{}", _ body: (LocalCluster) throws -> T
+) throws -> T {
+    let cluster = try LocalCluster()
+    defer { cluster.stop() }
+    do {
+        try cluster.start(workers: workers, configuration: configuration)
+        return try body(cluster)
+    } catch {
+        cluster.stop()
+        print("local cluster failed: \(error)\n\(cluster.logs())")
+        throw error
+    }
+}
+
+/// Output gathered from a child's pipes on two threads.
+final class CollectedOutput: Sendable {
+    private let storage = Mutex<(output: Data, error: Data)>((Data(), Data()))
+    func store(_ data: Data, isError: Bool) {
+        storage.withLock { if isError { $0.error = data } else { $0.output = data } }
+    }
+    var output: String { String(decoding: storage.withLock { $0.output }, as: UTF8.self) }
+    var error: String { String(decoding: storage.withLock { $0.error }, as: UTF8.self) }
+}

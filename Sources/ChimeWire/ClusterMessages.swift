@@ -1,0 +1,62 @@
+import ChimeCore
+import Foundation
+
+/// Coordinator → worker, on the dispatch PUSH socket: a batch of due firings.
+///
+/// JSON shape: `{"epoch": 1, "leaseMilliseconds": 10000, "firings": [Firing…]}`. One
+/// frame. A worker must acknowledge each firing within the lease or it is redelivered.
+public struct DispatchBatch: Codable, Hashable, Sendable {
+    /// The coordinator epoch that dispatched the batch (fencing token).
+    public var epoch: UInt64
+    /// How long the coordinator waits for an acknowledgement, in milliseconds.
+    public var leaseMilliseconds: Int
+    /// The firings to deliver.
+    public var firings: [Firing]
+
+    public init(epoch: UInt64, leaseMilliseconds: Int, firings: [Firing]) {
+        self.epoch = epoch
+        self.leaseMilliseconds = leaseMilliseconds
+        self.firings = firings
+    }
+}
+
+/// Worker → coordinator, on the results PULL socket: a heartbeat, optionally carrying
+/// acknowledgements.
+///
+/// JSON shape: `{"worker": "host-123", "host": "host", "pid": 123, "epoch": 1,
+/// "delivered": 42, "acks": [{"firingId", "firedAt", "attempt"}]}`. Sent at least every
+/// heartbeat interval, and as soon as acknowledgements are ready.
+public struct WorkerMessage: Codable, Hashable, Sendable {
+    /// One delivered firing.
+    public struct Acknowledgement: Codable, Hashable, Sendable {
+        public var firingId: FiringID
+        /// When the worker delivered it (UTC, the worker's clock).
+        public var firedAt: Date
+        /// Which dispatch attempt was delivered.
+        public var attempt: Int
+        /// The epoch of the batch it came in.
+        public var epoch: UInt64
+
+        public init(firingId: FiringID, firedAt: Date, attempt: Int, epoch: UInt64) {
+            self.firingId = firingId
+            self.firedAt = firedAt
+            self.attempt = attempt
+            self.epoch = epoch
+        }
+    }
+
+    public var worker: WorkerID
+    public var host: String
+    public var pid: Int32
+    /// Firings this worker delivered since it started.
+    public var delivered: Int
+    public var acks: [Acknowledgement]
+
+    public init(worker: WorkerID, host: String, pid: Int32, delivered: Int, acks: [Acknowledgement] = []) {
+        self.worker = worker
+        self.host = host
+        self.pid = pid
+        self.delivered = delivered
+        self.acks = acks
+    }
+}

@@ -1,0 +1,104 @@
+import ChimeCore
+import Foundation
+
+/// A reply on the control socket: `{"ok": true, "requestId": "...", "result": {...}}` or
+/// `{"ok": false, "requestId": "...", "error": {"code", "message", "field"}}`.
+public struct ControlReply<Result: Codable & Sendable>: Codable, Sendable {
+    /// Whether the request succeeded.
+    public var ok: Bool
+    /// The request's `requestId`, echoed.
+    public var requestId: String?
+    /// The result, when `ok`.
+    public var result: Result?
+    /// The error, when not `ok`.
+    public var error: WireError?
+    /// Non-fatal remarks (a one-shot in the past that fires at once, a substituted sound).
+    public var warnings: [String]?
+
+    public init(requestId: String?, result: Result, warnings: [String]? = nil) {
+        self.ok = true
+        self.requestId = requestId
+        self.result = result
+        self.warnings = warnings
+    }
+
+    public init(requestId: String?, error: WireError) {
+        self.ok = false
+        self.requestId = requestId
+        self.error = error
+    }
+}
+
+/// A reply whose result type the receiver does not need (errors, acknowledgements).
+public struct EmptyResult: Codable, Hashable, Sendable {
+    public init() {}
+}
+
+/// The result of `schedule`: one item per reminder, in request order.
+public struct ScheduleResult: Codable, Hashable, Sendable {
+    /// One scheduled reminder.
+    public struct Item: Codable, Hashable, Sendable {
+        /// The reminder's id (generated when the request had none).
+        public var id: ReminderID
+        /// Whether an existing reminder with this id was replaced.
+        public var replaced: Bool
+        /// The reminder's state after scheduling.
+        public var state: ReminderState
+        /// The next occurrence (UTC), when one remains.
+        public var nextFireAt: Date?
+
+        public init(id: ReminderID, replaced: Bool, state: ReminderState, nextFireAt: Date?) {
+            self.id = id
+            self.replaced = replaced
+            self.state = state
+            self.nextFireAt = nextFireAt
+        }
+    }
+
+    public var scheduled: [Item]
+    public init(scheduled: [Item]) { self.scheduled = scheduled }
+}
+
+/// One reminder as `list` shows it: the record plus its schedule.
+public struct ReminderListing: Codable, Hashable, Sendable {
+    public var reminder: Reminder
+    public var state: ReminderState
+    /// The next occurrence (UTC), when one remains.
+    public var nextFireAt: Date?
+    /// How many occurrences have been delivered (acknowledged by a worker).
+    public var deliveredCount: Int
+    /// When the last occurrence was delivered (UTC).
+    public var lastFiredAt: Date?
+
+    public init(reminder: Reminder, state: ReminderState, nextFireAt: Date?, deliveredCount: Int, lastFiredAt: Date?) {
+        self.reminder = reminder
+        self.state = state
+        self.nextFireAt = nextFireAt
+        self.deliveredCount = deliveredCount
+        self.lastFiredAt = lastFiredAt
+    }
+}
+
+/// The result of `list`.
+public struct ListResult: Codable, Hashable, Sendable {
+    public var reminders: [ReminderListing]
+    /// How many matched before `limit` applied.
+    public var total: Int
+    public init(reminders: [ReminderListing], total: Int) {
+        self.reminders = reminders
+        self.total = total
+    }
+}
+
+/// The result of `cancel`: the ids removed, sorted.
+public struct CancelResult: Codable, Hashable, Sendable {
+    public var cancelled: [ReminderID]
+    public init(cancelled: [ReminderID]) { self.cancelled = cancelled }
+}
+
+/// The result of `ping`.
+public struct PongResult: Codable, Hashable, Sendable {
+    /// The coordinator's clock (UTC).
+    public var now: Date
+    public init(now: Date) { self.now = now }
+}

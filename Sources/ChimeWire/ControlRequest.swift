@@ -1,0 +1,156 @@
+import ChimeCore
+import Foundation
+
+/// The operations the coordinator's control socket serves (`op` of a request).
+public enum ControlOperation: String, Codable, Sendable, CaseIterable {
+    case schedule, list, cancel, status, workers, stats, ping
+}
+
+/// Selects reminders for `list` and `cancel`. All given criteria must hold.
+///
+/// JSON shape: `{"ids": ["a", "b"], "recipient": "alice", "match": {"key": "value"}}`;
+/// `match` compares `userInfo[key]` as text (numbers and booleans in JSON spelling).
+public struct ReminderFilter: Codable, Hashable, Sendable {
+    /// Only these reminder ids.
+    public var ids: [ReminderID]?
+    /// Only this recipient's reminders.
+    public var recipient: RecipientID?
+    /// Only reminders whose `userInfo` has every `key: value` pair.
+    public var match: [String: String]?
+
+    public init(ids: [ReminderID]? = nil, recipient: RecipientID? = nil, match: [String: String]? = nil) {
+        self.ids = ids
+        self.recipient = recipient
+        self.match = match
+    }
+
+    /// Whether no criterion is given (the filter selects everything).
+    public var isEmpty: Bool { ids == nil && recipient == nil && (match?.isEmpty ?? true) }
+
+    /// Whether `reminder` satisfies every criterion.
+    public func matches(_ reminder: Reminder) -> Bool {
+        if let ids, !ids.contains(reminder.id) { return false }
+        if let recipient, reminder.recipient != recipient { return false }
+        if let match {
+            for (key, value) in match where !reminder.userInfoMatches(key: key, value: value) {
+                return false
+            }
+        }
+        return true
+    }
+}
+
+/// A decoded control request: `{"op": "...", "requestId": "...", …arguments}`.
+///
+/// `requestId` is optional; when given it is echoed in the reply and makes a retried
+/// request idempotent.
+public struct ControlRequest: Sendable, Hashable {
+    /// What the request asks for, with its arguments.
+    public enum Command: Sendable, Hashable {
+        /// Schedule (or replace, by id) these reminders: `{"reminders": [...]}` or `{"reminder": {...}}`.
+        case schedule([Reminder])
+        /// List reminders matching the filter in next-fire order; `all` includes delivered,
+        /// disabled and finished ones; `limit` caps the count.
+        case list(ReminderFilter, all: Bool, limit: Int?)
+        /// Cancel the reminders matching the filter (a non-empty filter, or `"all": true`).
+        case cancel(ReminderFilter)
+        case status, workers, stats, ping
+    }
+
+    /// The client's id for this request, echoed in the reply.
+    public var requestId: String?
+    /// The operation and its arguments.
+    public var command: Command
+
+    public init(requestId: String? = nil, command: Command) {
+        self.requestId = requestId
+        self.command = command
+    }
+
+    /// The operation name of `command`.
+    public var operation: ControlOperation {
+        switch command {
+        case .schedule: .schedule
+        case .list: .list
+        case .cancel: .cancel
+        case .status: .status
+        case .workers: .workers
+        case .stats: .stats
+        case .ping: .ping
+        }
+    }
+}
+
+extension ControlRequest: Codable {
+    private enum CodingKeys: String, CodingKey {
+        case op, requestId, reminders, reminder, ids, recipient, match, all, limit
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        requestId = try container.decodeIfPresent(String.self, forKey: .requestId)
+        let opName = try container.decode(String.self, forKey: .op)
+        guard let op = ControlOperation(rawValue: opName) else {
+            throw WireError(
+                .unknownOperation,
+                "unknown op \"\(opName)\"; expected one of \(ControlOperation.allCases.map(\.rawValue).joined(separator: ", "))",
+                field: "op")
+        }
+        func filter() throws -> ReminderFilter {
+            ReminderFilter(
+                ids: try container.decodeIfPresent([ReminderID].self, forKey: .ids),
+                recipient: try container.decodeIfPresent(RecipientID.self, forKey: .recipient),
+                match: try container.decodeIfPresent([String: String].self, forKey: .match))
+        }
+        switch op {
+        case .schedule:
+            if let many = try container.decodeIfPresent([Reminder].self, forKey: .reminders) {
+                command = .schedule(many)
+            } else if let one = try container.decodeIfPresent(Reminder.self, forKey: .reminder) {
+                command = .schedule([one])
+            } else {
+                throw WireError(.invalidArgument, "schedule needs \"reminders\" (an array) or \"reminder\"", field: "reminders")
+            }
+        case .list:
+            command = .list(
+                try filter(), all: try container.decodeIfPresent(Bool.self, forKey: .all) ?? false,
+                limit: try container.decodeIfPresent(Int.self, forKey: .limit))
+        case .cancel:
+            let selection = try filter()
+            let all = try container.decodeIfPresent(Bool.self, forKey: .all) ?? false
+            if selection.isEmpty && !all {
+                throw WireError(
+                    .invalidArgument, "cancel needs ids, a recipient or a match (or \"all\": true to cancel everything)")
+            }
+            command = .cancel(selection)
+        case .status: command = .status
+        case .workers: command = .workers
+        case .stats: command = .stats
+        case .ping: command = .ping
+        }
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(operation.rawValue, forKey: .op)
+        try container.encodeIfPresent(requestId, forKey: .requestId)
+        func encode(_ filter: ReminderFilter) throws {
+            try container.encodeIfPresent(filter.ids, forKey: .ids)
+            try container.encodeIfPresent(filter.recipient, forKey: .recipient)
+            try container.encodeIfPresent(filter.match, forKey: .match)
+        }
+        switch command {
+        case .schedule(let reminders):
+            try container.encode(reminders, forKey: .reminders)
+        case .list(let filter, let all, let limit):
+            try encode(filter)
+            if all { try container.encode(true, forKey: .all) }
+            try container.encodeIfPresent(limit, forKey: .limit)
+        case .cancel(let filter):
+            try encode(filter)
+            if filter.isEmpty { try container.encode(true, forKey: .all) }
+        case .status, .workers, .stats, .ping:
+            break
+        }
+    }
+}

@@ -1,0 +1,92 @@
+import ChimeCore
+import Foundation
+
+/// The result of `status`: what the coordinator holds and how it is doing.
+public struct StatusReport: Codable, Hashable, Sendable {
+    /// Chime's version.
+    public var version: String
+    /// The coordinator's process id.
+    public var pid: Int32
+    /// When the coordinator started (UTC).
+    public var startedAt: Date
+    /// Seconds since start.
+    public var uptimeSeconds: Double
+    /// Reminder counts by state (`pending`, `delivered`, `disabled`, `finished`).
+    public var reminders: [String: Int]
+    /// Firings dispatched and not yet acknowledged.
+    public var inFlight: Int
+    /// Workers currently alive (heartbeat within the liveness window).
+    public var workersAlive: Int
+    /// The next occurrence of any reminder (UTC).
+    public var nextFireAt: Date?
+
+    public init(
+        version: String, pid: Int32, startedAt: Date, uptimeSeconds: Double, reminders: [String: Int],
+        inFlight: Int, workersAlive: Int, nextFireAt: Date?
+    ) {
+        self.version = version
+        self.pid = pid
+        self.startedAt = startedAt
+        self.uptimeSeconds = uptimeSeconds
+        self.reminders = reminders
+        self.inFlight = inFlight
+        self.workersAlive = workersAlive
+        self.nextFireAt = nextFireAt
+    }
+}
+
+/// One worker as `workers` shows it.
+public struct WorkerReport: Codable, Hashable, Sendable {
+    public var id: WorkerID
+    public var host: String
+    public var pid: Int32
+    /// Whether its last heartbeat is within the liveness window.
+    public var alive: Bool
+    /// When the coordinator last heard from it (UTC).
+    public var lastSeenAt: Date
+    /// Firings it acknowledged since the coordinator started.
+    public var acknowledged: Int
+    /// Firings it reported as delivered since it started (its own counter).
+    public var delivered: Int
+
+    public init(id: WorkerID, host: String, pid: Int32, alive: Bool, lastSeenAt: Date, acknowledged: Int, delivered: Int) {
+        self.id = id
+        self.host = host
+        self.pid = pid
+        self.alive = alive
+        self.lastSeenAt = lastSeenAt
+        self.acknowledged = acknowledged
+        self.delivered = delivered
+    }
+}
+
+/// The result of `workers`.
+public struct WorkersResult: Codable, Hashable, Sendable {
+    public var workers: [WorkerReport]
+    public init(workers: [WorkerReport]) { self.workers = workers }
+}
+
+/// The result of `stats`: counters since start and lateness percentiles.
+public struct StatsReport: Codable, Hashable, Sendable {
+    /// Firings sent to workers, redeliveries included.
+    public var dispatched: Int
+    /// Redeliveries after a lease expired.
+    public var redelivered: Int
+    /// Firings acknowledged by a worker.
+    public var acknowledged: Int
+    /// `dispatchedAt − dueAt` at the coordinator, in milliseconds.
+    public var dispatchLateness: LatenessSummary?
+    /// `firedAt − dueAt` as the delivering worker measured it, in milliseconds.
+    public var fireLateness: LatenessSummary?
+
+    public init(
+        dispatched: Int, redelivered: Int, acknowledged: Int, dispatchLateness: LatenessSummary?,
+        fireLateness: LatenessSummary?
+    ) {
+        self.dispatched = dispatched
+        self.redelivered = redelivered
+        self.acknowledged = acknowledged
+        self.dispatchLateness = dispatchLateness
+        self.fireLateness = fireLateness
+    }
+}

@@ -1,0 +1,74 @@
+import ChimeCore
+import Foundation
+
+/// An error that crosses the wire: a stable code plus one human sentence.
+///
+/// JSON shape (inside a reply): `{"code": "invalid_argument", "message": "...",
+/// "field": "trigger.timeZone"}`; `field` only when one field is at fault. Equality
+/// compares the code only.
+public struct WireError: Error, Codable, Hashable, Sendable, CustomStringConvertible {
+    /// A stable error code; its raw value is what the wire carries.
+    public struct Code: RawRepresentable, Codable, Hashable, Sendable, CustomStringConvertible {
+        public var rawValue: String
+        public init(rawValue: String) { self.rawValue = rawValue }
+        public init(from decoder: any Decoder) throws {
+            rawValue = try decoder.singleValueContainer().decode(String.self)
+        }
+        public func encode(to encoder: any Encoder) throws {
+            var container = encoder.singleValueContainer()
+            try container.encode(rawValue)
+        }
+        public var description: String { rawValue }
+
+        /// A field is missing, malformed or out of range.
+        public static let invalidArgument = Code(rawValue: "invalid_argument")
+        /// The time zone is not an IANA zone this machine knows.
+        public static let unknownTimeZone = Code(rawValue: "unknown_time_zone")
+        /// The message is not what the protocol allows: wrong frames, not JSON, not an object.
+        public static let malformed = Code(rawValue: "malformed")
+        /// The request's `op` is not one this coordinator serves.
+        public static let unknownOperation = Code(rawValue: "unknown_op")
+        /// The reminder, firing or worker named does not exist.
+        public static let notFound = Code(rawValue: "not_found")
+        /// The message exceeds the configured size limit.
+        public static let tooLarge = Code(rawValue: "too_large")
+        /// The caller lacks the credential the operation needs.
+        public static let unauthenticated = Code(rawValue: "unauthenticated")
+        /// The service cannot answer now (no coordinator, timeout, shutting down); retry later.
+        public static let unavailable = Code(rawValue: "unavailable")
+        /// A bug on our side; the message says what failed.
+        public static let `internal` = Code(rawValue: "internal")
+    }
+
+    /// The stable code.
+    public var code: Code
+    /// One human sentence.
+    public var message: String
+    /// The offending field in dotted form, when one field is at fault.
+    public var field: String?
+
+    public init(_ code: Code, _ message: String, field: String? = nil) {
+        self.code = code
+        self.message = message
+        self.field = field
+    }
+
+    /// Maps a domain validation failure onto its wire code.
+    public init(_ error: ValidationError) {
+        switch error.code {
+        case .unknownTimeZone: code = .unknownTimeZone
+        case .tooLarge: code = .tooLarge
+        default: code = .invalidArgument
+        }
+        message = error.message
+        field = error.field
+    }
+
+    public var description: String {
+        if let field { return "\(code): \(field): \(message)" }
+        return "\(code): \(message)"
+    }
+
+    public static func == (lhs: WireError, rhs: WireError) -> Bool { lhs.code == rhs.code }
+    public func hash(into hasher: inout Hasher) { hasher.combine(code) }
+}

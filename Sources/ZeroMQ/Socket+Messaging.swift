@@ -1,0 +1,104 @@
+internal import CZeroMQ
+import Foundation
+
+extension Socket {
+    /// Sends `frames` as one multipart message, delivered all together or not at all.
+    ///
+    /// With `dontWait` the call returns `false` instead of blocking when the message
+    /// cannot be queued now: the high-water mark is reached, or no peer is connected
+    /// (with ``SocketOption/immediate(_:)``, no *completed* connection). A blocking send
+    /// also returns `false` when ``SocketOption/sendTimeout(milliseconds:)`` elapses.
+    ///
+    /// - Parameter frames: At least one frame.
+    /// - Returns: `true` when libzmq queued the message.
+    /// - Throws: ``ZeroMQError`` with ``ZeroMQError/Code/contextTerminated``,
+    ///   ``ZeroMQError/Code/hostUnreachable`` (`router` with `routerMandatory`), or
+    ///   ``ZeroMQError/Code/invalidState`` (`request`/`reply` out of turn).
+    ///
+    /// The corresponding libzmq call is `zmq_send`.
+    @discardableResult
+    public func send(_ frames: [Data], dontWait: Bool = false) throws -> Bool {
+        precondition(!frames.isEmpty, "a ZeroMQ message has at least one frame")
+        let lastIndex = frames.count - 1
+        for (index, frame) in frames.enumerated() {
+            // Only the first frame can meet the high-water mark: libzmq counts whole
+            // messages, so once it takes the first frame it takes the rest.
+            let isQueued = try send(frame, more: index < lastIndex, dontWait: dontWait && index == 0)
+            if !isQueued {
+                precondition(index == 0, "libzmq refused frame \(index) of a message it had started")
+                return false
+            }
+        }
+        return true
+    }
+
+    /// Sends one frame, announcing with `more` that further frames of the same message follow.
+    ///
+    /// Prefer ``send(_:dontWait:)`` for whole messages; a message left
+    /// unfinished blocks every later send on this socket.
+    ///
+    /// - Returns: `true` when libzmq queued the frame; `false` when `dontWait` is set and
+    ///   it cannot be queued now, or when the send timeout elapsed.
+    /// - Throws: ``ZeroMQError`` as ``send(_:dontWait:)`` does.
+    ///
+    /// The corresponding libzmq call is `zmq_send`.
+    @discardableResult
+    public func send(_ frame: Data, more: Bool = false, dontWait: Bool = false) throws -> Bool {
+        let flags = (more ? ZMQ_SNDMORE : 0) | (dontWait ? ZMQ_DONTWAIT : 0)
+        let socket = handle
+        // zmq_send copies the bytes once into a libzmq message, which then owns them.
+        return try frame.withUnsafeBytes { bytes in
+            try Calls.send(socket, bytes: bytes, flags: flags)
+        }
+    }
+
+    /// Receives every frame of the next message.
+    ///
+    /// - Returns: The frames, or `nil` when `dontWait` is set and nothing is queued, or
+    ///   when ``SocketOption/receiveTimeout(milliseconds:)`` elapsed.
+    /// - Throws: ``ZeroMQError`` with ``ZeroMQError/Code/contextTerminated`` after
+    ///   ``Context/shutdown()``, or ``ZeroMQError/Code/invalidState`` (`request`/`reply`
+    ///   out of turn).
+    ///
+    /// The corresponding libzmq call is `zmq_msg_recv`.
+    public func receiveMessage(dontWait: Bool = false) throws -> [Data]? {
+        let socket = handle
+        return try Calls.withMessage { message in
+            guard try Calls.messageReceive(message, from: socket, flags: dontWait ? ZMQ_DONTWAIT : 0) else {
+                return nil
+            }
+            var frames = [Data(of: message)]
+            // libzmq delivers a message's frames together, so the rest are already queued.
+            while Calls.messageHasMore(message) {
+                let isReceived = try Calls.messageReceive(message, from: socket, flags: 0)
+                precondition(isReceived, "libzmq reported more frames but delivered none")
+                frames.append(Data(of: message))
+            }
+            return frames
+        }
+    }
+
+    /// Receives one frame and whether more frames of the same message follow.
+    ///
+    /// - Returns: The frame and its `more` flag, or `nil` when `dontWait` is set and
+    ///   nothing is queued, or when the receive timeout elapsed.
+    /// - Throws: ``ZeroMQError`` as ``receiveMessage(dontWait:)`` does.
+    ///
+    /// The corresponding libzmq call is `zmq_msg_recv`.
+    public func receiveFrame(dontWait: Bool = false) throws -> (Data, more: Bool)? {
+        let socket = handle
+        return try Calls.withMessage { message in
+            guard try Calls.messageReceive(message, from: socket, flags: dontWait ? ZMQ_DONTWAIT : 0) else {
+                return nil
+            }
+            return (Data(of: message), more: Calls.messageHasMore(message))
+        }
+    }
+}
+
+extension Data {
+    /// Copies a received libzmq message's bytes, the one copy a receive makes.
+    fileprivate init(of message: UnsafeMutablePointer<zmq_msg_t>) {
+        self.init(Calls.messageBytes(message))
+    }
+}

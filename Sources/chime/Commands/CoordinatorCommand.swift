@@ -1,0 +1,63 @@
+import ChimeCluster
+import ChimeCore
+import ChimeRuntime
+import Foundation
+
+/// Options for the log output of long-running roles.
+enum LogOptions {
+    static let specs: [OptionSpec] = [
+        OptionSpec(name: "log-level", value: "LEVEL", help: "debug, info (default), warning or error."),
+        OptionSpec(name: "log-json", value: nil, help: "Log one JSON object a line."),
+    ]
+
+    static func logger(_ label: String, _ arguments: Arguments) throws -> Logger {
+        var level = Logger.Level.info
+        if let name = arguments.value("log-level") {
+            guard let parsed = Logger.Level.allCases.first(where: { "\($0)" == name }) else {
+                throw UsageError("--log-level must be debug, info, warning or error, not '\(name)'")
+            }
+            level = parsed
+        }
+        return Logger(label: label, minimumLevel: level, json: arguments.has("log-json"))
+    }
+}
+
+enum CoordinatorCommand: Command {
+    static let spec = CommandSpec(
+        name: "coordinator",
+        summary: "Run the coordinator: owns the schedule, dispatches due firings to workers.",
+        usage: "chime coordinator [--config PATH] [--port-base PORT] [endpoint overrides]",
+        options: CommonOptions.specs + LogOptions.specs,
+        details: "Binds control (ROUTER), dispatch (PUSH), results (PULL) and the event forwarder (XSUB/XPUB).\nStops cleanly on SIGINT or SIGTERM.")
+
+    static func run(_ arguments: Arguments) throws -> Int32 {
+        let configuration = try CommonOptions.configuration(arguments)
+        let logger = try LogOptions.logger("coordinator", arguments)
+        let stop = StopSignal()
+        installTerminationHandlers(stop)
+        let service = CoordinatorService(configuration: configuration, logger: logger, stop: stop)
+        try service.run()
+        return 0
+    }
+}
+
+enum WorkerCommand: Command {
+    static let spec = CommandSpec(
+        name: "worker",
+        summary: "Run a worker: delivers firings as fire events and acknowledges them.",
+        usage: "chime worker [--id ID] [--config PATH] [--port-base PORT] [endpoint overrides]",
+        options: [OptionSpec(name: "id", value: "ID", help: "Worker id (default: <host>-<pid>).")]
+            + CommonOptions.specs + LogOptions.specs,
+        details: "Connects to dispatch (PULL), results (PUSH) and events-ingest (PUB); heartbeats every interval.\nStops cleanly on SIGINT or SIGTERM.")
+
+    static func run(_ arguments: Arguments) throws -> Int32 {
+        let configuration = try CommonOptions.configuration(arguments)
+        let logger = try LogOptions.logger("worker", arguments)
+        let stop = StopSignal()
+        installTerminationHandlers(stop)
+        let service = WorkerService(
+            configuration: configuration, id: arguments.value("id").map { WorkerID($0) }, logger: logger, stop: stop)
+        try service.run()
+        return 0
+    }
+}

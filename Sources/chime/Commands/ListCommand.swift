@@ -1,0 +1,97 @@
+import ChimeCluster
+import ChimeCore
+import ChimeWire
+import Foundation
+
+/// `--id`, `--recipient` and `--match` flags shared by `list` and `cancel`.
+enum FilterOptions {
+    static let specs: [OptionSpec] = [
+        OptionSpec(name: "recipient", value: "R", help: "Only this recipient's reminders."),
+        OptionSpec(name: "match", value: "KEY=VALUE", help: "Only reminders whose userInfo[KEY] equals VALUE.", repeats: true),
+    ]
+
+    static func filter(_ arguments: Arguments, ids: [String]) throws -> ReminderFilter {
+        var match: [String: String] = [:]
+        for pair in arguments.all("match") {
+            guard let equals = pair.firstIndex(of: "="), equals != pair.startIndex else {
+                throw UsageError("--match needs KEY=VALUE, not '\(pair)'")
+            }
+            match[String(pair[..<equals])] = String(pair[pair.index(after: equals)...])
+        }
+        return ReminderFilter(
+            ids: ids.isEmpty ? nil : ids.map { ReminderID($0) },
+            recipient: arguments.value("recipient").map { RecipientID($0) },
+            match: match.isEmpty ? nil : match)
+    }
+}
+
+enum ListCommand: Command {
+    static let spec = CommandSpec(
+        name: "list",
+        summary: "List reminders in next-fire order.",
+        usage: "chime list [ID...] [--recipient R] [--match KEY=VALUE] [--all] [--limit N] [--json]",
+        options: FilterOptions.specs + [
+            OptionSpec(name: "all", value: nil, help: "Include delivered, disabled and finished reminders."),
+            OptionSpec(name: "limit", value: "N", help: "Show at most N."),
+            OptionSpec(name: "json", value: nil, help: "Print the coordinator's JSON reply."),
+        ] + CommonOptions.specs)
+
+    static func run(_ arguments: Arguments) throws -> Int32 {
+        let filter = try FilterOptions.filter(arguments, ids: arguments.positionals)
+        let client = try makeControlClient(arguments)
+        let (reply, raw) = try client.call(
+            ControlRequest(command: .list(filter, all: arguments.has("all"), limit: try arguments.integer("limit"))),
+            ListResult.self)
+        if arguments.has("json") {
+            printJSON(raw)
+            return 0
+        }
+        guard let result = reply.result, !result.reminders.isEmpty else {
+            print("no reminders")
+            return 0
+        }
+        print(column("NEXT FIRE (UTC)", 26) + column("ID", 20) + column("RECIPIENT", 12) + column("STATE", 10)
+            + column("REPEAT", 12) + "TEXT")
+        for listing in result.reminders {
+            let reminder = listing.reminder
+            let next = listing.nextFireAt.map(RFC3339.format) ?? "-"
+            let repeatText = reminder.trigger.repeatRule.map { rule in
+                rule.interval == 1 ? rule.unit.rawValue : "\(rule.interval) \(rule.unit.rawValue)s"
+            } ?? "-"
+            let text = [reminder.content.title, reminder.content.body].compactMap { $0 }.joined(separator: " — ")
+            print(column(next, 26) + column(reminder.id.rawValue, 20) + column(reminder.recipient.rawValue, 12)
+                + column(listing.state.rawValue, 10) + column(repeatText, 12) + text)
+        }
+        if result.total > result.reminders.count {
+            print("(\(result.reminders.count) of \(result.total) shown)")
+        }
+        return 0
+    }
+}
+
+enum CancelCommand: Command {
+    static let spec = CommandSpec(
+        name: "cancel",
+        summary: "Cancel reminders by id, by userInfo match, or all of one recipient.",
+        usage: "chime cancel [ID...] [--recipient R] [--match KEY=VALUE] [--all] [--json]",
+        options: FilterOptions.specs + [
+            OptionSpec(name: "all", value: nil, help: "Cancel every reminder (needed when no other filter is given)."),
+            OptionSpec(name: "json", value: nil, help: "Print the coordinator's JSON reply."),
+        ] + CommonOptions.specs)
+
+    static func run(_ arguments: Arguments) throws -> Int32 {
+        let filter = try FilterOptions.filter(arguments, ids: arguments.positionals)
+        if filter.isEmpty && !arguments.has("all") {
+            throw UsageError("name reminder ids, --recipient or --match (or --all to cancel everything)")
+        }
+        let client = try makeControlClient(arguments)
+        let (reply, raw) = try client.call(ControlRequest(command: .cancel(filter)), CancelResult.self)
+        if arguments.has("json") {
+            printJSON(raw)
+            return 0
+        }
+        let cancelled = reply.result?.cancelled ?? []
+        print(cancelled.isEmpty ? "nothing cancelled" : "cancelled \(cancelled.count): \(cancelled.map(\.rawValue).joined(separator: ", "))")
+        return 0
+    }
+}

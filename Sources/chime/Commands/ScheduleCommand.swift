@@ -1,0 +1,148 @@
+import ChimeCluster
+import ChimeCore
+import ChimeWire
+import Foundation
+
+enum ScheduleCommand: Command {
+    static let spec = CommandSpec(
+        name: "schedule",
+        summary: "Schedule a reminder (or replace one with the same --id).",
+        usage: "chime schedule --recipient R (--at TIME [--tz ZONE] | --in DURATION) [content options]\n       chime schedule --file REMINDERS.json",
+        options: [
+            OptionSpec(name: "id", value: "ID", help: "Reminder id (default: generated). An existing id is replaced."),
+            OptionSpec(name: "recipient", value: "R", help: "Who the reminder is for (fire events go to topic fire.R)."),
+            OptionSpec(name: "at", value: "TIME", help: "RFC 3339 instant (2026-12-24T08:00:00Z), or wall clock (2026-12-24T09:00) with --tz."),
+            OptionSpec(name: "in", value: "DURATION", help: "Relative to now: 90s, 5m, 2h, 1d, 1h30m."),
+            OptionSpec(name: "tz", value: "ZONE", help: "IANA zone (Europe/Berlin): --at is a floating wall-clock time in it."),
+            OptionSpec(name: "repeat", value: "UNIT", help: "minute, hour, day, week, month or year."),
+            OptionSpec(name: "every", value: "N", help: "Repeat every N units (default 1)."),
+            OptionSpec(name: "title", value: "TEXT", help: "Alert title."),
+            OptionSpec(name: "body", value: "TEXT", help: "Alert body."),
+            OptionSpec(name: "action", value: "TEXT", help: "Alert action title."),
+            OptionSpec(name: "launch-image", value: "NAME", help: "Launch image name."),
+            OptionSpec(name: "sound", value: "NAME", help: "'default' or a sound name (none when absent)."),
+            OptionSpec(name: "badge", value: "N", help: "Badge number: >0 sets, 0 leaves, <0 clears."),
+            OptionSpec(name: "user-info", value: "JSON", help: "userInfo as a JSON object."),
+            OptionSpec(name: "category", value: "ID", help: "Category identifier."),
+            OptionSpec(name: "thread", value: "ID", help: "Thread identifier."),
+            OptionSpec(name: "disabled", value: nil, help: "Schedule with the switch off."),
+            OptionSpec(name: "file", value: "PATH", help: "JSON array of reminders (wire shape; a trigger may use \"in\": \"5s\" instead of \"at\"); '-' reads stdin."),
+            OptionSpec(name: "json", value: nil, help: "Print the coordinator's JSON reply."),
+        ] + CommonOptions.specs)
+
+    static func run(_ arguments: Arguments) throws -> Int32 {
+        let reminders: [Reminder]
+        if let path = arguments.value("file") {
+            reminders = try ReminderFile.load(path: path, now: Date())
+        } else {
+            reminders = [try reminderFromFlags(arguments)]
+        }
+        let client = try makeControlClient(arguments)
+        let (reply, raw) = try client.call(
+            ControlRequest(command: .schedule(reminders)), ScheduleResult.self)
+        if arguments.has("json") {
+            printJSON(raw)
+            return 0
+        }
+        for item in reply.result?.scheduled ?? [] {
+            let when = item.nextFireAt.map { "next fire \(RFC3339.format($0)) (\(relative($0)))" } ?? "no occurrence left"
+            print("\(item.replaced ? "replaced" : "scheduled") \(item.id) [\(item.state.rawValue)]: \(when)")
+        }
+        for warning in reply.warnings ?? [] {
+            FileHandle.standardError.write(Data("chime: warning: \(warning)\n".utf8))
+        }
+        return 0
+    }
+
+    static func reminderFromFlags(_ arguments: Arguments) throws -> Reminder {
+        guard let recipient = arguments.value("recipient") else {
+            throw UsageError("--recipient is required (or use --file)")
+        }
+        let start: TriggerStart
+        switch (arguments.value("at"), arguments.value("in")) {
+        case (nil, nil):
+            throw UsageError("give --at TIME or --in DURATION")
+        case (.some, .some):
+            throw UsageError("give either --at or --in, not both")
+        case (let at?, nil):
+            if let zone = arguments.value("tz") {
+                start = .wallClock(try LocalDateTime(parsing: at), zoneIdentifier: zone)
+            } else {
+                start = .instant(try RFC3339.parseInstant(at))
+            }
+        case (nil, let duration?):
+            let instant = Date().addingTimeInterval(try DurationParser.parseSeconds(duration))
+            if let zone = arguments.value("tz") {
+                let timeZone = try ZoneRules.zone(named: zone)
+                start = .wallClock(ZoneRules.localDateTime(at: instant, in: timeZone), zoneIdentifier: zone)
+            } else {
+                start = .instant(instant)
+            }
+        }
+        var repeatRule: RepeatRule?
+        if let unitName = arguments.value("repeat") {
+            guard let unit = RepeatUnit(rawValue: unitName) else {
+                throw UsageError("--repeat must be one of \(RepeatUnit.allCases.map(\.rawValue).joined(separator: ", ")), not '\(unitName)'")
+            }
+            repeatRule = RepeatRule(unit: unit, interval: try arguments.integer("every") ?? 1)
+        } else if arguments.value("every") != nil {
+            throw UsageError("--every needs --repeat UNIT")
+        }
+        var userInfo: [String: PropertyListValue]?
+        if let json = arguments.value("user-info") {
+            do {
+                userInfo = try JSONDecoder().decode([String: PropertyListValue].self, from: Data(json.utf8))
+            } catch {
+                throw UsageError("--user-info must be a JSON object of property-list values (no null)")
+            }
+        }
+        let content = Content(
+            title: arguments.value("title"), body: arguments.value("body"), action: arguments.value("action"),
+            launchImage: arguments.value("launch-image"), sound: arguments.value("sound"),
+            badge: try arguments.integer("badge"), userInfo: userInfo, category: arguments.value("category"),
+            threadId: arguments.value("thread"))
+        return Reminder(
+            id: ReminderID(arguments.value("id") ?? ""), recipient: RecipientID(recipient), content: content,
+            trigger: Trigger(start: start, repeatRule: repeatRule), enabled: !arguments.has("disabled"))
+    }
+}
+
+/// Reads a JSON array of reminders, turning `"trigger": {"in": "5s"}` into an absolute `at`.
+enum ReminderFile {
+    /// - Throws: `UsageError` when the file cannot be read or is not an array of reminders.
+    static func load(path: String, now: Date) throws -> [Reminder] {
+        let data: Data
+        if path == "-" {
+            data = FileHandle.standardInput.readDataToEndOfFile()
+        } else {
+            guard let contents = FileManager.default.contents(atPath: path) else {
+                throw UsageError("cannot read \(path)")
+            }
+            data = contents
+        }
+        guard var objects = try? JSONSerialization.jsonObject(with: data) as? [[String: Any]] else {
+            throw UsageError("\(path) must hold a JSON array of reminder objects")
+        }
+        for index in objects.indices {
+            guard var trigger = objects[index]["trigger"] as? [String: Any], let relativeTime = trigger["in"] else {
+                continue
+            }
+            guard let text = relativeTime as? String else {
+                throw UsageError("\(path): [\(index)].trigger.in must be a duration string such as \"5s\"")
+            }
+            let instant = now.addingTimeInterval(try DurationParser.parseSeconds(text))
+            trigger["in"] = nil
+            if let zone = trigger["timeZone"] as? String {
+                trigger["at"] = ZoneRules.localDateTime(at: instant, in: try ZoneRules.zone(named: zone)).description
+            } else {
+                trigger["at"] = RFC3339.format(instant)
+            }
+            objects[index]["trigger"] = trigger
+        }
+        do {
+            return try WireCodec().decode([Reminder].self, from: try JSONSerialization.data(withJSONObject: objects))
+        } catch let error as WireError {
+            throw UsageError("\(path): \(error.field.map { "\($0): " } ?? "")\(error.message)")
+        }
+    }
+}

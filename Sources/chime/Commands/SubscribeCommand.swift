@@ -1,0 +1,50 @@
+import ChimeCluster
+import ChimeCore
+import ChimeRuntime
+import ChimeWire
+import Foundation
+
+enum SubscribeCommand: Command {
+    static let spec = CommandSpec(
+        name: "subscribe",
+        summary: "Print fire events as they happen.",
+        usage: "chime subscribe [--recipient R] [--json] [--count N] [--timeout DURATION]",
+        options: [
+            OptionSpec(name: "recipient", value: "R", help: "Only this recipient's events (topic fire.R); all when absent."),
+            OptionSpec(name: "json", value: nil, help: "Print each event's JSON, one a line."),
+            OptionSpec(name: "count", value: "N", help: "Exit after N events."),
+            OptionSpec(name: "timeout", value: "DURATION", help: "Exit with status 1 if --count events did not arrive in time."),
+        ] + CommonOptions.specs)
+
+    static func run(_ arguments: Arguments) throws -> Int32 {
+        let configuration = try CommonOptions.configuration(arguments)
+        let count = try arguments.integer("count")
+        let stop = StopSignal()
+        installTerminationHandlers(stop)
+        var timedOut = false
+        if let timeout = arguments.value("timeout") {
+            let seconds = try DurationParser.parseSeconds(timeout)
+            DispatchQueue.global().asyncAfter(deadline: .now() + seconds) { @Sendable in stop.requestStop() }
+            timedOut = true
+        }
+        var received = 0
+        let client = SubscriberClient(
+            endpoint: configuration.endpoints.events.connect,
+            recipient: arguments.value("recipient").map { RecipientID($0) }, stop: stop)
+        try client.run { event, raw in
+            if arguments.has("json") {
+                printJSON(raw)
+            } else {
+                print(describe(event))
+            }
+            received += 1
+            if let count, received >= count { stop.requestStop() }
+        }
+        if let count, timedOut, received < count {
+            printError("timed out after \(received) of \(count) events")
+            return 1
+        }
+        return 0
+    }
+}
+

@@ -1,0 +1,111 @@
+import Foundation
+
+/// A command-line mistake: exit status 2 with a one-line reason.
+struct UsageError: Error, CustomStringConvertible {
+    var message: String
+    init(_ message: String) { self.message = message }
+    var description: String { message }
+}
+
+/// One option a command accepts.
+struct OptionSpec {
+    /// The long name without dashes (`recipient`).
+    var name: String
+    /// The placeholder of its value (`ID`), or `nil` for a flag without value.
+    var value: String?
+    /// One line of help.
+    var help: String
+    /// Whether it may be given more than once.
+    var repeats = false
+}
+
+/// A subcommand's name, help and options.
+struct CommandSpec {
+    var name: String
+    var summary: String
+    var usage: String
+    var options: [OptionSpec]
+    var details: String = ""
+
+    var helpText: String {
+        var text = "\(summary)\n\nUsage: \(usage)\n"
+        if !details.isEmpty { text += "\n\(details)\n" }
+        let all = options + [OptionSpec(name: "help", value: nil, help: "Show this help.")]
+        text += "\nOptions:\n"
+        let labels = all.map { option in "  --\(option.name)" + (option.value.map { " \($0)" } ?? "") }
+        let width = (labels.map(\.count).max() ?? 0) + 2
+        for (label, option) in zip(labels, all) {
+            text += label.padding(toLength: width, withPad: " ", startingAt: 0) + option.help
+            if option.repeats { text += " (repeatable)" }
+            text += "\n"
+        }
+        return text
+    }
+}
+
+/// Parsed command-line arguments of one subcommand.
+struct Arguments {
+    var values: [String: [String]] = [:]
+    var flags: Set<String> = []
+    var positionals: [String] = []
+
+    /// Parses `--name value`, `--name=value`, flags and positionals (`--` ends options).
+    /// - Throws: `UsageError` for an unknown option or a missing value.
+    init(_ arguments: [String], spec: CommandSpec) throws {
+        var index = 0
+        var onlyPositionals = false
+        while index < arguments.count {
+            let argument = arguments[index]
+            index += 1
+            if onlyPositionals || !argument.hasPrefix("--") || argument == "-" {
+                positionals.append(argument)
+                continue
+            }
+            if argument == "--" {
+                onlyPositionals = true
+                continue
+            }
+            var name = String(argument.dropFirst(2))
+            var inlineValue: String?
+            if let equals = name.firstIndex(of: "=") {
+                inlineValue = String(name[name.index(after: equals)...])
+                name = String(name[..<equals])
+            }
+            if name == "help" {
+                flags.insert("help")
+                continue
+            }
+            guard let option = spec.options.first(where: { $0.name == name }) else {
+                throw UsageError("unknown option --\(name) for '\(spec.name)'; see 'chime \(spec.name) --help'")
+            }
+            if option.value == nil {
+                if inlineValue != nil { throw UsageError("--\(name) takes no value") }
+                flags.insert(name)
+                continue
+            }
+            let value: String
+            if let inlineValue {
+                value = inlineValue
+            } else if index < arguments.count {
+                value = arguments[index]
+                index += 1
+            } else {
+                throw UsageError("--\(name) needs a value (\(option.value!))")
+            }
+            if !option.repeats && values[name] != nil {
+                throw UsageError("--\(name) is given twice")
+            }
+            values[name, default: []].append(value)
+        }
+    }
+
+    func value(_ name: String) -> String? { values[name]?.last }
+    func all(_ name: String) -> [String] { values[name] ?? [] }
+    func has(_ name: String) -> Bool { flags.contains(name) }
+
+    func integer(_ name: String) throws -> Int? {
+        guard let text = value(name) else { return nil }
+        guard let number = Int(text) else { throw UsageError("--\(name) must be an integer, not '\(text)'") }
+        return number
+    }
+}

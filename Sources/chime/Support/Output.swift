@@ -1,0 +1,58 @@
+import ChimeCluster
+import ChimeCore
+import ChimeWire
+import Foundation
+
+/// Prints raw JSON bytes as one line.
+func printJSON(_ data: Data) {
+    print(String(decoding: data, as: UTF8.self))
+}
+
+/// "in 2s", "3m ago": a short relative description of `date` from `now`.
+func relative(_ date: Date, from now: Date = Date()) -> String {
+    let seconds = date.timeIntervalSince(now)
+    let text = DurationParser.format(seconds: abs(seconds).rounded())
+    return seconds >= 0 ? "in \(text)" : "\(text) ago"
+}
+
+/// Pads or truncates to `width` characters.
+func column(_ text: String, _ width: Int) -> String {
+    if text.count > width { return String(text.prefix(width - 1)) + "…" }
+    return text.padding(toLength: width, withPad: " ", startingAt: 0)
+}
+
+/// A one-line human description of a fire event.
+func describe(_ event: FireEvent) -> String {
+    let content = event.firing.content
+    let text = [content.title, content.body].compactMap { $0 }.joined(separator: " — ")
+    let lateness = event.firedAt.timeIntervalSince(event.firing.dueAt) * 1000
+    var line = "\(RFC3339.format(event.firedAt)) fire \(event.firing.recipient) \(event.firing.reminderId)"
+    if !text.isEmpty { line += " \"\(text)\"" }
+    line += String(format: " (due %@, %+.1f ms", RFC3339.format(event.firing.dueAt), lateness)
+    if event.firing.late { line += ", late" }
+    if event.firing.attempt > 1 { line += ", attempt \(event.firing.attempt)" }
+    line += ", by \(event.publisher))"
+    return line
+}
+
+extension ControlClient {
+    /// Sends a request, returning the decoded reply and its raw bytes (for `--json`).
+    /// - Throws: `WireError` (the coordinator's error, or `.unavailable`).
+    func call<Result: Codable & Sendable>(_ request: ControlRequest, _ type: Result.Type) throws -> (ControlReply<Result>, Data) {
+        var request = request
+        if request.requestId == nil { request.requestId = UUID().uuidString }
+        let raw = try exchange(WireCodec().encode(request))
+        let reply = try WireCodec().decode(ControlReply<Result>.self, from: raw)
+        if !reply.ok { throw reply.error ?? WireError(.malformed, "the reply has ok=false and no error") }
+        return (reply, raw)
+    }
+}
+
+/// Makes a control client from the configuration's connect address and client settings.
+func makeControlClient(_ arguments: Arguments) throws -> ControlClient {
+    let configuration = try CommonOptions.configuration(arguments)
+    return try ControlClient(
+        endpoint: configuration.endpoints.control.connect,
+        timeout: .milliseconds(configuration.client.requestTimeoutMilliseconds),
+        retries: configuration.client.retries)
+}

@@ -1,0 +1,133 @@
+import Foundation
+import Testing
+
+@testable import ChimeCore
+
+@Suite struct TimerQueueTests {
+    private let base = Date(timeIntervalSince1970: 1_798_099_200)
+
+    private func at(_ seconds: Double) -> Date { base.addingTimeInterval(seconds) }
+
+    @Test func startsEmpty() {
+        var queue = TimerQueue<String>()
+        #expect(queue.isEmpty)
+        #expect(queue.count == 0)
+        #expect(queue.nextDeadline == nil)
+        #expect(queue.popDue(at: .distantFuture).isEmpty)
+        #expect(queue.remove("missing") == nil)
+    }
+
+    @Test func popsDueEntriesInDeadlineOrder() {
+        var queue = TimerQueue<String>()
+        queue.schedule("c", at: at(30))
+        queue.schedule("a", at: at(10))
+        queue.schedule("d", at: at(40))
+        queue.schedule("b", at: at(20))
+        #expect(queue.count == 4)
+        #expect(queue.nextDeadline == at(10))
+        let due = queue.popDue(at: at(30))
+        #expect(due.map(\.key) == ["a", "b", "c"])
+        #expect(due.map(\.deadline) == [at(10), at(20), at(30)])
+        #expect(queue.count == 1)
+        #expect(queue.nextDeadline == at(40))
+    }
+
+    @Test func equalDeadlinesComeOutInScheduleOrder() {
+        var queue = TimerQueue<Int>()
+        for key in [5, 3, 9, 1, 7] { queue.schedule(key, at: at(0)) }
+        queue.schedule(2, at: at(-1))
+        #expect(queue.popDue(at: at(0)).map(\.key) == [2, 5, 3, 9, 1, 7])
+    }
+
+    @Test func reschedulingReplacesTheDeadlineAndCountsAsANewScheduleCall() {
+        var queue = TimerQueue<String>()
+        queue.schedule("a", at: at(10))
+        queue.schedule("b", at: at(10))
+        queue.schedule("a", at: at(10))
+        #expect(queue.count == 2)
+        queue.schedule("c", at: at(50))
+        queue.schedule("c", at: at(5))
+        #expect(queue.deadline(of: "c") == at(5))
+        #expect(queue.popDue(at: at(60)).map(\.key) == ["c", "b", "a"])
+    }
+
+    @Test func removeReturnsTheDeadlineAndForgetsTheKey() {
+        var queue = TimerQueue<String>()
+        queue.schedule("a", at: at(10))
+        queue.schedule("b", at: at(20))
+        queue.schedule("c", at: at(30))
+        #expect(queue.remove("a") == at(10))
+        #expect(queue.remove("a") == nil)
+        #expect(queue.deadline(of: "a") == nil)
+        #expect(queue.nextDeadline == at(20))
+        #expect(queue.popDue(at: at(100)).map(\.key) == ["b", "c"])
+    }
+
+    @Test func popDueStopsAtTheLimitAndLeavesLaterEntries() {
+        var queue = TimerQueue<Int>()
+        for key in 0..<10 { queue.schedule(key, at: at(Double(key))) }
+        #expect(queue.popDue(at: at(5), limit: 2).map(\.key) == [0, 1])
+        #expect(queue.popDue(at: at(5), limit: 0).isEmpty)
+        #expect(queue.popDue(at: at(4.999)).map(\.key) == [2, 3, 4])
+        #expect(queue.popDue(at: at(5)).map(\.key) == [5])
+        #expect(queue.count == 4)
+    }
+
+    @Test func keepsDeadlinesExactly() {
+        var queue = TimerQueue<Int>()
+        let deadline = Date(timeIntervalSinceReferenceDate: 819_792_000.123_456_7)
+        queue.schedule(1, at: deadline)
+        #expect(queue.deadline(of: 1) == deadline)
+        #expect(queue.popDue(at: deadline).first?.deadline == deadline)
+    }
+
+    @Test func popsAHundredThousandKeysInOrder() {
+        var queue = TimerQueue<Int>()
+        var generator = SeededGenerator(seed: 100_000)
+        for key in 0..<100_000 { queue.schedule(key, at: at(Double(Int.random(in: 0..<1_000_000, using: &generator)))) }
+        let due = queue.popDue(at: .distantFuture)
+        #expect(due.count == 100_000)
+        #expect(zip(due, due.dropFirst()).allSatisfy { $0.deadline <= $1.deadline })
+        #expect(queue.isEmpty)
+    }
+
+    @Test func randomOperationsMatchASortedArrayReference() {
+        struct Scheduled {
+            var key: Int
+            var deadline: Date
+            var sequence: Int
+        }
+        var queue = TimerQueue<Int>()
+        var reference: [Scheduled] = []
+        var sequence = 0
+        var generator = SeededGenerator(seed: 0xC41E)
+        for _ in 0..<10_000 {
+            let key = Int.random(in: 0..<300, using: &generator)
+            switch Int.random(in: 0..<10, using: &generator) {
+            case 0..<6:
+                // Few distinct deadlines, so ties are common.
+                let deadline = at(Double(Int.random(in: 0..<200, using: &generator)))
+                queue.schedule(key, at: deadline)
+                reference.removeAll { $0.key == key }
+                reference.append(Scheduled(key: key, deadline: deadline, sequence: sequence))
+                sequence += 1
+            case 6..<8:
+                let expected = reference.first { $0.key == key }?.deadline
+                reference.removeAll { $0.key == key }
+                #expect(queue.remove(key) == expected)
+            default:
+                let now = at(Double(Int.random(in: -10..<220, using: &generator)))
+                let limit = Int.random(in: 0..<3, using: &generator) == 0 ? 3 : .max
+                reference.sort { ($0.deadline, $0.sequence) < ($1.deadline, $1.sequence) }
+                let expected = reference.prefix { $0.deadline <= now }.prefix(limit)
+                reference.removeFirst(expected.count)
+                let popped = queue.popDue(at: now, limit: limit)
+                #expect(popped.map(\.key) == expected.map(\.key))
+                #expect(popped.map(\.deadline) == expected.map(\.deadline))
+            }
+            #expect(queue.count == reference.count)
+            #expect(queue.nextDeadline == reference.map(\.deadline).min())
+            #expect(queue.deadline(of: key) == reference.first { $0.key == key }?.deadline)
+        }
+    }
+}

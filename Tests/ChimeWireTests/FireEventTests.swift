@@ -1,0 +1,50 @@
+import ChimeCore
+import Foundation
+import Testing
+
+@testable import ChimeWire
+
+@Suite struct FireEventTests {
+    let codec = WireCodec()
+
+    func makeEvent() -> FireEvent {
+        let due = Date(timeIntervalSince1970: 1_798_070_400)
+        let firing = Firing(
+            reminderId: "standup", recipient: "alice", dueAt: due,
+            content: Content(title: "Stand-up", body: "now", sound: "default", badge: 2, userInfo: ["room": .string("4b"), "n": .integer(3)]))
+        return FireEvent(seq: 7, publisher: "w1", firing: firing, firedAt: due.addingTimeInterval(0.0042))
+    }
+
+    @Test func encodesTheDocumentedShape() throws {
+        let event = makeEvent()
+        let json = String(decoding: codec.encode(event), as: UTF8.self)
+        #expect(json == #"{"attempt":1,"badge":2,"body":"now","dueAt":"2026-12-24T00:00:00.000Z","firedAt":"2026-12-24T00:00:00.004Z","firingId":"standup@2026-12-24T00:00:00.000Z","late":false,"publisher":"w1","recipient":"alice","reminderId":"standup","seq":7,"sound":"default","title":"Stand-up","type":"fire","userInfo":{"n":3,"room":"4b"}}"#)
+        #expect(event.topic == "fire.alice")
+    }
+
+    @Test func roundTripsThroughJSON() throws {
+        let event = makeEvent()
+        let decoded = try codec.decode(FireEvent.self, from: codec.encode(event))
+        #expect(decoded.firing == event.firing)
+        #expect(decoded.seq == 7)
+        #expect(RFC3339.format(decoded.firedAt) == "2026-12-24T00:00:00.004Z")
+    }
+
+    @Test func firingIDIsReminderAndInstant() {
+        #expect(FiringID(reminder: "r", dueAt: Date(timeIntervalSince1970: 1.5)).rawValue == "r@1970-01-01T00:00:01.500Z")
+    }
+
+    @Test func dispatchBatchAndWorkerMessageRoundTrip() throws {
+        let batch = DispatchBatch(epoch: 3, leaseMilliseconds: 10_000, firings: [makeEvent().firing])
+        #expect(try codec.decode(DispatchBatch.self, from: codec.encode(batch)) == batch)
+        let ack = WorkerMessage.Acknowledgement(firingId: "r@x", firedAt: Date(timeIntervalSince1970: 2), attempt: 1, epoch: 3)
+        let message = WorkerMessage(worker: "w", host: "h", pid: 4, delivered: 9, acks: [ack])
+        #expect(try codec.decode(WorkerMessage.self, from: codec.encode(message)) == message)
+    }
+
+    @Test func errorReplyHasOkFalseAndCode() throws {
+        let reply = ControlReply<EmptyResult>(requestId: "q", error: WireError(.unknownTimeZone, "no such zone", field: "reminder.trigger.timeZone"))
+        let json = String(decoding: codec.encode(reply), as: UTF8.self)
+        #expect(json == #"{"error":{"code":"unknown_time_zone","field":"reminder.trigger.timeZone","message":"no such zone"},"ok":false,"requestId":"q"}"#)
+    }
+}

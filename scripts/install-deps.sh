@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Installs what Chime needs beyond the Swift toolchain, only when missing:
+#   Debian: libzmq3-dev (build and run)      PyPI (with --test): Tests/interop/requirements.txt
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+as_root() {
+    if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi
+}
+
+apt_install() {
+    local missing=()
+    for package in "$@"; do
+        dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
+    done
+    if [ ${#missing[@]} -gt 0 ]; then
+        echo "installing Debian packages: ${missing[*]}" >&2
+        as_root apt-get update -qq
+        as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+    fi
+}
+
+apt_install libzmq3-dev pkg-config
+
+if [ "${1:-}" = "--test" ]; then
+    if ! python3 -m pip --version >/dev/null 2>&1; then
+        apt_install python3-pip
+    fi
+    if ! python3 -c 'import zmq, pytest, dateutil' >/dev/null 2>&1; then
+        echo "installing Python test tools from PyPI" >&2
+        python3 -m pip install -q --disable-pip-version-check -r Tests/interop/requirements.txt 2>/dev/null \
+            || python3 -m pip install -q --disable-pip-version-check --break-system-packages -r Tests/interop/requirements.txt
+    fi
+fi
