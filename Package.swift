@@ -36,6 +36,7 @@ let package = Package(
         .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ", "ChimeTestSupport"]),
         .testTarget(name: "ChimeCoreTests", dependencies: ["ChimeCore", "ChimeTestSupport"]),
         .testTarget(name: "ChimeWireTests", dependencies: ["ChimeWire", "ChimeCore"]),
+        .testTarget(name: "ChimeRuntimeTests", dependencies: ["ChimeRuntime"]),
         .testTarget(
             name: "ChimeClusterTests",
             dependencies: ["ChimeCluster", "ChimeCore", "ChimeWire", "ChimeStore", "ChimeTestSupport", "ZeroMQ"]

@@ -6,6 +6,10 @@ public struct DeadlineExceeded: Error, CustomStringConvertible {
     public var what: String
     /// How long the wait lasted, in seconds.
     public var seconds: Double
+    public init(what: String, seconds: Double) {
+        self.what = what
+        self.seconds = seconds
+    }
     public var description: String { "timed out after \(seconds) s waiting for \(what)" }
 }
 

@@ -152,7 +152,7 @@ public final class LocalCluster {
     deinit { stop() }
 
     /// The built `chime`: `$CHIME_BINARY`, else next to the test bundle.
-    static func locateBinary() throws -> URL {
+    public static func locateBinary() throws -> URL {
         if let path = ProcessInfo.processInfo.environment["CHIME_BINARY"], !path.isEmpty {
             return URL(fileURLWithPath: path)
         }

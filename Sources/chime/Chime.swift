@@ -35,12 +35,12 @@ func mainHelp() -> String {
 func runMain() -> Int32 {
     var argv = Array(CommandLine.arguments.dropFirst())
     guard let name = argv.first, !["--help", "-h", "help"].contains(name) else {
-        print(mainHelp(), terminator: "")
+        output(mainHelp(), terminator: "")
         return argv.isEmpty ? 2 : 0
     }
     argv.removeFirst()
     if name == "version" || name == "--version" {
-        print("chime \(ChimeVersion.current) (libzmq \(zeroMQVersion.major).\(zeroMQVersion.minor).\(zeroMQVersion.patch))")
+        output("chime \(ChimeVersion.current) (libzmq \(zeroMQVersion.major).\(zeroMQVersion.minor).\(zeroMQVersion.patch))")
         return 0
     }
     guard let command = commands.first(where: { $0.spec.name == name }) else {
@@ -50,7 +50,7 @@ func runMain() -> Int32 {
     do {
         let arguments = try Arguments(argv, spec: command.spec)
         if arguments.has("help") {
-            print(command.spec.helpText, terminator: "")
+            output(command.spec.helpText, terminator: "")
             return 0
         }
         return try command.run(arguments)
@@ -72,7 +72,7 @@ func printError(_ message: String) {
 
 /// Writes one line straight to standard output (no stdio buffering, so a pipe sees each
 /// event at once). Shadows `Swift.print` inside this executable.
-func print(_ text: String = "", terminator: String = "\n") {
+func output(_ text: String = "", terminator: String = "\n") {
     FileHandle.standardOutput.write(Data((text + terminator).utf8))
 }
 

@@ -26,19 +26,19 @@ enum ControlCommand: Command {
         case "status":
             let (reply, raw) = try client.call(ControlRequest(command: .status), StatusReport.self)
             guard !json, let status = reply.result else { printJSON(raw); return 0 }
-            print("coordinator pid \(status.pid), chime \(status.version), up \(DurationParser.format(seconds: status.uptimeSeconds.rounded()))")
+            output("coordinator pid \(status.pid), chime \(status.version), up \(DurationParser.format(seconds: status.uptimeSeconds.rounded()))")
             let counts = ReminderState.allCases.map { "\($0.rawValue) \(status.reminders[$0.rawValue] ?? 0)" }
-            print("reminders: " + counts.joined(separator: ", "))
-            print("in flight: \(status.inFlight), workers alive: \(status.workersAlive)")
-            print("next fire: " + (status.nextFireAt.map { "\(RFC3339.format($0)) (\(relative($0)))" } ?? "-"))
+            output("reminders: " + counts.joined(separator: ", "))
+            output("in flight: \(status.inFlight), workers alive: \(status.workersAlive)")
+            output("next fire: " + (status.nextFireAt.map { "\(RFC3339.format($0)) (\(relative($0)))" } ?? "-"))
         case "workers":
             let (reply, raw) = try client.call(ControlRequest(command: .workers), WorkersResult.self)
             guard !json, let result = reply.result else { printJSON(raw); return 0 }
-            if result.workers.isEmpty { print("no workers seen") }
+            if result.workers.isEmpty { output("no workers seen") }
             else {
-                print(column("ID", 28) + column("ALIVE", 7) + column("LAST SEEN", 12) + column("ACKED", 10) + "DELIVERED")
+                output(column("ID", 28) + column("ALIVE", 7) + column("LAST SEEN", 12) + column("ACKED", 10) + "DELIVERED")
                 for worker in result.workers {
-                    print(column(worker.id.rawValue, 28) + column(worker.alive ? "yes" : "no", 7)
+                    output(column(worker.id.rawValue, 28) + column(worker.alive ? "yes" : "no", 7)
                         + column(relative(worker.lastSeenAt), 12) + column(String(worker.acknowledged), 10)
                         + String(worker.delivered))
                 }
@@ -46,17 +46,17 @@ enum ControlCommand: Command {
         case "stats":
             let (reply, raw) = try client.call(ControlRequest(command: .stats), StatsReport.self)
             guard !json, let stats = reply.result else { printJSON(raw); return 0 }
-            print("dispatched \(stats.dispatched), redelivered \(stats.redelivered), acknowledged \(stats.acknowledged)")
+            output("dispatched \(stats.dispatched), redelivered \(stats.redelivered), acknowledged \(stats.acknowledged)")
             func line(_ name: String, _ summary: LatenessSummary?) {
-                guard let summary else { print("\(name): no samples"); return }
-                print(String(format: "%@ (ms, last %d): p50 %.2f  p99 %.2f  max %.2f", name, summary.count, summary.p50, summary.p99, summary.max))
+                guard let summary else { output("\(name): no samples"); return }
+                output(String(format: "%@ (ms, last %d): p50 %.2f  p99 %.2f  max %.2f", name, summary.count, summary.p50, summary.p99, summary.max))
             }
             line("fire lateness", stats.fireLateness)
             line("dispatch lateness", stats.dispatchLateness)
         case "ping":
             let started = Date()
             let (_, raw) = try client.call(ControlRequest(command: .ping), PongResult.self)
-            if json { printJSON(raw) } else { print(String(format: "pong in %.2f ms", Date().timeIntervalSince(started) * 1000)) }
+            if json { printJSON(raw) } else { output(String(format: "pong in %.2f ms", Date().timeIntervalSince(started) * 1000)) }
         default:
             throw UsageError("unknown ctl command '\(name)'; expected status, workers, stats or ping")
         }

@@ -47,10 +47,10 @@ enum ListCommand: Command {
             return 0
         }
         guard let result = reply.result, !result.reminders.isEmpty else {
-            print("no reminders")
+            output("no reminders")
             return 0
         }
-        print(column("NEXT FIRE (UTC)", 26) + column("ID", 20) + column("RECIPIENT", 12) + column("STATE", 10)
+        output(column("NEXT FIRE (UTC)", 26) + column("ID", 20) + column("RECIPIENT", 12) + column("STATE", 10)
             + column("REPEAT", 12) + "TEXT")
         for listing in result.reminders {
             let reminder = listing.reminder
@@ -59,11 +59,11 @@ enum ListCommand: Command {
                 rule.interval == 1 ? rule.unit.rawValue : "\(rule.interval) \(rule.unit.rawValue)s"
             } ?? "-"
             let text = [reminder.content.title, reminder.content.body].compactMap { $0 }.joined(separator: " — ")
-            print(column(next, 26) + column(reminder.id.rawValue, 20) + column(reminder.recipient.rawValue, 12)
+            output(column(next, 26) + column(reminder.id.rawValue, 20) + column(reminder.recipient.rawValue, 12)
                 + column(listing.state.rawValue, 10) + column(repeatText, 12) + text)
         }
         if result.total > result.reminders.count {
-            print("(\(result.reminders.count) of \(result.total) shown)")
+            output("(\(result.reminders.count) of \(result.total) shown)")
         }
         return 0
     }
@@ -91,7 +91,7 @@ enum CancelCommand: Command {
             return 0
         }
         let cancelled = reply.result?.cancelled ?? []
-        print(cancelled.isEmpty ? "nothing cancelled" : "cancelled \(cancelled.count): \(cancelled.map(\.rawValue).joined(separator: ", "))")
+        output(cancelled.isEmpty ? "nothing cancelled" : "cancelled \(cancelled.count): \(cancelled.map(\.rawValue).joined(separator: ", "))")
         return 0
     }
 }

@@ -46,7 +46,7 @@ enum ScheduleCommand: Command {
         }
         for item in reply.result?.scheduled ?? [] {
             let when = item.nextFireAt.map { "next fire \(RFC3339.format($0)) (\(relative($0)))" } ?? "no occurrence left"
-            print("\(item.replaced ? "replaced" : "scheduled") \(item.id) [\(item.state.rawValue)]: \(when)")
+            output("\(item.replaced ? "replaced" : "scheduled") \(item.id) [\(item.state.rawValue)]: \(when)")
         }
         for warning in reply.warnings ?? [] {
             FileHandle.standardError.write(Data("chime: warning: \(warning)\n".utf8))

@@ -35,7 +35,7 @@ enum SubscribeCommand: Command {
             if arguments.has("json") {
                 printJSON(raw)
             } else {
-                print(describe(event))
+                output(describe(event))
             }
             received += 1
             if let count, received >= count { stop.requestStop() }

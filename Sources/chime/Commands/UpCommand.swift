@@ -46,7 +46,7 @@ enum UpCommand: Command {
             let reply = try? client.call(ControlRequest(command: .workers), WorkersResult.self)
             return (reply?.0.result?.workers.filter(\.alive).count ?? 0) >= workerCount
         }
-        print("chime up: coordinator pid \(coordinator) on \(configuration.endpoints.control.connect), \(workerCount) workers; events on \(configuration.endpoints.events.connect). Ctrl-C to stop.")
+        output("chime up: coordinator pid \(coordinator) on \(configuration.endpoints.control.connect), \(workerCount) workers; events on \(configuration.endpoints.events.connect). Ctrl-C to stop.")
 
         let json = arguments.has("json")
         let eventsEndpoint = configuration.endpoints.events.connect
@@ -56,7 +56,7 @@ enum UpCommand: Command {
             do {
                 let subscriber = SubscriberClient(endpoint: eventsEndpoint, recipient: nil, stop: stop)
                 try subscriber.run(onReady: { subscribed.signal() }) { event, raw in
-                    print(json ? String(decoding: raw, as: UTF8.self) : describe(event))
+                    output(json ? String(decoding: raw, as: UTF8.self) : describe(event))
                 }
             } catch {
                 printError("subscriber: \(error)")
@@ -79,7 +79,7 @@ enum UpCommand: Command {
             Thread.sleep(forTimeInterval: 0.2)
         }
         subscriberDone.wait()
-        print("chime up: stopping")
+        output("chime up: stopping")
         return children.unexpectedExit ? 1 : 0
     }
 
@@ -90,7 +90,7 @@ enum UpCommand: Command {
             let path = file.hasPrefix("/") ? file : base.appendingPathComponent(file).path
             let reminders = try ReminderFile.load(path: path, now: Date())
             let (reply, _) = try client.call(ControlRequest(command: .schedule(reminders)), ScheduleResult.self)
-            print("chime up: scheduled \(reply.result?.scheduled.count ?? 0) sample reminders from \(file)")
+            output("chime up: scheduled \(reply.result?.scheduled.count ?? 0) sample reminders from \(file)")
         }
     }
 

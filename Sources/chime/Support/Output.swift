@@ -5,7 +5,7 @@ import Foundation
 
 /// Prints raw JSON bytes as one line.
 func printJSON(_ data: Data) {
-    print(String(decoding: data, as: UTF8.self))
+    output(String(decoding: data, as: UTF8.self))
 }
 
 /// "in 2s", "3m ago": a short relative description of `date` from `now`.
