@@ -47,7 +47,7 @@ public struct ChimeConfiguration: Codable, Hashable, Sendable {
         public var maxAttempts = 5
         /// Firings per dispatch message at most.
         public var maxBatchSize = 256
-        /// Dispatch messages queued per worker before the coordinator holds back (ZMQ_SNDHWM).
+        /// Dispatch messages queued per worker on the coordinator's side (ZMQ_SNDHWM).
         public var dispatchHighWaterMark: Int32 = 64
         /// The largest control request accepted, in bytes; larger ones get `too_large`.
         public var maxRequestBytes = 16 * 1024 * 1024
@@ -63,6 +63,8 @@ public struct ChimeConfiguration: Codable, Hashable, Sendable {
     public struct Worker: Codable, Hashable, Sendable {
         /// Dispatch messages a worker may hold unread (ZMQ_RCVHWM).
         public var receiveHighWaterMark: Int32 = 64
+        /// Unacknowledged firings a worker accepts at once: the credit it announces.
+        public var capacity = 4096
 
         public init() {}
     }

@@ -8,10 +8,13 @@ public enum JournalEntry: Codable, Hashable, Sendable {
     case scheduled(Reminder, at: Date)
     /// These reminders were cancelled.
     case cancelled([ReminderID], at: Date)
-    /// A firing was handed to the dispatch socket (attempt ≥ 1).
-    case dispatched(FiringID, attempt: Int, at: Date)
+    /// A firing of `reminder`'s occurrence due at `dueAt` was handed to a worker (attempt ≥ 1).
+    /// Replaying it advances the reminder past that occurrence.
+    case dispatched(FiringID, reminder: ReminderID, dueAt: Date, attempt: Int, at: Date)
     /// A worker acknowledged delivery of a firing at `firedAt` (the worker's clock, UTC).
     case acknowledged(FiringID, firedAt: Date)
+    /// A firing exhausted its attempts and moved to the dead-letter list.
+    case deadLettered(FiringID, at: Date)
 }
 
 /// An append-only log of `JournalEntry` values.

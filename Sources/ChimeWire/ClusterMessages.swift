@@ -1,10 +1,11 @@
 import ChimeCore
 import Foundation
 
-/// Coordinator → worker, on the dispatch PUSH socket: a batch of due firings.
+/// Coordinator → one worker, on the dispatch ROUTER socket: a batch of due firings.
 ///
 /// JSON shape: `{"epoch": 1, "leaseMilliseconds": 10000, "firings": [Firing…]}`. One
-/// frame. A worker must acknowledge each firing within the lease or it is redelivered.
+/// frame (after the ROUTER's routing frame, which the worker's DEALER does not see). A
+/// worker must acknowledge each firing within the lease or it is redelivered.
 public struct DispatchBatch: Codable, Hashable, Sendable {
     /// The coordinator epoch that dispatched the batch (fencing token).
     public var epoch: UInt64
@@ -23,9 +24,10 @@ public struct DispatchBatch: Codable, Hashable, Sendable {
 /// Worker → coordinator, on the results PULL socket: a heartbeat, optionally carrying
 /// acknowledgements.
 ///
-/// JSON shape: `{"worker": "host-123", "host": "host", "pid": 123, "epoch": 1,
-/// "delivered": 42, "acks": [{"firingId", "firedAt", "attempt"}]}`. Sent at least every
-/// heartbeat interval, and as soon as acknowledgements are ready.
+/// JSON shape: `{"worker": "host-123", "host": "host", "pid": 123, "capacity": 4096,
+/// "delivered": 42, "acks": [{"firingId", "firedAt", "attempt", "epoch"}]}`. Sent at least
+/// every heartbeat interval, and as soon as acknowledgements are ready. `capacity` is how
+/// many unacknowledged firings the worker accepts at once (its credit).
 public struct WorkerMessage: Codable, Hashable, Sendable {
     /// One delivered firing.
     public struct Acknowledgement: Codable, Hashable, Sendable {
@@ -48,14 +50,20 @@ public struct WorkerMessage: Codable, Hashable, Sendable {
     public var worker: WorkerID
     public var host: String
     public var pid: Int32
+    /// How many unacknowledged firings the worker accepts at once.
+    public var capacity: Int
     /// Firings this worker delivered since it started.
     public var delivered: Int
     public var acks: [Acknowledgement]
 
-    public init(worker: WorkerID, host: String, pid: Int32, delivered: Int, acks: [Acknowledgement] = []) {
+    public init(
+        worker: WorkerID, host: String, pid: Int32, capacity: Int = 4096, delivered: Int,
+        acks: [Acknowledgement] = []
+    ) {
         self.worker = worker
         self.host = host
         self.pid = pid
+        self.capacity = capacity
         self.delivered = delivered
         self.acks = acks
     }

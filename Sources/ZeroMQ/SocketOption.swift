@@ -76,6 +76,11 @@ public enum SocketOption: Sendable, Hashable {
     ///
     /// The corresponding libzmq option is `ZMQ_ROUTER_MANDATORY`.
     case routerMandatory(Bool)
+    /// Lets a `router` hand a routing ID over to a new connection that claims it (a restarted
+    /// peer with the same ID) instead of ignoring the newcomer.
+    ///
+    /// The corresponding libzmq option is `ZMQ_ROUTER_HANDOVER`.
+    case routerHandover(Bool)
     /// Makes an `xpublisher` pass on every subscription message, not only the first per prefix.
     ///
     /// The corresponding libzmq option is `ZMQ_XPUB_VERBOSE`.
@@ -155,6 +160,8 @@ extension SocketOption {
         case .receiveTimeout(let milliseconds): (ZMQ_RCVTIMEO, "ZMQ_RCVTIMEO", .int(milliseconds))
         case .routerMandatory(let isOn):
             (ZMQ_ROUTER_MANDATORY, "ZMQ_ROUTER_MANDATORY", .int(isOn ? 1 : 0))
+        case .routerHandover(let isOn):
+            (ZMQ_ROUTER_HANDOVER, "ZMQ_ROUTER_HANDOVER", .int(isOn ? 1 : 0))
         case .xpubVerbose(let isOn): (ZMQ_XPUB_VERBOSE, "ZMQ_XPUB_VERBOSE", .int(isOn ? 1 : 0))
         case .tcpKeepalive(let isOn): (ZMQ_TCP_KEEPALIVE, "ZMQ_TCP_KEEPALIVE", .int(isOn ? 1 : 0))
         case .ipv6(let isOn): (ZMQ_IPV6, "ZMQ_IPV6", .int(isOn ? 1 : 0))

@@ -11,10 +11,17 @@ import Testing
     static let t0 = Date(timeIntervalSince1970: 1_798_099_200)  // 2026-12-24T08:00:00Z
     let client = ClientAddress(routing: [Data([1])])
 
-    func makeState(_ configure: (inout CoordinatorConfiguration) -> Void = { _ in }) -> CoordinatorState {
+    /// A state with one worker `w1` that can take firings, unless `workers` says otherwise.
+    func makeState(workers: [WorkerID] = ["w1"], _ configure: (inout CoordinatorConfiguration) -> Void = { _ in })
+        -> CoordinatorState
+    {
         var configuration = CoordinatorConfiguration()
+        // Workers stay alive for the whole test unless a test is about liveness.
+        configuration.heartbeatInterval = 3600
         configure(&configuration)
-        return CoordinatorState(configuration: configuration, startedAt: Self.t0)
+        var state = CoordinatorState(configuration: configuration, startedAt: Self.t0)
+        for worker in workers { join(&state, worker) }
+        return state
     }
 
     func reminder(
@@ -40,10 +47,36 @@ import Testing
     }
 
     func firings(_ directives: [CoordinatorDirective]) -> [Firing] {
-        directives.flatMap { directive -> [Firing] in
-            if case .dispatch(let batch) = directive { return batch.firings }
-            return []
+        batches(directives).flatMap(\.batch.firings)
+    }
+
+    func batches(_ directives: [CoordinatorDirective]) -> [(batch: DispatchBatch, worker: WorkerID)] {
+        directives.compactMap { directive in
+            if case .dispatch(let batch, let worker) = directive { return (batch, worker) }
+            return nil
         }
+    }
+
+    func nextFire(_ state: inout CoordinatorState, _ id: ReminderID) -> Date? {
+        let (outcome, _) = request(&state, .list(ReminderFilter(ids: [id]), all: true, limit: nil))
+        guard case .listed(let list) = outcome else { return nil }
+        return list.reminders.first?.nextFireAt
+    }
+
+    /// A worker announces itself over both connections, as `WorkerService` does.
+    @discardableResult
+    func join(_ state: inout CoordinatorState, _ worker: WorkerID, capacity: Int = 4096, at now: Date = t0)
+        -> [CoordinatorDirective]
+    {
+        let message = WorkerMessage(worker: worker, host: "h", pid: 1, capacity: capacity, delivered: 0)
+        return state.onWorkerMessage(message, viaDispatch: true, at: now)
+    }
+
+    func ack(_ state: inout CoordinatorState, _ firings: [Firing], by worker: WorkerID, at now: Date, epoch: UInt64 = 1)
+        -> [CoordinatorDirective]
+    {
+        let acks = firings.map { WorkerMessage.Acknowledgement(firingId: $0.firingId, firedAt: now, attempt: $0.attempt, epoch: epoch) }
+        return state.onWorkerMessage(WorkerMessage(worker: worker, host: "h", pid: 1, delivered: acks.count, acks: acks), at: now)
     }
 
     @Test func firesExactlyAtTheDueInstant() {
@@ -58,7 +91,8 @@ import Testing
         #expect(state.onTick(now: due.addingTimeInterval(-0.001)).isEmpty)
         let fired = state.onTick(now: due)
         #expect(fired.count == 2)
-        #expect(fired.first == .append(.dispatched(FiringID(reminder: "a", dueAt: due), attempt: 1, at: due)))
+        #expect(fired.first == .append(.dispatched(FiringID(reminder: "a", dueAt: due), reminder: "a", dueAt: due, attempt: 1, at: due)))
+        #expect(batches(fired).map(\.worker) == ["w1"])
         #expect(firings(fired).map(\.firingId.rawValue) == ["a@2026-12-24T08:01:00.000Z"])
         #expect(state.onTick(now: due.addingTimeInterval(1)).isEmpty)
     }
@@ -87,7 +121,7 @@ import Testing
         var state = makeState()
         request(&state, .schedule([reminder("d", at: Self.t0, repeatRule: RepeatRule(unit: .day, interval: 1))]))
         #expect(firings(state.onTick(now: Self.t0)).count == 1)
-        #expect(state.nextWake == Self.t0.addingTimeInterval(86_400))
+        #expect(nextFire(&state, "d") == Self.t0.addingTimeInterval(86_400))
     }
 
     @Test func stalledCoordinatorFiresOnceThenContinuesOnSchedule() {
@@ -96,43 +130,102 @@ import Testing
         let fired = firings(state.onTick(now: Self.t0.addingTimeInterval(330)))
         #expect(fired.map(\.dueAt) == [Self.t0])
         // 08:05:30 now: the next on-schedule occurrence is 08:06, not 08:06:30.
-        #expect(state.nextWake == Self.t0.addingTimeInterval(360))
+        #expect(nextFire(&state, "m") == Self.t0.addingTimeInterval(360))
     }
 
     @Test func redeliversWithTheSameFiringIDAfterLeaseExpiry() {
         var state = makeState { $0.leaseDuration = 10 }
         request(&state, .schedule([reminder("a", at: Self.t0)]))
-        let first = state.onTick(now: Self.t0)
-        guard case .dispatch(let batch)? = first.last else { Issue.record("no dispatch"); return }
-        state.onBatchSent(batch, at: Self.t0)
+        let first = firings(state.onTick(now: Self.t0))
         #expect(state.onTick(now: Self.t0.addingTimeInterval(9.999)).isEmpty)
+        join(&state, "w1", at: Self.t0.addingTimeInterval(9))
         let again = firings(state.onTick(now: Self.t0.addingTimeInterval(10)))
-        #expect(again.map(\.firingId) == batch.firings.map(\.firingId))
+        #expect(again.map(\.firingId) == first.map(\.firingId))
         #expect(again.map(\.attempt) == [2])
     }
 
-    @Test func leaseStartsOnlyWhenTheBatchLeavesTheCoordinator() {
-        var state = makeState { $0.leaseDuration = 10 }
+    @Test func firingsWaitWhileNoWorkerIsConnected() {
+        var state = makeState(workers: [])
         request(&state, .schedule([reminder("a", at: Self.t0)]))
-        _ = state.onTick(now: Self.t0)
-        // No worker took the batch yet: no lease runs, so no duplicate piles up.
+        #expect(state.onTick(now: Self.t0).isEmpty)
+        #expect(state.waitingCount == 1)
+        // No lease runs while nobody holds the firing, so no duplicate piles up.
         #expect(state.onTick(now: Self.t0.addingTimeInterval(60)).isEmpty)
-        #expect(state.inFlightCount == 1)
+        join(&state, "w9", at: Self.t0.addingTimeInterval(61))
+        let directives = state.onTick(now: Self.t0.addingTimeInterval(61))
+        #expect(batches(directives).map(\.worker) == ["w9"])
+        #expect(firings(directives).map(\.attempt) == [1])
+    }
+
+    @Test func workerHeardOnlyOnTheResultsSocketGetsNothingUntilItsDispatchRouteIsKnown() {
+        var state = makeState(workers: [])
+        _ = state.onWorkerMessage(WorkerMessage(worker: "w1", host: "h", pid: 1, delivered: 0), at: Self.t0)
+        request(&state, .schedule([reminder("a", at: Self.t0)]))
+        #expect(state.onTick(now: Self.t0).isEmpty)
+        join(&state, "w1")
+        #expect(firings(state.onTick(now: Self.t0)).count == 1)
+    }
+
+    @Test func silentWorkerLosesItsFiringsToAnotherWorkerAtOnce() {
+        var state = makeState(workers: ["w1"]) { $0.heartbeatInterval = 1; $0.heartbeatLiveness = 3; $0.leaseDuration = 30 }
+        request(&state, .schedule([reminder("a", at: Self.t0), reminder("b", at: Self.t0)]))
+        let first = batches(state.onTick(now: Self.t0))
+        #expect(first.map(\.worker) == ["w1"])
+        join(&state, "w2", at: Self.t0.addingTimeInterval(3))
+        #expect(state.nextWake == Self.t0.addingTimeInterval(3), "w1's liveness deadline")
+        #expect(state.onTick(now: Self.t0.addingTimeInterval(3)).isEmpty)
+        let moved = state.onTick(now: Self.t0.addingTimeInterval(3.001))
+        #expect(batches(moved).map(\.worker) == ["w2"])
+        #expect(firings(moved).map(\.firingId) == first[0].batch.firings.map(\.firingId))
+        #expect(firings(moved).map(\.attempt) == [2, 2])
+        let (outcome, _) = request(&state, .workers, at: Self.t0.addingTimeInterval(3.001))
+        guard case .workers(let result) = outcome else { Issue.record("\(outcome)"); return }
+        #expect(result.workers.map(\.alive) == [false, true])
+    }
+
+    @Test func restartedWorkerRejoinsWithoutOperatorAction() {
+        var state = makeState(workers: ["w1"]) { $0.heartbeatInterval = 1; $0.heartbeatLiveness = 3 }
+        _ = state.onTick(now: Self.t0.addingTimeInterval(10))
+        request(&state, .schedule([reminder("a", at: Self.t0.addingTimeInterval(10))]), at: Self.t0.addingTimeInterval(10))
+        #expect(state.onTick(now: Self.t0.addingTimeInterval(10)).isEmpty, "w1 is silent: nothing is assigned")
+        join(&state, "w1", at: Self.t0.addingTimeInterval(11))
+        #expect(firings(state.onTick(now: Self.t0.addingTimeInterval(11))).count == 1)
+    }
+
+    @Test func workerNeverHoldsMoreThanItsCapacity() {
+        var state = makeState(workers: []) { $0.maxBatchSize = 256 }
+        join(&state, "small", capacity: 3)
+        request(&state, .schedule((0..<5).map { reminder("r\($0)", at: Self.t0) }))
+        let first = state.onTick(now: Self.t0)
+        #expect(batches(first).map(\.batch.firings.count) == [3])
+        #expect(state.waitingCount == 2)
+        _ = ack(&state, Array(firings(first).prefix(2)), by: "small", at: Self.t0)
+        #expect(batches(state.onTick(now: Self.t0)).map(\.batch.firings.count) == [2])
+    }
+
+    @Test func failedHandOffPutsTheFiringsBackInLineWithTheSameAttempt() {
+        var state = makeState(workers: ["w1"])
+        request(&state, .schedule([reminder("a", at: Self.t0)]))
+        guard let (batch, worker) = batches(state.onTick(now: Self.t0)).first else { Issue.record("no batch"); return }
+        state.onDispatchFailed(batch, to: worker, at: Self.t0)
+        #expect(state.inFlightCount == 0)
+        #expect(state.waitingCount == 1)
+        #expect(state.onTick(now: Self.t0).isEmpty, "w1 is unreachable until it announces itself again")
+        join(&state, "w1")
+        #expect(firings(state.onTick(now: Self.t0)).map(\.attempt) == [1])
     }
 
     @Test func acknowledgementCompletesTheFiringAndRecordsLateness() {
         var state = makeState()
         request(&state, .schedule([reminder("a", at: Self.t0)]))
-        guard case .dispatch(let batch)? = state.onTick(now: Self.t0).last else { Issue.record("no dispatch"); return }
-        state.onBatchSent(batch, at: Self.t0)
-        let firingId = batch.firings[0].firingId
-        let ack = WorkerMessage.Acknowledgement(firingId: firingId, firedAt: Self.t0.addingTimeInterval(0.004), attempt: 1, epoch: 1)
-        let message = WorkerMessage(worker: "w1", host: "h", pid: 7, delivered: 1, acks: [ack])
-        #expect(state.onWorkerMessage(message, at: Self.t0) == [.append(.acknowledged(firingId, firedAt: Self.t0.addingTimeInterval(0.004)))])
+        let dispatched = firings(state.onTick(now: Self.t0))
+        let firingId = dispatched[0].firingId
+        let acked = ack(&state, dispatched, by: "w1", at: Self.t0.addingTimeInterval(0.004))
+        #expect(acked == [.append(.acknowledged(firingId, firedAt: Self.t0.addingTimeInterval(0.004)))])
         #expect(state.inFlightCount == 0)
-        #expect(state.onWorkerMessage(message, at: Self.t0).isEmpty, "a duplicate acknowledgement changes nothing")
+        #expect(ack(&state, dispatched, by: "w1", at: Self.t0.addingTimeInterval(0.005)).isEmpty, "a duplicate acknowledgement changes nothing")
         #expect(state.onTick(now: Self.t0.addingTimeInterval(60)).isEmpty, "no redelivery after the ack")
-        let (outcome, _) = request(&state, .stats)
+        let (outcome, _) = request(&state, .stats, at: Self.t0.addingTimeInterval(60))
         guard case .stats(let stats) = outcome else { Issue.record("\(outcome)"); return }
         #expect(stats.acknowledged == 1)
         #expect(stats.fireLateness.map { abs($0.max - 4) < 0.001 } == true)
@@ -141,26 +234,26 @@ import Testing
     @Test func acknowledgementFromAnotherEpochIsFencedOff() {
         var state = makeState { $0.epoch = 5 }
         request(&state, .schedule([reminder("a", at: Self.t0)]))
-        guard case .dispatch(let batch)? = state.onTick(now: Self.t0).last else { Issue.record("no dispatch"); return }
+        guard let (batch, _) = batches(state.onTick(now: Self.t0)).first else { Issue.record("no dispatch"); return }
         #expect(batch.epoch == 5)
-        let stale = WorkerMessage.Acknowledgement(firingId: batch.firings[0].firingId, firedAt: Self.t0, attempt: 1, epoch: 4)
-        #expect(state.onWorkerMessage(WorkerMessage(worker: "w", host: "h", pid: 1, delivered: 1, acks: [stale]), at: Self.t0).isEmpty)
+        #expect(ack(&state, batch.firings, by: "w1", at: Self.t0, epoch: 4).isEmpty)
         #expect(state.inFlightCount == 1)
     }
 
     @Test func firingIsDeadLetteredAfterMaxAttempts() {
-        var state = makeState { $0.maxAttempts = 2; $0.leaseDuration = 1 }
+        var state = makeState { $0.maxAttempts = 2; $0.leaseDuration = 1; $0.heartbeatInterval = 100 }
         request(&state, .schedule([reminder("a", at: Self.t0)]))
         var now = Self.t0
         var attempts: [Int] = []
+        var deadLettered: [CoordinatorDirective] = []
         for _ in 0..<4 {
-            for case .dispatch(let batch) in state.onTick(now: now) {
-                attempts += batch.firings.map(\.attempt)
-                state.onBatchSent(batch, at: now)
-            }
+            let directives = state.onTick(now: now)
+            attempts += firings(directives).map(\.attempt)
+            deadLettered += directives.filter { if case .append(.deadLettered) = $0 { true } else { false } }
             now = now.addingTimeInterval(1)
         }
         #expect(attempts == [1, 2])
+        #expect(deadLettered == [.append(.deadLettered(FiringID(reminder: "a", dueAt: Self.t0), at: Self.t0.addingTimeInterval(2)))])
         #expect(state.inFlightCount == 0)
         #expect(state.deadLetters.count == 1)
     }
@@ -170,12 +263,8 @@ import Testing
         let reminders = (0..<600).map { reminder("r\($0)", at: Self.t0) }
         request(&state, .schedule(reminders))
         let directives = state.onTick(now: Self.t0)
-        let sizes = directives.compactMap { directive -> Int? in
-            if case .dispatch(let batch) = directive { return batch.firings.count }
-            return nil
-        }
-        #expect(sizes == [256, 256, 88])
-        #expect(directives.prefix(600).allSatisfy { if case .append(.dispatched) = $0 { true } else { false } })
+        #expect(batches(directives).map(\.batch.firings.count) == [256, 256, 88])
+        #expect(directives.prefix(256).allSatisfy { if case .append(.dispatched) = $0 { true } else { false } })
     }
 
     @Test func disabledReminderKeepsItsRecordButDoesNotFire() {
@@ -249,8 +338,7 @@ import Testing
     }
 
     @Test func workerIsAliveWithinThreeHeartbeats() {
-        var state = makeState { $0.heartbeatInterval = 1; $0.heartbeatLiveness = 3 }
-        _ = state.onWorkerMessage(WorkerMessage(worker: "w1", host: "h", pid: 1, delivered: 0), at: Self.t0)
+        var state = makeState(workers: ["w1"]) { $0.heartbeatInterval = 1; $0.heartbeatLiveness = 3 }
         func alive(at now: Date) -> [Bool] {
             let (outcome, _) = request(&state, .workers, at: now)
             guard case .workers(let result) = outcome else { return [] }

@@ -114,6 +114,7 @@ class ChimeCluster:
         self.port_base = 0
         self.children: list[tuple[str, subprocess.Popen]] = []
         self.exit_statuses: dict[str, int] = {}
+        self.killed: list[str] = []
         self.config_path = directory / "chime.json"
 
     # Endpoints ------------------------------------------------------------------------
@@ -125,6 +126,10 @@ class ChimeCluster:
     @property
     def events_endpoint(self) -> str:
         return f"tcp://127.0.0.1:{self.port_base + 3}"
+
+    @property
+    def coordinator_pid(self) -> int:
+        return next(p.pid for name, p in self.children if name.startswith("coordinator"))
 
     @property
     def cluster_arguments(self) -> list[str]:
@@ -210,7 +215,7 @@ class ChimeCluster:
             except subprocess.TimeoutExpired:
                 os.kill(process.pid, signal.SIGKILL)
                 process.wait()
-                self.killed = getattr(self, "killed", []) + [name]
+                self.killed.append(name)
             self.exit_statuses[name] = process.returncode
         self.children.clear()
         return self.exit_statuses
@@ -244,7 +249,7 @@ def _start_cluster(tmp_path_factory, configuration: dict | None) -> ChimeCluster
 
 def _stop_cluster(cluster: ChimeCluster) -> None:
     statuses = cluster.stop()
-    killed = getattr(cluster, "killed", [])
+    killed = cluster.killed
     unclean = {name: s for name, s in statuses.items() if s not in (0, -signal.SIGTERM)}
     if killed or unclean:
         print(f"chime children did not stop cleanly: killed={killed} statuses={statuses}\n{cluster.logs()}")

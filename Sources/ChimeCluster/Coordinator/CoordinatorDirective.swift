@@ -27,8 +27,9 @@ public enum ControlOutcome: Sendable, Hashable {
 public enum CoordinatorDirective: Sendable, Hashable {
     /// Append to the journal.
     case append(JournalEntry)
-    /// Send a batch to the workers; report the hand-off with `onBatchSent`.
-    case dispatch(DispatchBatch)
+    /// Send a batch to one worker (its lease has started); report a failed hand-off with
+    /// `onDispatchFailed`.
+    case dispatch(DispatchBatch, to: WorkerID)
     /// Answer a control request.
     case reply(ControlOutcome, requestId: String?, to: ClientAddress)
 }

@@ -18,8 +18,6 @@ public final class CoordinatorService {
     var state: CoordinatorState
     var journal: any Journal
     let codec = WireCodec()
-    var outbox: [DispatchBatch] = []
-    var outboxStart = 0
 
     /// Makes a coordinator service; nothing is bound until `run`.
     public init(
@@ -61,9 +59,12 @@ public final class CoordinatorService {
         // Requests beyond 4× the limit drop the connection; up to that we reply too_large.
         try control.set(.maxMessageSize(bytes: Int64(configuration.coordinator.maxRequestBytes) * 4))
         try control.bind(to: endpoints.control.bind)
-        let dispatch = try Socket(.push, context: context)
+        // ROUTER, not PUSH: the coordinator picks the worker (credit-based flow control), so it
+        // knows which firings a silent worker holds and redelivers them at once.
+        let dispatch = try Socket(.router, context: context)
         try dispatch.set(.linger(milliseconds: linger))
-        try dispatch.set(.immediate(true))
+        try dispatch.set(.routerMandatory(true))
+        try dispatch.set(.routerHandover(true))
         try dispatch.set(.sendHighWaterMark(configuration.coordinator.dispatchHighWaterMark))
         try dispatch.bind(to: endpoints.dispatch.bind)
         let results = try Socket(.pull, context: context)
@@ -80,16 +81,12 @@ public final class CoordinatorService {
                                   "eventsIngest": endpoints.eventsIngest.bind, "pid": String(getpid())])
         onReady()
 
-        let idlePoller = Poller()
-        idlePoller.register(control, for: .readable)
-        idlePoller.register(results, for: .readable)
-        let sendingPoller = Poller()
-        sendingPoller.register(control, for: .readable)
-        sendingPoller.register(results, for: .readable)
-        sendingPoller.register(dispatch, for: .writable)
+        let poller = Poller()
+        poller.register(control, for: .readable)
+        poller.register(results, for: .readable)
+        poller.register(dispatch, for: .readable)
 
         while !stop.isStopRequested {
-            let poller = hasOutbox ? sendingPoller : idlePoller
             do {
                 _ = try poller.poll(timeout: pollTimeout(now: Date()))
             } catch let error as ZeroMQError where error.code == .contextTerminated {
@@ -99,13 +96,13 @@ public final class CoordinatorService {
             do {
                 try readControl(control, into: &directives)
                 try readResults(results, into: &directives)
+                try readAnnouncements(dispatch, into: &directives)
             } catch let error as ZeroMQError where error.code == .contextTerminated {
                 break
             }
             directives += state.onTick(now: Date())
-            try carryOut(directives, control: control)
             do {
-                try flushOutbox(dispatch)
+                try carryOut(directives, control: control, dispatch: dispatch)
             } catch let error as ZeroMQError where error.code == .contextTerminated {
                 break
             }
@@ -113,11 +110,8 @@ public final class CoordinatorService {
         logger.info("coordinator stopping", ["inFlight": String(state.inFlightCount)])
     }
 
-    var hasOutbox: Bool { outboxStart < outbox.count }
-
     /// Until the next due firing or lease expiry, at most 100 ms so the stop flag is seen.
     func pollTimeout(now: Date) -> Duration {
-        if hasOutbox { return .milliseconds(100) }
         guard let wake = state.nextWake else { return .milliseconds(100) }
         let seconds = max(0, min(0.1, wake.timeIntervalSince(now)))
         return .microseconds(Int64((seconds * 1_000_000).rounded(.up)))
@@ -179,8 +173,29 @@ public final class CoordinatorService {
         }
     }
 
-    /// Journal first (one sync for the whole turn), then replies; batches go to the outbox.
-    func carryOut(_ directives: [CoordinatorDirective], control: Socket) throws {
+    /// Reads the workers' announcements on the dispatch ROUTER: `[identity, WorkerMessage]`.
+    func readAnnouncements(_ dispatch: Socket, into directives: inout [CoordinatorDirective]) throws {
+        for _ in 0..<1000 {
+            guard let frames = try dispatch.receiveMessage(dontWait: true) else { return }
+            guard frames.count == 2 else {
+                logger.warning("dropped dispatch announcement", ["reason": "expected 2 frames, got \(frames.count)"])
+                continue
+            }
+            do {
+                let message = try codec.decode(WorkerMessage.self, from: frames[1])
+                guard Data(message.worker.rawValue.utf8) == frames[0] else {
+                    logger.warning("dropped dispatch announcement", ["reason": "worker id does not match its routing id", "worker": message.worker.rawValue])
+                    continue
+                }
+                directives += state.onWorkerMessage(message, viaDispatch: true, at: Date())
+            } catch {
+                logger.warning("dropped dispatch announcement", ["code": error.code.rawValue, "reason": error.message])
+            }
+        }
+    }
+
+    /// Journal first (one sync for the whole turn), then replies and dispatches.
+    func carryOut(_ directives: [CoordinatorDirective], control: Socket, dispatch: Socket) throws {
         guard !directives.isEmpty else { return }
         var entries: [JournalEntry] = []
         for case .append(let entry) in directives { entries.append(entry) }
@@ -192,8 +207,8 @@ public final class CoordinatorService {
             switch directive {
             case .append:
                 continue
-            case .dispatch(let batch):
-                outbox.append(batch)
+            case .dispatch(let batch, let worker):
+                send(batch, to: worker, on: dispatch)
             case .reply(let outcome, let requestId, let client):
                 let body = encodeReply(outcome, requestId: requestId)
                 do {
@@ -219,18 +234,16 @@ public final class CoordinatorService {
         }
     }
 
-    /// Sends queued batches until the dispatch socket would block (no worker, or all at HWM).
-    func flushOutbox(_ dispatch: Socket) throws {
-        while outboxStart < outbox.count {
-            let batch = outbox[outboxStart]
-            guard try dispatch.send([codec.encode(batch)], dontWait: true) else { break }
-            state.onBatchSent(batch, at: Date())
-            outboxStart += 1
+    /// Hands a batch to one worker; a worker that is gone or full gets it back into the line.
+    func send(_ batch: DispatchBatch, to worker: WorkerID, on dispatch: Socket) {
+        do {
+            if try dispatch.send([Data(worker.rawValue.utf8), codec.encode(batch)], dontWait: true) { return }
+            logger.warning("worker queue full; firings wait", ["worker": worker.rawValue, "firings": String(batch.firings.count)])
+        } catch let error as ZeroMQError where error.code == .hostUnreachable {
+            logger.warning("worker not connected; firings wait", ["worker": worker.rawValue])
+        } catch {
+            logger.error("dispatch failed", ["worker": worker.rawValue, "error": "\(error)"])
         }
-        if outboxStart == outbox.count {
-            outbox.removeAll(keepingCapacity: true)
-            outboxStart = 0
-        }
+        state.onDispatchFailed(batch, to: worker, at: Date())
     }
 }
-

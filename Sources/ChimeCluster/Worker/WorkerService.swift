@@ -23,7 +23,8 @@ public final class WorkerService {
         let pid = getpid()
         state = WorkerState(
             id: id ?? WorkerID("\(host)-\(pid)"), host: host, pid: pid,
-            heartbeatInterval: Double(configuration.heartbeat.intervalMilliseconds) / 1000)
+            heartbeatInterval: Double(configuration.heartbeat.intervalMilliseconds) / 1000,
+            capacity: configuration.worker.capacity)
     }
 
     /// This worker's id.
@@ -36,8 +37,11 @@ public final class WorkerService {
         stop.onStop { context.shutdown() }
         let endpoints = configuration.endpoints
         let linger = configuration.lingerMilliseconds
-        let incoming = try Socket(.pull, context: context)
+        // DEALER with the worker id as routing id: the coordinator's ROUTER addresses this
+        // worker by id, and announcements over this connection tell it the route works.
+        let incoming = try Socket(.dealer, context: context)
         try incoming.set(.linger(milliseconds: linger))
+        try incoming.set(.routingID(Data(state.id.rawValue.utf8)))
         try incoming.set(.receiveHighWaterMark(configuration.worker.receiveHighWaterMark))
         try incoming.connect(to: endpoints.dispatch.connect)
         let results = try Socket(.push, context: context)
@@ -65,10 +69,17 @@ public final class WorkerService {
                     guard let frames = try incoming.receiveMessage(dontWait: true) else { break }
                     try deliver(frames, events: events)
                 }
-                for case .report(let message) in state.onTick(now: Date()) {
-                    guard try results.send([codec.encode(message)], dontWait: true) else {
-                        state.onReportNotSent(message)
-                        continue
+                for directive in state.onTick(now: Date()) {
+                    switch directive {
+                    case .report(let message):
+                        if try !results.send([codec.encode(message)], dontWait: true) {
+                            state.onReportNotSent(message)
+                        }
+                    case .announce(let message):
+                        // Dropped when the coordinator is unreachable; the next heartbeat retries.
+                        _ = try incoming.send([codec.encode(message)], dontWait: true)
+                    case .publish:
+                        preconditionFailure("onTick does not publish")
                     }
                 }
             }

@@ -8,6 +8,9 @@ public enum WorkerDirective: Sendable, Hashable {
     case publish(FireEvent)
     /// Send this heartbeat (with any acknowledgements) on the results socket.
     case report(WorkerMessage)
+    /// Send this heartbeat (never with acknowledgements) over the dispatch connection, so the
+    /// coordinator knows it can route batches to this worker.
+    case announce(WorkerMessage)
 }
 
 /// A worker's decisions: deliver each firing as a fire event, acknowledge it, heartbeat.
@@ -19,17 +22,20 @@ public struct WorkerState: Sendable {
     let pid: Int32
     /// The heartbeat interval, in seconds.
     public let heartbeatInterval: Double
+    /// How many unacknowledged firings this worker accepts at once (announced as credit).
+    public let capacity: Int
     var sequence: UInt64 = 0
     /// Firings delivered since start.
     public private(set) var deliveredCount = 0
     var pendingAcks: [WorkerMessage.Acknowledgement] = []
     var lastReportAt: Date?
 
-    public init(id: WorkerID, host: String, pid: Int32, heartbeatInterval: Double = 1) {
+    public init(id: WorkerID, host: String, pid: Int32, heartbeatInterval: Double = 1, capacity: Int = 4096) {
         self.id = id
         self.host = host
         self.pid = pid
         self.heartbeatInterval = heartbeatInterval
+        self.capacity = capacity
     }
 
     /// Delivers a batch: one fire event per firing, stamped `now` and numbered in order.
@@ -51,10 +57,14 @@ public struct WorkerState: Sendable {
     public mutating func onTick(now: Date) -> [WorkerDirective] {
         let heartbeatDue = lastReportAt.map { now.timeIntervalSince($0) >= heartbeatInterval } ?? true
         guard !pendingAcks.isEmpty || heartbeatDue else { return [] }
-        lastReportAt = now
-        let message = WorkerMessage(worker: id, host: host, pid: pid, delivered: deliveredCount, acks: pendingAcks)
+        let message = WorkerMessage(
+            worker: id, host: host, pid: pid, capacity: capacity, delivered: deliveredCount, acks: pendingAcks)
         pendingAcks.removeAll(keepingCapacity: true)
-        return [.report(message)]
+        guard heartbeatDue else { return [.report(message)] }
+        lastReportAt = now
+        var announcement = message
+        announcement.acks = []
+        return [.announce(announcement), .report(message)]
     }
 
     /// Puts back acknowledgements the service could not send (results socket full).

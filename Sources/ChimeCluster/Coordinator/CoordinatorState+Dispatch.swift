@@ -1,0 +1,190 @@
+import ChimeCore
+import ChimeStore
+import ChimeWire
+import Foundation
+
+extension CoordinatorState {
+    /// Fires what is due, drops workers that missed their heartbeats (their firings are
+    /// redelivered at once), redelivers firings whose lease expired, and assigns waiting
+    /// firings to live workers with free capacity.
+    ///
+    /// A repeating reminder whose next occurrence is already past (the coordinator was
+    /// stalled) fires once and continues from the first occurrence after `now`, never
+    /// re-anchored to the late time. ZeroMQ Guide ch. 4, "Paranoid Pirate" (liveness).
+    /// - Returns: per batch, `.append(.dispatched)` for each firing, then `.dispatch(batch, to:)`.
+    public mutating func onTick(now: Date) -> [CoordinatorDirective] {
+        for (id, _) in schedule.popDue(at: now) {
+            guard var entry = entries[id], let occurrence = entry.next else { continue }
+            let firing = Firing(
+                reminderId: id, recipient: entry.reminder.recipient, dueAt: occurrence.instant,
+                content: entry.reminder.content)
+            if inFlight[firing.firingId] == nil {
+                waiting.append(firing)
+            }
+            entry.next = Self.occurrence(after: occurrence, in: entry.recurrence, notBefore: now)
+            if let next = entry.next {
+                schedule.schedule(id, at: next.instant)
+            } else {
+                entry.state = entry.reminder.trigger.repeatRule == nil ? .delivered : .finished
+            }
+            entries[id] = entry
+        }
+        var directives: [CoordinatorDirective] = []
+        dropSilentWorkers(at: now, directives: &directives)
+        for (firingId, _) in leases.popDue(at: now) {
+            guard let flight = inFlight.removeValue(forKey: firingId) else { continue }
+            workers[flight.worker]?.outstanding -= 1
+            requeue(flight.firing, at: now, directives: &directives)
+        }
+        assignWaiting(at: now, directives: &directives)
+        return directives
+    }
+
+    /// Puts a firing back in the waiting line for another attempt, or dead-letters it after
+    /// `maxAttempts`.
+    mutating func requeue(_ firing: Firing, at now: Date, directives: inout [CoordinatorDirective]) {
+        leases.remove(firing.firingId)
+        if firing.attempt >= configuration.maxAttempts {
+            deadLetters[firing.firingId] = firing
+            directives.append(.append(.deadLettered(firing.firingId, at: now)))
+            return
+        }
+        var retry = firing
+        retry.attempt += 1
+        redeliveredCount += 1
+        waiting.append(retry)
+    }
+
+    mutating func dropSilentWorkers(at now: Date, directives: inout [CoordinatorDirective]) {
+        for (id, worker) in workers where worker.isAlive && !isAlive(worker, at: now) {
+            workers[id]?.isAlive = false
+            workers[id]?.outstanding = 0
+            let held = inFlight.filter { $0.value.worker == id }.sorted { $0.value.firing.dueAt < $1.value.firing.dueAt }
+            for (firingId, flight) in held {
+                inFlight[firingId] = nil
+                requeue(flight.firing, at: now, directives: &directives)
+            }
+        }
+    }
+
+    /// Hands waiting firings to live workers, in batches of at most `maxBatchSize`, each
+    /// time to the worker with the most free capacity (ties: the one that waited longest).
+    mutating func assignWaiting(at now: Date, directives: inout [CoordinatorDirective]) {
+        while waitingStart < waiting.count {
+            guard let (workerID, free) = workerWithMostCredit(at: now) else { break }
+            let count = min(free, configuration.maxBatchSize, waiting.count - waitingStart)
+            let firings = Array(waiting[waitingStart..<waitingStart + count])
+            waitingStart += count
+            let expiry = now.addingTimeInterval(configuration.leaseDuration)
+            for firing in firings {
+                inFlight[firing.firingId] = InFlight(firing: firing, worker: workerID, leaseExpiresAt: expiry)
+                leases.schedule(firing.firingId, at: expiry)
+                directives.append(.append(.dispatched(
+                    firing.firingId, reminder: firing.reminderId, dueAt: firing.dueAt, attempt: firing.attempt, at: now)))
+                if firing.attempt == 1 {
+                    dispatchLateness.record(milliseconds: now.timeIntervalSince(firing.dueAt) * 1000)
+                }
+            }
+            assignmentCounter += 1
+            workers[workerID]?.outstanding += count
+            workers[workerID]?.lastAssignment = assignmentCounter
+            dispatchedCount += count
+            directives.append(.dispatch(
+                DispatchBatch(
+                    epoch: configuration.epoch, leaseMilliseconds: Int(configuration.leaseDuration * 1000),
+                    firings: firings),
+                to: workerID))
+        }
+        if waitingStart == waiting.count {
+            waiting.removeAll(keepingCapacity: true)
+            waitingStart = 0
+        } else if waitingStart > 4096 && waitingStart * 2 > waiting.count {
+            waiting.removeFirst(waitingStart)
+            waitingStart = 0
+        }
+    }
+
+    func workerWithMostCredit(at now: Date) -> (WorkerID, Int)? {
+        var best: (id: WorkerID, free: Int, last: Int)?
+        for (id, worker) in workers where worker.isReachable && isAlive(worker, at: now) {
+            let free = worker.capacity - worker.outstanding
+            guard free > 0 else { continue }
+            if let current = best {
+                if free < current.free { continue }
+                if free == current.free
+                    && (worker.lastAssignment, id) > (current.last, current.id) { continue }
+            }
+            best = (id, free, worker.lastAssignment)
+        }
+        return best.map { ($0.id, $0.free) }
+    }
+
+    /// The service could not hand a batch to its worker (the worker is not connected, or its
+    /// queue is full): the worker is treated as gone and the firings wait again, same attempt.
+    public mutating func onDispatchFailed(_ batch: DispatchBatch, to worker: WorkerID, at now: Date) {
+        workers[worker]?.isReachable = false
+        var returned: [Firing] = []
+        for firing in batch.firings where inFlight[firing.firingId]?.worker == worker {
+            inFlight[firing.firingId] = nil
+            leases.remove(firing.firingId)
+            returned.append(firing)
+        }
+        workers[worker]?.outstanding -= returned.count
+        dispatchedCount -= returned.count
+        waiting.insert(contentsOf: returned, at: waitingStart)
+    }
+
+    /// Records a worker's heartbeat (capacity, counters) and its acknowledgements.
+    ///
+    /// A worker heard from again after being dropped rejoins. A message that came over the
+    /// dispatch connection (`viaDispatch`) proves the coordinator can route batches to it.
+    /// An acknowledgement from another epoch is fenced off (ignored); one for a firing no
+    /// longer in flight is a duplicate delivery and changes nothing.
+    /// - Returns: `.append(.acknowledged)` for each firing this message completed.
+    public mutating func onWorkerMessage(_ message: WorkerMessage, viaDispatch: Bool = false, at now: Date)
+        -> [CoordinatorDirective]
+    {
+        var record = workers[message.worker]
+            ?? WorkerRecord(host: message.host, pid: message.pid, lastSeenAt: now, capacity: message.capacity)
+        if record.pid != message.pid || !record.isAlive {
+            // A restarted or returning worker: whatever it held before was requeued.
+            record.outstanding = inFlight.values.filter { $0.worker == message.worker }.count
+        }
+        record.host = message.host
+        record.pid = message.pid
+        record.lastSeenAt = now
+        record.isAlive = true
+        record.capacity = max(0, message.capacity)
+        record.delivered = message.delivered
+        if viaDispatch { record.isReachable = true }
+        workers[message.worker] = record
+        var directives: [CoordinatorDirective] = []
+        for ack in message.acks where ack.epoch == configuration.epoch {
+            guard let flight = inFlight.removeValue(forKey: ack.firingId) else { continue }
+            leases.remove(ack.firingId)
+            workers[flight.worker]?.outstanding -= 1
+            workers[message.worker]?.acknowledged += 1
+            acknowledgedCount += 1
+            fireLateness.record(milliseconds: ack.firedAt.timeIntervalSince(flight.firing.dueAt) * 1000)
+            if var entry = entries[flight.firing.reminderId] {
+                entry.deliveredCount += 1
+                entry.lastFiredAt = max(entry.lastFiredAt ?? ack.firedAt, ack.firedAt)
+                entries[flight.firing.reminderId] = entry
+            }
+            directives.append(.append(.acknowledged(ack.firingId, firedAt: ack.firedAt)))
+        }
+        return directives
+    }
+
+    /// The first occurrence after `occurrence` that is after `notBefore`; missed ones in
+    /// between are coalesced into the firing being made now.
+    static func occurrence(after occurrence: Occurrence, in recurrence: Recurrence, notBefore: Date) -> Occurrence? {
+        guard let next = recurrence.nextOccurrence(after: occurrence) else { return nil }
+        if next.instant > notBefore { return next }
+        guard let upcoming = recurrence.firstOccurrence(onOrAfter: notBefore, fromIndex: next.index) else {
+            return nil
+        }
+        if upcoming.instant == notBefore { return recurrence.nextOccurrence(after: upcoming) }
+        return upcoming
+    }
+}
