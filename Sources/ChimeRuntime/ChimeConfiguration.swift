@@ -49,7 +49,9 @@ public struct ChimeConfiguration: Codable, Hashable, Sendable {
         public var maxBatchSize = 256
         /// Dispatch messages queued per worker on the coordinator's side (ZMQ_SNDHWM).
         public var dispatchHighWaterMark: Int32 = 64
-        /// The largest control request accepted, in bytes; larger ones get `too_large`.
+        /// The largest control request accepted, in bytes; larger ones get `too_large` (without
+        /// the `requestId`, which is not parsed). Beyond 4× this, ZeroMQ drops the connection
+        /// (ZMQ_MAXMSGSIZE) and the client gets no reply.
         public var maxRequestBytes = 16 * 1024 * 1024
         /// The largest `userInfo`, as JSON, in bytes.
         public var maxUserInfoBytes = 4096

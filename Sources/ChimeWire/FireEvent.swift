@@ -119,9 +119,10 @@ public struct ControlEnvelope: Sendable {
         case 3 where frames[1].isEmpty && !frames[2].isEmpty:
             return ControlEnvelope(routing: [frames[0], frames[1]], body: frames[2])
         default:
+            let envelopeCount = frames.count > 1 && frames[1].isEmpty ? 2 : 1
             throw WireError(
                 .malformed,
-                "a control request is one JSON frame (after an optional empty delimiter); got \(frames.count - 1) frames")
+                "a control request is one non-empty JSON frame (after an optional empty delimiter); got \(max(0, frames.count - envelopeCount)) body frames")
         }
     }
 

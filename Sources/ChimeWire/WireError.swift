@@ -24,7 +24,7 @@ public struct WireError: Error, Codable, Hashable, Sendable, CustomStringConvert
         public static let invalidArgument = Code(rawValue: "invalid_argument")
         /// The time zone is not an IANA zone this machine knows.
         public static let unknownTimeZone = Code(rawValue: "unknown_time_zone")
-        /// The message is not what the protocol allows: wrong frames, not JSON, not an object.
+        /// The message is not what the protocol allows: wrong frames, or not JSON at all.
         public static let malformed = Code(rawValue: "malformed")
         /// The request's `op` is not one this coordinator serves.
         public static let unknownOperation = Code(rawValue: "unknown_op")
