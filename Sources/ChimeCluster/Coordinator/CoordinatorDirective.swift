@@ -52,6 +52,10 @@ public struct CoordinatorConfiguration: Sendable {
     public var maximumUserInfoBytes = 4096
     /// Remembered request ids, for idempotent retries.
     public var rememberedRequests = 10_000
+    /// How many missed occurrences one reminder may fire late under `fireAll`.
+    public var fireAllCap = 100
+    /// The default `misfireThreshold` (seconds) for reminders that give none; `nil`: no limit.
+    public var misfireThreshold: Double?
     /// The fencing epoch stamped on every dispatch.
     public var epoch: UInt64 = 1
     /// Chime's version, shown by `status`.

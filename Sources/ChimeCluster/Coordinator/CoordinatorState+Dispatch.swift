@@ -15,13 +15,22 @@ extension CoordinatorState {
     public mutating func onTick(now: Date) -> [CoordinatorDirective] {
         for (id, _) in schedule.popDue(at: now) {
             guard var entry = entries[id], let occurrence = entry.next else { continue }
-            let firing = Firing(
-                reminderId: id, recipient: entry.reminder.recipient, dueAt: occurrence.instant,
-                content: entry.reminder.content)
-            if inFlight[firing.firingId] == nil {
-                waiting.append(firing)
+            let isMisfire = recoveredAt.map { occurrence.instant < $0 } ?? false
+            let policy = entry.reminder.trigger.misfire ?? .fireOnce
+            if !isMisfire || shouldFireMissed(occurrence, of: entry.reminder, policy: policy, at: now) {
+                let firing = Firing(
+                    reminderId: id, recipient: entry.reminder.recipient, dueAt: occurrence.instant,
+                    content: entry.reminder.content, late: isMisfire)
+                if inFlight[firing.firingId] == nil {
+                    waiting.append(firing)
+                }
             }
-            entry.next = Self.occurrence(after: occurrence, in: entry.recurrence, notBefore: now)
+            if isMisfire && policy == .fireAll && misfiresFired[id, default: 0] < configuration.fireAllCap {
+                misfiresFired[id, default: 0] += 1
+                entry.next = entry.recurrence.nextOccurrence(after: occurrence)
+            } else {
+                entry.next = Self.occurrence(after: occurrence, in: entry.recurrence, notBefore: now)
+            }
             if let next = entry.next {
                 schedule.schedule(id, at: next.instant)
             } else {
@@ -38,6 +47,18 @@ extension CoordinatorState {
         }
         assignWaiting(at: now, directives: &directives)
         return directives
+    }
+
+    /// Whether a missed occurrence fires late under the reminder's misfire policy and threshold.
+    func shouldFireMissed(_ occurrence: Occurrence, of reminder: Reminder, policy: MisfirePolicy, at now: Date) -> Bool {
+        if policy == .skip { return false }
+        if policy == .fireAll && misfiresFired[reminder.id, default: 0] >= configuration.fireAllCap { return false }
+        if let threshold = reminder.trigger.misfireThreshold ?? configuration.misfireThreshold,
+            now.timeIntervalSince(occurrence.instant) > threshold
+        {
+            return false
+        }
+        return true
     }
 
     /// Puts a firing back in the waiting line for another attempt, or dead-letters it after

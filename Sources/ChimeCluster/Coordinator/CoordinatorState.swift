@@ -57,6 +57,14 @@ public struct CoordinatorState: Sendable {
     var deadLetters: [FiringID: Firing] = [:]
     var recentReplies: [String: ControlOutcome] = [:]
     var recentRequestOrder: [String] = []
+    /// Firings made but not acknowledged, found while replaying the store.
+    var recovered: [FiringID: Firing] = [:]
+    /// When recovery finished: occurrences due before it are misfires.
+    var recoveredAt: Date?
+    /// Late firings made per reminder under `fireAll`, for the cap.
+    var misfiresFired: [ReminderID: Int] = [:]
+    /// Journal or snapshot records that no longer validate and were skipped.
+    public internal(set) var skippedEntries = 0
     var generatedIDs = 0
     var assignmentCounter = 0
     var dispatchLateness = LatenessRecorder()

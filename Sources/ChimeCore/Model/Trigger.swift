@@ -7,15 +7,26 @@ import Foundation
 /// - floating: `{"at": "2026-12-24T09:00:00", "timeZone": "Europe/Berlin"}` (a wall-clock
 ///   date-time the zone's rules turn into an instant, DST included);
 /// - `"repeat"`: `"day"` or `{"unit": "day", "interval": 2}` (units minute … year).
+/// - `"misfire"`: `"fireOnce"` (default) | `"skip"` | `"fireAll"`; `"misfireThreshold"`:
+///   seconds past which a missed occurrence is skipped rather than fired (default: none).
 public struct Trigger: Hashable, Sendable {
     /// The first occurrence: an instant, or a wall-clock time in an IANA zone.
     public var start: TriggerStart
     /// How the occurrences repeat; `nil` for a one-shot.
     public var repeatRule: RepeatRule?
+    /// What to do with occurrences missed while no coordinator ran; `nil` means `fireOnce`.
+    public var misfire: MisfirePolicy?
+    /// How late (seconds) a missed occurrence may still fire; older ones are skipped.
+    public var misfireThreshold: Double?
 
-    public init(start: TriggerStart, repeatRule: RepeatRule? = nil) {
+    public init(
+        start: TriggerStart, repeatRule: RepeatRule? = nil, misfire: MisfirePolicy? = nil,
+        misfireThreshold: Double? = nil
+    ) {
         self.start = start
         self.repeatRule = repeatRule
+        self.misfire = misfire
+        self.misfireThreshold = misfireThreshold
     }
 
     /// The IANA zone of a floating trigger; `nil` for an absolute one.
@@ -34,7 +45,7 @@ public struct Trigger: Hashable, Sendable {
 
 extension Trigger: Codable {
     private enum CodingKeys: String, CodingKey {
-        case at, timeZone, `repeat`
+        case at, timeZone, `repeat`, misfire, misfireThreshold
     }
 
     public init(from decoder: any Decoder) throws {
@@ -61,6 +72,12 @@ extension Trigger: Codable {
         } else {
             repeatRule = try container.decodeIfPresent(RepeatRule.self, forKey: .repeat)
         }
+        misfire = try container.decodeIfPresent(MisfirePolicy.self, forKey: .misfire)
+        misfireThreshold = try container.decodeIfPresent(Double.self, forKey: .misfireThreshold)
+        if let misfireThreshold, !(misfireThreshold >= 0) {
+            throw DecodingError.dataCorruptedError(
+                forKey: .misfireThreshold, in: container, debugDescription: "must be a number of seconds >= 0")
+        }
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -73,5 +90,7 @@ extension Trigger: Codable {
             try container.encode(zone, forKey: .timeZone)
         }
         try container.encodeIfPresent(repeatRule, forKey: .repeat)
+        try container.encodeIfPresent(misfire, forKey: .misfire)
+        try container.encodeIfPresent(misfireThreshold, forKey: .misfireThreshold)
     }
 }

@@ -1,0 +1,143 @@
+import ChimeCore
+import ChimeStore
+import ChimeWire
+import Foundation
+
+/// The coordinator's durable state as a snapshot payload (JSON, format version 1).
+///
+/// Shape: `{"formatVersion": 1, "reminders": [{"reminder", "nextIndex", "nextFireAt",
+/// "state", "deliveredCount", "lastFiredAt"}], "unsettled": [Firing], "deadLetters": [Firing]}`.
+/// `unsettled` holds every firing made but not acknowledged (waiting, in flight or
+/// recovered); recovery redelivers them with the same firing id.
+public struct CoordinatorSnapshot: Codable, Sendable {
+    /// One reminder with its schedule position.
+    public struct ReminderRecord: Codable, Sendable {
+        public var reminder: Reminder
+        public var nextIndex: Int?
+        public var nextFireAt: Date?
+        public var state: ReminderState
+        public var deliveredCount: Int
+        public var lastFiredAt: Date?
+    }
+
+    /// The newest format this code writes and reads.
+    public static let currentFormatVersion = 1
+
+    public var formatVersion = CoordinatorSnapshot.currentFormatVersion
+    public var reminders: [ReminderRecord]
+    public var unsettled: [Firing]
+    public var deadLetters: [Firing]
+}
+
+extension CoordinatorState {
+    /// Re-applies one journal entry during recovery, exactly as the live coordinator applied
+    /// it when it wrote the entry.
+    ///
+    /// An entry that no longer validates (a zone removed from tzdata) is skipped and
+    /// counted in `skippedEntries`.
+    public mutating func replay(_ entry: JournalEntry) {
+        switch entry {
+        case .scheduled(let reminder, let at):
+            do {
+                let recurrence = try reminder.validate(maximumUserInfoBytes: Int.max)
+                _ = apply(reminder, recurrence: recurrence, at: at)
+            } catch {
+                skippedEntries += 1
+            }
+        case .cancelled(let ids, _):
+            for id in ids {
+                entries[id] = nil
+                schedule.remove(id)
+            }
+        case .dispatched(let firingId, let reminderId, let dueAt, let attempt, let at):
+            if var firing = recovered[firingId] {
+                firing.attempt = max(firing.attempt, attempt)
+                recovered[firingId] = firing
+                return
+            }
+            guard var entry = entries[reminderId] else { return }
+            var firing = Firing(
+                reminderId: reminderId, recipient: entry.reminder.recipient, dueAt: dueAt,
+                content: entry.reminder.content, attempt: attempt)
+            firing.firingId = firingId
+            recovered[firingId] = firing
+            if let occurrence = entry.next, occurrence.instant == dueAt {
+                entry.next = Self.occurrence(after: occurrence, in: entry.recurrence, notBefore: at)
+                schedule.remove(reminderId)
+                if let next = entry.next, entry.state == .pending {
+                    schedule.schedule(reminderId, at: next.instant)
+                } else if entry.next == nil {
+                    entry.state = entry.reminder.trigger.repeatRule == nil ? .delivered : .finished
+                }
+                entries[reminderId] = entry
+            }
+        case .acknowledged(let firingId, let firedAt):
+            guard let firing = recovered.removeValue(forKey: firingId) else { return }
+            if var entry = entries[firing.reminderId] {
+                entry.deliveredCount += 1
+                entry.lastFiredAt = max(entry.lastFiredAt ?? firedAt, firedAt)
+                entries[firing.reminderId] = entry
+            }
+        case .deadLettered(let firingId, _):
+            if let firing = recovered.removeValue(forKey: firingId) {
+                deadLetters[firingId] = firing
+            }
+        }
+    }
+
+    /// Ends recovery at `now`: firings made but never acknowledged wait for redelivery with
+    /// their firing ids (attempt + 1), and occurrences due before `now` count as misfires.
+    public mutating func finishRecovery(at now: Date) {
+        recoveredAt = now
+        let unsettled = recovered.values.sorted { ($0.dueAt, $0.firingId) < ($1.dueAt, $1.firingId) }
+        recovered.removeAll()
+        for var firing in unsettled {
+            firing.attempt += 1
+            waiting.append(firing)
+        }
+    }
+
+    /// The durable state, for a snapshot taken between loop turns.
+    public func makeSnapshot() -> CoordinatorSnapshot {
+        var unsettled = Array(waiting[waitingStart...]) + inFlight.values.map(\.firing) + Array(recovered.values)
+        unsettled.sort { ($0.dueAt, $0.firingId) < ($1.dueAt, $1.firingId) }
+        let reminders = entries.values.sorted { $0.reminder.id < $1.reminder.id }.map { entry in
+            CoordinatorSnapshot.ReminderRecord(
+                reminder: entry.reminder, nextIndex: entry.next?.index, nextFireAt: entry.next?.instant,
+                state: entry.state, deliveredCount: entry.deliveredCount, lastFiredAt: entry.lastFiredAt)
+        }
+        return CoordinatorSnapshot(
+            reminders: reminders, unsettled: unsettled,
+            deadLetters: deadLetters.values.sorted { $0.firingId < $1.firingId })
+    }
+
+    /// Loads a snapshot into an empty state; journal entries after it are then `replay`ed.
+    /// - Throws: `WireError(.invalidArgument)` for a snapshot of a newer format version.
+    public mutating func load(_ snapshot: CoordinatorSnapshot) throws(WireError) {
+        guard snapshot.formatVersion <= CoordinatorSnapshot.currentFormatVersion else {
+            throw WireError(
+                .invalidArgument,
+                "snapshot format \(snapshot.formatVersion) is newer than this coordinator's \(CoordinatorSnapshot.currentFormatVersion)")
+        }
+        for record in snapshot.reminders {
+            guard let recurrence = try? record.reminder.trigger.makeRecurrence() else {
+                skippedEntries += 1
+                continue
+            }
+            let next = zip(record.nextIndex, record.nextFireAt).map { Occurrence(index: $0, instant: $1) }
+            entries[record.reminder.id] = Entry(
+                reminder: record.reminder, recurrence: recurrence, next: next, state: record.state,
+                deliveredCount: record.deliveredCount, lastFiredAt: record.lastFiredAt)
+            if record.state == .pending, let next {
+                schedule.schedule(record.reminder.id, at: next.instant)
+            }
+        }
+        for firing in snapshot.unsettled { recovered[firing.firingId] = firing }
+        for firing in snapshot.deadLetters { deadLetters[firing.firingId] = firing }
+    }
+}
+
+private func zip<A, B>(_ a: A?, _ b: B?) -> (A, B)? {
+    guard let a, let b else { return nil }
+    return (a, b)
+}

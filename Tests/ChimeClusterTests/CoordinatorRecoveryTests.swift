@@ -1,0 +1,168 @@
+import ChimeCore
+import ChimeStore
+import ChimeWire
+import Foundation
+import Testing
+
+@testable import ChimeCluster
+
+/// Recovery from the journal and snapshots, and misfire policies: pure, time passed in.
+@Suite struct CoordinatorRecoveryTests {
+    static let noon = Date(timeIntervalSince1970: 1_798_113_600)  // 2026-12-24T12:00:00Z
+    let client = ClientAddress(routing: [Data([1])])
+
+    func makeState() -> CoordinatorState {
+        var configuration = CoordinatorConfiguration()
+        configuration.heartbeatInterval = 3600
+        var state = CoordinatorState(configuration: configuration, startedAt: Self.noon)
+        _ = state.onWorkerMessage(WorkerMessage(worker: "w1", host: "h", pid: 1, delivered: 0), viaDispatch: true, at: Self.noon)
+        return state
+    }
+
+    /// Runs `directives` through a journal as the service would, returning the entries.
+    func journal(_ directives: [CoordinatorDirective]) -> [JournalEntry] {
+        directives.compactMap { if case .append(let entry) = $0 { entry } else { nil } }
+    }
+
+    func schedule(_ state: inout CoordinatorState, _ reminders: [Reminder], at now: Date) -> [JournalEntry] {
+        journal(state.onRequest(ControlRequest(command: .schedule(reminders)), from: client, at: now))
+    }
+
+    func recover(_ entries: [JournalEntry], at now: Date) -> CoordinatorState {
+        var state = makeState()
+        for entry in entries { state.replay(entry) }
+        state.finishRecovery(at: now)
+        _ = state.onWorkerMessage(WorkerMessage(worker: "w1", host: "h", pid: 2, delivered: 0), viaDispatch: true, at: now)
+        return state
+    }
+
+    func daily(_ id: ReminderID, at hour: Int, misfire: MisfirePolicy? = nil, threshold: Double? = nil) -> Reminder {
+        let start = LocalDateTime(year: 2026, month: 12, day: 24, hour: hour, minute: 0, second: 0)
+        return Reminder(
+            id: id, recipient: "alice", content: Content(body: "\(id)"),
+            trigger: Trigger(
+                start: .wallClock(start, zoneIdentifier: "UTC"), repeatRule: RepeatRule(unit: .day, interval: 1),
+                misfire: misfire, misfireThreshold: threshold))
+    }
+
+    func listing(_ state: inout CoordinatorState, at now: Date) -> [ReminderListing] {
+        let directives = state.onRequest(ControlRequest(command: .list(ReminderFilter(), all: true, limit: nil)), from: client, at: now)
+        guard case .reply(.listed(let list), _, _)? = directives.last else { return [] }
+        return list.reminders
+    }
+
+    func firings(_ directives: [CoordinatorDirective]) -> [Firing] {
+        directives.flatMap { directive -> [Firing] in
+            if case .dispatch(let batch, _) = directive { return batch.firings }
+            return []
+        }
+    }
+
+    @Test func replayRebuildsTheScheduleAndRedeliversWhatWasNeverAcknowledged() {
+        var live = makeState()
+        var entries = schedule(&live, [
+            Reminder(id: "acked", recipient: "a", content: Content(), trigger: Trigger(start: .instant(Self.noon))),
+            Reminder(id: "unacked", recipient: "a", content: Content(), trigger: Trigger(start: .instant(Self.noon))),
+            Reminder(id: "later", recipient: "b", content: Content(title: "x"), trigger: Trigger(start: .instant(Self.noon.addingTimeInterval(3600)))),
+        ], at: Self.noon.addingTimeInterval(-60))
+        let tick = live.onTick(now: Self.noon)
+        entries += journal(tick)
+        let acked = firings(tick).filter { $0.reminderId == "acked" }
+        let ack = WorkerMessage.Acknowledgement(firingId: acked[0].firingId, firedAt: Self.noon, attempt: 1, epoch: 1)
+        entries += journal(live.onWorkerMessage(WorkerMessage(worker: "w1", host: "h", pid: 1, delivered: 1, acks: [ack]), at: Self.noon))
+
+        var recovered = recover(entries, at: Self.noon.addingTimeInterval(30))
+        #expect(listing(&recovered, at: Self.noon) == listing(&live, at: Self.noon))
+        let redelivered = firings(recovered.onTick(now: Self.noon.addingTimeInterval(30)))
+        #expect(redelivered.map(\.firingId.rawValue) == ["unacked@2026-12-24T12:00:00.000Z"])
+        #expect(redelivered.map(\.attempt) == [2])
+        #expect(recovered.nextWake == Self.noon.addingTimeInterval(3600) || recovered.inFlightCount == 1)
+    }
+
+    @Test func snapshotPlusLaterEntriesEqualsTheFullJournal() throws {
+        var live = makeState()
+        var before = schedule(&live, (0..<20).map { daily(ReminderID("d\($0)"), at: 13 + $0 % 5) }, at: Self.noon)
+        before += journal(live.onTick(now: Self.noon.addingTimeInterval(3600)))
+        let snapshot = live.makeSnapshot()
+        let data = WireCodec().encode(snapshot)
+        var after = schedule(&live, [daily("late", at: 20)], at: Self.noon.addingTimeInterval(3700))
+        after += journal(live.onRequest(ControlRequest(command: .cancel(ReminderFilter(ids: ["d3"]))), from: client, at: Self.noon.addingTimeInterval(3800)))
+
+        var fromSnapshot = makeState()
+        try fromSnapshot.load(try WireCodec().decode(CoordinatorSnapshot.self, from: data))
+        for entry in after { fromSnapshot.replay(entry) }
+        fromSnapshot.finishRecovery(at: Self.noon.addingTimeInterval(3900))
+        let fromJournal = recover(before + after, at: Self.noon.addingTimeInterval(3900))
+        var a = fromSnapshot
+        var b = fromJournal
+        let listed = listing(&a, at: Self.noon)
+        #expect(listed.count == 20)
+        #expect(listed == listing(&b, at: Self.noon))
+        #expect(a.waitingCount == b.waitingCount)
+    }
+
+    @Test func snapshotFromANewerFormatIsRefused() {
+        var state = makeState()
+        var snapshot = state.makeSnapshot()
+        snapshot.formatVersion = 99
+        #expect(throws: WireError(.invalidArgument, "")) { try state.load(snapshot) }
+    }
+
+    @Test func fireOnceFiresOneLateFiringThenKeepsItsOwnSchedule() {
+        var live = makeState()
+        let entries = schedule(&live, [daily("six", at: 18)], at: Self.noon)
+        // Down from 12:00 until 19:00: the 18:00 occurrence was missed.
+        let restart = Self.noon.addingTimeInterval(7 * 3600)
+        var state = recover(entries, at: restart)
+        let fired = firings(state.onTick(now: restart))
+        #expect(fired.map(\.dueAt) == [Self.noon.addingTimeInterval(6 * 3600)])
+        #expect(fired.map(\.late) == [true])
+        #expect(listing(&state, at: restart).first?.nextFireAt == Self.noon.addingTimeInterval(30 * 3600), "tomorrow 18:00, not 19:00")
+    }
+
+    @Test func skipFiresNothingLate() {
+        var live = makeState()
+        let entries = schedule(&live, [daily("six", at: 18, misfire: .skip)], at: Self.noon)
+        let restart = Self.noon.addingTimeInterval(7 * 3600)
+        var state = recover(entries, at: restart)
+        #expect(firings(state.onTick(now: restart)).isEmpty)
+        #expect(listing(&state, at: restart).first?.nextFireAt == Self.noon.addingTimeInterval(30 * 3600))
+    }
+
+    @Test func fireAllFiresEveryMissedOccurrenceThenContinues() {
+        var live = makeState()
+        let start = Self.noon.addingTimeInterval(60)
+        let minutely = Reminder(
+            id: "m", recipient: "a", content: Content(),
+            trigger: Trigger(start: .instant(start), repeatRule: RepeatRule(unit: .minute, interval: 1), misfire: .fireAll))
+        let entries = schedule(&live, [minutely], at: Self.noon)
+        let restart = Self.noon.addingTimeInterval(5 * 60 + 30)
+        var state = recover(entries, at: restart)
+        var fired: [Firing] = []
+        for _ in 0..<10 { fired += firings(state.onTick(now: restart)) }
+        #expect(fired.map { Int($0.dueAt.timeIntervalSince(Self.noon)) } == [60, 120, 180, 240, 300])
+        #expect(fired.allSatisfy { $0.late })
+        #expect(listing(&state, at: restart).first?.nextFireAt == Self.noon.addingTimeInterval(360))
+    }
+
+    @Test func missedOccurrenceOlderThanTheThresholdIsSkipped() {
+        var live = makeState()
+        let entries = schedule(&live, [daily("six", at: 18, threshold: 1800)], at: Self.noon)
+        let restart = Self.noon.addingTimeInterval(7 * 3600)
+        var state = recover(entries, at: restart)
+        #expect(firings(state.onTick(now: restart)).isEmpty, "an hour late is past the 30 min threshold")
+        let recent = recover(entries, at: Self.noon.addingTimeInterval(6 * 3600 + 600))
+        var recentState = recent
+        #expect(firings(recentState.onTick(now: Self.noon.addingTimeInterval(6 * 3600 + 600))).count == 1)
+    }
+
+    @Test func oneShotDueWhileDownFiresLateOnce() {
+        var live = makeState()
+        let entries = schedule(&live, [Reminder(id: "once", recipient: "a", content: Content(), trigger: Trigger(start: .instant(Self.noon.addingTimeInterval(60))))], at: Self.noon)
+        let restart = Self.noon.addingTimeInterval(600)
+        var state = recover(entries, at: restart)
+        let fired = firings(state.onTick(now: restart))
+        #expect(fired.map(\.late) == [true])
+        #expect(fired.map(\.firingId.rawValue) == ["once@2026-12-24T12:01:00.000Z"])
+    }
+}
