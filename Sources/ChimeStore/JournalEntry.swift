@@ -15,6 +15,8 @@ public enum JournalEntry: Codable, Hashable, Sendable {
     case acknowledged(FiringID, firedAt: Date)
     /// A firing exhausted its attempts and moved to the dead-letter list.
     case deadLettered(FiringID, at: Date)
+    /// An operator sent a dead-lettered firing back for delivery.
+    case retried(FiringID, at: Date)
 }
 
 /// An append-only log of `JournalEntry` values.

@@ -102,3 +102,15 @@ public struct PongResult: Codable, Hashable, Sendable {
     public var now: Date
     public init(now: Date) { self.now = now }
 }
+
+/// The result of `deadLetters`: firings that exhausted their attempts, oldest due first.
+public struct DeadLettersResult: Codable, Hashable, Sendable {
+    public var firings: [Firing]
+    public init(firings: [Firing]) { self.firings = firings }
+}
+
+/// The result of `retry`: the firing now waiting for a worker again.
+public struct RetryResult: Codable, Hashable, Sendable {
+    public var firingId: FiringID
+    public init(firingId: FiringID) { self.firingId = firingId }
+}

@@ -4,6 +4,7 @@ import Foundation
 /// The operations the coordinator's control socket serves (`op` of a request).
 public enum ControlOperation: String, Codable, Sendable, CaseIterable {
     case schedule, list, cancel, status, workers, stats, ping
+    case deadLetters, retry, snapshot, compact, store
 }
 
 /// Selects reminders for `list` and `cancel`. All given criteria must hold.
@@ -55,6 +56,16 @@ public struct ControlRequest: Sendable, Hashable {
         /// Cancel the reminders matching the filter (a non-empty filter, or `"all": true`).
         case cancel(ReminderFilter)
         case status, workers, stats, ping
+        /// List firings that exhausted their attempts.
+        case deadLetters
+        /// Move a dead-lettered firing back to the waiting line (same firing id, attempt 1).
+        case retry(FiringID)
+        /// Write a snapshot of the coordinator's state now.
+        case snapshot
+        /// Write a snapshot and remove the journal segments it covers.
+        case compact
+        /// Show the store's sizes, segment count and fsync latency.
+        case store
     }
 
     /// The client's id for this request, echoed in the reply.
@@ -77,13 +88,18 @@ public struct ControlRequest: Sendable, Hashable {
         case .workers: .workers
         case .stats: .stats
         case .ping: .ping
+        case .deadLetters: .deadLetters
+        case .retry: .retry
+        case .snapshot: .snapshot
+        case .compact: .compact
+        case .store: .store
         }
     }
 }
 
 extension ControlRequest: Codable {
     private enum CodingKeys: String, CodingKey {
-        case op, requestId, reminders, reminder, ids, recipient, match, all, limit
+        case op, requestId, reminders, reminder, ids, recipient, match, all, limit, firingId
     }
 
     public init(from decoder: any Decoder) throws {
@@ -127,6 +143,11 @@ extension ControlRequest: Codable {
         case .workers: command = .workers
         case .stats: command = .stats
         case .ping: command = .ping
+        case .deadLetters: command = .deadLetters
+        case .retry: command = .retry(try container.decode(FiringID.self, forKey: .firingId))
+        case .snapshot: command = .snapshot
+        case .compact: command = .compact
+        case .store: command = .store
         }
     }
 
@@ -149,7 +170,9 @@ extension ControlRequest: Codable {
         case .cancel(let filter):
             try encode(filter)
             if filter.isEmpty { try container.encode(true, forKey: .all) }
-        case .status, .workers, .stats, .ping:
+        case .retry(let firingId):
+            try container.encode(firingId, forKey: .firingId)
+        case .status, .workers, .stats, .ping, .deadLetters, .snapshot, .compact, .store:
             break
         }
     }

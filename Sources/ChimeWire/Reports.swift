@@ -90,3 +90,47 @@ public struct StatsReport: Codable, Hashable, Sendable {
         self.fireLateness = fireLateness
     }
 }
+
+/// The result of `store`, `snapshot` and `compact`: the file store's figures.
+public struct StoreReport: Codable, Hashable, Sendable {
+    /// The store directory; `nil` when the coordinator runs without a store.
+    public var directory: String?
+    /// `always`, `interval` or `never`.
+    public var fsync: String
+    /// The coordinator epoch (incremented at each start on this store).
+    public var epoch: UInt64
+    /// Bytes in journal segments.
+    public var journalBytes: Int
+    /// Journal segment files.
+    public var segments: Int
+    /// Snapshot files kept.
+    public var snapshots: Int
+    /// Bytes in snapshot files.
+    public var snapshotBytes: Int
+    /// The journal sequence the newest snapshot covers.
+    public var snapshotSequence: UInt64?
+    /// Records appended since start.
+    public var appendedRecords: Int
+    /// Duration of the last fsync, in milliseconds.
+    public var lastFsyncMilliseconds: Double?
+    /// How long the snapshot just written took, in milliseconds (`snapshot`, `compact` only).
+    public var snapshotMilliseconds: Double?
+
+    public init(
+        directory: String?, fsync: String, epoch: UInt64, journalBytes: Int, segments: Int, snapshots: Int,
+        snapshotBytes: Int, snapshotSequence: UInt64?, appendedRecords: Int, lastFsyncMilliseconds: Double?,
+        snapshotMilliseconds: Double? = nil
+    ) {
+        self.directory = directory
+        self.fsync = fsync
+        self.epoch = epoch
+        self.journalBytes = journalBytes
+        self.segments = segments
+        self.snapshots = snapshots
+        self.snapshotBytes = snapshotBytes
+        self.snapshotSequence = snapshotSequence
+        self.appendedRecords = appendedRecords
+        self.lastFsyncMilliseconds = lastFsyncMilliseconds
+        self.snapshotMilliseconds = snapshotMilliseconds
+    }
+}

@@ -258,6 +258,26 @@ import Testing
         #expect(state.deadLetters.count == 1)
     }
 
+    @Test func deadLetteredFiringCanBeListedAndRetriedWithItsFiringID() {
+        var state = makeState { $0.maxAttempts = 1; $0.leaseDuration = 1 }
+        request(&state, .schedule([reminder("a", at: Self.t0)]))
+        _ = state.onTick(now: Self.t0)
+        _ = state.onTick(now: Self.t0.addingTimeInterval(1))
+        let (listed, _) = request(&state, .deadLetters)
+        guard case .deadLetters(let result) = listed else { Issue.record("\(listed)"); return }
+        let firingId = FiringID(reminder: "a", dueAt: Self.t0)
+        #expect(result.firings.map(\.firingId) == [firingId])
+        let (retried, directives) = request(&state, .retry(firingId), at: Self.t0.addingTimeInterval(2))
+        #expect(retried == .retried(RetryResult(firingId: firingId)))
+        #expect(directives.first == .append(.retried(firingId, at: Self.t0.addingTimeInterval(2))))
+        let again = firings(state.onTick(now: Self.t0.addingTimeInterval(2)))
+        #expect(again.map(\.firingId) == [firingId])
+        #expect(again.map(\.attempt) == [1])
+        let (missing, _) = request(&state, .retry(firingId))
+        guard case .failed(let error) = missing else { Issue.record("\(missing)"); return }
+        #expect(error.code == .notFound)
+    }
+
     @Test func dueFiringsAreBatched() {
         var state = makeState { $0.maxBatchSize = 256 }
         let reminders = (0..<600).map { reminder("r\($0)", at: Self.t0) }

@@ -33,7 +33,8 @@ import Testing
         (["schedule", "--recipient", "a"], "chime: give --at TIME or --in DURATION\n"),
         (["schedule", "--recipient", "a", "--in", "5s", "--repeat", "fortnight"], "chime: --repeat must be one of minute, hour, day, week, month, year, not 'fortnight'\n"),
         (["cancel"], "chime: name reminder ids, --recipient or --match (or --all to cancel everything)\n"),
-        (["ctl", "reboot", "--port-base", "1"], "chime: unknown ctl command 'reboot'; expected status, workers, stats or ping\n"),
+        (["ctl", "reboot", "--port-base", "1"], "chime: unknown ctl command 'reboot'; expected status, workers, stats, ping, dead-letters, retry, snapshot, compact or store\n"),
+        (["ctl", "retry"], "chime: ctl retry needs one FIRING_ID\n"),
     ])
     func usageErrorsExitTwoWithOneLine(arguments: [String], message: String) throws {
         let result = try chime(arguments)

@@ -19,6 +19,8 @@ public enum ControlOutcome: Sendable, Hashable {
     case workers(WorkersResult)
     case stats(StatsReport)
     case pong(PongResult)
+    case deadLetters(DeadLettersResult)
+    case retried(RetryResult)
     case failed(WireError)
 }
 

@@ -230,6 +230,8 @@ public final class CoordinatorService {
         case .workers(let result): return codec.encode(ControlReply(requestId: requestId, result: result))
         case .stats(let result): return codec.encode(ControlReply(requestId: requestId, result: result))
         case .pong(let result): return codec.encode(ControlReply(requestId: requestId, result: result))
+        case .deadLetters(let result): return codec.encode(ControlReply(requestId: requestId, result: result))
+        case .retried(let result): return codec.encode(ControlReply(requestId: requestId, result: result))
         case .failed(let error): return codec.encode(ControlReply<EmptyResult>(requestId: requestId, error: error))
         }
     }

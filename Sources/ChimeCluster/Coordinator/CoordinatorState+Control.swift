@@ -12,7 +12,7 @@ extension CoordinatorState {
     public mutating func onRequest(_ request: ControlRequest, from client: ClientAddress, at now: Date)
         -> [CoordinatorDirective]
     {
-        let isMutating = request.operation == .schedule || request.operation == .cancel
+        let isMutating = [.schedule, .cancel, .retry].contains(request.operation)
         if isMutating, let requestId = request.requestId, let outcome = recentReplies[requestId] {
             return [.reply(outcome, requestId: requestId, to: client)]
         }
@@ -35,6 +35,14 @@ extension CoordinatorState {
                 dispatchLateness: dispatchLateness.summary(), fireLateness: fireLateness.summary()))
         case .ping:
             outcome = .pong(PongResult(now: now))
+        case .deadLetters:
+            outcome = .deadLetters(DeadLettersResult(
+                firings: deadLetters.values.sorted { ($0.dueAt, $0.firingId) < ($1.dueAt, $1.firingId) }))
+        case .retry(let firingId):
+            outcome = retry(firingId, at: now, directives: &directives)
+        case .snapshot, .compact, .store:
+            // The service answers these: they need the store, which the pure state does not see.
+            outcome = .failed(WireError(.unavailable, "\(request.operation.rawValue) needs a file store"))
         }
         if isMutating, let requestId = request.requestId {
             remember(outcome, for: requestId)
@@ -121,6 +129,16 @@ extension CoordinatorState {
         let item = ScheduleResult.Item(
             id: reminder.id, replaced: replaced, state: entry.state, nextFireAt: entry.next?.instant)
         return (item, warning)
+    }
+
+    mutating func retry(_ firingId: FiringID, at now: Date, directives: inout [CoordinatorDirective]) -> ControlOutcome {
+        guard var firing = deadLetters.removeValue(forKey: firingId) else {
+            return .failed(WireError(.notFound, "no dead-lettered firing \(firingId)", field: "firingId"))
+        }
+        directives.append(.append(.retried(firingId, at: now)))
+        firing.attempt = 1
+        waiting.append(firing)
+        return .retried(RetryResult(firingId: firingId))
     }
 
     func list(_ filter: ReminderFilter, includeInactive: Bool, limit: Int?) -> ListResult {

@@ -82,6 +82,11 @@ extension CoordinatorState {
             if let firing = recovered.removeValue(forKey: firingId) {
                 deadLetters[firingId] = firing
             }
+        case .retried(let firingId, _):
+            if var firing = deadLetters.removeValue(forKey: firingId) {
+                firing.attempt = 0
+                recovered[firingId] = firing
+            }
         }
     }
 

@@ -6,19 +6,28 @@ import Foundation
 enum ControlCommand: Command {
     static let spec = CommandSpec(
         name: "ctl",
-        summary: "Operator commands: status, workers, stats, ping.",
-        usage: "chime ctl status|workers|stats|ping [--json]",
+        summary: "Operator commands: status, workers, stats, dead letters, store.",
+        usage: "chime ctl status|workers|stats|ping|dead-letters|snapshot|compact|store [--json]\n       chime ctl retry FIRING_ID [--json]",
         options: [OptionSpec(name: "json", value: nil, help: "Print the coordinator's JSON reply.")] + CommonOptions.specs,
         details: """
             status   reminder counts by state, in-flight firings, live workers, next fire
             workers  each worker's id, liveness, last heartbeat and counts
             stats    dispatch and fire lateness p50/p99/max (ms), counters
-            ping     round trip to the coordinator
+            ping          round trip to the coordinator
+            dead-letters  firings that exhausted their attempts
+            retry ID      send a dead-lettered firing again (same firing id)
+            snapshot      write a snapshot of the schedule now
+            compact       write a snapshot and remove the journal segments it covers
+            store         journal and snapshot sizes, segments, last fsync latency
             """)
 
     static func run(_ arguments: Arguments) throws -> Int32 {
-        guard arguments.positionals.count == 1, let name = arguments.positionals.first else {
-            throw UsageError("name one of: status, workers, stats, ping")
+        guard let name = arguments.positionals.first else {
+            throw UsageError("name one of: status, workers, stats, ping, dead-letters, retry, snapshot, compact, store")
+        }
+        let expectedCount = name == "retry" ? 2 : 1
+        guard arguments.positionals.count == expectedCount else {
+            throw UsageError(name == "retry" ? "ctl retry needs one FIRING_ID" : "ctl \(name) takes no arguments")
         }
         let client = try makeControlClient(arguments)
         let json = arguments.has("json")
@@ -57,8 +66,24 @@ enum ControlCommand: Command {
             let started = Date()
             let (_, raw) = try client.call(ControlRequest(command: .ping), PongResult.self)
             if json { printJSON(raw) } else { output(String(format: "pong in %.2f ms", Date().timeIntervalSince(started) * 1000)) }
+        case "dead-letters":
+            let (reply, raw) = try client.call(ControlRequest(command: .deadLetters), DeadLettersResult.self)
+            guard !json, let result = reply.result else { printJSON(raw); return 0 }
+            if result.firings.isEmpty { output("no dead letters") }
+            for firing in result.firings {
+                output("\(firing.firingId)  recipient \(firing.recipient)  attempts \(firing.attempt)")
+            }
+        case "retry":
+            let firingId = FiringID(arguments.positionals[1])
+            let (reply, raw) = try client.call(ControlRequest(command: .retry(firingId)), RetryResult.self)
+            if json { printJSON(raw) } else { output("retrying \(reply.result?.firingId.rawValue ?? firingId.rawValue)") }
+        case "snapshot", "compact", "store":
+            let command: ControlRequest.Command = name == "snapshot" ? .snapshot : name == "compact" ? .compact : .store
+            let (reply, raw) = try client.call(ControlRequest(command: command), StoreReport.self)
+            guard !json, let store = reply.result else { printJSON(raw); return 0 }
+            output(store.humanDescription)
         default:
-            throw UsageError("unknown ctl command '\(name)'; expected status, workers, stats or ping")
+            throw UsageError("unknown ctl command '\(name)'; expected status, workers, stats, ping, dead-letters, retry, snapshot, compact or store")
         }
         return 0
     }

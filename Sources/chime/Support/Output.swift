@@ -56,3 +56,15 @@ func makeControlClient(_ arguments: Arguments) throws -> ControlClient {
         timeout: .milliseconds(configuration.client.requestTimeoutMilliseconds),
         retries: configuration.client.retries)
 }
+
+extension StoreReport {
+    /// A few lines for `chime ctl store|snapshot|compact`.
+    var humanDescription: String {
+        var lines = ["store \(directory ?? "(none: in memory)"), fsync \(fsync), epoch \(epoch)"]
+        lines.append("journal: \(journalBytes) bytes in \(segments) segments, \(appendedRecords) records appended since start")
+        lines.append("snapshots: \(snapshots) (\(snapshotBytes) bytes)" + (snapshotSequence.map { ", newest covers sequence \($0)" } ?? ""))
+        if let lastFsyncMilliseconds { lines.append(String(format: "last fsync: %.3f ms", lastFsyncMilliseconds)) }
+        if let snapshotMilliseconds { lines.append(String(format: "snapshot written in %.1f ms", snapshotMilliseconds)) }
+        return lines.joined(separator: "\n")
+    }
+}
