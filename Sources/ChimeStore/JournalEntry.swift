@@ -10,9 +10,11 @@ public enum JournalEntry: Codable, Hashable, Sendable {
     case cancelled([ReminderID], at: Date)
     /// A firing of `reminder`'s occurrence due at `dueAt` was handed to a worker (attempt ≥ 1).
     /// Replaying it advances the reminder past that occurrence.
-    case dispatched(FiringID, reminder: ReminderID, dueAt: Date, attempt: Int, at: Date)
-    /// A worker acknowledged delivery of a firing at `firedAt` (the worker's clock, UTC).
-    case acknowledged(FiringID, firedAt: Date)
+    /// `seq` is the event sequence number the delivery's fire event carries.
+    case dispatched(FiringID, reminder: ReminderID, dueAt: Date, attempt: Int, seq: UInt64, at: Date)
+    /// `worker` acknowledged delivery of the firing dispatched with event sequence `seq`, at
+    /// `firedAt` (the worker's clock, UTC).
+    case acknowledged(FiringID, seq: UInt64, worker: WorkerID, firedAt: Date)
     /// A firing exhausted its attempts and moved to the dead-letter list.
     case deadLettered(FiringID, at: Date)
     /// An operator sent a dead-lettered firing back for delivery.

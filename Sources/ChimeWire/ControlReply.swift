@@ -114,3 +114,24 @@ public struct RetryResult: Codable, Hashable, Sendable {
     public var firingId: FiringID
     public init(firingId: FiringID) { self.firingId = firingId }
 }
+
+/// The result of `events`: retained fire events after a sequence number, in `seq` order.
+public struct EventsResult: Codable, Hashable, Sendable {
+    /// The events with `seq > after` that are retained and acknowledged.
+    public var events: [FireEvent]
+    /// Every event with `seq <= through` is settled: acknowledged (and listed here, if
+    /// retained and after `after`) or superseded by a redelivery with a new `seq`. Events
+    /// above it may still arrive.
+    public var through: UInt64
+    /// The oldest retained `seq`; events before it were dropped from the retention window.
+    public var oldestRetained: UInt64?
+    /// Whether `limit` cut the list short (ask again after the last `seq`).
+    public var truncated: Bool
+
+    public init(events: [FireEvent], through: UInt64, oldestRetained: UInt64?, truncated: Bool) {
+        self.events = events
+        self.through = through
+        self.oldestRetained = oldestRetained
+        self.truncated = truncated
+    }
+}

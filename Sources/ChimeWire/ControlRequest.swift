@@ -4,7 +4,7 @@ import Foundation
 /// The operations the coordinator's control socket serves (`op` of a request).
 public enum ControlOperation: String, Codable, Sendable, CaseIterable {
     case schedule, list, cancel, status, workers, stats, ping
-    case deadLetters, retry, snapshot, compact, store
+    case deadLetters, retry, snapshot, compact, store, events
 }
 
 /// Selects reminders for `list` and `cancel`. All given criteria must hold.
@@ -66,6 +66,9 @@ public struct ControlRequest: Sendable, Hashable {
         case compact
         /// Show the store's sizes, segment count and fsync latency.
         case store
+        /// Retained fire events with `seq > after` (catch-up for subscribers that were offline;
+        /// ZeroMQ Guide ch. 5, "Clone"), optionally of one recipient, at most `limit`.
+        case events(after: UInt64, recipient: RecipientID?, limit: Int?)
     }
 
     /// The client's id for this request, echoed in the reply.
@@ -93,13 +96,14 @@ public struct ControlRequest: Sendable, Hashable {
         case .snapshot: .snapshot
         case .compact: .compact
         case .store: .store
+        case .events: .events
         }
     }
 }
 
 extension ControlRequest: Codable {
     private enum CodingKeys: String, CodingKey {
-        case op, requestId, reminders, reminder, ids, recipient, match, all, limit, firingId
+        case op, requestId, reminders, reminder, ids, recipient, match, all, limit, firingId, after
     }
 
     public init(from decoder: any Decoder) throws {
@@ -148,6 +152,11 @@ extension ControlRequest: Codable {
         case .snapshot: command = .snapshot
         case .compact: command = .compact
         case .store: command = .store
+        case .events:
+            command = .events(
+                after: try container.decodeIfPresent(UInt64.self, forKey: .after) ?? 0,
+                recipient: try container.decodeIfPresent(RecipientID.self, forKey: .recipient),
+                limit: try container.decodeIfPresent(Int.self, forKey: .limit))
         }
     }
 
@@ -172,6 +181,10 @@ extension ControlRequest: Codable {
             if filter.isEmpty { try container.encode(true, forKey: .all) }
         case .retry(let firingId):
             try container.encode(firingId, forKey: .firingId)
+        case .events(let after, let recipient, let limit):
+            try container.encode(after, forKey: .after)
+            try container.encodeIfPresent(recipient, forKey: .recipient)
+            try container.encodeIfPresent(limit, forKey: .limit)
         case .status, .workers, .stats, .ping, .deadLetters, .snapshot, .compact, .store:
             break
         }

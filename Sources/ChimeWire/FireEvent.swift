@@ -17,11 +17,12 @@ public enum Topic {
 /// JSON shape (keys sorted): `{"type": "fire", "seq": 7, "publisher": "host-123",
 /// "firingId", "reminderId", "recipient", "dueAt", "firedAt", "attempt", "late", "title",
 /// "body", "action", "launchImage", "sound", "badge", "userInfo", "category", "threadId"}`;
-/// instants in RFC 3339 UTC with milliseconds; absent content fields are omitted. `seq`
-/// counts up by one per event of one `publisher`; the pair identifies an event, while
-/// `firingId` identifies the occurrence across redeliveries.
+/// instants in RFC 3339 UTC with milliseconds; absent content fields are omitted. `seq` is
+/// the coordinator's event sequence number, given at dispatch and unique per delivery
+/// attempt (a redelivery gets a new one); `firingId` identifies the occurrence across
+/// redeliveries. Missed events after a known `seq` are fetched with the `events` request.
 public struct FireEvent: Hashable, Sendable {
-    /// The publisher's event sequence number, starting at 1.
+    /// The coordinator's event sequence number of this delivery attempt, starting at 1.
     public var seq: UInt64
     /// The worker that delivered the firing.
     public var publisher: WorkerID
@@ -70,6 +71,7 @@ extension FireEvent: Codable {
             attempt: try container.decodeIfPresent(Int.self, forKey: .attempt) ?? 1,
             late: try container.decodeIfPresent(Bool.self, forKey: .late) ?? false)
         firing.firingId = try container.decode(FiringID.self, forKey: .firingId)
+        firing.seq = seq
         self.firing = firing
     }
 

@@ -91,7 +91,7 @@ import Testing
         #expect(state.onTick(now: due.addingTimeInterval(-0.001)).isEmpty)
         let fired = state.onTick(now: due)
         #expect(fired.count == 2)
-        #expect(fired.first == .append(.dispatched(FiringID(reminder: "a", dueAt: due), reminder: "a", dueAt: due, attempt: 1, at: due)))
+        #expect(fired.first == .append(.dispatched(FiringID(reminder: "a", dueAt: due), reminder: "a", dueAt: due, attempt: 1, seq: 1, at: due)))
         #expect(batches(fired).map(\.worker) == ["w1"])
         #expect(firings(fired).map(\.firingId.rawValue) == ["a@2026-12-24T08:01:00.000Z"])
         #expect(state.onTick(now: due.addingTimeInterval(1)).isEmpty)
@@ -221,7 +221,7 @@ import Testing
         let dispatched = firings(state.onTick(now: Self.t0))
         let firingId = dispatched[0].firingId
         let acked = ack(&state, dispatched, by: "w1", at: Self.t0.addingTimeInterval(0.004))
-        #expect(acked == [.append(.acknowledged(firingId, firedAt: Self.t0.addingTimeInterval(0.004)))])
+        #expect(acked == [.append(.acknowledged(firingId, seq: 1, worker: "w1", firedAt: Self.t0.addingTimeInterval(0.004)))])
         #expect(state.inFlightCount == 0)
         #expect(ack(&state, dispatched, by: "w1", at: Self.t0.addingTimeInterval(0.005)).isEmpty, "a duplicate acknowledgement changes nothing")
         #expect(state.onTick(now: Self.t0.addingTimeInterval(60)).isEmpty, "no redelivery after the ack")
@@ -276,6 +276,26 @@ import Testing
         let (missing, _) = request(&state, .retry(firingId))
         guard case .failed(let error) = missing else { Issue.record("\(missing)"); return }
         #expect(error.code == .notFound)
+    }
+
+    @Test func eventsCatchUpListsAcknowledgedEventsInSeqOrderWithTheSettledWatermark() {
+        var state = makeState { $0.eventRetention = 2 }
+        request(&state, .schedule([reminder("a", at: Self.t0), reminder("b", at: Self.t0), reminder("c", at: Self.t0, recipient: "bob")]))
+        let dispatched = firings(state.onTick(now: Self.t0))
+        #expect(dispatched.map(\.seq) == [1, 2, 3])
+        _ = ack(&state, [dispatched[0], dispatched[2]], by: "w1", at: Self.t0)
+        func events(after: UInt64, recipient: RecipientID? = nil) -> EventsResult? {
+            let (outcome, _) = request(&state, .events(after: after, recipient: recipient, limit: nil))
+            guard case .events(let result) = outcome else { return nil }
+            return result
+        }
+        #expect(events(after: 0)?.events.map(\.seq) == [1, 3])
+        #expect(events(after: 0)?.through == 1, "seq 2 is still in flight")
+        #expect(events(after: 0, recipient: "bob")?.events.map(\.firing.reminderId) == ["c"])
+        _ = ack(&state, [dispatched[1]], by: "w1", at: Self.t0)
+        #expect(events(after: 1)?.events.map(\.seq) == [2, 3], "retention keeps the last 2 acknowledged")
+        #expect(events(after: 0)?.through == 3)
+        #expect(events(after: 0)?.oldestRetained == 2)
     }
 
     @Test func dueFiringsAreBatched() {

@@ -9,9 +9,10 @@ import Testing
 
     func makeEvent() -> FireEvent {
         let due = Date(timeIntervalSince1970: 1_798_070_400)
-        let firing = Firing(
+        var firing = Firing(
             reminderId: "standup", recipient: "alice", dueAt: due,
             content: Content(title: "Stand-up", body: "now", sound: "default", badge: 2, userInfo: ["room": .string("4b"), "n": .integer(3)]))
+        firing.seq = 7
         return FireEvent(seq: 7, publisher: "w1", firing: firing, firedAt: due.addingTimeInterval(0.0042))
     }
 

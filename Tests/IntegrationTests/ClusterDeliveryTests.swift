@@ -63,6 +63,29 @@ import Testing
         }
     }
 
+    @Test func subscriberCatchesUpSinceASequenceThenContinuesLiveWithoutGapOrDuplicate() throws {
+        try withLocalCluster(workers: 2) { cluster in
+            let client = try ControlClient(endpoint: cluster.controlEndpoint)
+            let early = (0..<10).map { Reminder(id: ReminderID("early-\($0)"), recipient: "carol", content: Content(body: "e"), trigger: Trigger(start: .instant(Date()))) }
+            _ = try client.send(ControlRequest(command: .schedule(early)), expecting: ScheduleResult.self)
+            try expectEventually(timeout: 10, "the early firings to be acknowledged") {
+                try client.send(ControlRequest(command: .stats), expecting: StatsReport.self).result?.acknowledged == 10
+            }
+            let subscriber = try cluster.spawn(
+                "catch-up", ["subscribe", "--recipient", "carol", "--since", "0", "--json", "--count", "15", "--timeout", "20s"] + cluster.clusterArguments)
+            let later = (0..<5).map { Reminder(id: ReminderID("later-\($0)"), recipient: "carol", content: Content(body: "l"), trigger: Trigger(start: .instant(Date().addingTimeInterval(0.5 + Double($0) * 0.05)))) }
+            _ = try client.send(ControlRequest(command: .schedule(later)), expecting: ScheduleResult.self)
+            try expectEventually(timeout: 25, "the subscriber to print 15 events") { !subscriber.isRunning }
+            #expect(subscriber.terminationStatus == 0, "\(cluster.logs())")
+            let lines = try String(contentsOfFile: cluster.directory.path("catch-up.log"), encoding: .utf8).split(separator: "\n")
+            let events = try lines.map { try WireCodec().decode(FireEvent.self, from: Data($0.utf8)) }
+            #expect(events.count == 15)
+            #expect(Set(events.map(\.seq)).count == 15, "no duplicate")
+            #expect(Set(events.map(\.firing.reminderId)) == Set((early + later).map(\.id)), "no gap")
+            #expect(events.prefix(10).map(\.seq) == events.prefix(10).map(\.seq).sorted(), "the replay comes in seq order")
+        }
+    }
+
     @Test func processesExitCleanlyOnSIGTERM() throws {
         let cluster = try LocalCluster()
         try cluster.start(workers: 2)

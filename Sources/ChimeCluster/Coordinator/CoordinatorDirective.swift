@@ -21,6 +21,7 @@ public enum ControlOutcome: Sendable, Hashable {
     case pong(PongResult)
     case deadLetters(DeadLettersResult)
     case retried(RetryResult)
+    case events(EventsResult)
     case failed(WireError)
 }
 
@@ -58,6 +59,8 @@ public struct CoordinatorConfiguration: Sendable {
     public var fireAllCap = 100
     /// The default `misfireThreshold` (seconds) for reminders that give none; `nil`: no limit.
     public var misfireThreshold: Double?
+    /// Acknowledged fire events kept for `events` catch-up requests.
+    public var eventRetention = 10_000
     /// The fencing epoch stamped on every dispatch.
     public var epoch: UInt64 = 1
     /// Chime's version, shown by `status`.

@@ -232,6 +232,7 @@ public final class CoordinatorService {
         case .pong(let result): return codec.encode(ControlReply(requestId: requestId, result: result))
         case .deadLetters(let result): return codec.encode(ControlReply(requestId: requestId, result: result))
         case .retried(let result): return codec.encode(ControlReply(requestId: requestId, result: result))
+        case .events(let result): return codec.encode(ControlReply(requestId: requestId, result: result))
         case .failed(let error): return codec.encode(ControlReply<EmptyResult>(requestId: requestId, error: error))
         }
     }

@@ -40,6 +40,8 @@ extension CoordinatorState {
                 firings: deadLetters.values.sorted { ($0.dueAt, $0.firingId) < ($1.dueAt, $1.firingId) }))
         case .retry(let firingId):
             outcome = retry(firingId, at: now, directives: &directives)
+        case .events(let after, let recipient, let limit):
+            outcome = .events(events(after: after, recipient: recipient, limit: limit))
         case .snapshot, .compact, .store:
             // The service answers these: they need the store, which the pure state does not see.
             outcome = .failed(WireError(.unavailable, "\(request.operation.rawValue) needs a file store"))

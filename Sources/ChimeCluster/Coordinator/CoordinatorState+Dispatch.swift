@@ -94,14 +94,19 @@ extension CoordinatorState {
         while waitingStart < waiting.count {
             guard let (workerID, free) = workerWithMostCredit(at: now) else { break }
             let count = min(free, configuration.maxBatchSize, waiting.count - waitingStart)
-            let firings = Array(waiting[waitingStart..<waitingStart + count])
+            var firings = Array(waiting[waitingStart..<waitingStart + count])
             waitingStart += count
+            for index in firings.indices {
+                firings[index].seq = nextEventSeq
+                nextEventSeq += 1
+            }
             let expiry = now.addingTimeInterval(configuration.leaseDuration)
             for firing in firings {
                 inFlight[firing.firingId] = InFlight(firing: firing, worker: workerID, leaseExpiresAt: expiry)
                 leases.schedule(firing.firingId, at: expiry)
                 directives.append(.append(.dispatched(
-                    firing.firingId, reminder: firing.reminderId, dueAt: firing.dueAt, attempt: firing.attempt, at: now)))
+                    firing.firingId, reminder: firing.reminderId, dueAt: firing.dueAt, attempt: firing.attempt,
+                    seq: firing.seq ?? 0, at: now)))
                 if firing.attempt == 1 {
                     dispatchLateness.record(milliseconds: now.timeIntervalSince(firing.dueAt) * 1000)
                 }
@@ -192,9 +197,43 @@ extension CoordinatorState {
                 entry.lastFiredAt = max(entry.lastFiredAt ?? ack.firedAt, ack.firedAt)
                 entries[flight.firing.reminderId] = entry
             }
-            directives.append(.append(.acknowledged(ack.firingId, firedAt: ack.firedAt)))
+            let seq = flight.firing.seq ?? 0
+            retain(FireEvent(seq: seq, publisher: message.worker, firing: flight.firing, firedAt: ack.firedAt))
+            directives.append(.append(.acknowledged(ack.firingId, seq: seq, worker: message.worker, firedAt: ack.firedAt)))
         }
         return directives
+    }
+
+    /// Keeps an acknowledged event for catch-up, dropping the oldest beyond `eventRetention`.
+    mutating func retain(_ event: FireEvent) {
+        guard configuration.eventRetention > 0 else { return }
+        if retainedEvents.updateValue(event, forKey: event.seq) == nil {
+            retainedOrder.append(event.seq)
+        }
+        while retainedOrder.count - retainedStart > configuration.eventRetention {
+            retainedEvents[retainedOrder[retainedStart]] = nil
+            retainedStart += 1
+        }
+        if retainedStart > 4096 && retainedStart * 2 > retainedOrder.count {
+            retainedOrder.removeFirst(retainedStart)
+            retainedStart = 0
+        }
+    }
+
+    /// Retained events with `seq > after`, in `seq` order, and the settled watermark.
+    func events(after: UInt64, recipient: RecipientID?, limit: Int?) -> EventsResult {
+        var selected = retainedEvents.values.filter { $0.seq > after && (recipient == nil || $0.firing.recipient == recipient) }
+        selected.sort { $0.seq < $1.seq }
+        var truncated = false
+        if let limit, limit >= 0, selected.count > limit {
+            selected.removeSubrange(limit...)
+            truncated = true
+        }
+        let oldestInFlight = inFlight.values.compactMap(\.firing.seq).min()
+        let through = (oldestInFlight ?? nextEventSeq) - 1
+        let oldest = retainedEvents.keys.min()
+        return EventsResult(events: selected, through: truncated ? min(through, selected.last?.seq ?? through) : through,
+                            oldestRetained: oldest, truncated: truncated)
     }
 
     /// The first occurrence after `occurrence` that is after `notBefore`; missed ones in

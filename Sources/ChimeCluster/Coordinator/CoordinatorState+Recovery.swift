@@ -6,7 +6,8 @@ import Foundation
 /// The coordinator's durable state as a snapshot payload (JSON, format version 1).
 ///
 /// Shape: `{"formatVersion": 1, "reminders": [{"reminder", "nextIndex", "nextFireAt",
-/// "state", "deliveredCount", "lastFiredAt"}], "unsettled": [Firing], "deadLetters": [Firing]}`.
+/// "state", "deliveredCount", "lastFiredAt"}], "unsettled": [Firing], "deadLetters": [Firing],
+/// "nextEventSeq": 42, "events": [FireEvent]}`.
 /// `unsettled` holds every firing made but not acknowledged (waiting, in flight or
 /// recovered); recovery redelivers them with the same firing id.
 public struct CoordinatorSnapshot: Codable, Sendable {
@@ -27,6 +28,10 @@ public struct CoordinatorSnapshot: Codable, Sendable {
     public var reminders: [ReminderRecord]
     public var unsettled: [Firing]
     public var deadLetters: [Firing]
+    /// The `seq` the next dispatch gets.
+    public var nextEventSeq: UInt64
+    /// Retained acknowledged events, in acknowledgement order.
+    public var events: [FireEvent]
 }
 
 extension CoordinatorState {
@@ -49,9 +54,11 @@ extension CoordinatorState {
                 entries[id] = nil
                 schedule.remove(id)
             }
-        case .dispatched(let firingId, let reminderId, let dueAt, let attempt, let at):
+        case .dispatched(let firingId, let reminderId, let dueAt, let attempt, let seq, let at):
+            nextEventSeq = max(nextEventSeq, seq + 1)
             if var firing = recovered[firingId] {
                 firing.attempt = max(firing.attempt, attempt)
+                firing.seq = seq
                 recovered[firingId] = firing
                 return
             }
@@ -60,6 +67,7 @@ extension CoordinatorState {
                 reminderId: reminderId, recipient: entry.reminder.recipient, dueAt: dueAt,
                 content: entry.reminder.content, attempt: attempt)
             firing.firingId = firingId
+            firing.seq = seq
             recovered[firingId] = firing
             if let occurrence = entry.next, occurrence.instant == dueAt {
                 entry.next = Self.occurrence(after: occurrence, in: entry.recurrence, notBefore: at)
@@ -71,8 +79,10 @@ extension CoordinatorState {
                 }
                 entries[reminderId] = entry
             }
-        case .acknowledged(let firingId, let firedAt):
-            guard let firing = recovered.removeValue(forKey: firingId) else { return }
+        case .acknowledged(let firingId, let seq, let worker, let firedAt):
+            guard var firing = recovered.removeValue(forKey: firingId) else { return }
+            firing.seq = seq
+            retain(FireEvent(seq: seq, publisher: worker, firing: firing, firedAt: firedAt))
             if var entry = entries[firing.reminderId] {
                 entry.deliveredCount += 1
                 entry.lastFiredAt = max(entry.lastFiredAt ?? firedAt, firedAt)
@@ -98,6 +108,7 @@ extension CoordinatorState {
         recovered.removeAll()
         for var firing in unsettled {
             firing.attempt += 1
+            firing.seq = nil
             waiting.append(firing)
         }
     }
@@ -113,7 +124,8 @@ extension CoordinatorState {
         }
         return CoordinatorSnapshot(
             reminders: reminders, unsettled: unsettled,
-            deadLetters: deadLetters.values.sorted { $0.firingId < $1.firingId })
+            deadLetters: deadLetters.values.sorted { $0.firingId < $1.firingId }, nextEventSeq: nextEventSeq,
+            events: retainedOrder[retainedStart...].compactMap { retainedEvents[$0] })
     }
 
     /// Loads a snapshot into an empty state; journal entries after it are then `replay`ed.
@@ -139,6 +151,8 @@ extension CoordinatorState {
         }
         for firing in snapshot.unsettled { recovered[firing.firingId] = firing }
         for firing in snapshot.deadLetters { deadLetters[firing.firingId] = firing }
+        nextEventSeq = max(nextEventSeq, snapshot.nextEventSeq)
+        for event in snapshot.events { retain(event) }
     }
 }
 

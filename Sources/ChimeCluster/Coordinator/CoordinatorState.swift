@@ -65,6 +65,12 @@ public struct CoordinatorState: Sendable {
     var misfiresFired: [ReminderID: Int] = [:]
     /// Journal or snapshot records that no longer validate and were skipped.
     public internal(set) var skippedEntries = 0
+    /// The `seq` the next dispatched firing gets.
+    var nextEventSeq: UInt64 = 1
+    /// Acknowledged fire events kept for catch-up, by `seq`, evicted in acknowledgement order.
+    var retainedEvents: [UInt64: FireEvent] = [:]
+    var retainedOrder: [UInt64] = []
+    var retainedStart = 0
     var generatedIDs = 0
     var assignmentCounter = 0
     var dispatchLateness = LatenessRecorder()

@@ -4,10 +4,18 @@ import ChimeWire
 import Foundation
 import ZeroMQ
 
-/// Receives fire events from the coordinator's XPUB endpoint.
+/// Receives fire events from the coordinator's XPUB endpoint, optionally catching up on
+/// events it missed first.
 ///
 /// Topics match by prefix in ZeroMQ (`fire.al` would also match `fire.alice`), so
 /// `recipient` is also compared exactly on every event.
+///
+/// Catch-up (`since`) follows the Guide's Clone pattern (ch. 5): subscribe first, then fetch
+/// retained events after `since` over the control socket, deliver those not yet seen in `seq`
+/// order, and go on live, skipping any `seq` already delivered. Because an event published
+/// before the subscription took effect may be acknowledged after the first fetch, fetches
+/// repeat (every 200 ms) until every `seq` below the first live event is settled, or for
+/// 3 s when nothing arrives live.
 public final class SubscriberClient {
     let endpoint: String
     let recipient: RecipientID?
@@ -23,10 +31,15 @@ public final class SubscriberClient {
         self.stop = stop
     }
 
-    /// Calls `onEvent` for every fire event until the stop signal, with the raw JSON too.
-    /// - Parameter onReady: called once the subscription is sent.
-    /// - Throws: `ZeroMQError` when the endpoint is invalid.
-    public func run(onReady: () -> Void = {}, onEvent: (FireEvent, Data) -> Void) throws {
+    /// Calls `onEvent` for every fire event until the stop signal, with the event's JSON.
+    /// - Parameters:
+    ///   - catchUp: the control client and the `seq` after which to replay retained events first.
+    ///   - onReady: called once the subscription is sent.
+    /// - Throws: `ZeroMQError` when the endpoint is invalid; `WireError` when catch-up fails.
+    public func run(
+        catchUp: (client: ControlClient, since: UInt64)? = nil, onReady: () -> Void = {},
+        onEvent: (FireEvent, Data) -> Void
+    ) throws {
         let context = try Context()
         stop.onStop { context.shutdown() }
         let socket = try Socket(.subscriber, context: context)
@@ -36,20 +49,86 @@ public final class SubscriberClient {
         try socket.set(.subscribe(Data(topic.utf8)))
         try socket.connect(to: endpoint)
         onReady()
+        var progress = catchUp.map { CatchUpProgress(since: $0.since, startedAt: Date()) }
+        if let catchUp, var current = progress {
+            try fetch(catchUp.client, progress: &current, onEvent: onEvent)
+            progress = current
+        }
         let poller = Poller()
         poller.register(socket, for: .readable)
         do {
             while !stop.isStopRequested {
-                guard try poller.poll(timeout: .milliseconds(100)) > 0 else { continue }
-                while let frames = try socket.receiveMessage(dontWait: true) {
-                    guard frames.count == 2 else { continue }
-                    if let recipient, frames[0] != Data(Topic.fire(recipient).utf8) { continue }
-                    guard let event = try? codec.decode(FireEvent.self, from: frames[1]) else { continue }
-                    onEvent(event, frames[1])
+                if try poller.poll(timeout: .milliseconds(progress == nil ? 100 : 50)) > 0 {
+                    while let frames = try socket.receiveMessage(dontWait: true) {
+                        guard frames.count == 2 else { continue }
+                        if let recipient, frames[0] != Data(Topic.fire(recipient).utf8) { continue }
+                        guard let event = try? codec.decode(FireEvent.self, from: frames[1]) else { continue }
+                        if var current = progress {
+                            guard current.acceptLive(event) else { continue }
+                            progress = current
+                        }
+                        onEvent(event, frames[1])
+                    }
+                }
+                if let catchUp, var current = progress, current.isFetchDue(at: Date()) {
+                    try fetch(catchUp.client, progress: &current, onEvent: onEvent)
+                    progress = current.isComplete(at: Date()) ? nil : current
                 }
             }
         } catch let error as ZeroMQError where error.code == .contextTerminated {
             return
         }
+    }
+
+    /// Fetches every retained event after `since` (page by page) and delivers the unseen ones.
+    func fetch(_ client: ControlClient, progress: inout CatchUpProgress, onEvent: (FireEvent, Data) -> Void) throws {
+        var after = progress.since
+        while true {
+            let reply = try client.send(
+                ControlRequest(command: .events(after: after, recipient: recipient, limit: 1000)),
+                expecting: EventsResult.self)
+            guard let result = reply.result else { return }
+            for event in result.events where progress.acceptReplayed(event) {
+                onEvent(event, codec.encode(event))
+            }
+            after = result.events.last?.seq ?? after
+            progress.settledThrough = result.through
+            if !result.truncated { break }
+        }
+        progress.lastFetchAt = Date()
+    }
+}
+
+/// Where a catch-up stands: what was delivered, the first live `seq`, the settled watermark.
+struct CatchUpProgress {
+    let since: UInt64
+    let startedAt: Date
+    var delivered: Set<UInt64> = []
+    var firstLiveSeq: UInt64?
+    var settledThrough: UInt64 = 0
+    var lastFetchAt = Date.distantPast
+
+    init(since: UInt64, startedAt: Date) {
+        self.since = since
+        self.startedAt = startedAt
+    }
+
+    /// Whether a replayed event is new (and records it).
+    mutating func acceptReplayed(_ event: FireEvent) -> Bool {
+        event.seq > since && delivered.insert(event.seq).inserted
+    }
+
+    /// Whether a live event is new (and records it).
+    mutating func acceptLive(_ event: FireEvent) -> Bool {
+        if firstLiveSeq == nil { firstLiveSeq = event.seq }
+        return event.seq > since && delivered.insert(event.seq).inserted
+    }
+
+    func isFetchDue(at now: Date) -> Bool { now.timeIntervalSince(lastFetchAt) >= 0.2 }
+
+    /// Done once every `seq` below the first live one is settled, or after 3 s with no live event.
+    func isComplete(at now: Date) -> Bool {
+        if let firstLiveSeq { return settledThrough + 1 >= firstLiveSeq }
+        return now.timeIntervalSince(startedAt) >= 3
     }
 }

@@ -46,7 +46,9 @@ public struct WorkerState: Sendable {
         for firing in batch.firings {
             sequence += 1
             deliveredCount += 1
-            directives.append(.publish(FireEvent(seq: sequence, publisher: id, firing: firing, firedAt: now)))
+            // The coordinator numbers events; a local count only stands in for a firing without one.
+            let seq = firing.seq ?? sequence
+            directives.append(.publish(FireEvent(seq: seq, publisher: id, firing: firing, firedAt: now)))
             pendingAcks.append(WorkerMessage.Acknowledgement(
                 firingId: firing.firingId, firedAt: now, attempt: firing.attempt, epoch: batch.epoch))
         }

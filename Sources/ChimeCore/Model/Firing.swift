@@ -3,7 +3,7 @@ import Foundation
 /// One due occurrence of a reminder, as the coordinator hands it to a worker.
 ///
 /// JSON shape: `{"firingId", "reminderId", "recipient", "dueAt", "content", "attempt",
-/// "late"}`, instants in RFC 3339 UTC with milliseconds.
+/// "late", "seq"}`, instants in RFC 3339 UTC with milliseconds.
 public struct Firing: Codable, Hashable, Sendable {
     /// The idempotency key, stable across redeliveries.
     public var firingId: FiringID
@@ -19,6 +19,9 @@ public struct Firing: Codable, Hashable, Sendable {
     public var attempt: Int
     /// Whether the occurrence fires after its time because no coordinator was running (a misfire).
     public var late: Bool
+    /// The event sequence number the coordinator gave this delivery attempt (a new one per
+    /// attempt); its fire event carries it as `seq`. `nil` before dispatch.
+    public var seq: UInt64?
 
     public init(
         reminderId: ReminderID, recipient: RecipientID, dueAt: Date, content: Content,

@@ -8,9 +8,10 @@ enum SubscribeCommand: Command {
     static let spec = CommandSpec(
         name: "subscribe",
         summary: "Print fire events as they happen.",
-        usage: "chime subscribe [--recipient R] [--json] [--count N] [--timeout DURATION]",
+        usage: "chime subscribe [--recipient R] [--since SEQ] [--json] [--count N] [--timeout DURATION]",
         options: [
             OptionSpec(name: "recipient", value: "R", help: "Only this recipient's events (topic fire.R); all when absent."),
+            OptionSpec(name: "since", value: "SEQ", help: "First replay retained events with seq > SEQ (from the coordinator), then go on live with no gap and no duplicate."),
             OptionSpec(name: "json", value: nil, help: "Print each event's JSON, one a line."),
             OptionSpec(name: "count", value: "N", help: "Exit after N events."),
             OptionSpec(name: "timeout", value: "DURATION", help: "Exit with status 1 if --count events did not arrive in time."),
@@ -31,7 +32,12 @@ enum SubscribeCommand: Command {
         let client = SubscriberClient(
             endpoint: configuration.endpoints.events.connect,
             recipient: arguments.value("recipient").map { RecipientID($0) }, stop: stop)
-        try client.run { event, raw in
+        var catchUp: (client: ControlClient, since: UInt64)?
+        if let since = arguments.value("since") {
+            guard let seq = UInt64(since) else { throw UsageError("--since must be a sequence number, not '\(since)'") }
+            catchUp = (try makeControlClient(arguments), seq)
+        }
+        try client.run(catchUp: catchUp) { event, raw in
             if arguments.has("json") {
                 printJSON(raw)
             } else {
