@@ -57,6 +57,30 @@ public struct ChimeConfiguration: Codable, Hashable, Sendable {
         public var maxUserInfoBytes = 4096
         /// Reminders per `schedule` request at most.
         public var maxRemindersPerRequest = 100_000
+        /// Default for reminders without `misfireThreshold`: how late (seconds) an occurrence
+        /// missed while no coordinator ran may still fire; 0 means no limit.
+        public var misfireThresholdSeconds: Double = 0
+        /// How many missed occurrences one `fireAll` reminder fires late at most.
+        public var fireAllCap = 100
+        /// Acknowledged fire events kept for `subscribe --since` catch-up.
+        public var eventRetention = 10_000
+
+        public init() {}
+    }
+
+    /// The file store: journal, snapshots, lock and epoch in one directory.
+    public struct Store: Codable, Hashable, Sendable {
+        /// The store directory (relative paths are relative to the working directory);
+        /// `"none"` keeps everything in memory (nothing survives a restart).
+        public var directory = ".chime/store"
+        /// `always` (one fdatasync per loop turn before replies: group commit), `interval`, or `never`.
+        public var fsync = "always"
+        /// With `fsync: interval`, the longest time between syncs, in milliseconds.
+        public var fsyncIntervalMilliseconds = 100
+        /// A snapshot is written after this many journal records (and by `chime ctl snapshot`).
+        public var snapshotEveryRecords = 200_000
+        /// A journal segment is closed and a new one started past this size, in bytes.
+        public var segmentBytes = 64 * 1024 * 1024
 
         public init() {}
     }
@@ -93,6 +117,7 @@ public struct ChimeConfiguration: Codable, Hashable, Sendable {
 
     public var endpoints = Endpoints()
     public var coordinator = Coordinator()
+    public var store = Store()
     public var worker = Worker()
     public var heartbeat = Heartbeat()
     public var client = Client()
