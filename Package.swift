@@ -30,6 +30,11 @@ let package = Package(
             dependencies: ["ChimeCore", "ChimeRuntime", "ChimeCluster", "ChimeWire", "ZeroMQ"]
         ),
         .executableTarget(
+            name: "StoreBenchmark",
+            dependencies: ["ChimeStore", "ChimeCore"],
+            path: "Benchmarks/StoreBenchmark"
+        ),
+        .executableTarget(
             name: "chime",
             dependencies: ["ChimeCluster", "ChimeCore", "ChimeWire", "ChimeRuntime", "ZeroMQ"]
         ),
@@ -37,6 +42,10 @@ let package = Package(
         .testTarget(name: "ChimeCoreTests", dependencies: ["ChimeCore", "ChimeTestSupport"]),
         .testTarget(name: "ChimeWireTests", dependencies: ["ChimeWire", "ChimeCore"]),
         .testTarget(name: "ChimeRuntimeTests", dependencies: ["ChimeRuntime"]),
+        .testTarget(
+            name: "ChimeStoreTests",
+            dependencies: ["ChimeStore", "ChimeCore", "ChimeTestSupport"]
+        ),
         .testTarget(
             name: "ChimeClusterTests",
             dependencies: ["ChimeCluster", "ChimeCore", "ChimeWire", "ChimeStore", "ChimeTestSupport", "ZeroMQ"]

@@ -46,12 +46,15 @@ public struct InMemoryJournal: Journal, Sendable {
     /// How many entries were appended.
     public private(set) var appendedCount = 0
 
+    /// An empty journal; `keepsEntries: false` only counts what is appended.
     public init(keepsEntries: Bool = true) { self.keepsEntries = keepsEntries }
 
+    /// Appends entries in order (or only counts them).
     public mutating func append(_ entries: [JournalEntry]) {
         appendedCount += entries.count
         if keepsEntries { self.entries.append(contentsOf: entries) }
     }
 
+    /// Counts the call; memory needs no flushing.
     public mutating func sync() { syncCount += 1 }
 }

@@ -1,0 +1,244 @@
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// The journal on disk: a directory of segment files of checksummed records (the format is
+/// described at ``RecordFraming``).
+///
+/// `append` encodes entries into a memory buffer and gives each the next sequence number;
+/// `sync` writes the buffer with one `write` per segment touched and then calls
+/// `fdatasync` as the ``FsyncPolicy`` says. A segment is rolled (the old one
+/// `fdatasync`ed, a new file created and the directory `fsync`ed) before a record would
+/// make it exceed `segmentSize` (a record larger than that gets a segment of its own).
+/// Entries appended but not synced when the journal is deinitialized are lost, as in a
+/// crash. After a failed write or fsync the journal refuses every
+/// further call: what reached the disk is unknown, so the process should restart and let
+/// recovery truncate whatever was torn.
+///
+/// One thread uses a journal at a time.
+public final class FileJournal: Journal {
+    /// The default size past which a new segment is started: 64 MiB.
+    public static let defaultSegmentSize = 64 << 20
+
+    /// The `journal/` directory holding the segments.
+    public let directory: URL
+    /// When `sync` calls `fdatasync`.
+    public let fsyncPolicy: FsyncPolicy
+    /// The size in bytes a segment may reach before the next record goes to a new one.
+    public let segmentSize: Int
+
+    struct Segment {
+        var firstSequence: UInt64
+        var path: String
+        var size: Int
+    }
+
+    /// Bytes for the current segment (`newSegmentFirstSequence == nil`) or for a segment
+    /// `sync` must create first (the bytes then start with its file header).
+    struct PendingWrite {
+        var newSegmentFirstSequence: UInt64?
+        var bytes: [UInt8]
+    }
+
+    var segments: [Segment]
+    var descriptor: Int32
+    var pending: [PendingWrite] = []
+    var projectedTailSize: Int
+    var nextSequence: UInt64
+    var counters = JournalStatistics()
+    var hasUnsyncedBytes = false
+    var lastFsyncTime: Double
+    var failure: JournalError?
+    let codec = JournalEntryCodec()
+    let clock: JournalClock
+
+    init(
+        directory: URL, fsyncPolicy: FsyncPolicy, segmentSize: Int, segments: [Segment], descriptor: Int32,
+        nextSequence: UInt64, clock: JournalClock
+    ) {
+        precondition(!segments.isEmpty, "a journal always has a segment to append to")
+        self.directory = directory
+        self.fsyncPolicy = fsyncPolicy
+        self.segmentSize = segmentSize
+        self.segments = segments
+        self.descriptor = descriptor
+        self.nextSequence = nextSequence
+        self.projectedTailSize = segments[segments.count - 1].size
+        self.clock = clock
+        self.lastFsyncTime = clock.now
+        counters.writtenSequence = nextSequence - 1
+        counters.durableSequence = nextSequence - 1
+    }
+
+    deinit {
+        if descriptor >= 0 { FileCalls.closeFile(descriptor) }
+    }
+
+    /// The sequence number of the last appended entry (0 when the journal never had one).
+    public var lastSequence: UInt64 { nextSequence - 1 }
+    /// The sequence number of the first record the segments on disk can hold.
+    public var firstSequence: UInt64 { segments[0].firstSequence }
+    /// Counters and sizes: entries, bytes, fsyncs and their latency.
+    public var statistics: JournalStatistics {
+        var statistics = counters
+        statistics.lastSequence = lastSequence
+        statistics.segmentCount = segments.count
+        statistics.journalBytes = segments.reduce(0) { $0 + $1.size }
+        return statistics
+    }
+
+    /// Encodes `entries` into the write buffer, giving each the next sequence number;
+    /// nothing reaches the file before `sync`. Either every entry is buffered or none.
+    /// - Throws: `JournalError` `.invalidEntry` when an entry cannot be encoded or its
+    ///   payload is over 16 MiB; `.closed`; `.io` after an earlier failure.
+    public func append(_ entries: [JournalEntry]) throws {
+        try checkUsable()
+        let payloads = try entries.map { entry in
+            let payload = try codec.encode(entry)
+            guard payload.count <= RecordFraming.maximumPayloadLength else {
+                throw JournalError(
+                    .invalidEntry, message: "journal entry of \(payload.count) bytes is over the 16 MiB limit")
+            }
+            return payload
+        }
+        for payload in payloads {
+            let recordLength = RecordFraming.recordHeaderLength + payload.count
+            if projectedTailSize + recordLength > segmentSize && projectedTailSize > RecordFraming.segmentHeaderLength {
+                let header = RecordFraming.makeSegmentHeader(firstSequence: nextSequence)
+                pending.append(PendingWrite(newSegmentFirstSequence: nextSequence, bytes: header))
+                projectedTailSize = header.count
+            }
+            if pending.isEmpty { pending.append(PendingWrite(newSegmentFirstSequence: nil, bytes: [])) }
+            payload.withUnsafeBytes {
+                RecordFraming.appendRecord(sequence: nextSequence, payload: $0, to: &pending[pending.count - 1].bytes)
+            }
+            projectedTailSize += recordLength
+            nextSequence += 1
+        }
+        counters.appendedEntries += entries.count
+    }
+
+    /// Writes every buffered record (one `write` per segment touched), then `fdatasync`s
+    /// as the fsync policy says. Under `.always`, returning means every appended entry is
+    /// on stable storage; a sync with nothing new since the last `fdatasync` does not call
+    /// it again.
+    /// - Throws: `JournalError` `.io` when a write or fsync fails (the journal is then
+    ///   unusable); `.closed`.
+    public func sync() throws {
+        try checkUsable()
+        counters.syncCalls += 1
+        do {
+            var rolled = false
+            if !pending.isEmpty {
+                let writes = pending
+                pending = []
+                for write in writes {
+                    if let firstSequence = write.newSegmentFirstSequence {
+                        try roll(to: firstSequence)
+                        rolled = true
+                    }
+                    try writeToTail(write.bytes)
+                }
+                counters.writtenSequence = lastSequence
+            }
+            if hasUnsyncedBytes && isFsyncDue() { try syncTail() }
+            if rolled { try syncDirectory() }
+        } catch let error as JournalError {
+            failure = error
+            throw error
+        }
+    }
+
+    /// Writes what is buffered, `fdatasync`s whatever is not yet on stable storage (under
+    /// every policy but `.never`) and closes the segment. Later calls throw `.closed`.
+    /// - Throws: `JournalError` `.io` when the final write or fsync fails (the file is
+    ///   closed anyway).
+    public func close() throws {
+        guard descriptor >= 0 else { return }
+        defer {
+            FileCalls.closeFile(descriptor)
+            descriptor = -1
+        }
+        guard failure == nil else { return }
+        try sync()
+        if hasUnsyncedBytes && fsyncPolicy != .never { try syncTail() }
+    }
+
+    /// Deletes the segments whose records all have sequence numbers up to `sequence` (they
+    /// are covered by a snapshot), oldest first; the segment being appended to stays.
+    /// - Returns: how many segments were deleted.
+    /// - Throws: `JournalError` `.io` when a file cannot be removed or the directory synced.
+    @discardableResult
+    public func removeSegments(through sequence: UInt64) throws -> Int {
+        try checkUsable()
+        var removed = 0
+        while segments.count > 1, segments[1].firstSequence - 1 <= sequence {
+            try FileCalls.removeFile(segments[0].path)
+            segments.removeFirst()
+            removed += 1
+        }
+        if removed > 0 { try syncDirectory() }
+        return removed
+    }
+
+    func checkUsable() throws {
+        guard descriptor >= 0 else {
+            throw JournalError(.closed, path: directory.path, message: "the journal is closed")
+        }
+        if let failure {
+            throw JournalError(
+                .io, path: failure.path, message: "the journal is unusable after an earlier failure: \(failure.message)"
+            )
+        }
+    }
+
+    private func isFsyncDue() -> Bool {
+        switch fsyncPolicy {
+        case .always: true
+        case .never: false
+        case .interval(let milliseconds): clock.now - lastFsyncTime >= Double(milliseconds) / 1000
+        }
+    }
+
+    private func writeToTail(_ bytes: [UInt8]) throws {
+        let tail = segments.count - 1
+        try bytes.withUnsafeBytes { try FileCalls.writeAll(descriptor, $0, path: segments[tail].path) }
+        segments[tail].size += bytes.count
+        hasUnsyncedBytes = true
+        counters.writeCalls += 1
+        counters.bytesWritten += bytes.count
+    }
+
+    private func syncTail() throws {
+        let start = FileCalls.monotonicSeconds()
+        try FileCalls.syncData(descriptor, path: segments[segments.count - 1].path)
+        let latency = FileCalls.monotonicSeconds() - start
+        counters.fsyncCount += 1
+        counters.lastFsyncLatency = latency
+        counters.totalFsyncSeconds += latency
+        counters.durableSequence = counters.writtenSequence
+        hasUnsyncedBytes = false
+        lastFsyncTime = clock.now
+    }
+
+    /// Makes the current segment durable, so damage can only ever be at the end of the
+    /// journal, then starts the next one.
+    private func roll(to firstSequence: UInt64) throws {
+        if hasUnsyncedBytes { try syncTail() }
+        let path = directory.appendingPathComponent(RecordFraming.segmentFileName(firstSequence: firstSequence)).path
+        let newDescriptor = try FileCalls.openFile(path, O_WRONLY | O_CREAT | O_EXCL | O_APPEND)
+        FileCalls.closeFile(descriptor)
+        descriptor = newDescriptor
+        segments.append(Segment(firstSequence: firstSequence, path: path, size: 0))
+        counters.segmentsCreated += 1
+    }
+
+    private func syncDirectory() throws {
+        try FileCalls.syncDirectory(directory.path)
+        counters.directorySyncCount += 1
+    }
+}

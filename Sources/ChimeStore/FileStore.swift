@@ -1,0 +1,161 @@
+import Foundation
+
+/// The coordinator's durable store in one directory: `LOCK` and `EPOCH` (see
+/// ``StoreLock``), `journal/` (see ``FileJournal`` and ``RecordFraming``) and `snapshot/`
+/// (see ``SnapshotStore``).
+///
+/// ```swift
+/// let (store, recovery) = try FileStore.open(directory: url, fsync: .always)
+/// state = try recovery.snapshot.map { try decodeState($0.payload) } ?? State()
+/// for entry in recovery.entries { state.apply(entry) }
+/// logger.info("\(recovery.report)")
+/// try store.append(entries); try store.sync()       // each loop turn
+/// try store.writeSnapshot(encodeState(state))      // now and then
+/// ```
+///
+/// Recovery is the newest valid snapshot plus every journal entry after its sequence
+/// number, in order. Snapshots are kept two deep and journal segments are deleted only
+/// once the *older* retained snapshot covers them, so a damaged newest snapshot still
+/// falls back to the previous one plus the journal.
+///
+/// One thread uses a store at a time.
+public final class FileStore: Journal {
+    /// Tunables of a store.
+    public struct Options: Sendable {
+        /// The size in bytes past which the journal starts a new segment (64 MiB).
+        public var segmentSize = FileJournal.defaultSegmentSize
+        /// How many snapshots to keep, newest first (at least 1; 2 by default).
+        public var retainedSnapshots = 2
+        /// The monotonic clock that decides when an `FsyncPolicy.interval` fsync is due.
+        public var clock = JournalClock.system
+
+        /// The defaults.
+        public init() {}
+    }
+
+    /// The store directory.
+    public let directory: URL
+    /// The lock this store holds on `directory`.
+    public let lock: StoreLock
+    /// The journal in `journal/`.
+    public let journal: FileJournal
+    /// The snapshots in `snapshot/`.
+    public let snapshots: SnapshotStore
+    let retainedSnapshots: Int
+    var snapshotFiles: [SnapshotStore.File]
+
+    private init(
+        directory: URL, lock: StoreLock, journal: FileJournal, snapshots: SnapshotStore, retainedSnapshots: Int,
+        snapshotFiles: [SnapshotStore.File]
+    ) {
+        self.directory = directory
+        self.lock = lock
+        self.journal = journal
+        self.snapshots = snapshots
+        self.retainedSnapshots = retainedSnapshots
+        self.snapshotFiles = snapshotFiles
+    }
+
+    /// Locks the store directory (creating it when missing) and recovers: loads the
+    /// newest valid snapshot, replays the journal after it, truncates a torn tail, moves
+    /// damaged snapshots aside (`.snap.corrupt`) and removes leftover temp files.
+    ///
+    /// Nothing in the directory changes before the snapshots and every journal segment
+    /// have been read and checked, so each error below leaves the files as they were.
+    /// - Parameters:
+    ///   - directory: the store directory; created when missing (its parent must exist).
+    ///   - policy: when the journal calls `fdatasync` (see ``FsyncPolicy``).
+    ///   - options: segment size, snapshot retention, clock.
+    ///   - lock: a lock already taken on `directory` (a standby's `StoreLock.acquire`);
+    ///     `nil` takes it with `StoreLock.tryAcquire`. The store owns it from here on.
+    /// - Returns: the store and what was recovered.
+    /// - Throws: `JournalError` `.locked` when another holder has the lock;
+    ///   `.unsupportedVersion` for a snapshot or segment of a newer format;
+    ///   `.unknownEntryKind`; `.corrupt` when the journal is damaged before its end or
+    ///   does not reach back to the snapshot; `.io`.
+    public static func open(
+        directory: URL, fsync policy: FsyncPolicy = .always, options: Options = Options(), lock: StoreLock? = nil
+    ) throws -> (store: FileStore, recovery: Recovery) {
+        precondition(options.retainedSnapshots >= 1, "keep at least one snapshot")
+        let start = FileCalls.monotonicSeconds()
+        let lock = try lock ?? StoreLock.tryAcquire(directory: directory)
+        precondition(lock.isHeld, "FileStore.open was given a released lock")
+        let snapshots = SnapshotStore(directory: directory.appendingPathComponent("snapshot"))
+        let (snapshot, skipped) = try snapshots.loadNewestValid()
+        var entries: [JournalEntry] = []
+        let (journal, journalReport) = try FileJournal.open(
+            directory: directory.appendingPathComponent("journal"), fsync: policy, segmentSize: options.segmentSize,
+            replayingAfter: snapshot?.sequence ?? 0, clock: options.clock
+        ) { _, entry in entries.append(entry) }
+        for damaged in skipped { try snapshots.quarantine(damaged) }
+        let removedTemporaryFiles = try snapshots.removeTemporaryFiles()
+
+        let store = FileStore(
+            directory: directory, lock: lock, journal: journal, snapshots: snapshots,
+            retainedSnapshots: options.retainedSnapshots, snapshotFiles: try snapshots.list())
+        let report = RecoveryReport(
+            snapshotSequence: snapshot?.sequence, snapshotBytes: snapshot?.payload.count ?? 0,
+            entriesReplayed: journalReport.entriesReplayed, lastSequence: journalReport.lastSequence,
+            truncation: journalReport.truncation, skippedSnapshots: skipped,
+            removedTemporaryFiles: removedTemporaryFiles, duration: FileCalls.monotonicSeconds() - start)
+        return (store, Recovery(snapshot: snapshot, entries: entries, report: report))
+    }
+
+    /// The sequence number of the last appended entry (0: none ever).
+    public var lastSequence: UInt64 { journal.lastSequence }
+
+    /// Buffers entries for the next `sync` (see `FileJournal.append`).
+    /// - Throws: as `FileJournal.append`.
+    public func append(_ entries: [JournalEntry]) throws { try journal.append(entries) }
+
+    /// Writes buffered entries and fsyncs per the policy (see `FileJournal.sync`).
+    /// - Throws: as `FileJournal.sync`.
+    public func sync() throws { try journal.sync() }
+
+    /// Writes `payload` as a snapshot covering every entry appended so far (pending ones
+    /// are synced first), keeps the newest `retainedSnapshots`, and deletes the journal
+    /// segments the oldest retained snapshot covers. The payload must therefore reflect
+    /// every appended entry.
+    /// - Returns: the snapshot file written.
+    /// - Throws: `JournalError` `.io`; as `sync`.
+    @discardableResult
+    public func writeSnapshot(_ payload: Data) throws -> SnapshotStore.File {
+        try journal.sync()
+        let file = try snapshots.write(payload, coveringThrough: journal.lastSequence)
+        try snapshots.removeAll(keepingNewest: retainedSnapshots)
+        snapshotFiles = try snapshots.list()
+        if snapshotFiles.count >= retainedSnapshots, let oldest = snapshotFiles.first {
+            try journal.removeSegments(through: oldest.sequence)
+        }
+        return file
+    }
+
+    /// Adds one to the persisted coordinator epoch (see `StoreLock.incrementEpoch`).
+    /// - Throws: as `StoreLock.incrementEpoch`.
+    public func incrementEpoch() throws -> UInt64 { try lock.incrementEpoch() }
+
+    /// Sizes and counters for `chime ctl store`.
+    public var statistics: StoreStatistics {
+        StoreStatistics(
+            journal: journal.statistics, snapshotCount: snapshotFiles.count,
+            snapshotBytes: snapshotFiles.reduce(0) { $0 + $1.size },
+            newestSnapshotSequence: snapshotFiles.last?.sequence)
+    }
+
+    /// Syncs and closes the journal, then releases the lock. Later calls throw `.closed`.
+    /// - Throws: as `FileJournal.close` (the lock is released anyway).
+    public func close() throws {
+        defer { lock.release() }
+        try journal.close()
+    }
+}
+
+/// What `FileStore.open` recovered: the state to rebuild and how it went.
+public struct Recovery: Sendable {
+    /// The newest valid snapshot; `nil` when there is none (replay from the start).
+    public var snapshot: Snapshot?
+    /// Every journal entry after the snapshot, in order.
+    public var entries: [JournalEntry]
+    /// Figures for the start-up log line.
+    public var report: RecoveryReport
+}

@@ -1,0 +1,147 @@
+/// The on-disk format of the journal: segment files holding checksummed, length-prefixed
+/// records.
+///
+/// All integers are little-endian. CRC-32C is the Castagnoli checksum (see ``CRC32C``).
+///
+/// **Segment files.** The journal is the directory `journal/`; each file in it is a segment
+/// named by the sequence number of its first record, in 20 decimal digits:
+/// `journal/00000000000000000001.log`, `journal/00000000000000125001.log`, … A segment
+/// starts with a 24-byte file header:
+///
+/// | Offset | Size | Field |
+/// |-------:|-----:|-------|
+/// | 0      | 8    | magic, ASCII `CHIMEJNL` |
+/// | 8      | 4    | format version, UInt32, currently `1` |
+/// | 12     | 8    | first sequence number, UInt64 (equals the file name) |
+/// | 20     | 4    | CRC-32C of bytes 0..<20 |
+///
+/// **Records** follow back to back until the end of the file, each a 20-byte header and a
+/// payload:
+///
+/// | Offset | Size | Field |
+/// |-------:|-----:|-------|
+/// | 0      | 2    | magic, ASCII `Cr` (`0x43 0x72`) |
+/// | 2      | 1    | record format version, `1` |
+/// | 3      | 1    | payload encoding: `1` = one `JournalEntry` as UTF-8 JSON |
+/// | 4      | 4    | payload length *n* in bytes, UInt32, at most 16 MiB |
+/// | 8      | 8    | sequence number, UInt64 |
+/// | 16     | 4    | CRC-32C of header bytes 0..<16 followed by the *n* payload bytes |
+/// | 20     | *n*  | payload |
+///
+/// The JSON payload is the entry's `Codable` form, an object with one key naming the kind:
+/// `{"scheduled":{"_0":{…reminder…},"at":786000000}}` (dates in seconds since
+/// 2001-01-01 UTC). A record with an unknown encoding byte, or a JSON key this version
+/// does not know, was written by a newer version: reading it fails with
+/// `JournalError.Code.unknownEntryKind` and changes nothing.
+///
+/// **Sequence numbers** start at 1 and grow by one per record across segments, so segment
+/// *k + 1* starts where segment *k* ends. A new segment is started when the current one
+/// would grow past the segment size (64 MiB by default); a record is never split.
+///
+/// **Damage.** A reader accepts records in order and stops at the first one that is torn
+/// or fails a check: fewer than 20 header bytes left, a wrong magic (zero bytes, as a power
+/// loss leaves on some file systems, are reported as such), a wrong record version, a
+/// length over the limit or past the end of the file, a checksum mismatch, or a sequence
+/// number that is not the previous one plus one. Everything from that record's offset to
+/// the end of the file is then the damaged tail: ``FileJournal`` truncates it when it is
+/// the end of the journal and reports where and how many bytes, and refuses to open
+/// (`JournalError.Code.corrupt`) when a later segment still holds valid records.
+public enum RecordFraming {
+    /// The size of a record header, in bytes.
+    public static let recordHeaderLength = 20
+    /// The size of a segment file header, in bytes.
+    public static let segmentHeaderLength = 24
+    /// The largest payload a record may carry, in bytes (16 MiB).
+    public static let maximumPayloadLength = 16 << 20
+    /// The segment file format version this code writes and reads.
+    public static let segmentFormatVersion: UInt32 = 1
+    /// The record format version this code writes and reads.
+    public static let recordFormatVersion: UInt8 = 1
+    /// The payload encoding byte of a JSON-encoded `JournalEntry`.
+    public static let jsonEntryEncoding: UInt8 = 1
+
+    static let segmentMagic = Array("CHIMEJNL".utf8)
+    static let recordMagic: [UInt8] = [0x43, 0x72]
+
+    /// Appends one framed record (header and payload) to `buffer`.
+    /// - Precondition: `payload.count <= maximumPayloadLength`.
+    public static func appendRecord(
+        sequence: UInt64, encoding: UInt8 = jsonEntryEncoding, payload: UnsafeRawBufferPointer,
+        to buffer: inout [UInt8]
+    ) {
+        precondition(payload.count <= maximumPayloadLength, "journal payload of \(payload.count) bytes over the limit")
+        let start = buffer.count
+        buffer.append(contentsOf: recordMagic)
+        buffer.append(recordFormatVersion)
+        buffer.append(encoding)
+        buffer.appendLittleEndian(UInt32(payload.count))
+        buffer.appendLittleEndian(sequence)
+        var crc = CRC32C()
+        buffer.withUnsafeBytes { crc.update(UnsafeRawBufferPointer(rebasing: $0[start..<(start + 16)])) }
+        crc.update(payload)
+        buffer.appendLittleEndian(crc.value)
+        buffer.append(contentsOf: payload)
+    }
+
+    /// The 24-byte file header of a segment whose first record has `firstSequence`.
+    public static func makeSegmentHeader(firstSequence: UInt64) -> [UInt8] {
+        var header = segmentMagic
+        header.appendLittleEndian(segmentFormatVersion)
+        header.appendLittleEndian(firstSequence)
+        header.appendLittleEndian(CRC32C.checksum(header))
+        return header
+    }
+
+    /// The file name of the segment starting at `firstSequence`, such as
+    /// `00000000000000000001.log`.
+    public static func segmentFileName(firstSequence: UInt64) -> String {
+        let digits = String(firstSequence)
+        return String(repeating: "0", count: max(0, 20 - digits.count)) + digits + ".log"
+    }
+
+    /// The first sequence number a segment file name stands for, or `nil` when `name` is
+    /// not a segment file name.
+    public static func firstSequence(ofSegmentFileName name: String) -> UInt64? {
+        guard name.utf8.count == 24, name.hasSuffix(".log") else { return nil }
+        let digits = name.prefix(20)
+        guard digits.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else { return nil }
+        return UInt64(digits)
+    }
+
+    /// What a segment's first bytes say.
+    enum SegmentHeaderCheck: Equatable {
+        /// A valid header.
+        case valid(firstSequence: UInt64)
+        /// A valid magic with a format version newer than this code reads.
+        case newerVersion(UInt32)
+        /// A torn or corrupt header.
+        case damaged(RecordDamage.Reason)
+    }
+
+    /// Checks the segment header at the start of `bytes`.
+    static func checkSegmentHeader(_ bytes: [UInt8]) -> SegmentHeaderCheck {
+        let available = min(bytes.count, segmentHeaderLength)
+        if bytes.isEmpty || bytes.allSatisfy({ $0 == 0 }) { return .damaged(.zeroFilled) }
+        guard bytes.starts(with: segmentMagic.prefix(available)) else { return .damaged(.badMagic) }
+        guard bytes.count >= 12 else { return .damaged(.truncatedHeader) }
+        let version = bytes.loadLittleEndian(UInt32.self, at: 8)
+        if version > segmentFormatVersion { return .newerVersion(version) }
+        guard bytes.count >= segmentHeaderLength else { return .damaged(.truncatedHeader) }
+        guard version == segmentFormatVersion else { return .damaged(.badSegmentHeader) }
+        guard CRC32C.checksum(bytes[0..<20]) == bytes.loadLittleEndian(UInt32.self, at: 20) else {
+            return .damaged(.badSegmentHeader)
+        }
+        return .valid(firstSequence: bytes.loadLittleEndian(UInt64.self, at: 12))
+    }
+}
+
+extension [UInt8] {
+    mutating func appendLittleEndian<T: FixedWidthInteger>(_ value: T) {
+        Swift.withUnsafeBytes(of: value.littleEndian) { append(contentsOf: $0) }
+    }
+
+    func loadLittleEndian<T: FixedWidthInteger>(_ type: T.Type, at offset: Int) -> T {
+        precondition(offset >= 0 && offset + MemoryLayout<T>.size <= count, "read past the end of a buffer")
+        return withUnsafeBytes { T(littleEndian: $0.loadUnaligned(fromByteOffset: offset, as: T.self)) }
+    }
+}

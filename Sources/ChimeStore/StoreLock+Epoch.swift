@@ -1,0 +1,70 @@
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+extension StoreLock {
+    /// The current coordinator epoch from `<directory>/EPOCH`; 0 when the file does not
+    /// exist yet.
+    ///
+    /// The file is one line of ASCII: `chime-epoch <format version> <epoch>`, such as
+    /// `chime-epoch 1 7`, written to `EPOCH.tmp`, `fsync`ed, renamed over `EPOCH`, and the
+    /// directory `fsync`ed.
+    /// - Throws: `JournalError` `.unsupportedVersion` for a newer format; `.corrupt` for
+    ///   an unreadable line; `.io`.
+    public static func epoch(of directory: URL) throws -> UInt64 {
+        let path = epochPath(directory)
+        guard try FileCalls.fileSize(atPath: path) != nil else { return 0 }
+        let text = String(decoding: try FileCalls.readFile(path), as: UTF8.self)
+        let fields = text.split(whereSeparator: \.isWhitespace)
+        guard fields.count == 3, fields[0] == "chime-epoch", let version = UInt32(fields[1]) else {
+            throw JournalError(.corrupt, path: path, message: "not an epoch file: \(text.prefix(80))")
+        }
+        guard version <= epochFormatVersion else {
+            throw JournalError(
+                .unsupportedVersion, path: path,
+                message: "epoch file format version \(version) is newer than the supported \(epochFormatVersion)")
+        }
+        guard let epoch = UInt64(fields[2]) else {
+            throw JournalError(.corrupt, path: path, message: "bad epoch number '\(fields[2])'")
+        }
+        return epoch
+    }
+
+    /// The current coordinator epoch of the locked directory (see `epoch(of:)`).
+    /// - Throws: as `epoch(of:)`.
+    public func currentEpoch() throws -> UInt64 { try Self.epoch(of: directory) }
+
+    /// Adds one to the persisted coordinator epoch and returns the new value, durable
+    /// before it returns. A coordinator calls it once when it takes over, and stamps the
+    /// result on every dispatch.
+    /// - Precondition: the lock is held.
+    /// - Throws: as `epoch(of:)`, and `.io` when the file cannot be written.
+    public func incrementEpoch() throws -> UInt64 {
+        precondition(isHeld, "incrementEpoch needs the store lock")
+        let epoch = try currentEpoch() + 1
+        let path = Self.epochPath(directory)
+        let temporaryPath = path + ".tmp"
+        let line = Array("chime-epoch \(Self.epochFormatVersion) \(epoch)\n".utf8)
+        let descriptor = try FileCalls.openFile(temporaryPath, O_WRONLY | O_CREAT | O_TRUNC)
+        do {
+            try line.withUnsafeBytes { try FileCalls.writeAll(descriptor, $0, path: temporaryPath) }
+            try FileCalls.syncFile(descriptor, path: temporaryPath)
+        } catch {
+            FileCalls.closeFile(descriptor)
+            throw error
+        }
+        FileCalls.closeFile(descriptor)
+        try FileCalls.renameFile(temporaryPath, to: path)
+        try FileCalls.syncDirectory(directory.path)
+        return epoch
+    }
+
+    /// The format version of the `EPOCH` file this code writes and reads.
+    public static let epochFormatVersion: UInt32 = 1
+
+    static func epochPath(_ directory: URL) -> String { directory.appendingPathComponent("EPOCH").path }
+}

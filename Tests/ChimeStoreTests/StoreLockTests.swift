@@ -1,0 +1,92 @@
+import ChimeStore
+import ChimeTestSupport
+import Foundation
+import Synchronization
+import Testing
+
+@Suite struct StoreLockTests {
+    let temporary: TemporaryDirectory
+    var directory: URL { temporary.url }
+
+    init() throws { temporary = try TemporaryDirectory(prefix: "lock") }
+
+    @Test func aSecondOpenOfTheSameDirectoryIsLockedOutEvenInOneProcess() throws {
+        let first = try StoreLock.tryAcquire(directory: directory)
+        let error = expectJournalError(.locked) { try StoreLock.tryAcquire(directory: directory) }
+        #expect(error?.message.contains("pid \(getpid())") == true)
+        #expect(StoreLock.recordedHolder(of: directory) == getpid())
+        first.release()
+        #expect(!first.isHeld)
+        let second = try StoreLock.tryAcquire(directory: directory)
+        #expect(second.isHeld)
+    }
+
+    @Test func aSecondStoreOnTheSameDirectoryIsLockedOut() throws {
+        let (store, _) = try FileStore.open(directory: directory, fsync: .never)
+        expectJournalError(.locked) { try FileStore.open(directory: directory, fsync: .never) }
+        try store.close()
+        let (reopened, _) = try FileStore.open(directory: directory, fsync: .never)
+        try reopened.close()
+    }
+
+    @Test func theLockIsReleasedWhenTheHolderGoesAway() throws {
+        do {
+            let holder = try StoreLock.tryAcquire(directory: directory)
+            #expect(holder.isHeld)
+        }
+        let next = try StoreLock.tryAcquire(directory: directory)
+        #expect(next.isHeld)
+    }
+
+    @Test func waitingGivesUpAtTheDeadline() throws {
+        let holder = try StoreLock.tryAcquire(directory: directory)
+        let started = Date()
+        expectJournalError(.locked) {
+            try StoreLock.acquire(directory: directory, until: Date().addingTimeInterval(0.1), pollInterval: 0.02)
+        }
+        #expect(Date().timeIntervalSince(started) >= 0.1)
+        #expect(holder.isHeld)
+    }
+
+    @Test func aWaitingStandbyTakesTheLockOnceItIsReleased() throws {
+        let holder = try StoreLock.tryAcquire(directory: directory)
+        let acquired = Mutex<StoreLock?>(nil)
+        let finished = DispatchSemaphore(value: 0)
+        let directory = directory
+        let waiter = Thread {
+            let lock = try? StoreLock.acquire(
+                directory: directory, until: Date().addingTimeInterval(10), pollInterval: 0.01)
+            acquired.withLock { $0 = lock }
+            finished.signal()
+        }
+        waiter.start()
+        holder.release()
+        #expect(finished.wait(timeout: .now() + 10) == .success)
+        #expect(acquired.withLock { $0?.isHeld } == true)
+    }
+
+    @Test func epochIncrementsPersistAcrossReopening() throws {
+        var lock = try StoreLock.tryAcquire(directory: directory)
+        #expect(try lock.currentEpoch() == 0)
+        #expect(try lock.incrementEpoch() == 1)
+        #expect(try lock.incrementEpoch() == 2)
+        lock.release()
+        #expect(try StoreLock.epoch(of: directory) == 2)
+
+        lock = try StoreLock.tryAcquire(directory: directory)
+        #expect(try lock.currentEpoch() == 2)
+        #expect(try lock.incrementEpoch() == 3)
+        lock.release()
+
+        let (store, _) = try FileStore.open(directory: directory, fsync: .never)
+        #expect(try store.incrementEpoch() == 4)
+        try store.close()
+        let text = try String(contentsOf: directory.appendingPathComponent("EPOCH"), encoding: .utf8)
+        #expect(text == "chime-epoch 1 4\n")
+    }
+
+    @Test func refusesAnEpochFileOfANewerFormat() throws {
+        try Data("chime-epoch 2 9\n".utf8).write(to: directory.appendingPathComponent("EPOCH"))
+        expectJournalError(.unsupportedVersion) { try StoreLock.epoch(of: directory) }
+    }
+}
