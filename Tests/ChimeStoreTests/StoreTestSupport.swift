@@ -19,10 +19,13 @@ func makeEntries(_ count: Int, from first: Int = 0) -> [JournalEntry] {
         case 1:
             return .cancelled([reminder, ReminderID("reminder-\(index - 1)")], at: instant)
         case 2:
-            return .dispatched(FiringID(reminder: reminder, dueAt: instant), attempt: index % 3 + 1, at: instant)
+            return .dispatched(
+                FiringID(reminder: reminder, dueAt: instant), reminder: reminder, dueAt: instant, attempt: index % 3 + 1,
+                seq: UInt64(index), at: instant)
         default:
             return .acknowledged(
-                FiringID(reminder: reminder, dueAt: instant), firedAt: instant.addingTimeInterval(0.25))
+                FiringID(reminder: reminder, dueAt: instant), seq: UInt64(index - 1), worker: WorkerID("w1"),
+                firedAt: instant.addingTimeInterval(0.25))
         }
     }
 }
