@@ -61,6 +61,8 @@ public final class LocalCluster {
         let process = Process()
         process.executableURL = binary
         process.arguments = arguments
+        // The coordinator's default store (.chime/store) then lands in the cluster's folder.
+        process.currentDirectoryURL = directory.url
         let log = directory.path("\(name).log")
         _ = FileManager.default.createFile(atPath: log, contents: nil)
         let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: log))

@@ -110,6 +110,7 @@ import Testing
         let up = Process()
         up.executableURL = try LocalCluster.locateBinary()
         up.arguments = ["up", "--workers", "2"] + arguments
+        up.currentDirectoryURL = directory.url
         let log = directory.path("up.log")
         _ = FileManager.default.createFile(atPath: log, contents: nil)
         up.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: log))

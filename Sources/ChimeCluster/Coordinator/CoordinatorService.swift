@@ -15,19 +15,23 @@ public final class CoordinatorService {
     let configuration: ChimeConfiguration
     let logger: Logger
     let stop: StopSignal
+    /// Whether to wait for the store lock instead of failing when another coordinator holds it.
+    let standby: Bool
+    let tunables: CoordinatorConfiguration
     var state: CoordinatorState
-    var journal: any Journal
+    var storage: CoordinatorStorage = .memory(InMemoryJournal(keepsEntries: false))
     let codec = WireCodec()
+    var recordsSinceSnapshot = 0
+    var pendingStoreRequests: [(ControlRequest, ClientAddress)] = []
 
-    /// Makes a coordinator service; nothing is bound until `run`.
-    public init(
-        configuration: ChimeConfiguration, journal: any Journal = InMemoryJournal(keepsEntries: false),
-        logger: Logger, stop: StopSignal
-    ) {
+    /// Makes a coordinator service; nothing is opened or bound until `run`.
+    /// - Parameter standby: wait for the store lock (another coordinator is active) and take
+    ///   over when it is released, instead of failing.
+    public init(configuration: ChimeConfiguration, logger: Logger, stop: StopSignal, standby: Bool = false) {
         self.configuration = configuration
         self.logger = logger
         self.stop = stop
-        self.journal = journal
+        self.standby = standby
         var tunables = CoordinatorConfiguration()
         tunables.leaseDuration = configuration.coordinator.leaseSeconds
         tunables.maxAttempts = configuration.coordinator.maxAttempts
@@ -38,13 +42,29 @@ public final class CoordinatorService {
         tunables.heartbeatLiveness = configuration.heartbeat.liveness
         tunables.pid = getpid()
         tunables.version = ChimeVersion.current
+        tunables.misfireThreshold =
+            configuration.coordinator.misfireThresholdSeconds > 0 ? configuration.coordinator.misfireThresholdSeconds : nil
+        tunables.fireAllCap = configuration.coordinator.fireAllCap
+        tunables.eventRetention = configuration.coordinator.eventRetention
+        self.tunables = tunables
         self.state = CoordinatorState(configuration: tunables, startedAt: Date())
     }
 
-    /// Binds the sockets, starts the forwarder and serves until the stop signal.
+    /// Recovers from the store (after waiting for its lock as a standby), binds the sockets,
+    /// starts the forwarder and serves until the stop signal.
     /// - Parameter onReady: called once every socket is bound.
-    /// - Throws: `ZeroMQError` when a socket cannot be bound; errors of the journal.
+    /// - Throws: `ZeroMQError` when a socket cannot be bound; `JournalError` when the store
+    ///   is locked, damaged beyond its tail, or fails to write (the coordinator then stops:
+    ///   it cannot promise durability).
     public func run(onReady: () -> Void = {}) throws {
+        guard let (storage, recovered) = try openStorage(tunables: tunables) else { return }
+        self.storage = storage
+        self.state = recovered
+        defer {
+            if case .file(let store) = self.storage {
+                do { try store.close() } catch { logger.error("closing the store failed", ["error": "\(error)"]) }
+            }
+        }
         let context = try Context()
         stop.onStop { context.shutdown() }
         let endpoints = configuration.endpoints
@@ -103,6 +123,7 @@ public final class CoordinatorService {
             directives += state.onTick(now: Date())
             do {
                 try carryOut(directives, control: control, dispatch: dispatch)
+                try serveStoreRequests(control: control)
             } catch let error as ZeroMQError where error.code == .contextTerminated {
                 break
             }
@@ -144,6 +165,10 @@ public final class CoordinatorService {
         }
         do {
             let request = try codec.decode(ControlRequest.self, from: envelope.body)
+            if [.snapshot, .compact, .store].contains(request.operation) {
+                pendingStoreRequests.append((request, address))
+                return []
+            }
             return state.onRequest(request, from: address, at: Date())
         } catch {
             logger.warning("rejected control request", ["code": error.code.rawValue, "reason": error.message])
@@ -200,8 +225,18 @@ public final class CoordinatorService {
         var entries: [JournalEntry] = []
         for case .append(let entry) in directives { entries.append(entry) }
         if !entries.isEmpty {
-            try journal.append(entries)
-            try journal.sync()
+            switch storage {
+            case .memory(var journal):
+                journal.append(entries)
+                storage = .memory(journal)
+            case .file(let store):
+                try store.append(entries)
+                try store.sync()
+                recordsSinceSnapshot += entries.count
+                if recordsSinceSnapshot >= configuration.store.snapshotEveryRecords {
+                    try writeSnapshot(to: store)
+                }
+            }
         }
         for directive in directives {
             switch directive {
@@ -234,6 +269,17 @@ public final class CoordinatorService {
         case .retried(let result): return codec.encode(ControlReply(requestId: requestId, result: result))
         case .events(let result): return codec.encode(ControlReply(requestId: requestId, result: result))
         case .failed(let error): return codec.encode(ControlReply<EmptyResult>(requestId: requestId, error: error))
+        }
+    }
+
+    /// Answers the store requests of this turn, now that its entries are durable.
+    func serveStoreRequests(control: Socket) throws {
+        guard !pendingStoreRequests.isEmpty else { return }
+        let requests = pendingStoreRequests
+        pendingStoreRequests.removeAll()
+        for (request, client) in requests {
+            let body = handleStoreRequest(request, from: client)
+            _ = try control.send(client.routing + [body], dontWait: true)
         }
     }
 

@@ -80,7 +80,9 @@ extension CoordinatorState {
         for (id, worker) in workers where worker.isAlive && !isAlive(worker, at: now) {
             workers[id]?.isAlive = false
             workers[id]?.outstanding = 0
-            let held = inFlight.filter { $0.value.worker == id }.sorted { $0.value.firing.dueAt < $1.value.firing.dueAt }
+            let held = inFlight.filter { $0.value.worker == id }.sorted {
+                ($0.value.firing.dueAt, $0.key) < ($1.value.firing.dueAt, $1.key)
+            }
             for (firingId, flight) in held {
                 inFlight[firingId] = nil
                 requeue(flight.firing, at: now, directives: &directives)

@@ -27,15 +27,27 @@ enum CoordinatorCommand: Command {
         name: "coordinator",
         summary: "Run the coordinator: owns the schedule, dispatches due firings to workers.",
         usage: "chime coordinator [--config PATH] [--port-base PORT] [endpoint overrides]",
-        options: CommonOptions.specs + LogOptions.specs,
-        details: "Binds control (ROUTER), dispatch (PUSH), results (PULL) and the event forwarder (XSUB/XPUB).\nStops cleanly on SIGINT or SIGTERM.")
+        options: [
+            OptionSpec(name: "store", value: "DIR", help: "Store directory (journal, snapshots, lock); 'none' keeps everything in memory. Default from store.directory."),
+            OptionSpec(name: "fsync", value: "POLICY", help: "always (default), interval or never."),
+            OptionSpec(name: "standby", value: nil, help: "Wait for the store's lock and take over when the active coordinator dies."),
+        ] + CommonOptions.specs + LogOptions.specs,
+        details: "Recovers from the store, then binds control (ROUTER), dispatch (ROUTER), results (PULL) and the\nevent forwarder (XSUB/XPUB). Stops cleanly on SIGINT or SIGTERM.")
 
     static func run(_ arguments: Arguments) throws -> Int32 {
-        let configuration = try CommonOptions.configuration(arguments)
+        var configuration = try CommonOptions.configuration(arguments)
+        if let store = arguments.value("store") { configuration.store.directory = store }
+        if let fsync = arguments.value("fsync") {
+            guard ["always", "interval", "never"].contains(fsync) else {
+                throw UsageError("--fsync must be always, interval or never, not '\(fsync)'")
+            }
+            configuration.store.fsync = fsync
+        }
         let logger = try LogOptions.logger("coordinator", arguments)
         let stop = StopSignal()
         installTerminationHandlers(stop)
-        let service = CoordinatorService(configuration: configuration, logger: logger, stop: stop)
+        let service = CoordinatorService(
+            configuration: configuration, logger: logger, stop: stop, standby: arguments.has("standby"))
         try service.run()
         return 0
     }

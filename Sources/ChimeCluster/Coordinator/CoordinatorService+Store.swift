@@ -1,0 +1,144 @@
+import ChimeCore
+import ChimeRuntime
+import ChimeStore
+import ChimeWire
+import Foundation
+
+/// How the coordinator keeps its journal: a file store, or memory only.
+enum CoordinatorStorage {
+    case memory(InMemoryJournal)
+    case file(FileStore)
+}
+
+extension CoordinatorService {
+    /// Parses `store.fsync` (+ `fsyncIntervalMilliseconds`).
+    /// - Throws: `ConfigurationError` for an unknown policy.
+    static func fsyncPolicy(_ store: ChimeConfiguration.Store) throws(ConfigurationError) -> FsyncPolicy {
+        switch store.fsync {
+        case "always": return .always
+        case "never": return .never
+        case "interval": return .interval(milliseconds: max(1, store.fsyncIntervalMilliseconds))
+        default:
+            throw ConfigurationError("store.fsync must be always, interval or never, not '\(store.fsync)'")
+        }
+    }
+
+    /// Takes the store lock (waiting for it as a standby), recovers the schedule, increments
+    /// the epoch and returns the state to serve with.
+    ///
+    /// - Returns: `nil` when the stop signal arrived while waiting as a standby.
+    /// - Throws: `JournalError` (`.locked` without `standby`, `.corrupt`, `.unsupportedVersion`,
+    ///   `.io`), `ConfigurationError`, `WireError` for a snapshot this version cannot read.
+    func openStorage(tunables: CoordinatorConfiguration) throws -> (CoordinatorStorage, CoordinatorState)? {
+        let started = Date()
+        guard configuration.store.directory != "none" else {
+            var state = CoordinatorState(configuration: tunables, startedAt: started)
+            state.finishRecovery(at: Date())
+            logger.warning("no store (store.directory is none): nothing survives a restart")
+            return (.memory(InMemoryJournal(keepsEntries: false)), state)
+        }
+        let directory = URL(fileURLWithPath: configuration.store.directory).standardizedFileURL
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let lock: StoreLock
+        if standby {
+            let holder = StoreLock.recordedHolder(of: directory).map { "pid \($0)" } ?? "another coordinator"
+            logger.info("standby: waiting for the store lock", ["store": directory.path, "holder": holder])
+            var acquired: StoreLock?
+            while acquired == nil {
+                if stop.isStopRequested { return nil }
+                do {
+                    acquired = try StoreLock.acquire(directory: directory, until: Date().addingTimeInterval(0.25), pollInterval: 0.02)
+                } catch let error as JournalError where error.code == .locked {
+                    continue
+                }
+            }
+            lock = acquired!
+            logger.info("standby: took over the store", ["store": directory.path])
+        } else {
+            lock = try StoreLock.tryAcquire(directory: directory)
+        }
+        var options = FileStore.Options()
+        options.segmentSize = configuration.store.segmentBytes
+        let (store, recovery) = try FileStore.open(
+            directory: directory, fsync: try Self.fsyncPolicy(configuration.store), options: options, lock: lock)
+        var tunables = tunables
+        tunables.epoch = try store.incrementEpoch()
+        var state = CoordinatorState(configuration: tunables, startedAt: started)
+        if let snapshot = recovery.snapshot {
+            try state.load(try codec.decode(CoordinatorSnapshot.self, from: snapshot.payload))
+        }
+        for entry in recovery.entries { state.replay(entry) }
+        state.finishRecovery(at: Date())
+        let report = recovery.report
+        var details = [
+            "reminders": String(state.reminderCount), "redeliveries": String(state.waitingCount),
+            "journalEntries": String(report.entriesReplayed), "epoch": String(tunables.epoch),
+            "milliseconds": String(format: "%.1f", Date().timeIntervalSince(started) * 1000),
+        ]
+        if let sequence = report.snapshotSequence { details["snapshotSequence"] = String(sequence) }
+        if let truncation = report.truncation {
+            logger.warning("journal tail truncated", ["detail": truncation.description])
+            details["truncatedBytes"] = String(truncation.bytesDiscarded)
+        }
+        for skipped in report.skippedSnapshots {
+            logger.warning("skipped a damaged snapshot", ["detail": "\(skipped)"])
+        }
+        if state.skippedEntries > 0 { details["skippedEntries"] = String(state.skippedEntries) }
+        logger.info("recovered", details)
+        return (.file(store), state)
+    }
+
+    /// Answers `snapshot`, `compact` and `store`, which need the store; called between loop
+    /// turns, after the turn's journal entries are synced, so the snapshot matches the journal.
+    func handleStoreRequest(_ request: ControlRequest, from client: ClientAddress) -> Data {
+        let requestId = request.requestId
+        guard case .file(let store) = storage else {
+            return codec.encode(ControlReply(requestId: requestId, result: storeReport(snapshotMilliseconds: nil)))
+        }
+        var milliseconds: Double?
+        if request.operation == .snapshot || request.operation == .compact {
+            do {
+                milliseconds = try writeSnapshot(to: store)
+                if request.operation == .compact, let newest = store.statistics.newestSnapshotSequence {
+                    _ = try store.journal.removeSegments(through: newest)
+                }
+            } catch {
+                logger.error("snapshot failed", ["error": "\(error)"])
+                return codec.encode(ControlReply<EmptyResult>(requestId: requestId, error: WireError(.internal, "snapshot failed: \(error)")))
+            }
+        }
+        return codec.encode(ControlReply(requestId: requestId, result: storeReport(snapshotMilliseconds: milliseconds)))
+    }
+
+    /// Writes a snapshot of the current state; returns how long it took, in milliseconds.
+    @discardableResult
+    func writeSnapshot(to store: FileStore) throws -> Double {
+        let started = Date()
+        let payload = codec.encode(state.makeSnapshot())
+        let file = try store.writeSnapshot(payload)
+        recordsSinceSnapshot = 0
+        let milliseconds = Date().timeIntervalSince(started) * 1000
+        logger.info("snapshot written", ["sequence": String(file.sequence), "bytes": String(payload.count),
+                                         "milliseconds": String(format: "%.1f", milliseconds)])
+        return milliseconds
+    }
+
+    func storeReport(snapshotMilliseconds: Double?) -> StoreReport {
+        switch storage {
+        case .memory(let journal):
+            return StoreReport(
+                directory: nil, fsync: "none", epoch: state.configuration.epoch, journalBytes: 0, segments: 0,
+                snapshots: 0, snapshotBytes: 0, snapshotSequence: nil, appendedRecords: journal.appendedCount,
+                lastFsyncMilliseconds: nil)
+        case .file(let store):
+            let statistics = store.statistics
+            return StoreReport(
+                directory: store.directory.path, fsync: configuration.store.fsync, epoch: state.configuration.epoch,
+                journalBytes: statistics.journalBytes, segments: statistics.segmentCount,
+                snapshots: statistics.snapshotCount, snapshotBytes: statistics.snapshotBytes,
+                snapshotSequence: statistics.newestSnapshotSequence, appendedRecords: statistics.journal.appendedEntries,
+                lastFsyncMilliseconds: statistics.lastFsyncLatency.map { $0 * 1000 },
+                snapshotMilliseconds: snapshotMilliseconds)
+        }
+    }
+}
