@@ -3,8 +3,9 @@ import Foundation
 /// What a firing shows: the `UNNotificationContent` / `UILocalNotification` fields.
 ///
 /// JSON shape: `{"title": "...", "body": "...", "action": "...", "launchImage": "...",
-/// "sound": "default" | "<name>" | absent (silent), "badge": Int, "userInfo": {...},
-/// "category": "...", "threadId": "..."}`; every field is optional.
+/// "sound": "default" | "<name>" | absent (silent), "badge": Int | "+1", "userInfo": {...},
+/// "category": "...", "threadId": "..."}`; every field is optional. `"badge"` is a
+/// ``BadgeChange``: a number as before, or `"+1"` for the relative mode.
 public struct Content: Codable, Hashable, Sendable {
     /// The alert title.
     public var title: String?
@@ -16,8 +17,8 @@ public struct Content: Codable, Hashable, Sendable {
     public var launchImage: String?
     /// `"default"`, a sound name, or `nil` for no sound.
     public var sound: String?
-    /// > 0 sets the recipient's badge to the number, 0 leaves it, < 0 clears it; `nil` leaves it.
-    public var badge: Int?
+    /// What the firing does to the recipient's badge (JSON key `"badge"`); `nil` leaves it.
+    public var badgeChange: BadgeChange?
     /// Application data delivered with the firing; property-list types only.
     public var userInfo: [String: PropertyListValue]?
     /// The category identifier that selects the actions shown with the notification.
@@ -25,18 +26,20 @@ public struct Content: Codable, Hashable, Sendable {
     /// Groups related notifications (`threadIdentifier`).
     public var threadId: String?
 
+    /// Creates content; `badge` is shorthand for `badgeChange: .set(badge)` (give one of them).
     public init(
         title: String? = nil, body: String? = nil, action: String? = nil,
         launchImage: String? = nil, sound: String? = nil, badge: Int? = nil,
-        userInfo: [String: PropertyListValue]? = nil, category: String? = nil,
-        threadId: String? = nil
+        badgeChange: BadgeChange? = nil, userInfo: [String: PropertyListValue]? = nil,
+        category: String? = nil, threadId: String? = nil
     ) {
+        precondition(badge == nil || badgeChange == nil, "give Content either badge or badgeChange, not both")
         self.title = title
         self.body = body
         self.action = action
         self.launchImage = launchImage
         self.sound = sound
-        self.badge = badge
+        self.badgeChange = badgeChange ?? badge.map(BadgeChange.set)
         self.userInfo = userInfo
         self.category = category
         self.threadId = threadId
@@ -68,5 +71,55 @@ public struct Content: Codable, Hashable, Sendable {
             throw ValidationError(
                 .invalidArgument, field: "content.sound", "must be \"default\", a sound name, or absent")
         }
+    }
+
+    /// The absolute badge number of a ``BadgeChange/set(_:)`` change: > 0 sets the
+    /// recipient's badge, 0 leaves it, < 0 clears it; `nil` for no change and for
+    /// ``BadgeChange/increment``. Setting it stores `.set(newValue)`. Prefer ``badgeChange``.
+    public var badge: Int? {
+        get {
+            if case .set(let number) = badgeChange { return number }
+            return nil
+        }
+        set { badgeChange = newValue.map(BadgeChange.set) }
+    }
+
+    /// Whether the content shows alert text (title, body, action title or launch image).
+    public var hasAlertText: Bool {
+        title != nil || body != nil || action != nil || launchImage != nil
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case title, body, action, launchImage, sound, badge, userInfo, category, threadId
+    }
+
+    /// Decodes the JSON shape above; every key is optional.
+    /// - Throws: `DecodingError` for a wrongly typed field, a `null` inside `userInfo`, or a
+    ///   badge that is neither a whole number nor `"+1"`.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        title = try container.decodeIfPresent(String.self, forKey: .title)
+        body = try container.decodeIfPresent(String.self, forKey: .body)
+        action = try container.decodeIfPresent(String.self, forKey: .action)
+        launchImage = try container.decodeIfPresent(String.self, forKey: .launchImage)
+        sound = try container.decodeIfPresent(String.self, forKey: .sound)
+        badgeChange = try container.decodeIfPresent(BadgeChange.self, forKey: .badge)
+        userInfo = try container.decodeIfPresent([String: PropertyListValue].self, forKey: .userInfo)
+        category = try container.decodeIfPresent(String.self, forKey: .category)
+        threadId = try container.decodeIfPresent(String.self, forKey: .threadId)
+    }
+
+    /// Encodes the JSON shape above, omitting absent fields.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encodeIfPresent(title, forKey: .title)
+        try container.encodeIfPresent(body, forKey: .body)
+        try container.encodeIfPresent(action, forKey: .action)
+        try container.encodeIfPresent(launchImage, forKey: .launchImage)
+        try container.encodeIfPresent(sound, forKey: .sound)
+        try container.encodeIfPresent(badgeChange, forKey: .badge)
+        try container.encodeIfPresent(userInfo, forKey: .userInfo)
+        try container.encodeIfPresent(category, forKey: .category)
+        try container.encodeIfPresent(threadId, forKey: .threadId)
     }
 }

@@ -3,7 +3,8 @@ import Foundation
 /// One due occurrence of a reminder, as the coordinator hands it to a worker.
 ///
 /// JSON shape: `{"firingId", "reminderId", "recipient", "dueAt", "content", "attempt",
-/// "late", "seq"}`, instants in RFC 3339 UTC with milliseconds.
+/// "late", "seq", "eventAt"}`, instants in RFC 3339 UTC with milliseconds; `eventAt` only
+/// for a remind-before trigger.
 public struct Firing: Codable, Hashable, Sendable {
     /// The idempotency key, stable across redeliveries.
     public var firingId: FiringID
@@ -22,10 +23,15 @@ public struct Firing: Codable, Hashable, Sendable {
     /// The event sequence number the coordinator gave this delivery attempt (a new one per
     /// attempt); its fire event carries it as `seq`. `nil` before dispatch.
     public var seq: UInt64?
+    /// The event this firing reminds of (UTC) when the trigger has a remind-before offset;
+    /// `dueAt` is then `eventAt` minus the offset. `nil` when the firing is the event.
+    public var eventAt: Date?
 
+    /// Creates the firing of `reminderId`'s occurrence due at `dueAt`, with the id
+    /// `<reminderId>@<dueAt>`.
     public init(
         reminderId: ReminderID, recipient: RecipientID, dueAt: Date, content: Content,
-        attempt: Int = 1, late: Bool = false
+        attempt: Int = 1, late: Bool = false, eventAt: Date? = nil
     ) {
         self.firingId = FiringID(reminder: reminderId, dueAt: dueAt)
         self.reminderId = reminderId
@@ -34,5 +40,6 @@ public struct Firing: Codable, Hashable, Sendable {
         self.content = content
         self.attempt = attempt
         self.late = late
+        self.eventAt = eventAt
     }
 }

@@ -3,7 +3,8 @@ import Foundation
 /// A reminder as a client schedules it: who, what, when, and whether it is switched on.
 ///
 /// JSON shape: `{"id": "...", "recipient": "alice", "content": {…}, "trigger": {…},
-/// "enabled": true}`. `id` is optional on input (the coordinator generates one).
+/// "enabled": true, "nag": {"count": 3, "interval": 600}}`. `id` is optional on input (the
+/// coordinator generates one); `nag` is optional and omitted when absent.
 public struct Reminder: Codable, Hashable, Sendable {
     /// The reminder's id; scheduling an existing id replaces that reminder.
     public var id: ReminderID
@@ -15,22 +16,28 @@ public struct Reminder: Codable, Hashable, Sendable {
     public var trigger: Trigger
     /// The on/off switch: a disabled reminder keeps its record but does not fire.
     public var enabled: Bool
+    /// Re-alerts of an unhandled firing; `nil` for none.
+    public var nag: NagPolicy?
 
+    /// Creates a reminder without checking it; see ``validate(maximumUserInfoBytes:)``.
     public init(
         id: ReminderID, recipient: RecipientID, content: Content, trigger: Trigger,
-        enabled: Bool = true
+        enabled: Bool = true, nag: NagPolicy? = nil
     ) {
         self.id = id
         self.recipient = recipient
         self.content = content
         self.trigger = trigger
         self.enabled = enabled
+        self.nag = nag
     }
 
     private enum CodingKeys: String, CodingKey {
-        case id, recipient, content, trigger, enabled
+        case id, recipient, content, trigger, enabled, nag
     }
 
+    /// Decodes the JSON shape above; `id`, `content`, `enabled` and `nag` are optional.
+    /// - Throws: `DecodingError` for a missing recipient or trigger or a malformed field.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         id = try container.decodeIfPresent(ReminderID.self, forKey: .id) ?? ReminderID("")
@@ -38,6 +45,7 @@ public struct Reminder: Codable, Hashable, Sendable {
         content = try container.decodeIfPresent(Content.self, forKey: .content) ?? Content()
         trigger = try container.decode(Trigger.self, forKey: .trigger)
         enabled = try container.decodeIfPresent(Bool.self, forKey: .enabled) ?? true
+        nag = try container.decodeIfPresent(NagPolicy.self, forKey: .nag)
     }
 
     /// Checks every field and returns the reminder's occurrence sequence.
@@ -47,6 +55,7 @@ public struct Reminder: Codable, Hashable, Sendable {
         try id.validate()
         try recipient.validate()
         try content.validate(maximumUserInfoBytes: maximumUserInfoBytes)
+        try nag?.validate()
         return try trigger.makeRecurrence()
     }
 

@@ -5,6 +5,35 @@
 public enum RepeatUnit: String, Codable, CaseIterable, Sendable {
     case minute, hour, day, week, month, year
 
+    /// Parses a unit name (`minute` … `year`), explaining that seconds are too short.
+    /// - Throws: `ValidationError` `.invalidArgument` (field `trigger.repeat`) for an unknown
+    ///   unit; second-like names (`second`, `seconds`, `sec`, `s`) say that repeats shorter
+    ///   than 60 s are rejected.
+    public init(parsing name: String) throws(ValidationError) {
+        if let unit = RepeatUnit(rawValue: name) {
+            self = unit
+        } else if ["second", "seconds", "sec", "secs", "s"].contains(name) {
+            throw ValidationError(
+                .invalidArgument, field: "trigger.repeat",
+                "repeats shorter than 60 s are not supported; the shortest repeat is every minute")
+        } else {
+            throw ValidationError(
+                .invalidArgument, field: "trigger.repeat",
+                "'\(name)' is not a repeat unit; use \(Self.allCases.map(\.rawValue).joined(separator: ", "))")
+        }
+    }
+
+    /// Decodes a unit name.
+    /// - Throws: `DecodingError.dataCorrupted` with the message of ``init(parsing:)``.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        do {
+            self = try RepeatUnit(parsing: try container.decode(String.self))
+        } catch let error as ValidationError {
+            throw DecodingError.dataCorruptedError(in: container, debugDescription: error.message)
+        }
+    }
+
     /// The unit's nominal length in seconds: exact for minute, hour and (in UTC) day and
     /// week; the Gregorian average for month (2,629,746 s) and year (31,556,952 s).
     var nominalSeconds: Double {
@@ -35,13 +64,16 @@ public struct RepeatRule: Codable, Hashable, Sendable {
         self.interval = interval
     }
 
-    /// Checks that the interval is at least 1, so the shortest repeat is one minute.
+    /// The shortest repeat, in seconds: every minute.
+    public static let minimumSeconds = 60
+
+    /// Checks that the interval is at least 1, so no repeat is shorter than 60 s.
     /// - Throws: `ValidationError` `.invalidArgument` with field `trigger.repeat.interval`.
     public func validate() throws(ValidationError) {
         guard interval >= 1 else {
             throw ValidationError(
                 .invalidArgument, field: "trigger.repeat.interval",
-                "the repeat interval must be a whole number of at least 1, not \(interval)")
+                "repeats shorter than 60 s are not supported: the repeat interval must be a whole number of at least 1, not \(interval)")
         }
     }
 

@@ -1,0 +1,76 @@
+import Foundation
+
+/// What a worker delivers for one firing once the recipient's settings are applied.
+///
+/// The rules, as iOS applies `UNNotificationSettings` to a local notification:
+/// - an unregistered recipient (no settings) gets everything, or nothing when
+///   `requireRegistration` is on (suppressed: "recipient not registered");
+/// - a recipient that allows nothing gets nothing (suppressed);
+/// - otherwise the parts not allowed are stripped: alert text (`title`, `body`, `action`,
+///   `launchImage`) without `alert`, `sound` without `sound`, `badge` without `badge`;
+///   `userInfo`, `category` and `threadId` always stay;
+/// - a firing that had something to present but loses all of it to stripping is
+///   suppressed too; content that never had alert text, sound or badge (a data-only
+///   firing) is delivered as it is.
+public enum DeliveryPlan: Hashable, Sendable {
+    /// Deliver `content` (already stripped); `stripped` names the parts the firing carried
+    /// that were removed.
+    case deliver(Content, stripped: NotificationSettings)
+    /// Record the firing as suppressed, not delivered, with a human reason.
+    case suppressed(reason: String)
+
+    /// The suppression reason for an unregistered recipient under `requireRegistration`.
+    public static let notRegisteredReason = "recipient not registered"
+    /// The suppression reason for a recipient that allows no alert, sound or badge.
+    public static let allowsNothingReason = "recipient allows no alert, sound or badge"
+
+    /// Plans the delivery of `content`.
+    /// - Parameters:
+    ///   - content: the firing's content as scheduled.
+    ///   - settings: the recipient's registered settings, or `nil` when it is unregistered.
+    ///   - requireRegistration: the configuration switch that makes unregistered recipients
+    ///     get nothing.
+    public static func make(
+        for content: Content, settings: NotificationSettings?, requireRegistration: Bool
+    ) -> DeliveryPlan {
+        guard let settings else {
+            return requireRegistration ? .suppressed(reason: notRegisteredReason) : .deliver(content, stripped: [])
+        }
+        guard !settings.isEmpty else { return .suppressed(reason: allowsNothingReason) }
+        let presented = content.presentedParts
+        let stripped = presented.subtracting(settings)
+        if !presented.isEmpty && stripped == presented {
+            let carried = presented.allowedNames.joined(separator: ", ")
+            let allowed = settings.allowedNames.joined(separator: ", ")
+            return .suppressed(reason: "recipient allows only \(allowed); this firing has only \(carried)")
+        }
+        var delivered = content
+        if !settings.contains(.alert) {
+            delivered.title = nil
+            delivered.body = nil
+            delivered.action = nil
+            delivered.launchImage = nil
+        }
+        if !settings.contains(.sound) { delivered.sound = nil }
+        if !settings.contains(.badge) { delivered.badgeChange = nil }
+        return .deliver(delivered, stripped: stripped)
+    }
+
+    /// The content to deliver, or `nil` when suppressed.
+    public var deliveredContent: Content? {
+        if case .deliver(let content, _) = self { return content }
+        return nil
+    }
+}
+
+extension Content {
+    /// The parts this content would present: `.alert` with any alert text, `.sound` with a
+    /// sound, `.badge` with a badge change (`set(0)`, which leaves the badge, counts as none).
+    public var presentedParts: NotificationSettings {
+        var parts: NotificationSettings = []
+        if hasAlertText { parts.insert(.alert) }
+        if sound != nil { parts.insert(.sound) }
+        if let badgeChange, badgeChange != .set(0) { parts.insert(.badge) }
+        return parts
+    }
+}

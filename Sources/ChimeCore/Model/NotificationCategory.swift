@@ -1,0 +1,162 @@
+import Foundation
+
+/// How an action launches its handler (`UIUserNotificationActivationMode`,
+/// `UNNotificationActionOptions.foreground`).
+public enum ActivationMode: String, Codable, Hashable, Sendable, CaseIterable {
+    /// Brings the app forward: Chime publishes an event on `action.<recipient>` for the
+    /// subscriber to bring up.
+    case foreground
+    /// Runs the handler without bringing anything forward (the default).
+    case background
+}
+
+/// A button shown with a notification (`UNNotificationAction`).
+///
+/// JSON shape: `{"identifier": "snooze", "title": "Snooze", "destructive": false,
+/// "authenticationRequired": false, "activationMode": "background"}`; `identifier` and
+/// `title` are required, the rest default to `false`, `false` and `"background"`.
+public struct NotificationAction: Codable, Hashable, Sendable {
+    /// The action's id within its category, sent back by `chime act FIRING_ID ACTION_ID`.
+    public var identifier: String
+    /// The button's title.
+    public var title: String
+    /// Whether the action destroys something (shown in red on iOS); marked in events and logs.
+    public var destructive: Bool
+    /// Whether the action needs the recipient's token (the device unlock on iOS).
+    public var authenticationRequired: Bool
+    /// Whether the action brings the app forward.
+    public var activationMode: ActivationMode
+
+    /// Creates an action without checking it; see ``validate(field:)``.
+    public init(
+        identifier: String, title: String, destructive: Bool = false, authenticationRequired: Bool = false,
+        activationMode: ActivationMode = .background
+    ) {
+        self.identifier = identifier
+        self.title = title
+        self.destructive = destructive
+        self.authenticationRequired = authenticationRequired
+        self.activationMode = activationMode
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case identifier, title, destructive, authenticationRequired, activationMode
+    }
+
+    /// Decodes the JSON shape above, defaulting the optional fields.
+    /// - Throws: `DecodingError` for a missing identifier or title or an unknown activation mode.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        identifier = try container.decode(String.self, forKey: .identifier)
+        title = try container.decode(String.self, forKey: .title)
+        destructive = try container.decodeIfPresent(Bool.self, forKey: .destructive) ?? false
+        authenticationRequired = try container.decodeIfPresent(Bool.self, forKey: .authenticationRequired) ?? false
+        activationMode = try container.decodeIfPresent(ActivationMode.self, forKey: .activationMode) ?? .background
+    }
+
+    /// Checks that the identifier is 1–256 bytes without control characters and that the
+    /// title is not empty.
+    /// - Parameter field: the action's dotted path, such as `categories[0].actions[1]`.
+    /// - Throws: `ValidationError` `.invalidArgument` naming `<field>.identifier` or `<field>.title`.
+    public func validate(field: String) throws(ValidationError) {
+        try validateIdentifier(identifier, field: "\(field).identifier", maximumLength: 256)
+        if title.isEmpty {
+            throw ValidationError(.invalidArgument, field: "\(field).title", "must not be empty")
+        }
+    }
+}
+
+/// A set of actions a reminder selects with `content.category` (`UNNotificationCategory`,
+/// `UIUserNotificationCategory`).
+///
+/// JSON shape: `{"identifier": "meeting", "actions": [action, …], "minimalActions":
+/// [action, …]}`. `actions` is the default context (at most 4 buttons); `minimalActions`
+/// the minimal context (at most 2) and, when absent, the first two of `actions`.
+public struct NotificationCategory: Codable, Hashable, Sendable {
+    /// The most actions in the default context.
+    public static let maximumDefaultActions = 4
+    /// The most actions in the minimal context.
+    public static let maximumMinimalActions = 2
+
+    /// The category's id, matched against `content.category`.
+    public var identifier: String
+    /// The actions of the default context, in display order.
+    public var actions: [NotificationAction]
+    /// The actions of the minimal context as given; `nil` means the first two of ``actions``.
+    public var minimalActions: [NotificationAction]?
+
+    /// Creates a category without checking it; see ``validate(field:)``.
+    public init(identifier: String, actions: [NotificationAction] = [], minimalActions: [NotificationAction]? = nil) {
+        self.identifier = identifier
+        self.actions = actions
+        self.minimalActions = minimalActions
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case identifier, actions, minimalActions
+    }
+
+    /// Decodes the JSON shape above; `actions` defaults to `[]`.
+    /// - Throws: `DecodingError` for a missing identifier or a malformed action.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        identifier = try container.decode(String.self, forKey: .identifier)
+        actions = try container.decodeIfPresent([NotificationAction].self, forKey: .actions) ?? []
+        minimalActions = try container.decodeIfPresent([NotificationAction].self, forKey: .minimalActions)
+    }
+
+    /// The actions shown in the minimal context: ``minimalActions``, or the first two of
+    /// ``actions`` when it is absent.
+    public var effectiveMinimalActions: [NotificationAction] {
+        minimalActions ?? Array(actions.prefix(Self.maximumMinimalActions))
+    }
+
+    /// The action with `identifier` in either context, or `nil` when the category has none:
+    /// what `chime act` checks before anything is done.
+    public func action(withIdentifier identifier: String) -> NotificationAction? {
+        actions.first { $0.identifier == identifier }
+            ?? minimalActions?.first { $0.identifier == identifier }
+    }
+
+    /// Checks the identifier, each action, the context sizes, and that no identifier repeats
+    /// within a context. An action listed in both contexts must be the same in both, so an
+    /// identifier always means one action.
+    /// - Parameter field: the category's dotted path, such as `categories[0]`.
+    /// - Throws: `ValidationError` `.invalidArgument` naming the first offending field, such
+    ///   as `categories[0].actions` for five default actions.
+    public func validate(field: String) throws(ValidationError) {
+        try validateIdentifier(identifier, field: "\(field).identifier", maximumLength: 256)
+        try Self.validate(
+            actions, field: "\(field).actions", context: "default", maximum: Self.maximumDefaultActions)
+        guard let minimalActions else { return }
+        try Self.validate(
+            minimalActions, field: "\(field).minimalActions", context: "minimal",
+            maximum: Self.maximumMinimalActions)
+        for (index, minimal) in minimalActions.enumerated() {
+            if let other = actions.first(where: { $0.identifier == minimal.identifier }), other != minimal {
+                throw ValidationError(
+                    .invalidArgument, field: "\(field).minimalActions[\(index)]",
+                    "action '\(minimal.identifier)' differs from the default-context action of the same identifier")
+            }
+        }
+    }
+
+    private static func validate(
+        _ actions: [NotificationAction], field: String, context: String, maximum: Int
+    ) throws(ValidationError) {
+        if actions.count > maximum {
+            throw ValidationError(
+                .invalidArgument, field: field,
+                "has \(actions.count) actions; a category holds at most \(maximum) actions in the \(context) context")
+        }
+        var seen: Set<String> = []
+        for (index, action) in actions.enumerated() {
+            try action.validate(field: "\(field)[\(index)]")
+            if !seen.insert(action.identifier).inserted {
+                throw ValidationError(
+                    .invalidArgument, field: "\(field)[\(index)].identifier",
+                    "action identifier '\(action.identifier)' appears more than once in the \(context) context")
+            }
+        }
+    }
+}

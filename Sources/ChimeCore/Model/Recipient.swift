@@ -1,0 +1,145 @@
+import Foundation
+
+/// A registered recipient: its notification settings, categories and limits, as
+/// `chime register RECIPIENT --allow … --categories FILE.json` stores them.
+///
+/// JSON shape: `{"id": "alice", "settings": ["alert", "sound", "badge"], "categories":
+/// [category, …], "zone": "Europe/Berlin", "token": "…", "maxPending": 64}`; only `id` is
+/// required (`settings` defaults to all three, `categories` to `[]`). Re-registering
+/// replaces the whole record. The badge number and the delivered list are not part of the
+/// registration: they live in ``BadgeLedger``, which also exists for unregistered
+/// recipients and survives re-registration. Listings use ``redacted()``, never the token.
+public struct Recipient: Codable, Hashable, Sendable {
+    /// What listings show instead of a configured token.
+    public static let redactedToken = "<redacted>"
+    /// The longest token accepted, in UTF-8 bytes.
+    public static let maximumTokenLength = 1024
+
+    /// Who this is.
+    public var id: RecipientID
+    /// Which parts of a notification the recipient allows.
+    public var settings: NotificationSettings
+    /// The categories the recipient's reminders may name in `content.category`.
+    public var categories: [NotificationCategory]
+    /// The recipient's IANA time zone (`Europe/Berlin`), used for wall-clock input; `nil` when
+    /// not given.
+    public var zone: String?
+    /// The secret that `authenticationRequired` actions must present; `nil` when none is
+    /// configured (such actions are then always refused).
+    public var token: String?
+    /// This recipient's cap on armed pending firings, overriding `maxPendingPerRecipient`;
+    /// `nil` uses the configured default.
+    public var maxPending: Int?
+
+    /// Creates a registration without checking it; see ``validate()``.
+    public init(
+        id: RecipientID, settings: NotificationSettings = .all, categories: [NotificationCategory] = [],
+        zone: String? = nil, token: String? = nil, maxPending: Int? = nil
+    ) {
+        self.id = id
+        self.settings = settings
+        self.categories = categories
+        self.zone = zone
+        self.token = token
+        self.maxPending = maxPending
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case id, settings, categories, zone, token, maxPending
+    }
+
+    /// Decodes the JSON shape above.
+    /// - Throws: `DecodingError` for a missing id or a malformed field.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        id = try container.decode(RecipientID.self, forKey: .id)
+        settings = try container.decodeIfPresent(NotificationSettings.self, forKey: .settings) ?? .all
+        categories = try container.decodeIfPresent([NotificationCategory].self, forKey: .categories) ?? []
+        zone = try container.decodeIfPresent(String.self, forKey: .zone)
+        token = try container.decodeIfPresent(String.self, forKey: .token)
+        maxPending = try container.decodeIfPresent(Int.self, forKey: .maxPending)
+    }
+
+    /// A copy fit for listings and events: a configured token becomes ``redactedToken``.
+    public func redacted() -> Recipient {
+        var copy = self
+        if copy.token != nil { copy.token = Self.redactedToken }
+        return copy
+    }
+
+    /// The category named `identifier`, or `nil` when the recipient registered none by that name.
+    public func category(withIdentifier identifier: String) -> NotificationCategory? {
+        categories.first { $0.identifier == identifier }
+    }
+
+    /// Whether `presentedToken` matches the configured token, compared in constant time;
+    /// `false` when either is missing.
+    public func accepts(token presentedToken: String?) -> Bool {
+        guard let token, let presentedToken else { return false }
+        return isEqualInConstantTime(token, presentedToken)
+    }
+
+    /// Whether `action` may run with `presentedToken`: always for actions without
+    /// `authenticationRequired`, otherwise only with the recipient's token.
+    public func authorizes(_ action: NotificationAction, token presentedToken: String?) -> Bool {
+        !action.authenticationRequired || accepts(token: presentedToken)
+    }
+
+    /// Checks the id, the zone, the token, the cap and every category.
+    /// - Throws: `ValidationError` naming the first offending field: `.invalidArgument` for
+    ///   `recipient`, `token`, `maxPending` or `categories[i]…` (see
+    ///   ``validateCategories(_:)``), `.unknownTimeZone` for `zone`.
+    public func validate() throws(ValidationError) {
+        try id.validate()
+        if let zone {
+            do {
+                _ = try ZoneRules.zone(named: zone)
+            } catch {
+                throw ValidationError(error.code, field: "zone", error.message)
+            }
+        }
+        if let token {
+            try validateIdentifier(token, field: "token", maximumLength: Self.maximumTokenLength)
+            if token == Self.redactedToken {
+                throw ValidationError(.invalidArgument, field: "token", "'\(token)' is reserved; choose another token")
+            }
+        }
+        if let maxPending, maxPending < 1 {
+            throw ValidationError(
+                .invalidArgument, field: "maxPending",
+                "must be at least 1 (leave it out for the configured default), not \(maxPending)")
+        }
+        try Self.validateCategories(categories)
+    }
+
+    /// Checks a category list as `--categories FILE.json` gives it: each category valid (see
+    /// `NotificationCategory.validate(field:)`) and no identifier used twice.
+    /// - Throws: `ValidationError` `.invalidArgument` with fields such as
+    ///   `categories[0].actions` or `categories[2].identifier`.
+    public static func validateCategories(_ categories: [NotificationCategory]) throws(ValidationError) {
+        var seen: Set<String> = []
+        for (index, category) in categories.enumerated() {
+            try category.validate(field: "categories[\(index)]")
+            if !seen.insert(category.identifier).inserted {
+                throw ValidationError(
+                    .invalidArgument, field: "categories[\(index)].identifier",
+                    "category identifier '\(category.identifier)' appears more than once")
+            }
+        }
+    }
+}
+
+/// Whether two secrets are equal, taking the same time for every pair of the same
+/// lengths whatever their contents, so response times do not reveal how much of a guessed
+/// token was right. Only the lengths may leak.
+public func isEqualInConstantTime(_ lhs: String, _ rhs: String) -> Bool {
+    let left = Array(lhs.utf8)
+    let right = Array(rhs.utf8)
+    var difference = UInt(bitPattern: left.count ^ right.count)
+    for index in 0..<max(left.count, right.count) {
+        let leftByte = index < left.count ? left[index] : 0
+        let rightByte = index < right.count ? right[index] : 0
+        difference |= UInt(leftByte ^ rightByte)
+    }
+    return difference == 0
+}

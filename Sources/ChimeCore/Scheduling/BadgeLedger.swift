@@ -1,0 +1,198 @@
+import Foundation
+
+/// One delivered, not yet handled firing in a recipient's delivered list (what an app sees
+/// in `getDeliveredNotifications` when it opens).
+///
+/// JSON shape: `{"firingId", "reminderId", "dueAt", "firedAt", "title", "counted"}`, instants
+/// in RFC 3339 UTC; `title` is omitted when the firing had none.
+public struct DeliveredFiring: Codable, Hashable, Sendable {
+    /// The firing's id (never a nag id; nags share their firing's entry).
+    public var firingId: FiringID
+    /// The reminder it belongs to.
+    public var reminderId: ReminderID
+    /// When the occurrence was due (UTC).
+    public var dueAt: Date
+    /// When it was delivered (UTC).
+    public var firedAt: Date
+    /// The delivered alert title, if any.
+    public var title: String?
+    /// Whether it was delivered with `badge: "+1"` and so counts toward the badge
+    /// (JSON key `counted`).
+    public var countsTowardBadge: Bool
+
+    /// Creates an entry.
+    public init(
+        firingId: FiringID, reminderId: ReminderID, dueAt: Date, firedAt: Date, title: String?,
+        countsTowardBadge: Bool
+    ) {
+        self.firingId = firingId
+        self.reminderId = reminderId
+        self.dueAt = dueAt
+        self.firedAt = firedAt
+        self.title = title
+        self.countsTowardBadge = countsTowardBadge
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case firingId, reminderId, dueAt, firedAt, title
+        case countsTowardBadge = "counted"
+    }
+}
+
+/// The result of one badge rule: the badge number afterwards and whether it changed.
+///
+/// The coordinator publishes one `badge.<recipient>` event with ``badge`` exactly when
+/// ``isChanged`` is true, in the order the calls were made.
+public struct BadgeUpdate: Hashable, Sendable {
+    /// The badge number after the call, ≥ 0.
+    public var badge: Int
+    /// Whether the call changed the number.
+    public var isChanged: Bool
+
+    /// Creates an update.
+    public init(badge: Int, isChanged: Bool) {
+        self.badge = badge
+        self.isChanged = isChanged
+    }
+}
+
+/// A recipient's badge number and delivered list, with the rules of
+/// `applicationIconBadgeNumber` plus Chime's relative mode.
+///
+/// The rules:
+/// - one badge number, starting at 0 and never negative;
+/// - delivery (``onDelivered(_:at:badge:)``) puts the firing at the front of the delivered
+///   list and applies its change: `set(n)` makes the badge n when n > 0, leaves it when
+///   n = 0, makes it 0 when n < 0 (iOS); `increment` (`"+1"`) adds one;
+/// - handling (``onHandled(_:)``: any action, or an ack) takes a listed firing off the
+///   list and subtracts one, whatever its mode, never below 0; handling a firing that is
+///   not listed (handled before, removed, cleared) changes nothing, so repeats are harmless;
+/// - ``setBadge(_:)`` (`chime badge R N`): N > 0 sets N and keeps the list; N ≤ 0 sets 0 and
+///   empties the list;
+/// - a firing leaving the list unhandled (``removeDelivered(_:)``, or the oldest entry
+///   dropped beyond ``deliveredLimit``) subtracts one only when it was delivered with
+///   `"+1"`, so a `"+1"` badge never counts a firing nobody can see; absolute badges stay,
+///   as `removeDeliveredNotifications` leaves them on iOS.
+///
+/// With only `"+1"` reminders the badge therefore equals the length of the delivered list;
+/// an absolute `set(n)` overrides that count until later deliveries and handlings move it
+/// again from n. Delivering an id that is already listed (a redelivery) changes nothing.
+///
+/// JSON shape: `{"badge": 3, "delivered": [DeliveredFiring, …]}`, newest first.
+/// ``deliveredLimit`` is configuration and not encoded. Each call costs O(n) for the
+/// n ≤ ``deliveredLimit`` listed firings (a scan by firing id, or dropping the oldest).
+public struct BadgeLedger: Hashable, Sendable {
+    /// The default bound on the delivered list.
+    public static let defaultDeliveredLimit = 1000
+
+    /// The badge number, ≥ 0.
+    public private(set) var badge: Int
+    /// The delivered list, oldest first, so delivery appends.
+    private var deliveredOldestFirst: [DeliveredFiring]
+    /// The most entries the delivered list keeps; the oldest go first.
+    public let deliveredLimit: Int
+
+    /// Creates a ledger.
+    /// - Parameters:
+    ///   - badge: the starting badge number; negative values become 0.
+    ///   - delivered: the delivered list, newest first; entries beyond `deliveredLimit` are dropped.
+    ///   - deliveredLimit: the most entries kept, at least 1.
+    public init(badge: Int = 0, delivered: [DeliveredFiring] = [], deliveredLimit: Int = defaultDeliveredLimit) {
+        precondition(deliveredLimit >= 1, "BadgeLedger needs a delivered limit of at least 1")
+        self.badge = max(badge, 0)
+        self.deliveredLimit = deliveredLimit
+        self.deliveredOldestFirst = Array(delivered.prefix(deliveredLimit).reversed())
+    }
+
+    /// The delivered, not yet handled firings, newest first.
+    public var delivered: [DeliveredFiring] {
+        deliveredOldestFirst.reversed()
+    }
+
+    /// Whether `firingId` (or the firing a nag id belongs to) is in the delivered list.
+    public func isDelivered(_ firingId: FiringID) -> Bool {
+        index(of: firingId) != nil
+    }
+
+    /// Records the delivery of `firing` at `firedAt` and applies `badge`.
+    ///
+    /// Pass the firing as delivered (content stripped by ``DeliveryPlan``) and its delivered
+    /// badge change; a nag or an already listed id changes nothing.
+    @discardableResult
+    public mutating func onDelivered(_ firing: Firing, at firedAt: Date, badge change: BadgeChange?) -> BadgeUpdate {
+        guard !firing.firingId.isNag, index(of: firing.firingId) == nil else { return unchanged }
+        let entry = DeliveredFiring(
+            firingId: firing.firingId, reminderId: firing.reminderId, dueAt: firing.dueAt, firedAt: firedAt,
+            title: firing.content.title, countsTowardBadge: change == .increment)
+        deliveredOldestFirst.append(entry)
+        var newBadge = change?.applied(to: badge) ?? badge
+        if deliveredOldestFirst.count > deliveredLimit {
+            let dropped = deliveredOldestFirst.removeFirst()
+            if dropped.countsTowardBadge { newBadge = max(newBadge - 1, 0) }
+        }
+        return update(to: newBadge)
+    }
+
+    /// Records that `firingId` (or, for a nag id, its firing) was handled: any action or
+    /// an ack. A listed firing leaves the list and the badge falls by one, never below 0.
+    @discardableResult
+    public mutating func onHandled(_ firingId: FiringID) -> BadgeUpdate {
+        guard let position = index(of: firingId) else { return unchanged }
+        deliveredOldestFirst.remove(at: position)
+        return update(to: max(badge - 1, 0))
+    }
+
+    /// Sets the badge as `chime badge RECIPIENT N` does: N > 0 sets it; N ≤ 0 sets 0 and
+    /// clears the delivered list.
+    @discardableResult
+    public mutating func setBadge(_ number: Int) -> BadgeUpdate {
+        guard number > 0 else {
+            deliveredOldestFirst.removeAll()
+            return update(to: 0)
+        }
+        return update(to: number)
+    }
+
+    /// Takes `firingId` off the delivered list without handling it; the badge falls by one
+    /// only when the firing was delivered with `"+1"`.
+    @discardableResult
+    public mutating func removeDelivered(_ firingId: FiringID) -> BadgeUpdate {
+        guard let position = index(of: firingId) else { return unchanged }
+        let removed = deliveredOldestFirst.remove(at: position)
+        return update(to: removed.countsTowardBadge ? max(badge - 1, 0) : badge)
+    }
+
+    private var unchanged: BadgeUpdate { BadgeUpdate(badge: badge, isChanged: false) }
+
+    private mutating func update(to newBadge: Int) -> BadgeUpdate {
+        defer { badge = newBadge }
+        return BadgeUpdate(badge: newBadge, isChanged: newBadge != badge)
+    }
+
+    private func index(of firingId: FiringID) -> Int? {
+        let listed = firingId.nagBase
+        return deliveredOldestFirst.lastIndex { $0.firingId == listed }
+    }
+}
+
+extension BadgeLedger: Codable {
+    private enum CodingKeys: String, CodingKey {
+        case badge, delivered
+    }
+
+    /// Decodes `{"badge", "delivered"}` with the default ``deliveredLimit``.
+    /// - Throws: `DecodingError` for a missing or malformed field.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(
+            badge: try container.decode(Int.self, forKey: .badge),
+            delivered: try container.decodeIfPresent([DeliveredFiring].self, forKey: .delivered) ?? [])
+    }
+
+    /// Encodes `{"badge", "delivered"}`, the list newest first.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(badge, forKey: .badge)
+        try container.encode(delivered, forKey: .delivered)
+    }
+}
