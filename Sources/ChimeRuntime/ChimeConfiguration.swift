@@ -115,7 +115,24 @@ public struct ChimeConfiguration: Codable, Hashable, Sendable {
         public init() {}
     }
 
+    /// The local-notification model's options.
+    public struct Notifications: Codable, Hashable, Sendable {
+        /// Whether unregistered recipients get nothing, as on iOS.
+        public var requireRegistration = false
+        /// The snooze delay when `chime act … snooze` gives none, in seconds.
+        public var snoozeSeconds: Double = 600
+        /// How long a worker may run an action handler (command hooks included), in seconds.
+        public var actionTimeLimitSeconds: Double = 10
+        /// Command hooks for custom action identifiers: `{"reply": "/usr/local/bin/reply-hook"}`,
+        /// run with `/bin/sh -c`, the action job as JSON on standard input, and `CHIME_ACTION`,
+        /// `CHIME_FIRING_ID`, `CHIME_RECIPIENT`, `CHIME_TEXT` in the environment.
+        public var hooks: [String: String] = [:]
+
+        public init() {}
+    }
+
     public var endpoints = Endpoints()
+    public var notifications = Notifications()
     public var coordinator = Coordinator()
     public var store = Store()
     public var worker = Worker()
@@ -188,6 +205,8 @@ private func merge(_ value: Any, over defaults: Any, path: String, source: Strin
     guard let object = value as? [String: Any] else {
         throw ConfigurationError("\(source): \(path.isEmpty ? "the top level" : path) must be a JSON object")
     }
+    // An empty default object is a free-form map (notifications.hooks): any keys go.
+    if defaultObject.isEmpty { return object }
     var merged = defaultObject
     for (key, child) in object {
         let childPath = path.isEmpty ? key : "\(path).\(key)"

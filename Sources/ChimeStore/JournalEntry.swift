@@ -19,6 +19,23 @@ public enum JournalEntry: Codable, Hashable, Sendable {
     case deadLettered(FiringID, at: Date)
     /// An operator sent a dead-lettered firing back for delivery.
     case retried(FiringID, at: Date)
+    /// A recipient registered (or re-registered, replacing) its settings and categories.
+    case registered(Recipient, at: Date)
+    /// `chime badge`: the recipient's badge was set (N <= 0 also cleared its delivered list).
+    case badgeSet(RecipientID, Int, at: Date)
+    /// A delivered firing was handled (acknowledged by the user, or an action), by `action`.
+    case handled(FiringID, action: String?, at: Date)
+    /// A delivered firing was removed from the recipient's delivered list without handling it.
+    case deliveredRemoved(RecipientID, FiringID, at: Date)
+    /// Reminders were switched on (`true`) or off.
+    case switched([ReminderID], enabled: Bool, at: Date)
+    /// An occurrence was not delivered: the recipient's settings allow none of its parts.
+    /// Replaying it advances the reminder past that occurrence.
+    case suppressed(FiringID, reminder: ReminderID, dueAt: Date, reason: String, at: Date)
+    /// An action job was accepted for a delivered firing.
+    case acted(ActionJob, at: Date)
+    /// An action job ended (completed or failed).
+    case actionFinished(ActionOutcome, at: Date)
 }
 
 /// An append-only log of `JournalEntry` values.

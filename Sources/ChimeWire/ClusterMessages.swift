@@ -13,11 +13,14 @@ public struct DispatchBatch: Codable, Hashable, Sendable {
     public var leaseMilliseconds: Int
     /// The firings to deliver.
     public var firings: [Firing]
+    /// Action jobs to run (absent when none).
+    public var jobs: [ActionJob]?
 
-    public init(epoch: UInt64, leaseMilliseconds: Int, firings: [Firing]) {
+    public init(epoch: UInt64, leaseMilliseconds: Int, firings: [Firing], jobs: [ActionJob]? = nil) {
         self.epoch = epoch
         self.leaseMilliseconds = leaseMilliseconds
         self.firings = firings
+        self.jobs = jobs
     }
 }
 
@@ -55,6 +58,8 @@ public struct WorkerMessage: Codable, Hashable, Sendable {
     /// Firings this worker delivered since it started.
     public var delivered: Int
     public var acks: [Acknowledgement]
+    /// Action jobs that ended since the last message (absent when none).
+    public var outcomes: [ActionOutcome]?
 
     public init(
         worker: WorkerID, host: String, pid: Int32, capacity: Int = 4096, delivered: Int,

@@ -135,3 +135,61 @@ public struct EventsResult: Codable, Hashable, Sendable {
         self.truncated = truncated
     }
 }
+
+/// The result of `register` and `recipient`: the recipient (token redacted) and its badge.
+public struct RecipientResult: Codable, Hashable, Sendable {
+    public var recipient: Recipient
+    /// The recipient's badge number.
+    public var badge: Int
+    /// How many delivered, unhandled firings it has.
+    public var deliveredCount: Int
+    public init(recipient: Recipient, badge: Int, deliveredCount: Int) {
+        self.recipient = recipient
+        self.badge = badge
+        self.deliveredCount = deliveredCount
+    }
+}
+
+/// The result of `badge`, `ack` and `delivered --remove`: the recipient's badge afterwards.
+public struct BadgeResult: Codable, Hashable, Sendable {
+    public var recipient: RecipientID
+    public var badge: Int
+    /// Whether the request changed anything (a repeated ack does not).
+    public var changed: Bool
+    public init(recipient: RecipientID, badge: Int, changed: Bool) {
+        self.recipient = recipient
+        self.badge = badge
+        self.changed = changed
+    }
+}
+
+/// The result of `enable` and `disable`: the reminders whose switch changed, sorted.
+public struct SwitchResult: Codable, Hashable, Sendable {
+    public var changed: [ReminderID]
+    public init(changed: [ReminderID]) { self.changed = changed }
+}
+
+/// The result of `delivered`: delivered, unhandled firings, newest first.
+public struct DeliveredResult: Codable, Hashable, Sendable {
+    public var recipient: RecipientID
+    public var badge: Int
+    public var delivered: [DeliveredFiring]
+    public init(recipient: RecipientID, badge: Int, delivered: [DeliveredFiring]) {
+        self.recipient = recipient
+        self.badge = badge
+        self.delivered = delivered
+    }
+}
+
+/// The result of `act` and `job`: an action job and how far it got.
+public struct JobResult: Codable, Hashable, Sendable {
+    /// `pending` (waiting for or running on a worker), `completed` or `failed`.
+    public var status: String
+    public var job: ActionJob
+    public var outcome: ActionOutcome?
+    public init(status: String, job: ActionJob, outcome: ActionOutcome?) {
+        self.status = status
+        self.job = job
+        self.outcome = outcome
+    }
+}

@@ -5,6 +5,7 @@ import Foundation
 public enum ControlOperation: String, Codable, Sendable, CaseIterable {
     case schedule, list, cancel, status, workers, stats, ping
     case deadLetters, retry, snapshot, compact, store, events
+    case register, recipient, badge, ack, enable, disable, delivered, act, job
 }
 
 /// Selects reminders for `list` and `cancel`. All given criteria must hold.
@@ -69,6 +70,23 @@ public struct ControlRequest: Sendable, Hashable {
         /// Retained fire events with `seq > after` (catch-up for subscribers that were offline;
         /// ZeroMQ Guide ch. 5, "Clone"), optionally of one recipient, at most `limit`.
         case events(after: UInt64, recipient: RecipientID?, limit: Int?)
+        /// Register (or replace) a recipient: settings, categories, zone, token, cap.
+        case register(Recipient)
+        /// Show a registered recipient (token redacted) with its badge.
+        case recipient(RecipientID)
+        /// Set a recipient's badge: N > 0 sets it; N <= 0 sets 0 and clears the delivered list.
+        case badge(RecipientID, Int)
+        /// The user handled a delivered firing without an action (`chime ack`).
+        case ack(FiringID)
+        /// Switch reminders on (`true`) or off, keeping their records.
+        case setEnabled([ReminderID], Bool)
+        /// List a recipient's delivered, unhandled firings, newest first; `remove` takes one off.
+        case delivered(RecipientID, remove: FiringID?)
+        /// Run an action on a delivered firing (`token` for authenticationRequired actions,
+        /// `snooze` seconds for the snooze action).
+        case act(firingId: FiringID, action: String, text: String?, token: String?, snoozeSeconds: Double?)
+        /// Show an action job's state.
+        case job(String)
     }
 
     /// The client's id for this request, echoed in the reply.
@@ -97,6 +115,14 @@ public struct ControlRequest: Sendable, Hashable {
         case .compact: .compact
         case .store: .store
         case .events: .events
+        case .register: .register
+        case .recipient: .recipient
+        case .badge: .badge
+        case .ack: .ack
+        case .setEnabled(_, let enabled): enabled ? .enable : .disable
+        case .delivered: .delivered
+        case .act: .act
+        case .job: .job
         }
     }
 }
@@ -104,6 +130,7 @@ public struct ControlRequest: Sendable, Hashable {
 extension ControlRequest: Codable {
     private enum CodingKeys: String, CodingKey {
         case op, requestId, reminders, reminder, ids, recipient, match, all, limit, firingId, after
+        case value, remove, action, text, token, snooze, jobId
     }
 
     public init(from decoder: any Decoder) throws {
@@ -152,6 +179,32 @@ extension ControlRequest: Codable {
         case .snapshot: command = .snapshot
         case .compact: command = .compact
         case .store: command = .store
+        case .register:
+            command = .register(try container.decode(Recipient.self, forKey: .recipient))
+        case .recipient:
+            command = .recipient(try container.decode(RecipientID.self, forKey: .recipient))
+        case .badge:
+            command = .badge(
+                try container.decode(RecipientID.self, forKey: .recipient), try container.decode(Int.self, forKey: .value))
+        case .ack:
+            command = .ack(try container.decode(FiringID.self, forKey: .firingId))
+        case .enable, .disable:
+            let ids = try container.decode([ReminderID].self, forKey: .ids)
+            if ids.isEmpty { throw WireError(.invalidArgument, "ids must name at least one reminder", field: "ids") }
+            command = .setEnabled(ids, op == .enable)
+        case .delivered:
+            command = .delivered(
+                try container.decode(RecipientID.self, forKey: .recipient),
+                remove: try container.decodeIfPresent(FiringID.self, forKey: .remove))
+        case .act:
+            command = .act(
+                firingId: try container.decode(FiringID.self, forKey: .firingId),
+                action: try container.decode(String.self, forKey: .action),
+                text: try container.decodeIfPresent(String.self, forKey: .text),
+                token: try container.decodeIfPresent(String.self, forKey: .token),
+                snoozeSeconds: try container.decodeIfPresent(Double.self, forKey: .snooze))
+        case .job:
+            command = .job(try container.decode(String.self, forKey: .jobId))
         case .events:
             command = .events(
                 after: try container.decodeIfPresent(UInt64.self, forKey: .after) ?? 0,
@@ -181,6 +234,28 @@ extension ControlRequest: Codable {
             if filter.isEmpty { try container.encode(true, forKey: .all) }
         case .retry(let firingId):
             try container.encode(firingId, forKey: .firingId)
+        case .register(let recipient):
+            try container.encode(recipient, forKey: .recipient)
+        case .recipient(let id):
+            try container.encode(id, forKey: .recipient)
+        case .badge(let recipient, let value):
+            try container.encode(recipient, forKey: .recipient)
+            try container.encode(value, forKey: .value)
+        case .ack(let firingId):
+            try container.encode(firingId, forKey: .firingId)
+        case .setEnabled(let ids, _):
+            try container.encode(ids, forKey: .ids)
+        case .delivered(let recipient, let remove):
+            try container.encode(recipient, forKey: .recipient)
+            try container.encodeIfPresent(remove, forKey: .remove)
+        case .act(let firingId, let action, let text, let token, let snoozeSeconds):
+            try container.encode(firingId, forKey: .firingId)
+            try container.encode(action, forKey: .action)
+            try container.encodeIfPresent(text, forKey: .text)
+            try container.encodeIfPresent(token, forKey: .token)
+            try container.encodeIfPresent(snoozeSeconds, forKey: .snooze)
+        case .job(let jobId):
+            try container.encode(jobId, forKey: .jobId)
         case .events(let after, let recipient, let limit):
             try container.encode(after, forKey: .after)
             try container.encodeIfPresent(recipient, forKey: .recipient)
@@ -188,5 +263,13 @@ extension ControlRequest: Codable {
         case .status, .workers, .stats, .ping, .deadLetters, .snapshot, .compact, .store:
             break
         }
+    }
+}
+
+extension ControlRequest.Command {
+    /// Whether this is a `delivered` request that removes a firing (a change, unlike a listing).
+    public var isDeliveredRemoval: Bool {
+        if case .delivered(_, let remove) = self { return remove != nil }
+        return false
     }
 }

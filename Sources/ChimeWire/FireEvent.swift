@@ -59,7 +59,7 @@ extension FireEvent: Codable {
             action: try container.decodeIfPresent(String.self, forKey: .action),
             launchImage: try container.decodeIfPresent(String.self, forKey: .launchImage),
             sound: try container.decodeIfPresent(String.self, forKey: .sound),
-            badge: try container.decodeIfPresent(Int.self, forKey: .badge),
+            badgeChange: try container.decodeIfPresent(BadgeChange.self, forKey: .badge),
             userInfo: try container.decodeIfPresent([String: PropertyListValue].self, forKey: .userInfo),
             category: try container.decodeIfPresent(String.self, forKey: .category),
             threadId: try container.decodeIfPresent(String.self, forKey: .threadId))
@@ -93,7 +93,7 @@ extension FireEvent: Codable {
         try container.encodeIfPresent(content.action, forKey: .action)
         try container.encodeIfPresent(content.launchImage, forKey: .launchImage)
         try container.encodeIfPresent(content.sound, forKey: .sound)
-        try container.encodeIfPresent(content.badge, forKey: .badge)
+        try container.encodeIfPresent(content.badgeChange, forKey: .badge)
         try container.encodeIfPresent(content.userInfo, forKey: .userInfo)
         try container.encodeIfPresent(content.category, forKey: .category)
         try container.encodeIfPresent(content.threadId, forKey: .threadId)

@@ -74,6 +74,8 @@ public struct StatsReport: Codable, Hashable, Sendable {
     public var redelivered: Int
     /// Firings acknowledged by a worker.
     public var acknowledged: Int
+    /// Occurrences not delivered because the recipient's settings allow none of them.
+    public var suppressed: Int = 0
     /// `dispatchedAt − dueAt` at the coordinator, in milliseconds.
     public var dispatchLateness: LatenessSummary?
     /// `firedAt − dueAt` as the delivering worker measured it, in milliseconds.

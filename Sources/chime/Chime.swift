@@ -12,7 +12,8 @@ protocol Command: Sendable {
 
 let commands: [any Command.Type] = [
     UpCommand.self, CoordinatorCommand.self, WorkerCommand.self, ScheduleCommand.self, ListCommand.self,
-    CancelCommand.self, SubscribeCommand.self, ControlCommand.self,
+    CancelCommand.self, SubscribeCommand.self, ControlCommand.self, RegisterCommand.self, BadgeCommand.self,
+    AckCommand.self, EnableCommand.self, DisableCommand.self, DeliveredCommand.self, ActCommand.self,
 ]
 
 func mainHelp() -> String {

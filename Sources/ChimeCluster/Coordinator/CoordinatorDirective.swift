@@ -22,6 +22,11 @@ public enum ControlOutcome: Sendable, Hashable {
     case deadLetters(DeadLettersResult)
     case retried(RetryResult)
     case events(EventsResult)
+    case recipient(RecipientResult)
+    case badge(BadgeResult)
+    case switched(SwitchResult)
+    case delivered(DeliveredResult)
+    case job(JobResult)
     case failed(WireError)
 }
 
@@ -35,6 +40,22 @@ public enum CoordinatorDirective: Sendable, Hashable {
     case dispatch(DispatchBatch, to: WorkerID)
     /// Answer a control request.
     case reply(ControlOutcome, requestId: String?, to: ClientAddress)
+    /// Publish a coordinator event (badge change, finished action) on the event stream.
+    case publish(CoordinatorEvent)
+}
+
+/// An event the coordinator itself publishes.
+public enum CoordinatorEvent: Sendable, Hashable {
+    case badge(BadgeEvent)
+    case action(ActionEvent)
+
+    /// `badge.<recipient>` or `action.<recipient>`.
+    public var topic: String {
+        switch self {
+        case .badge(let event): Topic.badge(event.recipient)
+        case .action(let event): Topic.action(event.recipient)
+        }
+    }
 }
 
 /// Tunables of the coordinator's decisions (no endpoints: those belong to the service).
@@ -59,6 +80,12 @@ public struct CoordinatorConfiguration: Sendable {
     public var fireAllCap = 100
     /// The default `misfireThreshold` (seconds) for reminders that give none; `nil`: no limit.
     public var misfireThreshold: Double?
+    /// Whether unregistered recipients get nothing, as on iOS.
+    public var requireRegistration = false
+    /// The snooze delay when an `act snooze` request gives none, in seconds.
+    public var snoozeSeconds: Double = 600
+    /// How long a worker may run an action handler, in seconds; the job's lease adds 5 s.
+    public var actionTimeLimit: Double = 10
     /// Acknowledged fire events kept for `events` catch-up requests.
     public var eventRetention = 10_000
     /// The fencing epoch stamped on every dispatch.

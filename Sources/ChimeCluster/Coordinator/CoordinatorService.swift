@@ -46,6 +46,9 @@ public final class CoordinatorService {
             configuration.coordinator.misfireThresholdSeconds > 0 ? configuration.coordinator.misfireThresholdSeconds : nil
         tunables.fireAllCap = configuration.coordinator.fireAllCap
         tunables.eventRetention = configuration.coordinator.eventRetention
+        tunables.requireRegistration = configuration.notifications.requireRegistration
+        tunables.snoozeSeconds = configuration.notifications.snoozeSeconds
+        tunables.actionTimeLimit = configuration.notifications.actionTimeLimitSeconds
         self.tunables = tunables
         self.state = CoordinatorState(configuration: tunables, startedAt: Date())
     }
@@ -87,6 +90,10 @@ public final class CoordinatorService {
         try dispatch.set(.routerHandover(true))
         try dispatch.set(.sendHighWaterMark(configuration.coordinator.dispatchHighWaterMark))
         try dispatch.bind(to: endpoints.dispatch.bind)
+        // The coordinator's own events (badges, finished actions) enter the forwarder in-process.
+        let events = try Socket(.publisher, context: context)
+        try events.set(.linger(milliseconds: linger))
+        try events.connect(to: EventForwarder.inprocIngest)
         let results = try Socket(.pull, context: context)
         try results.set(.linger(milliseconds: linger))
         try results.bind(to: endpoints.results.bind)
@@ -94,6 +101,7 @@ public final class CoordinatorService {
             control.close()
             dispatch.close()
             results.close()
+            events.close()
         }
         logger.info(
             "coordinator ready", ["control": endpoints.control.bind, "dispatch": endpoints.dispatch.bind,
@@ -122,7 +130,7 @@ public final class CoordinatorService {
             }
             directives += state.onTick(now: Date())
             do {
-                try carryOut(directives, control: control, dispatch: dispatch)
+                try carryOut(directives, control: control, dispatch: dispatch, events: events)
                 try serveStoreRequests(control: control)
             } catch let error as ZeroMQError where error.code == .contextTerminated {
                 break
@@ -220,7 +228,7 @@ public final class CoordinatorService {
     }
 
     /// Journal first (one sync for the whole turn), then replies and dispatches.
-    func carryOut(_ directives: [CoordinatorDirective], control: Socket, dispatch: Socket) throws {
+    func carryOut(_ directives: [CoordinatorDirective], control: Socket, dispatch: Socket, events: Socket) throws {
         guard !directives.isEmpty else { return }
         var entries: [JournalEntry] = []
         for case .append(let entry) in directives { entries.append(entry) }
@@ -244,6 +252,15 @@ public final class CoordinatorService {
                 continue
             case .dispatch(let batch, let worker):
                 send(batch, to: worker, on: dispatch)
+            case .publish(let event):
+                let body: Data
+                switch event {
+                case .badge(let badge): body = codec.encode(badge)
+                case .action(let action): body = codec.encode(action)
+                }
+                // PUB drops at its high-water mark rather than block the loop; badge state is
+                // durable and `chime delivered` / `recipient` show it.
+                _ = try events.send([Data(event.topic.utf8), body], dontWait: true)
             case .reply(let outcome, let requestId, let client):
                 let body = encodeReply(outcome, requestId: requestId)
                 do {
@@ -268,6 +285,11 @@ public final class CoordinatorService {
         case .deadLetters(let result): return codec.encode(ControlReply(requestId: requestId, result: result))
         case .retried(let result): return codec.encode(ControlReply(requestId: requestId, result: result))
         case .events(let result): return codec.encode(ControlReply(requestId: requestId, result: result))
+        case .recipient(let result): return codec.encode(ControlReply(requestId: requestId, result: result))
+        case .badge(let result): return codec.encode(ControlReply(requestId: requestId, result: result))
+        case .switched(let result): return codec.encode(ControlReply(requestId: requestId, result: result))
+        case .delivered(let result): return codec.encode(ControlReply(requestId: requestId, result: result))
+        case .job(let result): return codec.encode(ControlReply(requestId: requestId, result: result))
         case .failed(let error): return codec.encode(ControlReply<EmptyResult>(requestId: requestId, error: error))
         }
     }

@@ -12,7 +12,8 @@ extension CoordinatorState {
     public mutating func onRequest(_ request: ControlRequest, from client: ClientAddress, at now: Date)
         -> [CoordinatorDirective]
     {
-        let isMutating = [.schedule, .cancel, .retry].contains(request.operation)
+        let isMutating = [.schedule, .cancel, .retry, .register, .badge, .ack, .enable, .disable, .act]
+            .contains(request.operation) || request.command.isDeliveredRemoval
         if isMutating, let requestId = request.requestId, let outcome = recentReplies[requestId] {
             return [.reply(outcome, requestId: requestId, to: client)]
         }
@@ -30,9 +31,11 @@ extension CoordinatorState {
         case .workers:
             outcome = .workers(workerReports(at: now))
         case .stats:
-            outcome = .stats(StatsReport(
+            var stats = StatsReport(
                 dispatched: dispatchedCount, redelivered: redeliveredCount, acknowledged: acknowledgedCount,
-                dispatchLateness: dispatchLateness.summary(), fireLateness: fireLateness.summary()))
+                dispatchLateness: dispatchLateness.summary(), fireLateness: fireLateness.summary())
+            stats.suppressed = suppressedCount
+            outcome = .stats(stats)
         case .ping:
             outcome = .pong(PongResult(now: now))
         case .deadLetters:
@@ -42,6 +45,25 @@ extension CoordinatorState {
             outcome = retry(firingId, at: now, directives: &directives)
         case .events(let after, let recipient, let limit):
             outcome = .events(events(after: after, recipient: recipient, limit: limit))
+        case .register(let recipient):
+            outcome = register(recipient, at: now, directives: &directives)
+        case .recipient(let id):
+            outcome = recipientResult(id).map { .recipient($0) }
+                ?? .failed(WireError(.notFound, "recipient \(id) is not registered", field: "recipient"))
+        case .badge(let recipient, let value):
+            outcome = setBadge(recipient, to: value, at: now, directives: &directives)
+        case .ack(let firingId):
+            outcome = handle(firingId, action: nil, at: now, directives: &directives).map { .badge($0) }
+                ?? .failed(WireError(.notFound, "no delivered firing \(firingId)", field: "firingId"))
+        case .setEnabled(let ids, let enabled):
+            outcome = setEnabled(ids, enabled, at: now, directives: &directives)
+        case .delivered(let recipient, let remove):
+            outcome = delivered(recipient, remove: remove, at: now, directives: &directives)
+        case .act(let firingId, let action, let text, let token, let snoozeSeconds):
+            outcome = act(firingId, action: action, text: text, token: token, snoozeSeconds: snoozeSeconds, at: now,
+                          directives: &directives)
+        case .job(let jobId):
+            outcome = jobResult(jobId)
         case .snapshot, .compact, .store:
             // The service answers these: they need the store, which the pure state does not see.
             outcome = .failed(WireError(.unavailable, "\(request.operation.rawValue) needs a file store"))
@@ -113,23 +135,26 @@ extension CoordinatorState {
         var warning: String?
         if reminder.trigger.repeatRule == nil, let only = recurrence.occurrence(at: 0) {
             entry.next = Occurrence(index: 0, instant: only)
-            if only < now {
-                warning = "\(reminder.id): its time \(RFC3339.format(only)) is in the past; it fires now"
+            let fireAt = reminder.trigger.fireInstant(eventInstant: only)
+            // A second of slack: `--in 0s` computed by a client a moment ago is not "in the past".
+            if fireAt < now.addingTimeInterval(-1) {
+                warning = "\(reminder.id): its time \(RFC3339.format(fireAt)) is in the past; it fires now"
             }
         } else {
-            entry.next = recurrence.firstOccurrence(onOrAfter: now)
+            entry.next = firstFiring(of: reminder, in: recurrence, onOrAfter: now)
         }
         if !reminder.enabled {
             entry.state = .disabled
         } else if let next = entry.next {
-            schedule.schedule(reminder.id, at: next.instant)
+            schedule.schedule(reminder.id, at: fireInstant(of: reminder, next))
         } else {
             entry.state = .finished
             warning = "\(reminder.id): it has no occurrence left"
         }
         entries[reminder.id] = entry
         let item = ScheduleResult.Item(
-            id: reminder.id, replaced: replaced, state: entry.state, nextFireAt: entry.next?.instant)
+            id: reminder.id, replaced: replaced, state: entry.state,
+            nextFireAt: entry.next.map { fireInstant(of: reminder, $0) })
         return (item, warning)
     }
 
@@ -155,7 +180,7 @@ extension CoordinatorState {
             guard includeInactive || entry.state == .pending else { continue }
             matched.append(ReminderListing(
                 reminder: entry.reminder, state: entry.state,
-                nextFireAt: entry.state == .pending ? entry.next?.instant : nil,
+                nextFireAt: entry.state == .pending ? entry.next.map { fireInstant(of: entry.reminder, $0) } : nil,
                 deliveredCount: entry.deliveredCount, lastFiredAt: entry.lastFiredAt))
         }
         matched.sort { lhs, rhs in

@@ -13,48 +13,74 @@ extension CoordinatorState {
     /// re-anchored to the late time. ZeroMQ Guide ch. 4, "Paranoid Pirate" (liveness).
     /// - Returns: per batch, `.append(.dispatched)` for each firing, then `.dispatch(batch, to:)`.
     public mutating func onTick(now: Date) -> [CoordinatorDirective] {
+        var directives: [CoordinatorDirective] = []
         for (id, _) in schedule.popDue(at: now) {
             guard var entry = entries[id], let occurrence = entry.next else { continue }
-            let isMisfire = recoveredAt.map { occurrence.instant < $0 } ?? false
-            let policy = entry.reminder.trigger.misfire ?? .fireOnce
-            if !isMisfire || shouldFireMissed(occurrence, of: entry.reminder, policy: policy, at: now) {
-                let firing = Firing(
-                    reminderId: id, recipient: entry.reminder.recipient, dueAt: occurrence.instant,
-                    content: entry.reminder.content, late: isMisfire)
-                if inFlight[firing.firingId] == nil {
-                    waiting.append(firing)
-                }
+            let trigger = entry.reminder.trigger
+            let fireAt = trigger.fireInstant(eventInstant: occurrence.instant)
+            let isMisfire = recoveredAt.map { fireAt < $0 } ?? false
+            let policy = trigger.misfire ?? .fireOnce
+            var wasSuppressed = false
+            if !isMisfire || shouldFireMissed(fireAt, of: entry.reminder, policy: policy, at: now) {
+                wasSuppressed = !makeFiring(
+                    of: entry.reminder, dueAt: fireAt, eventAt: occurrence.instant, late: isMisfire, at: now,
+                    directives: &directives)
             }
             if isMisfire && policy == .fireAll && misfiresFired[id, default: 0] < configuration.fireAllCap {
                 misfiresFired[id, default: 0] += 1
                 entry.next = entry.recurrence.nextOccurrence(after: occurrence)
             } else {
-                entry.next = Self.occurrence(after: occurrence, in: entry.recurrence, notBefore: now)
+                entry.next = Self.occurrence(
+                    after: occurrence, in: entry.recurrence, notBefore: trigger.eventInstant(fireInstant: now))
             }
             if let next = entry.next {
-                schedule.schedule(id, at: next.instant)
+                schedule.schedule(id, at: trigger.fireInstant(eventInstant: next.instant))
             } else {
-                entry.state = entry.reminder.trigger.repeatRule == nil ? .delivered : .finished
+                entry.state = trigger.repeatRule == nil ? (wasSuppressed ? .suppressed : .delivered) : .finished
             }
             entries[id] = entry
         }
-        var directives: [CoordinatorDirective] = []
         dropSilentWorkers(at: now, directives: &directives)
         for (firingId, _) in leases.popDue(at: now) {
             guard let flight = inFlight.removeValue(forKey: firingId) else { continue }
             workers[flight.worker]?.outstanding -= 1
             requeue(flight.firing, at: now, directives: &directives)
         }
+        assignJobs(at: now, directives: &directives)
         assignWaiting(at: now, directives: &directives)
         return directives
     }
 
+    /// Makes the firing of one occurrence, with what the recipient's settings let through,
+    /// and puts it in the waiting line; a firing the settings allow nothing of is journaled
+    /// as suppressed instead.
+    /// - Returns: `false` when the firing was suppressed.
+    @discardableResult
+    mutating func makeFiring(
+        of reminder: Reminder, dueAt: Date, eventAt: Date, late: Bool, at now: Date,
+        directives: inout [CoordinatorDirective]
+    ) -> Bool {
+        let firingId = FiringID(reminder: reminder.id, dueAt: dueAt)
+        guard inFlight[firingId] == nil else { return true }
+        switch deliveryPlan(reminder.content, for: reminder.recipient) {
+        case .suppressed(let reason):
+            suppressedCount += 1
+            directives.append(.append(.suppressed(firingId, reminder: reminder.id, dueAt: dueAt, reason: reason, at: now)))
+            return false
+        case .deliver(let content, _):
+            waiting.append(Firing(
+                reminderId: reminder.id, recipient: reminder.recipient, dueAt: dueAt, content: content, late: late,
+                eventAt: reminder.trigger.offset == nil ? nil : eventAt))
+            return true
+        }
+    }
+
     /// Whether a missed occurrence fires late under the reminder's misfire policy and threshold.
-    func shouldFireMissed(_ occurrence: Occurrence, of reminder: Reminder, policy: MisfirePolicy, at now: Date) -> Bool {
+    func shouldFireMissed(_ fireAt: Date, of reminder: Reminder, policy: MisfirePolicy, at now: Date) -> Bool {
         if policy == .skip { return false }
         if policy == .fireAll && misfiresFired[reminder.id, default: 0] >= configuration.fireAllCap { return false }
         if let threshold = reminder.trigger.misfireThreshold ?? configuration.misfireThreshold,
-            now.timeIntervalSince(occurrence.instant) > threshold
+            now.timeIntervalSince(fireAt) > threshold
         {
             return false
         }
@@ -151,6 +177,11 @@ extension CoordinatorState {
     /// queue is full): the worker is treated as gone and the firings wait again, same attempt.
     public mutating func onDispatchFailed(_ batch: DispatchBatch, to worker: WorkerID, at now: Date) {
         workers[worker]?.isReachable = false
+        for job in batch.jobs ?? [] where jobs[job.jobId]?.outcome == nil {
+            jobLeases.remove(job.jobId)
+            jobs[job.jobId]?.attempts -= 1
+            waitingJobs.insert(job.jobId, at: 0)
+        }
         var returned: [Firing] = []
         for firing in batch.firings where inFlight[firing.firingId]?.worker == worker {
             inFlight[firing.firingId] = nil
@@ -201,7 +232,13 @@ extension CoordinatorState {
             }
             let seq = flight.firing.seq ?? 0
             retain(FireEvent(seq: seq, publisher: message.worker, firing: flight.firing, firedAt: ack.firedAt))
+            let update = ledgers[flight.firing.recipient, default: BadgeLedger()].onDelivered(
+                flight.firing, at: ack.firedAt, badge: flight.firing.content.badgeChange)
+            publishBadge(update, of: flight.firing.recipient, at: now, directives: &directives)
             directives.append(.append(.acknowledged(ack.firingId, seq: seq, worker: message.worker, firedAt: ack.firedAt)))
+        }
+        for outcome in message.outcomes ?? [] {
+            finish(outcome, at: now, directives: &directives)
         }
         return directives
     }

@@ -32,6 +32,12 @@ public struct CoordinatorSnapshot: Codable, Sendable {
     public var nextEventSeq: UInt64
     /// Retained acknowledged events, in acknowledgement order.
     public var events: [FireEvent]
+    /// Registered recipients (tokens included: the store is as secret as the configuration).
+    public var recipients: [Recipient] = []
+    /// Badge numbers and delivered lists by recipient.
+    public var ledgers: [String: BadgeLedger] = [:]
+    /// Action jobs accepted and not finished.
+    public var pendingJobs: [ActionJob] = []
 }
 
 extension CoordinatorState {
@@ -62,27 +68,44 @@ extension CoordinatorState {
                 recovered[firingId] = firing
                 return
             }
-            guard var entry = entries[reminderId] else { return }
+            guard let entry = entries[reminderId] else { return }
             var firing = Firing(
                 reminderId: reminderId, recipient: entry.reminder.recipient, dueAt: dueAt,
-                content: entry.reminder.content, attempt: attempt)
+                content: deliveryPlan(entry.reminder.content, for: entry.reminder.recipient).deliveredContent
+                    ?? entry.reminder.content,
+                attempt: attempt)
             firing.firingId = firingId
             firing.seq = seq
             recovered[firingId] = firing
-            if let occurrence = entry.next, occurrence.instant == dueAt {
-                entry.next = Self.occurrence(after: occurrence, in: entry.recurrence, notBefore: at)
-                schedule.remove(reminderId)
-                if let next = entry.next, entry.state == .pending {
-                    schedule.schedule(reminderId, at: next.instant)
-                } else if entry.next == nil {
-                    entry.state = entry.reminder.trigger.repeatRule == nil ? .delivered : .finished
-                }
-                entries[reminderId] = entry
+            advance(reminderId, pastFiringDueAt: dueAt, at: at)
+        case .suppressed(_, let reminderId, let dueAt, _, let at):
+            suppressedCount += 1
+            advance(reminderId, pastFiringDueAt: dueAt, at: at)
+            if entries[reminderId]?.state == .delivered { entries[reminderId]?.state = .suppressed }
+        case .registered(let recipient, _):
+            recipients[recipient.id] = recipient
+        case .badgeSet(let recipient, let value, _):
+            _ = ledgers[recipient, default: BadgeLedger()].setBadge(value)
+        case .handled(let firingId, _, _):
+            if let recipient = recipient(of: firingId) {
+                _ = ledgers[recipient, default: BadgeLedger()].onHandled(firingId.nagBase)
             }
+        case .deliveredRemoved(let recipient, let firingId, _):
+            _ = ledgers[recipient, default: BadgeLedger()].removeDelivered(firingId)
+        case .switched(let ids, let enabled, let at):
+            _ = switchReminders(ids, enabled, at: at)
+        case .acted(let job, _):
+            accept(job)
+        case .actionFinished(let outcome, _):
+            // Its effects were journaled as entries of their own (a snooze's `.scheduled`).
+            jobs[outcome.jobId]?.outcome = outcome
+            waitingJobs.removeAll { $0 == outcome.jobId }
         case .acknowledged(let firingId, let seq, let worker, let firedAt):
             guard var firing = recovered.removeValue(forKey: firingId) else { return }
             firing.seq = seq
             retain(FireEvent(seq: seq, publisher: worker, firing: firing, firedAt: firedAt))
+            _ = ledgers[firing.recipient, default: BadgeLedger()].onDelivered(
+                firing, at: firedAt, badge: firing.content.badgeChange)
             if var entry = entries[firing.reminderId] {
                 entry.deliveredCount += 1
                 entry.lastFiredAt = max(entry.lastFiredAt ?? firedAt, firedAt)
@@ -98,6 +121,23 @@ extension CoordinatorState {
                 recovered[firingId] = firing
             }
         }
+    }
+
+    /// Moves a reminder past the occurrence that fired (or was suppressed) at `dueAt`, as
+    /// `onTick` did when it wrote the entry.
+    mutating func advance(_ reminderId: ReminderID, pastFiringDueAt dueAt: Date, at: Date) {
+        guard var entry = entries[reminderId], let occurrence = entry.next,
+            fireInstant(of: entry.reminder, occurrence) == dueAt
+        else { return }
+        let trigger = entry.reminder.trigger
+        entry.next = Self.occurrence(after: occurrence, in: entry.recurrence, notBefore: trigger.eventInstant(fireInstant: at))
+        schedule.remove(reminderId)
+        if let next = entry.next, entry.state == .pending {
+            schedule.schedule(reminderId, at: trigger.fireInstant(eventInstant: next.instant))
+        } else if entry.next == nil {
+            entry.state = trigger.repeatRule == nil ? .delivered : .finished
+        }
+        entries[reminderId] = entry
     }
 
     /// Ends recovery at `now`: firings made but never acknowledged wait for redelivery with
@@ -125,7 +165,10 @@ extension CoordinatorState {
         return CoordinatorSnapshot(
             reminders: reminders, unsettled: unsettled,
             deadLetters: deadLetters.values.sorted { $0.firingId < $1.firingId }, nextEventSeq: nextEventSeq,
-            events: retainedOrder[retainedStart...].compactMap { retainedEvents[$0] })
+            events: retainedOrder[retainedStart...].compactMap { retainedEvents[$0] },
+            recipients: recipients.values.sorted { $0.id < $1.id },
+            ledgers: Dictionary(uniqueKeysWithValues: ledgers.map { ($0.key.rawValue, $0.value) }),
+            pendingJobs: jobs.values.filter { $0.outcome == nil }.map(\.job).sorted { $0.jobId < $1.jobId })
     }
 
     /// Loads a snapshot into an empty state; journal entries after it are then `replay`ed.
@@ -152,6 +195,9 @@ extension CoordinatorState {
         for firing in snapshot.unsettled { recovered[firing.firingId] = firing }
         for firing in snapshot.deadLetters { deadLetters[firing.firingId] = firing }
         nextEventSeq = max(nextEventSeq, snapshot.nextEventSeq)
+        for recipient in snapshot.recipients { recipients[recipient.id] = recipient }
+        for (id, ledger) in snapshot.ledgers { ledgers[RecipientID(id)] = ledger }
+        for job in snapshot.pendingJobs { accept(job) }
         for event in snapshot.events { retain(event) }
     }
 }

@@ -44,6 +44,13 @@ public struct CoordinatorState: Sendable {
         var lastAssignment = 0
     }
 
+    struct JobRecord: Sendable {
+        var job: ActionJob
+        var worker: WorkerID?
+        var attempts = 0
+        var outcome: ActionOutcome?
+    }
+
     public let configuration: CoordinatorConfiguration
     let startedAt: Date
     var entries: [ReminderID: Entry] = [:]
@@ -65,6 +72,16 @@ public struct CoordinatorState: Sendable {
     var misfiresFired: [ReminderID: Int] = [:]
     /// Journal or snapshot records that no longer validate and were skipped.
     public internal(set) var skippedEntries = 0
+    /// Registered recipients (settings, categories, token).
+    var recipients: [RecipientID: Recipient] = [:]
+    /// Badge numbers and delivered lists, for every recipient that has one.
+    var ledgers: [RecipientID: BadgeLedger] = [:]
+    var badgeEventSeq: UInt64 = 0
+    /// Action jobs by id, with their outcome once finished.
+    var jobs: [String: JobRecord] = [:]
+    var waitingJobs: [String] = []
+    var jobLeases = TimerQueue<String>()
+    var suppressedCount = 0
     /// The `seq` the next dispatched firing gets.
     var nextEventSeq: UInt64 = 1
     /// Acknowledged fire events kept for catch-up, by `seq`, evicted in acknowledgement order.
@@ -100,7 +117,7 @@ public struct CoordinatorState: Sendable {
     /// The earliest instant at which `onTick` has something to do (UTC), if any: the next
     /// occurrence, lease expiry or worker liveness deadline.
     public var nextWake: Date? {
-        var wake = [schedule.nextDeadline, leases.nextDeadline].compactMap { $0 }.min()
+        var wake = [schedule.nextDeadline, leases.nextDeadline, jobLeases.nextDeadline].compactMap { $0 }.min()
         if !inFlight.isEmpty, let liveness = nextLivenessDeadline {
             wake = min(wake ?? liveness, liveness)
         }

@@ -12,6 +12,7 @@ public final class WorkerService {
     let stop: StopSignal
     var state: WorkerState
     let codec = WireCodec()
+    let actions: ActionRunner
 
     /// Makes a worker service; nothing connects until `run`.
     /// - Parameter id: the worker's id; `<host>-<pid>` when `nil`.
@@ -25,6 +26,8 @@ public final class WorkerService {
             id: id ?? WorkerID("\(host)-\(pid)"), host: host, pid: pid,
             heartbeatInterval: Double(configuration.heartbeat.intervalMilliseconds) / 1000,
             capacity: configuration.worker.capacity)
+        actions = ActionRunner(
+            hooks: configuration.notifications.hooks, timeLimit: configuration.notifications.actionTimeLimitSeconds)
     }
 
     /// This worker's id.
@@ -69,6 +72,7 @@ public final class WorkerService {
                     guard let frames = try incoming.receiveMessage(dontWait: true) else { break }
                     try deliver(frames, events: events)
                 }
+                for outcome in actions.takeFinished() { state.onJobFinished(outcome) }
                 for directive in state.onTick(now: Date()) {
                     switch directive {
                     case .report(let message):
@@ -78,8 +82,8 @@ public final class WorkerService {
                     case .announce(let message):
                         // Dropped when the coordinator is unreachable; the next heartbeat retries.
                         _ = try incoming.send([codec.encode(message)], dontWait: true)
-                    case .publish:
-                        preconditionFailure("onTick does not publish")
+                    case .publish, .run:
+                        preconditionFailure("onTick neither publishes nor runs jobs")
                     }
                 }
             }
@@ -101,10 +105,23 @@ public final class WorkerService {
             logger.warning("dropped dispatch message", ["code": error.code.rawValue, "reason": error.message])
             return
         }
-        for case .publish(let event) in state.onBatch(batch, at: Date()) {
-            // PUB never blocks: at its high-water mark it drops, which the acknowledgement
-            // path does not depend on.
-            _ = try events.send([Data(event.topic.utf8), codec.encode(event)], dontWait: true)
+        let now = Date()
+        for directive in state.onBatch(batch, at: now) {
+            switch directive {
+            case .publish(let event):
+                // PUB never blocks: at its high-water mark it drops, which the acknowledgement
+                // path does not depend on.
+                _ = try events.send([Data(event.topic.utf8), codec.encode(event)], dontWait: true)
+            case .run(let job):
+                if job.activationMode == .foreground {
+                    let event = ActionEvent(type: "action", job: job, at: now)
+                    _ = try events.send([Data(Topic.action(job.recipient).utf8), codec.encode(event)], dontWait: true)
+                }
+                logger.info("action", ["job": job.jobId, "action": job.action, "destructive": String(job.destructive)])
+                actions.start(job, at: now)
+            case .report, .announce:
+                preconditionFailure("onBatch neither reports nor announces")
+            }
         }
     }
 }

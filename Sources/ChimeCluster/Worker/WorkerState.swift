@@ -11,6 +11,8 @@ public enum WorkerDirective: Sendable, Hashable {
     /// Send this heartbeat (never with acknowledgements) over the dispatch connection, so the
     /// coordinator knows it can route batches to this worker.
     case announce(WorkerMessage)
+    /// Run this action job's handler; report its outcome with `onJobFinished`.
+    case run(ActionJob)
 }
 
 /// A worker's decisions: deliver each firing as a fire event, acknowledge it, heartbeat.
@@ -28,6 +30,7 @@ public struct WorkerState: Sendable {
     /// Firings delivered since start.
     public private(set) var deliveredCount = 0
     var pendingAcks: [WorkerMessage.Acknowledgement] = []
+    var pendingOutcomes: [ActionOutcome] = []
     var lastReportAt: Date?
 
     public init(id: WorkerID, host: String, pid: Int32, heartbeatInterval: Double = 1, capacity: Int = 4096) {
@@ -41,8 +44,8 @@ public struct WorkerState: Sendable {
     /// Delivers a batch: one fire event per firing, stamped `now` and numbered in order.
     /// The acknowledgements go out with the next `onTick`.
     public mutating func onBatch(_ batch: DispatchBatch, at now: Date) -> [WorkerDirective] {
-        var directives: [WorkerDirective] = []
-        directives.reserveCapacity(batch.firings.count)
+        var directives: [WorkerDirective] = (batch.jobs ?? []).map { .run($0) }
+        directives.reserveCapacity(batch.firings.count + directives.count)
         for firing in batch.firings {
             sequence += 1
             deliveredCount += 1
@@ -58,20 +61,29 @@ public struct WorkerState: Sendable {
     /// Sends pending acknowledgements, or a bare heartbeat when one is due.
     public mutating func onTick(now: Date) -> [WorkerDirective] {
         let heartbeatDue = lastReportAt.map { now.timeIntervalSince($0) >= heartbeatInterval } ?? true
-        guard !pendingAcks.isEmpty || heartbeatDue else { return [] }
-        let message = WorkerMessage(
+        guard !pendingAcks.isEmpty || !pendingOutcomes.isEmpty || heartbeatDue else { return [] }
+        var message = WorkerMessage(
             worker: id, host: host, pid: pid, capacity: capacity, delivered: deliveredCount, acks: pendingAcks)
+        message.outcomes = pendingOutcomes.isEmpty ? nil : pendingOutcomes
         pendingAcks.removeAll(keepingCapacity: true)
+        pendingOutcomes.removeAll()
         guard heartbeatDue else { return [.report(message)] }
         lastReportAt = now
         var announcement = message
         announcement.acks = []
+        announcement.outcomes = nil
         return [.announce(announcement), .report(message)]
     }
 
     /// Puts back acknowledgements the service could not send (results socket full).
     public mutating func onReportNotSent(_ message: WorkerMessage) {
         pendingAcks.insert(contentsOf: message.acks, at: 0)
+        pendingOutcomes.insert(contentsOf: message.outcomes ?? [], at: 0)
+    }
+
+    /// Queues a finished action job's outcome for the next report.
+    public mutating func onJobFinished(_ outcome: ActionOutcome) {
+        pendingOutcomes.append(outcome)
     }
 
     /// When the next heartbeat is due (UTC).

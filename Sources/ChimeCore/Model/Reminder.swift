@@ -76,4 +76,6 @@ public enum ReminderState: String, Codable, Sendable, CaseIterable {
     case disabled
     /// A repeating reminder whose occurrences have run out.
     case finished
+    /// A one-shot whose firing was not delivered: its recipient's settings allow none of it.
+    case suppressed
 }

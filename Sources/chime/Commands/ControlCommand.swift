@@ -55,7 +55,7 @@ enum ControlCommand: Command {
         case "stats":
             let (reply, raw) = try client.call(ControlRequest(command: .stats), StatsReport.self)
             guard !json, let stats = reply.result else { printJSON(raw); return 0 }
-            output("dispatched \(stats.dispatched), redelivered \(stats.redelivered), acknowledged \(stats.acknowledged)")
+            output("dispatched \(stats.dispatched), redelivered \(stats.redelivered), acknowledged \(stats.acknowledged), suppressed \(stats.suppressed)")
             func line(_ name: String, _ summary: LatenessSummary?) {
                 guard let summary else { output("\(name): no samples"); return }
                 output(String(format: "%@ (ms, last %d): p50 %.2f  p99 %.2f  max %.2f", name, summary.count, summary.p50, summary.p99, summary.max))

@@ -21,7 +21,10 @@ enum ScheduleCommand: Command {
             OptionSpec(name: "action", value: "TEXT", help: "Alert action title."),
             OptionSpec(name: "launch-image", value: "NAME", help: "Launch image name."),
             OptionSpec(name: "sound", value: "NAME", help: "'default' or a sound name (none when absent)."),
-            OptionSpec(name: "badge", value: "N", help: "Badge number: >0 sets, 0 leaves, <0 clears."),
+            OptionSpec(name: "badge", value: "N|+1", help: "Badge: N>0 sets, 0 leaves, N<0 clears; +1 counts delivered, unhandled firings."),
+            OptionSpec(name: "before", value: "DURATION", help: "Remind this long before the event (5m, 1h, 1d); repeats apply to the event time."),
+            OptionSpec(name: "misfire", value: "POLICY", help: "fireOnce (default), skip or fireAll: occurrences missed while no coordinator ran."),
+            OptionSpec(name: "misfire-threshold", value: "DURATION", help: "Skip missed occurrences older than this instead of firing them late."),
             OptionSpec(name: "user-info", value: "JSON", help: "userInfo as a JSON object."),
             OptionSpec(name: "category", value: "ID", help: "Category identifier."),
             OptionSpec(name: "thread", value: "ID", help: "Thread identifier."),
@@ -99,11 +102,24 @@ enum ScheduleCommand: Command {
         let content = Content(
             title: arguments.value("title"), body: arguments.value("body"), action: arguments.value("action"),
             launchImage: arguments.value("launch-image"), sound: arguments.value("sound"),
-            badge: try arguments.integer("badge"), userInfo: userInfo, category: arguments.value("category"),
-            threadId: arguments.value("thread"))
+            badgeChange: try arguments.value("badge").map { text in
+                do { return try BadgeChange(parsing: text) } catch { throw UsageError("--badge must be an integer or +1, not '\(text)'") }
+            },
+            userInfo: userInfo, category: arguments.value("category"), threadId: arguments.value("thread"))
+        var misfire: MisfirePolicy?
+        if let name = arguments.value("misfire") {
+            guard let policy = MisfirePolicy(rawValue: name) else {
+                throw UsageError("--misfire must be fireOnce, skip or fireAll, not '\(name)'")
+            }
+            misfire = policy
+        }
         return Reminder(
             id: ReminderID(arguments.value("id") ?? ""), recipient: RecipientID(recipient), content: content,
-            trigger: Trigger(start: start, repeatRule: repeatRule), enabled: !arguments.has("disabled"))
+            trigger: Trigger(
+                start: start, repeatRule: repeatRule,
+                offset: try arguments.value("before").map { try Trigger.parseOffset($0) }, misfire: misfire,
+                misfireThreshold: try arguments.value("misfire-threshold").map { try DurationParser.parseSeconds($0) }),
+            enabled: !arguments.has("disabled"))
     }
 }
 

@@ -1,0 +1,143 @@
+import ChimeCore
+import ChimeStore
+import ChimeWire
+import Foundation
+
+/// Recipients, badges, the delivered list and the on/off switch: the rules of
+/// `UNUserNotificationCenter` and `applicationIconBadgeNumber`, per recipient.
+extension CoordinatorState {
+    mutating func register(_ recipient: Recipient, at now: Date, directives: inout [CoordinatorDirective]) -> ControlOutcome {
+        do {
+            try recipient.validate()
+        } catch {
+            var wire = WireError(error)
+            wire.field = wire.field.map { "recipient.\($0)" } ?? "recipient"
+            return .failed(wire)
+        }
+        directives.append(.append(.registered(recipient, at: now)))
+        recipients[recipient.id] = recipient
+        return .recipient(recipientResult(recipient.id)!)
+    }
+
+    func recipientResult(_ id: RecipientID) -> RecipientResult? {
+        guard let recipient = recipients[id] else { return nil }
+        let ledger = ledgers[id] ?? BadgeLedger()
+        return RecipientResult(recipient: recipient.redacted(), badge: ledger.badge, deliveredCount: ledger.delivered.count)
+    }
+
+    /// Applies a badge update and publishes one event when the number changed.
+    mutating func publishBadge(_ update: BadgeUpdate, of recipient: RecipientID, at now: Date,
+                               directives: inout [CoordinatorDirective]) {
+        guard update.isChanged else { return }
+        badgeEventSeq += 1
+        directives.append(.publish(.badge(BadgeEvent(seq: badgeEventSeq, recipient: recipient, badge: update.badge, at: now))))
+    }
+
+    mutating func setBadge(_ recipient: RecipientID, to value: Int, at now: Date, directives: inout [CoordinatorDirective])
+        -> ControlOutcome
+    {
+        directives.append(.append(.badgeSet(recipient, value, at: now)))
+        let update = ledgers[recipient, default: BadgeLedger()].setBadge(value)
+        publishBadge(update, of: recipient, at: now, directives: &directives)
+        return .badge(BadgeResult(recipient: recipient, badge: update.badge, changed: update.isChanged))
+    }
+
+    /// The recipient a firing id belongs to: its reminder's, else the ledger that lists it.
+    func recipient(of firingId: FiringID) -> RecipientID? {
+        if let reminderId = Self.reminderID(of: firingId), let entry = entries[reminderId] {
+            return entry.reminder.recipient
+        }
+        return ledgers.first { $0.value.isDelivered(firingId.nagBase) }?.key
+    }
+
+    /// `<reminderId>` of `<reminderId>@<dueAt>[#nagN]`.
+    static func reminderID(of firingId: FiringID) -> ReminderID? {
+        let base = firingId.nagBase.rawValue
+        guard let at = base.lastIndex(of: "@") else { return nil }
+        return ReminderID(String(base[..<at]))
+    }
+
+    /// `<dueAt>` of `<reminderId>@<dueAt>[#nagN]`.
+    static func dueAt(of firingId: FiringID) -> Date? {
+        let base = firingId.nagBase.rawValue
+        guard let at = base.lastIndex(of: "@") else { return nil }
+        return try? RFC3339.parseInstant(String(base[base.index(after: at)...]))
+    }
+
+    /// Marks a delivered firing handled: it leaves the delivered list and the badge falls by one.
+    mutating func handle(_ firingId: FiringID, action: String?, at now: Date, directives: inout [CoordinatorDirective])
+        -> BadgeResult?
+    {
+        guard let recipient = recipient(of: firingId) else { return nil }
+        directives.append(.append(.handled(firingId, action: action, at: now)))
+        let update = ledgers[recipient, default: BadgeLedger()].onHandled(firingId.nagBase)
+        publishBadge(update, of: recipient, at: now, directives: &directives)
+        return BadgeResult(recipient: recipient, badge: update.badge, changed: update.isChanged)
+    }
+
+    mutating func delivered(_ recipient: RecipientID, remove: FiringID?, at now: Date,
+                            directives: inout [CoordinatorDirective]) -> ControlOutcome {
+        if let remove {
+            directives.append(.append(.deliveredRemoved(recipient, remove, at: now)))
+            let update = ledgers[recipient, default: BadgeLedger()].removeDelivered(remove)
+            publishBadge(update, of: recipient, at: now, directives: &directives)
+        }
+        let ledger = ledgers[recipient] ?? BadgeLedger()
+        return .delivered(DeliveredResult(recipient: recipient, badge: ledger.badge, delivered: ledger.delivered))
+    }
+
+    /// Switches reminders on or off. Enabling computes the next occurrence from `now` (no burst
+    /// of missed ones); disabling keeps the record and disarms it.
+    mutating func setEnabled(_ ids: [ReminderID], _ enabled: Bool, at now: Date, directives: inout [CoordinatorDirective])
+        -> ControlOutcome
+    {
+        let missing = ids.filter { entries[$0] == nil }
+        if !missing.isEmpty {
+            return .failed(WireError(.notFound, "no reminder \(missing.map(\.rawValue).joined(separator: ", "))", field: "ids"))
+        }
+        let changed = switchReminders(ids, enabled, at: now)
+        if !changed.isEmpty { directives.append(.append(.switched(changed, enabled: enabled, at: now))) }
+        return .switched(SwitchResult(changed: changed))
+    }
+
+    /// The switch itself, shared by requests and replay; returns the ids whose switch changed.
+    mutating func switchReminders(_ ids: [ReminderID], _ enabled: Bool, at now: Date) -> [ReminderID] {
+        var changed: [ReminderID] = []
+        for id in Set(ids).sorted() {
+            guard var entry = entries[id], entry.reminder.enabled != enabled else { continue }
+            entry.reminder.enabled = enabled
+            if enabled {
+                entry.next = firstFiring(of: entry.reminder, in: entry.recurrence, onOrAfter: now)
+                if let next = entry.next {
+                    entry.state = .pending
+                    schedule.schedule(id, at: fireInstant(of: entry.reminder, next))
+                } else {
+                    entry.state = entry.reminder.trigger.repeatRule == nil ? .delivered : .finished
+                }
+            } else {
+                entry.state = .disabled
+                schedule.remove(id)
+            }
+            entries[id] = entry
+            changed.append(id)
+        }
+        return changed
+    }
+
+    /// When an occurrence (an event) fires: its instant less the trigger's remind-before offset.
+    func fireInstant(of reminder: Reminder, _ occurrence: Occurrence) -> Date {
+        reminder.trigger.fireInstant(eventInstant: occurrence.instant)
+    }
+
+    /// The first event whose firing is at or after `instant`.
+    func firstFiring(of reminder: Reminder, in recurrence: Recurrence, onOrAfter instant: Date) -> Occurrence? {
+        reminder.trigger.firstEvent(firingOnOrAfter: instant, in: recurrence)
+    }
+
+    /// What is delivered of `content` to `recipient`, or why nothing is.
+    func deliveryPlan(_ content: Content, for recipient: RecipientID) -> DeliveryPlan {
+        DeliveryPlan.make(
+            for: content, settings: recipients[recipient]?.settings,
+            requireRegistration: configuration.requireRegistration)
+    }
+}

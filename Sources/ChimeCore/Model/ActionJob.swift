@@ -1,0 +1,79 @@
+import Foundation
+
+/// One user action on a delivered firing, handed to a worker to run its handler.
+///
+/// JSON shape: `{"jobId", "firingId", "reminderId", "recipient", "action", "text",
+/// "destructive", "activationMode", "category", "snoozeSeconds", "firing": Firing}`.
+public struct ActionJob: Codable, Hashable, Sendable {
+    /// Unique per accepted `act` request (`<firingId>#<action>@<epoch ms>`).
+    public var jobId: String
+    /// The firing acted on.
+    public var firingId: FiringID
+    public var reminderId: ReminderID
+    public var recipient: RecipientID
+    /// The action identifier (`open`, `dismiss`, `snooze`, or a category's custom action).
+    public var action: String
+    /// Text the user typed (text-input actions).
+    public var text: String?
+    /// Whether the action is marked destructive in its category.
+    public var destructive: Bool
+    /// `foreground` (bring the app up: an `action.<recipient>` event) or `background`.
+    public var activationMode: ActivationMode
+    /// The category the action belongs to, when it is not a built-in one.
+    public var category: String?
+    /// For `snooze`: how long until the re-firing, in seconds.
+    public var snoozeSeconds: Double?
+    /// The firing as it was delivered (content included), for handlers and hooks.
+    public var firing: Firing
+
+    public init(
+        jobId: String, firing: Firing, action: String, text: String?, destructive: Bool,
+        activationMode: ActivationMode, category: String?, snoozeSeconds: Double?
+    ) {
+        self.jobId = jobId
+        self.firingId = firing.firingId
+        self.reminderId = firing.reminderId
+        self.recipient = firing.recipient
+        self.action = action
+        self.text = text
+        self.destructive = destructive
+        self.activationMode = activationMode
+        self.category = category
+        self.snoozeSeconds = snoozeSeconds
+        self.firing = firing
+    }
+}
+
+/// How an action job ended: the completion-handler contract (every job ends as completed or
+/// failed, with a reason, within its time limit).
+///
+/// JSON shape: `{"jobId", "status": "completed"|"failed", "reason", "output", "effects": [...]}`.
+public struct ActionOutcome: Codable, Hashable, Sendable {
+    /// `completed` or `failed`.
+    public enum Status: String, Codable, Hashable, Sendable {
+        case completed, failed
+    }
+
+    /// What the coordinator must apply after the handler ran (workers never change the
+    /// schedule themselves).
+    public enum Effect: Codable, Hashable, Sendable {
+        /// Fire the firing's content again, once, at `at` (snooze), as a new one-shot reminder.
+        case refire(at: Date)
+    }
+
+    public var jobId: String
+    public var status: Status
+    /// Why it failed, or a short note on what was done.
+    public var reason: String?
+    /// What a command hook printed (standard output, then standard error), at most 4 KiB.
+    public var output: String?
+    public var effects: [Effect]
+
+    public init(jobId: String, status: Status, reason: String?, output: String? = nil, effects: [Effect] = []) {
+        self.jobId = jobId
+        self.status = status
+        self.reason = reason
+        self.output = output
+        self.effects = effects
+    }
+}

@@ -1,0 +1,172 @@
+import ChimeCluster
+import ChimeCore
+import ChimeWire
+import Foundation
+
+let jsonOption = OptionSpec(name: "json", value: nil, help: "Print the coordinator's JSON reply.")
+
+enum RegisterCommand: Command {
+    static let spec = CommandSpec(
+        name: "register",
+        summary: "Register a recipient's notification settings and categories (re-registering replaces them).",
+        usage: "chime register RECIPIENT [--allow alert,sound,badge|none] [--categories FILE.json] [--zone ZONE] [--token TOKEN] [--max-pending N]",
+        options: [
+            OptionSpec(name: "allow", value: "LIST", help: "What the recipient allows: alert,sound,badge (default all) or none."),
+            OptionSpec(name: "categories", value: "FILE", help: "JSON array of categories: {identifier, actions: [{identifier, title, destructive, authenticationRequired, activationMode}], minimalActions}."),
+            OptionSpec(name: "zone", value: "ZONE", help: "The recipient's IANA time zone."),
+            OptionSpec(name: "token", value: "TOKEN", help: "Secret required by authenticationRequired actions."),
+            OptionSpec(name: "max-pending", value: "N", help: "Cap on the recipient's armed firings (iOS keeps 64)."),
+            jsonOption,
+        ] + CommonOptions.specs)
+
+    static func run(_ arguments: Arguments) throws -> Int32 {
+        guard arguments.positionals.count == 1 else { throw UsageError("name one RECIPIENT") }
+        var categories: [NotificationCategory] = []
+        if let path = arguments.value("categories") {
+            guard let data = FileManager.default.contents(atPath: path) else { throw UsageError("cannot read \(path)") }
+            do {
+                categories = try WireCodec().decode([NotificationCategory].self, from: data)
+            } catch {
+                throw UsageError("\(path): \(error.field.map { "\($0): " } ?? "")\(error.message)")
+            }
+        }
+        let settings = try arguments.value("allow").map { try NotificationSettings(parsing: $0) } ?? .all
+        let recipient = Recipient(
+            id: RecipientID(arguments.positionals[0]), settings: settings, categories: categories,
+            zone: arguments.value("zone"), token: arguments.value("token"), maxPending: try arguments.integer("max-pending"))
+        let (reply, raw) = try makeControlClient(arguments).call(
+            ControlRequest(command: .register(recipient)), RecipientResult.self)
+        guard !arguments.has("json"), let result = reply.result else { printJSON(raw); return 0 }
+        let allowed = result.recipient.settings.allowedNames
+        output("registered \(result.recipient.id): allows \(allowed.isEmpty ? "nothing" : allowed.joined(separator: ", ")), \(result.recipient.categories.count) categories, badge \(result.badge)")
+        return 0
+    }
+}
+
+enum BadgeCommand: Command {
+    static let spec = CommandSpec(
+        name: "badge",
+        summary: "Set a recipient's badge: N > 0 sets it; N <= 0 sets 0 and clears the delivered list.",
+        usage: "chime badge RECIPIENT N [--json]",
+        options: [jsonOption] + CommonOptions.specs)
+
+    static func run(_ arguments: Arguments) throws -> Int32 {
+        guard arguments.positionals.count == 2, let value = Int(arguments.positionals[1]) else {
+            throw UsageError("give RECIPIENT and an integer N")
+        }
+        let (reply, raw) = try makeControlClient(arguments).call(
+            ControlRequest(command: .badge(RecipientID(arguments.positionals[0]), value)), BadgeResult.self)
+        guard !arguments.has("json"), let result = reply.result else { printJSON(raw); return 0 }
+        output("\(result.recipient): badge \(result.badge)")
+        return 0
+    }
+}
+
+enum AckCommand: Command {
+    static let spec = CommandSpec(
+        name: "ack",
+        summary: "Mark a delivered firing handled: it leaves the delivered list and the badge falls by one.",
+        usage: "chime ack FIRING_ID [--json]",
+        options: [jsonOption] + CommonOptions.specs)
+
+    static func run(_ arguments: Arguments) throws -> Int32 {
+        guard arguments.positionals.count == 1 else { throw UsageError("name one FIRING_ID") }
+        let (reply, raw) = try makeControlClient(arguments).call(
+            ControlRequest(command: .ack(FiringID(arguments.positionals[0]))), BadgeResult.self)
+        guard !arguments.has("json"), let result = reply.result else { printJSON(raw); return 0 }
+        output(result.changed ? "handled; \(result.recipient) badge \(result.badge)" : "already handled; \(result.recipient) badge \(result.badge)")
+        return 0
+    }
+}
+
+enum SwitchCommand {
+    static func spec(_ name: String, _ summary: String) -> CommandSpec {
+        CommandSpec(name: name, summary: summary, usage: "chime \(name) ID... [--json]", options: [jsonOption] + CommonOptions.specs)
+    }
+
+    static func run(_ arguments: Arguments, enabled: Bool) throws -> Int32 {
+        guard !arguments.positionals.isEmpty else { throw UsageError("name at least one reminder ID") }
+        let (reply, raw) = try makeControlClient(arguments).call(
+            ControlRequest(command: .setEnabled(arguments.positionals.map { ReminderID($0) }, enabled)), SwitchResult.self)
+        guard !arguments.has("json"), let result = reply.result else { printJSON(raw); return 0 }
+        let verb = enabled ? "enabled" : "disabled"
+        output(result.changed.isEmpty ? "nothing changed" : "\(verb) \(result.changed.map(\.rawValue).joined(separator: ", "))")
+        return 0
+    }
+}
+
+enum EnableCommand: Command {
+    static let spec = SwitchCommand.spec("enable", "Switch reminders on; the next occurrence is computed from now.")
+    static func run(_ arguments: Arguments) throws -> Int32 { try SwitchCommand.run(arguments, enabled: true) }
+}
+
+enum DisableCommand: Command {
+    static let spec = SwitchCommand.spec("disable", "Switch reminders off, keeping their records.")
+    static func run(_ arguments: Arguments) throws -> Int32 { try SwitchCommand.run(arguments, enabled: false) }
+}
+
+enum DeliveredCommand: Command {
+    static let spec = CommandSpec(
+        name: "delivered",
+        summary: "List a recipient's delivered, unhandled firings, newest first (or remove one).",
+        usage: "chime delivered RECIPIENT [--remove FIRING_ID] [--json]",
+        options: [OptionSpec(name: "remove", value: "FIRING_ID", help: "Remove this firing from the list."), jsonOption]
+            + CommonOptions.specs)
+
+    static func run(_ arguments: Arguments) throws -> Int32 {
+        guard arguments.positionals.count == 1 else { throw UsageError("name one RECIPIENT") }
+        let (reply, raw) = try makeControlClient(arguments).call(
+            ControlRequest(command: .delivered(
+                RecipientID(arguments.positionals[0]), remove: arguments.value("remove").map { FiringID($0) })),
+            DeliveredResult.self)
+        guard !arguments.has("json"), let result = reply.result else { printJSON(raw); return 0 }
+        output("\(result.recipient): badge \(result.badge), \(result.delivered.count) delivered")
+        for firing in result.delivered {
+            output("  \(RFC3339.format(firing.firedAt))  \(firing.firingId)" + (firing.title.map { "  \($0)" } ?? ""))
+        }
+        return 0
+    }
+}
+
+enum ActCommand: Command {
+    static let spec = CommandSpec(
+        name: "act",
+        summary: "Run an action on a delivered firing (open, dismiss, snooze, or a category action).",
+        usage: "chime act FIRING_ID ACTION_ID [--text TEXT] [--token TOKEN] [--snooze DURATION] [--no-wait] [--json]",
+        options: [
+            OptionSpec(name: "text", value: "TEXT", help: "Text input for the action."),
+            OptionSpec(name: "token", value: "TOKEN", help: "The recipient's token, for authenticationRequired actions."),
+            OptionSpec(name: "snooze", value: "DURATION", help: "For snooze: how long (default from configuration)."),
+            OptionSpec(name: "no-wait", value: nil, help: "Return once the action is accepted, not when it finished."),
+            jsonOption,
+        ] + CommonOptions.specs,
+        details: "Waits (up to the action time limit + 10 s) for the worker to finish the handler; exit 1 if it failed.")
+
+    static func run(_ arguments: Arguments) throws -> Int32 {
+        guard arguments.positionals.count == 2 else { throw UsageError("give FIRING_ID and ACTION_ID") }
+        let client = try makeControlClient(arguments)
+        let snooze = try arguments.value("snooze").map { try DurationParser.parseSeconds($0) }
+        var (reply, raw) = try client.call(
+            ControlRequest(command: .act(
+                firingId: FiringID(arguments.positionals[0]), action: arguments.positionals[1],
+                text: arguments.value("text"), token: arguments.value("token"), snoozeSeconds: snooze)),
+            JobResult.self)
+        if !arguments.has("no-wait"), let jobId = reply.result?.job.jobId {
+            let configuration = try CommonOptions.configuration(arguments)
+            let deadline = Date().addingTimeInterval(configuration.notifications.actionTimeLimitSeconds + 10)
+            while reply.result?.status == "pending" && Date() < deadline {
+                Thread.sleep(forTimeInterval: 0.05)
+                (reply, raw) = try client.call(ControlRequest(command: .job(jobId)), JobResult.self)
+            }
+        }
+        guard let result = reply.result else { printJSON(raw); return 1 }
+        if arguments.has("json") {
+            printJSON(raw)
+        } else {
+            let reason = result.outcome?.reason.map { ": \($0)" } ?? ""
+            output("\(result.job.action)\(result.job.destructive ? " (destructive)" : "") on \(result.job.firingId): \(result.status)\(reason)")
+            if let text = result.outcome?.output, !text.isEmpty { output(text, terminator: text.hasSuffix("\n") ? "" : "\n") }
+        }
+        return result.status == "failed" ? 1 : 0
+    }
+}

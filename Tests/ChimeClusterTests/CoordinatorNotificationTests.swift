@@ -1,0 +1,239 @@
+import ChimeCore
+import ChimeStore
+import ChimeWire
+import Foundation
+import Testing
+
+@testable import ChimeCluster
+
+/// The local-notification model in the coordinator: settings, badges, the delivered list,
+/// actions, the on/off switch and remind-before. Pure, time passed in.
+@Suite struct CoordinatorNotificationTests {
+    static let t0 = Date(timeIntervalSince1970: 1_798_099_200)  // 2026-12-24T08:00:00Z
+    let client = ClientAddress(routing: [Data([1])])
+
+    func makeState(_ configure: (inout CoordinatorConfiguration) -> Void = { _ in }) -> CoordinatorState {
+        var configuration = CoordinatorConfiguration()
+        configuration.heartbeatInterval = 3600
+        configure(&configuration)
+        var state = CoordinatorState(configuration: configuration, startedAt: Self.t0)
+        _ = state.onWorkerMessage(WorkerMessage(worker: "w1", host: "h", pid: 1, delivered: 0), viaDispatch: true, at: Self.t0)
+        return state
+    }
+
+    @discardableResult
+    func request(_ state: inout CoordinatorState, _ command: ControlRequest.Command, at now: Date = t0)
+        -> (ControlOutcome, [CoordinatorDirective])
+    {
+        let directives = state.onRequest(ControlRequest(command: command), from: client, at: now)
+        guard case .reply(let outcome, _, _)? = directives.last else { return (.failed(WireError(.internal, "")), directives) }
+        return (outcome, directives)
+    }
+
+    func oneShot(_ id: ReminderID, to recipient: RecipientID = "alice", content: Content, at instant: Date = t0) -> Reminder {
+        Reminder(id: id, recipient: recipient, content: content, trigger: Trigger(start: .instant(instant)))
+    }
+
+    /// Fires what is due and acknowledges every firing; returns the badge numbers published.
+    func deliver(_ state: inout CoordinatorState, at now: Date = t0) -> (firings: [Firing], badges: [Int]) {
+        _ = state.onWorkerMessage(WorkerMessage(worker: "w1", host: "h", pid: 1, delivered: 0), viaDispatch: true, at: now)
+        let firings = state.onTick(now: now).flatMap { directive -> [Firing] in
+            if case .dispatch(let batch, _) = directive { return batch.firings }
+            return []
+        }
+        let acks = firings.map { WorkerMessage.Acknowledgement(firingId: $0.firingId, firedAt: now, attempt: $0.attempt, epoch: 1) }
+        let directives = state.onWorkerMessage(WorkerMessage(worker: "w1", host: "h", pid: 1, delivered: 0, acks: acks), at: now)
+        return (firings, badges(directives))
+    }
+
+    func badges(_ directives: [CoordinatorDirective]) -> [Int] {
+        directives.compactMap { if case .publish(.badge(let event)) = $0 { event.badge } else { nil } }
+    }
+
+    func category() -> NotificationCategory {
+        NotificationCategory(identifier: "todo", actions: [
+            NotificationAction(identifier: "snooze", title: "Snooze"),
+            NotificationAction(identifier: "delete", title: "Delete", destructive: true, authenticationRequired: true),
+        ])
+    }
+
+    @Test(arguments: [(3, [3]), (0, []), (-1, [])])
+    func firingBadgeFollowsTheIOSRules(badge: Int, published: [Int]) {
+        var state = makeState()
+        request(&state, .schedule([oneShot("r", content: Content(body: "x", badge: badge))]))
+        #expect(deliver(&state).badges == published)
+    }
+
+    @Test func negativeBadgeClearsAnExistingBadge() {
+        var state = makeState()
+        request(&state, .badge("alice", 4))
+        request(&state, .schedule([oneShot("r", content: Content(body: "x", badge: -1))]))
+        #expect(deliver(&state).badges == [0])
+    }
+
+    @Test func incrementBadgeCountsUnhandledFiringsAndHandlingDecrements() {
+        var state = makeState()
+        request(&state, .schedule([
+            oneShot("a", content: Content(body: "a", badgeChange: .increment)),
+            oneShot("b", content: Content(body: "b", badgeChange: .increment)),
+            oneShot("c", content: Content(body: "c", badgeChange: .increment)),
+        ]))
+        let (firings, published) = deliver(&state)
+        #expect(published == [1, 2, 3])
+        let (acked, directives) = request(&state, .ack(firings[0].firingId))
+        #expect(acked == .badge(BadgeResult(recipient: "alice", badge: 2, changed: true)))
+        #expect(badges(directives) == [2])
+        #expect(directives.first == .append(.handled(firings[0].firingId, action: nil, at: Self.t0)))
+        let (again, repeated) = request(&state, .ack(firings[0].firingId))
+        #expect(again == .badge(BadgeResult(recipient: "alice", badge: 2, changed: false)))
+        #expect(badges(repeated).isEmpty)
+        let (listed, _) = request(&state, .delivered("alice", remove: nil))
+        guard case .delivered(let delivered) = listed else { Issue.record("\(listed)"); return }
+        #expect(delivered.delivered.map(\.reminderId) == ["c", "b"], "newest first")
+    }
+
+    @Test func badgeZeroClearsTheDeliveredList() {
+        var state = makeState()
+        request(&state, .schedule([oneShot("a", content: Content(body: "a", badge: 5))]))
+        _ = deliver(&state)
+        let (outcome, directives) = request(&state, .badge("alice", 0))
+        #expect(outcome == .badge(BadgeResult(recipient: "alice", badge: 0, changed: true)))
+        #expect(badges(directives) == [0])
+        let (listed, _) = request(&state, .delivered("alice", remove: nil))
+        #expect(listed == .delivered(DeliveredResult(recipient: "alice", badge: 0, delivered: [])))
+    }
+
+    @Test func partsTheRecipientDidNotAllowAreStripped() {
+        var state = makeState()
+        request(&state, .register(Recipient(id: "alice", settings: [.sound])))
+        request(&state, .schedule([oneShot("r", content: Content(title: "T", body: "B", sound: "default", badge: 2))]))
+        let (firings, published) = deliver(&state)
+        #expect(firings.map(\.content) == [Content(sound: "default")])
+        #expect(published.isEmpty, "badge not allowed")
+    }
+
+    @Test func recipientThatAllowsNothingGetsASuppressedRecord() {
+        var state = makeState()
+        request(&state, .register(Recipient(id: "bob", settings: [])))
+        request(&state, .schedule([oneShot("r", to: "bob", content: Content(body: "hidden"))]))
+        let directives = state.onTick(now: Self.t0)
+        #expect(directives == [.append(.suppressed(
+            FiringID(reminder: "r", dueAt: Self.t0), reminder: "r", dueAt: Self.t0,
+            reason: DeliveryPlan.allowsNothingReason, at: Self.t0))])
+        let (listed, _) = request(&state, .list(ReminderFilter(), all: true, limit: nil))
+        guard case .listed(let list) = listed else { Issue.record("\(listed)"); return }
+        #expect(list.reminders.map(\.state) == [.suppressed])
+    }
+
+    @Test func requireRegistrationSuppressesUnregisteredRecipients() {
+        var state = makeState { $0.requireRegistration = true }
+        request(&state, .schedule([oneShot("r", to: "stranger", content: Content(body: "x"))]))
+        #expect(deliver(&state).firings.isEmpty)
+    }
+
+    @Test func actionMustBelongToTheFiringsCategoryAndAuthenticatedOnesNeedTheToken() {
+        var state = makeState()
+        request(&state, .register(Recipient(id: "alice", categories: [category()], token: "s3cret")))
+        request(&state, .schedule([oneShot("r", content: Content(body: "x", category: "todo"))]))
+        let firingId = deliver(&state).firings[0].firingId
+        func act(_ action: String, token: String? = nil) -> (ControlOutcome, [CoordinatorDirective]) {
+            request(&state, .act(firingId: firingId, action: action, text: nil, token: token, snoozeSeconds: nil))
+        }
+        let (unknown, _) = act("reply")
+        guard case .failed(let unknownError) = unknown else { Issue.record("\(unknown)"); return }
+        #expect(unknownError.code == .invalidArgument)
+        let (refused, refusedDirectives) = act("delete", token: "wrong")
+        guard case .failed(let authError) = refused else { Issue.record("\(refused)"); return }
+        #expect(authError.code == .unauthenticated)
+        #expect(refusedDirectives.count == 1, "nothing journaled, nothing dispatched")
+        let (accepted, directives) = act("delete", token: "s3cret")
+        guard case .job(let job) = accepted else { Issue.record("\(accepted)"); return }
+        #expect(job.status == "pending")
+        #expect(job.job.destructive)
+        #expect(directives.contains(.append(.acted(job.job, at: Self.t0))))
+        let dispatched = state.onTick(now: Self.t0).compactMap { directive -> [ActionJob]? in
+            if case .dispatch(let batch, "w1") = directive { return batch.jobs }
+            return nil
+        }
+        #expect(dispatched == [[job.job]])
+    }
+
+    @Test func snoozeSchedulesAOneShotRefiringWithANewFiringID() {
+        var state = makeState()
+        request(&state, .register(Recipient(id: "alice", categories: [category()])))
+        request(&state, .schedule([oneShot("r", content: Content(body: "x", category: "todo"))]))
+        let firingId = deliver(&state).firings[0].firingId
+        let (accepted, _) = request(&state, .act(firingId: firingId, action: "snooze", text: nil, token: nil, snoozeSeconds: 300))
+        guard case .job(let job) = accepted else { Issue.record("\(accepted)"); return }
+        #expect(job.job.snoozeSeconds == 300)
+        _ = state.onTick(now: Self.t0)
+        let outcome = ActionOutcome(
+            jobId: job.job.jobId, status: .completed, reason: "snoozed", effects: [.refire(at: Self.t0.addingTimeInterval(300))])
+        var message = WorkerMessage(worker: "w1", host: "h", pid: 1, delivered: 0)
+        message.outcomes = [outcome]
+        let directives = state.onWorkerMessage(message, at: Self.t0)
+        #expect(directives.contains(.append(.actionFinished(outcome, at: Self.t0))))
+        let refired = deliver(&state, at: Self.t0.addingTimeInterval(300)).firings
+        #expect(refired.map(\.firingId.rawValue) == ["r.snooze-1798099500000@2026-12-24T08:05:00.000Z"])
+        #expect(state.jobResult(job.job.jobId) == .job(JobResult(status: "completed", job: job.job, outcome: outcome)))
+    }
+
+    @Test func disabledReminderKeepsItsRecordAndEnablingResumesFromNowWithoutABurst() {
+        var state = makeState()
+        let daily = Reminder(id: "d", recipient: "alice", content: Content(body: "d"),
+                             trigger: Trigger(start: .instant(Self.t0), repeatRule: RepeatRule(unit: .day, interval: 1)))
+        request(&state, .schedule([daily]), at: Self.t0.addingTimeInterval(-60))
+        let (off, _) = request(&state, .setEnabled(["d"], false))
+        #expect(off == .switched(SwitchResult(changed: ["d"])))
+        #expect(deliver(&state, at: Self.t0).firings.isEmpty)
+        let later = Self.t0.addingTimeInterval(3 * 86_400 + 3600)
+        request(&state, .setEnabled(["d"], true), at: later)
+        #expect(deliver(&state, at: later).firings.isEmpty, "no burst of the three missed days")
+        let next = deliver(&state, at: Self.t0.addingTimeInterval(4 * 86_400)).firings
+        #expect(next.map(\.dueAt) == [Self.t0.addingTimeInterval(4 * 86_400)])
+        let (missing, _) = request(&state, .setEnabled(["nope"], true))
+        guard case .failed(let error) = missing else { Issue.record("\(missing)"); return }
+        #expect(error.code == .notFound)
+    }
+
+    @Test func remindBeforeFiresEarlyAndKeepsTheEventTime() {
+        var state = makeState()
+        let event = Self.t0.addingTimeInterval(3600)
+        let reminder = Reminder(id: "m", recipient: "alice", content: Content(body: "meeting"),
+                                trigger: Trigger(start: .instant(event), offset: 300))
+        let (scheduled, _) = request(&state, .schedule([reminder]))
+        guard case .scheduled(let result, _) = scheduled else { Issue.record("\(scheduled)"); return }
+        #expect(result.scheduled.first?.nextFireAt == event.addingTimeInterval(-300))
+        let firings = deliver(&state, at: event.addingTimeInterval(-300)).firings
+        #expect(firings.map(\.dueAt) == [event.addingTimeInterval(-300)])
+        #expect(firings.map(\.eventAt) == [event])
+    }
+
+    @Test func replayRebuildsRecipientsBadgesAndTheDeliveredList() {
+        var live = makeState()
+        var entries: [JournalEntry] = []
+        func journal(_ directives: [CoordinatorDirective]) {
+            entries += directives.compactMap { if case .append(let entry) = $0 { entry } else { nil } }
+        }
+        journal(request(&live, .register(Recipient(id: "alice", settings: [.alert, .badge]))).1)
+        journal(request(&live, .schedule([
+            oneShot("a", content: Content(body: "a", badgeChange: .increment)),
+            oneShot("b", content: Content(body: "b", badgeChange: .increment)),
+        ])).1)
+        let ticked = live.onTick(now: Self.t0)
+        journal(ticked)
+        let firings = ticked.flatMap { directive -> [Firing] in
+            if case .dispatch(let batch, _) = directive { return batch.firings }
+            return []
+        }
+        let acks = firings.map { WorkerMessage.Acknowledgement(firingId: $0.firingId, firedAt: Self.t0, attempt: 1, epoch: 1) }
+        journal(live.onWorkerMessage(WorkerMessage(worker: "w1", host: "h", pid: 1, delivered: 2, acks: acks), at: Self.t0))
+        journal(request(&live, .ack(firings[0].firingId)).1)
+
+        var recovered = makeState()
+        for entry in entries { recovered.replay(entry) }
+        recovered.finishRecovery(at: Self.t0)
+        #expect(request(&recovered, .recipient("alice")).0 == request(&live, .recipient("alice")).0)
+        #expect(request(&recovered, .delivered("alice", remove: nil)).0 == request(&live, .delivered("alice", remove: nil)).0)
+    }
+}
