@@ -1,0 +1,62 @@
+import ChimeRuntime
+import Foundation
+import Synchronization
+import ZeroMQ
+
+/// Subscribes to topic prefixes on a thread of its own and collects raw `[topic, JSON]`
+/// messages, for events other than fire events (`badge.`, `action.`).
+public final class TopicCollector: Sendable {
+    private let stop = StopSignal()
+    private let finished = DispatchSemaphore(value: 0)
+
+    /// Connects to `endpoint` and subscribes to each prefix.
+    public init(endpoint: String, prefixes: [String]) {
+        let stop = stop
+        let finished = finished
+        let storage = MessageStorage()
+        self.storage = storage
+        let thread = Thread {
+            defer { finished.signal() }
+            do {
+                let context = try Context()
+                stop.onStop { context.shutdown() }
+                let socket = try Socket(.subscriber, context: context)
+                defer { socket.close() }
+                try socket.set(.linger(milliseconds: 0))
+                for prefix in prefixes { try socket.set(.subscribe(Data(prefix.utf8))) }
+                try socket.connect(to: endpoint)
+                while !stop.isStopRequested {
+                    guard let frames = try socket.receiveMessage(dontWait: false), frames.count == 2 else { continue }
+                    storage.append(String(decoding: frames[0], as: UTF8.self), frames[1])
+                }
+            } catch {
+                // Context shut down by close(): the normal way out.
+            }
+        }
+        thread.name = "topic-collector"
+        thread.start()
+    }
+
+    private let storage: MessageStorage
+
+    /// The JSON objects received on exactly `topic`, in arrival order.
+    public func objects(on topic: String) -> [[String: Any]] {
+        storage.all.filter { $0.topic == topic }.compactMap {
+            try? JSONSerialization.jsonObject(with: $0.body) as? [String: Any]
+        }
+    }
+
+    /// Stops the thread and waits (at most 2 s) for it to close its socket.
+    public func close() {
+        stop.requestStop()
+        _ = finished.wait(timeout: .now() + 2)
+    }
+
+    deinit { close() }
+}
+
+final class MessageStorage: Sendable {
+    private let messages = Mutex<[(topic: String, body: Data)]>([])
+    func append(_ topic: String, _ body: Data) { messages.withLock { $0.append((topic, body)) } }
+    var all: [(topic: String, body: Data)] { messages.withLock { $0 } }
+}
