@@ -127,6 +127,12 @@ public struct ChimeConfiguration: Codable, Hashable, Sendable {
         /// run with `/bin/sh -c`, the action job as JSON on standard input, and `CHIME_ACTION`,
         /// `CHIME_FIRING_ID`, `CHIME_RECIPIENT`, `CHIME_TEXT` in the environment.
         public var hooks: [String: String] = [:]
+        /// Where named sounds live; when set, a named sound must be a WAV, CAF or AIFF file
+        /// there with linear PCM, IMA4, µ-law or a-law data of at most 30 s, else the reminder
+        /// gets the default sound and the reply a warning. Empty: names are not checked.
+        public var soundsDirectory = ""
+        /// Whether scheduled start times lose their seconds.
+        public var truncateToMinute = false
 
         public init() {}
     }

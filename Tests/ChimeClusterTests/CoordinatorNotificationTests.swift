@@ -209,6 +209,36 @@ import Testing
         #expect(firings.map(\.eventAt) == [event])
     }
 
+    @Test func naggingRealertsUntilHandled() {
+        var state = makeState()
+        var reminder = oneShot("n", content: Content(body: "take pills", badge: 1))
+        reminder.nag = NagPolicy(count: 3, interval: 600)
+        request(&state, .schedule([reminder]))
+        let first = deliver(&state).firings
+        let nag1 = deliver(&state, at: Self.t0.addingTimeInterval(600))
+        #expect(nag1.firings.map(\.firingId.rawValue) == ["n@2026-12-24T08:00:00.000Z#nag1"])
+        #expect(nag1.firings.map(\.content.badgeChange) == [nil], "a re-alert does not move the badge")
+        request(&state, .ack(first[0].firingId), at: Self.t0.addingTimeInterval(700))
+        #expect(deliver(&state, at: Self.t0.addingTimeInterval(1800)).firings.isEmpty, "handling cancelled nags 2 and 3")
+    }
+
+    @Test func unusableNamedSoundFallsBackToDefaultWithAWarning() {
+        var state = makeState { $0.soundCheck = { name in name == "chime.caf" ? nil : "is not in the sounds directory" } }
+        let (outcome, _) = request(&state, .schedule([
+            oneShot("good", content: Content(body: "x", sound: "chime.caf")),
+            oneShot("bad", content: Content(body: "x", sound: "missing.wav")),
+        ]))
+        guard case .scheduled(_, let warnings) = outcome else { Issue.record("\(outcome)"); return }
+        #expect(warnings == ["bad: sound missing.wav is not in the sounds directory; scheduled with the default sound"])
+        #expect(deliver(&state).firings.map(\.content.sound) == ["chime.caf", "default"])
+    }
+
+    @Test func truncateToMinuteDropsTheSeconds() {
+        var state = makeState { $0.truncateToMinute = true }
+        request(&state, .schedule([oneShot("t", content: Content(body: "x"), at: Self.t0.addingTimeInterval(90.5))]))
+        #expect(deliver(&state, at: Self.t0.addingTimeInterval(60)).firings.map(\.dueAt) == [Self.t0.addingTimeInterval(60)])
+    }
+
     @Test func replayRebuildsRecipientsBadgesAndTheDeliveredList() {
         var live = makeState()
         var entries: [JournalEntry] = []

@@ -80,6 +80,11 @@ public struct CoordinatorConfiguration: Sendable {
     public var fireAllCap = 100
     /// The default `misfireThreshold` (seconds) for reminders that give none; `nil`: no limit.
     public var misfireThreshold: Double?
+    /// Whether scheduled start times lose their seconds, as many reminder apps do.
+    public var truncateToMinute = false
+    /// Checks a named sound (`nil`: fine, else the problem); `nil` when no sounds directory
+    /// is configured. Injected I/O: the state itself reads no files.
+    public var soundCheck: (@Sendable (String) -> String?)?
     /// Whether unregistered recipients get nothing, as on iOS.
     public var requireRegistration = false
     /// The snooze delay when an `act snooze` request gives none, in seconds.

@@ -49,6 +49,18 @@ public final class CoordinatorService {
         tunables.requireRegistration = configuration.notifications.requireRegistration
         tunables.snoozeSeconds = configuration.notifications.snoozeSeconds
         tunables.actionTimeLimit = configuration.notifications.actionTimeLimitSeconds
+        tunables.truncateToMinute = configuration.notifications.truncateToMinute
+        if !configuration.notifications.soundsDirectory.isEmpty {
+            let directory = URL(fileURLWithPath: configuration.notifications.soundsDirectory)
+            tunables.soundCheck = { name in
+                do throws(SoundFileError) {
+                    _ = try SoundFile.validate(fileAt: try SoundFile.url(forSoundNamed: name, in: directory))
+                    return nil
+                } catch {
+                    return error.message
+                }
+            }
+        }
         self.tunables = tunables
         self.state = CoordinatorState(configuration: tunables, startedAt: Date())
     }

@@ -113,7 +113,19 @@ extension CoordinatorState {
         var items: [ScheduleResult.Item] = []
         var warnings: [String] = []
         items.reserveCapacity(accepted.count)
-        for (reminder, recurrence) in accepted {
+        for (original, originalRecurrence) in accepted {
+            var reminder = original
+            var recurrence = originalRecurrence
+            if configuration.truncateToMinute {
+                reminder.trigger = reminder.trigger.truncatedToMinute()
+                recurrence = (try? reminder.trigger.makeRecurrence()) ?? recurrence
+            }
+            if let sound = reminder.content.sound, sound != "default", let check = configuration.soundCheck,
+                let problem = check(sound)
+            {
+                reminder.content.sound = "default"
+                warnings.append("\(reminder.id): sound \(sound) \(problem); scheduled with the default sound")
+            }
             directives.append(.append(.scheduled(reminder, at: now)))
             let (item, warning) = apply(reminder, recurrence: recurrence, at: now)
             items.append(item)

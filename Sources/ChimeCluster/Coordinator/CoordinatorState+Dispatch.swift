@@ -40,6 +40,7 @@ extension CoordinatorState {
             }
             entries[id] = entry
         }
+        releaseDueNags(at: now)
         dropSilentWorkers(at: now, directives: &directives)
         for (firingId, _) in leases.popDue(at: now) {
             guard let flight = inFlight.removeValue(forKey: firingId) else { continue }
@@ -235,6 +236,7 @@ extension CoordinatorState {
             let update = ledgers[flight.firing.recipient, default: BadgeLedger()].onDelivered(
                 flight.firing, at: ack.firedAt, badge: flight.firing.content.badgeChange)
             publishBadge(update, of: flight.firing.recipient, at: now, directives: &directives)
+            armNags(after: flight.firing, deliveredAt: ack.firedAt)
             directives.append(.append(.acknowledged(ack.firingId, seq: seq, worker: message.worker, firedAt: ack.firedAt)))
         }
         for outcome in message.outcomes ?? [] {

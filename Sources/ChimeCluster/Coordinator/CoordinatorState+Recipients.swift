@@ -70,6 +70,7 @@ extension CoordinatorState {
     {
         guard let recipient = recipient(of: firingId) else { return nil }
         directives.append(.append(.handled(firingId, action: action, at: now)))
+        cancelNags(of: firingId)
         let update = ledgers[recipient, default: BadgeLedger()].onHandled(firingId.nagBase)
         publishBadge(update, of: recipient, at: now, directives: &directives)
         return BadgeResult(recipient: recipient, badge: update.badge, changed: update.isChanged)

@@ -38,6 +38,8 @@ public struct CoordinatorSnapshot: Codable, Sendable {
     public var ledgers: [String: BadgeLedger] = [:]
     /// Action jobs accepted and not finished.
     public var pendingJobs: [ActionJob] = []
+    /// Nag re-alerts armed and not yet due.
+    public var pendingNags: [Firing] = []
 }
 
 extension CoordinatorState {
@@ -87,6 +89,7 @@ extension CoordinatorState {
         case .badgeSet(let recipient, let value, _):
             _ = ledgers[recipient, default: BadgeLedger()].setBadge(value)
         case .handled(let firingId, _, _):
+            cancelNags(of: firingId)
             if let recipient = recipient(of: firingId) {
                 _ = ledgers[recipient, default: BadgeLedger()].onHandled(firingId.nagBase)
             }
@@ -106,6 +109,7 @@ extension CoordinatorState {
             retain(FireEvent(seq: seq, publisher: worker, firing: firing, firedAt: firedAt))
             _ = ledgers[firing.recipient, default: BadgeLedger()].onDelivered(
                 firing, at: firedAt, badge: firing.content.badgeChange)
+            armNags(after: firing, deliveredAt: firedAt)
             if var entry = entries[firing.reminderId] {
                 entry.deliveredCount += 1
                 entry.lastFiredAt = max(entry.lastFiredAt ?? firedAt, firedAt)
@@ -168,7 +172,8 @@ extension CoordinatorState {
             events: retainedOrder[retainedStart...].compactMap { retainedEvents[$0] },
             recipients: recipients.values.sorted { $0.id < $1.id },
             ledgers: Dictionary(uniqueKeysWithValues: ledgers.map { ($0.key.rawValue, $0.value) }),
-            pendingJobs: jobs.values.filter { $0.outcome == nil }.map(\.job).sorted { $0.jobId < $1.jobId })
+            pendingJobs: jobs.values.filter { $0.outcome == nil }.map(\.job).sorted { $0.jobId < $1.jobId },
+            pendingNags: nagFirings.values.sorted { ($0.dueAt, $0.firingId) < ($1.dueAt, $1.firingId) })
     }
 
     /// Loads a snapshot into an empty state; journal entries after it are then `replay`ed.
@@ -198,6 +203,10 @@ extension CoordinatorState {
         for recipient in snapshot.recipients { recipients[recipient.id] = recipient }
         for (id, ledger) in snapshot.ledgers { ledgers[RecipientID(id)] = ledger }
         for job in snapshot.pendingJobs { accept(job) }
+        for nag in snapshot.pendingNags {
+            nagFirings[nag.firingId] = nag
+            nags.schedule(nag.firingId, at: nag.dueAt)
+        }
         for event in snapshot.events { retain(event) }
     }
 }

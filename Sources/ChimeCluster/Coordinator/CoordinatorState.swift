@@ -82,6 +82,9 @@ public struct CoordinatorState: Sendable {
     var waitingJobs: [String] = []
     var jobLeases = TimerQueue<String>()
     var suppressedCount = 0
+    /// Nag re-alerts armed after delivery, by nag firing id.
+    var nagFirings: [FiringID: Firing] = [:]
+    var nags = TimerQueue<FiringID>()
     /// The `seq` the next dispatched firing gets.
     var nextEventSeq: UInt64 = 1
     /// Acknowledged fire events kept for catch-up, by `seq`, evicted in acknowledgement order.
@@ -117,7 +120,8 @@ public struct CoordinatorState: Sendable {
     /// The earliest instant at which `onTick` has something to do (UTC), if any: the next
     /// occurrence, lease expiry or worker liveness deadline.
     public var nextWake: Date? {
-        var wake = [schedule.nextDeadline, leases.nextDeadline, jobLeases.nextDeadline].compactMap { $0 }.min()
+        var wake = [schedule.nextDeadline, leases.nextDeadline, jobLeases.nextDeadline, nags.nextDeadline]
+            .compactMap { $0 }.min()
         if !inFlight.isEmpty, let liveness = nextLivenessDeadline {
             wake = min(wake ?? liveness, liveness)
         }

@@ -23,6 +23,8 @@ enum ScheduleCommand: Command {
             OptionSpec(name: "sound", value: "NAME", help: "'default' or a sound name (none when absent)."),
             OptionSpec(name: "badge", value: "N|+1", help: "Badge: N>0 sets, 0 leaves, N<0 clears; +1 counts delivered, unhandled firings."),
             OptionSpec(name: "before", value: "DURATION", help: "Remind this long before the event (5m, 1h, 1d); repeats apply to the event time."),
+            OptionSpec(name: "nag", value: "N", help: "Alert again up to N times unless handled (with --nag-every)."),
+            OptionSpec(name: "nag-every", value: "DURATION", help: "Time between nags (at least 1m; default 10m)."),
             OptionSpec(name: "misfire", value: "POLICY", help: "fireOnce (default), skip or fireAll: occurrences missed while no coordinator ran."),
             OptionSpec(name: "misfire-threshold", value: "DURATION", help: "Skip missed occurrences older than this instead of firing them late."),
             OptionSpec(name: "user-info", value: "JSON", help: "userInfo as a JSON object."),
@@ -113,13 +115,19 @@ enum ScheduleCommand: Command {
             }
             misfire = policy
         }
+        var nag: NagPolicy?
+        if let count = try arguments.integer("nag") {
+            nag = NagPolicy(count: count, interval: try DurationParser.parseSeconds(arguments.value("nag-every") ?? "10m"))
+        } else if arguments.value("nag-every") != nil {
+            throw UsageError("--nag-every needs --nag N")
+        }
         return Reminder(
             id: ReminderID(arguments.value("id") ?? ""), recipient: RecipientID(recipient), content: content,
             trigger: Trigger(
                 start: start, repeatRule: repeatRule,
                 offset: try arguments.value("before").map { try Trigger.parseOffset($0) }, misfire: misfire,
                 misfireThreshold: try arguments.value("misfire-threshold").map { try DurationParser.parseSeconds($0) }),
-            enabled: !arguments.has("disabled"))
+            enabled: !arguments.has("disabled"), nag: nag)
     }
 }
 
