@@ -133,6 +133,8 @@ public struct ChimeConfiguration: Codable, Hashable, Sendable {
         public var soundsDirectory = ""
         /// Whether scheduled start times lose their seconds.
         public var truncateToMinute = false
+        /// Default cap on a recipient's armed reminders (iOS keeps the soonest 64); 0: unlimited.
+        public var maxPendingPerRecipient = 0
 
         public init() {}
     }

@@ -69,13 +69,20 @@ public struct ReminderListing: Codable, Hashable, Sendable {
     public var deliveredCount: Int
     /// When the last occurrence was delivered (UTC).
     public var lastFiredAt: Date?
+    /// For a pending reminder: whether it is armed, or waits for a slot under its recipient's
+    /// `maxPending` cap.
+    public var armed: Bool?
 
-    public init(reminder: Reminder, state: ReminderState, nextFireAt: Date?, deliveredCount: Int, lastFiredAt: Date?) {
+    public init(
+        reminder: Reminder, state: ReminderState, nextFireAt: Date?, deliveredCount: Int, lastFiredAt: Date?,
+        armed: Bool? = nil
+    ) {
         self.reminder = reminder
         self.state = state
         self.nextFireAt = nextFireAt
         self.deliveredCount = deliveredCount
         self.lastFiredAt = lastFiredAt
+        self.armed = armed
     }
 }
 

@@ -239,6 +239,23 @@ import Testing
         #expect(deliver(&state, at: Self.t0.addingTimeInterval(60)).firings.map(\.dueAt) == [Self.t0.addingTimeInterval(60)])
     }
 
+    @Test func onlyTheSoonestFiringsUnderTheRecipientsCapAreArmed() {
+        var state = makeState()
+        request(&state, .register(Recipient(id: "alice", maxPending: 2)))
+        request(&state, .schedule((1...4).map { oneShot(ReminderID("r\($0)"), content: Content(body: "x"), at: Self.t0.addingTimeInterval(Double($0) * 10)) }))
+        func armed() -> [String] {
+            let (outcome, _) = request(&state, .list(ReminderFilter(recipient: "alice"), all: false, limit: nil))
+            guard case .listed(let list) = outcome else { return [] }
+            return list.reminders.filter { $0.armed == true }.map(\.reminder.id.rawValue)
+        }
+        #expect(armed() == ["r1", "r2"])
+        #expect(deliver(&state, at: Self.t0.addingTimeInterval(10)).firings.map(\.reminderId) == ["r1"])
+        #expect(armed() == ["r2", "r3"], "r3 promoted into the freed slot")
+        request(&state, .cancel(ReminderFilter(ids: ["r2"])))
+        #expect(armed() == ["r3", "r4"])
+        #expect(deliver(&state, at: Self.t0.addingTimeInterval(40)).firings.map(\.reminderId) == ["r3", "r4"])
+    }
+
     @Test func replayRebuildsRecipientsBadgesAndTheDeliveredList() {
         var live = makeState()
         var entries: [JournalEntry] = []

@@ -85,6 +85,9 @@ public struct CoordinatorConfiguration: Sendable {
     /// Checks a named sound (`nil`: fine, else the problem); `nil` when no sounds directory
     /// is configured. Injected I/O: the state itself reads no files.
     public var soundCheck: (@Sendable (String) -> String?)?
+    /// The default cap on a recipient's armed reminders (`nil`: unlimited); a recipient's own
+    /// `maxPending` wins.
+    public var maxPendingPerRecipient: Int?
     /// Whether unregistered recipients get nothing, as on iOS.
     public var requireRegistration = false
     /// The snooze delay when an `act snooze` request gives none, in seconds.

@@ -50,6 +50,8 @@ public final class CoordinatorService {
         tunables.snoozeSeconds = configuration.notifications.snoozeSeconds
         tunables.actionTimeLimit = configuration.notifications.actionTimeLimitSeconds
         tunables.truncateToMinute = configuration.notifications.truncateToMinute
+        let cap = configuration.notifications.maxPendingPerRecipient
+        tunables.maxPendingPerRecipient = cap > 0 ? cap : nil
         if !configuration.notifications.soundsDirectory.isEmpty {
             let directory = URL(fileURLWithPath: configuration.notifications.soundsDirectory)
             tunables.soundCheck = { name in

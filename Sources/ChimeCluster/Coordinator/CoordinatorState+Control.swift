@@ -142,7 +142,7 @@ extension CoordinatorState {
         -> (ScheduleResult.Item, warning: String?)
     {
         let replaced = entries[reminder.id] != nil
-        schedule.remove(reminder.id)
+        if let previous = entries[reminder.id] { disarm(reminder.id, of: previous.reminder.recipient) }
         var entry = Entry(reminder: reminder, recurrence: recurrence, next: nil, state: .pending)
         var warning: String?
         if reminder.trigger.repeatRule == nil, let only = recurrence.occurrence(at: 0) {
@@ -158,7 +158,7 @@ extension CoordinatorState {
         if !reminder.enabled {
             entry.state = .disabled
         } else if let next = entry.next {
-            schedule.schedule(reminder.id, at: fireInstant(of: reminder, next))
+            arm(reminder.id, of: reminder.recipient, at: fireInstant(of: reminder, next))
         } else {
             entry.state = .finished
             warning = "\(reminder.id): it has no occurrence left"
@@ -193,7 +193,8 @@ extension CoordinatorState {
             matched.append(ReminderListing(
                 reminder: entry.reminder, state: entry.state,
                 nextFireAt: entry.state == .pending ? entry.next.map { fireInstant(of: entry.reminder, $0) } : nil,
-                deliveredCount: entry.deliveredCount, lastFiredAt: entry.lastFiredAt))
+                deliveredCount: entry.deliveredCount, lastFiredAt: entry.lastFiredAt,
+                armed: entry.state == .pending ? isArmed(entry.reminder.id, of: entry.reminder.recipient) : nil))
         }
         matched.sort { lhs, rhs in
             switch (lhs.nextFireAt, rhs.nextFireAt) {
@@ -221,8 +222,7 @@ extension CoordinatorState {
         }
         cancelled = Array(Set(cancelled)).sorted()
         for id in cancelled {
-            entries[id] = nil
-            schedule.remove(id)
+            if let entry = entries.removeValue(forKey: id) { disarm(id, of: entry.reminder.recipient) }
         }
         if !cancelled.isEmpty {
             directives.append(.append(.cancelled(cancelled, at: now)))

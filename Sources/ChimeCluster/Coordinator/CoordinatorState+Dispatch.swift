@@ -34,9 +34,10 @@ extension CoordinatorState {
                     after: occurrence, in: entry.recurrence, notBefore: trigger.eventInstant(fireInstant: now))
             }
             if let next = entry.next {
-                schedule.schedule(id, at: trigger.fireInstant(eventInstant: next.instant))
+                arm(id, of: entry.reminder.recipient, at: trigger.fireInstant(eventInstant: next.instant))
             } else {
                 entry.state = trigger.repeatRule == nil ? (wasSuppressed ? .suppressed : .delivered) : .finished
+                disarm(id, of: entry.reminder.recipient)
             }
             entries[id] = entry
         }

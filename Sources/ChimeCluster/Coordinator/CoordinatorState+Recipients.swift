@@ -16,6 +16,7 @@ extension CoordinatorState {
         }
         directives.append(.append(.registered(recipient, at: now)))
         recipients[recipient.id] = recipient
+        updateCap(of: recipient.id)
         return .recipient(recipientResult(recipient.id)!)
     }
 
@@ -111,13 +112,13 @@ extension CoordinatorState {
                 entry.next = firstFiring(of: entry.reminder, in: entry.recurrence, onOrAfter: now)
                 if let next = entry.next {
                     entry.state = .pending
-                    schedule.schedule(id, at: fireInstant(of: entry.reminder, next))
+                    arm(id, of: entry.reminder.recipient, at: fireInstant(of: entry.reminder, next))
                 } else {
                     entry.state = entry.reminder.trigger.repeatRule == nil ? .delivered : .finished
                 }
             } else {
                 entry.state = .disabled
-                schedule.remove(id)
+                disarm(id, of: entry.reminder.recipient)
             }
             entries[id] = entry
             changed.append(id)

@@ -59,8 +59,7 @@ extension CoordinatorState {
             }
         case .cancelled(let ids, _):
             for id in ids {
-                entries[id] = nil
-                schedule.remove(id)
+                if let entry = entries.removeValue(forKey: id) { disarm(id, of: entry.reminder.recipient) }
             }
         case .dispatched(let firingId, let reminderId, let dueAt, let attempt, let seq, let at):
             nextEventSeq = max(nextEventSeq, seq + 1)
@@ -86,6 +85,7 @@ extension CoordinatorState {
             if entries[reminderId]?.state == .delivered { entries[reminderId]?.state = .suppressed }
         case .registered(let recipient, _):
             recipients[recipient.id] = recipient
+            updateCap(of: recipient.id)
         case .badgeSet(let recipient, let value, _):
             _ = ledgers[recipient, default: BadgeLedger()].setBadge(value)
         case .handled(let firingId, _, _):
@@ -135,11 +135,11 @@ extension CoordinatorState {
         else { return }
         let trigger = entry.reminder.trigger
         entry.next = Self.occurrence(after: occurrence, in: entry.recurrence, notBefore: trigger.eventInstant(fireInstant: at))
-        schedule.remove(reminderId)
         if let next = entry.next, entry.state == .pending {
-            schedule.schedule(reminderId, at: trigger.fireInstant(eventInstant: next.instant))
+            arm(reminderId, of: entry.reminder.recipient, at: trigger.fireInstant(eventInstant: next.instant))
         } else if entry.next == nil {
             entry.state = trigger.repeatRule == nil ? .delivered : .finished
+            disarm(reminderId, of: entry.reminder.recipient)
         }
         entries[reminderId] = entry
     }
@@ -194,7 +194,7 @@ extension CoordinatorState {
                 reminder: record.reminder, recurrence: recurrence, next: next, state: record.state,
                 deliveredCount: record.deliveredCount, lastFiredAt: record.lastFiredAt)
             if record.state == .pending, let next {
-                schedule.schedule(record.reminder.id, at: next.instant)
+                arm(record.reminder.id, of: record.reminder.recipient, at: fireInstant(of: record.reminder, next))
             }
         }
         for firing in snapshot.unsettled { recovered[firing.firingId] = firing }

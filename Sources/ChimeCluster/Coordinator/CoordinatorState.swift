@@ -82,6 +82,8 @@ public struct CoordinatorState: Sendable {
     var waitingJobs: [String] = []
     var jobLeases = TimerQueue<String>()
     var suppressedCount = 0
+    /// Per-recipient caps on armed reminders, for recipients that have one.
+    var caps: [RecipientID: PendingCap<ReminderID>] = [:]
     /// Nag re-alerts armed after delivery, by nag firing id.
     var nagFirings: [FiringID: Firing] = [:]
     var nags = TimerQueue<FiringID>()

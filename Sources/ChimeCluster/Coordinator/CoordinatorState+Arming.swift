@@ -1,0 +1,65 @@
+import ChimeCore
+import Foundation
+
+/// Arming reminders in the timer queue, through the per-recipient cap on pending firings
+/// (`maxPending`, as iOS keeps only the soonest 64): only a recipient's soonest N reminders
+/// are armed; the rest wait and are promoted as slots free.
+extension CoordinatorState {
+    /// The cap for `recipient`: its own `maxPending`, else the configured default; `nil`: none.
+    func pendingLimit(for recipient: RecipientID) -> Int? {
+        recipients[recipient]?.maxPending ?? configuration.maxPendingPerRecipient
+    }
+
+    /// Arms (or re-arms) a reminder to fire at `instant`, subject to its recipient's cap.
+    mutating func arm(_ id: ReminderID, of recipient: RecipientID, at instant: Date) {
+        guard let limit = pendingLimit(for: recipient) else {
+            schedule.schedule(id, at: instant)
+            return
+        }
+        var cap = caps[recipient] ?? PendingCap(limit: limit)
+        let transitions = cap.schedule(id, nextFire: instant)
+        caps[recipient] = cap
+        apply(transitions, of: recipient)
+    }
+
+    /// Disarms a reminder (cancelled, switched off, finished), promoting a waiting one.
+    mutating func disarm(_ id: ReminderID, of recipient: RecipientID) {
+        schedule.remove(id)
+        guard var cap = caps[recipient] else { return }
+        let transitions = cap.remove(id)
+        caps[recipient] = cap
+        apply(transitions, of: recipient)
+    }
+
+    /// Re-applies a recipient's cap after its `maxPending` changed.
+    mutating func updateCap(of recipient: RecipientID) {
+        guard var cap = caps[recipient] else {
+            guard pendingLimit(for: recipient) != nil else { return }
+            // First cap for this recipient: bring its pending reminders under it.
+            let pending = entries.values.filter { $0.reminder.recipient == recipient && schedule.deadline(of: $0.reminder.id) != nil }
+            for entry in pending.sorted(by: { $0.reminder.id < $1.reminder.id }) {
+                if let instant = schedule.deadline(of: entry.reminder.id) { arm(entry.reminder.id, of: recipient, at: instant) }
+            }
+            return
+        }
+        let transitions = cap.setLimit(pendingLimit(for: recipient))
+        caps[recipient] = cap
+        apply(transitions, of: recipient)
+    }
+
+    mutating func apply(_ transitions: [PendingCap<ReminderID>.Transition], of recipient: RecipientID) {
+        for transition in transitions {
+            switch transition {
+            case .armed(let id):
+                if let instant = caps[recipient]?.nextFire(of: id) { schedule.schedule(id, at: instant) }
+            case .disarmed(let id):
+                schedule.remove(id)
+            }
+        }
+    }
+
+    /// Whether a pending reminder is armed (always, without a cap).
+    func isArmed(_ id: ReminderID, of recipient: RecipientID) -> Bool {
+        caps[recipient]?.isArmed(id) ?? (schedule.deadline(of: id) != nil)
+    }
+}
