@@ -101,7 +101,7 @@ extension CoordinatorState {
         schedule.remove(reminder.id)
         var entry = Entry(reminder: reminder, recurrence: recurrence, next: nil, state: .pending)
         var warning: String?
-        if reminder.trigger.repeatRule == nil, let only = recurrence.occurrence(at: 0) {
+        if !reminder.trigger.isRepeating, let only = recurrence.occurrence(at: 0) {
             entry.next = Occurrence(index: 0, instant: only)
             if only < now {
                 warning = "\(reminder.id): its time \(RFC3339.format(only)) is in the past; it fires now"

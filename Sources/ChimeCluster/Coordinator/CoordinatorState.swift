@@ -101,7 +101,7 @@ public struct CoordinatorState: Sendable {
             if let next = entry.next {
                 schedule.schedule(id, at: next.instant)
             } else {
-                entry.state = entry.reminder.trigger.repeatRule == nil ? .delivered : .finished
+                entry.state = entry.reminder.trigger.isRepeating ? .finished : .delivered
             }
             entries[id] = entry
             dispatchLateness.record(milliseconds: now.timeIntervalSince(occurrence.instant) * 1000)

@@ -71,6 +71,16 @@ struct DaySelector: Sendable {
 
     /// The selected days (days since 1970-01-01) of the month starting on `first`.
     func select(monthStartingAt first: CivilDay) -> [Int] {
+        if !daysOfTheMonth.isEmpty {
+            // Only the listed days (and the last, for clamping) can match: test just those.
+            let length = first.monthLength
+            var positions = daysOfTheMonth.map { $0 > 0 ? $0 : length + $0 + 1 }.filter { (1...length).contains($0) }
+            if clampsMonthEnd && daysOfTheMonth.contains(where: { $0 > length }) { positions.append(length) }
+            return Set(positions).sorted().compactMap { position in
+                let day = CivilDay(number: first.number + position - 1)
+                return matches(day) ? day.number : nil
+            }
+        }
         var selected: [Int] = []
         var day = first
         while true {
@@ -82,6 +92,16 @@ struct DaySelector: Sendable {
 
     /// The selected days of `year`, visiting only the months `BYMONTH` allows.
     func select(year: Int) -> [Int] {
+        if !daysOfTheYear.isEmpty {
+            // Only the listed days of the year can match: test just those.
+            let januaryFirst = CivilCalendar.daysSinceEpoch(year: year, month: 1, day: 1)
+            let length = CivilCalendar.isLeapYear(year) ? 366 : 365
+            let positions = daysOfTheYear.map { $0 > 0 ? $0 : length + $0 + 1 }.filter { (1...length).contains($0) }
+            return Set(positions).sorted().compactMap { position in
+                let day = CivilDay(number: januaryFirst + position - 1)
+                return matches(day) ? day.number : nil
+            }
+        }
         var selected: [Int] = []
         for month in 1...12 where matchesMonth(month) {
             selected += select(monthStartingAt: CivilDay(firstOf: month, year: year))

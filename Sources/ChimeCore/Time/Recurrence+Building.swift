@@ -43,6 +43,14 @@ extension Recurrence {
             try recurrenceRule.validate()
             try Self.checkReachable(recurrenceRule, from: anchor, monthEnd: monthEnd)
             series = Self.makeSeries(recurrenceRule, anchor: anchor, clock: clock, monthEnd: monthEnd)
+            if case .calendar(let calendar) = series, !recurrenceRule.setPositions.isEmpty {
+                let most = calendar.expansion.maximumCandidatesPerPeriod
+                guard recurrenceRule.setPositions.contains(where: { abs($0) <= most }) else {
+                    throw RecurrenceRule.invalid(
+                        "BYSETPOS can never match: a \(recurrenceRule.frequency.rawValue) period of this rule holds at most \(most) instance(s)"
+                    )
+                }
+            }
         } else {
             series = .single
         }
@@ -86,23 +94,10 @@ extension Recurrence {
     private static func checkReachable(_ rule: RecurrenceRule, from anchor: LocalDateTime, monthEnd: MonthEndPolicy)
         throws(ValidationError)
     {
-        if rule.frequency == .hourly || rule.frequency == .minutely, !rule.hours.isEmpty || !rule.minutes.isEmpty {
-            // Steps of INTERVAL units reach the start's minute (or hour) of the day plus
-            // multiples of gcd(INTERVAL, units per day).
-            let unitsPerDay = rule.frequency == .hourly ? 24 : 1440
-            let stride = greatestCommonDivisor(rule.interval, unitsPerDay)
-            let startUnit = rule.frequency == .hourly ? anchor.hour : anchor.hour * 60 + anchor.minute
-            let reachable = (0..<unitsPerDay / stride).map { (startUnit + $0 * stride) % unitsPerDay }
-            let matches = reachable.contains { unit in
-                let (hour, minute) = rule.frequency == .hourly ? (unit, anchor.minute) : (unit / 60, unit % 60)
-                return (rule.hours.isEmpty || rule.hours.contains(hour))
-                    && (rule.frequency == .hourly || rule.minutes.isEmpty || rule.minutes.contains(minute))
-            }
-            guard matches else {
-                throw RecurrenceRule.invalid(
-                    "the BYHOUR/BYMINUTE values are never reached stepping \(rule.interval) \(rule.frequency == .hourly ? "hour" : "minute")(s) from \(anchor)"
-                )
-            }
+        guard Self.stepsReachSelectedValues(rule, from: anchor) else {
+            throw RecurrenceRule.invalid(
+                "no instance can ever match: stepping \(rule.interval) period(s) at a time from \(anchor) never reaches the BYMONTH, BYDAY, BYHOUR or BYMINUTE values"
+            )
         }
         if !rule.months.isEmpty, !rule.daysOfTheMonth.isEmpty, monthEnd == .skip {
             let longest = rule.months.map { CivilCalendar.daysInMonth($0, year: 2000) }.max() ?? 31
@@ -112,6 +107,46 @@ extension Recurrence {
                 )
             }
         }
+    }
+
+    /// Whether stepping INTERVAL periods from the start reaches a selected value of a
+    /// cyclic field: steps reach the start's position in a cycle of `L` units plus multiples
+    /// of gcd(INTERVAL, L) (the minute or hour of the week, the weekday, the month).
+    private static func stepsReachSelectedValues(_ rule: RecurrenceRule, from anchor: LocalDateTime) -> Bool {
+        let weekdays = Set(rule.weekdays.filter { $0.ordinal == nil }.map(\.weekday.rawValue))
+        switch rule.frequency {
+        case .minutely, .hourly:
+            guard !rule.hours.isEmpty || !rule.minutes.isEmpty || !weekdays.isEmpty else { return true }
+            let unitSeconds = rule.frequency == .minutely ? 60 : 3600
+            let cycle = 7 * CivilCalendar.secondsPerDay / unitSeconds
+            let startOfWeek = (anchor.weekday.rawValue - 1) * CivilCalendar.secondsPerDay
+                + anchor.hour * 3600 + anchor.minute * 60
+            return reachedPositions(start: startOfWeek / unitSeconds, interval: rule.interval, cycle: cycle).contains {
+                let secondOfWeek = $0 * unitSeconds
+                let secondOfDay = secondOfWeek % CivilCalendar.secondsPerDay
+                let minute = rule.frequency == .minutely ? secondOfDay % 3600 / 60 : anchor.minute
+                return (rule.hours.isEmpty || rule.hours.contains(secondOfDay / 3600))
+                    && (rule.minutes.isEmpty || rule.frequency == .hourly || rule.minutes.contains(minute))
+                    && (weekdays.isEmpty || weekdays.contains(secondOfWeek / CivilCalendar.secondsPerDay + 1))
+            }
+        case .daily:
+            return weekdays.isEmpty
+                || reachedPositions(start: anchor.weekday.rawValue - 1, interval: rule.interval, cycle: 7).contains {
+                    weekdays.contains($0 + 1)
+                }
+        case .monthly:
+            return rule.months.isEmpty
+                || reachedPositions(start: anchor.month - 1, interval: rule.interval, cycle: 12).contains {
+                    rule.months.contains($0 + 1)
+                }
+        case .weekly, .yearly:
+            return true
+        }
+    }
+
+    private static func reachedPositions(start: Int, interval: Int, cycle: Int) -> [Int] {
+        let stride = greatestCommonDivisor(interval, cycle)
+        return (0..<cycle / stride).map { (start + $0 * stride) % cycle }
     }
 
     private static func greatestCommonDivisor(_ a: Int, _ b: Int) -> Int {

@@ -3,12 +3,13 @@ import Foundation
 /// Finding occurrences: the rule's next instance merged with the RDATEs, minus the EXDATEs
 /// (RFC 5545 §3.8.5).
 extension Recurrence {
-    /// The first occurrence at or after (`inclusive`) or after `instant`.
-    func occurrence(from instant: Date, inclusive: Bool) -> Occurrence? {
+    /// The first occurrence at or after (`inclusive`) or after `instant`; a `notAfter`
+    /// instant bounds the search (an occurrence after it may still be returned).
+    func occurrence(from instant: Date, inclusive: Bool, notAfter: Date? = nil) -> Occurrence? {
         var bound = instant
         var isInclusive = inclusive
         while true {
-            let fromRule = ruleInstance(from: bound, inclusive: isInclusive)
+            let fromRule = ruleInstance(from: bound, inclusive: isInclusive, notAfter: notAfter)
             let fromDates = addedInstant(from: bound, inclusive: isInclusive)
             let chosen: (step: Int?, instant: Date)
             switch (fromRule, fromDates) {
@@ -22,13 +23,17 @@ extension Recurrence {
                 isInclusive = false
                 continue
             }
-            switch indexing {
-            case .steps:
-                return Occurrence(index: chosen.step ?? 0, instant: chosen.instant)
-            case .milliseconds:
-                let index = Int(Self.milliseconds(chosen.instant) - Self.milliseconds(indexOrigin))
-                return Occurrence(index: index, instant: chosen.instant)
-            }
+            return makeOccurrence(step: chosen.step, instant: chosen.instant)
+        }
+    }
+
+    /// The occurrence at `instant`, numbered as ``indexing`` says (`step` is the rule's).
+    func makeOccurrence(step: Int?, instant: Date) -> Occurrence {
+        switch indexing {
+        case .steps:
+            return Occurrence(index: step ?? 0, instant: instant)
+        case .milliseconds:
+            return Occurrence(index: Int(Self.milliseconds(instant) - Self.milliseconds(indexOrigin)), instant: instant)
         }
     }
 
@@ -59,14 +64,14 @@ extension Recurrence {
         }
     }
 
-    private func ruleInstance(from instant: Date, inclusive: Bool) -> (step: Int?, instant: Date)? {
+    private func ruleInstance(from instant: Date, inclusive: Bool, notAfter: Date?) -> (step: Int?, instant: Date)? {
         switch series {
         case .single:
             return (inclusive ? firstInstant >= instant : firstInstant > instant) ? (0, firstInstant) : nil
         case .elapsed(let elapsed):
             return elapsed.first(from: instant, inclusive: inclusive).map { ($0.step, $0.instant) }
         case .calendar(let calendar):
-            return calendar.first(from: instant, inclusive: inclusive).map { ($0.period, $0.instant) }
+            return calendar.first(from: instant, inclusive: inclusive, notAfter: notAfter).map { ($0.period, $0.instant) }
         }
     }
 

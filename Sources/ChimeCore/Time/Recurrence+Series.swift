@@ -128,25 +128,40 @@ struct CalendarSeries: Sendable {
         }
     }
 
-    /// The first instance firing at or after (`inclusive`) or after `instant`, with its period.
-    func first(from instant: Date, inclusive: Bool) -> (period: Int, instant: Date)? {
+    /// The first instance firing at or after (`inclusive`) or after `instant`, with its
+    /// period; `nil` also when there is none by `notAfter` (which then bounds the search).
+    func first(from instant: Date, inclusive: Bool, notAfter: Date? = nil) -> (period: Int, instant: Date)? {
+        var found: (period: Int, instant: Date)?
+        visitInstances(from: instant, inclusive: inclusive, notAfter: notAfter) { period, candidate in
+            found = (period, candidate)
+            return false
+        }
+        return found
+    }
+
+    /// Calls `visit` with each instance firing at or after (`inclusive`) or after `instant`,
+    /// in order, until it returns `false`, the rule ends, or the candidates pass `notAfter`
+    /// by more than any gap can shift them.
+    func visitInstances(
+        from instant: Date, inclusive: Bool, notAfter: Date?, _ visit: (_ period: Int, _ instant: Date) -> Bool
+    ) {
         let startSeconds = expansion.startSeconds
+        // Wall-clock times more than a day past `notAfter`'s resolve after it.
+        let stopWall = notAfter.map { clock.wallSeconds(at: $0) + 2 * CivilCalendar.secondsPerDay } ?? .max
         let fromWall =
             instant <= firstInstant ? startSeconds : clock.wallSeconds(at: instant) - clock.gapMargin(before: instant)
-        var found: (period: Int, instant: Date)?
         var latest: Date?
         forEachCandidate(fromWall: fromWall) { period, wall in
             let isStart = wall == startSeconds
+            if wall > stopWall { return false }
             if !isStart, let lastWall, wall > lastWall { return false }
             let candidate = clock.instant(ofWall: wall)
             if !isStart, let untilInstant, candidate > untilInstant { return wall <= untilStopWall }
             if let latest, candidate <= latest { return true }
             latest = candidate
             guard inclusive ? candidate >= instant : candidate > instant else { return true }
-            found = (period, candidate)
-            return false
+            return visit(period, candidate)
         }
-        return found
     }
 
     /// The instant of the first candidate of period `period` (for rules with one candidate

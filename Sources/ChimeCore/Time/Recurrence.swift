@@ -163,14 +163,40 @@ public struct Recurrence: Sendable {
     }
 
     /// Up to `limit` occurrences firing at or after `instant` and, when given, at or before
-    /// `end`, in order.
+    /// `end`, in order (the listing of `chime preview`). With `end`, the search for a sparse
+    /// rule stops a couple of days past it instead of running on towards year 9999.
+    ///
+    /// Walks the rule once, so listing `n` occurrences costs about one lookup plus the
+    /// periods they span, not `n` lookups.
     public func occurrences(onOrAfter instant: Date, through end: Date? = nil, limit: Int) -> [Occurrence] {
-        var result: [Occurrence] = []
-        var current = firstOccurrence(onOrAfter: instant)
-        while let occurrence = current, result.count < limit, end.map({ occurrence.instant <= $0 }) ?? true {
-            result.append(occurrence)
-            current = nextOccurrence(after: occurrence)
+        guard limit > 0 else { return [] }
+        // Enough rule instances even if every EXDATE removes one of them.
+        let wanted = limit + excludedMilliseconds.count
+        var fromRule: [(step: Int?, instant: Date)] = []
+        switch series {
+        case .single:
+            if firstInstant >= instant { fromRule.append((0, firstInstant)) }
+        case .elapsed(let elapsed):
+            var next = elapsed.first(from: instant, inclusive: true)
+            while let (step, candidate) = next, fromRule.count < wanted, end.map({ candidate <= $0 }) ?? true {
+                fromRule.append((step, candidate))
+                next = elapsed.first(from: candidate, inclusive: false)
+            }
+        case .calendar(let calendar):
+            calendar.visitInstances(from: instant, inclusive: true, notAfter: end) { period, candidate in
+                fromRule.append((period, candidate))
+                return fromRule.count < wanted
+            }
         }
-        return result
+        let added = addedInstants.drop { $0 < instant }.prefix(wanted).map { (step: Int?.none, instant: $0) }
+        var merged = (fromRule + added).sorted { $0.instant < $1.instant }
+        merged = zip(merged.indices, merged).filter { index, candidate in
+            index == 0 || merged[index - 1].instant != candidate.instant
+        }.map(\.1)
+        return merged.lazy
+            .filter { !self.excludedMilliseconds.contains(Self.milliseconds($0.instant)) }
+            .filter { candidate in end.map { candidate.instant <= $0 } ?? true }
+            .prefix(limit)
+            .map { self.makeOccurrence(step: $0.step, instant: $0.instant) }
     }
 }

@@ -75,6 +75,18 @@ struct RuleExpansion: Sendable {
         setPositions = rule.setPositions
     }
 
+    /// The most candidates one period can hold, before `BYSETPOS`.
+    var maximumCandidatesPerPeriod: Int {
+        let days: Int
+        switch frequency {
+        case .minutely, .hourly, .daily: days = 1
+        case .weekly: days = self.days.weekdayMask.nonzeroBitCount
+        case .monthly: days = 31
+        case .yearly: days = 366
+        }
+        return days * offsets.count
+    }
+
     /// The period holding wall-clock second `seconds`, or 0 when that is before the start.
     func period(containing seconds: Int) -> Int {
         max(0, CivilCalendar.floorDivide(unit(containing: seconds) - originUnit, interval))
