@@ -145,7 +145,7 @@ extension CoordinatorState {
         if let previous = entries[reminder.id] { disarm(reminder.id, of: previous.reminder.recipient) }
         var entry = Entry(reminder: reminder, recurrence: recurrence, next: nil, state: .pending)
         var warning: String?
-        if reminder.trigger.repeatRule == nil, let only = recurrence.occurrence(at: 0) {
+        if !reminder.trigger.isRepeating, let only = recurrence.occurrence(at: 0) {
             entry.next = Occurrence(index: 0, instant: only)
             let fireAt = reminder.trigger.fireInstant(eventInstant: only)
             // A second of slack: `--in 0s` computed by a client a moment ago is not "in the past".

@@ -36,7 +36,7 @@ extension CoordinatorState {
             if let next = entry.next {
                 arm(id, of: entry.reminder.recipient, at: trigger.fireInstant(eventInstant: next.instant))
             } else {
-                entry.state = trigger.repeatRule == nil ? (wasSuppressed ? .suppressed : .delivered) : .finished
+                entry.state = trigger.isRepeating ? .finished : (wasSuppressed ? .suppressed : .delivered)
                 disarm(id, of: entry.reminder.recipient)
             }
             entries[id] = entry

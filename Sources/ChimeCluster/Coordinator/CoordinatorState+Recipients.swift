@@ -114,7 +114,7 @@ extension CoordinatorState {
                     entry.state = .pending
                     arm(id, of: entry.reminder.recipient, at: fireInstant(of: entry.reminder, next))
                 } else {
-                    entry.state = entry.reminder.trigger.repeatRule == nil ? .delivered : .finished
+                    entry.state = entry.reminder.trigger.isRepeating ? .finished : .delivered
                 }
             } else {
                 entry.state = .disabled

@@ -138,7 +138,7 @@ extension CoordinatorState {
         if let next = entry.next, entry.state == .pending {
             arm(reminderId, of: entry.reminder.recipient, at: trigger.fireInstant(eventInstant: next.instant))
         } else if entry.next == nil {
-            entry.state = trigger.repeatRule == nil ? .delivered : .finished
+            entry.state = trigger.isRepeating ? .finished : .delivered
             disarm(reminderId, of: entry.reminder.recipient)
         }
         entries[reminderId] = entry

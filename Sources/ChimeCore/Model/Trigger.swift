@@ -6,19 +6,35 @@ import Foundation
 /// - absolute: `{"at": "2026-12-24T08:00:00Z"}` (RFC 3339 with `Z` or an offset; no zone);
 /// - floating: `{"at": "2026-12-24T09:00:00", "timeZone": "Europe/Berlin"}` (a wall-clock
 ///   date-time the zone's rules turn into an instant, DST included);
-/// - `"repeat"`: `"day"` or `{"unit": "day", "interval": 2}` (units minute … year);
+/// - `"repeat"`: `"day"` or `{"unit": "day", "interval": 2}` (units minute … year), the
+///   short form of `"rrule": "FREQ=DAILY;INTERVAL=2"`;
+/// - `"rrule"`: an RFC 5545 §3.3.10 rule such as `"FREQ=WEEKLY;BYDAY=MO,WE"` (not with
+///   `"repeat"`);
+/// - `"rdates"` / `"exdates"`: instants added to or removed from the occurrences (RFC 5545
+///   §3.8.5.2, §3.8.5.1), each `"2026-12-24T08:00:00Z"` or a wall-clock
+///   `"2026-12-24T09:00:00"` read in `timeZone`;
+/// - `"monthEnd"`: `"skip"` (default, RFC 5545) or `"clamp"` (see ``MonthEndPolicy``);
 /// - `"before"`: remind this long before the event, in seconds (`300`) or as a duration
-///   (`"5m"`, `"1d"`); encodes as seconds. Optional.
+///   (`"5m"`, `"1d"`); encodes as seconds;
 /// - `"misfire"`: `"fireOnce"` (default) | `"skip"` | `"fireAll"`; `"misfireThreshold"`:
 ///   seconds past which a missed occurrence is skipped rather than fired (default: none).
+/// Absent keys mean no rule, no dates, `skip`, no offset; encoding leaves them out.
 ///
-/// `at` and `repeat` describe the *event*; each firing comes ``offset`` seconds before its
+/// `at` and the repeat describe the *event*; each firing comes ``offset`` seconds before its
 /// event (see ``fireInstant(eventInstant:)``).
 public struct Trigger: Hashable, Sendable {
     /// The first event: an instant, or a wall-clock time in an IANA zone.
     public var start: TriggerStart
-    /// How the events repeat; `nil` for a one-shot.
+    /// The short-form repeat; `nil` when there is none (then ``recurrenceRule`` may be set).
     public var repeatRule: RepeatRule?
+    /// The RFC 5545 rule; `nil` when there is none or ``repeatRule`` gives the repeat.
+    public var recurrenceRule: RecurrenceRule?
+    /// Extra occurrences (RDATE).
+    public var recurrenceDates: [RecurrenceDateTime]
+    /// Removed occurrences (EXDATE).
+    public var exceptionDates: [RecurrenceDateTime]
+    /// What a monthly or yearly rule does on days its month lacks.
+    public var monthEnd: MonthEndPolicy
     /// Remind-before: seconds between a firing and its event (JSON `"before"`); `nil` fires
     /// at the event.
     public var offset: Double?
@@ -27,13 +43,19 @@ public struct Trigger: Hashable, Sendable {
     /// How late (seconds) a missed occurrence may still fire; older ones are skipped.
     public var misfireThreshold: Double?
 
-    /// Creates a trigger without checking it; see ``makeRecurrence()``.
+    /// Creates a trigger; checks happen in ``makeRecurrence()``.
     public init(
-        start: TriggerStart, repeatRule: RepeatRule? = nil, offset: Double? = nil, misfire: MisfirePolicy? = nil,
+        start: TriggerStart, repeatRule: RepeatRule? = nil, recurrenceRule: RecurrenceRule? = nil,
+        recurrenceDates: [RecurrenceDateTime] = [], exceptionDates: [RecurrenceDateTime] = [],
+        monthEnd: MonthEndPolicy = .skip, offset: Double? = nil, misfire: MisfirePolicy? = nil,
         misfireThreshold: Double? = nil
     ) {
         self.start = start
         self.repeatRule = repeatRule
+        self.recurrenceRule = recurrenceRule
+        self.recurrenceDates = recurrenceDates
+        self.exceptionDates = exceptionDates
+        self.monthEnd = monthEnd
         self.offset = offset
         self.misfire = misfire
         self.misfireThreshold = misfireThreshold
@@ -45,23 +67,37 @@ public struct Trigger: Hashable, Sendable {
         return nil
     }
 
+    /// Whether the trigger can fire more than once (a repeat, a rule or RDATEs).
+    public var isRepeating: Bool {
+        repeatRule != nil || recurrenceRule != nil || !recurrenceDates.isEmpty
+    }
+
     /// Checks the offset and builds the sequence of event instants.
-    /// - Throws: `ValidationError` (`.unknownTimeZone`, `.invalidArgument`).
+    /// - Throws: `ValidationError` (`.unknownTimeZone`, `.invalidArgument`); field
+    ///   `trigger.rrule` when both `repeat` and `rrule` are given.
     public func makeRecurrence() throws(ValidationError) -> Recurrence {
         try validateOffset()
-        if let repeatRule { try repeatRule.validate() }
-        return try Recurrence(start: start, rule: repeatRule)
+        if let repeatRule {
+            guard recurrenceRule == nil else {
+                throw ValidationError(
+                    .invalidArgument, field: "trigger.rrule", "give repeat or rrule, not both")
+            }
+            try repeatRule.validate()
+        }
+        return try Recurrence(
+            start: start, recurrenceRule: repeatRule?.recurrenceRule ?? recurrenceRule,
+            recurrenceDates: recurrenceDates, exceptionDates: exceptionDates, monthEnd: monthEnd)
     }
 }
 
 extension Trigger: Codable {
     private enum CodingKeys: String, CodingKey {
-        case at, timeZone, `repeat`, before, misfire, misfireThreshold
+        case at, timeZone, `repeat`, rrule, rdates, exdates, monthEnd, before, misfire, misfireThreshold
     }
 
-    /// Decodes the JSON shape above.
-    /// - Throws: `DecodingError` for a malformed `at`, an unknown repeat unit (repeats
-    ///   shorter than a minute say so), or a malformed `before`.
+    /// Decodes the JSON shape described on ``Trigger``.
+    /// - Throws: `DecodingError` for a malformed `at`, `rrule`, date, `monthEnd` or `before`,
+    ///   or an unknown repeat unit (repeats shorter than a minute say so).
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         let at = try container.decode(String.self, forKey: .at)
@@ -90,6 +126,18 @@ extension Trigger: Codable {
         } else {
             repeatRule = try container.decodeIfPresent(RepeatRule.self, forKey: .repeat)
         }
+        if let text = try container.decodeIfPresent(String.self, forKey: .rrule) {
+            do {
+                recurrenceRule = try RecurrenceRule(parsing: text)
+            } catch {
+                throw DecodingError.dataCorruptedError(forKey: .rrule, in: container, debugDescription: error.message)
+            }
+        } else {
+            recurrenceRule = nil
+        }
+        recurrenceDates = try container.decodeIfPresent([RecurrenceDateTime].self, forKey: .rdates) ?? []
+        exceptionDates = try container.decodeIfPresent([RecurrenceDateTime].self, forKey: .exdates) ?? []
+        monthEnd = try container.decodeIfPresent(MonthEndPolicy.self, forKey: .monthEnd) ?? .skip
         misfire = try container.decodeIfPresent(MisfirePolicy.self, forKey: .misfire)
         misfireThreshold = try container.decodeIfPresent(Double.self, forKey: .misfireThreshold)
         if let misfireThreshold, !(misfireThreshold >= 0) {
@@ -99,8 +147,8 @@ extension Trigger: Codable {
         offset = container.contains(.before) ? try decodeSeconds(from: container, forKey: .before) : nil
     }
 
-    /// Encodes the JSON shape above: absolute starts in RFC 3339 UTC with milliseconds,
-    /// `before` in seconds.
+    /// Encodes the JSON shape described on ``Trigger``, leaving out absent parts: absolute
+    /// starts in RFC 3339 UTC with milliseconds, `before` in seconds.
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         switch start {
@@ -111,8 +159,12 @@ extension Trigger: Codable {
             try container.encode(zone, forKey: .timeZone)
         }
         try container.encodeIfPresent(repeatRule, forKey: .repeat)
+        try container.encodeIfPresent(recurrenceRule?.description, forKey: .rrule)
+        if !recurrenceDates.isEmpty { try container.encode(recurrenceDates, forKey: .rdates) }
+        if !exceptionDates.isEmpty { try container.encode(exceptionDates, forKey: .exdates) }
+        if monthEnd != .skip { try container.encode(monthEnd, forKey: .monthEnd) }
+        try container.encodeIfPresent(offset, forKey: .before)
         try container.encodeIfPresent(misfire, forKey: .misfire)
         try container.encodeIfPresent(misfireThreshold, forKey: .misfireThreshold)
-        try container.encodeIfPresent(offset, forKey: .before)
     }
 }

@@ -10,8 +10,12 @@ public enum TriggerStart: Hashable, Sendable {
 
 /// One occurrence of a trigger: its position in the sequence and when it fires.
 public struct Occurrence: Hashable, Sendable {
-    /// The step number from the start: occurrence `k` is the start plus `k × interval`
-    /// units. Indices whose day does not exist are skipped, so indices can have holes.
+    /// A number that grows with every occurrence of one recurrence (never reused, with
+    /// holes), meaning one of two things (see ``Recurrence/indexing``):
+    /// - for a plain repeat (a ``RepeatRule``, or an RRULE without BYxxx parts) and no
+    ///   RDATE, the step: occurrence `k` is the start plus `k × INTERVAL` units, and steps
+    ///   whose day does not exist or that repeat an instant are holes;
+    /// - otherwise, the milliseconds from ``Recurrence/indexOrigin`` to this occurrence.
     public var index: Int
     /// When it fires (UTC).
     public var instant: Date
@@ -23,181 +27,176 @@ public struct Occurrence: Hashable, Sendable {
     }
 }
 
-/// The occurrence instants of a trigger, computed on demand from the start and the rule.
+/// The occurrence instants of a trigger, computed on demand: the recurrence set of RFC 5545
+/// §3.8.5 built from a start (DTSTART), an optional RRULE (§3.3.10), RDATEs (§3.8.5.2) and
+/// EXDATEs (§3.8.5.1).
 ///
-/// Semantics, after RFC 5545 §3.3.10 (RRULE) and §3.3.5 (local times):
-/// - no rule: one occurrence, index 0;
-/// - `minute`/`hour`: index k fires k × interval × 60 s (or 3600 s) of elapsed time after
-///   the first instant, for both start kinds, so spacing holds across DST and both copies of
-///   a repeated hour fire;
-/// - `day`/`week`/`month`/`year` from an `.instant`: k × interval units are added to the
-///   instant's UTC fields (sub-seconds kept);
-/// - `day`/`week`/`month`/`year` from a `.wallClock`: k × interval units are added to the
-///   original local date-time — never step by step, so Jan 31 monthly gives Mar 31, May 31
-///   and skips months without a 31st — then resolved in the zone with
-///   ``ZoneRules/resolve(_:in:)`` (a daily 09:00 stays 09:00 local across DST; 02:30 on a
-///   spring-forward day fires at 03:30);
-/// - an index whose local date does not exist (Feb 29 in a common year) is skipped, and an
-///   index resolving to the same instant as the index before it is skipped, so nothing
-///   fires twice at one instant.
+/// Semantics:
+/// - the start is always the first instance (§3.8.5.3), even when the rule would not
+///   produce it, and `COUNT` counts it; RDATE instants are added, EXDATE instants removed,
+///   and an instant produced twice fires once;
+/// - DAILY and longer rules, and MINUTELY or HOURLY rules with a BYxxx part, are expanded
+///   on the start's wall clock, then resolved with ``ZoneRules/resolve(_:in:)`` (a wall
+///   time in a DST gap fires shifted by the gap's length, one in an overlap fires at its
+///   first copy); an absolute start expands on its UTC fields, keeping sub-seconds;
+/// - **deliberate difference from a pure wall-clock expansion** (RFC 5545, python-dateutil):
+///   MINUTELY and HOURLY rules without BYxxx parts run on elapsed time, instance `k` firing
+///   `k × INTERVAL` minutes or hours after the start, so their spacing holds across DST,
+///   both copies of a repeated hour fire and nothing is lost in a gap;
+/// - a wall-clock instance that does not fire after every earlier one (two wall times
+///   resolving to one instant, or a gap time shifted past later ones) is dropped;
+/// - a missing day (Feb 30, the 31st of a 30-day month) is skipped (§3.3.10), or moved to
+///   the month's last day under ``MonthEndPolicy/clamp``;
+/// - a UTC `UNTIL` is compared with each instant, a local one with each wall-clock time.
 /// The sequence ends at 9999-12-31.
 public struct Recurrence: Sendable {
-    /// Where the sequence starts.
+    /// What ``Occurrence/index`` counts.
+    public enum Indexing: Hashable, Sendable {
+        /// Steps of a plain repeat: index `k` is the start plus `k × INTERVAL` units.
+        case steps
+        /// Milliseconds from ``Recurrence/indexOrigin``.
+        case milliseconds
+    }
+
+    /// Where the sequence starts (DTSTART).
     public let start: TriggerStart
-    /// How it repeats; `nil` for a one-shot.
+    /// The short-form repeat this recurrence was built from, if any.
     public let rule: RepeatRule?
-    /// Occurrence 0 (UTC).
+    /// The RRULE in force: the given one, or the one a ``RepeatRule`` stands for.
+    public let recurrenceRule: RecurrenceRule?
+    /// Extra instances (RDATE).
+    public let recurrenceDates: [RecurrenceDateTime]
+    /// Removed instances (EXDATE).
+    public let exceptionDates: [RecurrenceDateTime]
+    /// What a rule does with a day its month lacks.
+    public let monthEnd: MonthEndPolicy
+    /// The start's instant (UTC), the first instance unless an EXDATE removes it.
     public let firstInstant: Date
+    /// What ``Occurrence/index`` counts for this recurrence.
+    public let indexing: Indexing
+    /// The instant millisecond indices count from: the earlier of the start and the first
+    /// RDATE.
+    public let indexOrigin: Date
 
-    /// The zone calendar steps resolve in; `nil` for UTC field arithmetic.
-    private let zone: TimeZone?
-    /// The fields calendar steps add to: the wall-clock start, or the UTC fields of an instant.
-    private let anchor: LocalDateTime
-    /// The sub-second part of an instant start, carried by calendar steps.
-    private let anchorFraction: Double
+    enum Series: Sendable {
+        case single
+        case elapsed(ElapsedSeries)
+        case calendar(CalendarSeries)
+    }
 
-    /// Builds the sequence, checking the rule, the wall-clock time and the zone.
+    let series: Series
+    /// RDATE instants, ascending, without repeats.
+    let addedInstants: [Date]
+    /// EXDATE instants as whole milliseconds since the reference date.
+    let excludedMilliseconds: Set<Int64>
+
+    /// The last instant Chime schedules, 9999-12-31T23:59:59Z.
+    static let lastSupportedInstant = Date(
+        timeIntervalSinceReferenceDate: Double(253_402_300_799 - CivilCalendar.unixToReferenceDate))
+
+    /// Builds the sequence of a start and a short-form repeat, which stands for the RRULE
+    /// `FREQ=<unit>LY;INTERVAL=<interval>` (see ``RepeatRule/recurrenceRule``).
     /// - Throws: `ValidationError` `.unknownTimeZone` (field `trigger.timeZone`) for a zone
     ///   that is not IANA; `.invalidArgument` for a rule with interval < 1 (field
     ///   `trigger.repeat.interval`) or a start outside years 0000–9999 (field `trigger.at`).
     public init(start: TriggerStart, rule: RepeatRule?) throws(ValidationError) {
         try rule?.validate()
-        self.start = start
-        self.rule = rule
-        switch start {
-        case .instant(let date):
-            let reference = date.timeIntervalSinceReferenceDate
-            let wholeSeconds = reference.rounded(.down)
-            guard wholeSeconds.isFinite, abs(wholeSeconds) < 4e11 else {
-                throw ValidationError(.invalidArgument, field: "trigger.at", "the start is outside years 0000–9999")
-            }
-            anchor = LocalDateTime(secondsSinceEpochAsIfUTC: Int(wholeSeconds) + CivilCalendar.unixToReferenceDate)
-            guard anchor.isValid else {
-                throw ValidationError(.invalidArgument, field: "trigger.at", "the start is outside years 0000–9999")
-            }
-            anchorFraction = reference - wholeSeconds
-            zone = nil
-            firstInstant = date
-        case .wallClock(let local, let zoneIdentifier):
-            if let problem = local.rangeViolation {
-                throw ValidationError(.invalidArgument, field: "trigger.at", "\(local) does not exist: \(problem)")
-            }
-            let zone = try ZoneRules.zone(named: zoneIdentifier)
-            self.zone = zone
-            anchor = local
-            anchorFraction = 0
-            firstInstant = ZoneRules.resolve(local, in: zone)
-        }
+        try self.init(
+            start: start, repeatRule: rule, recurrenceRule: rule?.recurrenceRule, recurrenceDates: [],
+            exceptionDates: [], monthEnd: .skip)
     }
 
-    /// The instant of occurrence `index` (UTC); `nil` when the index is negative, past the
-    /// end, its day does not exist, or it repeats the previous index's instant.
+    /// Builds the recurrence set of RFC 5545 §3.8.5 from a start, an optional RRULE, RDATEs
+    /// and EXDATEs.
+    /// - Parameters:
+    ///   - recurrenceDates: RDATE values; local ones are read in the start's zone (or as
+    ///     UTC fields for an absolute start). At most 1,000.
+    ///   - exceptionDates: EXDATE values, matched against instants to the millisecond. At
+    ///     most 1,000.
+    ///   - monthEnd: what the rule does with the 29th–31st in shorter months.
+    /// - Throws: `ValidationError` `.unknownTimeZone` (field `trigger.timeZone`);
+    ///   `.invalidArgument` with field `trigger.rrule` for a rule ``RecurrenceRule/validate()``
+    ///   refuses or that can never match after the start (BYHOUR/BYMINUTE values a MINUTELY
+    ///   or HOURLY interval never reaches, BYMONTHDAY days BYMONTH never has), field
+    ///   `trigger.rdates` or `trigger.exdates` for too many or invalid dates, field
+    ///   `trigger.at` for a start outside years 0000–9999.
+    public init(
+        start: TriggerStart, recurrenceRule: RecurrenceRule?, recurrenceDates: [RecurrenceDateTime] = [],
+        exceptionDates: [RecurrenceDateTime] = [], monthEnd: MonthEndPolicy = .skip
+    ) throws(ValidationError) {
+        try self.init(
+            start: start, repeatRule: nil, recurrenceRule: recurrenceRule, recurrenceDates: recurrenceDates,
+            exceptionDates: exceptionDates, monthEnd: monthEnd)
+    }
+
+    /// The instant of the occurrence numbered `index` (UTC); `nil` when no occurrence has
+    /// that index.
     public func occurrence(at index: Int) -> Date? {
-        guard index >= 0, case .instant(let instant) = slot(at: index), !isRepeat(instant, at: index) else {
-            return nil
-        }
-        return instant
+        guard index >= 0, let probe = probeInstant(ofIndex: index) else { return nil }
+        guard let found = occurrence(from: probe, inclusive: true), found.index == index else { return nil }
+        return found.instant
     }
 
     /// The first occurrence with index ≥ `fromIndex` firing at or after `instant`; `nil`
     /// when the sequence has ended.
     ///
-    /// Costs O(1) resolutions however far `instant` is from the start: the index is
-    /// estimated from the elapsed time and the unit's nominal length, then corrected by a
-    /// few steps either way.
+    /// Costs about one period of expansion however far `instant` is from the start: the
+    /// period holding `instant` is computed, not walked to (elapsed-time rules compute the
+    /// step directly).
     public func firstOccurrence(onOrAfter instant: Date, fromIndex: Int = 0) -> Occurrence? {
-        let lowestIndex = max(fromIndex, 0)
         guard instant <= Self.lastSupportedInstant else { return nil }
-        var index = max(lowestIndex, estimatedIndex(near: instant))
-        // Walk back over an overshoot; instants never decrease with the index.
-        var earlier = index - 1
-        walkingBack: while earlier >= lowestIndex {
-            switch slot(at: earlier) {
-            case .instant(let candidate) where candidate < instant:
-                break walkingBack
-            case .instant, .end:
-                index = earlier
-            case .skipped:
-                break
-            }
-            earlier -= 1
+        var bound = instant
+        if fromIndex > 0 {
+            guard let lowest = lowerBound(ofIndex: fromIndex) else { return nil }
+            bound = max(bound, lowest)
         }
-        return scanForward(from: index) { $0 >= instant }
+        var found = occurrence(from: bound, inclusive: true)
+        while let candidate = found, candidate.index < fromIndex {
+            found = occurrence(from: candidate.instant, inclusive: false)
+        }
+        return found
     }
 
     /// The occurrence after `occurrence`, or `nil` when the sequence has ended.
     public func nextOccurrence(after occurrence: Occurrence) -> Occurrence? {
-        scanForward(from: occurrence.index + 1) { $0 > occurrence.instant }
+        self.occurrence(from: occurrence.instant, inclusive: false)
     }
 
-    private enum Slot {
-        case instant(Date)
-        /// The local date of this index does not exist (Jan 31 + 1 month).
-        case skipped
-        /// Past 9999-12-31 or past the one occurrence of a one-shot.
-        case end
-    }
-
-    private static let lastSupportedInstant = Date(
-        timeIntervalSinceReferenceDate: Double(253_402_300_799 - CivilCalendar.unixToReferenceDate))
-
-    private func scanForward(from firstIndex: Int, where isWanted: (Date) -> Bool) -> Occurrence? {
-        var index = firstIndex
-        while true {
-            switch slot(at: index) {
-            case .end:
-                return nil
-            case .instant(let instant) where isWanted(instant) && !isRepeat(instant, at: index):
-                return Occurrence(index: index, instant: instant)
-            case .instant, .skipped:
-                index += 1
+    /// Up to `limit` occurrences firing at or after `instant` and, when given, at or before
+    /// `end`, in order (the listing of `chime preview`). With `end`, the search for a sparse
+    /// rule stops a couple of days past it instead of running on towards year 9999.
+    ///
+    /// Walks the rule once, so listing `n` occurrences costs about one lookup plus the
+    /// periods they span, not `n` lookups.
+    public func occurrences(onOrAfter instant: Date, through end: Date? = nil, limit: Int) -> [Occurrence] {
+        guard limit > 0 else { return [] }
+        // Enough rule instances even if every EXDATE removes one of them.
+        let wanted = limit + excludedMilliseconds.count
+        var fromRule: [(step: Int?, instant: Date)] = []
+        switch series {
+        case .single:
+            if firstInstant >= instant { fromRule.append((0, firstInstant)) }
+        case .elapsed(let elapsed):
+            var next = elapsed.first(from: instant, inclusive: true)
+            while let (step, candidate) = next, fromRule.count < wanted, end.map({ candidate <= $0 }) ?? true {
+                fromRule.append((step, candidate))
+                next = elapsed.first(from: candidate, inclusive: false)
+            }
+        case .calendar(let calendar):
+            calendar.visitInstances(from: instant, inclusive: true, notAfter: end) { period, candidate in
+                fromRule.append((period, candidate))
+                return fromRule.count < wanted
             }
         }
-    }
-
-    /// Whether index `index - 1` already fires at `instant` (a zone skipping a whole day
-    /// maps two local days to one instant).
-    private func isRepeat(_ instant: Date, at index: Int) -> Bool {
-        guard zone != nil, index > 0, case .instant(let previous) = slot(at: index - 1) else { return false }
-        return previous >= instant
-    }
-
-    /// An index at or below the first one firing at or after `instant`, give or take the
-    /// few steps that month lengths and zone offsets shift it.
-    private func estimatedIndex(near instant: Date) -> Int {
-        guard let rule else { return 0 }
-        let elapsed = instant.timeIntervalSince(firstInstant)
-        let steps = (elapsed / (Double(rule.interval) * rule.unit.nominalSeconds)).rounded(.down) - 2
-        return steps > 0 ? Int(min(steps, 1e15)) : 0
-    }
-
-    private func slot(at index: Int) -> Slot {
-        guard let rule else { return index == 0 ? .instant(firstInstant) : .end }
-        let (unitCount, overflow) = index.multipliedReportingOverflow(by: rule.interval)
-        guard !overflow else { return .end }
-        switch rule.unit {
-        case .minute, .hour:
-            let (seconds, overflow) = unitCount.multipliedReportingOverflow(by: Int(rule.unit.nominalSeconds))
-            let instant = firstInstant.addingTimeInterval(Double(seconds))
-            return overflow || instant > Self.lastSupportedInstant ? .end : .instant(instant)
-        case .day, .week:
-            let (days, overflow) = unitCount.multipliedReportingOverflow(by: rule.unit == .week ? 7 : 1)
-            guard !overflow, let local = anchor.adding(days: days) else { return .end }
-            return .instant(instant(of: local))
-        case .month, .year:
-            let (months, overflow) = unitCount.multipliedReportingOverflow(by: rule.unit == .year ? 12 : 1)
-            guard !overflow, months <= 12 * 10_000 else { return .end }
-            let targetYear = anchor.year + CivilCalendar.floorDivide(anchor.month - 1 + months, 12)
-            guard targetYear <= CivilCalendar.supportedYears.upperBound else { return .end }
-            guard let local = anchor.adding(months: months) else { return .skipped }
-            return .instant(instant(of: local))
-        }
-    }
-
-    private func instant(of local: LocalDateTime) -> Date {
-        if let zone { return ZoneRules.resolve(local, in: zone) }
-        let unixSeconds = local.secondsSinceEpochAsIfUTC
-        return Date(
-            timeIntervalSinceReferenceDate: Double(unixSeconds - CivilCalendar.unixToReferenceDate) + anchorFraction)
+        let added = addedInstants.drop { $0 < instant }.prefix(wanted).map { (step: Int?.none, instant: $0) }
+        var merged = (fromRule + added).sorted { $0.instant < $1.instant }
+        merged = zip(merged.indices, merged).filter { index, candidate in
+            index == 0 || merged[index - 1].instant != candidate.instant
+        }.map(\.1)
+        return merged.lazy
+            .filter { !self.excludedMilliseconds.contains(Self.milliseconds($0.instant)) }
+            .filter { candidate in end.map { candidate.instant <= $0 } ?? true }
+            .prefix(limit)
+            .map { self.makeOccurrence(step: $0.step, instant: $0.instant) }
     }
 }

@@ -89,3 +89,20 @@ public struct RepeatRule: Codable, Hashable, Sendable {
         interval = try container.decodeIfPresent(Int.self, forKey: .interval) ?? 1
     }
 }
+
+extension RepeatRule {
+    /// The RFC 5545 §3.3.10 rule this short form stands for: `FREQ=MINUTELY` … `FREQ=YEARLY`
+    /// with this `INTERVAL`, so `{"unit": "day", "interval": 2}` is `FREQ=DAILY;INTERVAL=2`.
+    public var recurrenceRule: RecurrenceRule {
+        let frequency: RecurrenceRule.Frequency
+        switch unit {
+        case .minute: frequency = .minutely
+        case .hour: frequency = .hourly
+        case .day: frequency = .daily
+        case .week: frequency = .weekly
+        case .month: frequency = .monthly
+        case .year: frequency = .yearly
+        }
+        return RecurrenceRule(frequency: frequency, interval: interval)
+    }
+}

@@ -43,11 +43,19 @@ public enum ZoneRules {
     /// - Precondition: `local.isValid`.
     public static func resolve(_ local: LocalDateTime, in zone: TimeZone) -> Date {
         precondition(local.isValid, "resolving an invalid wall-clock time \(local)")
-        let wallSeconds = local.secondsSinceEpochAsIfUTC
+        let unixSeconds = resolve(wallSeconds: local.secondsSinceEpochAsIfUTC, in: zone)
+        return Date(timeIntervalSinceReferenceDate: Double(unixSeconds - CivilCalendar.unixToReferenceDate))
+    }
+
+    /// ``resolve(_:in:)`` on wall-clock seconds (a ``LocalDateTime`` counted as if UTC),
+    /// returning seconds since 1970-01-01T00:00:00Z.
+    static func resolve(wallSeconds: Int, in zone: TimeZone) -> Int {
         let offsetBefore = offset(of: zone, atUnixSeconds: wallSeconds - CivilCalendar.secondsPerDay)
         let offsetAfter = offset(of: zone, atUnixSeconds: wallSeconds + CivilCalendar.secondsPerDay)
+        if offsetBefore == offsetAfter, offset(of: zone, atUnixSeconds: wallSeconds - offsetBefore) == offsetBefore {
+            return wallSeconds - offsetBefore
+        }
         let offsetAtNaiveInstant = offset(of: zone, atUnixSeconds: wallSeconds - offsetBefore)
-
         var earliest: Int?
         for candidateOffset in [offsetBefore, offsetAfter, offsetAtNaiveInstant] {
             let instant = wallSeconds - candidateOffset
@@ -56,8 +64,7 @@ public enum ZoneRules {
             }
         }
         // No instant shows this wall-clock time: it is in a gap, read it with the old offset.
-        let unixSeconds = earliest ?? wallSeconds - offsetBefore
-        return Date(timeIntervalSinceReferenceDate: Double(unixSeconds - CivilCalendar.unixToReferenceDate))
+        return earliest ?? wallSeconds - offsetBefore
     }
 
     /// The wall-clock time `zone` shows at `instant`, to the whole second (fractions are
@@ -67,7 +74,7 @@ public enum ZoneRules {
         return LocalDateTime(secondsSinceEpochAsIfUTC: unixSeconds + offset(of: zone, atUnixSeconds: unixSeconds))
     }
 
-    private static func offset(of zone: TimeZone, atUnixSeconds seconds: Int) -> Int {
+    static func offset(of zone: TimeZone, atUnixSeconds seconds: Int) -> Int {
         zone.secondsFromGMT(
             for: Date(timeIntervalSinceReferenceDate: Double(seconds - CivilCalendar.unixToReferenceDate)))
     }
