@@ -16,6 +16,10 @@ enum ScheduleCommand: Command {
             OptionSpec(name: "tz", value: "ZONE", help: "IANA zone (Europe/Berlin): --at is a floating wall-clock time in it."),
             OptionSpec(name: "repeat", value: "UNIT", help: "minute, hour, day, week, month or year."),
             OptionSpec(name: "every", value: "N", help: "Repeat every N units (default 1)."),
+            OptionSpec(name: "rrule", value: "RULE", help: "An RFC 5545 rule, e.g. 'FREQ=WEEKLY;BYDAY=MO,WE' or 'FREQ=MONTHLY;BYDAY=-1FR'."),
+            OptionSpec(name: "rdate", value: "TIME", help: "An extra occurrence (RFC 3339, or wall clock with --tz).", repeats: true),
+            OptionSpec(name: "exdate", value: "TIME", help: "A removed occurrence (RFC 3339, or wall clock with --tz).", repeats: true),
+            OptionSpec(name: "month-end", value: "skip|clamp", help: "Monthly on the 29th-31st: skip shorter months (RFC 5545, default) or clamp to their last day."),
             OptionSpec(name: "title", value: "TEXT", help: "Alert title."),
             OptionSpec(name: "body", value: "TEXT", help: "Alert body."),
             OptionSpec(name: "action", value: "TEXT", help: "Alert action title."),
@@ -93,6 +97,21 @@ enum ScheduleCommand: Command {
         } else if arguments.value("every") != nil {
             throw UsageError("--every needs --repeat UNIT")
         }
+        var recurrenceRule: RecurrenceRule?
+        if let text = arguments.value("rrule") {
+            if repeatRule != nil { throw UsageError("give --repeat or --rrule, not both") }
+            recurrenceRule = try RecurrenceRule(parsing: text)
+        }
+        func dates(_ name: String) throws -> [RecurrenceDateTime] {
+            try arguments.all(name).map { text in
+                try WireCodec().decode(RecurrenceDateTime.self, from: try JSONEncoder().encode(text))
+            }
+        }
+        var monthEnd = MonthEndPolicy.skip
+        if let text = arguments.value("month-end") {
+            guard let policy = MonthEndPolicy(rawValue: text) else { throw UsageError("--month-end must be skip or clamp") }
+            monthEnd = policy
+        }
         var userInfo: [String: PropertyListValue]?
         if let json = arguments.value("user-info") {
             do {
@@ -124,7 +143,8 @@ enum ScheduleCommand: Command {
         return Reminder(
             id: ReminderID(arguments.value("id") ?? ""), recipient: RecipientID(recipient), content: content,
             trigger: Trigger(
-                start: start, repeatRule: repeatRule,
+                start: start, repeatRule: repeatRule, recurrenceRule: recurrenceRule,
+                recurrenceDates: try dates("rdate"), exceptionDates: try dates("exdate"), monthEnd: monthEnd,
                 offset: try arguments.value("before").map { try Trigger.parseOffset($0) }, misfire: misfire,
                 misfireThreshold: try arguments.value("misfire-threshold").map { try DurationParser.parseSeconds($0) }),
             enabled: !arguments.has("disabled"), nag: nag)
