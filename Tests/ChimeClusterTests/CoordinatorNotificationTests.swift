@@ -256,6 +256,24 @@ import Testing
         #expect(deliver(&state, at: Self.t0.addingTimeInterval(40)).firings.map(\.reminderId) == ["r3", "r4"])
     }
 
+    @Test func recipientZoneRemindersMoveWithTheRecipientAndAbsoluteOnesDoNot() {
+        var state = makeState()
+        request(&state, .register(Recipient(id: "alice", zone: "Europe/Berlin")))
+        let nine = LocalDateTime(year: 2026, month: 12, day: 25, hour: 9, minute: 0, second: 0)
+        let floating = Reminder(id: "f", recipient: "alice", content: Content(body: "f"),
+                                trigger: Trigger(start: .wallClock(nine, zoneIdentifier: "recipient"), repeatRule: RepeatRule(unit: .day, interval: 1)))
+        let absolute = oneShot("a", content: Content(body: "a"), at: Self.t0.addingTimeInterval(86_400))
+        request(&state, .schedule([floating, absolute]))
+        func next() -> [String: String] {
+            let (outcome, _) = request(&state, .list(ReminderFilter(), all: false, limit: nil))
+            guard case .listed(let list) = outcome else { return [:] }
+            return Dictionary(uniqueKeysWithValues: list.reminders.map { ($0.reminder.id.rawValue, $0.nextFireAt.map(RFC3339.format) ?? "-") })
+        }
+        #expect(next() == ["f": "2026-12-25T08:00:00.000Z", "a": "2026-12-25T08:00:00.000Z"])
+        request(&state, .register(Recipient(id: "alice", zone: "Asia/Tokyo")))
+        #expect(next() == ["f": "2026-12-25T00:00:00.000Z", "a": "2026-12-25T08:00:00.000Z"])
+    }
+
     @Test func replayRebuildsRecipientsBadgesAndTheDeliveredList() {
         var live = makeState()
         var entries: [JournalEntry] = []

@@ -102,7 +102,7 @@ extension CoordinatorState {
                 reminder.id = ReminderID("r\(configuration.epoch)-\(Int(now.timeIntervalSince1970 * 1000))-\(generatedIDs)")
             }
             do {
-                accepted.append((reminder, try reminder.validate(maximumUserInfoBytes: configuration.maximumUserInfoBytes)))
+                accepted.append((reminder, try validate(reminder, maximumUserInfoBytes: configuration.maximumUserInfoBytes)))
             } catch {
                 var wire = WireError(error)
                 let prefix = reminders.count == 1 ? "reminder" : "reminders[\(index)]"
@@ -118,7 +118,7 @@ extension CoordinatorState {
             var recurrence = originalRecurrence
             if configuration.truncateToMinute {
                 reminder.trigger = reminder.trigger.truncatedToMinute()
-                recurrence = (try? reminder.trigger.makeRecurrence()) ?? recurrence
+                recurrence = (try? validate(reminder, maximumUserInfoBytes: Int.max)) ?? recurrence
             }
             if let sound = reminder.content.sound, sound != "default", let check = configuration.soundCheck,
                 let problem = check(sound)

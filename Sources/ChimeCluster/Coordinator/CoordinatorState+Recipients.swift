@@ -15,8 +15,10 @@ extension CoordinatorState {
             return .failed(wire)
         }
         directives.append(.append(.registered(recipient, at: now)))
+        let zoneChanged = recipients[recipient.id]?.zone != recipient.zone
         recipients[recipient.id] = recipient
         updateCap(of: recipient.id)
+        if zoneChanged { followZoneChange(of: recipient.id, at: now) }
         return .recipient(recipientResult(recipient.id)!)
     }
 

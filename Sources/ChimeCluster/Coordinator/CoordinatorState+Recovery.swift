@@ -52,7 +52,7 @@ extension CoordinatorState {
         switch entry {
         case .scheduled(let reminder, let at):
             do {
-                let recurrence = try reminder.validate(maximumUserInfoBytes: Int.max)
+                let recurrence = try validate(reminder, maximumUserInfoBytes: Int.max)
                 _ = apply(reminder, recurrence: recurrence, at: at)
             } catch {
                 skippedEntries += 1
@@ -83,9 +83,11 @@ extension CoordinatorState {
             suppressedCount += 1
             advance(reminderId, pastFiringDueAt: dueAt, at: at)
             if entries[reminderId]?.state == .delivered { entries[reminderId]?.state = .suppressed }
-        case .registered(let recipient, _):
+        case .registered(let recipient, let at):
+            let zoneChanged = recipients[recipient.id]?.zone != recipient.zone
             recipients[recipient.id] = recipient
             updateCap(of: recipient.id)
+            if zoneChanged { followZoneChange(of: recipient.id, at: at) }
         case .badgeSet(let recipient, let value, _):
             _ = ledgers[recipient, default: BadgeLedger()].setBadge(value)
         case .handled(let firingId, _, _):
@@ -185,7 +187,7 @@ extension CoordinatorState {
                 "snapshot format \(snapshot.formatVersion) is newer than this coordinator's \(CoordinatorSnapshot.currentFormatVersion)")
         }
         for record in snapshot.reminders {
-            guard let recurrence = try? record.reminder.trigger.makeRecurrence() else {
+            guard let recurrence = try? validate(record.reminder, maximumUserInfoBytes: Int.max) else {
                 skippedEntries += 1
                 continue
             }
