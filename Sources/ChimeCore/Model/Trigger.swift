@@ -66,7 +66,7 @@ public struct Trigger: Hashable, Sendable {
             try repeatRule.validate()
         }
         return try Recurrence(
-            start: start, recurrenceRule: repeatRule?.recurrenceRule ?? recurrenceRule,
+            start: start, repeatRule: repeatRule, recurrenceRule: repeatRule?.recurrenceRule ?? recurrenceRule,
             recurrenceDates: recurrenceDates, exceptionDates: exceptionDates, monthEnd: monthEnd)
     }
 }
