@@ -124,6 +124,19 @@ import Testing
         #expect(nextFire(&state, "d") == Self.t0.addingTimeInterval(86_400))
     }
 
+    @Test func rruleReminderRearmsAndFinishesAfterItsCount() throws {
+        var state = makeState()
+        var weekly = reminder("w", at: Self.t0)  // Thursday 2026-12-24
+        weekly.trigger.recurrenceRule = try RecurrenceRule(parsing: "FREQ=WEEKLY;BYDAY=TH,MO;COUNT=3")
+        request(&state, .schedule([weekly]))
+        #expect(firings(state.onTick(now: Self.t0)).count == 1)
+        #expect(state.nextWake == Self.t0.addingTimeInterval(4 * 86_400))
+        #expect(firings(state.onTick(now: Self.t0.addingTimeInterval(4 * 86_400))).count == 1)
+        #expect(state.nextWake == Self.t0.addingTimeInterval(7 * 86_400))
+        #expect(firings(state.onTick(now: Self.t0.addingTimeInterval(7 * 86_400))).count == 1)
+        #expect(state.entries["w"]?.state == .finished)
+    }
+
     @Test func stalledCoordinatorFiresOnceThenContinuesOnSchedule() {
         var state = makeState()
         request(&state, .schedule([reminder("m", at: Self.t0, repeatRule: RepeatRule(unit: .minute, interval: 1))]))

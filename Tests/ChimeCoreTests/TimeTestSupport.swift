@@ -64,3 +64,28 @@ struct SeededGenerator: RandomNumberGenerator {
         return mixed ^ (mixed >> 31)
     }
 }
+
+/// A recurrence of RFC 5545 rule text from a wall-clock start in `zone`.
+func makeRuleRecurrence(
+    _ rrule: String, from start: String, in zone: String, rdates: [String] = [], exdates: [String] = [],
+    monthEnd: MonthEndPolicy = .skip
+) throws -> Recurrence {
+    try Recurrence(
+        start: .wallClock(try local(start), zoneIdentifier: zone),
+        recurrenceRule: try RecurrenceRule(parsing: rrule),
+        recurrenceDates: try rdates.map(RecurrenceDateTime.init(parsing:)),
+        exceptionDates: try exdates.map(RecurrenceDateTime.init(parsing:)), monthEnd: monthEnd)
+}
+
+/// The first `count` occurrences (walked with `nextOccurrence`) as `YYYY-MM-DDTHH:MM:SSZ`.
+func utcTexts(of recurrence: Recurrence, count: Int) -> [String] {
+    firstOccurrences(of: recurrence, count: count).map { String(RFC3339.format($0.instant).prefix(19)) + "Z" }
+}
+
+/// The first `count` occurrences as wall-clock text in `zone`.
+func wallTexts(of recurrence: Recurrence, count: Int, in zone: String) throws -> [String] {
+    let timeZone = try ZoneRules.zone(named: zone)
+    return firstOccurrences(of: recurrence, count: count).map {
+        ZoneRules.localDateTime(at: $0.instant, in: timeZone).description
+    }
+}

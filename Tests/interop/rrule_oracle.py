@@ -73,7 +73,14 @@ HORIZON = {"YEARLY": dt.timedelta(days=366 * 40), "MONTHLY": dt.timedelta(days=3
            "WEEKLY": dt.timedelta(days=366 * 3), "DAILY": dt.timedelta(days=400),
            "HOURLY": dt.timedelta(days=20), "MINUTELY": dt.timedelta(days=2)}
 MAX_COMPARED = 20
+# Firing instances to collect per rule: the compared 20 plus room for COUNT and EXDATEs.
+ENOUGH = 2 * MAX_COMPARED + 5
 UTC = dt.timezone.utc
+STATS = {"exhausted": 0}
+
+
+class ScanTimeout(Exception):
+    pass
 
 
 def utc_text(instant: dt.datetime) -> str:
@@ -204,7 +211,8 @@ def wall_expansion(parts: dict, zone: ZoneInfo, start: dt.datetime, horizon: dt.
         expansion_start -= dt.timedelta(days=(start.weekday() - DAYS.index(parts.get("WKST", "MO"))) % 7)
         weekday = start.weekday()
     rule = dateutil_rule(parts, expansion_start, until=until, monthdays=monthdays, months=months, weekday=weekday)
-    walls = [x.replace(tzinfo=None) for x in bounded_iteration(rule) if keep(x.replace(tzinfo=None))]
+    raw = bounded_iteration(rule, firing_counter(zone, keep))
+    walls = [x.replace(tzinfo=None) for x in raw if keep(x.replace(tzinfo=None))]
     walls = [x for x in walls if x >= start]
     matches_start = bool(walls) and walls[0] == start
     if not matches_start:
@@ -214,21 +222,13 @@ def wall_expansion(parts: dict, zone: ZoneInfo, start: dt.datetime, horizon: dt.
     return walls, utc_until
 
 
-class ScanTimeout(Exception):
-    pass
-
-
-STATS = {"exhausted": 0}
-
-
-def bounded_iteration(rule, enough: int = 4 * MAX_COMPARED + 120) -> list[dt.datetime]:
-    """The results of `rule` (which has an UNTIL), stopping after `enough` of them: more
-    than the compared occurrences even after EXDATEs, COUNT and de-duplication (which can
-    drop a whole repeated hour of minutely instances: 60, or 120 in a two-hour gap).
+def bounded_iteration(rule, is_enough=None) -> list[dt.datetime]:
+    """The results of `rule` (which has an UNTIL), until `is_enough(result)` holds.
 
     dateutil checks UNTIL only on results it yields, so a rule with no result after some
     point scans on to year 9999. Results up to UNTIL come within milliseconds; when the
-    scan goes quiet for half a second there is none left before UNTIL, and what came is complete.
+    scan goes quiet for half a second there is none left before UNTIL, and what came is
+    complete (the count of such scans goes to stderr; rule drawing keeps it near zero).
     """
     results: list[dt.datetime] = []
 
@@ -240,7 +240,7 @@ def bounded_iteration(rule, enough: int = 4 * MAX_COMPARED + 120) -> list[dt.dat
         signal.setitimer(signal.ITIMER_REAL, 0.5)
         for value in rule:
             results.append(value)
-            if len(results) >= enough:
+            if is_enough is not None and is_enough(value):
                 break
     except ScanTimeout:
         STATS["exhausted"] += 1
@@ -248,6 +248,24 @@ def bounded_iteration(rule, enough: int = 4 * MAX_COMPARED + 120) -> list[dt.dat
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
     return results
+
+
+def firing_counter(zone: ZoneInfo, keep=lambda wall: True):
+    """An `is_enough` for wall-clock results: true once ENOUGH of them would fire (kept,
+    and resolving after every earlier one), which covers COUNT, EXDATEs and the compared 20
+    however many a DST gap drops."""
+    state = {"latest": None, "firing": 0}
+
+    def is_enough(value: dt.datetime) -> bool:
+        wall = value.replace(tzinfo=None)
+        if keep(wall):
+            instant = resolve(wall, zone)
+            if state["latest"] is None or instant > state["latest"]:
+                state["latest"] = instant
+                state["firing"] += 1
+        return state["firing"] >= ENOUGH
+
+    return is_enough
 
 
 def chime_instants(spec: dict) -> list[dt.datetime]:
@@ -266,7 +284,8 @@ def chime_instants(spec: dict) -> list[dt.datetime]:
             kind, value = until_value(parts["UNTIL"], zone)
             until = min(until, value if kind == "utc" else resolve(value, zone))
         count = int(parts["COUNT"]) if "COUNT" in parts else None
-        instants = bounded_iteration(dateutil_rule(parts, first, count=count, until=max(until, first)))
+        instants = bounded_iteration(
+            dateutil_rule(parts, first, count=count, until=max(until, first)), firing_counter(UTC))
     else:
         walls, utc_until = wall_expansion(parts, zone, start, horizon, spec.get("monthEnd", "skip"))
         latest = None
@@ -547,7 +566,7 @@ def synchronized(parts: dict, start: dt.datetime, zone: ZoneInfo) -> dt.datetime
     """The rule's first wall-clock instance at or after `start`, so DTSTART matches it."""
     probe = {name: value for name, value in parts.items() if name not in ("COUNT", "UNTIL")}
     rule = dateutil_rule(probe, start.replace(tzinfo=zone), until=resolve(start, zone) + HORIZON[parts["FREQ"]])
-    first = bounded_iteration(rule, 1)
+    first = bounded_iteration(rule, lambda value: True)
     return first[0].replace(tzinfo=None) if first else start
 
 

@@ -85,7 +85,7 @@ public struct Trigger: Hashable, Sendable {
             try repeatRule.validate()
         }
         return try Recurrence(
-            start: start, recurrenceRule: repeatRule?.recurrenceRule ?? recurrenceRule,
+            start: start, repeatRule: repeatRule, recurrenceRule: repeatRule?.recurrenceRule ?? recurrenceRule,
             recurrenceDates: recurrenceDates, exceptionDates: exceptionDates, monthEnd: monthEnd)
     }
 }

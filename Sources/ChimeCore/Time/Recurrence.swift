@@ -147,7 +147,7 @@ public struct Recurrence: Sendable {
         guard instant <= Self.lastSupportedInstant else { return nil }
         var bound = instant
         if fromIndex > 0 {
-            guard let lowest = lowerBound(ofIndex: fromIndex) else { return nil }
+            guard let lowest = lowerBound(ofIndex: fromIndex), lowest <= Self.lastSupportedInstant else { return nil }
             bound = max(bound, lowest)
         }
         var found = occurrence(from: bound, inclusive: true)
