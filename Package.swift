@@ -52,7 +52,7 @@ let package = Package(
         ),
         .testTarget(
             name: "IntegrationTests",
-            dependencies: ["ChimeTestSupport", "ChimeCluster", "ChimeWire", "ChimeCore", "ZeroMQ"]
+            dependencies: ["ChimeTestSupport", "ChimeCluster", "ChimeWire", "ChimeCore", "ChimeStore", "ZeroMQ"]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -15,7 +15,10 @@ public final class LocalCluster {
     public let binary: URL
     /// Holds the children's logs.
     public let directory: TemporaryDirectory
-    private var children: [(name: String, process: Process)] = []
+    /// The running (or exited but not yet stopped) children, in start order.
+    var children: [(name: String, process: Process)] = []
+    /// Each child name's arguments at its last start, for `restart`.
+    var argumentsByName: [String: [String]] = [:]
 
     /// Picks free ports; starts nothing yet.
     /// - Throws: `DeadlineExceeded` when no free port range is found; file-system errors.
@@ -34,24 +37,17 @@ public final class LocalCluster {
     public var clusterArguments: [String] { ["--config", directory.path("chime.json"), "--port-base", String(portBase)] }
 
     /// Writes the configuration (`overrides` is JSON merged over the defaults), starts the
-    /// coordinator and `workers` workers, and waits until all workers are alive.
+    /// coordinator (with `coordinatorArguments` added, such as `["--store", path]`) and
+    /// `workers` workers named `worker-1`…, and waits until all workers are alive.
     /// - Throws: `DeadlineExceeded` when the cluster is not up within 20 s.
-    public func start(workers: Int, configuration overrides: String = "{}") throws {
+    public func start(workers: Int, configuration overrides: String = "{}", coordinatorArguments: [String] = []) throws {
         try Data(overrides.utf8).write(to: URL(fileURLWithPath: directory.path("chime.json")))
-        try spawn("coordinator", ["coordinator"] + clusterArguments)
-        let client = try ControlClient(endpoint: controlEndpoint, timeout: .milliseconds(300), retries: 0)
-        try expectEventually(timeout: 20, interval: 0.05, "the coordinator to answer ping") {
-            try checkChildren()
-            return (try? client.send(ControlRequest(command: .ping), expecting: PongResult.self)) != nil
-        }
+        try spawn("coordinator", ["coordinator"] + coordinatorArguments + clusterArguments)
+        try waitForCoordinator(timeout: 20)
         for index in 1...max(1, workers) where workers > 0 {
             try spawn("worker-\(index)", ["worker", "--id", "worker-\(index)"] + clusterArguments)
         }
-        try expectEventually(timeout: 20, interval: 0.05, "\(workers) workers to be alive") {
-            try checkChildren()
-            let reply = try? client.send(ControlRequest(command: .workers), expecting: WorkersResult.self)
-            return (reply?.result?.workers.filter(\.alive).count ?? 0) >= workers
-        }
+        try waitForAliveWorkers(workers, timeout: 20)
     }
 
     /// Starts a `chime` child process with the given arguments (log in the cluster folder).
@@ -64,12 +60,17 @@ public final class LocalCluster {
         // The coordinator's default store (.chime/store) then lands in the cluster's folder.
         process.currentDirectoryURL = directory.url
         let log = directory.path("\(name).log")
-        _ = FileManager.default.createFile(atPath: log, contents: nil)
+        // A restarted child appends to its log, so every incarnation's lines stay.
+        if !FileManager.default.fileExists(atPath: log) {
+            _ = FileManager.default.createFile(atPath: log, contents: nil)
+        }
         let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: log))
+        try handle.seekToEnd()
         process.standardOutput = handle
         process.standardError = handle
         try process.run()
         children.append((name, process))
+        argumentsByName[name] = arguments
         return process
     }
 
@@ -196,14 +197,16 @@ public final class LocalCluster {
 }
 
 /// Runs `body` with a started local cluster and always stops it; prints the children's
-/// logs when `body` throws.
+/// logs when `body` throws. `coordinatorArguments` are added to the coordinator's command
+/// line (a relative `--store` path lands in the cluster's folder).
 public func withLocalCluster<T>(
-    workers: Int = 2, configuration: String = "{}", _ body: (LocalCluster) throws -> T
+    workers: Int = 2, configuration: String = "{}", coordinatorArguments: [String] = [],
+    _ body: (LocalCluster) throws -> T
 ) throws -> T {
     let cluster = try LocalCluster()
     defer { cluster.stop() }
     do {
-        try cluster.start(workers: workers, configuration: configuration)
+        try cluster.start(workers: workers, configuration: configuration, coordinatorArguments: coordinatorArguments)
         return try body(cluster)
     } catch {
         cluster.stop()
