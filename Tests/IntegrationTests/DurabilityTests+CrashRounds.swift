@@ -113,7 +113,11 @@ struct CrashRounds {
             return nil
         }
         let cutoff = max(Date(), dueThisRound.max() ?? .distantPast)
-        let expected = Set(listing.values.flatMap { Durability.dueFiringIDs(of: $0.reminder, through: cutoff) })
+        var requestOf: [ReminderID: SentRequest] = [:]
+        for request in requests { for reminder in request.reminders { requestOf[reminder.id] = request } }
+        let expected = Set(listing.values.flatMap { stored in
+            Durability.dueFiringIDs(of: stored.reminder, from: Self.firstCertainOccurrence(of: stored.reminder, requestOf[stored.reminder.id]), through: cutoff)
+        })
         func delivered() -> Set<FiringID> { Set((collector.received + catchUp.events).map(\.firing.firingId)) }
         do {
             try expectEventually(timeout: 20, interval: 0.1, "\(context): every due firing to reach a subscriber") {
@@ -123,7 +127,14 @@ struct CrashRounds {
         } catch {
             let missing = expected.subtracting(delivered()).sorted()
             let deadLetters = try? client.send(ControlRequest(command: .deadLetters), expecting: DeadLettersResult.self)
-            Issue.record("\(context): \(missing.count) due firings never arrived: \(missing.prefix(10)); dead letters: \(deadLetters?.result?.firings.map(\.firingId) ?? [])")
+            let now = try? Durability.listAll(cluster)
+            let details = missing.prefix(10).map { firing in
+                let id = ReminderID(String(firing.rawValue.prefix { $0 != "@" }))
+                let listed = now?[id].map { "\($0.state), next \($0.nextFireAt.map(RFC3339.format) ?? "-"), delivered \($0.deliveredCount)" } ?? "?"
+                let request = requestOf[id].map { "\($0.outcome), armed at \($0.armedAt[id].map(RFC3339.format) ?? "-")" } ?? "?"
+                return "\(firing) (\(listed); request \(request))"
+            }
+            Issue.record("\(context): \(missing.count) due firings never arrived: \(details); dead letters: \(deadLetters?.result?.firings.map(\.firingId) ?? [])")
             throw error
         }
 
@@ -151,6 +162,12 @@ struct CrashRounds {
         let requests = ledger.all
         let acknowledged = requests.filter { $0.outcome == .acknowledged }
         let unanswered = requests.filter { $0.outcome != .acknowledged }
+        let heldUp = acknowledged.flatMap { request in
+            request.reminders.filter { reminder in
+                guard case .instant(let start) = reminder.trigger.start, let armed = request.armedAt[reminder.id] else { return false }
+                return armed > start
+            }
+        }.count
         let live = collector.received
         let firings = Set((live + catchUp.events).map(\.firing.firingId))
         let log = cluster.log(of: "coordinator")
@@ -159,7 +176,8 @@ struct CrashRounds {
         print("""
             kill -9 rounds: \(kills.count) in \(String(format: "%.1f", seconds)) s; kills \(kinds.map { "\($0.key) ×\($0.value)" }.joined(separator: ", "))
               requests: \(acknowledged.count) acknowledged (\(acknowledged.reduce(0) { $0 + $1.reminders.count }) reminders), \(unanswered.count) unanswered \
-            (\(unanswered.filter { $0.reminders.allSatisfy { stored.contains($0.id) } }.count) of them applied in full, the others not at all)
+            (\(unanswered.filter { $0.reminders.allSatisfy { stored.contains($0.id) } }.count) of them applied in full, the others not at all); \
+            \(heldUp) repeating reminders applied after their start, so armed at their next occurrence
               firings: \(firings.count) distinct; \(live.count - Set(live.map(\.firing.firingId)).count) duplicate live deliveries; \
             \(Set((live + catchUp.events).filter(\.firing.late).map(\.firing.firingId)).count) late; highest attempt \((live + catchUp.events).map(\.firing.attempt).max() ?? 0); \
             \(firings.subtracting(live.map(\.firing.firingId)).count) seen only through catch-up
@@ -168,6 +186,16 @@ struct CrashRounds {
             \(count("snapshotSequence=")) of \(count("INFO coordinator: recovered")) starts recovered from a snapshot, \
             \(count("journal tail truncated")) torn journal tails truncated
             """)
+    }
+
+    /// The first occurrence `reminder` must fire at: the one its ok reply armed; without a
+    /// reply, the start of a one-shot (a past one fires at once) but the second occurrence
+    /// of a repeating reminder, which starts at its next occurrence when it is applied after
+    /// its start (a request held up by a crash), and no crash holds one up for a minute.
+    static func firstCertainOccurrence(of reminder: Reminder, _ request: SentRequest?) -> Date? {
+        if let request, request.outcome == .acknowledged { return request.armedAt[reminder.id] ?? .distantFuture }
+        guard case .instant(let start) = reminder.trigger.start else { return nil }
+        return start.addingTimeInterval(reminder.trigger.repeatRule.map { Double($0.interval) * 60 } ?? 0)
     }
 
     /// Rounds 1–3 crash the coordinator, a worker, then both; later rounds pick at random.

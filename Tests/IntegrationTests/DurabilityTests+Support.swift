@@ -22,6 +22,9 @@ struct SentRequest: Sendable {
     var round: Int
     var reminders: [Reminder]
     var outcome: Outcome
+    /// The first occurrence each reminder was armed at, from the ok reply (a repeating
+    /// reminder applied after its start begins at its next occurrence).
+    var armedAt: [ReminderID: Date] = [:]
 }
 
 /// Every schedule request sent during a test, from any thread.
@@ -33,15 +36,18 @@ final class RequestLedger: Sendable {
     /// Sends one schedule request of `reminders` (already `normalized`) and records the outcome.
     func schedule(_ reminders: [Reminder], round: Int, with client: ControlClient) {
         let outcome: SentRequest.Outcome
+        var armedAt: [ReminderID: Date] = [:]
         do {
-            _ = try client.send(ControlRequest(command: .schedule(reminders)), expecting: ScheduleResult.self)
+            let reply = try client.send(ControlRequest(command: .schedule(reminders)), expecting: ScheduleResult.self)
+            for item in reply.result?.scheduled ?? [] { armedAt[item.id] = item.nextFireAt }
             outcome = .acknowledged
         } catch where error.code == .unavailable {
             outcome = .noReply
         } catch {
             outcome = .rejected("\(error)")
         }
-        requests.withLock { $0.append(SentRequest(round: round, reminders: reminders, outcome: outcome)) }
+        let request = SentRequest(round: round, reminders: reminders, outcome: outcome, armedAt: armedAt)
+        requests.withLock { $0.append(request) }
     }
 }
 
@@ -127,9 +133,9 @@ enum Durability {
             trigger: Trigger(start: .instant(due))))
     }
 
-    /// The firing ids of `reminder`'s occurrences due at or before `cutoff` (absolute
-    /// triggers, repeating by minutes, as this suite schedules them).
-    static func dueFiringIDs(of reminder: Reminder, through cutoff: Date) -> [FiringID] {
+    /// The firing ids of `reminder`'s occurrences due from `first` (default: its start)
+    /// through `cutoff` (absolute triggers, repeating by minutes, as this suite schedules them).
+    static func dueFiringIDs(of reminder: Reminder, from first: Date? = nil, through cutoff: Date) -> [FiringID] {
         guard reminder.enabled, case .instant(let start) = reminder.trigger.start else { return [] }
         let step = reminder.trigger.repeatRule.map { Double($0.interval) * 60 }
         var ids: [FiringID] = []
@@ -137,7 +143,7 @@ enum Durability {
         while true {
             let due = start.addingTimeInterval(Double(occurrence) * (step ?? 0))
             guard due <= cutoff else { break }
-            ids.append(FiringID(reminder: reminder.id, dueAt: due))
+            if due >= (first ?? start) { ids.append(FiringID(reminder: reminder.id, dueAt: due)) }
             guard step != nil else { break }
             occurrence += 1
         }
