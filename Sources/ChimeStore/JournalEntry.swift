@@ -36,6 +36,10 @@ public enum JournalEntry: Codable, Hashable, Sendable {
     case acted(ActionJob, at: Date)
     /// An action job ended (completed or failed).
     case actionFinished(ActionOutcome, at: Date)
+    /// A mutating request with this `requestId` was answered with `reply` (the coordinator's
+    /// encoded outcome), so a retry after a crash or takeover gets the same answer and is not
+    /// applied twice.
+    case answered(requestId: String, reply: Data, at: Date)
 }
 
 /// An append-only log of `JournalEntry` values.

@@ -218,8 +218,7 @@ import Testing
         }
     }
 
-    @Test(.disabled("bug: request ids are not durable; after a coordinator crash or takeover a schedule retried with its requestId is applied again (reply replaced: true, a delivered one-shot is re-armed and fires again, deliveredCount reset)"))
-    func aScheduleRetriedWithItsRequestIDAfterACrashIsNotAppliedTwice() throws {
+    @Test func aScheduleRetriedWithItsRequestIDAfterACrashIsNotAppliedTwice() throws {
         try withLocalCluster(workers: 1, configuration: Durability.fastFailover, coordinatorArguments: ["--store", "store"]) { cluster in
             let client = try ControlClient(endpoint: cluster.controlEndpoint)
             let reminder = try Durability.plainReminder(id: "retried", due: Date())
@@ -245,7 +244,9 @@ import Testing
         }
     }
 
-    @Test func printsRecoveryTimeMemoryAndScheduleThroughput() throws {
+    /// Figures for the closing note, not a check: runs only with CHIME_FIGURES=1 (about a minute).
+    @Test(.enabled(if: ProcessInfo.processInfo.environment["CHIME_FIGURES"] == "1"))
+    func printsRecoveryTimeMemoryAndScheduleThroughput() throws {
         try withLocalCluster(workers: 0, coordinatorArguments: ["--store", "recovery-store"]) { cluster in
             let client = try ControlClient(endpoint: cluster.controlEndpoint, timeout: .seconds(60), retries: 0)
             let started = Date()

@@ -10,8 +10,9 @@ public struct ClientAddress: Hashable, Sendable {
     public init(routing: [Data]) { self.routing = routing }
 }
 
-/// The outcome of a control request, before encoding.
-public enum ControlOutcome: Sendable, Hashable {
+/// The outcome of a control request, before encoding. Codable so that answers to mutating
+/// requests can be journaled with their request id.
+public enum ControlOutcome: Sendable, Hashable, Codable {
     case scheduled(ScheduleResult, warnings: [String])
     case listed(ListResult)
     case cancelled(CancelResult)

@@ -70,6 +70,7 @@ extension CoordinatorState {
         }
         if isMutating, let requestId = request.requestId {
             remember(outcome, for: requestId)
+            directives.append(.append(.answered(requestId: requestId, reply: WireCodec().encode(outcome), at: now)))
         }
         directives.append(.reply(outcome, requestId: request.requestId, to: client))
         return directives

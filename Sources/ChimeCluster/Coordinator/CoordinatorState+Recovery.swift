@@ -40,6 +40,14 @@ public struct CoordinatorSnapshot: Codable, Sendable {
     public var pendingJobs: [ActionJob] = []
     /// Nag re-alerts armed and not yet due.
     public var pendingNags: [Firing] = []
+    /// Answers to recent mutating requests, oldest first: `[requestId, outcome]` pairs.
+    public var answered: [AnsweredRequest] = []
+}
+
+/// One remembered answer, for idempotent retries across restarts.
+public struct AnsweredRequest: Codable, Sendable {
+    public var requestId: String
+    public var outcome: ControlOutcome
 }
 
 extension CoordinatorState {
@@ -101,6 +109,10 @@ extension CoordinatorState {
             _ = switchReminders(ids, enabled, at: at)
         case .acted(let job, _):
             accept(job)
+        case .answered(let requestId, let reply, _):
+            if let outcome = try? WireCodec().decode(ControlOutcome.self, from: reply) {
+                remember(outcome, for: requestId)
+            }
         case .actionFinished(let outcome, _):
             // Its effects were journaled as entries of their own (a snooze's `.scheduled`).
             jobs[outcome.jobId]?.outcome = outcome
@@ -175,7 +187,10 @@ extension CoordinatorState {
             recipients: recipients.values.sorted { $0.id < $1.id },
             ledgers: Dictionary(uniqueKeysWithValues: ledgers.map { ($0.key.rawValue, $0.value) }),
             pendingJobs: jobs.values.filter { $0.outcome == nil }.map(\.job).sorted { $0.jobId < $1.jobId },
-            pendingNags: nagFirings.values.sorted { ($0.dueAt, $0.firingId) < ($1.dueAt, $1.firingId) })
+            pendingNags: nagFirings.values.sorted { ($0.dueAt, $0.firingId) < ($1.dueAt, $1.firingId) },
+            answered: recentRequestOrder.compactMap { id in
+                recentReplies[id].map { AnsweredRequest(requestId: id, outcome: $0) }
+            })
     }
 
     /// Loads a snapshot into an empty state; journal entries after it are then `replay`ed.
@@ -205,6 +220,7 @@ extension CoordinatorState {
         for recipient in snapshot.recipients { recipients[recipient.id] = recipient }
         for (id, ledger) in snapshot.ledgers { ledgers[RecipientID(id)] = ledger }
         for job in snapshot.pendingJobs { accept(job) }
+        for answer in snapshot.answered { remember(answer.outcome, for: answer.requestId) }
         for nag in snapshot.pendingNags {
             nagFirings[nag.firingId] = nag
             nags.schedule(nag.firingId, at: nag.dueAt)
