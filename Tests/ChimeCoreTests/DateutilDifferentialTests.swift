@@ -30,5 +30,8 @@ import Testing
             Issue.record(
                 "seed \(seed) case \(oracleCase.id): \(mismatch)\n  minimized (\(detail)): \(smallest.json)\n  original: \(oracleCase.json)")
         }
+        if failures.count > 5 {
+            Issue.record("seed \(seed): \(failures.count - 5) more mismatches (rerun the oracle with this seed to list them)")
+        }
     }
 }

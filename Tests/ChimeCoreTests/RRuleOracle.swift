@@ -175,8 +175,12 @@ enum RRuleOracle {
         return try output.split(separator: UInt8(ascii: "\n")).map { try decoder.decode(OracleCase.self, from: Data($0)) }
     }
 
+    /// How long one oracle run may take before it is stopped (10,000 rules take about 12 s).
+    static let deadline: TimeInterval = 180
+
     /// Runs `python3 arguments…`, feeding `input`, and returns its standard output.
-    /// - Throws: when it cannot start or exits non-zero (with its standard error).
+    /// - Throws: when it cannot start, exits non-zero (with its standard error), or outlives
+    ///   ``deadline`` (it is then terminated).
     private static func run(_ arguments: [String], input: Data?) throws -> Data {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
@@ -188,6 +192,9 @@ enum RRuleOracle {
         process.standardError = errors
         process.standardInput = input == nil ? FileHandle.nullDevice : feed
         try process.run()
+        let watchdog = DispatchWorkItem { if process.isRunning { process.terminate() } }
+        DispatchQueue.global().asyncAfter(deadline: .now() + deadline, execute: watchdog)
+        defer { watchdog.cancel() }
         if let input {
             feed.fileHandleForWriting.write(input)
             try feed.fileHandleForWriting.close()

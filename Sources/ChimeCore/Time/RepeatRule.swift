@@ -1,7 +1,8 @@
 /// The calendar or clock unit a reminder repeats by.
 ///
 /// `minute` and `hour` repeat on elapsed time (fixed 60 s and 3600 s steps); `day`, `week`,
-/// `month` and `year` repeat on calendar fields (see ``Recurrence``).
+/// `month` and `year` repeat on calendar fields (see ``Recurrence``). Each is the short form
+/// of an RFC 5545 FREQ (see ``RepeatRule/recurrenceRule``).
 public enum RepeatUnit: String, Codable, CaseIterable, Sendable {
     case minute, hour, day, week, month, year
 
@@ -31,19 +32,6 @@ public enum RepeatUnit: String, Codable, CaseIterable, Sendable {
             self = try RepeatUnit(parsing: try container.decode(String.self))
         } catch let error as ValidationError {
             throw DecodingError.dataCorruptedError(in: container, debugDescription: error.message)
-        }
-    }
-
-    /// The unit's nominal length in seconds: exact for minute, hour and (in UTC) day and
-    /// week; the Gregorian average for month (2,629,746 s) and year (31,556,952 s).
-    var nominalSeconds: Double {
-        switch self {
-        case .minute: 60
-        case .hour: 3600
-        case .day: 86_400
-        case .week: 604_800
-        case .month: 2_629_746
-        case .year: 31_556_952
         }
     }
 }
