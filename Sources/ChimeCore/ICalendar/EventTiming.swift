@@ -83,7 +83,8 @@ struct EventTiming {
         excludedInstants = excluded
         addedInstants = []
         guard !isOverride else { return }
-        let rules = component.properties(named: "RRULE")
+        // An empty RRULE (some exporters write `RRULE:` for "no repeat") means no rule.
+        let rules = component.properties(named: "RRULE").filter { !$0.value.trimmingCharacters(in: .whitespaces).isEmpty }
         guard rules.count <= 1 else { throw ImportProblem("more than one RRULE (deprecated by RFC 5545) is not supported") }
         if let text = rules.first?.value {
             do {

@@ -18,7 +18,12 @@ public enum ICalendarParser {
             guard let property = parseContentLine(line) else { continue }
             switch property.name {
             case "BEGIN":
-                stack.append(ICalendarComponent(name: property.value.uppercased()))
+                let name = property.value.uppercased()
+                // Calendar items never nest: a new one closes one left open by a misspelt END.
+                if itemNames.contains(name), let open = stack.last, itemNames.contains(open.name) {
+                    attach(stack.removeLast(), to: &stack, roots: &roots)
+                }
+                stack.append(ICalendarComponent(name: name))
             case "END":
                 let name = property.value.uppercased()
                 guard stack.contains(where: { $0.name == name }) else { continue }
@@ -37,6 +42,8 @@ public enum ICalendarParser {
         }
         return roots
     }
+
+    private static let itemNames: Set<String> = ["VEVENT", "VTODO", "VJOURNAL", "VFREEBUSY"]
 
     /// The logical lines of `text`: split on CRLF, LF or CR, continuation lines joined.
     static func unfoldedLines(_ text: String) -> [String] {
