@@ -1,0 +1,188 @@
+import Foundation
+
+/// What ``CalendarImporter`` needs besides the file.
+public struct CalendarImportOptions: Sendable {
+    /// Who every imported reminder is for.
+    public var recipient: RecipientID
+    /// The zone of floating times and dates when the calendar has no `X-WR-TIMEZONE`.
+    public var defaultZone: String
+    /// Seconds before its start at which an event without VALARM is reminded; `nil`
+    /// imports nothing for such events.
+    public var defaultAlarm: Double?
+    /// Whether to ignore every VALARM and use only ``defaultAlarm`` (the differential
+    /// test's view of plain event starts).
+    public var ignoresCalendarAlarms: Bool
+
+    /// Creates options.
+    public init(
+        recipient: RecipientID, defaultZone: String = "UTC", defaultAlarm: Double? = nil,
+        ignoresCalendarAlarms: Bool = false
+    ) {
+        self.recipient = recipient
+        self.defaultZone = defaultZone
+        self.defaultAlarm = defaultAlarm
+        self.ignoresCalendarAlarms = ignoresCalendarAlarms
+    }
+}
+
+/// A VEVENT or VTODO that was not imported, and why.
+public struct SkippedComponent: Codable, Hashable, Sendable {
+    /// Its UID (empty when it has none).
+    public var uid: String
+    /// Its SUMMARY, if any.
+    public var summary: String?
+    /// One sentence saying why.
+    public var reason: String
+}
+
+/// The outcome of reading a calendar: reminders to schedule and components left out.
+public struct CalendarImport: Sendable {
+    /// One reminder per (UID, RECURRENCE-ID or series, alarm), ids stable across imports.
+    public var reminders: [Reminder]
+    /// Components that could not be imported; the others still are.
+    public var skipped: [SkippedComponent]
+}
+
+/// Turns VEVENT and VTODO alarms of an iCalendar file (RFC 5545) into Chime reminders.
+///
+/// - Each VALARM becomes a reminder whose trigger is the component's start with its RRULE,
+///   RDATEs and EXDATEs; an alarm before the start (`TRIGGER:-PT15M`, `RELATED=END` with a
+///   longer event) is the remind-before offset `before`, one after the start moves the
+///   start instead. An absolute TRIGGER is a one-shot. `REPEAT`+`DURATION` add one
+///   reminder per repetition.
+/// - A RECURRENCE-ID override replaces its occurrence (an EXDATE on the series plus its own
+///   one-shot reminders); a cancelled one (`STATUS:CANCELLED`) only removes it.
+/// - Reminder ids are `ics-` and 16 hex digits of a 64-bit FNV-1a hash of
+///   `UID|RECURRENCE-ID|alarm`, so importing the same file again replaces the same reminders.
+public enum CalendarImporter {
+    /// Reads `text` and builds the reminders.
+    /// - Throws: `ValidationError` `.invalidArgument` when the text is not iCalendar at all;
+    ///   problems of single components are reported in ``CalendarImport/skipped``.
+    public static func makeImport(_ text: String, options: CalendarImportOptions) throws(ValidationError) -> CalendarImport {
+        let roots = try ICalendarParser.parse(text)
+        var calendars = roots.filter { $0.name == "VCALENDAR" }
+        if calendars.isEmpty { calendars = [ICalendarComponent(name: "VCALENDAR", components: roots)] }
+        var result = CalendarImport(reminders: [], skipped: [])
+        for calendar in calendars {
+            let zones = ICalendarZones(calendar: calendar, defaultZone: options.defaultZone)
+            let items = calendar.components.filter { $0.name == "VEVENT" || $0.name == "VTODO" }
+            var order: [String] = []
+            var byUID: [String: [ICalendarComponent]] = [:]
+            for (index, item) in items.enumerated() {
+                let uid = item.property("UID")?.text ?? "no-uid-\(index)"
+                if byUID[uid] == nil { order.append(uid) }
+                byUID[uid, default: []].append(item)
+            }
+            for uid in order {
+                let builder = SeriesBuilder(uid: uid, zones: zones, options: options)
+                builder.importGroup(byUID[uid] ?? [], into: &result)
+            }
+        }
+        return result
+    }
+}
+
+/// Imports the components sharing one UID: the series and its overrides.
+struct SeriesBuilder {
+    var uid: String
+    var zones: ICalendarZones
+    var options: CalendarImportOptions
+
+    func importGroup(_ group: [ICalendarComponent], into result: inout CalendarImport) {
+        var masters: [ICalendarComponent] = []
+        var overrides: [Date: (key: String, component: ICalendarComponent)] = [:]
+        for component in group {
+            guard let recurrenceID = component.property("RECURRENCE-ID") else {
+                masters.append(component)
+                continue
+            }
+            do throws(ImportProblem) {
+                guard let time = try zones.times(of: recurrenceID).first else { throw ImportProblem("empty RECURRENCE-ID") }
+                if recurrenceID.parameter("RANGE")?.uppercased() == "THISANDFUTURE" {
+                    throw ImportProblem("RECURRENCE-ID;RANGE=THISANDFUTURE is not supported")
+                }
+                let instant = time.instant
+                if let existing = overrides[instant], Self.sequence(of: existing.component) > Self.sequence(of: component) {
+                    continue
+                }
+                overrides[instant] = (RFC3339.format(instant), component)
+            } catch {
+                result.skipped.append(skip(component, error.reason))
+            }
+        }
+        // Duplicated series (same UID, no RECURRENCE-ID): the highest SEQUENCE wins, then the last.
+        if let master = masters.max(by: { Self.sequence(of: $0) <= Self.sequence(of: $1) }) {
+            append(master, recurrenceKey: nil, excluded: Array(overrides.keys), into: &result)
+        }
+        for (_, override) in overrides.sorted(by: { $0.key < $1.key }) where !Self.isCancelled(override.component) {
+            append(override.component, recurrenceKey: override.key, excluded: [], into: &result)
+        }
+    }
+
+    private func append(
+        _ component: ICalendarComponent, recurrenceKey: String?, excluded: [Date], into result: inout CalendarImport
+    ) {
+        do throws(ImportProblem) {
+            if recurrenceKey == nil, Self.isCancelled(component) { throw ImportProblem("cancelled (STATUS:CANCELLED)") }
+            let event = try EventTiming(component, zones: zones, isOverride: recurrenceKey != nil, excluded: excluded)
+            var reminders: [Reminder] = []
+            for alarm in try alarms(of: component) {
+                let trigger = try event.trigger(for: alarm.timing)
+                let reminder = Reminder(
+                    id: Self.reminderID(uid: uid, recurrenceKey: recurrenceKey, alarm: alarm.label),
+                    recipient: options.recipient,
+                    content: Content(
+                        title: component.property("SUMMARY")?.text, body: component.property("DESCRIPTION")?.text,
+                        userInfo: ["icsUID": .string(uid)]),
+                    trigger: trigger)
+                do {
+                    _ = try reminder.validate()
+                } catch {
+                    throw ImportProblem("\(error.field.map { "\($0): " } ?? "")\(error.message)")
+                }
+                reminders.append(reminder)
+            }
+            result.reminders += reminders
+        } catch {
+            result.skipped.append(skip(component, error.reason))
+        }
+    }
+
+    /// The alarms of `component` as (label, timing); the default alarm when it has none.
+    private func alarms(of component: ICalendarComponent) throws(ImportProblem) -> [(label: String, timing: AlarmTiming)] {
+        let valarms = options.ignoresCalendarAlarms ? [] : component.components(named: "VALARM")
+        guard !valarms.isEmpty else {
+            return options.defaultAlarm.map { [("default", .relative(seconds: -$0, toEnd: false))] } ?? []
+        }
+        var alarms: [(String, AlarmTiming)] = []
+        for (index, valarm) in valarms.enumerated() {
+            let timings = try AlarmTiming.parse(valarm, zones: zones)
+            for (repetition, timing) in timings.enumerated() {
+                alarms.append((repetition == 0 ? "\(index)" : "\(index).\(repetition)", timing))
+            }
+        }
+        return alarms
+    }
+
+    private func skip(_ component: ICalendarComponent, _ reason: String) -> SkippedComponent {
+        SkippedComponent(uid: component.property("UID")?.text ?? "", summary: component.property("SUMMARY")?.text, reason: reason)
+    }
+
+    static func reminderID(uid: String, recurrenceKey: String?, alarm: String) -> ReminderID {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in "\(uid)|\(recurrenceKey ?? "")|\(alarm)".utf8 {
+            hash ^= UInt64(byte)
+            hash = hash &* 0x0000_0100_0000_01b3
+        }
+        let hex = String(hash, radix: 16)
+        return ReminderID("ics-" + String(repeating: "0", count: 16 - hex.count) + hex)
+    }
+
+    static func sequence(of component: ICalendarComponent) -> Int {
+        component.property("SEQUENCE").flatMap { Int($0.value.trimmingCharacters(in: .whitespaces)) } ?? 0
+    }
+
+    static func isCancelled(_ component: ICalendarComponent) -> Bool {
+        component.property("STATUS")?.value.trimmingCharacters(in: .whitespaces).uppercased() == "CANCELLED"
+    }
+}
