@@ -32,7 +32,8 @@ import Testing
             let client = try ControlClient(endpoint: cluster.controlEndpoint)
             let tomorrow = Date().addingTimeInterval(86_400)
             func schedule(_ indices: Range<Int>) throws -> [Reminder] {
-                // One request per reminder: one journal record each.
+                // One request per reminder: two journal records each (`scheduled`, then the
+                // `answered` record that makes a retry of the request idempotent).
                 try indices.map { index in
                     let reminder = try Durability.normalized(
                         Durability.richReminder(id: "keep-\(index)", index: index, round: 0, due: tomorrow + Double(index)))
@@ -61,7 +62,8 @@ import Testing
             var reminders = try schedule(0..<12)
             #expect(cluster.stop("coordinator") == 0)
             let segment = try StoreFiles.newest(in: journal, suffix: ".log")
-            let last = try #require(try StoreFiles.records(ofSegment: segment).last)
+            // Tear the last request's `scheduled` record; its `answered` record goes with it.
+            let last = try #require(try StoreFiles.records(ofSegment: segment).dropLast().last)
             let tornSize = last.offset + RecordFraming.recordHeaderLength + (last.length - RecordFraming.recordHeaderLength) / 2
             try FileHandle(forWritingTo: URL(fileURLWithPath: segment)).truncate(atOffset: UInt64(tornSize))
             try cluster.restart("coordinator")

@@ -85,6 +85,9 @@ extension CoordinatorService {
         }
         if state.skippedEntries > 0 { details["skippedEntries"] = String(state.skippedEntries) }
         logger.info("recovered", details)
+        // Count the replayed entries toward the next snapshot, so a coordinator that keeps
+        // restarting still snapshots and its journal stays bounded.
+        recordsSinceSnapshot = report.entriesReplayed
         return (.file(store), state)
     }
 

@@ -77,6 +77,9 @@ public final class CoordinatorService {
         guard let (storage, recovered) = try openStorage(tunables: tunables) else { return }
         self.storage = storage
         self.state = recovered
+        if case .file(let store) = storage, recordsSinceSnapshot >= configuration.store.snapshotEveryRecords {
+            try writeSnapshot(to: store)
+        }
         defer {
             if case .file(let store) = self.storage {
                 do { try store.close() } catch { logger.error("closing the store failed", ["error": "\(error)"]) }
