@@ -148,6 +148,9 @@ public struct ChimeConfiguration: Codable, Hashable, Sendable {
     public var client = Client()
     /// How long a socket may keep unsent messages at close, in milliseconds (ZMQ_LINGER).
     public var lingerMilliseconds: Int32 = 1000
+    /// Messages each hop of the event stream (worker PUB, forwarder XSUB/XPUB, subscriber SUB)
+    /// queues before PUB drops: large enough for a burst of 100,000 firings at once.
+    public var eventHighWaterMark: Int32 = 250_000
     /// Reminder files `chime up` loads at start (paths relative to the configuration file).
     public var sampleReminders: [String] = []
 

@@ -91,7 +91,7 @@ public final class CoordinatorService {
         let linger = configuration.lingerMilliseconds
         let forwarder = try EventForwarder(
             context: context, ingest: endpoints.eventsIngest.bind, publish: endpoints.events.bind,
-            lingerMilliseconds: linger)
+            lingerMilliseconds: linger, highWaterMark: configuration.eventHighWaterMark)
         defer { forwarder.stop() }
 
         let control = try Socket(.router, context: context)
@@ -110,6 +110,7 @@ public final class CoordinatorService {
         // The coordinator's own events (badges, finished actions) enter the forwarder in-process.
         let events = try Socket(.publisher, context: context)
         try events.set(.linger(milliseconds: linger))
+        try events.set(.sendHighWaterMark(configuration.eventHighWaterMark))
         try events.connect(to: EventForwarder.inprocIngest)
         let results = try Socket(.pull, context: context)
         try results.set(.linger(milliseconds: linger))

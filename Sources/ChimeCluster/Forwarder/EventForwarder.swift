@@ -18,7 +18,9 @@ public final class EventForwarder: Sendable {
     ///     also bound for publishers inside this process.
     ///   - publish: where subscribers connect (XPUB bind address).
     /// - Throws: `ZeroMQError` when a socket cannot be bound (address in use, bad endpoint).
-    public init(context: Context, ingest: String, publish: String, lingerMilliseconds: Int32) throws {
+    public init(
+        context: Context, ingest: String, publish: String, lingerMilliseconds: Int32, highWaterMark: Int32 = 1000
+    ) throws {
         self.context = context
         self.controlEndpoint = "inproc://chime-forwarder-control-\(UUID().uuidString)"
         let ready = DispatchSemaphore(value: 0)
@@ -32,6 +34,10 @@ public final class EventForwarder: Sendable {
                 let backend = try Socket(.xpublisher, context: context)
                 let control = try Socket(.pair, context: context)
                 for socket in [frontend, backend, control] { try socket.set(.linger(milliseconds: lingerMilliseconds)) }
+                for socket in [frontend, backend] {
+                    try socket.set(.sendHighWaterMark(highWaterMark))
+                    try socket.set(.receiveHighWaterMark(highWaterMark))
+                }
                 try frontend.bind(to: ingest)
                 try frontend.bind(to: EventForwarder.inprocIngest)
                 try backend.bind(to: publish)

@@ -25,11 +25,15 @@ public final class SubscriberClient {
     /// - Parameters:
     ///   - endpoint: the events endpoint to connect to (`tcp://127.0.0.1:7703`).
     ///   - recipient: one recipient's events only; every fire event when `nil`.
-    public init(endpoint: String, recipient: RecipientID?, stop: StopSignal) {
+    ///   - highWaterMark: events queued before ZeroMQ drops (ZMQ_RCVHWM).
+    public init(endpoint: String, recipient: RecipientID?, stop: StopSignal, highWaterMark: Int32 = 250_000) {
         self.endpoint = endpoint
         self.recipient = recipient
         self.stop = stop
+        self.highWaterMark = highWaterMark
     }
+
+    let highWaterMark: Int32
 
     /// Calls `onEvent` for every fire event until the stop signal, with the event's JSON.
     /// - Parameters:
@@ -45,6 +49,7 @@ public final class SubscriberClient {
         let socket = try Socket(.subscriber, context: context)
         defer { socket.close() }
         try socket.set(.linger(milliseconds: 0))
+        try socket.set(.receiveHighWaterMark(highWaterMark))
         let topic = recipient.map { Topic.fire($0) } ?? Topic.firePrefix
         try socket.set(.subscribe(Data(topic.utf8)))
         try socket.connect(to: endpoint)

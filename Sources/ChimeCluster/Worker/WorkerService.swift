@@ -52,6 +52,7 @@ public final class WorkerService {
         try results.connect(to: endpoints.results.connect)
         let events = try Socket(.publisher, context: context)
         try events.set(.linger(milliseconds: linger))
+        try events.set(.sendHighWaterMark(configuration.eventHighWaterMark))
         try events.connect(to: endpoints.eventsIngest.connect)
         defer {
             incoming.close()

@@ -31,7 +31,8 @@ enum SubscribeCommand: Command {
         var received = 0
         let client = SubscriberClient(
             endpoint: configuration.endpoints.events.connect,
-            recipient: arguments.value("recipient").map { RecipientID($0) }, stop: stop)
+            recipient: arguments.value("recipient").map { RecipientID($0) }, stop: stop,
+            highWaterMark: configuration.eventHighWaterMark)
         var catchUp: (client: ControlClient, since: UInt64)?
         if let since = arguments.value("since") {
             guard let seq = UInt64(since) else { throw UsageError("--since must be a sequence number, not '\(since)'") }
