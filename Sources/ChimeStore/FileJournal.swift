@@ -97,15 +97,18 @@ public final class FileJournal: Journal {
     ///   payload is over 16 MiB; `.closed`; `.io` after an earlier failure.
     public func append(_ entries: [JournalEntry]) throws {
         try checkUsable()
-        let payloads = try entries.map { entry in
+        let payloads = try entries.map { entry -> (encoding: UInt8, bytes: Data) in
+            if let compact = CompactEntryEncoding.encode(entry) {
+                return (CompactEntryEncoding.encoding, Data(compact))
+            }
             let payload = try codec.encode(entry)
             guard payload.count <= RecordFraming.maximumPayloadLength else {
                 throw JournalError(
                     .invalidEntry, message: "journal entry of \(payload.count) bytes is over the 16 MiB limit")
             }
-            return payload
+            return (RecordFraming.jsonEntryEncoding, payload)
         }
-        for payload in payloads {
+        for (encoding, payload) in payloads {
             let recordLength = RecordFraming.recordHeaderLength + payload.count
             if projectedTailSize + recordLength > segmentSize && projectedTailSize > RecordFraming.segmentHeaderLength {
                 let header = RecordFraming.makeSegmentHeader(firstSequence: nextSequence)
@@ -114,7 +117,8 @@ public final class FileJournal: Journal {
             }
             if pending.isEmpty { pending.append(PendingWrite(newSegmentFirstSequence: nil, bytes: [])) }
             payload.withUnsafeBytes {
-                RecordFraming.appendRecord(sequence: nextSequence, payload: $0, to: &pending[pending.count - 1].bytes)
+                RecordFraming.appendRecord(
+                    sequence: nextSequence, encoding: encoding, payload: $0, to: &pending[pending.count - 1].bytes)
             }
             projectedTailSize += recordLength
             nextSequence += 1

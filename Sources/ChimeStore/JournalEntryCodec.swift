@@ -18,6 +18,14 @@ struct JournalEntryCodec {
     /// - Throws: `.unknownEntryKind` for an encoding byte or a JSON kind this version does
     ///   not know; `.undecodableEntry` for a known kind that does not decode.
     func decode(_ record: RecordReader.Record, path: String) throws -> JournalEntry {
+        if record.encoding == CompactEntryEncoding.encoding {
+            guard let entry = CompactEntryEncoding.decode(record.payload) else {
+                throw JournalError(
+                    .undecodableEntry, path: path, offset: UInt64(record.offset),
+                    message: "record \(record.sequence) holds a compact entry that does not decode")
+            }
+            return entry
+        }
         guard record.encoding == RecordFraming.jsonEntryEncoding else {
             throw JournalError(
                 .unknownEntryKind, path: path, offset: UInt64(record.offset),

@@ -1,0 +1,114 @@
+import ChimeCore
+import Foundation
+
+/// A compact binary form for the journal's hot entries — one per firing dispatched and one
+/// per firing acknowledged — which JSON would make the most expensive part of a burst.
+///
+/// Record encoding byte 2. Payload: a kind byte, then the fields in order; strings are a u32
+/// little-endian byte count and UTF-8 bytes, instants are f64 little-endian seconds since
+/// 2001-01-01T00:00:00Z (Foundation's reference date, so they round-trip exactly), integers
+/// are little-endian.
+/// - kind 1, `dispatched`: firingId, reminderId, dueAt, attempt (i64), seq (u64), at.
+/// - kind 2, `acknowledged`: firingId, seq (u64), worker, firedAt.
+enum CompactEntryEncoding {
+    static let encoding: UInt8 = 2
+    static let dispatchedKind: UInt8 = 1
+    static let acknowledgedKind: UInt8 = 2
+
+    /// The compact payload of `entry`, or `nil` for kinds that stay JSON.
+    static func encode(_ entry: JournalEntry) -> [UInt8]? {
+        var bytes: [UInt8] = []
+        switch entry {
+        case .dispatched(let firingId, let reminder, let dueAt, let attempt, let seq, let at):
+            bytes.reserveCapacity(64 + firingId.rawValue.utf8.count + reminder.rawValue.utf8.count)
+            bytes.append(dispatchedKind)
+            append(firingId.rawValue, to: &bytes)
+            append(reminder.rawValue, to: &bytes)
+            append(dueAt.timeIntervalSinceReferenceDate.bitPattern, to: &bytes)
+            append(UInt64(bitPattern: Int64(attempt)), to: &bytes)
+            append(seq, to: &bytes)
+            append(at.timeIntervalSinceReferenceDate.bitPattern, to: &bytes)
+        case .acknowledged(let firingId, let seq, let worker, let firedAt):
+            bytes.reserveCapacity(32 + firingId.rawValue.utf8.count + worker.rawValue.utf8.count)
+            bytes.append(acknowledgedKind)
+            append(firingId.rawValue, to: &bytes)
+            append(seq, to: &bytes)
+            append(worker.rawValue, to: &bytes)
+            append(firedAt.timeIntervalSinceReferenceDate.bitPattern, to: &bytes)
+        default:
+            return nil
+        }
+        return bytes
+    }
+
+    /// Decodes a compact payload; `nil` when it is malformed or of an unknown kind.
+    static func decode(_ payload: ArraySlice<UInt8>) -> JournalEntry? {
+        var reader = Reader(bytes: payload)
+        switch reader.byte() {
+        case dispatchedKind:
+            guard let firingId = reader.string(), let reminder = reader.string(), let dueAt = reader.u64(),
+                let attempt = reader.u64(), let seq = reader.u64(), let at = reader.u64(), reader.isAtEnd
+            else { return nil }
+            return .dispatched(
+                FiringID(firingId), reminder: ReminderID(reminder), dueAt: date(dueAt),
+                attempt: Int(Int64(bitPattern: attempt)), seq: seq, at: date(at))
+        case acknowledgedKind:
+            guard let firingId = reader.string(), let seq = reader.u64(), let worker = reader.string(),
+                let firedAt = reader.u64(), reader.isAtEnd
+            else { return nil }
+            return .acknowledged(FiringID(firingId), seq: seq, worker: WorkerID(worker), firedAt: date(firedAt))
+        default:
+            return nil
+        }
+    }
+
+    private static func date(_ bits: UInt64) -> Date {
+        Date(timeIntervalSinceReferenceDate: Double(bitPattern: bits))
+    }
+
+    private static func append(_ value: UInt64, to bytes: inout [UInt8]) {
+        withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) }
+    }
+
+    private static func append(_ text: String, to bytes: inout [UInt8]) {
+        let utf8 = text.utf8
+        withUnsafeBytes(of: UInt32(utf8.count).littleEndian) { bytes.append(contentsOf: $0) }
+        bytes.append(contentsOf: utf8)
+    }
+
+    private struct Reader {
+        let bytes: ArraySlice<UInt8>
+        var index: Int
+
+        init(bytes: ArraySlice<UInt8>) {
+            self.bytes = bytes
+            self.index = bytes.startIndex
+        }
+
+        var isAtEnd: Bool { index == bytes.endIndex }
+
+        mutating func byte() -> UInt8? {
+            guard index < bytes.endIndex else { return nil }
+            defer { index += 1 }
+            return bytes[index]
+        }
+
+        mutating func u64() -> UInt64? {
+            guard bytes.endIndex - index >= 8 else { return nil }
+            var value: UInt64 = 0
+            for offset in 0..<8 { value |= UInt64(bytes[index + offset]) << (8 * UInt64(offset)) }
+            index += 8
+            return value
+        }
+
+        mutating func string() -> String? {
+            guard bytes.endIndex - index >= 4 else { return nil }
+            var count = 0
+            for offset in 0..<4 { count |= Int(bytes[index + offset]) << (8 * offset) }
+            index += 4
+            guard bytes.endIndex - index >= count else { return nil }
+            defer { index += count }
+            return String(decoding: bytes[index..<index + count], as: UTF8.self)
+        }
+    }
+}
