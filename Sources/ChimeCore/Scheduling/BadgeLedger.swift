@@ -89,6 +89,8 @@ public struct BadgeLedger: Hashable, Sendable {
     public private(set) var badge: Int
     /// The delivered list, oldest first, so delivery appends.
     private var deliveredOldestFirst: [DeliveredFiring]
+    /// The ids in the list, so the common case (a new firing, not listed) costs O(1).
+    private var listedIDs: Set<FiringID> = []
     /// The most entries the delivered list keeps; the oldest go first.
     public let deliveredLimit: Int
 
@@ -102,6 +104,7 @@ public struct BadgeLedger: Hashable, Sendable {
         self.badge = max(badge, 0)
         self.deliveredLimit = deliveredLimit
         self.deliveredOldestFirst = Array(delivered.prefix(deliveredLimit).reversed())
+        self.listedIDs = Set(deliveredOldestFirst.map(\.firingId))
     }
 
     /// The delivered, not yet handled firings, newest first.
@@ -125,9 +128,11 @@ public struct BadgeLedger: Hashable, Sendable {
             firingId: firing.firingId, reminderId: firing.reminderId, dueAt: firing.dueAt, firedAt: firedAt,
             title: firing.content.title, countsTowardBadge: change == .increment)
         deliveredOldestFirst.append(entry)
+        listedIDs.insert(entry.firingId)
         var newBadge = change?.applied(to: badge) ?? badge
         if deliveredOldestFirst.count > deliveredLimit {
             let dropped = deliveredOldestFirst.removeFirst()
+            listedIDs.remove(dropped.firingId)
             if dropped.countsTowardBadge { newBadge = max(newBadge - 1, 0) }
         }
         return update(to: newBadge)
@@ -138,7 +143,7 @@ public struct BadgeLedger: Hashable, Sendable {
     @discardableResult
     public mutating func onHandled(_ firingId: FiringID) -> BadgeUpdate {
         guard let position = index(of: firingId) else { return unchanged }
-        deliveredOldestFirst.remove(at: position)
+        listedIDs.remove(deliveredOldestFirst.remove(at: position).firingId)
         return update(to: max(badge - 1, 0))
     }
 
@@ -148,6 +153,7 @@ public struct BadgeLedger: Hashable, Sendable {
     public mutating func setBadge(_ number: Int) -> BadgeUpdate {
         guard number > 0 else {
             deliveredOldestFirst.removeAll()
+            listedIDs.removeAll()
             return update(to: 0)
         }
         return update(to: number)
@@ -159,6 +165,7 @@ public struct BadgeLedger: Hashable, Sendable {
     public mutating func removeDelivered(_ firingId: FiringID) -> BadgeUpdate {
         guard let position = index(of: firingId) else { return unchanged }
         let removed = deliveredOldestFirst.remove(at: position)
+        listedIDs.remove(removed.firingId)
         return update(to: removed.countsTowardBadge ? max(badge - 1, 0) : badge)
     }
 
@@ -171,6 +178,7 @@ public struct BadgeLedger: Hashable, Sendable {
 
     private func index(of firingId: FiringID) -> Int? {
         let listed = firingId.nagBase
+        guard listedIDs.contains(listed) else { return nil }
         return deliveredOldestFirst.lastIndex { $0.firingId == listed }
     }
 }
