@@ -8,6 +8,9 @@ import Foundation
 public struct WireCodec {
     private let encoder: JSONEncoder
     private let decoder: JSONDecoder
+    /// Plain coders for `userInfo` inside binary frames (no dates there).
+    let plainEncoder = JSONEncoder()
+    let plainDecoder = JSONDecoder()
 
     public init() {
         encoder = JSONEncoder()

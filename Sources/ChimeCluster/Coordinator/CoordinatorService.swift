@@ -221,12 +221,8 @@ public final class CoordinatorService {
     func readResults(_ results: Socket, into directives: inout [CoordinatorDirective]) throws {
         for _ in 0..<1000 {
             guard let frames = try results.receiveMessage(dontWait: true) else { return }
-            guard frames.count == 1 else {
-                logger.warning("dropped worker message", ["reason": "expected 1 frame, got \(frames.count)"])
-                continue
-            }
             do {
-                let message = try codec.decode(WorkerMessage.self, from: frames[0])
+                let message = try codec.decodeWorkerMessage(frames)
                 directives += state.onWorkerMessage(message, at: Date())
             } catch {
                 logger.warning("dropped worker message", ["code": error.code.rawValue, "reason": error.message])
@@ -336,7 +332,7 @@ public final class CoordinatorService {
     /// Hands a batch to one worker; a worker that is gone or full gets it back into the line.
     func send(_ batch: DispatchBatch, to worker: WorkerID, on dispatch: Socket) {
         do {
-            if try dispatch.send([Data(worker.rawValue.utf8), codec.encode(batch)], dontWait: true) { return }
+            if try dispatch.send([Data(worker.rawValue.utf8)] + codec.encodeFrames(batch), dontWait: true) { return }
             logger.warning("worker queue full; firings wait", ["worker": worker.rawValue, "firings": String(batch.firings.count)])
         } catch let error as ZeroMQError where error.code == .hostUnreachable {
             logger.warning("worker not connected; firings wait", ["worker": worker.rawValue])

@@ -77,7 +77,7 @@ public final class WorkerService {
                 for directive in state.onTick(now: Date()) {
                     switch directive {
                     case .report(let message):
-                        if try !results.send([codec.encode(message)], dontWait: true) {
+                        if try !results.send(codec.encodeFrames(message), dontWait: true) {
                             state.onReportNotSent(message)
                         }
                     case .announce(let message):
@@ -95,13 +95,9 @@ public final class WorkerService {
     }
 
     func deliver(_ frames: [Data], events: Socket) throws {
-        guard frames.count == 1 else {
-            logger.warning("dropped dispatch message", ["reason": "expected 1 frame, got \(frames.count)"])
-            return
-        }
         let batch: DispatchBatch
         do {
-            batch = try codec.decode(DispatchBatch.self, from: frames[0])
+            batch = try codec.decodeDispatch(frames)
         } catch {
             logger.warning("dropped dispatch message", ["code": error.code.rawValue, "reason": error.message])
             return
