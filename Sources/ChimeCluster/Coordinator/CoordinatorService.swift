@@ -265,7 +265,12 @@ public final class CoordinatorService {
                 try store.append(entries)
                 try store.sync()
                 recordsSinceSnapshot += entries.count
-                if recordsSinceSnapshot >= configuration.store.snapshotEveryRecords {
+                // A snapshot pauses the loop (it encodes the whole schedule), so it waits for a
+                // turn with no firing waiting or in flight, unless the journal has grown 4× past
+                // the threshold.
+                let isQuiet = state.waitingCount == 0 && state.inFlightCount == 0
+                let threshold = configuration.store.snapshotEveryRecords
+                if recordsSinceSnapshot >= threshold && (isQuiet || recordsSinceSnapshot >= 4 * threshold) {
                     try writeSnapshot(to: store)
                 }
             }
