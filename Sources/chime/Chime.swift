@@ -12,7 +12,7 @@ protocol Command: Sendable {
 
 let commands: [any Command.Type] = [
     UpCommand.self, CoordinatorCommand.self, WorkerCommand.self, ScheduleCommand.self, ListCommand.self,
-    CancelCommand.self, SubscribeCommand.self, ControlCommand.self,
+    CancelCommand.self, SubscribeCommand.self, ControlCommand.self, BenchCommand.self,
 ]
 
 func mainHelp() -> String {
