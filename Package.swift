@@ -29,6 +29,10 @@ let package = Package(
             name: "ChimeTestSupport",
             dependencies: ["ChimeCore", "ChimeRuntime", "ChimeCluster", "ChimeWire", "ZeroMQ"]
         ),
+        .target(
+            name: "ChimeBench",
+            dependencies: ["ChimeCluster", "ChimeCore", "ChimeWire", "ChimeRuntime", "ZeroMQ"]
+        ),
         .executableTarget(
             name: "StoreBenchmark",
             dependencies: ["ChimeStore", "ChimeCore"],
@@ -36,12 +40,13 @@ let package = Package(
         ),
         .executableTarget(
             name: "chime",
-            dependencies: ["ChimeCluster", "ChimeCore", "ChimeWire", "ChimeRuntime", "ZeroMQ"]
+            dependencies: ["ChimeBench", "ChimeCluster", "ChimeCore", "ChimeWire", "ChimeRuntime", "ZeroMQ"]
         ),
         .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ", "ChimeTestSupport"]),
         .testTarget(name: "ChimeCoreTests", dependencies: ["ChimeCore", "ChimeTestSupport"]),
         .testTarget(name: "ChimeWireTests", dependencies: ["ChimeWire", "ChimeCore"]),
         .testTarget(name: "ChimeRuntimeTests", dependencies: ["ChimeRuntime"]),
+        .testTarget(name: "ChimeBenchTests", dependencies: ["ChimeBench"]),
         .testTarget(
             name: "ChimeStoreTests",
             dependencies: ["ChimeStore", "ChimeCore", "ChimeTestSupport"]

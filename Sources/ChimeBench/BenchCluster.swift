@@ -1,0 +1,195 @@
+import ChimeCluster
+import ChimeWire
+import Foundation
+
+/// A Chime cluster for one benchmark run: the `chime` binary started as a coordinator (file
+/// store in a temporary directory) and N workers on five free loopback ports. Every child
+/// is stopped by its own pid: SIGTERM, then SIGKILL after a grace period.
+///
+/// Children log at `warning` into files in the run's directory, which is removed at the
+/// end unless `keepsDirectory` is set.
+public final class BenchCluster {
+    /// The run's temporary directory (store, logs, plan and records files).
+    public let directory: URL
+    /// The first of the five loopback ports.
+    public let portBase: Int
+    /// Whether to keep `directory` when the cluster is released.
+    public var keepsDirectory = false
+    let binary: URL
+    let workerCount: Int
+    let fsync: String
+    let sampler: RSSSampler
+    private var coordinator: Process?
+    private var workers: [Process] = []
+    private var starts = 0
+
+    /// Picks free ports, makes the directory and writes the configuration; starts nothing.
+    /// - Parameters:
+    ///   - binary: the `chime` executable.
+    ///   - configuration: JSON merged over the built-in defaults by the children (`{}` for none).
+    ///   - sampler: told the pids of every child started.
+    /// - Throws: `BenchError` when no free ports are found; file-system errors.
+    public init(binary: URL, workers: Int, fsync: String, configuration: Data, sampler: RSSSampler) throws {
+        self.binary = binary
+        self.workerCount = workers
+        self.fsync = fsync
+        self.sampler = sampler
+        directory = FileManager.default.temporaryDirectory
+            .appendingPathComponent("chime-bench-\(getpid())-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        portBase = try LoopbackPorts.freeBase(count: 5)
+        try configuration.write(to: directory.appendingPathComponent("chime.json"))
+    }
+
+    deinit {
+        stop()
+        if !keepsDirectory { try? FileManager.default.removeItem(at: directory) }
+    }
+
+    /// The control endpoint clients connect to.
+    public var controlEndpoint: String { "tcp://127.0.0.1:\(portBase)" }
+    /// The events endpoint subscribers connect to.
+    public var eventsEndpoint: String { "tcp://127.0.0.1:\(portBase + 3)" }
+    /// The coordinator's store directory.
+    public var storeDirectory: URL { directory.appendingPathComponent("store") }
+    /// The live coordinator's pid.
+    public var coordinatorPID: Int32? { coordinator.flatMap { $0.isRunning ? $0.processIdentifier : nil } }
+
+    var commonArguments: [String] {
+        ["--config", directory.appendingPathComponent("chime.json").path, "--port-base", String(portBase),
+         "--log-level", "warning"]
+    }
+
+    /// Starts the coordinator (on the same store at every start).
+    public func startCoordinator() throws {
+        let process = try spawn(
+            "coordinator",
+            ["coordinator", "--store", storeDirectory.path, "--fsync", fsync] + commonArguments)
+        coordinator = process
+        sampler.setCoordinator([process.processIdentifier])
+    }
+
+    /// Starts the workers, `worker-1` … `worker-N` (the same ids at every start).
+    public func startWorkers() throws {
+        workers = try (1...workerCount).map { index in
+            try spawn("worker-\(index)", ["worker", "--id", "worker-\(index)"] + commonArguments)
+        }
+        sampler.setWorkers(workers.map(\.processIdentifier))
+    }
+
+    /// Polls `ping` (a fresh 50 ms attempt at a time) until the coordinator answers.
+    /// - Returns: when it answered, epoch seconds.
+    /// - Throws: `BenchError` when it does not answer within `timeout` seconds or exits.
+    public func waitUntilAnswering(timeout: Double) throws -> Double {
+        let client = try ControlClient(endpoint: controlEndpoint, timeout: .milliseconds(50), retries: 0)
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            if (try? client.send(ControlRequest(command: .ping), expecting: PongResult.self)) != nil {
+                return Date().timeIntervalSince1970
+            }
+            try checkAlive()
+        }
+        throw BenchError("the coordinator did not answer ping within \(timeout) s\n\(logTail())")
+    }
+
+    /// Waits until every worker is alive in the coordinator's `workers` view.
+    /// - Throws: `BenchError` after `timeout` seconds or when a child exits.
+    public func waitForWorkers(timeout: Double) throws {
+        let client = try ControlClient(endpoint: controlEndpoint, timeout: .milliseconds(500), retries: 0)
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            let reply = try? client.send(ControlRequest(command: .workers), expecting: WorkersResult.self)
+            if (reply?.result?.workers.filter(\.alive).count ?? 0) >= workerCount { return }
+            try checkAlive()
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        throw BenchError("\(workerCount) workers were not alive within \(timeout) s\n\(logTail())")
+    }
+
+    /// SIGKILL to the coordinator and every worker, each by pid, back to back; waits for them.
+    /// - Returns: when the first signal was sent, epoch seconds.
+    public func killAll() -> Double {
+        let killedAt = Date().timeIntervalSince1970
+        let children = [coordinator].compactMap { $0 } + workers
+        for child in children where child.isRunning { kill(child.processIdentifier, SIGKILL) }
+        for child in children { child.waitUntilExit() }
+        return killedAt
+    }
+
+    /// SIGTERM to the coordinator, SIGKILL after `grace` seconds.
+    /// - Returns: whether it exited within the grace period.
+    @discardableResult
+    public func stopCoordinator(grace: Double = 30) -> Bool {
+        guard let coordinator else { return true }
+        return Self.terminate([coordinator], grace: grace)
+    }
+
+    /// Stops every child: SIGTERM, then SIGKILL after 5 s.
+    public func stop() {
+        Self.terminate([coordinator].compactMap { $0 } + workers, grace: 5)
+    }
+
+    /// SIGTERM to each running process, SIGKILL to those left after `grace` seconds.
+    /// - Returns: whether all exited within the grace period.
+    @discardableResult
+    static func terminate(_ processes: [Process], grace: Double) -> Bool {
+        for process in processes where process.isRunning { kill(process.processIdentifier, SIGTERM) }
+        let deadline = Date().addingTimeInterval(grace)
+        while Date() < deadline && processes.contains(where: \.isRunning) { Thread.sleep(forTimeInterval: 0.01) }
+        let stragglers = processes.filter(\.isRunning)
+        for process in stragglers {
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
+        return stragglers.isEmpty
+    }
+
+    /// Bytes of every file under the store directory.
+    public func storeBytes() -> Int {
+        guard let files = FileManager.default.enumerator(at: storeDirectory, includingPropertiesForKeys: [.fileSizeKey])
+        else { return 0 }
+        var total = 0
+        for case let url as URL in files {
+            total += (try? url.resourceValues(forKeys: [.fileSizeKey]).fileSize) ?? 0
+        }
+        return total
+    }
+
+    /// Throws when a child has exited.
+    func checkAlive() throws {
+        for child in [coordinator].compactMap({ $0 }) + workers where !child.isRunning {
+            throw BenchError("child \(child.processIdentifier) exited with status \(child.terminationStatus)\n\(logTail())")
+        }
+    }
+
+    /// The last lines of every child's log.
+    public func logTail(lines: Int = 20) -> String {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
+        return names.filter { $0.hasSuffix(".log") }.sorted().map { name in
+            let text = (try? String(contentsOf: directory.appendingPathComponent(name), encoding: .utf8)) ?? ""
+            let tail = text.split(separator: "\n").suffix(lines).joined(separator: "\n")
+            return "== \(name)\n\(tail)"
+        }.joined(separator: "\n")
+    }
+
+    private func spawn(_ name: String, _ arguments: [String]) throws -> Process {
+        starts += 1
+        let process = Process()
+        process.executableURL = binary
+        process.arguments = arguments
+        process.currentDirectoryURL = directory
+        let log = directory.appendingPathComponent("\(name)-\(starts).log")
+        _ = FileManager.default.createFile(atPath: log.path, contents: nil)
+        let handle = try FileHandle(forWritingTo: log)
+        process.standardOutput = handle
+        process.standardError = handle
+        try process.run()
+        return process
+    }
+}
+
+/// A benchmark that could not run as planned (a child died, a timeout, a bad reply).
+public struct BenchError: Error, CustomStringConvertible {
+    public var description: String
+    public init(_ description: String) { self.description = description }
+}

@@ -1,0 +1,223 @@
+import ChimeCluster
+import ChimeCore
+import ChimeRuntime
+import ChimeWire
+import Foundation
+
+/// Runs a workload on fresh local clusters and reports WORKLOADS.md's metrics, one
+/// ``BenchReport`` per run. Every wait is bounded; every child is stopped by its pid.
+public final class BenchRunner {
+    let settings: BenchSettings
+    let binary: URL
+    let stop: StopSignal
+    /// Progress lines go here (standard error in the CLI), never to the JSON output.
+    let note: (String) -> Void
+
+    /// - Parameters:
+    ///   - binary: the `chime` executable to start as coordinator and workers.
+    ///   - stop: ends waits early (Ctrl-C); the run then throws.
+    public init(settings: BenchSettings, binary: URL, stop: StopSignal, note: @escaping (String) -> Void) {
+        self.settings = settings
+        self.binary = binary
+        self.stop = stop
+        self.note = note
+    }
+
+    /// Runs `settings.runs` runs, calling `onReport` after each.
+    /// - Throws: `BenchError` when a cluster cannot start or a wait times out.
+    public func runAll(onReport: (BenchReport) -> Void) throws -> [BenchReport] {
+        var reports: [BenchReport] = []
+        for run in 1...settings.runs {
+            var report = settings.workload.fires ? try runFiring() : try runIngest()
+            report.run = run
+            onReport(report)
+            reports.append(report)
+        }
+        return reports
+    }
+
+    /// Starts a cluster and waits until the coordinator answers and every worker is alive.
+    func startCluster(sampler: RSSSampler) throws -> BenchCluster {
+        let cluster = try BenchCluster(
+            binary: binary, workers: settings.workers, fsync: settings.fsync,
+            configuration: settings.configuration, sampler: sampler)
+        cluster.keepsDirectory = settings.keepsDirectory
+        if settings.keepsDirectory { note("run directory: \(cluster.directory.path)") }
+        try cluster.startCoordinator()
+        _ = try cluster.waitUntilAnswering(timeout: 30)
+        try cluster.startWorkers()
+        try cluster.waitForWorkers(timeout: 30)
+        return cluster
+    }
+
+    /// W1, W2, W3: ingest the plan, (W3: kill and restart), observe the subscriber's records.
+    func runFiring() throws -> BenchReport {
+        var report = BenchReport(settings: settings)
+        let sampler = RSSSampler()
+        defer { sampler.stop() }
+        let cluster = try startCluster(sampler: sampler)
+        defer { cluster.stop() }
+        let recordsPath = cluster.directory.appendingPathComponent("records.txt").path
+        let subscriber = try BenchSubscriber(
+            endpoint: cluster.eventsEndpoint, recordsPath: recordsPath, count: settings.count,
+            mode: settings.subscriber)
+        defer { subscriber.stop() }
+        let probes = try warmUp(cluster, subscriber)
+
+        let plan = WorkloadPlan(
+            workload: settings.workload, count: settings.count, plannedAt: Date().timeIntervalSince1970,
+            lead: settings.effectiveLead)
+        try plan.planFileContents().write(to: cluster.directory.appendingPathComponent("plan.txt"))
+        report.expectedIngestRate = settings.workload == .w3 ? nil : settings.defaultExpectedIngestRate
+        report.leadSeconds = plan.lead
+        note("\(settings.workload.rawValue): N=\(plan.count), T in \(String(format: "%.1f", plan.lead)) s; ingesting")
+        try ingest(plan, cluster: cluster, into: &report)
+        let ingestEnd = Date().timeIntervalSince1970
+        report.ingestEndsBeforeTSeconds = plan.fireAt - ingestEnd
+        if plan.fireAt - ingestEnd < settings.workload.requiredIngestMargin {
+            report.invalidate(
+                String(format: "ingestion ended %.3f s before T; WORKLOADS.md needs %.0f s", plan.fireAt - ingestEnd,
+                       settings.workload.requiredIngestMargin))
+        }
+
+        var killedAt: Double?
+        var readyAt: Double?
+        if settings.workload == .w3 {
+            try sleep(until: plan.fireAt - 5)
+            killedAt = cluster.killAll()
+            note("W3: killed coordinator and workers at T-\(String(format: "%.3f", plan.fireAt - killedAt!)) s")
+            try sleep(until: plan.fireAt + 5)
+            let restartedAt = Date().timeIntervalSince1970
+            try cluster.startCoordinator()
+            try cluster.startWorkers()
+            readyAt = try cluster.waitUntilAnswering(timeout: 120)
+            report.restartToReadySeconds = readyAt! - restartedAt
+            note("W3: restarted at T+\(String(format: "%.3f", restartedAt - plan.fireAt)) s, ready after \(String(format: "%.3f", readyAt! - restartedAt)) s")
+        }
+
+        var rule = ObservationRule(count: plan.count, fireAt: plan.fireAt, lastDue: plan.lastDue)
+        rule.quiet = settings.quietSeconds
+        rule.waitsForRestart = settings.workload == .w3
+        report.quietSeconds = settings.quietSeconds
+        report.observationEnd = try observe(subscriber.progress, rule: rule, restartedAt: readyAt)
+        subscriber.stop()
+        addCoordinatorView(cluster, probes: probes, to: &report)
+        cluster.stop()
+        addPeaks(sampler.stop(), to: &report)
+
+        let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: recordsPath)))
+        let (lines, malformed) = RecordLine.parseAll(bytes)
+        if malformed > 0 { report.invalidate("\(malformed) malformed lines in the records file") }
+        let metrics = RunMetrics(
+            dues: plan.dues, records: lines.map { ($0.id, $0.actual) }, fireAt: plan.fireAt, killedAt: killedAt)
+        report.apply(metrics)
+        if settings.workload == .w2 {
+            // T→last fire and drain rate are burst figures (W1, W3).
+            report.tToLastFireSeconds = nil
+            report.drainRate = nil
+        }
+        if let readyAt, let last = metrics.lastActual { report.readyToLastFireSeconds = last - readyAt }
+        return report
+    }
+
+    /// Schedules the plan and fills the ingest figures.
+    func ingest(_ plan: WorkloadPlan, cluster: BenchCluster, into report: inout BenchReport) throws {
+        let body = settings.workload == .w4 ? Self.hundredByteBody : nil
+        let shape = Ingestor.ReminderShape(
+            recipient: { id in body == nil ? "bench" : "user-\(id % 1000)" },
+            content: { _ in body.map { #"{"body":"\#($0)"}"# } ?? "{}" })
+        let ingestor = try Ingestor(endpoint: cluster.controlEndpoint)
+        let (seconds, requests) = try ingestor.schedule(
+            dues: plan.dues, shape: shape, batch: settings.batch, pipeline: settings.pipeline)
+        report.ingestSeconds = seconds
+        report.ingestRate = Double(plan.count) / seconds
+        report.ingestRequests = requests
+        note(String(format: "ingested %d in %.3f s (%.0f/s, %d requests)", plan.count, seconds, Double(plan.count) / seconds, requests))
+    }
+
+    /// The 100-byte body of W4's reminders.
+    static let hundredByteBody = String(repeating: "Chime benchmark body. ", count: 5).prefix(100).description
+
+    /// Warm-up: one probe reminder per worker, due at once, must reach the subscriber (the
+    /// subscription has then travelled through the forwarder to the publishers); 1 s more.
+    /// - Returns: how many probes were scheduled.
+    @discardableResult
+    func warmUp(_ cluster: BenchCluster, _ subscriber: BenchSubscriber) throws -> Int {
+        let client = try ControlClient(endpoint: cluster.controlEndpoint, timeout: .seconds(5), retries: 0)
+        let deadline = Date().addingTimeInterval(15)
+        var sent = 0
+        while subscriber.progress.probes < settings.workers && Date() < deadline {
+            let at = RFC3339.format(Date())
+            let probe = """
+                {"op":"schedule","reminder":{"id":"warmup-\(sent)","recipient":"bench-warmup","trigger":{"at":"\(at)"}}}
+                """
+            _ = try client.exchange(Data(probe.utf8))
+            sent += 1
+            try sleep(until: Date().timeIntervalSince1970 + 0.2)
+        }
+        if subscriber.progress.probes == 0 { throw BenchError("no warm-up probe reached the subscriber in 15 s\n\(cluster.logTail())") }
+        try sleep(until: Date().timeIntervalSince1970 + 1)
+        return sent
+    }
+
+    /// Polls the subscriber's progress every 10 ms until the rule says stop.
+    func observe(_ progress: ObservationProgress, rule: ObservationRule, restartedAt: Double?) throws
+        -> ObservationRule.Reason
+    {
+        while true {
+            let now = Date().timeIntervalSince1970
+            if let reason = rule.endReason(
+                now: now, allSeenAt: progress.allSeenAt, lastRecordAt: progress.lastRecordAt, restartedAt: restartedAt)
+            {
+                return reason
+            }
+            if stop.isStopRequested { throw BenchError("interrupted") }
+            Thread.sleep(forTimeInterval: 0.01)
+        }
+    }
+
+    /// Sleeps until `instant` (epoch seconds) in steps of at most 50 ms, so Ctrl-C is seen.
+    func sleep(until instant: Double) throws {
+        while true {
+            let left = instant - Date().timeIntervalSince1970
+            if left <= 0 { return }
+            if stop.isStopRequested { throw BenchError("interrupted") }
+            Thread.sleep(forTimeInterval: min(left, 0.05))
+        }
+    }
+
+    /// The coordinator's own delivered count and lateness, when it answers within 2 s.
+    func addCoordinatorView(_ cluster: BenchCluster, probes: Int, to report: inout BenchReport) {
+        guard let client = try? ControlClient(endpoint: cluster.controlEndpoint, timeout: .seconds(2), retries: 0)
+        else { return }
+        if let status = try? client.send(ControlRequest(command: .status), expecting: StatusReport.self).result {
+            report.coordinatorDelivered = (status.reminders["delivered"] ?? 0) - probes
+        }
+        if let stats = try? client.send(ControlRequest(command: .stats), expecting: StatsReport.self).result {
+            report.coordinatorFireLatenessP99Ms = stats.fireLateness?.p99
+            report.coordinatorDispatchLatenessP99Ms = stats.dispatchLateness?.p99
+        }
+    }
+
+    func addPeaks(_ peaks: RSSSampler.Peaks, to report: inout BenchReport) {
+        report.peakRssCoordinatorMB = Double(peaks.coordinator) / 1e6
+        report.peakRssWorkersMB = Double(peaks.workers) / 1e6
+        report.peakRssTotalMB = Double(peaks.total) / 1e6
+    }
+}
+
+extension BenchReport {
+    mutating func apply(_ metrics: RunMetrics) {
+        records = metrics.records
+        firedDistinct = metrics.firedDistinct
+        lost = metrics.lost
+        duplicates = metrics.duplicates
+        early = metrics.early
+        latenessMs = metrics.latenessMilliseconds
+        tToLastFireSeconds = metrics.fireAtToLastFireSeconds
+        drainRate = metrics.drainRate
+        fireSpanSeconds = metrics.fireSpanSeconds
+        recordsBeforeKill = metrics.recordsBeforeKill
+        if metrics.unknownIds > 0 { invalidate("\(metrics.unknownIds) records with ids outside the plan") }
+    }
+}

@@ -1,0 +1,60 @@
+import Foundation
+
+/// How to run a benchmark: the workload, its size and the cluster's shape.
+public struct BenchSettings: Sendable {
+    public var workload: Workload
+    /// N, the number of reminders.
+    public var count: Int
+    /// The coordinator's fsync policy: `always`, `interval` or `never`.
+    public var fsync = "always"
+    /// How many workers to start.
+    public var workers = 2
+    /// How many runs (each on a fresh cluster).
+    public var runs = 1
+    /// Reminders per `schedule` request; above 1 the run is labelled bulk.
+    public var batch = 1
+    /// Requests awaiting their reply at once on the one DEALER; above 1 the run is labelled pipelined.
+    public var pipeline = 1
+    /// The ingest rate the lead is computed from (W1, W2), reminders per second; `nil`
+    /// picks ``defaultExpectedIngestRate``.
+    public var expectedIngestRate: Double?
+    /// A lead to use instead of the reference formula (W1, W2), seconds.
+    public var lead: Double?
+    /// Seconds without a new record that end observation (WORKLOADS.md: 20).
+    public var quietSeconds: Double = 20
+    /// JSON merged over the built-in configuration by every child.
+    public var configuration = Data("{}".utf8)
+    /// How the subscriber receives events.
+    public var subscriber = BenchSubscriber.Mode.client
+    /// Keep the run directory (store, logs, plan, records) instead of removing it.
+    public var keepsDirectory = false
+
+    public init(workload: Workload, count: Int? = nil) {
+        self.workload = workload
+        self.count = count ?? workload.standardCount
+        if workload == .w4 { batch = 1000 }
+    }
+
+    /// Whether reminders go in batches (the bulk variant).
+    public var isBulk: Bool { batch > 1 }
+
+    /// Whether an acknowledged schedule request is on disk (`fsync always`).
+    public var isDurable: Bool { fsync == "always" }
+
+    /// The expected ingest rate, reminders per second: the given one, else a figure measured
+    /// on the 2-core reference machine for this kind of ingestion, with margin.
+    public var defaultExpectedIngestRate: Double {
+        if let expectedIngestRate { return expectedIngestRate }
+        switch (isBulk, fsync) {
+        case (true, _): return 20_000
+        case (false, "always"): return 1_000
+        default: return 2_000
+        }
+    }
+
+    /// The lead of a run, seconds: the override, else the workload's rule.
+    public var effectiveLead: Double {
+        if let lead, workload == .w1 || workload == .w2 { return lead }
+        return workload.lead(count: count, expectedIngestRate: defaultExpectedIngestRate)
+    }
+}

@@ -1,0 +1,151 @@
+import ChimeCluster
+import ChimeRuntime
+import ChimeWire
+import Foundation
+import Synchronization
+
+/// What the subscriber thread has seen so far, readable from the observing thread.
+public final class ObservationProgress: Sendable {
+    private let recordCount = Atomic<Int>(0)
+    private let distinctCount = Atomic<Int>(0)
+    private let lastRecordMicros = Atomic<Int>(0)
+    private let allSeenMicros = Atomic<Int>(0)
+    private let probeCount = Atomic<Int>(0)
+
+    public init() {}
+
+    /// Fire events that were not plan ids (warm-up probes).
+    public var probes: Int { probeCount.load(ordering: .acquiring) }
+
+    /// Records written (duplicates included).
+    public var records: Int { recordCount.load(ordering: .acquiring) }
+    /// Distinct plan ids written.
+    public var distinct: Int { distinctCount.load(ordering: .acquiring) }
+    /// When the latest record was taken, epoch seconds.
+    public var lastRecordAt: Double? { Self.seconds(lastRecordMicros.load(ordering: .acquiring)) }
+    /// When the last missing id arrived, epoch seconds.
+    public var allSeenAt: Double? { Self.seconds(allSeenMicros.load(ordering: .acquiring)) }
+
+    func noteProbe() { probeCount.add(1, ordering: .releasing) }
+
+    func noteRecord(at actual: Double, isFirst: Bool, completes: Bool) {
+        let micros = Int(actual * 1_000_000)
+        lastRecordMicros.store(micros, ordering: .releasing)
+        recordCount.add(1, ordering: .releasing)
+        if isFirst { distinctCount.add(1, ordering: .releasing) }
+        if completes { allSeenMicros.store(micros, ordering: .releasing) }
+    }
+
+    private static func seconds(_ micros: Int) -> Double? { micros == 0 ? nil : Double(micros) / 1_000_000 }
+}
+
+/// The benchmark's subscriber, on a thread of its own. Each fire event's handler takes
+/// `actual` as its first action and appends one line `"<id> <due> <actual>"` to a records
+/// file opened with O_APPEND, one `write()` per line (WORKLOADS.md). The `due` written is
+/// the event's `dueAt` (milliseconds on the wire); metrics use the plan's.
+///
+/// Events whose reminder id is not a plan id (warm-up probes) are counted, not written.
+public final class BenchSubscriber {
+    /// How events are received.
+    public enum Mode: String, Sendable, Codable, CaseIterable {
+        /// `SubscriberClient` of ChimeCluster, as applications use it: the handler runs after
+        /// the event is decoded (Foundation JSON); SUB receive high-water mark 1000 (default).
+        case client
+        /// A bare SUB socket with no receive high-water mark; `actual` is taken right after
+        /// `zmq_msg_recv` and the id is read from the bytes (no JSON decode): the cluster's
+        /// delivery without the subscriber's decode cost.
+        case raw
+    }
+
+    /// Progress for the observing thread.
+    public let progress = ObservationProgress()
+    private let stopSignal = StopSignal()
+    private let finished = DispatchSemaphore(value: 0)
+    private let isStopped = Atomic<Bool>(false)
+
+    /// Starts the subscriber thread and returns once its subscription is sent.
+    /// - Parameters:
+    ///   - endpoint: the events endpoint (XPUB).
+    ///   - recordsPath: the records file (created; appended to).
+    ///   - count: N, the plan's ids are `0..<count`.
+    /// - Throws: `POSIXError` when the records file cannot be opened.
+    public init(endpoint: String, recordsPath: String, count: Int, mode: Mode) throws {
+        let descriptor = open(recordsPath, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
+        guard descriptor >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+        let ready = DispatchSemaphore(value: 0)
+        let progress = progress
+        let stop = stopSignal
+        let finished = finished
+        let thread = Thread {
+            let writer = RecordsWriter(descriptor: descriptor, count: count, progress: progress)
+            do {
+                switch mode {
+                case .client:
+                    let client = SubscriberClient(endpoint: endpoint, recipient: nil, stop: stop)
+                    try client.run(onReady: { ready.signal() }) { event, _ in
+                        let actual = Date().timeIntervalSince1970
+                        writer.record(
+                            id: Int(event.firing.reminderId.rawValue), due: event.firing.dueAt.timeIntervalSince1970,
+                            actual: actual)
+                    }
+                case .raw:
+                    try RawSubscription.run(endpoint: endpoint, stop: stop, onReady: { ready.signal() }) { actual, body in
+                        writer.record(id: RawSubscription.reminderNumber(in: body), due: RawSubscription.dueAt(in: body), actual: actual)
+                    }
+                }
+            } catch {
+                FileHandle.standardError.write(Data("chime bench: subscriber stopped: \(error)\n".utf8))
+                ready.signal()
+            }
+            close(descriptor)
+            finished.signal()
+        }
+        thread.name = "chime-bench-subscriber"
+        thread.start()
+        ready.wait()
+    }
+
+    /// Stops the thread and waits (at most 5 s) for it to close the records file.
+    public func stop() {
+        guard !isStopped.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        stopSignal.requestStop()
+        _ = finished.wait(timeout: .now() + 5)
+    }
+
+    deinit { stop() }
+}
+
+/// Writes record lines for the subscriber thread and tracks which ids were seen. Used by
+/// that one thread only.
+final class RecordsWriter {
+    let descriptor: Int32
+    let progress: ObservationProgress
+    var seen: [Bool]
+    var distinct = 0
+    var line: [UInt8] = []
+
+    init(descriptor: Int32, count: Int, progress: ObservationProgress) {
+        self.descriptor = descriptor
+        self.progress = progress
+        seen = [Bool](repeating: false, count: count)
+        line.reserveCapacity(64)
+    }
+
+    /// Appends one line with a single `write()`; ids outside the plan count as probes.
+    func record(id: Int?, due: Double?, actual: Double) {
+        guard let id, seen.indices.contains(id) else {
+            progress.noteProbe()
+            return
+        }
+        line.removeAll(keepingCapacity: true)
+        RecordLine.append(id: id, due: max(0, due ?? 0), actual: actual, to: &line)
+        let written = line.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+        precondition(written == line.count, "a records line is written whole (errno \(errno))")
+        let isFirst = !seen[id]
+        if isFirst {
+            seen[id] = true
+            distinct += 1
+        }
+        progress.noteRecord(at: actual, isFirst: isFirst, completes: isFirst && distinct == seen.count)
+    }
+}

@@ -1,0 +1,76 @@
+import Foundation
+import Synchronization
+
+/// Samples the resident set size (VmRSS of `/proc/PID/status`) of the cluster's processes
+/// every `interval` seconds on a thread of its own, summed per role, and keeps the peaks.
+public final class RSSSampler: Sendable {
+    /// Peak resident sizes in bytes: per role, and of the sum of both roles at one sample.
+    public struct Peaks: Hashable, Sendable, Codable {
+        public var coordinator = 0
+        public var workers = 0
+        public var total = 0
+    }
+
+    private let coordinatorPIDs = Mutex<[Int32]>([])
+    private let workerPIDs = Mutex<[Int32]>([])
+    private let peaks = Mutex(Peaks())
+    private let isStopped = Atomic<Bool>(false)
+    private let finished = DispatchSemaphore(value: 0)
+
+    /// Starts sampling at once.
+    /// - Parameter interval: seconds between samples (0.2 s in WORKLOADS.md).
+    public init(interval: Double = 0.2) {
+        let thread = Thread { [self] in
+            while !isStopped.load(ordering: .acquiring) {
+                sample()
+                Thread.sleep(forTimeInterval: interval)
+            }
+            finished.signal()
+        }
+        thread.name = "chime-bench-rss"
+        thread.start()
+    }
+
+    /// Replaces the coordinator's pids (after a restart).
+    public func setCoordinator(_ pids: [Int32]) { coordinatorPIDs.withLock { $0 = pids } }
+    /// Replaces the workers' pids (after a restart).
+    public func setWorkers(_ pids: [Int32]) { workerPIDs.withLock { $0 = pids } }
+
+    /// The peaks so far.
+    public var currentPeaks: Peaks { peaks.withLock { $0 } }
+
+    /// Takes one last sample, stops the thread and returns the peaks.
+    @discardableResult
+    public func stop() -> Peaks {
+        if !isStopped.exchange(true, ordering: .acquiringAndReleasing) {
+            _ = finished.wait(timeout: .now() + 2)
+        }
+        return currentPeaks
+    }
+
+    func sample() {
+        let coordinator = coordinatorPIDs.withLock { $0 }.compactMap(Self.residentBytes).reduce(0, +)
+        let workers = workerPIDs.withLock { $0 }.compactMap(Self.residentBytes).reduce(0, +)
+        peaks.withLock { peaks in
+            peaks.coordinator = max(peaks.coordinator, coordinator)
+            peaks.workers = max(peaks.workers, workers)
+            peaks.total = max(peaks.total, coordinator + workers)
+        }
+    }
+
+    /// VmRSS of a live process in bytes; `nil` when it has exited.
+    public static func residentBytes(of pid: Int32) -> Int? {
+        guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return nil }
+        return parseResidentBytes(status: status)
+    }
+
+    /// The `VmRSS:   1234 kB` line of a `/proc/PID/status` text, in bytes.
+    static func parseResidentBytes(status: String) -> Int? {
+        for line in status.split(separator: "\n") where line.hasPrefix("VmRSS:") {
+            let fields = line.split(whereSeparator: { $0 == " " || $0 == "\t" })
+            guard fields.count >= 2, let kilobytes = Int(fields[1]) else { return nil }
+            return kilobytes * 1024
+        }
+        return nil
+    }
+}

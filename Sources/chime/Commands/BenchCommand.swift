@@ -1,0 +1,83 @@
+import ChimeBench
+import ChimeRuntime
+import Foundation
+
+enum BenchCommand: Command {
+    static let spec = CommandSpec(
+        name: "bench",
+        summary: "Benchmark a local cluster on a workload of WORKLOADS.md; one JSON object per run.",
+        usage: "chime bench --workload W1|W2|W3|W4 [--count N] [--fsync always|interval|never] [--workers N] [--runs R] [--batch N] [--pipeline K]",
+        options: [
+            OptionSpec(name: "workload", value: "W", help: "W1 burst, W2 spread over 30 s, W3 crash and restart, W4 ingest a day ahead."),
+            OptionSpec(name: "count", value: "N", help: "Reminders (default: W1 10000, W2 30000, W3 2000, W4 10000)."),
+            OptionSpec(name: "fsync", value: "POLICY", help: "The coordinator's fsync policy: always (default), interval or never."),
+            OptionSpec(name: "workers", value: "N", help: "Workers to start (default 2)."),
+            OptionSpec(name: "runs", value: "R", help: "Runs, each on a fresh cluster (default 1); R > 1 adds a median summary."),
+            OptionSpec(name: "batch", value: "N", help: "Reminders per schedule request (default 1, W4 1000); above 1 is labelled bulk."),
+            OptionSpec(name: "pipeline", value: "K", help: "Schedule requests in flight on the one DEALER (default 1); above 1 is labelled pipelined."),
+            OptionSpec(name: "expected-rate", value: "R", help: "Ingest rate (reminders/s) the W1/W2 lead is computed from."),
+            OptionSpec(name: "lead", value: "SECONDS", help: "W1/W2: T − T_plan instead of max(4, 1.3 N / rate + 3)."),
+            OptionSpec(name: "quiet-seconds", value: "S", help: "End observation after S s without a record (default 20, as WORKLOADS.md); reported."),
+            OptionSpec(name: "subscriber", value: "MODE", help: "client (default: SubscriberClient, decodes each event) or raw (bare SUB, no high-water mark, no decode)."),
+            OptionSpec(name: "cluster-config", value: "PATH", help: "A configuration file (JSON) for the children, merged over the defaults."),
+            OptionSpec(name: "keep", value: nil, help: "Keep each run's directory (store, logs, plan, records) and print its path."),
+        ],
+        details: """
+            Starts the chime binary itself as a coordinator (file store in a temporary directory) and
+            workers on free loopback ports, subscribes in this process, and prints one JSON object per
+            run (and a median summary when R > 1) on standard output; progress goes to standard error.
+            Build with 'swift build -c release' first: a debug build is reported as such.
+            """)
+
+    static func run(_ arguments: Arguments) throws -> Int32 {
+        guard let name = arguments.value("workload") else { throw UsageError("--workload W1|W2|W3|W4 is required") }
+        guard let workload = Workload(rawValue: name.uppercased()) else {
+            throw UsageError("--workload must be W1, W2, W3 or W4, not '\(name)'")
+        }
+        var settings = BenchSettings(workload: workload, count: try arguments.integer("count"))
+        guard settings.count >= 1 else { throw UsageError("--count must be at least 1") }
+        if let fsync = arguments.value("fsync") {
+            guard ["always", "interval", "never"].contains(fsync) else {
+                throw UsageError("--fsync must be always, interval or never, not '\(fsync)'")
+            }
+            settings.fsync = fsync
+        }
+        settings.workers = try arguments.integer("workers") ?? settings.workers
+        guard (1...64).contains(settings.workers) else { throw UsageError("--workers must be between 1 and 64") }
+        settings.runs = try arguments.integer("runs") ?? settings.runs
+        guard (1...100).contains(settings.runs) else { throw UsageError("--runs must be between 1 and 100") }
+        settings.batch = try arguments.integer("batch") ?? settings.batch
+        guard (1...100_000).contains(settings.batch) else { throw UsageError("--batch must be between 1 and 100000") }
+        settings.pipeline = try arguments.integer("pipeline") ?? settings.pipeline
+        guard (1...10_000).contains(settings.pipeline) else { throw UsageError("--pipeline must be between 1 and 10000") }
+        settings.expectedIngestRate = try positive(arguments, "expected-rate")
+        settings.lead = try positive(arguments, "lead")
+        settings.quietSeconds = try positive(arguments, "quiet-seconds") ?? settings.quietSeconds
+        if let path = arguments.value("cluster-config") {
+            settings.configuration = try Data(contentsOf: URL(fileURLWithPath: path))
+        }
+        if let mode = arguments.value("subscriber") {
+            guard let parsed = BenchSubscriber.Mode(rawValue: mode) else {
+                throw UsageError("--subscriber must be client or raw, not '\(mode)'")
+            }
+            settings.subscriber = parsed
+        }
+        settings.keepsDirectory = arguments.has("keep")
+
+        let stop = StopSignal()
+        installTerminationHandlers(stop)
+        let binary = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+        let runner = BenchRunner(settings: settings, binary: binary, stop: stop) { line in
+            FileHandle.standardError.write(Data("chime bench: \(line)\n".utf8))
+        }
+        let reports = try runner.runAll { output($0.rounded().jsonLine()) }
+        if reports.count > 1 { output(BenchReport.summary(of: reports).rounded().jsonLine()) }
+        return 0
+    }
+
+    static func positive(_ arguments: Arguments, _ name: String) throws -> Double? {
+        guard let text = arguments.value(name) else { return nil }
+        guard let value = Double(text), value > 0 else { throw UsageError("--\(name) must be a positive number, not '\(text)'") }
+        return value
+    }
+}
