@@ -75,8 +75,9 @@ public struct CoordinatorConfiguration: Sendable {
     public var maxRemindersPerRequest = 100_000
     /// The `userInfo` JSON size limit, in bytes.
     public var maximumUserInfoBytes = 4096
-    /// Remembered request ids, for idempotent retries.
-    public var rememberedRequests = 10_000
+    /// Remembered request ids, for idempotent retries (each keeps its whole answer, so a
+    /// bulk `schedule` of 1,000 reminders costs ~100 KB: bounded low).
+    public var rememberedRequests = 1000
     /// How many missed occurrences one reminder may fire late under `fireAll`.
     public var fireAllCap = 100
     /// The default `misfireThreshold` (seconds) for reminders that give none; `nil`: no limit.
