@@ -1,4 +1,5 @@
 import ChimeCluster
+import ChimeRuntime
 import ChimeWire
 import Foundation
 
@@ -15,6 +16,13 @@ public final class BenchCluster {
     public let portBase: Int
     /// Whether to keep `directory` when the cluster is released.
     public var keepsDirectory = false
+    /// A command the coordinator runs under (a profiler: `valgrind --tool=callgrind`,
+    /// `perf record -g -o FILE --`); empty for none.
+    public var coordinatorWrapper: [String] = []
+    /// A command each worker runs under; empty for none.
+    public var workerWrapper: [String] = []
+    /// Ends the waits early (Ctrl-C): they then throw.
+    public var stopSignal: StopSignal?
     let binary: URL
     let workerCount: Int
     let fsync: String
@@ -64,7 +72,8 @@ public final class BenchCluster {
     public func startCoordinator() throws {
         let process = try spawn(
             "coordinator",
-            ["coordinator", "--store", storeDirectory.path, "--fsync", fsync] + commonArguments)
+            ["coordinator", "--store", storeDirectory.path, "--fsync", fsync] + commonArguments,
+            wrapper: coordinatorWrapper)
         coordinator = process
         sampler.setCoordinator([process.processIdentifier])
     }
@@ -72,7 +81,7 @@ public final class BenchCluster {
     /// Starts the workers, `worker-1` … `worker-N` (the same ids at every start).
     public func startWorkers() throws {
         workers = try (1...workerCount).map { index in
-            try spawn("worker-\(index)", ["worker", "--id", "worker-\(index)"] + commonArguments)
+            try spawn("worker-\(index)", ["worker", "--id", "worker-\(index)"] + commonArguments, wrapper: workerWrapper)
         }
         sampler.setWorkers(workers.map(\.processIdentifier))
     }
@@ -88,6 +97,7 @@ public final class BenchCluster {
                 return Date().timeIntervalSince1970
             }
             try checkAlive()
+            if stopSignal?.isStopRequested == true { throw BenchError("interrupted") }
         }
         throw BenchError("the coordinator did not answer ping within \(timeout) s\n\(logTail())")
     }
@@ -101,6 +111,7 @@ public final class BenchCluster {
             let reply = try? client.send(ControlRequest(command: .workers), expecting: WorkersResult.self)
             if (reply?.result?.workers.filter(\.alive).count ?? 0) >= workerCount { return }
             try checkAlive()
+            if stopSignal?.isStopRequested == true { throw BenchError("interrupted") }
             Thread.sleep(forTimeInterval: 0.05)
         }
         throw BenchError("\(workerCount) workers were not alive within \(timeout) s\n\(logTail())")
@@ -172,11 +183,16 @@ public final class BenchCluster {
         }.joined(separator: "\n")
     }
 
-    private func spawn(_ name: String, _ arguments: [String]) throws -> Process {
+    private func spawn(_ name: String, _ arguments: [String], wrapper: [String] = []) throws -> Process {
         starts += 1
         let process = Process()
-        process.executableURL = binary
-        process.arguments = arguments
+        if wrapper.isEmpty {
+            process.executableURL = binary
+            process.arguments = arguments
+        } else {
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+            process.arguments = wrapper + [binary.path] + arguments
+        }
         process.currentDirectoryURL = directory
         let log = directory.appendingPathComponent("\(name)-\(starts).log")
         _ = FileManager.default.createFile(atPath: log.path, contents: nil)

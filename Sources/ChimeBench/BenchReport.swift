@@ -27,6 +27,9 @@ public struct BenchReport: Codable, Sendable {
     public var pipelined: Bool
     /// Whether each schedule reply came after the journal fsync.
     public var durable: Bool
+    /// The command the coordinator ran under (a profiler), when any: its figures are then not comparable.
+    public var coordinatorWrapper: String?
+    public var workerWrapper: String?
     /// `client` (SubscriberClient, as applications use it) or `raw` (bare SUB, no decode).
     public var subscriber: BenchSubscriber.Mode?
 
@@ -93,6 +96,8 @@ public struct BenchReport: Codable, Sendable {
         pipelined = settings.pipeline > 1
         durable = settings.isDurable
         subscriber = settings.workload.fires ? settings.subscriber : nil
+        coordinatorWrapper = settings.coordinatorWrapper.isEmpty ? nil : settings.coordinatorWrapper.joined(separator: " ")
+        workerWrapper = settings.workerWrapper.isEmpty ? nil : settings.workerWrapper.joined(separator: " ")
     }
 
     mutating func invalidate(_ reason: String) {

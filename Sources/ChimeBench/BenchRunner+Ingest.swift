@@ -19,6 +19,8 @@ extension BenchRunner {
             report.coordinatorRssAfterIngestMB = Double(bytes) / 1e6
         }
         report.storeBytes = cluster.storeBytes()
+        // A short ingest can fall between two periodic samples.
+        sampler.sample()
         addPeaks(sampler.currentPeaks, to: &report)
 
         let stoppingAt = Date().timeIntervalSince1970

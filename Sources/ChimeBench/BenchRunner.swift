@@ -42,6 +42,9 @@ public final class BenchRunner {
             binary: binary, workers: settings.workers, fsync: settings.fsync,
             configuration: settings.configuration, sampler: sampler)
         cluster.keepsDirectory = settings.keepsDirectory
+        cluster.coordinatorWrapper = settings.coordinatorWrapper
+        cluster.workerWrapper = settings.workerWrapper
+        cluster.stopSignal = stop
         if settings.keepsDirectory { note("run directory: \(cluster.directory.path)") }
         try cluster.startCoordinator()
         _ = try cluster.waitUntilAnswering(timeout: 30)
@@ -85,14 +88,14 @@ public final class BenchRunner {
         if settings.workload == .w3 {
             try sleep(until: plan.fireAt - 5)
             killedAt = cluster.killAll()
-            note("W3: killed coordinator and workers at T-\(String(format: "%.3f", plan.fireAt - killedAt!)) s")
+            note(String(format: "W3: killed coordinator and workers at T%+.3f s", killedAt! - plan.fireAt))
             try sleep(until: plan.fireAt + 5)
             let restartedAt = Date().timeIntervalSince1970
             try cluster.startCoordinator()
             try cluster.startWorkers()
             readyAt = try cluster.waitUntilAnswering(timeout: 120)
             report.restartToReadySeconds = readyAt! - restartedAt
-            note("W3: restarted at T+\(String(format: "%.3f", restartedAt - plan.fireAt)) s, ready after \(String(format: "%.3f", readyAt! - restartedAt)) s")
+            note(String(format: "W3: restarted at T%+.3f s, ready after %.3f s", restartedAt - plan.fireAt, readyAt! - restartedAt))
         }
 
         var rule = ObservationRule(count: plan.count, fireAt: plan.fireAt, lastDue: plan.lastDue)
@@ -128,7 +131,7 @@ public final class BenchRunner {
             content: { _ in body.map { #"{"body":"\#($0)"}"# } ?? "{}" })
         let ingestor = try Ingestor(endpoint: cluster.controlEndpoint)
         let (seconds, requests) = try ingestor.schedule(
-            dues: plan.dues, shape: shape, batch: settings.batch, pipeline: settings.pipeline)
+            dues: plan.dues, shape: shape, batch: settings.batch, pipeline: settings.pipeline, stop: stop)
         report.ingestSeconds = seconds
         report.ingestRate = Double(plan.count) / seconds
         report.ingestRequests = requests

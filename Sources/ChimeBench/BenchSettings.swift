@@ -26,6 +26,10 @@ public struct BenchSettings: Sendable {
     public var configuration = Data("{}".utf8)
     /// How the subscriber receives events.
     public var subscriber = BenchSubscriber.Mode.client
+    /// A command the coordinator runs under (a profiler); empty for none. Reported.
+    public var coordinatorWrapper: [String] = []
+    /// A command each worker runs under; empty for none. Reported.
+    public var workerWrapper: [String] = []
     /// Keep the run directory (store, logs, plan, records) instead of removing it.
     public var keepsDirectory = false
 

@@ -1,4 +1,5 @@
 import ChimeCore
+import ChimeRuntime
 import ChimeWire
 import Foundation
 import ZeroMQ
@@ -41,7 +42,8 @@ public final class Ingestor {
     ///   number of requests.
     /// - Throws: `WireError` when the coordinator rejects a request; `BenchError` when a
     ///   reply does not come within ``replyTimeout``.
-    public func schedule(dues: [Double], shape: ReminderShape, batch: Int, pipeline: Int) throws
+    /// - Parameter stop: checked at least every 100 ms; a requested stop throws.
+    public func schedule(dues: [Double], shape: ReminderShape, batch: Int, pipeline: Int, stop: StopSignal) throws
         -> (seconds: Double, requests: Int)
     {
         precondition(batch >= 1 && pipeline >= 1, "batch and pipeline are at least 1")
@@ -52,14 +54,19 @@ public final class Ingestor {
         var answered = 0
         let start = Date()
         while answered < requestCount {
+            if stop.isStopRequested { throw BenchError("interrupted") }
             while sent < requestCount && sent - answered < pipeline {
                 let ids = (sent * batch)..<min((sent + 1) * batch, dues.count)
                 let body = Self.requestBody(requestId: "bench-\(sent)", ids: ids, dues: dues, shape: shape)
                 _ = try socket.send([Data(), body], dontWait: false)
                 sent += 1
             }
-            guard try poller.poll(timeout: .milliseconds(Int64(Self.replyTimeout * 1000))) > 0 else {
-                throw BenchError("no reply to schedule request \(answered) within \(Self.replyTimeout) s")
+            let waitingSince = Date()
+            while try poller.poll(timeout: .milliseconds(100)) == 0 {
+                if stop.isStopRequested { throw BenchError("interrupted") }
+                if Date().timeIntervalSince(waitingSince) > Self.replyTimeout {
+                    throw BenchError("no reply to schedule request \(answered) within \(Self.replyTimeout) s")
+                }
             }
             while let frames = try socket.receiveMessage(dontWait: true) {
                 guard let body = frames.last else { continue }

@@ -20,6 +20,8 @@ enum BenchCommand: Command {
             OptionSpec(name: "quiet-seconds", value: "S", help: "End observation after S s without a record (default 20, as WORKLOADS.md); reported."),
             OptionSpec(name: "subscriber", value: "MODE", help: "client (default: SubscriberClient, decodes each event) or raw (bare SUB, no high-water mark, no decode)."),
             OptionSpec(name: "cluster-config", value: "PATH", help: "A configuration file (JSON) for the children, merged over the defaults."),
+            OptionSpec(name: "wrap-coordinator", value: "COMMAND", help: "Run the coordinator under COMMAND (split on spaces), e.g. a profiler; reported."),
+            OptionSpec(name: "wrap-workers", value: "COMMAND", help: "Run each worker under COMMAND (split on spaces); reported."),
             OptionSpec(name: "keep", value: nil, help: "Keep each run's directory (store, logs, plan, records) and print its path."),
         ],
         details: """
@@ -63,6 +65,8 @@ enum BenchCommand: Command {
             settings.subscriber = parsed
         }
         settings.keepsDirectory = arguments.has("keep")
+        settings.coordinatorWrapper = arguments.value("wrap-coordinator")?.split(separator: " ").map(String.init) ?? []
+        settings.workerWrapper = arguments.value("wrap-workers")?.split(separator: " ").map(String.init) ?? []
 
         let stop = StopSignal()
         installTerminationHandlers(stop)
