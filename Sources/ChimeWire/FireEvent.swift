@@ -44,7 +44,7 @@ public struct FireEvent: Hashable, Sendable {
 
 extension FireEvent: Codable {
     private enum CodingKeys: String, CodingKey {
-        case type, seq, publisher, firingId, reminderId, recipient, dueAt, firedAt, attempt, late
+        case type, seq, publisher, firingId, reminderId, recipient, dueAt, firedAt, attempt, late, eventAt
         case title, body, action, launchImage, sound, badge, userInfo, category, threadId
     }
 
@@ -69,7 +69,8 @@ extension FireEvent: Codable {
             dueAt: try container.decode(Date.self, forKey: .dueAt),
             content: content,
             attempt: try container.decodeIfPresent(Int.self, forKey: .attempt) ?? 1,
-            late: try container.decodeIfPresent(Bool.self, forKey: .late) ?? false)
+            late: try container.decodeIfPresent(Bool.self, forKey: .late) ?? false,
+            eventAt: try container.decodeIfPresent(Date.self, forKey: .eventAt))
         firing.firingId = try container.decode(FiringID.self, forKey: .firingId)
         firing.seq = seq
         self.firing = firing
@@ -87,6 +88,7 @@ extension FireEvent: Codable {
         try container.encode(firedAt, forKey: .firedAt)
         try container.encode(firing.attempt, forKey: .attempt)
         try container.encode(firing.late, forKey: .late)
+        try container.encodeIfPresent(firing.eventAt, forKey: .eventAt)
         let content = firing.content
         try container.encodeIfPresent(content.title, forKey: .title)
         try container.encodeIfPresent(content.body, forKey: .body)

@@ -49,3 +49,30 @@ import Testing
         #expect(json == #"{"error":{"code":"unknown_time_zone","field":"reminder.trigger.timeZone","message":"no such zone"},"ok":false,"requestId":"q"}"#)
     }
 }
+
+@Suite struct FireEventFastJSONTests {
+    let codec = WireCodec()
+
+    @Test func handWrittenJSONEqualsTheEncodersBytes() throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        let due = Date(timeIntervalSince1970: 1_798_070_400.25)
+        var rich = Firing(
+            reminderId: "r/1", recipient: "alice", dueAt: due,
+            content: Content(
+                title: "Quote \" back\\slash /slash", body: "line\nbreak\ttab \u{01} ünïcødé ✓ 🎉", action: "Open",
+                launchImage: "img", sound: "default", badgeChange: .increment,
+                userInfo: ["z": .integer(1), "a": .array([.real(1.5), .boolean(false), .string("x/y")]), "m": .dictionary(["k": .string("v")])],
+                category: "todo", threadId: "t"),
+            attempt: 2, late: true, eventAt: due.addingTimeInterval(600))
+        rich.seq = 99
+        let plain = Firing(reminderId: "p", recipient: "bob", dueAt: due, content: Content(badge: -3))
+        let bare = Firing(reminderId: "b", recipient: "c", dueAt: due, content: Content())
+        for firing in [rich, plain, bare] {
+            let event = FireEvent(seq: firing.seq ?? 1, publisher: "w-1", firing: firing, firedAt: due.addingTimeInterval(0.004))
+            let fast = event.fastJSON(userInfoEncoder: encoder)
+            #expect(String(decoding: fast, as: UTF8.self) == String(decoding: codec.encode(event), as: UTF8.self))
+            #expect(try codec.decode(FireEvent.self, from: fast).firing.firingId == firing.firingId)
+        }
+    }
+}

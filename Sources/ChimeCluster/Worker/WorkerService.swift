@@ -13,6 +13,11 @@ public final class WorkerService {
     var state: WorkerState
     let codec = WireCodec()
     let actions: ActionRunner
+    let userInfoEncoder: JSONEncoder = {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return encoder
+    }()
 
     /// Makes a worker service; nothing connects until `run`.
     /// - Parameter id: the worker's id; `<host>-<pid>` when `nil`.
@@ -108,7 +113,7 @@ public final class WorkerService {
             case .publish(let event):
                 // PUB never blocks: at its high-water mark it drops, which the acknowledgement
                 // path does not depend on.
-                _ = try events.send([Data(event.topic.utf8), codec.encode(event)], dontWait: true)
+                _ = try events.send([Data(event.topic.utf8), event.fastJSON(userInfoEncoder: userInfoEncoder)], dontWait: true)
             case .run(let job):
                 if job.activationMode == .foreground {
                     let event = ActionEvent(type: "action", job: job, at: now)
