@@ -45,7 +45,8 @@ public final class BenchCluster {
         directory = FileManager.default.temporaryDirectory
             .appendingPathComponent("chime-bench-\(getpid())-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        portBase = try LoopbackPorts.freeBase(count: 5)
+        guard let base = LoopbackPorts.freeBase(count: 5) else { throw BenchError("no 5 free consecutive loopback ports found") }
+        portBase = base
         try configuration.write(to: directory.appendingPathComponent("chime.json"))
     }
 

@@ -1,4 +1,5 @@
 import ChimeCluster
+import ChimeRuntime
 import ChimeWire
 import Foundation
 import Synchronization
@@ -171,28 +172,13 @@ public final class LocalCluster {
         throw DeadlineExceeded(what: "the chime executable (set CHIME_BINARY); looked in \(candidates.map(\.path))", seconds: 0)
     }
 
-    /// A base port whose five ports are free on 127.0.0.1, chosen at random in 20000-59999.
+    /// A base port whose five ports are free on 127.0.0.1 (see `LoopbackPorts`).
+    /// - Throws: `DeadlineExceeded` when none is found.
     public static func freePortBase() throws -> Int {
-        for _ in 0..<200 {
-            let base = Int.random(in: 2000..<5999) * 10
-            if (base..<base + 5).allSatisfy(isFree) { return base }
+        guard let base = LoopbackPorts.freeBase(count: 5) else {
+            throw DeadlineExceeded(what: "five free loopback ports", seconds: 0)
         }
-        throw DeadlineExceeded(what: "five free loopback ports", seconds: 0)
-    }
-
-    static func isFree(_ port: Int) -> Bool {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { return false }
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        return withUnsafePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
-            }
-        }
+        return base
     }
 }
 
