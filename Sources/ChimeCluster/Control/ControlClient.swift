@@ -33,15 +33,22 @@ public final class ControlClient {
     public func send<Result: Codable & Sendable>(_ request: ControlRequest, expecting: Result.Type)
         throws(WireError) -> ControlReply<Result>
     {
+        try sendReturningBytes(request, expecting: Result.self).reply
+    }
+
+    /// `send(_:expecting:)` that also returns the reply's raw JSON (for `--json` output).
+    /// - Throws: as `send(_:expecting:)`.
+    public func sendReturningBytes<Result: Codable & Sendable>(_ request: ControlRequest, expecting: Result.Type)
+        throws(WireError) -> (reply: ControlReply<Result>, bytes: Data)
+    {
         var request = request
         if request.requestId == nil { request.requestId = UUID().uuidString }
-        let body = codec.encode(request)
-        let data = try exchange(body)
+        let data = try exchange(codec.encode(request))
         let reply = try codec.decode(ControlReply<Result>.self, from: data)
         if !reply.ok {
             throw reply.error ?? WireError(.malformed, "the reply has ok=false and no error")
         }
-        return reply
+        return (reply, data)
     }
 
     /// Sends raw JSON bytes and returns the raw reply bytes.

@@ -93,7 +93,7 @@ extension CoordinatorService {
 
     /// Answers `snapshot`, `compact` and `store`, which need the store; called between loop
     /// turns, after the turn's journal entries are synced, so the snapshot matches the journal.
-    func handleStoreRequest(_ request: ControlRequest, from client: ClientAddress) -> Data {
+    func handleStoreRequest(_ request: ControlRequest) -> Data {
         let requestId = request.requestId
         guard case .file(let store) = storage else {
             return codec.encode(ControlReply(requestId: requestId, result: storeReport(snapshotMilliseconds: nil)))

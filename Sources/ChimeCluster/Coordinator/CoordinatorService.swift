@@ -329,7 +329,7 @@ public final class CoordinatorService {
         let requests = pendingStoreRequests
         pendingStoreRequests.removeAll()
         for (request, client) in requests {
-            let body = handleStoreRequest(request, from: client)
+            let body = handleStoreRequest(request)
             _ = try control.send(client.routing + [body], dontWait: true)
         }
     }

@@ -39,12 +39,7 @@ extension ControlClient {
     /// Sends a request, returning the decoded reply and its raw bytes (for `--json`).
     /// - Throws: `WireError` (the coordinator's error, or `.unavailable`).
     func call<Result: Codable & Sendable>(_ request: ControlRequest, _ type: Result.Type) throws -> (ControlReply<Result>, Data) {
-        var request = request
-        if request.requestId == nil { request.requestId = UUID().uuidString }
-        let raw = try exchange(WireCodec().encode(request))
-        let reply = try WireCodec().decode(ControlReply<Result>.self, from: raw)
-        if !reply.ok { throw reply.error ?? WireError(.malformed, "the reply has ok=false and no error") }
-        return (reply, raw)
+        try sendReturningBytes(request, expecting: type)
     }
 }
 
