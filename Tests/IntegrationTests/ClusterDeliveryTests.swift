@@ -43,8 +43,13 @@ import Testing
 
             func loadEvents() -> [FireEvent] { collector.received.filter { $0.firing.reminderId.rawValue.hasPrefix("load-") } }
             try expectEventually(timeout: 20, "200 fire events") { Set(loadEvents().map(\.firing.firingId)).count == 200 }
-            // Late duplicates would arrive within a heartbeat or two.
-            Thread.sleep(forTimeInterval: 0.5)
+            // A duplicate needs a redelivery, which needs a firing still in flight: once nothing
+            // is in flight and every firing is acknowledged, no further copy can be sent.
+            try expectEventually(timeout: 10, "every firing acknowledged, none in flight") {
+                let status = try client.send(ControlRequest(command: .status), expecting: StatusReport.self)
+                let stats = try client.send(ControlRequest(command: .stats), expecting: StatsReport.self)
+                return status.result?.inFlight == 0 && (stats.result?.acknowledged ?? 0) >= 200
+            }
             let events = loadEvents()
             #expect(events.count == 200, "every firing exactly once")
             #expect(Set(events.map(\.firing.reminderId)) == Set(reminders.map(\.id)))
