@@ -208,5 +208,6 @@ public final class BenchCluster {
 /// A benchmark that could not run as planned (a child died, a timeout, a bad reply).
 public struct BenchError: Error, CustomStringConvertible {
     public var description: String
+    /// Creates the value from its fields (see each property for meaning and units).
     public init(_ description: String) { self.description = description }
 }

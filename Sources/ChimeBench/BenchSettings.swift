@@ -33,6 +33,7 @@ public struct BenchSettings: Sendable {
     /// Keep the run directory (store, logs, plan, records) instead of removing it.
     public var keepsDirectory = false
 
+    /// Creates the value from its fields (see each property for meaning and units).
     public init(workload: Workload, count: Int? = nil) {
         self.workload = workload
         self.count = count ?? workload.standardCount

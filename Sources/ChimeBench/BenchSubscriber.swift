@@ -12,6 +12,7 @@ public final class ObservationProgress: Sendable {
     private let allSeenMicros = Atomic<Int>(0)
     private let probeCount = Atomic<Int>(0)
 
+    /// The defaults shown on each property.
     public init() {}
 
     /// Fire events that were not plan ids (warm-up probes).

@@ -22,6 +22,7 @@ public struct ObservationRule: Hashable, Sendable {
     /// Whether the quiet period only counts after a restart (W3).
     public var waitsForRestart = false
 
+    /// Creates the value from its fields (see each property for meaning and units).
     public init(count: Int, fireAt: Double, lastDue: Double) {
         self.count = count
         self.fireAt = fireAt

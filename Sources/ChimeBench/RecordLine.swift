@@ -10,6 +10,7 @@ public enum RecordLine {
         /// When the handler saw the firing, epoch seconds.
         public var actual: Double
 
+        /// Creates the value from its fields (see each property for meaning and units).
         public init(id: Int, due: Double, actual: Double) {
             self.id = id
             self.due = due

@@ -7,10 +7,14 @@
 public struct RunMetrics: Hashable, Sendable, Codable {
     /// Nearest-rank percentiles of a sample, in milliseconds.
     public struct Percentiles: Hashable, Sendable, Codable {
+        /// The median, in milliseconds.
         public var p50: Double
+        /// The 99th percentile (nearest rank), in milliseconds.
         public var p99: Double
+        /// The largest, in milliseconds.
         public var max: Double
 
+        /// Creates the value from its fields (see each property for meaning and units).
         public init(p50: Double, p99: Double, max: Double) {
             self.p50 = p50
             self.p99 = p99

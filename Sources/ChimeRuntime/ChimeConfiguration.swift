@@ -12,6 +12,7 @@ public struct ChimeConfiguration: Codable, Hashable, Sendable {
         /// Where workers, clients and subscribers connect.
         public var connect: String
 
+        /// Creates the value from its fields (see each property for meaning and units).
         public init(bind: String, connect: String) {
             self.bind = bind
             self.connect = connect
@@ -36,6 +37,7 @@ public struct ChimeConfiguration: Codable, Hashable, Sendable {
         /// Events XSUB: where workers (publishers) connect.
         public var eventsIngest = Endpoint.loopback(7704)
 
+        /// The defaults shown on each property.
         public init() {}
     }
 
@@ -65,6 +67,7 @@ public struct ChimeConfiguration: Codable, Hashable, Sendable {
         /// Acknowledged fire events kept for `subscribe --since` catch-up.
         public var eventRetention = 10_000
 
+        /// The defaults shown on each property.
         public init() {}
     }
 
@@ -82,6 +85,7 @@ public struct ChimeConfiguration: Codable, Hashable, Sendable {
         /// A journal segment is closed and a new one started past this size, in bytes.
         public var segmentBytes = 64 * 1024 * 1024
 
+        /// The defaults shown on each property.
         public init() {}
     }
 
@@ -92,6 +96,7 @@ public struct ChimeConfiguration: Codable, Hashable, Sendable {
         /// Unacknowledged firings a worker accepts at once: the credit it announces.
         public var capacity = 4096
 
+        /// The defaults shown on each property.
         public init() {}
     }
 
@@ -102,6 +107,7 @@ public struct ChimeConfiguration: Codable, Hashable, Sendable {
         /// Missed heartbeats after which a worker counts as dead.
         public var liveness = 3
 
+        /// The defaults shown on each property.
         public init() {}
     }
 
@@ -112,6 +118,7 @@ public struct ChimeConfiguration: Codable, Hashable, Sendable {
         /// How many times to retry a request (same requestId) before giving up.
         public var retries = 2
 
+        /// The defaults shown on each property.
         public init() {}
     }
 
@@ -136,15 +143,23 @@ public struct ChimeConfiguration: Codable, Hashable, Sendable {
         /// Default cap on a recipient's armed reminders (iOS keeps the soonest 64); 0: unlimited.
         public var maxPendingPerRecipient = 0
 
+        /// The defaults shown on each property.
         public init() {}
     }
 
+    /// The five sockets' addresses.
     public var endpoints = Endpoints()
+    /// The local-notification model's options.
     public var notifications = Notifications()
+    /// Coordinator tunables.
     public var coordinator = Coordinator()
+    /// The file store.
     public var store = Store()
+    /// Worker tunables.
     public var worker = Worker()
+    /// Heartbeats between workers and the coordinator.
     public var heartbeat = Heartbeat()
+    /// Control-client retries and timeouts.
     public var client = Client()
     /// How long a socket may keep unsent messages at close, in milliseconds (ZMQ_LINGER).
     public var lingerMilliseconds: Int32 = 1000
@@ -154,6 +169,7 @@ public struct ChimeConfiguration: Codable, Hashable, Sendable {
     /// Reminder files `chime up` loads at start (paths relative to the configuration file).
     public var sampleReminders: [String] = []
 
+    /// The defaults shown on each property.
     public init() {}
 
     /// Reads a configuration file; keys missing from the file keep their defaults.
@@ -207,6 +223,7 @@ public struct ChimeConfiguration: Codable, Hashable, Sendable {
 public struct ConfigurationError: Error, CustomStringConvertible, Sendable {
     /// What is wrong, naming the file.
     public var message: String
+    /// Creates the value from its fields (see each property for meaning and units).
     public init(_ message: String) { self.message = message }
     public var description: String { message }
 }

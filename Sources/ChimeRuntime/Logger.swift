@@ -24,21 +24,26 @@ public struct Logger: Sendable {
     /// Whether to print JSON lines instead of text.
     public var json: Bool
 
+    /// Creates the value from its fields (see each property for meaning and units).
     public init(label: String, minimumLevel: Level = .info, json: Bool = false) {
         self.label = label
         self.minimumLevel = minimumLevel
         self.json = json
     }
 
+    /// Logs `message` at `.debug` with `metadata` as `key=value` pairs (or JSON fields).
     public func debug(_ message: @autoclosure () -> String, _ metadata: [String: String] = [:]) {
         log(.debug, message(), metadata)
     }
+    /// Logs `message` at `.info` with `metadata` as `key=value` pairs (or JSON fields).
     public func info(_ message: @autoclosure () -> String, _ metadata: [String: String] = [:]) {
         log(.info, message(), metadata)
     }
+    /// Logs `message` at `.warning` with `metadata` as `key=value` pairs (or JSON fields).
     public func warning(_ message: @autoclosure () -> String, _ metadata: [String: String] = [:]) {
         log(.warning, message(), metadata)
     }
+    /// Logs `message` at `.error` with `metadata` as `key=value` pairs (or JSON fields).
     public func error(_ message: @autoclosure () -> String, _ metadata: [String: String] = [:]) {
         log(.error, message(), metadata)
     }

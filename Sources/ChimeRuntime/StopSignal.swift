@@ -7,6 +7,7 @@ public final class StopSignal: Sendable {
     private let flag = Atomic<Bool>(false)
     private let handlers = Mutex<[@Sendable () -> Void]>([])
 
+    /// The defaults shown on each property.
     public init() {}
 
     /// Whether a stop was requested.

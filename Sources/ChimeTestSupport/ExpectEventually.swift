@@ -6,6 +6,7 @@ public struct DeadlineExceeded: Error, CustomStringConvertible {
     public var what: String
     /// How long the wait lasted, in seconds.
     public var seconds: Double
+    /// Creates the value from its fields (see each property for meaning and units).
     public init(what: String, seconds: Double) {
         self.what = what
         self.seconds = seconds

@@ -16,6 +16,7 @@ public struct DispatchBatch: Codable, Hashable, Sendable {
     /// Action jobs to run (absent when none).
     public var jobs: [ActionJob]?
 
+    /// Creates the value from its fields (see each property for meaning and units).
     public init(epoch: UInt64, leaseMilliseconds: Int, firings: [Firing], jobs: [ActionJob]? = nil) {
         self.epoch = epoch
         self.leaseMilliseconds = leaseMilliseconds
@@ -34,6 +35,7 @@ public struct DispatchBatch: Codable, Hashable, Sendable {
 public struct WorkerMessage: Codable, Hashable, Sendable {
     /// One delivered firing.
     public struct Acknowledgement: Codable, Hashable, Sendable {
+        /// The firing this is about.
         public var firingId: FiringID
         /// When the worker delivered it (UTC, the worker's clock).
         public var firedAt: Date
@@ -42,6 +44,7 @@ public struct WorkerMessage: Codable, Hashable, Sendable {
         /// The epoch of the batch it came in.
         public var epoch: UInt64
 
+        /// Creates the value from its fields (see each property for meaning and units).
         public init(firingId: FiringID, firedAt: Date, attempt: Int, epoch: UInt64) {
             self.firingId = firingId
             self.firedAt = firedAt
@@ -50,17 +53,22 @@ public struct WorkerMessage: Codable, Hashable, Sendable {
         }
     }
 
+    /// The worker's id (its DEALER routing id).
     public var worker: WorkerID
+    /// The worker's host name.
     public var host: String
+    /// The worker's process id.
     public var pid: Int32
     /// How many unacknowledged firings the worker accepts at once.
     public var capacity: Int
     /// Firings this worker delivered since it started.
     public var delivered: Int
+    /// Firings delivered since the last message.
     public var acks: [Acknowledgement]
     /// Action jobs that ended since the last message (absent when none).
     public var outcomes: [ActionOutcome]?
 
+    /// Creates the value from its fields (see each property for meaning and units).
     public init(
         worker: WorkerID, host: String, pid: Int32, capacity: Int = 4096, delivered: Int,
         acks: [Acknowledgement] = []

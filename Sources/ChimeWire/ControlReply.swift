@@ -15,6 +15,7 @@ public struct ControlReply<Result: Codable & Sendable>: Codable, Sendable {
     /// Non-fatal remarks (a one-shot in the past that fires at once, a substituted sound).
     public var warnings: [String]?
 
+    /// Creates the value from its fields (see each property for meaning and units).
     public init(requestId: String?, result: Result, warnings: [String]? = nil) {
         self.ok = true
         self.requestId = requestId
@@ -22,6 +23,7 @@ public struct ControlReply<Result: Codable & Sendable>: Codable, Sendable {
         self.warnings = warnings
     }
 
+    /// Creates the value from its fields (see each property for meaning and units).
     public init(requestId: String?, error: WireError) {
         self.ok = false
         self.requestId = requestId
@@ -31,6 +33,7 @@ public struct ControlReply<Result: Codable & Sendable>: Codable, Sendable {
 
 /// A reply whose result type the receiver does not need (errors, acknowledgements).
 public struct EmptyResult: Codable, Hashable, Sendable {
+    /// The defaults shown on each property.
     public init() {}
 }
 
@@ -47,6 +50,7 @@ public struct ScheduleResult: Codable, Hashable, Sendable {
         /// The next occurrence (UTC), when one remains.
         public var nextFireAt: Date?
 
+        /// Creates the value from its fields (see each property for meaning and units).
         public init(id: ReminderID, replaced: Bool, state: ReminderState, nextFireAt: Date?) {
             self.id = id
             self.replaced = replaced
@@ -55,13 +59,17 @@ public struct ScheduleResult: Codable, Hashable, Sendable {
         }
     }
 
+    /// One item per reminder, in request order.
     public var scheduled: [Item]
+    /// Creates the value from its fields (see each property for meaning and units).
     public init(scheduled: [Item]) { self.scheduled = scheduled }
 }
 
 /// One reminder as `list` shows it: the record plus its schedule.
 public struct ReminderListing: Codable, Hashable, Sendable {
+    /// The reminder as scheduled.
     public var reminder: Reminder
+    /// Where the reminder is in its life.
     public var state: ReminderState
     /// The next occurrence (UTC), when one remains.
     public var nextFireAt: Date?
@@ -73,6 +81,7 @@ public struct ReminderListing: Codable, Hashable, Sendable {
     /// `maxPending` cap.
     public var armed: Bool?
 
+    /// Creates the value from its fields (see each property for meaning and units).
     public init(
         reminder: Reminder, state: ReminderState, nextFireAt: Date?, deliveredCount: Int, lastFiredAt: Date?,
         armed: Bool? = nil
@@ -88,9 +97,11 @@ public struct ReminderListing: Codable, Hashable, Sendable {
 
 /// The result of `list`.
 public struct ListResult: Codable, Hashable, Sendable {
+    /// The reminders, in next-fire order.
     public var reminders: [ReminderListing]
     /// How many matched before `limit` applied.
     public var total: Int
+    /// Creates the value from its fields (see each property for meaning and units).
     public init(reminders: [ReminderListing], total: Int) {
         self.reminders = reminders
         self.total = total
@@ -99,7 +110,9 @@ public struct ListResult: Codable, Hashable, Sendable {
 
 /// The result of `cancel`: the ids removed, sorted.
 public struct CancelResult: Codable, Hashable, Sendable {
+    /// The ids removed, sorted.
     public var cancelled: [ReminderID]
+    /// Creates the value from its fields (see each property for meaning and units).
     public init(cancelled: [ReminderID]) { self.cancelled = cancelled }
 }
 
@@ -107,18 +120,23 @@ public struct CancelResult: Codable, Hashable, Sendable {
 public struct PongResult: Codable, Hashable, Sendable {
     /// The coordinator's clock (UTC).
     public var now: Date
+    /// Creates the value from its fields (see each property for meaning and units).
     public init(now: Date) { self.now = now }
 }
 
 /// The result of `deadLetters`: firings that exhausted their attempts, oldest due first.
 public struct DeadLettersResult: Codable, Hashable, Sendable {
+    /// The firings, oldest due first.
     public var firings: [Firing]
+    /// Creates the value from its fields (see each property for meaning and units).
     public init(firings: [Firing]) { self.firings = firings }
 }
 
 /// The result of `retry`: the firing now waiting for a worker again.
 public struct RetryResult: Codable, Hashable, Sendable {
+    /// The firing this is about.
     public var firingId: FiringID
+    /// Creates the value from its fields (see each property for meaning and units).
     public init(firingId: FiringID) { self.firingId = firingId }
 }
 
@@ -135,6 +153,7 @@ public struct EventsResult: Codable, Hashable, Sendable {
     /// Whether `limit` cut the list short (ask again after the last `seq`).
     public var truncated: Bool
 
+    /// Creates the value from its fields (see each property for meaning and units).
     public init(events: [FireEvent], through: UInt64, oldestRetained: UInt64?, truncated: Bool) {
         self.events = events
         self.through = through
@@ -145,11 +164,13 @@ public struct EventsResult: Codable, Hashable, Sendable {
 
 /// The result of `register` and `recipient`: the recipient (token redacted) and its badge.
 public struct RecipientResult: Codable, Hashable, Sendable {
+    /// The recipient (token redacted).
     public var recipient: Recipient
     /// The recipient's badge number.
     public var badge: Int
     /// How many delivered, unhandled firings it has.
     public var deliveredCount: Int
+    /// Creates the value from its fields (see each property for meaning and units).
     public init(recipient: Recipient, badge: Int, deliveredCount: Int) {
         self.recipient = recipient
         self.badge = badge
@@ -159,10 +180,13 @@ public struct RecipientResult: Codable, Hashable, Sendable {
 
 /// The result of `badge`, `ack` and `delivered --remove`: the recipient's badge afterwards.
 public struct BadgeResult: Codable, Hashable, Sendable {
+    /// Whose it is.
     public var recipient: RecipientID
+    /// The badge number (≥ 0).
     public var badge: Int
     /// Whether the request changed anything (a repeated ack does not).
     public var changed: Bool
+    /// Creates the value from its fields (see each property for meaning and units).
     public init(recipient: RecipientID, badge: Int, changed: Bool) {
         self.recipient = recipient
         self.badge = badge
@@ -172,15 +196,21 @@ public struct BadgeResult: Codable, Hashable, Sendable {
 
 /// The result of `enable` and `disable`: the reminders whose switch changed, sorted.
 public struct SwitchResult: Codable, Hashable, Sendable {
+    /// The reminders whose switch changed, sorted.
     public var changed: [ReminderID]
+    /// Creates the value from its fields (see each property for meaning and units).
     public init(changed: [ReminderID]) { self.changed = changed }
 }
 
 /// The result of `delivered`: delivered, unhandled firings, newest first.
 public struct DeliveredResult: Codable, Hashable, Sendable {
+    /// Whose it is.
     public var recipient: RecipientID
+    /// The badge number (≥ 0).
     public var badge: Int
+    /// Delivered, unhandled firings, newest first.
     public var delivered: [DeliveredFiring]
+    /// Creates the value from its fields (see each property for meaning and units).
     public init(recipient: RecipientID, badge: Int, delivered: [DeliveredFiring]) {
         self.recipient = recipient
         self.badge = badge
@@ -192,8 +222,11 @@ public struct DeliveredResult: Codable, Hashable, Sendable {
 public struct JobResult: Codable, Hashable, Sendable {
     /// `pending` (waiting for or running on a worker), `completed` or `failed`.
     public var status: String
+    /// The job as accepted.
     public var job: ActionJob
+    /// How it ended, once it has.
     public var outcome: ActionOutcome?
+    /// Creates the value from its fields (see each property for meaning and units).
     public init(status: String, job: ActionJob, outcome: ActionOutcome?) {
         self.status = status
         self.job = job

@@ -20,6 +20,7 @@ public struct ReminderFilter: Codable, Hashable, Sendable {
     /// Only reminders whose `userInfo` has every `key: value` pair.
     public var match: [String: String]?
 
+    /// Creates the value from its fields (see each property for meaning and units).
     public init(ids: [ReminderID]? = nil, recipient: RecipientID? = nil, match: [String: String]? = nil) {
         self.ids = ids
         self.recipient = recipient
@@ -94,6 +95,7 @@ public struct ControlRequest: Sendable, Hashable {
     /// The operation and its arguments.
     public var command: Command
 
+    /// Creates the value from its fields (see each property for meaning and units).
     public init(requestId: String? = nil, command: Command) {
         self.requestId = requestId
         self.command = command

@@ -13,13 +13,18 @@ extension Topic {
 ///
 /// JSON shape: `{"type": "badge", "seq": 3, "recipient": "alice", "badge": 2, "at": "…Z"}`.
 public struct BadgeEvent: Codable, Hashable, Sendable {
+    /// Always `"badge"`.
     public var type = "badge"
+    /// The coordinator's sequence number of this event.
     public var seq: UInt64
+    /// Whose it is.
     public var recipient: RecipientID
+    /// The badge number (≥ 0).
     public var badge: Int
     /// When the change happened (UTC).
     public var at: Date
 
+    /// Creates the value from its fields (see each property for meaning and units).
     public init(seq: UInt64, recipient: RecipientID, badge: Int, at: Date) {
         self.seq = seq
         self.recipient = recipient
@@ -36,17 +41,25 @@ public struct BadgeEvent: Codable, Hashable, Sendable {
 /// `{"type", "jobId", "firingId", "reminderId", "recipient", "action", "destructive",
 /// "text", "status", "reason", "at"}`.
 public struct ActionEvent: Codable, Hashable, Sendable {
+    /// `"action"` or `"actionFinished"`.
     public var type: String
+    /// The job this outcome ends.
     public var jobId: String
+    /// The firing this is about.
     public var firingId: FiringID
+    /// The reminder the firing belongs to.
     public var reminderId: ReminderID
+    /// Whose it is.
     public var recipient: RecipientID
+    /// The action identifier.
     public var action: String
     /// Whether the action is marked destructive.
     public var destructive: Bool
+    /// Text the user typed, if any.
     public var text: String?
     /// `completed` or `failed` (`actionFinished` only).
     public var status: String?
+    /// Why it failed, or what was done.
     public var reason: String?
     /// When it happened (UTC).
     public var at: Date

@@ -31,6 +31,7 @@ public struct FireEvent: Hashable, Sendable {
     /// When the worker delivered it (UTC).
     public var firedAt: Date
 
+    /// Creates the value from its fields (see each property for meaning and units).
     public init(seq: UInt64, publisher: WorkerID, firing: Firing, firedAt: Date) {
         self.seq = seq
         self.publisher = publisher

@@ -20,6 +20,7 @@ public struct StatusReport: Codable, Hashable, Sendable {
     /// The next occurrence of any reminder (UTC).
     public var nextFireAt: Date?
 
+    /// Creates the value from its fields (see each property for meaning and units).
     public init(
         version: String, pid: Int32, startedAt: Date, uptimeSeconds: Double, reminders: [String: Int],
         inFlight: Int, workersAlive: Int, nextFireAt: Date?
@@ -37,8 +38,11 @@ public struct StatusReport: Codable, Hashable, Sendable {
 
 /// One worker as `workers` shows it.
 public struct WorkerReport: Codable, Hashable, Sendable {
+    /// The worker's id.
     public var id: WorkerID
+    /// The worker's host name.
     public var host: String
+    /// The worker's process id.
     public var pid: Int32
     /// Whether its last heartbeat is within the liveness window.
     public var alive: Bool
@@ -49,6 +53,7 @@ public struct WorkerReport: Codable, Hashable, Sendable {
     /// Firings it reported as delivered since it started (its own counter).
     public var delivered: Int
 
+    /// Creates the value from its fields (see each property for meaning and units).
     public init(id: WorkerID, host: String, pid: Int32, alive: Bool, lastSeenAt: Date, acknowledged: Int, delivered: Int) {
         self.id = id
         self.host = host
@@ -62,7 +67,9 @@ public struct WorkerReport: Codable, Hashable, Sendable {
 
 /// The result of `workers`.
 public struct WorkersResult: Codable, Hashable, Sendable {
+    /// Every worker heard from since start, sorted by id.
     public var workers: [WorkerReport]
+    /// Creates the value from its fields (see each property for meaning and units).
     public init(workers: [WorkerReport]) { self.workers = workers }
 }
 
@@ -81,6 +88,7 @@ public struct StatsReport: Codable, Hashable, Sendable {
     /// `firedAt − dueAt` as the delivering worker measured it, in milliseconds.
     public var fireLateness: LatenessSummary?
 
+    /// Creates the value from its fields (see each property for meaning and units).
     public init(
         dispatched: Int, redelivered: Int, acknowledged: Int, dispatchLateness: LatenessSummary?,
         fireLateness: LatenessSummary?
@@ -118,6 +126,7 @@ public struct StoreReport: Codable, Hashable, Sendable {
     /// How long the snapshot just written took, in milliseconds (`snapshot`, `compact` only).
     public var snapshotMilliseconds: Double?
 
+    /// Creates the value from its fields (see each property for meaning and units).
     public init(
         directory: String?, fsync: String, epoch: UInt64, journalBytes: Int, segments: Int, snapshots: Int,
         snapshotBytes: Int, snapshotSequence: UInt64?, appendedRecords: Int, lastFsyncMilliseconds: Double?,

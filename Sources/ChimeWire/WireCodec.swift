@@ -12,6 +12,7 @@ public struct WireCodec {
     let plainEncoder = JSONEncoder()
     let plainDecoder = JSONDecoder()
 
+    /// Creates the value from its fields (see each property for meaning and units).
     public init() {
         encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]

@@ -47,6 +47,7 @@ public struct WireError: Error, Codable, Hashable, Sendable, CustomStringConvert
     /// The offending field in dotted form, when one field is at fault.
     public var field: String?
 
+    /// Creates the value from its fields (see each property for meaning and units).
     public init(_ code: Code, _ message: String, field: String? = nil) {
         self.code = code
         self.message = message

@@ -7,6 +7,7 @@ import Foundation
 public struct ClientAddress: Hashable, Sendable {
     /// The frames before the body (identity, and the empty delimiter if the client sent one).
     public var routing: [Data]
+    /// Creates the value from its fields (see each property for meaning and units).
     public init(routing: [Data]) { self.routing = routing }
 }
 
@@ -105,5 +106,6 @@ public struct CoordinatorConfiguration: Sendable {
     /// The coordinator's process id, shown by `status`.
     public var pid: Int32 = 0
 
+    /// The defaults shown on each property.
     public init() {}
 }

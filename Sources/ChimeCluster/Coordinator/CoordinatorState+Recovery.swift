@@ -13,20 +13,30 @@ import Foundation
 public struct CoordinatorSnapshot: Codable, Sendable {
     /// One reminder with its schedule position.
     public struct ReminderRecord: Codable, Sendable {
+        /// The reminder as scheduled.
         public var reminder: Reminder
+        /// The next occurrence's index in its `Recurrence`.
         public var nextIndex: Int?
+        /// The next occurrence (UTC).
         public var nextFireAt: Date?
+        /// Where the reminder is in its life.
         public var state: ReminderState
+        /// How many occurrences were delivered.
         public var deliveredCount: Int
+        /// When the last one was delivered (UTC).
         public var lastFiredAt: Date?
     }
 
     /// The newest format this code writes and reads.
     public static let currentFormatVersion = 1
 
+    /// The format this snapshot was written in.
     public var formatVersion = CoordinatorSnapshot.currentFormatVersion
+    /// Every reminder with its schedule position, by id.
     public var reminders: [ReminderRecord]
+    /// Firings made and not acknowledged.
     public var unsettled: [Firing]
+    /// Firings that exhausted their attempts.
     public var deadLetters: [Firing]
     /// The `seq` the next dispatch gets.
     public var nextEventSeq: UInt64
@@ -46,7 +56,9 @@ public struct CoordinatorSnapshot: Codable, Sendable {
 
 /// One remembered answer, for idempotent retries across restarts.
 public struct AnsweredRequest: Codable, Sendable {
+    /// The client's request id.
     public var requestId: String
+    /// The answer given.
     public var outcome: ControlOutcome
 }
 

@@ -51,6 +51,7 @@ public struct CoordinatorState: Sendable {
         var outcome: ActionOutcome?
     }
 
+    /// The tunables this state decides with.
     public let configuration: CoordinatorConfiguration
     let startedAt: Date
     var entries: [ReminderID: Entry] = [:]

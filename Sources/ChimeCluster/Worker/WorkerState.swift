@@ -33,6 +33,7 @@ public struct WorkerState: Sendable {
     var pendingOutcomes: [ActionOutcome] = []
     var lastReportAt: Date?
 
+    /// Creates the value from its fields (see each property for meaning and units).
     public init(id: WorkerID, host: String, pid: Int32, heartbeatInterval: Double = 1, capacity: Int = 4096) {
         self.id = id
         self.host = host

@@ -9,7 +9,9 @@ public struct ActionJob: Codable, Hashable, Sendable {
     public var jobId: String
     /// The firing acted on.
     public var firingId: FiringID
+    /// The reminder the firing belongs to.
     public var reminderId: ReminderID
+    /// Whose it is.
     public var recipient: RecipientID
     /// The action identifier (`open`, `dismiss`, `snooze`, or a category's custom action).
     public var action: String
@@ -26,6 +28,7 @@ public struct ActionJob: Codable, Hashable, Sendable {
     /// The firing as it was delivered (content included), for handlers and hooks.
     public var firing: Firing
 
+    /// Creates the value from its fields (see each property for meaning and units).
     public init(
         jobId: String, firing: Firing, action: String, text: String?, destructive: Bool,
         activationMode: ActivationMode, category: String?, snoozeSeconds: Double?
@@ -61,14 +64,18 @@ public struct ActionOutcome: Codable, Hashable, Sendable {
         case refire(at: Date)
     }
 
+    /// The job this outcome ends.
     public var jobId: String
+    /// `completed` or `failed`.
     public var status: Status
     /// Why it failed, or a short note on what was done.
     public var reason: String?
     /// What a command hook printed (standard output, then standard error), at most 4 KiB.
     public var output: String?
+    /// What the coordinator must apply (only for `completed`).
     public var effects: [Effect]
 
+    /// Creates the value from its fields (see each property for meaning and units).
     public init(jobId: String, status: Status, reason: String?, output: String? = nil, effects: [Effect] = []) {
         self.jobId = jobId
         self.status = status

@@ -26,6 +26,7 @@ public struct ValidationError: Error, Hashable, Sendable, CustomStringConvertibl
     /// One human sentence saying what is wrong and, where possible, what is expected.
     public var message: String
 
+    /// Creates the value from its fields (see each property for meaning and units).
     public init(_ code: Code, field: String? = nil, _ message: String) {
         self.code = code
         self.field = field

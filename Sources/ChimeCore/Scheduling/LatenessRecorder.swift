@@ -12,6 +12,7 @@ public struct LatenessRecorder: Sendable {
     /// How many samples were ever recorded.
     public private(set) var totalCount = 0
 
+    /// Creates the value from its fields (see each property for meaning and units).
     public init(capacity: Int = 100_000) {
         precondition(capacity > 0, "LatenessRecorder needs a positive capacity")
         self.capacity = capacity
