@@ -63,7 +63,8 @@ public final class SubscriberClient {
         poller.register(socket, for: .readable)
         do {
             while !stop.isStopRequested {
-                if try poller.poll(timeout: .milliseconds(progress == nil ? 100 : 50)) > 0 {
+                let fetching = progress.map { !$0.isFetchDone } ?? false
+                if try poller.poll(timeout: .milliseconds(fetching ? 50 : 100)) > 0 {
                     while let frames = try socket.receiveMessage(dontWait: true) {
                         guard frames.count == 2 else { continue }
                         if let recipient, frames[0] != Data(Topic.fire(recipient).utf8) { continue }
@@ -75,9 +76,12 @@ public final class SubscriberClient {
                         onEvent(event, frames[1])
                     }
                 }
-                if let catchUp, var current = progress, current.isFetchDue(at: Date()) {
+                if let catchUp, var current = progress, !current.isFetchDone, current.isFetchDue(at: Date()) {
                     try fetch(catchUp.client, progress: &current, onEvent: onEvent)
-                    progress = current.isComplete(at: Date()) ? nil : current
+                    // Fetching stops, but replayed seqs stay known: a live copy of a replayed
+                    // event can still arrive after the last fetch.
+                    current.isFetchDone = current.isComplete(at: Date())
+                    progress = current
                 }
             }
         } catch let error as ZeroMQError where error.code == .contextTerminated {
@@ -110,6 +114,9 @@ struct CatchUpProgress {
     let startedAt: Date
     var delivered: Set<UInt64> = []
     var firstLiveSeq: UInt64?
+    /// Set once catch-up is complete: no more fetches, and live seqs are no longer recorded
+    /// (so the set stays as large as the replay), only checked against it.
+    var isFetchDone = false
     var settledThrough: UInt64 = 0
     var lastFetchAt = Date.distantPast
 
@@ -126,7 +133,9 @@ struct CatchUpProgress {
     /// Whether a live event is new (and records it).
     mutating func acceptLive(_ event: FireEvent) -> Bool {
         if firstLiveSeq == nil { firstLiveSeq = event.seq }
-        return event.seq > since && delivered.insert(event.seq).inserted
+        guard event.seq > since else { return false }
+        if isFetchDone { return !delivered.contains(event.seq) }
+        return delivered.insert(event.seq).inserted
     }
 
     func isFetchDue(at now: Date) -> Bool { now.timeIntervalSince(lastFetchAt) >= 0.2 }
