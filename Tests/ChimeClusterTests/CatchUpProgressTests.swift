@@ -15,14 +15,21 @@ import Testing
 
     @Test func liveCopyOfAReplayedEventIsSkippedEvenAfterCatchUpEnds() {
         var progress = CatchUpProgress(since: 2, startedAt: Date(timeIntervalSince1970: 0))
-        #expect(progress.acceptReplayed(event(2)) == false, "at or below since")
-        #expect(progress.acceptReplayed(event(3)))
-        #expect(progress.acceptLive(event(4)))
-        #expect(progress.acceptLive(event(3)) == false)
+        let r1 = progress.acceptReplayed(event(2))
+        #expect(r1 == false, "at or below since")
+        let r2 = progress.acceptReplayed(event(3))
+        #expect(r2)
+        let r3 = progress.acceptLive(event(4))
+        #expect(r3)
+        let r4 = progress.acceptLive(event(3))
+        #expect(r4 == false)
         progress.isFetchDone = true
-        #expect(progress.acceptLive(event(3)) == false, "replayed, its live copy came late")
-        #expect(progress.acceptLive(event(5)))
-        #expect(progress.acceptLive(event(5)), "after catch-up, live seqs are not recorded")
+        let r5 = progress.acceptLive(event(3))
+        #expect(r5 == false, "replayed, its live copy came late")
+        let r6 = progress.acceptLive(event(5))
+        #expect(r6)
+        let r7 = progress.acceptLive(event(5))
+        #expect(r7, "after catch-up, live seqs are not recorded")
         #expect(progress.delivered == [3, 4])
     }
 }
