@@ -251,11 +251,24 @@ public final class CoordinatorService {
         }
     }
 
-    /// Journal first (one sync for the whole turn), then replies and dispatches.
+    /// Appends the turn's journal entries, hands its dispatches to workers, syncs the journal
+    /// once (group commit), then publishes and replies.
+    ///
+    /// Dispatch does not wait for the fsync: a firing whose `dispatched` entry is lost in a
+    /// crash is re-derived at recovery from the durable schedule and acknowledgements and sent
+    /// again with the same firing id (`FiringID(reminder:dueAt:)`), which subscribers
+    /// deduplicate on. Replies (and badge events) still wait: an acknowledged request is
+    /// durable.
     func carryOut(_ directives: [CoordinatorDirective], control: Socket, dispatch: Socket, events: Socket) throws {
         guard !directives.isEmpty else { return }
         var entries: [JournalEntry] = []
-        for case .append(let entry) in directives { entries.append(entry) }
+        for directive in directives {
+            switch directive {
+            case .append(let entry): entries.append(entry)
+            case .dispatch(let batch, let worker): send(batch, to: worker, on: dispatch)
+            case .publish, .reply: continue
+            }
+        }
         if !entries.isEmpty {
             switch storage {
             case .memory(var journal):
@@ -277,10 +290,8 @@ public final class CoordinatorService {
         }
         for directive in directives {
             switch directive {
-            case .append:
+            case .append, .dispatch:
                 continue
-            case .dispatch(let batch, let worker):
-                send(batch, to: worker, on: dispatch)
             case .publish(let event):
                 let body: Data
                 switch event {

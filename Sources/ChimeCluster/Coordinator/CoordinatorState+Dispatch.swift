@@ -12,13 +12,18 @@ extension CoordinatorState {
     /// stalled) fires once and continues from the first occurrence after `now`, never
     /// re-anchored to the late time. ZeroMQ Guide ch. 4, "Paranoid Pirate" (liveness).
     /// - Returns: per batch, `.append(.dispatched)` for each firing, then `.dispatch(batch, to:)`.
+    ///
+    /// Firings are made only as fast as workers can take them: at most the workers' free
+    /// credit plus one batch waits at a time, so in a burst the first batch leaves within a
+    /// millisecond instead of after every due firing has been made.
     public mutating func onTick(now: Date) -> [CoordinatorDirective] {
         var directives: [CoordinatorDirective] = []
-        for (id, _) in schedule.popDue(at: now) {
+        let budget = max(0, freeCredit(at: now) + configuration.maxBatchSize - waitingCount)
+        for (id, _) in schedule.popDue(at: now, limit: budget) {
             guard var entry = entries[id], let occurrence = entry.next else { continue }
             let trigger = entry.reminder.trigger
             let fireAt = trigger.fireInstant(eventInstant: occurrence.instant)
-            let isMisfire = recoveredAt.map { fireAt < $0 } ?? false
+            let isMisfire = recoveredAt.map { fireAt < $0 && fireAt > (lastJournaledAt ?? .distantPast) } ?? false
             let policy = trigger.misfire ?? .fireOnce
             var wasSuppressed = false
             if !isMisfire || shouldFireMissed(fireAt, of: entry.reminder, policy: policy, at: now) {
@@ -50,6 +55,9 @@ extension CoordinatorState {
         }
         assignJobs(at: now, directives: &directives)
         assignWaiting(at: now, directives: &directives)
+        // Firings still waiting means no worker has credit left; credit comes back with a
+        // worker message, which wakes the loop.
+        isScheduleBacklogged = waitingCount > 0 && (schedule.nextDeadline.map { $0 <= now } ?? false)
         return directives
     }
 
@@ -158,6 +166,15 @@ extension CoordinatorState {
             waiting.removeFirst(waitingStart)
             waitingStart = 0
         }
+    }
+
+    /// Firings the live, reachable workers can take now: the sum of their free credit.
+    func freeCredit(at now: Date) -> Int {
+        var free = 0
+        for worker in workers.values where worker.isReachable && isAlive(worker, at: now) {
+            free += max(0, worker.capacity - worker.outstanding)
+        }
+        return free
     }
 
     func workerWithMostCredit(at now: Date) -> (WorkerID, Int)? {

@@ -69,6 +69,7 @@ extension CoordinatorState {
     /// An entry that no longer validates (a zone removed from tzdata) is skipped and
     /// counted in `skippedEntries`.
     public mutating func replay(_ entry: JournalEntry) {
+        lastJournaledAt = max(lastJournaledAt ?? entry.at, entry.at)
         switch entry {
         case .scheduled(let reminder, let at):
             do {
@@ -171,7 +172,10 @@ extension CoordinatorState {
     }
 
     /// Ends recovery at `now`: firings made but never acknowledged wait for redelivery with
-    /// their firing ids (attempt + 1), and occurrences due before `now` count as misfires.
+    /// their firing ids (attempt + 1), and occurrences due before `now` count as misfires
+    /// unless they were due before `lastJournaledAt`, when the coordinator was still running
+    /// (such an occurrence was owed, not missed: its `dispatched` entry may have been lost
+    /// in the crash, as dispatch does not wait for the fsync).
     public mutating func finishRecovery(at now: Date) {
         recoveredAt = now
         let unsettled = recovered.values.sorted { ($0.dueAt, $0.firingId) < ($1.dueAt, $1.firingId) }

@@ -67,8 +67,16 @@ public struct CoordinatorState: Sendable {
     var recentRequestOrder: [String] = []
     /// Firings made but not acknowledged, found while replaying the store.
     var recovered: [FiringID: Firing] = [:]
-    /// When recovery finished: occurrences due before it are misfires.
+    /// When recovery finished: occurrences due before it (and after `lastJournaledAt`) are
+    /// misfires.
     var recoveredAt: Date?
+    /// The newest instant found in the recovered store (journal entries, snapshot): the
+    /// coordinator was running then, so an occurrence due earlier was not missed by downtime.
+    var lastJournaledAt: Date?
+    /// Whether the last `onTick` left due reminders in `schedule` because the waiting line
+    /// already held what the workers' free credit can take; `nextWake` then waits for credit
+    /// (a worker message) instead of the past due time.
+    var isScheduleBacklogged = false
     /// Late firings made per reminder under `fireAll`, for the cap.
     var misfiresFired: [ReminderID: Int] = [:]
     /// Journal or snapshot records that no longer validate and were skipped.
@@ -123,7 +131,8 @@ public struct CoordinatorState: Sendable {
     /// The earliest instant at which `onTick` has something to do (UTC), if any: the next
     /// occurrence, lease expiry or worker liveness deadline.
     public var nextWake: Date? {
-        var wake = [schedule.nextDeadline, leases.nextDeadline, jobLeases.nextDeadline, nags.nextDeadline]
+        var wake = [isScheduleBacklogged ? nil : schedule.nextDeadline, leases.nextDeadline, jobLeases.nextDeadline,
+                    nags.nextDeadline]
             .compactMap { $0 }.min()
         if !inFlight.isEmpty, let liveness = nextLivenessDeadline {
             wake = min(wake ?? liveness, liveness)
