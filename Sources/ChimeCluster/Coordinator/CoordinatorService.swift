@@ -77,9 +77,6 @@ public final class CoordinatorService {
         guard let (storage, recovered) = try openStorage(tunables: tunables) else { return }
         self.storage = storage
         self.state = recovered
-        if case .file(let store) = storage, recordsSinceSnapshot >= configuration.store.snapshotEveryRecords {
-            try writeSnapshot(to: store)
-        }
         defer {
             if case .file(let store) = self.storage {
                 do { try store.close() } catch { logger.error("closing the store failed", ["error": "\(error)"]) }
@@ -150,6 +147,7 @@ public final class CoordinatorService {
             do {
                 try carryOut(directives, control: control, dispatch: dispatch, events: events)
                 try serveStoreRequests(control: control)
+                try snapshotIfDue()
             } catch let error as ZeroMQError where error.code == .contextTerminated {
                 break
             }
@@ -278,14 +276,6 @@ public final class CoordinatorService {
                 try store.append(entries)
                 try store.sync()
                 recordsSinceSnapshot += entries.count
-                // A snapshot pauses the loop (it encodes the whole schedule), so it waits for a
-                // turn with no firing waiting or in flight, unless the journal has grown 4× past
-                // the threshold.
-                let isQuiet = state.waitingCount == 0 && state.inFlightCount == 0
-                let threshold = configuration.store.snapshotEveryRecords
-                if recordsSinceSnapshot >= threshold && (isQuiet || recordsSinceSnapshot >= 4 * threshold) {
-                    try writeSnapshot(to: store)
-                }
             }
         }
         for directive in directives {
@@ -331,6 +321,20 @@ public final class CoordinatorService {
         case .delivered(let result): return codec.encode(ControlReply(requestId: requestId, result: result))
         case .job(let result): return codec.encode(ControlReply(requestId: requestId, result: result))
         case .failed(let error): return codec.encode(ControlReply<EmptyResult>(requestId: requestId, error: error))
+        }
+    }
+
+    /// Writes a snapshot once `snapshotEveryRecords` entries (and at least half as many as
+    /// there are reminders, so snapshots cost O(1) amortized per entry however large the
+    /// schedule) were journaled since the last one. A snapshot pauses the loop, so it waits
+    /// for a turn with nothing due, waiting or in flight, unless the journal has grown 4× past
+    /// the threshold.
+    func snapshotIfDue() throws {
+        guard case .file(let store) = storage else { return }
+        let threshold = max(configuration.store.snapshotEveryRecords, state.reminderCount / 2)
+        guard recordsSinceSnapshot >= threshold else { return }
+        if state.isQuiet(at: Date()) || recordsSinceSnapshot >= 4 * threshold {
+            try writeSnapshot(to: store)
         }
     }
 

@@ -140,6 +140,12 @@ public struct CoordinatorState: Sendable {
         return wake
     }
 
+    /// Whether nothing is due, waiting for a worker or in flight at `now`: a good moment for
+    /// work that pauses the loop (a snapshot).
+    public func isQuiet(at now: Date) -> Bool {
+        waitingCount == 0 && inFlight.isEmpty && (schedule.nextDeadline.map { $0 > now } ?? true)
+    }
+
     var livenessWindow: Double { configuration.heartbeatInterval * Double(configuration.heartbeatLiveness) }
 
     var nextLivenessDeadline: Date? {

@@ -131,15 +131,24 @@ extension FiringID {
 
     private static let nagMarker = "#nag"
 
-    /// The range of `#nag` when the id ends with `Z#nag<digits>`.
+    /// The range of `#nag` when the id ends with `Z#nag<digits>`: one backward pass over
+    /// the UTF-8 bytes (every acknowledgement asks, so no Foundation string search).
     private var nagMarkerRange: Range<String.Index>? {
-        guard let range = rawValue.range(of: Self.nagMarker, options: .backwards),
-            range.lowerBound > rawValue.startIndex,
-            rawValue[rawValue.index(before: range.lowerBound)] == "Z"
-        else { return nil }
-        let digits = rawValue[range.upperBound...]
-        guard !digits.isEmpty, digits.utf8.allSatisfy({ (0x30...0x39).contains($0) }) else { return nil }
-        return range
+        let utf8 = rawValue.utf8
+        var digitsStart = utf8.endIndex
+        while digitsStart > utf8.startIndex {
+            let before = utf8.index(before: digitsStart)
+            guard (0x30...0x39).contains(utf8[before]) else { break }
+            digitsStart = before
+        }
+        guard digitsStart < utf8.endIndex else { return nil }
+        var markerStart = digitsStart
+        for expected in "Z#nag".utf8.reversed() {
+            guard markerStart > utf8.startIndex else { return nil }
+            markerStart = utf8.index(before: markerStart)
+            guard utf8[markerStart] == expected else { return nil }
+        }
+        return utf8.index(after: markerStart)..<digitsStart
     }
 }
 

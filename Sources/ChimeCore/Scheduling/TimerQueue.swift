@@ -14,43 +14,61 @@ import Foundation
 /// `Int` keys, measured as resident-size growth at one million entries: about 60 bytes per
 /// entry (24 in the heap array, the rest in the dictionary); in a release build, scheduling
 /// costs about 1 µs and popping about 3.5 µs per entry at that size (cache misses).
+///
+/// Everything is `@inlinable` so other modules get it specialized for their key type;
+/// unspecialized, each operation looked up generic metadata at run time.
 public struct TimerQueue<Key: Hashable & Sendable>: Sendable {
-    private struct Entry {
+    @usableFromInline
+    struct Entry: Sendable {
         /// The deadline as `Date.timeIntervalSinceReferenceDate`, so it converts back exactly.
-        var deadline: Double
+        @usableFromInline var deadline: Double
         /// The `schedule` call number, breaking ties between equal deadlines.
-        var sequence: UInt64
-        var key: Key
+        @usableFromInline var sequence: UInt64
+        @usableFromInline var key: Key
 
+        @inlinable
+        init(deadline: Double, sequence: UInt64, key: Key) {
+            self.deadline = deadline
+            self.sequence = sequence
+            self.key = key
+        }
+
+        @inlinable
         func precedes(_ other: Entry) -> Bool {
             deadline < other.deadline || (deadline == other.deadline && sequence < other.sequence)
         }
     }
 
-    private var heap: [Entry] = []
-    private var positions: [Key: Int] = [:]
-    private var nextSequence: UInt64 = 0
+    @usableFromInline var heap: [Entry] = []
+    @usableFromInline var positions: [Key: Int] = [:]
+    @usableFromInline var nextSequence: UInt64 = 0
 
     /// Creates an empty queue.
+    @inlinable
     public init() {}
 
     /// How many keys have a deadline.
+    @inlinable
     public var count: Int { heap.count }
 
     /// Whether no key has a deadline.
+    @inlinable
     public var isEmpty: Bool { heap.isEmpty }
 
     /// The earliest deadline (UTC), or `nil` when the queue is empty. O(1).
+    @inlinable
     public var nextDeadline: Date? {
         heap.first.map { Date(timeIntervalSinceReferenceDate: $0.deadline) }
     }
 
     /// The deadline of `key` (UTC), or `nil` when it has none. O(1).
+    @inlinable
     public func deadline(of key: Key) -> Date? {
         positions[key].map { Date(timeIntervalSinceReferenceDate: heap[$0].deadline) }
     }
 
     /// Sets `key`'s deadline, replacing any earlier one. O(log n).
+    @inlinable
     public mutating func schedule(_ key: Key, at deadline: Date) {
         let entry = Entry(deadline: deadline.timeIntervalSinceReferenceDate, sequence: nextSequence, key: key)
         nextSequence += 1
@@ -65,6 +83,7 @@ public struct TimerQueue<Key: Hashable & Sendable>: Sendable {
     }
 
     /// Removes `key` and returns the deadline it had, or `nil` when it had none. O(log n).
+    @inlinable
     @discardableResult
     public mutating func remove(_ key: Key) -> Date? {
         guard let position = positions.removeValue(forKey: key) else { return nil }
@@ -80,6 +99,7 @@ public struct TimerQueue<Key: Hashable & Sendable>: Sendable {
 
     /// Removes and returns the entries whose deadline is at or before `now`, earliest first,
     /// equal deadlines in `schedule` order; at most `limit` of them. O(k log n) for k entries.
+    @inlinable
     public mutating func popDue(at now: Date, limit: Int = .max) -> [(key: Key, deadline: Date)] {
         let cutoff = now.timeIntervalSinceReferenceDate
         var due: [(key: Key, deadline: Date)] = []
@@ -90,9 +110,11 @@ public struct TimerQueue<Key: Hashable & Sendable>: Sendable {
         return due
     }
 
-    private static var arity: Int { 4 }
+    @inlinable
+    static var arity: Int { 4 }
 
-    private mutating func restoreOrder(at position: Int) {
+    @inlinable
+    mutating func restoreOrder(at position: Int) {
         if position > 0 && heap[position].precedes(heap[(position - 1) / Self.arity]) {
             siftUp(from: position)
         } else {
@@ -100,7 +122,8 @@ public struct TimerQueue<Key: Hashable & Sendable>: Sendable {
         }
     }
 
-    private mutating func siftUp(from start: Int) {
+    @inlinable
+    mutating func siftUp(from start: Int) {
         let moving = heap[start]
         var position = start
         while position > 0 {
@@ -114,7 +137,8 @@ public struct TimerQueue<Key: Hashable & Sendable>: Sendable {
         positions[moving.key] = position
     }
 
-    private mutating func siftDown(from start: Int) {
+    @inlinable
+    mutating func siftDown(from start: Int) {
         let moving = heap[start]
         var position = start
         while true {
