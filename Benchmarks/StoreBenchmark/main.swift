@@ -1,11 +1,17 @@
 // Measures journal throughput: append + sync of N entries in batches, per fsync policy,
 // and the time to reopen (recover) the result. Run in release mode:
 //   swift run -c release StoreBenchmark [entries] [directory]
+// or the binary reminder codec against JSON (see CodecBenchmark.swift):
+//   swift run -c release StoreBenchmark codec [iterations]
 import ChimeCore
 import ChimeStore
 import Foundation
 
 let arguments = CommandLine.arguments
+if arguments.count > 1, arguments[1] == "codec" {
+    try runCodecBenchmark(iterations: arguments.count > 2 ? Int(arguments[2]) ?? 200_000 : 200_000)
+    exit(0)
+}
 let count = arguments.count > 1 ? Int(arguments[1]) ?? 100_000 : 100_000
 let parent = URL(fileURLWithPath: arguments.count > 2 ? arguments[2] : NSTemporaryDirectory())
     .appendingPathComponent("chime-store-bench-\(getpid())")

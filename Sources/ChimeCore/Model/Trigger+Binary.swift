@@ -1,0 +1,153 @@
+import Foundation
+
+/// The binary form of a trigger; the layout is on ``Reminder/binaryEncoded()``.
+extension Trigger {
+    var binaryFields: ReminderBinaryFields {
+        var fields: ReminderBinaryFields = []
+        if case .wallClock = start { fields.insert(.wallClockStart) }
+        if repeatRule != nil { fields.insert(.repeatRule) }
+        if recurrenceRule != nil { fields.insert(.recurrenceRule) }
+        if !recurrenceDates.isEmpty { fields.insert(.recurrenceDates) }
+        if !exceptionDates.isEmpty { fields.insert(.exceptionDates) }
+        if monthEnd == .clamp { fields.insert(.clampMonthEnd) }
+        if offset != nil { fields.insert(.offset) }
+        if misfire != nil { fields.insert(.misfire) }
+        if misfireThreshold != nil { fields.insert(.misfireThreshold) }
+        return fields
+    }
+
+    func writeBinary(to sink: inout some BinarySink) {
+        switch start {
+        case .instant(let date):
+            sink.writeInstant(date)
+        case .wallClock(let local, let zoneIdentifier):
+            local.writeBinary(to: &sink)
+            sink.writeString(zoneIdentifier)
+        }
+        if let repeatRule {
+            sink.writeByte(repeatRule.unit.binaryTag)
+            sink.writeInt(repeatRule.interval)
+        }
+        recurrenceRule?.writeBinary(to: &sink)
+        RecurrenceDateTime.writeBinaryList(recurrenceDates, to: &sink)
+        RecurrenceDateTime.writeBinaryList(exceptionDates, to: &sink)
+        if let offset { sink.writeDouble(offset) }
+        if let misfire { sink.writeByte(misfire.binaryTag) }
+        if let misfireThreshold { sink.writeDouble(misfireThreshold) }
+    }
+
+    init(reading reader: inout ByteReader, fields: ReminderBinaryFields) throws(ReminderBinaryError) {
+        if fields.contains(.wallClockStart) {
+            let local = try LocalDateTime(reading: &reader)
+            start = .wallClock(local, zoneIdentifier: try reader.readString())
+        } else {
+            start = .instant(try reader.readInstant())
+        }
+        if fields.contains(.repeatRule) {
+            let unit = try reader.readTag(RepeatUnit.init(binaryTag:))
+            repeatRule = RepeatRule(unit: unit, interval: try reader.readInt())
+        }
+        if fields.contains(.recurrenceRule) { recurrenceRule = try RecurrenceRule(reading: &reader) }
+        recurrenceDates = fields.contains(.recurrenceDates) ? try RecurrenceDateTime.readBinaryList(from: &reader) : []
+        exceptionDates = fields.contains(.exceptionDates) ? try RecurrenceDateTime.readBinaryList(from: &reader) : []
+        monthEnd = fields.contains(.clampMonthEnd) ? .clamp : .skip
+        if fields.contains(.offset) { offset = try reader.readDouble() }
+        if fields.contains(.misfire) { misfire = try reader.readTag(MisfirePolicy.init(binaryTag:)) }
+        if fields.contains(.misfireThreshold) { misfireThreshold = try reader.readDouble() }
+    }
+}
+
+extension RepeatUnit {
+    var binaryTag: UInt8 {
+        switch self {
+        case .minute: 0
+        case .hour: 1
+        case .day: 2
+        case .week: 3
+        case .month: 4
+        case .year: 5
+        }
+    }
+
+    init?(binaryTag: UInt8) {
+        switch binaryTag {
+        case 0: self = .minute
+        case 1: self = .hour
+        case 2: self = .day
+        case 3: self = .week
+        case 4: self = .month
+        case 5: self = .year
+        default: return nil
+        }
+    }
+}
+
+extension MisfirePolicy {
+    var binaryTag: UInt8 {
+        switch self {
+        case .fireOnce: 0
+        case .skip: 1
+        case .fireAll: 2
+        }
+    }
+
+    init?(binaryTag: UInt8) {
+        switch binaryTag {
+        case 0: self = .fireOnce
+        case 1: self = .skip
+        case 2: self = .fireAll
+        default: return nil
+        }
+    }
+}
+
+extension LocalDateTime {
+    /// Six ints, unchecked: the memberwise initializer does not check either.
+    func writeBinary(to sink: inout some BinarySink) {
+        sink.writeInt(year)
+        sink.writeInt(month)
+        sink.writeInt(day)
+        sink.writeInt(hour)
+        sink.writeInt(minute)
+        sink.writeInt(second)
+    }
+
+    init(reading reader: inout ByteReader) throws(ReminderBinaryError) {
+        self.init(
+            year: try reader.readInt(), month: try reader.readInt(), day: try reader.readInt(),
+            hour: try reader.readInt(), minute: try reader.readInt(), second: try reader.readInt())
+    }
+}
+
+extension RecurrenceDateTime {
+    func writeBinary(to sink: inout some BinarySink) {
+        switch self {
+        case .instant(let date):
+            sink.writeByte(0)
+            sink.writeInstant(date)
+        case .local(let local):
+            sink.writeByte(1)
+            local.writeBinary(to: &sink)
+        }
+    }
+
+    init(reading reader: inout ByteReader) throws(ReminderBinaryError) {
+        let isLocal = try reader.readTag { tag in tag <= 1 ? tag == 1 : nil }
+        self = isLocal ? .local(try LocalDateTime(reading: &reader)) : .instant(try reader.readInstant())
+    }
+
+    /// A `list<datetime>`; writes nothing for an empty list (its presence bit is clear).
+    static func writeBinaryList(_ values: [RecurrenceDateTime], to sink: inout some BinarySink) {
+        guard !values.isEmpty else { return }
+        sink.writeCount(values.count)
+        for value in values { value.writeBinary(to: &sink) }
+    }
+
+    static func readBinaryList(from reader: inout ByteReader) throws(ReminderBinaryError) -> [RecurrenceDateTime] {
+        let count = try reader.readNonEmptyCount()
+        var values: [RecurrenceDateTime] = []
+        values.reserveCapacity(count)
+        for _ in 0..<count { values.append(try RecurrenceDateTime(reading: &reader)) }
+        return values
+    }
+}
