@@ -12,6 +12,11 @@ import Testing
         let entries: [JournalEntry] = [
             .dispatched(FiringID("r@x"), reminder: "r", dueAt: instant, attempt: 3, seq: 42, at: instant.addingTimeInterval(0.001)),
             .acknowledged(FiringID("ünï@y"), seq: 7, worker: "worker-1", firedAt: instant),
+            .scheduled(
+                Reminder(
+                    id: "r", recipient: "alice", content: Content(title: "Tea", body: String(repeating: "b", count: 100)),
+                    trigger: Trigger(start: .instant(instant))),
+                at: instant.addingTimeInterval(-60)),
         ]
         for entry in entries {
             let bytes = try #require(CompactEntryEncoding.encode(entry))
@@ -27,6 +32,7 @@ import Testing
             .cancelled(["a"], at: instant),
             .dispatched(FiringID("r@x"), reminder: "r", dueAt: instant, attempt: 1, seq: 1, at: instant),
             .acknowledged(FiringID("r@x"), seq: 1, worker: "w", firedAt: instant),
+            .scheduled(Reminder(id: "s", recipient: "bob", content: Content(body: "x"), trigger: Trigger(start: .instant(instant))), at: instant),
         ]
         do {
             let (journal, _) = try FileJournal.open(directory: directory.url, fsync: .never)

@@ -65,7 +65,7 @@ extension CoordinatorService {
         tunables.epoch = try store.incrementEpoch()
         var state = CoordinatorState(configuration: tunables, startedAt: started)
         if let snapshot = recovery.snapshot {
-            try state.load(try codec.decode(CoordinatorSnapshot.self, from: snapshot.payload))
+            try state.load(try CoordinatorSnapshot.decode(payload: snapshot.payload))
         }
         for entry in recovery.entries { state.replay(entry) }
         state.finishRecovery(at: Date())
@@ -117,7 +117,7 @@ extension CoordinatorService {
     @discardableResult
     func writeSnapshot(to store: FileStore) throws -> Double {
         let started = Date()
-        let payload = codec.encode(state.makeSnapshot())
+        let payload = state.makeSnapshot(at: started).encodedPayload()
         let file = try store.writeSnapshot(payload)
         recordsSinceSnapshot = 0
         let milliseconds = Date().timeIntervalSince(started) * 1000

@@ -36,9 +36,9 @@ extension CoordinatorState {
         guard var cap = caps[recipient] else {
             guard pendingLimit(for: recipient) != nil else { return }
             // First cap for this recipient: bring its pending reminders under it.
-            let pending = entries.values.filter { $0.reminder.recipient == recipient && schedule.deadline(of: $0.reminder.id) != nil }
-            for entry in pending.sorted(by: { $0.reminder.id < $1.reminder.id }) {
-                if let instant = schedule.deadline(of: entry.reminder.id) { arm(entry.reminder.id, of: recipient, at: instant) }
+            let pending = entries.filter { $0.value.recipient == recipient && schedule.deadline(of: $0.key) != nil }.map(\.key)
+            for id in pending.sorted() {
+                if let instant = schedule.deadline(of: id) { arm(id, of: recipient, at: instant) }
             }
             return
         }

@@ -142,33 +142,49 @@ extension CoordinatorState {
     mutating func apply(_ reminder: Reminder, recurrence: Recurrence, at now: Date)
         -> (ScheduleResult.Item, warning: String?)
     {
-        let replaced = entries[reminder.id] != nil
-        if let previous = entries[reminder.id] { disarm(reminder.id, of: previous.reminder.recipient) }
-        var entry = Entry(reminder: reminder, recurrence: recurrence, next: nil, state: .pending)
+        let replaced = removeEntry(reminder.id) != nil
+        var next: Occurrence?
         var warning: String?
+        var state = ReminderState.pending
         if !reminder.trigger.isRepeating, let only = recurrence.occurrence(at: 0) {
-            entry.next = Occurrence(index: 0, instant: only)
+            next = Occurrence(index: 0, instant: only)
             let fireAt = reminder.trigger.fireInstant(eventInstant: only)
             // A second of slack: `--in 0s` computed by a client a moment ago is not "in the past".
             if fireAt < now.addingTimeInterval(-1) {
                 warning = "\(reminder.id): its time \(RFC3339.format(fireAt)) is in the past; it fires now"
             }
         } else {
-            entry.next = firstFiring(of: reminder, in: recurrence, onOrAfter: now)
+            next = firstFiring(of: reminder, in: recurrence, onOrAfter: now)
         }
         if !reminder.enabled {
-            entry.state = .disabled
-        } else if let next = entry.next {
+            state = .disabled
+        } else if let next {
             arm(reminder.id, of: reminder.recipient, at: fireInstant(of: reminder, next))
         } else {
-            entry.state = .finished
+            state = .finished
             warning = "\(reminder.id): it has no occurrence left"
         }
-        entries[reminder.id] = entry
+        entries[reminder.id] = Entry(reminder: reminder, next: next, state: state)
+        if reminder.trigger.isRepeating { recurrences[reminder.id] = recurrence }
         let item = ScheduleResult.Item(
-            id: reminder.id, replaced: replaced, state: entry.state,
-            nextFireAt: entry.next.map { fireInstant(of: reminder, $0) })
+            id: reminder.id, replaced: replaced, state: state, nextFireAt: next.map { fireInstant(of: reminder, $0) })
         return (item, warning)
+    }
+
+    /// Removes a reminder from the schedule (and its recipient's cap) and returns its entry.
+    @discardableResult
+    mutating func removeEntry(_ id: ReminderID) -> Entry? {
+        guard let entry = entries.removeValue(forKey: id) else { return nil }
+        recurrences[id] = nil
+        disarm(id, of: entry.recipient)
+        return entry
+    }
+
+    /// The occurrence sequence of `reminder`: cached for a repeating one, rebuilt for a
+    /// one-shot; `nil` when it no longer builds (its zone left tzdata).
+    func recurrence(of reminder: Reminder) -> Recurrence? {
+        if let cached = recurrences[reminder.id] { return cached }
+        return try? resolvingRecipientZone(reminder).trigger.makeRecurrence()
     }
 
     mutating func retry(_ firingId: FiringID, at now: Date, directives: inout [CoordinatorDirective]) -> ControlOutcome {
@@ -189,13 +205,14 @@ extension CoordinatorState {
         } else {
             candidates = Array(entries.values)
         }
-        for entry in candidates where filter.matches(entry.reminder) {
-            guard includeInactive || entry.state == .pending else { continue }
+        for entry in candidates where includeInactive || entry.state == .pending {
+            let reminder = entry.reminder
+            guard filter.matches(reminder) else { continue }
             matched.append(ReminderListing(
-                reminder: entry.reminder, state: entry.state,
-                nextFireAt: entry.state == .pending ? entry.next.map { fireInstant(of: entry.reminder, $0) } : nil,
+                reminder: reminder, state: entry.state,
+                nextFireAt: entry.state == .pending ? entry.next.map { fireInstant(of: reminder, $0) } : nil,
                 deliveredCount: entry.deliveredCount, lastFiredAt: entry.lastFiredAt,
-                armed: entry.state == .pending ? isArmed(entry.reminder.id, of: entry.reminder.recipient) : nil))
+                armed: entry.state == .pending ? isArmed(reminder.id, of: reminder.recipient) : nil))
         }
         matched.sort { lhs, rhs in
             switch (lhs.nextFireAt, rhs.nextFireAt) {
@@ -223,7 +240,7 @@ extension CoordinatorState {
         }
         cancelled = Array(Set(cancelled)).sorted()
         for id in cancelled {
-            if let entry = entries.removeValue(forKey: id) { disarm(id, of: entry.reminder.recipient) }
+            removeEntry(id)
         }
         if !cancelled.isEmpty {
             directives.append(.append(.cancelled(cancelled, at: now)))

@@ -21,28 +21,32 @@ extension CoordinatorState {
         let budget = max(0, freeCredit(at: now) + configuration.maxBatchSize - waitingCount)
         for (id, _) in schedule.popDue(at: now, limit: budget) {
             guard var entry = entries[id], let occurrence = entry.next else { continue }
-            let trigger = entry.reminder.trigger
+            let reminder = entry.reminder
+            let trigger = reminder.trigger
             let fireAt = trigger.fireInstant(eventInstant: occurrence.instant)
             let isMisfire = recoveredAt.map { fireAt < $0 && fireAt > (lastJournaledAt ?? .distantPast) } ?? false
             let policy = trigger.misfire ?? .fireOnce
             var wasSuppressed = false
-            if !isMisfire || shouldFireMissed(fireAt, of: entry.reminder, policy: policy, at: now) {
+            if !isMisfire || shouldFireMissed(fireAt, of: reminder, policy: policy, at: now) {
                 wasSuppressed = !makeFiring(
-                    of: entry.reminder, dueAt: fireAt, eventAt: occurrence.instant, late: isMisfire, at: now,
+                    of: reminder, dueAt: fireAt, eventAt: occurrence.instant, late: isMisfire, at: now,
                     directives: &directives)
             }
+            // A one-shot has no next occurrence; only repeating reminders need their sequence.
+            let sequence = trigger.isRepeating ? recurrence(of: reminder) : nil
             if isMisfire && policy == .fireAll && misfiresFired[id, default: 0] < configuration.fireAllCap {
                 misfiresFired[id, default: 0] += 1
-                entry.next = entry.recurrence.nextOccurrence(after: occurrence)
+                entry.next = sequence?.nextOccurrence(after: occurrence)
             } else {
-                entry.next = Self.occurrence(
-                    after: occurrence, in: entry.recurrence, notBefore: trigger.eventInstant(fireInstant: now))
+                entry.next = sequence.flatMap {
+                    Self.occurrence(after: occurrence, in: $0, notBefore: trigger.eventInstant(fireInstant: now))
+                }
             }
             if let next = entry.next {
-                arm(id, of: entry.reminder.recipient, at: trigger.fireInstant(eventInstant: next.instant))
+                arm(id, of: entry.recipient, at: trigger.fireInstant(eventInstant: next.instant))
             } else {
                 entry.state = trigger.isRepeating ? .finished : (wasSuppressed ? .suppressed : .delivered)
-                disarm(id, of: entry.reminder.recipient)
+                disarm(id, of: entry.recipient)
             }
             entries[id] = entry
         }

@@ -25,16 +25,17 @@ extension CoordinatorState {
     /// After `recipient` registered a new zone: rebuilds its recipient-zone reminders and
     /// re-arms them from `now`.
     mutating func followZoneChange(of recipient: RecipientID, at now: Date) {
-        for (id, entry) in entries where entry.reminder.recipient == recipient {
-            guard case .wallClock(_, Self.recipientZone) = entry.reminder.trigger.start,
-                let recurrence = try? validate(entry.reminder, maximumUserInfoBytes: Int.max)
+        for (id, entry) in entries where entry.recipient == recipient {
+            let reminder = entry.reminder
+            guard case .wallClock(_, Self.recipientZone) = reminder.trigger.start,
+                let recurrence = try? validate(reminder, maximumUserInfoBytes: Int.max)
             else { continue }
             var moved = entry
-            moved.recurrence = recurrence
+            if reminder.trigger.isRepeating { recurrences[id] = recurrence }
             if moved.state == .pending {
-                moved.next = firstFiring(of: moved.reminder, in: recurrence, onOrAfter: now)
+                moved.next = firstFiring(of: reminder, in: recurrence, onOrAfter: now)
                 if let next = moved.next {
-                    arm(id, of: recipient, at: fireInstant(of: moved.reminder, next))
+                    arm(id, of: recipient, at: fireInstant(of: reminder, next))
                 } else {
                     disarm(id, of: recipient)
                 }

@@ -48,7 +48,7 @@ extension CoordinatorState {
     /// The recipient a firing id belongs to: its reminder's, else the ledger that lists it.
     func recipient(of firingId: FiringID) -> RecipientID? {
         if let reminderId = Self.reminderID(of: firingId), let entry = entries[reminderId] {
-            return entry.reminder.recipient
+            return entry.recipient
         }
         return ledgers.first { $0.value.isDelivered(firingId.nagBase) }?.key
     }
@@ -108,19 +108,22 @@ extension CoordinatorState {
     mutating func switchReminders(_ ids: [ReminderID], _ enabled: Bool, at now: Date) -> [ReminderID] {
         var changed: [ReminderID] = []
         for id in Set(ids).sorted() {
-            guard var entry = entries[id], entry.reminder.enabled != enabled else { continue }
-            entry.reminder.enabled = enabled
+            guard var entry = entries[id] else { continue }
+            var reminder = entry.reminder
+            guard reminder.enabled != enabled else { continue }
+            reminder.enabled = enabled
+            entry.reminder = reminder
             if enabled {
-                entry.next = firstFiring(of: entry.reminder, in: entry.recurrence, onOrAfter: now)
+                entry.next = recurrence(of: reminder).flatMap { firstFiring(of: reminder, in: $0, onOrAfter: now) }
                 if let next = entry.next {
                     entry.state = .pending
-                    arm(id, of: entry.reminder.recipient, at: fireInstant(of: entry.reminder, next))
+                    arm(id, of: reminder.recipient, at: fireInstant(of: reminder, next))
                 } else {
-                    entry.state = entry.reminder.trigger.isRepeating ? .finished : .delivered
+                    entry.state = reminder.trigger.isRepeating ? .finished : .delivered
                 }
             } else {
                 entry.state = .disabled
-                disarm(id, of: entry.reminder.recipient)
+                disarm(id, of: reminder.recipient)
             }
             entries[id] = entry
             changed.append(id)

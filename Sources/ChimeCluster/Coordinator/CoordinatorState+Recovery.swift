@@ -3,32 +3,105 @@ import ChimeStore
 import ChimeWire
 import Foundation
 
-/// The coordinator's durable state as a snapshot payload (JSON, format version 1).
+/// The coordinator's durable state as a snapshot payload.
 ///
-/// Shape: `{"formatVersion": 1, "reminders": [{"reminder", "nextIndex", "nextFireAt",
-/// "state", "deliveredCount", "lastFiredAt"}], "unsettled": [Firing], "deadLetters": [Firing],
-/// "nextEventSeq": 42, "events": [FireEvent]}`.
+/// Two payload formats, told apart by their first byte:
+/// - `{`: format 1, all JSON: `{"formatVersion": 1, "reminders": [{"reminder", "nextIndex",
+///   "nextFireAt", "state", "deliveredCount", "lastFiredAt"}], "unsettled": [Firing],
+///   "deadLetters": [Firing], "nextEventSeq": 42, "events": [FireEvent], …}`. Still read.
+/// - `0x02`: format 2, written since: the byte 2, a u32 little-endian byte count, that many
+///   bytes of the format-1 JSON with `"reminders": []` and `"formatVersion": 2`, then the
+///   reminders in binary (see ``encodedPayload()``), so a million reminders load without
+///   decoding a single one.
+///
 /// `unsettled` holds every firing made but not acknowledged (waiting, in flight or
 /// recovered); recovery redelivers them with the same firing id.
 public struct CoordinatorSnapshot: Codable, Sendable {
     /// One reminder with its schedule position.
+    ///
+    /// JSON shape (format 1): `{"reminder": {…}, "nextIndex", "nextFireAt", "state",
+    /// "deliveredCount", "lastFiredAt"}`; in memory and in format 2 the reminder is held as
+    /// `Reminder.binaryEncoded()` bytes.
     public struct ReminderRecord: Codable, Sendable {
-        /// The reminder as scheduled.
-        public var reminder: Reminder
+        /// The reminder as scheduled, as `Reminder.binaryEncoded()` bytes.
+        public var reminderBytes: [UInt8]
+        /// The reminder's id.
+        public var id: ReminderID
         /// The next occurrence's index in its `Recurrence`.
         public var nextIndex: Int?
-        /// The next occurrence (UTC).
+        /// The next occurrence (UTC): the event instant.
         public var nextFireAt: Date?
+        /// When the next occurrence fires (UTC): `nextFireAt` moved by the trigger's offset.
+        /// `nil` in format 1, where it is computed from the reminder.
+        public var armedAt: Date?
+        /// Whether the reminder's trigger repeats (format 2; format 1 decodes the reminder).
+        public var isRepeating: Bool
         /// Where the reminder is in its life.
         public var state: ReminderState
         /// How many occurrences were delivered.
         public var deliveredCount: Int
         /// When the last one was delivered (UTC).
         public var lastFiredAt: Date?
+
+        /// Makes a record; `reminderBytes` must be `Reminder.binaryEncoded()` of a reminder
+        /// with this `id`.
+        public init(
+            reminderBytes: [UInt8], id: ReminderID, nextIndex: Int?, nextFireAt: Date?, armedAt: Date?,
+            isRepeating: Bool, state: ReminderState, deliveredCount: Int, lastFiredAt: Date?
+        ) {
+            self.reminderBytes = reminderBytes
+            self.isRepeating = isRepeating
+            self.id = id
+            self.nextIndex = nextIndex
+            self.nextFireAt = nextFireAt
+            self.armedAt = armedAt
+            self.state = state
+            self.deliveredCount = deliveredCount
+            self.lastFiredAt = lastFiredAt
+        }
+
+        private enum CodingKeys: String, CodingKey {
+            case reminder, nextIndex, nextFireAt, state, deliveredCount, lastFiredAt
+        }
+
+        /// Decodes the format-1 JSON shape.
+        /// - Throws: `DecodingError` for a malformed field.
+        public init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            let reminder = try container.decode(Reminder.self, forKey: .reminder)
+            reminderBytes = reminder.binaryEncoded()
+            id = reminder.id
+            nextIndex = try container.decodeIfPresent(Int.self, forKey: .nextIndex)
+            nextFireAt = try container.decodeIfPresent(Date.self, forKey: .nextFireAt)
+            armedAt = nil
+            isRepeating = reminder.trigger.isRepeating
+            state = try container.decode(ReminderState.self, forKey: .state)
+            deliveredCount = try container.decode(Int.self, forKey: .deliveredCount)
+            lastFiredAt = try container.decodeIfPresent(Date.self, forKey: .lastFiredAt)
+        }
+
+        /// Encodes the format-1 JSON shape.
+        /// - Throws: `EncodingError` when the bytes do not decode (a bug).
+        public func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            let reminder: Reminder
+            do {
+                reminder = try Reminder(binary: reminderBytes)
+            } catch {
+                throw EncodingError.invalidValue(
+                    reminderBytes, EncodingError.Context(codingPath: encoder.codingPath, debugDescription: "\(error)"))
+            }
+            try container.encode(reminder, forKey: .reminder)
+            try container.encodeIfPresent(nextIndex, forKey: .nextIndex)
+            try container.encodeIfPresent(nextFireAt, forKey: .nextFireAt)
+            try container.encode(state, forKey: .state)
+            try container.encode(deliveredCount, forKey: .deliveredCount)
+            try container.encodeIfPresent(lastFiredAt, forKey: .lastFiredAt)
+        }
     }
 
     /// The newest format this code writes and reads.
-    public static let currentFormatVersion = 1
+    public static let currentFormatVersion = 2
 
     /// The format this snapshot was written in.
     public var formatVersion = CoordinatorSnapshot.currentFormatVersion
@@ -52,6 +125,9 @@ public struct CoordinatorSnapshot: Codable, Sendable {
     public var pendingNags: [Firing] = []
     /// Answers to recent mutating requests, oldest first: `[requestId, outcome]` pairs.
     public var answered: [AnsweredRequest] = []
+    /// When the snapshot was taken (UTC): the coordinator was running then. `nil` in
+    /// snapshots written before this field existed.
+    public var takenAt: Date?
 }
 
 /// One remembered answer, for idempotent retries across restarts.
@@ -79,9 +155,7 @@ extension CoordinatorState {
                 skippedEntries += 1
             }
         case .cancelled(let ids, _):
-            for id in ids {
-                if let entry = entries.removeValue(forKey: id) { disarm(id, of: entry.reminder.recipient) }
-            }
+            for id in ids { removeEntry(id) }
         case .dispatched(let firingId, let reminderId, let dueAt, let attempt, let seq, let at):
             nextEventSeq = max(nextEventSeq, seq + 1)
             if var firing = recovered[firingId] {
@@ -90,11 +164,10 @@ extension CoordinatorState {
                 recovered[firingId] = firing
                 return
             }
-            guard let entry = entries[reminderId] else { return }
+            guard let reminder = entries[reminderId]?.reminder else { return }
             var firing = Firing(
-                reminderId: reminderId, recipient: entry.reminder.recipient, dueAt: dueAt,
-                content: deliveryPlan(entry.reminder.content, for: entry.reminder.recipient).deliveredContent
-                    ?? entry.reminder.content,
+                reminderId: reminderId, recipient: reminder.recipient, dueAt: dueAt,
+                content: deliveryPlan(reminder.content, for: reminder.recipient).deliveredContent ?? reminder.content,
                 attempt: attempt)
             firing.firingId = firingId
             firing.seq = seq
@@ -157,16 +230,18 @@ extension CoordinatorState {
     /// Moves a reminder past the occurrence that fired (or was suppressed) at `dueAt`, as
     /// `onTick` did when it wrote the entry.
     mutating func advance(_ reminderId: ReminderID, pastFiringDueAt dueAt: Date, at: Date) {
-        guard var entry = entries[reminderId], let occurrence = entry.next,
-            fireInstant(of: entry.reminder, occurrence) == dueAt
-        else { return }
-        let trigger = entry.reminder.trigger
-        entry.next = Self.occurrence(after: occurrence, in: entry.recurrence, notBefore: trigger.eventInstant(fireInstant: at))
+        guard var entry = entries[reminderId], let occurrence = entry.next else { return }
+        let reminder = entry.reminder
+        guard fireInstant(of: reminder, occurrence) == dueAt else { return }
+        let trigger = reminder.trigger
+        entry.next = (trigger.isRepeating ? recurrence(of: reminder) : nil).flatMap {
+            Self.occurrence(after: occurrence, in: $0, notBefore: trigger.eventInstant(fireInstant: at))
+        }
         if let next = entry.next, entry.state == .pending {
-            arm(reminderId, of: entry.reminder.recipient, at: trigger.fireInstant(eventInstant: next.instant))
+            arm(reminderId, of: entry.recipient, at: trigger.fireInstant(eventInstant: next.instant))
         } else if entry.next == nil {
             entry.state = trigger.isRepeating ? .finished : .delivered
-            disarm(reminderId, of: entry.reminder.recipient)
+            disarm(reminderId, of: entry.recipient)
         }
         entries[reminderId] = entry
     }
@@ -187,14 +262,18 @@ extension CoordinatorState {
         }
     }
 
-    /// The durable state, for a snapshot taken between loop turns.
-    public func makeSnapshot() -> CoordinatorSnapshot {
+    /// The durable state, for a snapshot taken between loop turns at `now`.
+    public func makeSnapshot(at now: Date = Date()) -> CoordinatorSnapshot {
         var unsettled = Array(waiting[waitingStart...]) + inFlight.values.map(\.firing) + Array(recovered.values)
         unsettled.sort { ($0.dueAt, $0.firingId) < ($1.dueAt, $1.firingId) }
-        let reminders = entries.values.sorted { $0.reminder.id < $1.reminder.id }.map { entry in
-            CoordinatorSnapshot.ReminderRecord(
-                reminder: entry.reminder, nextIndex: entry.next?.index, nextFireAt: entry.next?.instant,
-                state: entry.state, deliveredCount: entry.deliveredCount, lastFiredAt: entry.lastFiredAt)
+        var reminders: [CoordinatorSnapshot.ReminderRecord] = []
+        reminders.reserveCapacity(entries.count)
+        for (id, entry) in entries {
+            reminders.append(CoordinatorSnapshot.ReminderRecord(
+                reminderBytes: entry.bytes, id: id, nextIndex: entry.next?.index, nextFireAt: entry.next?.instant,
+                armedAt: schedule.deadline(of: id) ?? armedAt(of: id, entry), isRepeating: entry.isRepeating,
+                state: entry.state,
+                deliveredCount: entry.deliveredCount, lastFiredAt: entry.lastFiredAt))
         }
         return CoordinatorSnapshot(
             reminders: reminders, unsettled: unsettled,
@@ -206,7 +285,15 @@ extension CoordinatorState {
             pendingNags: nagFirings.values.sorted { ($0.dueAt, $0.firingId) < ($1.dueAt, $1.firingId) },
             answered: recentRequestOrder.compactMap { id in
                 recentReplies[id].map { AnsweredRequest(requestId: id, outcome: $0) }
-            })
+            },
+            takenAt: now)
+    }
+
+    /// The fire instant of a pending reminder that is not in `schedule` (held back by its
+    /// recipient's cap), computed from the reminder.
+    func armedAt(of id: ReminderID, _ entry: Entry) -> Date? {
+        guard entry.state == .pending, let next = entry.next else { return nil }
+        return fireInstant(of: entry.reminder, next)
     }
 
     /// Loads a snapshot into an empty state; journal entries after it are then `replay`ed.
@@ -218,18 +305,32 @@ extension CoordinatorState {
                 "snapshot format \(snapshot.formatVersion) is newer than this coordinator's \(CoordinatorSnapshot.currentFormatVersion)")
         }
         for record in snapshot.reminders {
-            guard let recurrence = try? validate(record.reminder, maximumUserInfoBytes: Int.max) else {
+            let next = zip(record.nextIndex, record.nextFireAt).map { Occurrence(index: $0, instant: $1) }
+            guard let entry = try? Entry(
+                bytes: record.reminderBytes, isRepeating: record.isRepeating, next: next, state: record.state,
+                deliveredCount: record.deliveredCount, lastFiredAt: record.lastFiredAt)
+            else {
                 skippedEntries += 1
                 continue
             }
-            let next = zip(record.nextIndex, record.nextFireAt).map { Occurrence(index: $0, instant: $1) }
-            entries[record.reminder.id] = Entry(
-                reminder: record.reminder, recurrence: recurrence, next: next, state: record.state,
-                deliveredCount: record.deliveredCount, lastFiredAt: record.lastFiredAt)
-            if record.state == .pending, let next {
-                arm(record.reminder.id, of: record.reminder.recipient, at: fireInstant(of: record.reminder, next))
+            var armedAt = record.armedAt
+            // Repeating reminders need their sequence (which also re-checks the zone); a
+            // one-shot with its fire instant recorded is taken as it is, undecoded.
+            if armedAt == nil || entry.isRepeating {
+                let reminder = entry.reminder
+                guard let recurrence = try? validate(reminder, maximumUserInfoBytes: Int.max) else {
+                    skippedEntries += 1
+                    continue
+                }
+                if reminder.trigger.isRepeating { recurrences[record.id] = recurrence }
+                armedAt = armedAt ?? next.map { fireInstant(of: reminder, $0) }
+            }
+            entries[record.id] = entry
+            if record.state == .pending, let armedAt {
+                arm(record.id, of: entry.recipient, at: armedAt)
             }
         }
+        lastJournaledAt = snapshot.takenAt
         for firing in snapshot.unsettled { recovered[firing.firingId] = firing }
         for firing in snapshot.deadLetters { deadLetters[firing.firingId] = firing }
         nextEventSeq = max(nextEventSeq, snapshot.nextEventSeq)

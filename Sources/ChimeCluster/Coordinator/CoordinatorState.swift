@@ -13,13 +13,63 @@ import Foundation
 /// control, ZeroMQ Guide ch. 7). Redelivery reuses the firing id (at-least-once delivery
 /// with an idempotency key).
 public struct CoordinatorState: Sendable {
+    /// One reminder with its place in the schedule, kept small: the reminder itself is held
+    /// in its binary form (`Reminder.binaryEncoded()`, about 150 bytes for a one-shot with a
+    /// 100-byte body instead of ~1 KB of structs and strings) and decoded when a firing,
+    /// listing or change needs it. The recurrence of a repeating reminder is cached in
+    /// `CoordinatorState.recurrences`; a one-shot's is rebuilt on demand.
     struct Entry: Sendable {
-        var reminder: Reminder
-        var recurrence: Recurrence
+        /// `Reminder.binaryEncoded()` of the reminder.
+        private(set) var bytes: [UInt8]
+        /// The reminder's recipient, decoded once: arming, caps and acknowledgements ask.
+        private(set) var recipient: RecipientID
+        /// Whether its trigger repeats (`Trigger.isRepeating`), decoded once.
+        private(set) var isRepeating: Bool
         var next: Occurrence?
         var state: ReminderState
         var deliveredCount = 0
         var lastFiredAt: Date?
+
+        init(reminder: Reminder, next: Occurrence?, state: ReminderState, deliveredCount: Int = 0, lastFiredAt: Date? = nil) {
+            bytes = reminder.binaryEncoded()
+            recipient = reminder.recipient
+            isRepeating = reminder.trigger.isRepeating
+            self.next = next
+            self.state = state
+            self.deliveredCount = deliveredCount
+            self.lastFiredAt = lastFiredAt
+        }
+
+        /// Takes bytes a snapshot holds as they are (checked: they must decode).
+        /// - Throws: `ReminderBinaryError` when they do not.
+        init(
+            bytes: [UInt8], isRepeating: Bool, next: Occurrence?, state: ReminderState, deliveredCount: Int,
+            lastFiredAt: Date?
+        ) throws(ReminderBinaryError) {
+            recipient = try Reminder.binaryRecipient(in: bytes[...])
+            self.isRepeating = isRepeating
+            self.bytes = bytes
+            self.next = next
+            self.state = state
+            self.deliveredCount = deliveredCount
+            self.lastFiredAt = lastFiredAt
+        }
+
+        /// The reminder, decoded from `bytes`; setting it re-encodes.
+        var reminder: Reminder {
+            get {
+                do {
+                    return try Reminder(binary: bytes)
+                } catch {
+                    preconditionFailure("a reminder the coordinator encoded does not decode: \(error)")
+                }
+            }
+            set {
+                bytes = newValue.binaryEncoded()
+                recipient = newValue.recipient
+                isRepeating = newValue.trigger.isRepeating
+            }
+        }
     }
 
     struct InFlight: Sendable {
@@ -55,6 +105,9 @@ public struct CoordinatorState: Sendable {
     public let configuration: CoordinatorConfiguration
     let startedAt: Date
     var entries: [ReminderID: Entry] = [:]
+    /// The occurrence sequence of every repeating reminder in `entries` (one-shots rebuild
+    /// theirs on demand), with recipient zones resolved.
+    var recurrences: [ReminderID: Recurrence] = [:]
     var schedule = TimerQueue<ReminderID>()
     /// Firings due and not yet assigned to a worker, oldest first from `waitingStart`.
     var waiting: [Firing] = []

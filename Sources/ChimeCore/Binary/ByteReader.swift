@@ -3,19 +3,19 @@ import Foundation
 /// Reads what a ``ByteWriter`` wrote, checking every read: past the end, an overlong or
 /// oversized varint, a length beyond the remaining bytes and invalid UTF-8 all throw
 /// ``ReminderBinaryError`` with the offset of the item at fault; nothing traps.
-struct ByteReader {
+public struct ByteReader {
     private let bytes: ArraySlice<UInt8>
     private var index: Int
 
-    init(_ bytes: ArraySlice<UInt8>) {
+    public init(_ bytes: ArraySlice<UInt8>) {
         self.bytes = bytes
         self.index = bytes.startIndex
     }
 
     /// The read position, in bytes from the start of the input.
-    var offset: Int { index - bytes.startIndex }
+    public var offset: Int { index - bytes.startIndex }
 
-    var remainingCount: Int { bytes.endIndex - index }
+    public var remainingCount: Int { bytes.endIndex - index }
 
     private func error(_ reason: ReminderBinaryError.Reason, atIndex position: Int) -> ReminderBinaryError {
         ReminderBinaryError(reason, offset: position - bytes.startIndex)
@@ -24,14 +24,21 @@ struct ByteReader {
     /// An error at the current position.
     private func error(_ reason: ReminderBinaryError.Reason) -> ReminderBinaryError { error(reason, atIndex: index) }
 
-    mutating func readByte() throws(ReminderBinaryError) -> UInt8 {
+    /// The next `count` bytes as they are.
+    public mutating func readBytes(_ count: Int) throws(ReminderBinaryError) -> ArraySlice<UInt8> {
+        guard count >= 0, count <= remainingCount else { throw error(.lengthPastEnd) }
+        defer { index += count }
+        return bytes[index..<index + count]
+    }
+
+    public mutating func readByte() throws(ReminderBinaryError) -> UInt8 {
         guard index < bytes.endIndex else { throw error(.truncated) }
         defer { index += 1 }
         return bytes[index]
     }
 
     /// Unsigned LEB128: at most ten bytes, at most 64 bits, no needless final zero group.
-    mutating func readVarint() throws(ReminderBinaryError) -> UInt64 {
+    public mutating func readVarint() throws(ReminderBinaryError) -> UInt64 {
         let start = index
         var value: UInt64 = 0
         var shift: UInt64 = 0
@@ -51,13 +58,13 @@ struct ByteReader {
     }
 
     /// A zigzag-mapped varint as a 64-bit signed integer.
-    mutating func readInt64() throws(ReminderBinaryError) -> Int64 {
+    public mutating func readInt64() throws(ReminderBinaryError) -> Int64 {
         let mapped = try readVarint()
         return Int64(bitPattern: mapped >> 1) ^ -Int64(bitPattern: mapped & 1)
     }
 
     /// A zigzag-mapped varint that must fit `Int`.
-    mutating func readInt() throws(ReminderBinaryError) -> Int {
+    public mutating func readInt() throws(ReminderBinaryError) -> Int {
         let start = index
         guard let value = Int(exactly: try readInt64()) else { throw error(.integerOutOfRange, atIndex: start) }
         return value
@@ -65,7 +72,7 @@ struct ByteReader {
 
     /// A varint length or element count; refused when more than the bytes that remain,
     /// since every element takes at least one byte.
-    mutating func readCount() throws(ReminderBinaryError) -> Int {
+    public mutating func readCount() throws(ReminderBinaryError) -> Int {
         let start = index
         let count = try readVarint()
         guard count <= UInt64(remainingCount) else { throw error(.lengthPastEnd, atIndex: start) }
@@ -73,7 +80,7 @@ struct ByteReader {
     }
 
     /// A count of a list that is only written when it is not empty.
-    mutating func readNonEmptyCount() throws(ReminderBinaryError) -> Int {
+    public mutating func readNonEmptyCount() throws(ReminderBinaryError) -> Int {
         let start = index
         let count = try readCount()
         guard count > 0 else { throw error(.nonCanonical, atIndex: start) }
@@ -81,13 +88,13 @@ struct ByteReader {
     }
 
     /// A tag byte that `value` maps to a case; `.unknownTag` when it maps to none.
-    mutating func readTag<Value>(_ value: (UInt8) -> Value?) throws(ReminderBinaryError) -> Value {
+    public mutating func readTag<Value>(_ value: (UInt8) -> Value?) throws(ReminderBinaryError) -> Value {
         let position = index
         guard let result = value(try readByte()) else { throw error(.unknownTag, atIndex: position) }
         return result
     }
 
-    mutating func readFixed64() throws(ReminderBinaryError) -> UInt64 {
+    public mutating func readFixed64() throws(ReminderBinaryError) -> UInt64 {
         guard remainingCount >= 8 else { throw error(.truncated) }
         var value: UInt64 = 0
         for position in 0..<8 { value |= UInt64(bytes[index + position]) << (8 * UInt64(position)) }
@@ -95,14 +102,14 @@ struct ByteReader {
         return value
     }
 
-    mutating func readDouble() throws(ReminderBinaryError) -> Double { Double(bitPattern: try readFixed64()) }
+    public mutating func readDouble() throws(ReminderBinaryError) -> Double { Double(bitPattern: try readFixed64()) }
 
-    mutating func readInstant() throws(ReminderBinaryError) -> Date {
+    public mutating func readInstant() throws(ReminderBinaryError) -> Date {
         Date(timeIntervalSinceReferenceDate: try readDouble())
     }
 
     /// A varint byte count and that many bytes of valid UTF-8.
-    mutating func readString() throws(ReminderBinaryError) -> String {
+    public mutating func readString() throws(ReminderBinaryError) -> String {
         let count = try readCount()
         guard count > 0 else { return "" }
         let text = bytes[index..<index + count].withUnsafeBufferPointer(Self.validatedString)
@@ -127,7 +134,7 @@ struct ByteReader {
     }
 
     /// Steps over a string without checking its UTF-8.
-    mutating func skipString() throws(ReminderBinaryError) {
+    public mutating func skipString() throws(ReminderBinaryError) {
         index += try readCount()
     }
 
