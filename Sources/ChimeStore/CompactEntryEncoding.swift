@@ -12,11 +12,13 @@ import Foundation
 /// - kind 2, `acknowledged`: firingId, seq (u64), worker, firedAt.
 /// - kind 3, `scheduled`: at, then the rest of the payload is `Reminder.binaryEncoded()`
 ///   (ingest of a million reminders spent most of its time in JSON before).
+/// - kind 4, `answered`: at, requestId, reply (as a string: u32 count and the bytes).
 enum CompactEntryEncoding {
     static let encoding: UInt8 = 2
     static let dispatchedKind: UInt8 = 1
     static let acknowledgedKind: UInt8 = 2
     static let scheduledKind: UInt8 = 3
+    static let answeredKind: UInt8 = 4
 
     /// The compact payload of `entry`, or `nil` for kinds that stay JSON.
     static func encode(_ entry: JournalEntry) -> [UInt8]? {
@@ -44,6 +46,13 @@ enum CompactEntryEncoding {
             bytes.append(scheduledKind)
             append(at.timeIntervalSinceReferenceDate.bitPattern, to: &bytes)
             bytes.append(contentsOf: encoded)
+        case .answered(let requestId, let reply, let at):
+            bytes.reserveCapacity(17 + requestId.utf8.count + reply.count)
+            bytes.append(answeredKind)
+            append(at.timeIntervalSinceReferenceDate.bitPattern, to: &bytes)
+            append(requestId, to: &bytes)
+            withUnsafeBytes(of: UInt32(reply.count).littleEndian) { bytes.append(contentsOf: $0) }
+            bytes.append(contentsOf: reply)
         default:
             return nil
         }
@@ -69,6 +78,10 @@ enum CompactEntryEncoding {
         case scheduledKind:
             guard let at = reader.u64(), let reminder = try? Reminder(binary: payload[reader.index...]) else { return nil }
             return .scheduled(reminder, at: date(at))
+        case answeredKind:
+            guard let at = reader.u64(), let requestId = reader.string(), let reply = reader.counted(), reader.isAtEnd
+            else { return nil }
+            return .answered(requestId: requestId, reply: Data(reply), at: date(at))
         default:
             return nil
         }
@@ -114,13 +127,18 @@ enum CompactEntryEncoding {
         }
 
         mutating func string() -> String? {
+            counted().map { String(decoding: $0, as: UTF8.self) }
+        }
+
+        /// A u32 little-endian count and that many bytes.
+        mutating func counted() -> ArraySlice<UInt8>? {
             guard bytes.endIndex - index >= 4 else { return nil }
             var count = 0
             for offset in 0..<4 { count |= Int(bytes[index + offset]) << (8 * offset) }
+            guard bytes.endIndex - index - 4 >= count else { return nil }
             index += 4
-            guard bytes.endIndex - index >= count else { return nil }
             defer { index += count }
-            return String(decoding: bytes[index..<index + count], as: UTF8.self)
+            return bytes[index..<index + count]
         }
     }
 }

@@ -373,11 +373,19 @@ import Testing
     @Test func retriedRequestWithTheSameIDIsAppliedOnce() {
         var state = makeState()
         let (_, first) = request(&state, .schedule([reminder("a", at: Self.t0.addingTimeInterval(5))]), requestId: "q1")
-        let (outcome, second) = request(&state, .schedule([reminder("a", at: Self.t0.addingTimeInterval(5))]), requestId: "q1")
+        let second = state.onRequest(
+            ControlRequest(requestId: "q1", command: .schedule([reminder("a", at: Self.t0.addingTimeInterval(5))])),
+            from: client, at: Self.t0)
         #expect(first.count == 3, "scheduled, answered, reply")
-        #expect(second.count == 1, "no journal entry for the retry")
-        guard case .scheduled(let result, _) = outcome else { Issue.record("\(outcome)"); return }
-        #expect(result.scheduled.first?.replaced == false, "the remembered outcome is replayed")
+        guard case .append(.answered("q1", let sent, _)) = first[1] else { Issue.record("\(first)"); return }
+        guard second.count == 1, case .replyEncoded(let replayed, client) = second[0] else {
+            Issue.record("no journal entry for the retry, only the remembered reply: \(second)")
+            return
+        }
+        #expect(replayed == sent, "the retry gets the first reply byte for byte")
+        let reply = try? WireCodec().decode(ControlReply<ScheduleResult>.self, from: replayed)
+        #expect(reply?.requestId == "q1")
+        #expect(reply?.result?.scheduled.map(\.replaced) == [false], "the remembered outcome is replayed")
     }
 
     @Test func invalidReminderRejectsTheWholeBatch() {

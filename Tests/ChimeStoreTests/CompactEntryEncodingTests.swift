@@ -17,6 +17,7 @@ import Testing
                     id: "r", recipient: "alice", content: Content(title: "Tea", body: String(repeating: "b", count: 100)),
                     trigger: Trigger(start: .instant(instant))),
                 at: instant.addingTimeInterval(-60)),
+            .answered(requestId: "q-ü", reply: Data(#"{"ok":true}"#.utf8), at: instant),
         ]
         for entry in entries {
             let bytes = try #require(CompactEntryEncoding.encode(entry))

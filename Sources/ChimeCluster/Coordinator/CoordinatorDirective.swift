@@ -42,6 +42,9 @@ public enum CoordinatorDirective: Sendable, Hashable {
     case dispatch(DispatchBatch, to: WorkerID)
     /// Answer a control request.
     case reply(ControlOutcome, requestId: String?, to: ClientAddress)
+    /// Answer a retried request with the reply remembered for its `requestId`, byte for
+    /// byte as it was first sent.
+    case replyEncoded(Data, to: ClientAddress)
     /// Publish a coordinator event (badge change, finished action) on the event stream.
     case publish(CoordinatorEvent)
 }
@@ -76,9 +79,12 @@ public struct CoordinatorConfiguration: Sendable {
     public var maxRemindersPerRequest = 100_000
     /// The `userInfo` JSON size limit, in bytes.
     public var maximumUserInfoBytes = 4096
-    /// Remembered request ids, for idempotent retries (each keeps its whole answer, so a
-    /// bulk `schedule` of 1,000 reminders costs ~100 KB: bounded low).
+    /// Remembered request ids, for idempotent retries (each keeps its encoded reply; see
+    /// also `rememberedReplyBytes`).
     public var rememberedRequests = 1000
+    /// The remembered replies' total size at most, in bytes: the oldest are forgotten first
+    /// (the newest is always kept). A bulk `schedule` of 1,000 reminders answers with ~80 KB.
+    public var rememberedReplyBytes = 16 << 20
     /// How many missed occurrences one reminder may fire late under `fireAll`.
     public var fireAllCap = 100
     /// The default `misfireThreshold` (seconds) for reminders that give none; `nil`: no limit.

@@ -260,11 +260,15 @@ public final class CoordinatorService {
     func carryOut(_ directives: [CoordinatorDirective], control: Socket, dispatch: Socket, events: Socket) throws {
         guard !directives.isEmpty else { return }
         var entries: [JournalEntry] = []
+        // Replies to requests with a `requestId` were encoded once, for their `answered` entry.
+        var answeredReplies: [String: Data] = [:]
         for directive in directives {
             switch directive {
-            case .append(let entry): entries.append(entry)
+            case .append(let entry):
+                entries.append(entry)
+                if case .answered(let requestId, let reply, _) = entry { answeredReplies[requestId] = reply }
             case .dispatch(let batch, let worker): send(batch, to: worker, on: dispatch)
-            case .publish, .reply: continue
+            case .publish, .reply, .replyEncoded: continue
             }
         }
         if !entries.isEmpty {
@@ -292,35 +296,11 @@ public final class CoordinatorService {
                 // durable and `chime delivered` / `recipient` show it.
                 _ = try events.send([Data(event.topic.utf8), body], dontWait: true)
             case .reply(let outcome, let requestId, let client):
-                let body = encodeReply(outcome, requestId: requestId)
-                do {
-                    _ = try control.send(client.routing + [body], dontWait: true)
-                } catch let error as ZeroMQError where error.code != .contextTerminated {
-                    logger.warning("reply not sent", ["error": "\(error)"])
-                }
+                let body = requestId.flatMap { answeredReplies[$0] } ?? outcome.encodedReply(requestId: requestId)
+                sendReply(body, to: client, on: control)
+            case .replyEncoded(let body, let client):
+                sendReply(body, to: client, on: control)
             }
-        }
-    }
-
-    func encodeReply(_ outcome: ControlOutcome, requestId: String?) -> Data {
-        switch outcome {
-        case .scheduled(let result, let warnings):
-            return codec.encode(ControlReply(requestId: requestId, result: result, warnings: warnings.isEmpty ? nil : warnings))
-        case .listed(let result): return codec.encode(ControlReply(requestId: requestId, result: result))
-        case .cancelled(let result): return codec.encode(ControlReply(requestId: requestId, result: result))
-        case .status(let result): return codec.encode(ControlReply(requestId: requestId, result: result))
-        case .workers(let result): return codec.encode(ControlReply(requestId: requestId, result: result))
-        case .stats(let result): return codec.encode(ControlReply(requestId: requestId, result: result))
-        case .pong(let result): return codec.encode(ControlReply(requestId: requestId, result: result))
-        case .deadLetters(let result): return codec.encode(ControlReply(requestId: requestId, result: result))
-        case .retried(let result): return codec.encode(ControlReply(requestId: requestId, result: result))
-        case .events(let result): return codec.encode(ControlReply(requestId: requestId, result: result))
-        case .recipient(let result): return codec.encode(ControlReply(requestId: requestId, result: result))
-        case .badge(let result): return codec.encode(ControlReply(requestId: requestId, result: result))
-        case .switched(let result): return codec.encode(ControlReply(requestId: requestId, result: result))
-        case .delivered(let result): return codec.encode(ControlReply(requestId: requestId, result: result))
-        case .job(let result): return codec.encode(ControlReply(requestId: requestId, result: result))
-        case .failed(let error): return codec.encode(ControlReply<EmptyResult>(requestId: requestId, error: error))
         }
     }
 
@@ -335,6 +315,16 @@ public final class CoordinatorService {
         guard recordsSinceSnapshot >= threshold else { return }
         if state.isQuiet(at: Date()) || recordsSinceSnapshot >= 4 * threshold {
             try writeSnapshot(to: store)
+        }
+    }
+
+    func sendReply(_ body: Data, to client: ClientAddress, on control: Socket) {
+        do {
+            _ = try control.send(client.routing + [body], dontWait: true)
+        } catch let error as ZeroMQError where error.code != .contextTerminated {
+            logger.warning("reply not sent", ["error": "\(error)"])
+        } catch {
+            logger.warning("reply not sent", ["error": "\(error)"])
         }
     }
 

@@ -14,12 +14,15 @@ extension CoordinatorSnapshot {
     /// length + bytes, copied as they are held in memory), a flags byte (1: next occurrence,
     /// 2: armed instant, 4: last fired, 8: repeating), the next occurrence's index (zigzag
     /// varint) and instant, the armed instant, the state (its index in
-    /// `ReminderState.allCases`), the delivered count (varint) and the last fired instant.
+    /// `ReminderState.allCases`), the delivered count (varint) and the last fired instant;
+    /// then the remembered answers (`answered`, also left out of the JSON): a varint count,
+    /// and per answer its request id (varint length + UTF-8) and reply (varint length + bytes).
     /// Instants are f64 little-endian seconds since 2001-01-01T00:00:00Z (exact). Varints
     /// are LEB128, as in `Reminder.binaryEncoded()`.
     public func encodedPayload() -> Data {
         var header = self
         header.reminders = []
+        header.answered = []
         let json = WireCodec().encode(header)
         var writer = ByteWriter(capacity: json.count + 5 + reminders.count * 200)
         writer.writeByte(Self.binaryPayloadMarker)
@@ -45,6 +48,12 @@ extension CoordinatorSnapshot {
             writer.writeByte(UInt8(ReminderState.allCases.firstIndex(of: record.state) ?? 0))
             writer.writeCount(record.deliveredCount)
             if let lastFiredAt = record.lastFiredAt { writer.writeInstant(lastFiredAt) }
+        }
+        writer.writeCount(answered.count)
+        for answer in answered {
+            writer.writeString(answer.requestId)
+            writer.writeCount(answer.reply.count)
+            answer.reply.withUnsafeBytes { writer.writeBytes($0) }
         }
         return Data(writer.bytes)
     }
@@ -97,8 +106,14 @@ extension CoordinatorSnapshot {
                     state: ReminderState.allCases[stateIndex], deliveredCount: deliveredCount,
                     lastFiredAt: lastFiredAt))
             }
+            var answered: [AnsweredRequest] = []
+            for _ in 0..<(try reader.readCount()) {
+                let requestId = try reader.readString()
+                answered.append(AnsweredRequest(requestId: requestId, reply: Data(try reader.readBytes(try reader.readCount()))))
+            }
+            snapshot.answered = answered
             guard reader.remainingCount == 0 else {
-                throw WireError(.invalidArgument, "the snapshot has \(reader.remainingCount) bytes after its reminders")
+                throw WireError(.invalidArgument, "the snapshot has \(reader.remainingCount) bytes after its answers")
             }
             snapshot.reminders = records
         } catch let error as ReminderBinaryError {

@@ -14,8 +14,8 @@ extension CoordinatorState {
     {
         let isMutating = [.schedule, .cancel, .retry, .register, .badge, .ack, .enable, .disable, .act]
             .contains(request.operation) || request.command.isDeliveredRemoval
-        if isMutating, let requestId = request.requestId, let outcome = recentReplies[requestId] {
-            return [.reply(outcome, requestId: requestId, to: client)]
+        if isMutating, let requestId = request.requestId, let reply = recentReplies[requestId] {
+            return [.replyEncoded(reply, to: client)]
         }
         var directives: [CoordinatorDirective] = []
         let outcome: ControlOutcome
@@ -69,8 +69,10 @@ extension CoordinatorState {
             outcome = .failed(WireError(.unavailable, "\(request.operation.rawValue) needs a file store"))
         }
         if isMutating, let requestId = request.requestId {
-            remember(outcome, for: requestId)
-            directives.append(.append(.answered(requestId: requestId, reply: WireCodec().encode(outcome), at: now)))
+            // The service sends these same bytes (it finds them in the `answered` entry).
+            let reply = outcome.encodedReply(requestId: requestId)
+            remember(reply, for: requestId)
+            directives.append(.append(.answered(requestId: requestId, reply: reply, at: now)))
         }
         directives.append(.reply(outcome, requestId: request.requestId, to: client))
         return directives
@@ -266,14 +268,58 @@ extension CoordinatorState {
         }.sorted { $0.id < $1.id })
     }
 
-    mutating func remember(_ outcome: ControlOutcome, for requestId: String) {
-        if recentReplies.updateValue(outcome, forKey: requestId) == nil {
+    /// Remembers the encoded reply to `requestId`, forgetting the oldest beyond
+    /// `rememberedRequests` replies or `rememberedReplyBytes` bytes.
+    mutating func remember(_ reply: Data, for requestId: String) {
+        if let previous = recentReplies.updateValue(reply, forKey: requestId) {
+            recentReplyBytes -= previous.count
+        } else {
             recentRequestOrder.append(requestId)
         }
-        if recentRequestOrder.count > configuration.rememberedRequests {
-            let evicted = recentRequestOrder.count - configuration.rememberedRequests
-            for id in recentRequestOrder.prefix(evicted) { recentReplies[id] = nil }
-            recentRequestOrder.removeFirst(evicted)
+        recentReplyBytes += reply.count
+        while recentRequestOrder.count - recentRequestStart > 1
+            && (recentRequestOrder.count - recentRequestStart > configuration.rememberedRequests
+                || recentReplyBytes > configuration.rememberedReplyBytes)
+        {
+            let evicted = recentRequestOrder[recentRequestStart]
+            recentRequestStart += 1
+            recentReplyBytes -= recentReplies.removeValue(forKey: evicted)?.count ?? 0
+        }
+        if recentRequestStart > 1024 && recentRequestStart * 2 > recentRequestOrder.count {
+            recentRequestOrder.removeFirst(recentRequestStart)
+            recentRequestStart = 0
+        }
+    }
+
+    /// The remembered replies, oldest first.
+    var rememberedReplies: [(requestId: String, reply: Data)] {
+        recentRequestOrder[recentRequestStart...].compactMap { id in recentReplies[id].map { (id, $0) } }
+    }
+}
+
+extension ControlOutcome {
+    /// The reply to send for this outcome: a `ControlReply` JSON with `requestId` echoed
+    /// (a bulk schedule's by hand, byte-identical to `WireCodec`).
+    public func encodedReply(requestId: String?) -> Data {
+        let codec = WireCodec()
+        switch self {
+        case .scheduled(let result, let warnings):
+            return ControlReply(requestId: requestId, result: result, warnings: warnings.isEmpty ? nil : warnings).fastJSON()
+        case .listed(let result): return codec.encode(ControlReply(requestId: requestId, result: result))
+        case .cancelled(let result): return codec.encode(ControlReply(requestId: requestId, result: result))
+        case .status(let result): return codec.encode(ControlReply(requestId: requestId, result: result))
+        case .workers(let result): return codec.encode(ControlReply(requestId: requestId, result: result))
+        case .stats(let result): return codec.encode(ControlReply(requestId: requestId, result: result))
+        case .pong(let result): return codec.encode(ControlReply(requestId: requestId, result: result))
+        case .deadLetters(let result): return codec.encode(ControlReply(requestId: requestId, result: result))
+        case .retried(let result): return codec.encode(ControlReply(requestId: requestId, result: result))
+        case .events(let result): return codec.encode(ControlReply(requestId: requestId, result: result))
+        case .recipient(let result): return codec.encode(ControlReply(requestId: requestId, result: result))
+        case .badge(let result): return codec.encode(ControlReply(requestId: requestId, result: result))
+        case .switched(let result): return codec.encode(ControlReply(requestId: requestId, result: result))
+        case .delivered(let result): return codec.encode(ControlReply(requestId: requestId, result: result))
+        case .job(let result): return codec.encode(ControlReply(requestId: requestId, result: result))
+        case .failed(let error): return codec.encode(ControlReply<EmptyResult>(requestId: requestId, error: error))
         }
     }
 }

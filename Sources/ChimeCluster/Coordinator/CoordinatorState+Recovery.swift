@@ -123,7 +123,8 @@ public struct CoordinatorSnapshot: Codable, Sendable {
     public var pendingJobs: [ActionJob] = []
     /// Nag re-alerts armed and not yet due.
     public var pendingNags: [Firing] = []
-    /// Answers to recent mutating requests, oldest first: `[requestId, outcome]` pairs.
+    /// Answers to recent mutating requests, oldest first (in format 2 they travel in the
+    /// binary part, and this JSON list is empty).
     public var answered: [AnsweredRequest] = []
     /// When the snapshot was taken (UTC): the coordinator was running then. `nil` in
     /// snapshots written before this field existed.
@@ -131,11 +132,42 @@ public struct CoordinatorSnapshot: Codable, Sendable {
 }
 
 /// One remembered answer, for idempotent retries across restarts.
+///
+/// JSON shape: `{"requestId": "q1", "reply": "<base64 of the reply JSON>"}`; snapshots of
+/// format 1 held `"outcome": {…}` instead, which is still read.
 public struct AnsweredRequest: Codable, Sendable {
     /// The client's request id.
     public var requestId: String
-    /// The answer given.
-    public var outcome: ControlOutcome
+    /// The reply sent, as encoded (`ControlOutcome.encodedReply(requestId:)`).
+    public var reply: Data
+
+    /// Makes a remembered answer.
+    public init(requestId: String, reply: Data) {
+        self.requestId = requestId
+        self.reply = reply
+    }
+
+    private enum CodingKeys: String, CodingKey { case requestId, reply, outcome }
+
+    /// Decodes either shape.
+    /// - Throws: `DecodingError` when neither `reply` nor `outcome` is there.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        requestId = try container.decode(String.self, forKey: .requestId)
+        if let reply = try container.decodeIfPresent(Data.self, forKey: .reply) {
+            self.reply = reply
+        } else {
+            reply = try container.decode(ControlOutcome.self, forKey: .outcome).encodedReply(requestId: requestId)
+        }
+    }
+
+    /// Encodes `{"requestId", "reply"}`.
+    /// - Throws: what the encoder throws.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(requestId, forKey: .requestId)
+        try container.encode(reply, forKey: .reply)
+    }
 }
 
 extension CoordinatorState {
@@ -196,8 +228,12 @@ extension CoordinatorState {
         case .acted(let job, _):
             accept(job)
         case .answered(let requestId, let reply, _):
-            if let outcome = try? WireCodec().decode(ControlOutcome.self, from: reply) {
-                remember(outcome, for: requestId)
+            // Since format 2 the entry holds the reply (`{"error"…` or `{"ok"…`); before, the
+            // outcome (`{"<case>"…`).
+            if reply.starts(with: Array(#"{"ok":"#.utf8)) || reply.starts(with: Array(#"{"error":"#.utf8)) {
+                remember(reply, for: requestId)
+            } else if let outcome = try? WireCodec().decode(ControlOutcome.self, from: reply) {
+                remember(outcome.encodedReply(requestId: requestId), for: requestId)
             }
         case .actionFinished(let outcome, _):
             // Its effects were journaled as entries of their own (a snooze's `.scheduled`).
@@ -283,9 +319,7 @@ extension CoordinatorState {
             ledgers: Dictionary(uniqueKeysWithValues: ledgers.map { ($0.key.rawValue, $0.value) }),
             pendingJobs: jobs.values.filter { $0.outcome == nil }.map(\.job).sorted { $0.jobId < $1.jobId },
             pendingNags: nagFirings.values.sorted { ($0.dueAt, $0.firingId) < ($1.dueAt, $1.firingId) },
-            answered: recentRequestOrder.compactMap { id in
-                recentReplies[id].map { AnsweredRequest(requestId: id, outcome: $0) }
-            },
+            answered: rememberedReplies.map { AnsweredRequest(requestId: $0.requestId, reply: $0.reply) },
             takenAt: now)
     }
 
@@ -337,7 +371,7 @@ extension CoordinatorState {
         for recipient in snapshot.recipients { recipients[recipient.id] = recipient }
         for (id, ledger) in snapshot.ledgers { ledgers[RecipientID(id)] = ledger }
         for job in snapshot.pendingJobs { accept(job) }
-        for answer in snapshot.answered { remember(answer.outcome, for: answer.requestId) }
+        for answer in snapshot.answered { remember(answer.reply, for: answer.requestId) }
         for nag in snapshot.pendingNags {
             nagFirings[nag.firingId] = nag
             nags.schedule(nag.firingId, at: nag.dueAt)

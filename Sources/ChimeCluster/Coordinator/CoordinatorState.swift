@@ -116,8 +116,12 @@ public struct CoordinatorState: Sendable {
     var leases = TimerQueue<FiringID>()
     var workers: [WorkerID: WorkerRecord] = [:]
     var deadLetters: [FiringID: Firing] = [:]
-    var recentReplies: [String: ControlOutcome] = [:]
+    /// Encoded replies of recent mutating requests by `requestId`, oldest first in
+    /// `recentRequestOrder` (from `recentRequestStart`); `recentReplyBytes` is their total size.
+    var recentReplies: [String: Data] = [:]
     var recentRequestOrder: [String] = []
+    var recentRequestStart = 0
+    var recentReplyBytes = 0
     /// Firings made but not acknowledged, found while replaying the store.
     var recovered: [FiringID: Firing] = [:]
     /// When recovery finished: occurrences due before it (and after `lastJournaledAt`) are
