@@ -61,6 +61,10 @@ extension FileJournal {
             let bytes = try FileCalls.readFile(file.path)
             if let damage = scan.damage {
                 try checkHoldsNoRecords(bytes, path: file.path, after: damage, in: files[damage.index].path)
+            } else if index + 1 < files.count, files[index + 1].firstSequence <= replayStart + 1 {
+                // Wholly behind the snapshot (kept for a fallback to the previous one): its
+                // records are neither replayed nor checked, only its header and place.
+                try scan.skip(bytes, path: file.path, firstSequence: file.firstSequence, nextSequence: files[index + 1].firstSequence)
             } else {
                 try scan.read(bytes, index: index, path: file.path, firstSequence: file.firstSequence, replay: replay)
             }
@@ -147,6 +151,26 @@ extension FileJournal {
         var entriesReplayed = 0
 
         init(replayStart: UInt64) { self.replayStart = replayStart }
+
+        /// Takes a segment that the snapshot covers without reading its records.
+        /// - Throws: `JournalError` for a header of a newer version or one that does not
+        ///   match the file's name or place.
+        mutating func skip(_ bytes: [UInt8], path: String, firstSequence: UInt64, nextSequence next: UInt64) throws {
+            switch RecordFraming.checkSegmentHeader(bytes) {
+            case .newerVersion(let version):
+                throw unsupported(version, path: path)
+            case .damaged(let reason):
+                throw JournalError(.corrupt, path: path, message: "a segment behind the snapshot has a damaged header: \(reason)")
+            case .valid(let headerSequence):
+                guard headerSequence == firstSequence, nextSequence.map({ $0 == firstSequence }) ?? true else {
+                    throw JournalError(
+                        .corrupt, path: path,
+                        message: "the segment header says it starts at sequence \(headerSequence), its name \(firstSequence), the previous segment ends at \((nextSequence ?? 1) - 1)")
+                }
+                segments.append(Segment(firstSequence: firstSequence, path: path, size: bytes.count))
+                nextSequence = next
+            }
+        }
 
         mutating func read(
             _ bytes: [UInt8], index: Int, path: String, firstSequence: UInt64,

@@ -166,6 +166,25 @@ import Testing
         #expect(try contentsOfTree(temporary.url) == before)
     }
 
+    @Test func segmentsBehindTheSnapshotAreNeitherReplayedNorChecked() throws {
+        try write(makeEntries(2_000), batch: 50, segmentSize: 32 << 10)
+        let segments = try segmentPaths(directory)
+        let first = try records(ofSegment: segments[0])
+        try flipByte(segments[0], at: first[3].offset + RecordFraming.recordHeaderLength)
+        let covered = try #require(RecordFraming.firstSequence(
+            ofSegmentFileName: URL(fileURLWithPath: segments[2]).lastPathComponent)) - 1
+
+        var replayed: [UInt64] = []
+        let (journal, report) = try FileJournal.open(
+            directory: directory, fsync: .never, segmentSize: 32 << 10, replayingAfter: covered
+        ) { sequence, _ in replayed.append(sequence) }
+        try journal.close()
+        #expect(replayed == Array((covered + 1)...2_000), "only what the snapshot does not cover")
+        #expect(report.truncation == nil, "damage behind the snapshot is not the journal's tail")
+        #expect(report.segmentCount == segments.count)
+        #expect(report.lastSequence == 2_000)
+    }
+
     @Test func refusesAMissingSegment() throws {
         try write(makeEntries(2_000), batch: 50, segmentSize: 32 << 10)
         let segments = try segmentPaths(directory)

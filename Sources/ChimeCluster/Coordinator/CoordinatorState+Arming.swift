@@ -7,7 +7,9 @@ import Foundation
 extension CoordinatorState {
     /// The cap for `recipient`: its own `maxPending`, else the configured default; `nil`: none.
     func pendingLimit(for recipient: RecipientID) -> Int? {
-        recipients[recipient]?.maxPending ?? configuration.maxPendingPerRecipient
+        // Most clusters register no recipients; skip hashing the id then (loading a million).
+        guard !recipients.isEmpty else { return configuration.maxPendingPerRecipient }
+        return recipients[recipient]?.maxPending ?? configuration.maxPendingPerRecipient
     }
 
     /// Arms (or re-arms) a reminder to fire at `instant`, subject to its recipient's cap.
@@ -25,7 +27,7 @@ extension CoordinatorState {
     /// Disarms a reminder (cancelled, switched off, finished), promoting a waiting one.
     mutating func disarm(_ id: ReminderID, of recipient: RecipientID) {
         schedule.remove(id)
-        guard var cap = caps[recipient] else { return }
+        guard !caps.isEmpty, var cap = caps[recipient] else { return }
         let transitions = cap.remove(id)
         caps[recipient] = cap
         apply(transitions, of: recipient)

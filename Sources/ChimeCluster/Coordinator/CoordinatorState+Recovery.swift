@@ -338,6 +338,8 @@ extension CoordinatorState {
                 .invalidArgument,
                 "snapshot format \(snapshot.formatVersion) is newer than this coordinator's \(CoordinatorSnapshot.currentFormatVersion)")
         }
+        entries.reserveCapacity(snapshot.reminders.count)
+        schedule.reserveCapacity(snapshot.reminders.count)
         for record in snapshot.reminders {
             let next = zip(record.nextIndex, record.nextFireAt).map { Occurrence(index: $0, instant: $1) }
             guard let entry = try? Entry(

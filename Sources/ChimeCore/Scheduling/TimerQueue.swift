@@ -47,6 +47,13 @@ public struct TimerQueue<Key: Hashable & Sendable>: Sendable {
     @inlinable
     public init() {}
 
+    /// Makes room for `capacity` keys without reallocating (loading a snapshot).
+    @inlinable
+    public mutating func reserveCapacity(_ capacity: Int) {
+        heap.reserveCapacity(capacity)
+        positions.reserveCapacity(capacity)
+    }
+
     /// How many keys have a deadline.
     @inlinable
     public var count: Int { heap.count }
