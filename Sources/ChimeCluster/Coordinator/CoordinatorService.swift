@@ -8,9 +8,10 @@ import ZeroMQ
 /// The coordinator process's shell: owns the sockets, feeds `CoordinatorState`, carries out
 /// its directives. One thread (the caller of `run`) owns every socket but the forwarder's.
 ///
-/// Each loop turn: wait (zmq_poll) until a socket is ready or the next firing is due, read
-/// what is ready, tick the state, append the turn's journal entries and sync them once
-/// (group commit), then send replies and dispatch batches.
+/// Each loop turn: wait (zmq_poll) until a socket is ready, the journal writer reports a
+/// write, or the next firing is due; read what is ready; tick the state; dispatch batches at
+/// once; hand the turn's journal entries to the writer thread (`JournalWriter`, group
+/// commit); send replies once their entries are durable.
 public final class CoordinatorService {
     let configuration: ChimeConfiguration
     let logger: Logger
@@ -23,6 +24,17 @@ public final class CoordinatorService {
     let codec = WireCodec()
     var recordsSinceSnapshot = 0
     var pendingStoreRequests: [(ControlRequest, ClientAddress)] = []
+    /// The file store's journal writer thread (`nil` with the in-memory journal).
+    var journalWriter: JournalWriter?
+    /// Replies and coordinator events waiting for the journal ticket they depend on, in order.
+    var outbox: [(ticket: UInt64, message: OutboundMessage)] = []
+    var outboxStart = 0
+
+    /// A message the loop sends once the journal entries it reports on are durable.
+    enum OutboundMessage {
+        case reply(Data, to: ClientAddress)
+        case event(topic: String, body: Data)
+    }
 
     /// Makes a coordinator service; nothing is opened or bound until `run`.
     /// - Parameter standby: wait for the store lock (another coordinator is active) and take
@@ -112,11 +124,24 @@ public final class CoordinatorService {
         let results = try Socket(.pull, context: context)
         try results.set(.linger(milliseconds: linger))
         try results.bind(to: endpoints.results.bind)
+        // The journal writer's "durable up to ticket N" wake-ups.
+        let journalSignal = try Socket(.pull, context: context)
+        try journalSignal.set(.linger(milliseconds: 0))
+        let signalEndpoint = "inproc://chime-journal-\(UUID().uuidString)"
+        try journalSignal.bind(to: signalEndpoint)
+        if case .file(let store) = storage {
+            journalWriter = try JournalWriter(store: store, context: context, signalEndpoint: signalEndpoint)
+        }
         defer {
+            if let journalWriter {
+                journalWriter.stop()
+                self.journalWriter = nil
+            }
             control.close()
             dispatch.close()
             results.close()
             events.close()
+            journalSignal.close()
         }
         logger.info(
             "coordinator ready", ["control": endpoints.control.bind, "dispatch": endpoints.dispatch.bind,
@@ -128,6 +153,7 @@ public final class CoordinatorService {
         poller.register(control, for: .readable)
         poller.register(results, for: .readable)
         poller.register(dispatch, for: .readable)
+        poller.register(journalSignal, for: .readable)
 
         while !stop.isStopRequested {
             do {
@@ -137,6 +163,8 @@ public final class CoordinatorService {
             }
             var directives: [CoordinatorDirective] = []
             do {
+                while try journalSignal.receiveMessage(dontWait: true) != nil {}
+                try flushOutbox(control: control, events: events)
                 try readControl(control, into: &directives)
                 try readResults(results, into: &directives)
                 try readAnnouncements(dispatch, into: &directives)
@@ -146,11 +174,16 @@ public final class CoordinatorService {
             directives += state.onTick(now: Date())
             do {
                 try carryOut(directives, control: control, dispatch: dispatch, events: events)
-                try serveStoreRequests(control: control)
+                try serveStoreRequests(control: control, events: events)
                 try snapshotIfDue()
             } catch let error as ZeroMQError where error.code == .contextTerminated {
                 break
             }
+        }
+        // Answer what is waiting for the journal before the sockets close.
+        if let journalWriter {
+            try journalWriter.drain()
+            try? flushOutbox(control: control, events: events)
         }
         logger.info("coordinator stopping", ["inFlight": String(state.inFlightCount)])
     }
@@ -249,8 +282,8 @@ public final class CoordinatorService {
         }
     }
 
-    /// Appends the turn's journal entries, hands its dispatches to workers, syncs the journal
-    /// once (group commit), then publishes and replies.
+    /// Hands the turn's dispatches to workers, the turn's journal entries to the journal
+    /// writer, then queues replies and events until those entries are durable.
     ///
     /// Dispatch does not wait for the fsync: a firing whose `dispatched` entry is lost in a
     /// crash is re-derived at recovery from the durable schedule and acknowledgements and sent
@@ -271,16 +304,19 @@ public final class CoordinatorService {
             case .publish, .reply, .replyEncoded: continue
             }
         }
-        if !entries.isEmpty {
-            switch storage {
-            case .memory(var journal):
+        // Replies and events follow every entry submitted so far (read-your-writes).
+        var ticket: UInt64 = 0
+        switch storage {
+        case .memory(var journal):
+            if !entries.isEmpty {
                 journal.append(entries)
                 storage = .memory(journal)
-            case .file(let store):
-                try store.append(entries)
-                try store.sync()
-                recordsSinceSnapshot += entries.count
             }
+        case .file:
+            if let journalWriter {
+                ticket = entries.isEmpty ? journalWriter.lastSubmitted : journalWriter.submit(entries)
+            }
+            recordsSinceSnapshot += entries.count
         }
         for directive in directives {
             switch directive {
@@ -292,15 +328,37 @@ public final class CoordinatorService {
                 case .badge(let badge): body = codec.encode(badge)
                 case .action(let action): body = codec.encode(action)
                 }
-                // PUB drops at its high-water mark rather than block the loop; badge state is
-                // durable and `chime delivered` / `recipient` show it.
-                _ = try events.send([Data(event.topic.utf8), body], dontWait: true)
+                outbox.append((ticket, .event(topic: event.topic, body: body)))
             case .reply(let outcome, let requestId, let client):
                 let body = requestId.flatMap { answeredReplies[$0] } ?? outcome.encodedReply(requestId: requestId)
-                sendReply(body, to: client, on: control)
+                outbox.append((ticket, .reply(body, to: client)))
             case .replyEncoded(let body, let client):
-                sendReply(body, to: client, on: control)
+                outbox.append((ticket, .reply(body, to: client)))
             }
+        }
+        try flushOutbox(control: control, events: events)
+    }
+
+    /// Sends the waiting replies and events whose journal entries are durable, in order.
+    /// - Throws: the journal writer's error, when a write or fsync failed (the coordinator
+    ///   then stops: it cannot promise durability).
+    func flushOutbox(control: Socket, events: Socket) throws {
+        guard outboxStart < outbox.count else { return }
+        let durable = try journalWriter?.durableTicket() ?? .max
+        while outboxStart < outbox.count, outbox[outboxStart].ticket <= durable {
+            switch outbox[outboxStart].message {
+            case .reply(let body, let client):
+                sendReply(body, to: client, on: control)
+            case .event(let topic, let body):
+                // PUB drops at its high-water mark rather than block the loop; badge state is
+                // durable and `chime delivered` / `recipient` show it.
+                _ = try events.send([Data(topic.utf8), body], dontWait: true)
+            }
+            outboxStart += 1
+        }
+        if outboxStart == outbox.count {
+            outbox.removeAll(keepingCapacity: true)
+            outboxStart = 0
         }
     }
 
@@ -314,6 +372,7 @@ public final class CoordinatorService {
         let threshold = max(configuration.store.snapshotEveryRecords, state.reminderCount / 2)
         guard recordsSinceSnapshot >= threshold else { return }
         if state.isQuiet(at: Date()) || recordsSinceSnapshot >= 4 * threshold {
+            try journalWriter?.drain()
             try writeSnapshot(to: store)
         }
     }
@@ -329,8 +388,12 @@ public final class CoordinatorService {
     }
 
     /// Answers the store requests of this turn, now that its entries are durable.
-    func serveStoreRequests(control: Socket) throws {
+    func serveStoreRequests(control: Socket, events: Socket) throws {
         guard !pendingStoreRequests.isEmpty else { return }
+        // The snapshot must match the journal, and statistics are read from the store; earlier
+        // replies go first.
+        try journalWriter?.drain()
+        try flushOutbox(control: control, events: events)
         let requests = pendingStoreRequests
         pendingStoreRequests.removeAll()
         for (request, client) in requests {
