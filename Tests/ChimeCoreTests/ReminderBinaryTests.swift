@@ -106,6 +106,8 @@ import Testing
                 return
             }
             #expect(try Reminder.binaryRecipient(in: bytes) == reminder.recipient)
+            #expect(try Reminder.binarySummary(in: bytes[...]) == Reminder.BinarySummary(
+                recipient: reminder.recipient, isRepeating: reminder.trigger.isRepeating, hasNag: reminder.nag != nil))
         }
         #expect(totalBytes > 0)
     }

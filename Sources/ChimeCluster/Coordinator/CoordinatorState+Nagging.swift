@@ -8,7 +8,9 @@ import Foundation
 extension CoordinatorState {
     /// Arms the nags of a firing just acknowledged as delivered.
     mutating func armNags(after firing: Firing, deliveredAt: Date) {
-        guard !firing.firingId.isNag, let policy = entries[firing.reminderId]?.reminder.nag else { return }
+        guard !firing.firingId.isNag, let entry = entries[firing.reminderId], entry.hasNag,
+            let policy = entry.reminder.nag
+        else { return }
         for nag in policy.nags(of: firing, deliveredAt: deliveredAt) {
             nagFirings[nag.firingId] = firing.makeNag(nag)
             nags.schedule(nag.firingId, at: nag.at)

@@ -343,8 +343,8 @@ extension CoordinatorState {
         for record in snapshot.reminders {
             let next = zip(record.nextIndex, record.nextFireAt).map { Occurrence(index: $0, instant: $1) }
             guard let entry = try? Entry(
-                bytes: record.reminderBytes, isRepeating: record.isRepeating, next: next, state: record.state,
-                deliveredCount: record.deliveredCount, lastFiredAt: record.lastFiredAt)
+                bytes: record.reminderBytes, next: next, state: record.state, deliveredCount: record.deliveredCount,
+                lastFiredAt: record.lastFiredAt)
             else {
                 skippedEntries += 1
                 continue

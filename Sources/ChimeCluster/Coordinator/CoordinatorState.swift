@@ -25,6 +25,8 @@ public struct CoordinatorState: Sendable {
         private(set) var recipient: RecipientID
         /// Whether its trigger repeats (`Trigger.isRepeating`), decoded once.
         private(set) var isRepeating: Bool
+        /// Whether it has a nag policy, decoded once (every acknowledgement asks).
+        private(set) var hasNag: Bool
         var next: Occurrence?
         var state: ReminderState
         var deliveredCount = 0
@@ -34,6 +36,7 @@ public struct CoordinatorState: Sendable {
             bytes = reminder.binaryEncoded()
             recipient = reminder.recipient
             isRepeating = reminder.trigger.isRepeating
+            hasNag = reminder.nag != nil
             self.next = next
             self.state = state
             self.deliveredCount = deliveredCount
@@ -42,12 +45,13 @@ public struct CoordinatorState: Sendable {
 
         /// Takes bytes a snapshot holds as they are (checked: they must decode).
         /// - Throws: `ReminderBinaryError` when they do not.
-        init(
-            bytes: [UInt8], isRepeating: Bool, next: Occurrence?, state: ReminderState, deliveredCount: Int,
-            lastFiredAt: Date?
-        ) throws(ReminderBinaryError) {
-            recipient = try Reminder.binaryRecipient(in: bytes[...])
-            self.isRepeating = isRepeating
+        init(bytes: [UInt8], next: Occurrence?, state: ReminderState, deliveredCount: Int, lastFiredAt: Date?)
+            throws(ReminderBinaryError)
+        {
+            let summary = try Reminder.binarySummary(in: bytes[...])
+            recipient = summary.recipient
+            isRepeating = summary.isRepeating
+            hasNag = summary.hasNag
             self.bytes = bytes
             self.next = next
             self.state = state
@@ -68,6 +72,7 @@ public struct CoordinatorState: Sendable {
                 bytes = newValue.binaryEncoded()
                 recipient = newValue.recipient
                 isRepeating = newValue.trigger.isRepeating
+                hasNag = newValue.nag != nil
             }
         }
     }

@@ -118,6 +118,31 @@ extension Reminder {
         try binaryRecipient(in: bytes[...])
     }
 
+    /// What the coordinator keeps decoded of an encoded reminder, read from the bytes up to
+    /// the presence bitmask only (no content or trigger decoded).
+    public struct BinarySummary: Hashable, Sendable {
+        /// The reminder's recipient.
+        public var recipient: RecipientID
+        /// Whether the trigger repeats (`Trigger.isRepeating`: a repeat, a rule or RDATEs).
+        public var isRepeating: Bool
+        /// Whether the reminder has a nag policy.
+        public var hasNag: Bool
+    }
+
+    /// The recipient, repeat and nag flags of an encoded reminder.
+    /// - Throws: ``ReminderBinaryError`` when the version, id, recipient or flags cannot be read.
+    public static func binarySummary(in bytes: ArraySlice<UInt8>) throws(ReminderBinaryError) -> BinarySummary {
+        var reader = ByteReader(bytes)
+        try readBinaryVersion(from: &reader)
+        try reader.skipString()
+        let recipient = RecipientID(try reader.readString())
+        let fields = ReminderBinaryFields(rawValue: try reader.readVarint())
+        return BinarySummary(
+            recipient: recipient,
+            isRepeating: !fields.isDisjoint(with: [.repeatRule, .recurrenceRule, .recurrenceDates]),
+            hasNag: fields.contains(.nag))
+    }
+
     func writeBinary(to sink: inout some BinarySink) {
         sink.writeByte(Self.binaryFormatVersion)
         sink.writeString(id.rawValue)
