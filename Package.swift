@@ -35,7 +35,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "StoreBenchmark",
-            dependencies: ["ChimeStore", "ChimeCore"],
+            dependencies: ["ChimeStore", "ChimeCore", "ChimeWire"],
             path: "Benchmarks/StoreBenchmark"
         ),
         .executableTarget(
