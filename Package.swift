@@ -35,7 +35,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "StoreBenchmark",
-            dependencies: ["ChimeStore", "ChimeCore"],
+            dependencies: ["ChimeStore", "ChimeCore", "ChimeWire"],
             path: "Benchmarks/StoreBenchmark"
         ),
         .executableTarget(
@@ -44,7 +44,7 @@ let package = Package(
         ),
         .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ", "ChimeTestSupport"]),
         .testTarget(name: "ChimeCoreTests", dependencies: ["ChimeCore", "ChimeTestSupport"]),
-        .testTarget(name: "ChimeWireTests", dependencies: ["ChimeWire", "ChimeCore"]),
+        .testTarget(name: "ChimeWireTests", dependencies: ["ChimeWire", "ChimeCore", "ChimeTestSupport"]),
         .testTarget(name: "ChimeRuntimeTests", dependencies: ["ChimeRuntime"]),
         .testTarget(name: "ChimeBenchTests", dependencies: ["ChimeBench"]),
         .testTarget(

@@ -3,6 +3,9 @@
 //   swift run -c release StoreBenchmark [entries] [directory]
 // or the binary reminder codec against JSON (see CodecBenchmark.swift):
 //   swift run -c release StoreBenchmark codec [iterations]
+// or decoding a 1,000-reminder schedule request, JSONDecoder against the fast path
+// (see RequestBenchmark.swift):
+//   swift run -c release StoreBenchmark request [iterations]
 import ChimeCore
 import ChimeStore
 import Foundation
@@ -10,6 +13,10 @@ import Foundation
 let arguments = CommandLine.arguments
 if arguments.count > 1, arguments[1] == "codec" {
     try runCodecBenchmark(iterations: arguments.count > 2 ? Int(arguments[2]) ?? 200_000 : 200_000)
+    exit(0)
+}
+if arguments.count > 1, arguments[1] == "request" {
+    try runRequestBenchmark(iterations: arguments.count > 2 ? Int(arguments[2]) ?? 50 : 50)
     exit(0)
 }
 let count = arguments.count > 1 ? Int(arguments[1]) ?? 100_000 : 100_000

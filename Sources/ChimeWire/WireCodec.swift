@@ -55,6 +55,15 @@ public struct WireCodec {
             throw WireError(.invalidArgument, "\(error)")
         }
     }
+
+    /// Decodes a control request: its common shapes through ``ControlRequest/init?(fastJSON:)``
+    /// (a schedule of 1,000 reminders several times faster), everything else through
+    /// `JSONDecoder` exactly as ``decode(_:from:)``, so results and errors are the same.
+    /// - Throws: `WireError` as ``decode(_:from:)`` does.
+    public func decodeRequest(_ data: Data) throws(WireError) -> ControlRequest {
+        if let request = ControlRequest(fastJSON: data) { return request }
+        return try decode(ControlRequest.self, from: data)
+    }
 }
 
 extension WireError {

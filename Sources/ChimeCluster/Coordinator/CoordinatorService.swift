@@ -231,7 +231,7 @@ public final class CoordinatorService {
             return state.onUndecodableRequest(error, from: address)
         }
         do {
-            let request = try codec.decode(ControlRequest.self, from: envelope.body)
+            let request = try codec.decodeRequest(envelope.body)
             if [.snapshot, .compact, .store].contains(request.operation) {
                 pendingStoreRequests.append((request, address))
                 return []
