@@ -91,6 +91,25 @@ import Testing
         #expect(queue.isEmpty)
     }
 
+    @Test(arguments: [0, 1, 2, 5, 17, 1_000]) func bulkSchedulingMatchesSchedulingOneByOne(count: Int) {
+        var generator = SeededGenerator(seed: UInt64(0xB01C + count))
+        // Few distinct deadlines and repeated keys: ties and replacements are common.
+        let items = (0..<count).map { _ in
+            (key: Int.random(in: 0..<max(1, count / 2), using: &generator),
+             deadline: at(Double(Int.random(in: 0..<20, using: &generator))))
+        }
+        var bulk = TimerQueue<Int>()
+        bulk.schedule(contentsOf: items)
+        var oneByOne = TimerQueue<Int>()
+        for (key, deadline) in items { oneByOne.schedule(key, at: deadline) }
+        #expect(bulk.count == oneByOne.count)
+        bulk.schedule(-1, at: at(3))
+        oneByOne.schedule(-1, at: at(3))
+        let popped = bulk.popDue(at: .distantFuture)
+        #expect(popped.map(\.key) == oneByOne.popDue(at: .distantFuture).map(\.key))
+        #expect(popped.map(\.deadline) == popped.map(\.deadline).sorted())
+    }
+
     @Test func randomOperationsMatchASortedArrayReference() {
         struct Scheduled {
             var key: Int

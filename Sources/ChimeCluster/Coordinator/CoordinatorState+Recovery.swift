@@ -339,7 +339,9 @@ extension CoordinatorState {
                 "snapshot format \(snapshot.formatVersion) is newer than this coordinator's \(CoordinatorSnapshot.currentFormatVersion)")
         }
         entries.reserveCapacity(snapshot.reminders.count)
-        schedule.reserveCapacity(snapshot.reminders.count)
+        // Reminders of recipients without a cap are armed in one bulk build of the heap.
+        var uncapped: [(key: ReminderID, deadline: Date)] = []
+        uncapped.reserveCapacity(snapshot.reminders.count)
         for record in snapshot.reminders {
             let next = zip(record.nextIndex, record.nextFireAt).map { Occurrence(index: $0, instant: $1) }
             guard let entry = try? Entry(
@@ -363,9 +365,14 @@ extension CoordinatorState {
             }
             entries[record.id] = entry
             if record.state == .pending, let armedAt {
-                arm(record.id, of: entry.recipient, at: armedAt)
+                if pendingLimit(for: entry.recipient) == nil {
+                    uncapped.append((record.id, armedAt))
+                } else {
+                    arm(record.id, of: entry.recipient, at: armedAt)
+                }
             }
         }
+        schedule.schedule(contentsOf: uncapped)
         lastJournaledAt = snapshot.takenAt
         for firing in snapshot.unsettled { recovered[firing.firingId] = firing }
         for firing in snapshot.deadLetters { deadLetters[firing.firingId] = firing }

@@ -89,6 +89,32 @@ public struct TimerQueue<Key: Hashable & Sendable>: Sendable {
         }
     }
 
+    /// Sets many keys' deadlines, as `schedule` called for each in order would (equal
+    /// deadlines keep this order). Into an empty queue the heap is built bottom-up in O(n)
+    /// (Floyd 1964) instead of n sifts, which makes loading a million reminders cheaper.
+    @inlinable
+    public mutating func schedule(contentsOf items: some Collection<(key: Key, deadline: Date)>) {
+        guard heap.isEmpty else {
+            for (key, deadline) in items { schedule(key, at: deadline) }
+            return
+        }
+        heap.reserveCapacity(items.count)
+        positions.reserveCapacity(items.count)
+        for (key, deadline) in items {
+            if let position = positions[key] {
+                heap[position] = Entry(deadline: deadline.timeIntervalSinceReferenceDate, sequence: nextSequence, key: key)
+            } else {
+                positions[key] = heap.count
+                heap.append(Entry(deadline: deadline.timeIntervalSinceReferenceDate, sequence: nextSequence, key: key))
+            }
+            nextSequence += 1
+        }
+        guard heap.count > 1 else { return }
+        for position in stride(from: (heap.count - 2) / Self.arity, through: 0, by: -1) {
+            siftDown(from: position)
+        }
+    }
+
     /// Removes `key` and returns the deadline it had, or `nil` when it had none. O(log n).
     @inlinable
     @discardableResult
