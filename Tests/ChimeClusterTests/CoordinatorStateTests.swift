@@ -159,6 +159,23 @@ import Testing
         #expect(again.map(\.attempt) == [2])
     }
 
+    @Test func aRedeliveredFiringKeepsOnlyItsNewLease() {
+        var state = makeState { $0.leaseDuration = 10 }
+        request(&state, .schedule([reminder("a", at: Self.t0), reminder("b", at: Self.t0.addingTimeInterval(5))]))
+        let first = firings(state.onTick(now: Self.t0))
+        let b = firings(state.onTick(now: Self.t0.addingTimeInterval(5)))
+        _ = ack(&state, b, by: "w1", at: Self.t0.addingTimeInterval(6))
+        join(&state, "w1", at: Self.t0.addingTimeInterval(9))
+        let second = firings(state.onTick(now: Self.t0.addingTimeInterval(10)))
+        #expect(second.map(\.firingId) == first.map(\.firingId))
+        #expect(state.onTick(now: Self.t0.addingTimeInterval(15)).isEmpty, "b was acknowledged: its lease is void")
+        join(&state, "w1", at: Self.t0.addingTimeInterval(18))
+        #expect(state.onTick(now: Self.t0.addingTimeInterval(19.999)).isEmpty, "the first lease of a is void")
+        let third = firings(state.onTick(now: Self.t0.addingTimeInterval(20)))
+        #expect(third.map(\.firingId) == first.map(\.firingId))
+        #expect(third.map(\.attempt) == [3])
+    }
+
     @Test func firingsWaitWhileNoWorkerIsConnected() {
         var state = makeState(workers: [])
         request(&state, .schedule([reminder("a", at: Self.t0)]))

@@ -52,10 +52,20 @@ extension CoordinatorState {
         }
         releaseDueNags(at: now)
         dropSilentWorkers(at: now, directives: &directives)
-        for (firingId, _) in leases.popDue(at: now) {
-            guard let flight = inFlight.removeValue(forKey: firingId) else { continue }
+        while leasesStart < leases.count, leases[leasesStart].expiresAt <= now {
+            let (firingId, expiresAt) = leases[leasesStart]
+            leasesStart += 1
+            guard inFlight[firingId]?.leaseExpiresAt == expiresAt, let flight = inFlight.removeValue(forKey: firingId)
+            else { continue }
             workers[flight.worker]?.outstanding -= 1
             requeue(flight.firing, at: now, directives: &directives)
+        }
+        if leasesStart == leases.count {
+            leases.removeAll(keepingCapacity: true)
+            leasesStart = 0
+        } else if leasesStart > 4096 && leasesStart * 2 > leases.count {
+            leases.removeFirst(leasesStart)
+            leasesStart = 0
         }
         assignJobs(at: now, directives: &directives)
         assignWaiting(at: now, directives: &directives)
@@ -104,7 +114,6 @@ extension CoordinatorState {
     /// Puts a firing back in the waiting line for another attempt, or dead-letters it after
     /// `maxAttempts`.
     mutating func requeue(_ firing: Firing, at now: Date, directives: inout [CoordinatorDirective]) {
-        leases.remove(firing.firingId)
         if firing.attempt >= configuration.maxAttempts {
             deadLetters[firing.firingId] = firing
             directives.append(.append(.deadLettered(firing.firingId, at: now)))
@@ -145,7 +154,7 @@ extension CoordinatorState {
             let expiry = now.addingTimeInterval(configuration.leaseDuration)
             for firing in firings {
                 inFlight[firing.firingId] = InFlight(firing: firing, worker: workerID, leaseExpiresAt: expiry)
-                leases.schedule(firing.firingId, at: expiry)
+                leases.append((firing.firingId, expiry))
                 directives.append(.append(.dispatched(
                     firing.firingId, reminder: firing.reminderId, dueAt: firing.dueAt, attempt: firing.attempt,
                     seq: firing.seq ?? 0, at: now)))
@@ -208,7 +217,6 @@ extension CoordinatorState {
         var returned: [Firing] = []
         for firing in batch.firings where inFlight[firing.firingId]?.worker == worker {
             inFlight[firing.firingId] = nil
-            leases.remove(firing.firingId)
             returned.append(firing)
         }
         workers[worker]?.outstanding -= returned.count
@@ -241,11 +249,17 @@ extension CoordinatorState {
         if viaDispatch { record.isReachable = true }
         workers[message.worker] = record
         var directives: [CoordinatorDirective] = []
+        var acknowledged = 0
+        // Credit returned per worker; almost always all of it to the sender.
+        var returnedToSender = 0
         for ack in message.acks where ack.epoch == configuration.epoch {
             guard let flight = inFlight.removeValue(forKey: ack.firingId) else { continue }
-            leases.remove(ack.firingId)
-            workers[flight.worker]?.outstanding -= 1
-            workers[message.worker]?.acknowledged += 1
+            if flight.worker == message.worker {
+                returnedToSender += 1
+            } else {
+                workers[flight.worker]?.outstanding -= 1
+            }
+            acknowledged += 1
             acknowledgedCount += 1
             fireLateness.record(milliseconds: ack.firedAt.timeIntervalSince(flight.firing.dueAt) * 1000)
             if var entry = entries[flight.firing.reminderId] {
@@ -261,6 +275,10 @@ extension CoordinatorState {
             armNags(after: flight.firing, deliveredAt: ack.firedAt)
             directives.append(.append(.acknowledged(ack.firingId, seq: seq, worker: message.worker, firedAt: ack.firedAt)))
         }
+        if acknowledged > 0 {
+            workers[message.worker]?.outstanding -= returnedToSender
+            workers[message.worker]?.acknowledged += acknowledged
+        }
         for outcome in message.outcomes ?? [] {
             finish(outcome, at: now, directives: &directives)
         }
@@ -270,22 +288,20 @@ extension CoordinatorState {
     /// Keeps an acknowledged event for catch-up, dropping the oldest beyond `eventRetention`.
     mutating func retain(_ event: FireEvent) {
         guard configuration.eventRetention > 0 else { return }
-        if retainedEvents.updateValue(event, forKey: event.seq) == nil {
-            retainedOrder.append(event.seq)
+        retainedEvents.append(event)
+        if retainedEvents.count - retainedStart > configuration.eventRetention {
+            retainedStart = retainedEvents.count - configuration.eventRetention
         }
-        while retainedOrder.count - retainedStart > configuration.eventRetention {
-            retainedEvents[retainedOrder[retainedStart]] = nil
-            retainedStart += 1
-        }
-        if retainedStart > 4096 && retainedStart * 2 > retainedOrder.count {
-            retainedOrder.removeFirst(retainedStart)
+        if retainedStart > 4096 && retainedStart * 2 > retainedEvents.count {
+            retainedEvents.removeFirst(retainedStart)
             retainedStart = 0
         }
     }
 
     /// Retained events with `seq > after`, in `seq` order, and the settled watermark.
     func events(after: UInt64, recipient: RecipientID?, limit: Int?) -> EventsResult {
-        var selected = retainedEvents.values.filter { $0.seq > after && (recipient == nil || $0.firing.recipient == recipient) }
+        let retained = retainedEvents[retainedStart...]
+        var selected = retained.filter { $0.seq > after && (recipient == nil || $0.firing.recipient == recipient) }
         selected.sort { $0.seq < $1.seq }
         var truncated = false
         if let limit, limit >= 0, selected.count > limit {
@@ -294,7 +310,7 @@ extension CoordinatorState {
         }
         let oldestInFlight = inFlight.values.compactMap(\.firing.seq).min()
         let through = (oldestInFlight ?? nextEventSeq) - 1
-        let oldest = retainedEvents.keys.min()
+        let oldest = retained.map(\.seq).min()
         return EventsResult(events: selected, through: truncated ? min(through, selected.last?.seq ?? through) : through,
                             oldestRetained: oldest, truncated: truncated)
     }

@@ -314,7 +314,7 @@ extension CoordinatorState {
         return CoordinatorSnapshot(
             reminders: reminders, unsettled: unsettled,
             deadLetters: deadLetters.values.sorted { $0.firingId < $1.firingId }, nextEventSeq: nextEventSeq,
-            events: retainedOrder[retainedStart...].compactMap { retainedEvents[$0] },
+            events: Array(retainedEvents[retainedStart...]),
             recipients: recipients.values.sorted { $0.id < $1.id },
             ledgers: Dictionary(uniqueKeysWithValues: ledgers.map { ($0.key.rawValue, $0.value) }),
             pendingJobs: jobs.values.filter { $0.outcome == nil }.map(\.job).sorted { $0.jobId < $1.jobId },

@@ -118,7 +118,13 @@ public struct CoordinatorState: Sendable {
     var waiting: [Firing] = []
     var waitingStart = 0
     var inFlight: [FiringID: InFlight] = [:]
-    var leases = TimerQueue<FiringID>()
+    /// Lease expiries in dispatch order. Every lease lasts `leaseDuration`, so expiries only
+    /// grow (a clock stepped back merely delays them): a FIFO instead of a heap, with no
+    /// hashing per firing. An entry is stale once its firing was acknowledged, requeued or
+    /// leased again (`inFlight[id]?.leaseExpiresAt` no longer matches); stale entries are
+    /// dropped when they reach the front.
+    var leases: [(firingId: FiringID, expiresAt: Date)] = []
+    var leasesStart = 0
     var workers: [WorkerID: WorkerRecord] = [:]
     var deadLetters: [FiringID: Firing] = [:]
     /// Encoded replies of recent mutating requests by `requestId`, oldest first in
@@ -160,9 +166,9 @@ public struct CoordinatorState: Sendable {
     var nags = TimerQueue<FiringID>()
     /// The `seq` the next dispatched firing gets.
     var nextEventSeq: UInt64 = 1
-    /// Acknowledged fire events kept for catch-up, by `seq`, evicted in acknowledgement order.
-    var retainedEvents: [UInt64: FireEvent] = [:]
-    var retainedOrder: [UInt64] = []
+    /// Acknowledged fire events kept for catch-up, in acknowledgement order from
+    /// `retainedStart` (each `seq` is acknowledged once), the oldest evicted first.
+    var retainedEvents: [FireEvent] = []
     var retainedStart = 0
     var generatedIDs = 0
     var assignmentCounter = 0
@@ -193,8 +199,8 @@ public struct CoordinatorState: Sendable {
     /// The earliest instant at which `onTick` has something to do (UTC), if any: the next
     /// occurrence, lease expiry or worker liveness deadline.
     public var nextWake: Date? {
-        var wake = [isScheduleBacklogged ? nil : schedule.nextDeadline, leases.nextDeadline, jobLeases.nextDeadline,
-                    nags.nextDeadline]
+        var wake = [isScheduleBacklogged ? nil : schedule.nextDeadline, leasesStart < leases.count ? leases[leasesStart].expiresAt : nil,
+                    jobLeases.nextDeadline, nags.nextDeadline]
             .compactMap { $0 }.min()
         if !inFlight.isEmpty, let liveness = nextLivenessDeadline {
             wake = min(wake ?? liveness, liveness)
