@@ -38,6 +38,9 @@ public final class WorkerService {
     /// This worker's id.
     public var id: WorkerID { state.id }
 
+    /// How long a worker waits for a subscription before taking firings anyway, in seconds.
+    static let eventPathWait = 0.5
+
     /// Connects and serves until the stop signal.
     /// - Throws: `ZeroMQError` when an endpoint is invalid.
     public func run(onReady: () -> Void = {}) throws {
@@ -55,7 +58,9 @@ public final class WorkerService {
         let results = try Socket(.push, context: context)
         try results.set(.linger(milliseconds: linger))
         try results.connect(to: endpoints.results.connect)
-        let events = try Socket(.publisher, context: context)
+        // XPUB, not PUB: the subscriptions coming back tell when the path to subscribers is
+        // up (below), and it publishes like PUB.
+        let events = try Socket(.xpublisher, context: context)
         try events.set(.linger(milliseconds: linger))
         try events.set(.sendHighWaterMark(configuration.eventHighWaterMark))
         try events.connect(to: endpoints.eventsIngest.connect)
@@ -67,13 +72,34 @@ public final class WorkerService {
         logger.info("worker ready", ["id": state.id.rawValue, "dispatch": endpoints.dispatch.connect])
         onReady()
 
+        // Slow joiner (ZeroMQ Guide ch. 1): events published before the forwarder has passed a
+        // subscription up to this socket are dropped, which after a restart lost the first
+        // few thousand firings of a burst. So the worker announces itself (and gets firings)
+        // only once a subscription has arrived, or after `eventPathWait` seconds when nobody
+        // subscribes.
+        var isEventPathReady = false
+        let eventPathDeadline = Date().addingTimeInterval(Self.eventPathWait)
         let poller = Poller()
         poller.register(incoming, for: .readable)
+        poller.register(events, for: .readable)
         do {
             while !stop.isStopRequested {
                 let now = Date()
-                let wait = state.nextWake.map { max(0, min(0.1, $0.timeIntervalSince(now))) } ?? 0
+                var wait = state.nextWake.map { max(0, min(0.1, $0.timeIntervalSince(now))) } ?? 0
+                if !isEventPathReady { wait = max(0, min(wait, eventPathDeadline.timeIntervalSince(now))) }
                 _ = try poller.poll(timeout: .microseconds(Int64(wait * 1_000_000)))
+                while let frames = try events.receiveMessage(dontWait: true) {
+                    // XPUB delivers subscriptions as a frame starting with byte 1 (0: unsubscribe).
+                    if !isEventPathReady, frames.first?.first == 1 {
+                        isEventPathReady = true
+                        state.announceAtNextTick()
+                    }
+                }
+                if !isEventPathReady && Date() >= eventPathDeadline {
+                    isEventPathReady = true
+                    state.announceAtNextTick()
+                    logger.info("no subscriber yet; taking firings", ["id": state.id.rawValue])
+                }
                 for _ in 0..<64 {
                     guard let frames = try incoming.receiveMessage(dontWait: true) else { break }
                     try deliver(frames, events: events)
@@ -87,6 +113,7 @@ public final class WorkerService {
                         }
                     case .announce(let message):
                         // Dropped when the coordinator is unreachable; the next heartbeat retries.
+                        guard isEventPathReady else { continue }
                         _ = try incoming.send([codec.encode(message)], dontWait: true)
                     case .publish, .run:
                         preconditionFailure("onTick neither publishes nor runs jobs")

@@ -76,6 +76,11 @@ public struct WorkerState: Sendable {
         return [.announce(announcement), .report(message)]
     }
 
+    /// Makes the next `onTick` send a heartbeat with an announcement, whenever the last was.
+    public mutating func announceAtNextTick() {
+        lastReportAt = nil
+    }
+
     /// Puts back acknowledgements the service could not send (results socket full).
     public mutating func onReportNotSent(_ message: WorkerMessage) {
         pendingAcks.insert(contentsOf: message.acks, at: 0)
