@@ -26,12 +26,18 @@ extension CoordinatorService {
     /// Takes the store lock (waiting for it as a standby), recovers the schedule, increments
     /// the epoch and returns the state to serve with.
     ///
+    /// - Parameter onLocked: called once this coordinator holds the store (before recovery),
+    ///   to bind what may only be bound by the active coordinator.
     /// - Returns: `nil` when the stop signal arrived while waiting as a standby.
     /// - Throws: `JournalError` (`.locked` without `standby`, `.corrupt`, `.unsupportedVersion`,
-    ///   `.io`), `ConfigurationError`, `WireError` for a snapshot this version cannot read.
-    func openStorage(tunables: CoordinatorConfiguration) throws -> (CoordinatorStorage, CoordinatorState)? {
+    ///   `.io`), `ConfigurationError`, `WireError` for a snapshot this version cannot read, and
+    ///   what `onLocked` throws.
+    func openStorage(tunables: CoordinatorConfiguration, onLocked: () throws -> Void = {}) throws
+        -> (CoordinatorStorage, CoordinatorState)?
+    {
         let started = Date()
         guard configuration.store.directory != "none" else {
+            try onLocked()
             var state = CoordinatorState(configuration: tunables, startedAt: started)
             state.finishRecovery(at: Date())
             logger.warning("no store (store.directory is none): nothing survives a restart")
@@ -57,6 +63,7 @@ extension CoordinatorService {
         } else {
             lock = try StoreLock.tryAcquire(directory: directory)
         }
+        try onLocked()
         var options = FileStore.Options()
         options.segmentSize = configuration.store.segmentBytes
         let (store, recovery) = try FileStore.open(

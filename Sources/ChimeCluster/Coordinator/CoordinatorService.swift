@@ -86,7 +86,21 @@ public final class CoordinatorService {
     ///   is locked, damaged beyond its tail, or fails to write (the coordinator then stops:
     ///   it cannot promise durability).
     public func run(onReady: () -> Void = {}) throws {
-        guard let (storage, recovered) = try openStorage(tunables: tunables) else { return }
+        let context = try Context()
+        stop.onStop { context.shutdown() }
+        let endpoints = configuration.endpoints
+        let linger = configuration.lingerMilliseconds
+        // The event forwarder is bound as soon as the store is ours, before recovery: workers
+        // and subscribers then connect and pass subscriptions along while the schedule loads,
+        // so workers are ready to publish when the first firing leaves.
+        var forwarder: EventForwarder?
+        defer { forwarder?.stop() }
+        let opened = try openStorage(tunables: tunables) {
+            forwarder = try EventForwarder(
+                context: context, ingest: endpoints.eventsIngest.bind, publish: endpoints.events.bind,
+                lingerMilliseconds: linger, highWaterMark: configuration.eventHighWaterMark)
+        }
+        guard let (storage, recovered) = opened else { return }
         self.storage = storage
         self.state = recovered
         defer {
@@ -94,14 +108,6 @@ public final class CoordinatorService {
                 do { try store.close() } catch { logger.error("closing the store failed", ["error": "\(error)"]) }
             }
         }
-        let context = try Context()
-        stop.onStop { context.shutdown() }
-        let endpoints = configuration.endpoints
-        let linger = configuration.lingerMilliseconds
-        let forwarder = try EventForwarder(
-            context: context, ingest: endpoints.eventsIngest.bind, publish: endpoints.events.bind,
-            lingerMilliseconds: linger, highWaterMark: configuration.eventHighWaterMark)
-        defer { forwarder.stop() }
 
         let control = try Socket(.router, context: context)
         try control.set(.linger(milliseconds: linger))
@@ -343,8 +349,9 @@ public final class CoordinatorService {
     /// - Throws: the journal writer's error, when a write or fsync failed (the coordinator
     ///   then stops: it cannot promise durability).
     func flushOutbox(control: Socket, events: Socket) throws {
-        guard outboxStart < outbox.count else { return }
+        // Asked every turn, so a failed write stops the coordinator even when no reply waits.
         let durable = try journalWriter?.durableTicket() ?? .max
+        guard outboxStart < outbox.count else { return }
         while outboxStart < outbox.count, outbox[outboxStart].ticket <= durable {
             switch outbox[outboxStart].message {
             case .reply(let body, let client):

@@ -39,7 +39,7 @@ public final class WorkerService {
     public var id: WorkerID { state.id }
 
     /// How long a worker waits for a subscription before taking firings anyway, in seconds.
-    static let eventPathWait = 0.5
+    static let eventPathWait = 1.0
 
     /// Connects and serves until the stop signal.
     /// - Throws: `ZeroMQError` when an endpoint is invalid.
@@ -76,7 +76,8 @@ public final class WorkerService {
         // subscription up to this socket are dropped, which after a restart lost the first
         // few thousand firings of a burst. So the worker announces itself (and gets firings)
         // only once a subscription has arrived, or after `eventPathWait` seconds when nobody
-        // subscribes.
+        // subscribes (the coordinator binds its forwarder before recovering, so a restarted
+        // worker normally hears the subscriptions well before that).
         var isEventPathReady = false
         let eventPathDeadline = Date().addingTimeInterval(Self.eventPathWait)
         let poller = Poller()
