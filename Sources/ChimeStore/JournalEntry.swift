@@ -45,25 +45,6 @@ public enum JournalEntry: Codable, Hashable, Sendable {
     case answered(requestId: String, reply: Data, at: Date)
 }
 
-extension JournalEntry {
-    /// The instant the entry records (UTC): when the coordinator wrote it; for
-    /// `acknowledged`, the worker's `firedAt`. Recovery takes the newest as the last moment
-    /// the coordinator is known to have been running.
-    public var at: Date {
-        switch self {
-        case .scheduled(_, let at), .cancelled(_, let at), .deadLettered(_, let at), .retried(_, let at),
-            .registered(_, let at), .badgeSet(_, _, let at), .handled(_, _, let at),
-            .deliveredRemoved(_, _, let at), .switched(_, _, let at), .acted(_, let at),
-            .actionFinished(_, let at), .answered(_, _, let at):
-            return at
-        case .dispatched(_, _, _, _, _, let at), .suppressed(_, _, _, _, let at):
-            return at
-        case .acknowledged(_, _, _, let firedAt):
-            return firedAt
-        }
-    }
-}
-
 /// An append-only log of `JournalEntry` values.
 ///
 /// `append` may buffer; `sync` makes everything appended so far durable under the

@@ -105,6 +105,15 @@ public struct CoordinatorConfiguration: Sendable {
     public var actionTimeLimit: Double = 10
     /// Acknowledged fire events kept for `events` catch-up requests.
     public var eventRetention = 10_000
+    /// Journal entries the writer may have queued and not yet made durable before the loop
+    /// stops dispatching (a slow disk then slows firing instead of growing memory); it also
+    /// bounds how many `dispatched` entries a crash can lose.
+    public var maxUndurableEntries = 65_536
+    /// How far event `seq` numbers jump at a recovery from a non-empty store, past any seq a
+    /// lost `dispatched` entry carried: more than `maxUndurableEntries` plus what one loop
+    /// turn can dispatch (the workers' total credit).
+    public var eventSeqGapAfterRecovery: UInt64 = 1 << 20
+
     /// The fencing epoch stamped on every dispatch.
     public var epoch: UInt64 = 1
     /// Chime's version, shown by `status`.

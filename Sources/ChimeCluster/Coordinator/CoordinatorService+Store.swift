@@ -75,7 +75,7 @@ extension CoordinatorService {
             try state.load(try CoordinatorSnapshot.decode(payload: snapshot.payload))
         }
         for entry in recovery.entries { state.replay(entry) }
-        state.finishRecovery(at: Date())
+        state.finishRecovery(at: Date(), skipsEventSeqs: recovery.snapshot != nil || !recovery.entries.isEmpty)
         let report = recovery.report
         var details = [
             "reminders": String(state.reminderCount), "redeliveries": String(state.waitingCount),

@@ -86,8 +86,9 @@ public final class CoordinatorService {
     ///   is locked, damaged beyond its tail, or fails to write (the coordinator then stops:
     ///   it cannot promise durability).
     public func run(onReady: () -> Void = {}) throws {
+        // Not shut down by the stop signal: the loop sees the signal within one poll (≤ 100 ms)
+        // and then still answers the requests whose journal entries become durable.
         let context = try Context()
-        stop.onStop { context.shutdown() }
         let endpoints = configuration.endpoints
         let linger = configuration.lingerMilliseconds
         // The event forwarder is bound as soon as the store is ours, before recovery: workers
@@ -104,6 +105,9 @@ public final class CoordinatorService {
         self.storage = storage
         self.state = recovered
         defer {
+            // Unbind before the lock goes: a standby binds these endpoints once it has the lock.
+            forwarder?.stop()
+            forwarder = nil
             if case .file(let store) = self.storage {
                 do { try store.close() } catch { logger.error("closing the store failed", ["error": "\(error)"]) }
             }
@@ -162,8 +166,11 @@ public final class CoordinatorService {
         poller.register(journalSignal, for: .readable)
 
         while !stop.isStopRequested {
+            // A journal writer far behind (a slow disk) pauses firing until it catches up; its
+            // wake-up after each write ends the wait.
+            let isJournalBehind = (journalWriter?.undurableCount ?? 0) >= tunables.maxUndurableEntries
             do {
-                _ = try poller.poll(timeout: pollTimeout(now: Date()))
+                _ = try poller.poll(timeout: isJournalBehind ? .milliseconds(10) : pollTimeout(now: Date()))
             } catch let error as ZeroMQError where error.code == .contextTerminated {
                 break
             }
@@ -177,7 +184,7 @@ public final class CoordinatorService {
             } catch let error as ZeroMQError where error.code == .contextTerminated {
                 break
             }
-            directives += state.onTick(now: Date())
+            if !isJournalBehind { directives += state.onTick(now: Date()) }
             do {
                 try carryOut(directives, control: control, dispatch: dispatch, events: events)
                 try serveStoreRequests(control: control, events: events)
@@ -189,7 +196,11 @@ public final class CoordinatorService {
         // Answer what is waiting for the journal before the sockets close.
         if let journalWriter {
             try journalWriter.drain()
-            try? flushOutbox(control: control, events: events)
+            do {
+                try flushOutbox(control: control, events: events)
+            } catch {
+                logger.warning("replies not sent at shutdown", ["error": "\(error)"])
+            }
         }
         logger.info("coordinator stopping", ["inFlight": String(state.inFlightCount)])
     }

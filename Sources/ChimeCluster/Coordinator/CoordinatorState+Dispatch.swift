@@ -24,7 +24,7 @@ extension CoordinatorState {
             let reminder = entry.reminder
             let trigger = reminder.trigger
             let fireAt = trigger.fireInstant(eventInstant: occurrence.instant)
-            let isMisfire = recoveredAt.map { fireAt < $0 && fireAt > (lastJournaledAt ?? .distantPast) } ?? false
+            let isMisfire = recoveredAt.map { fireAt < $0 } ?? false
             let policy = trigger.misfire ?? .fireOnce
             var wasSuppressed = false
             if !isMisfire || shouldFireMissed(fireAt, of: reminder, policy: policy, at: now) {
@@ -128,6 +128,8 @@ extension CoordinatorState {
     mutating func dropSilentWorkers(at now: Date, directives: inout [CoordinatorDirective]) {
         for (id, worker) in workers where worker.isAlive && !isAlive(worker, at: now) {
             workers[id]?.isAlive = false
+            // It must announce itself over the dispatch connection again before it gets firings.
+            workers[id]?.isReachable = false
             workers[id]?.outstanding = 0
             let held = inFlight.filter { $0.value.worker == id }.sorted {
                 ($0.value.firing.dueAt, $0.key) < ($1.value.firing.dueAt, $1.key)

@@ -177,7 +177,6 @@ extension CoordinatorState {
     /// An entry that no longer validates (a zone removed from tzdata) is skipped and
     /// counted in `skippedEntries`.
     public mutating func replay(_ entry: JournalEntry) {
-        lastJournaledAt = max(lastJournaledAt ?? entry.at, entry.at)
         switch entry {
         case .scheduled(let reminder, let at):
             do {
@@ -283,12 +282,18 @@ extension CoordinatorState {
     }
 
     /// Ends recovery at `now`: firings made but never acknowledged wait for redelivery with
-    /// their firing ids (attempt + 1), and occurrences due before `now` count as misfires
-    /// unless they were due before `lastJournaledAt`, when the coordinator was still running
-    /// (such an occurrence was owed, not missed: its `dispatched` entry may have been lost
-    /// in the crash, as dispatch does not wait for the fsync).
-    public mutating func finishRecovery(at now: Date) {
+    /// their firing ids (attempt + 1), and occurrences due before `now` count as misfires.
+    ///
+    /// Dispatch does not wait for the journal, so a firing handed out just before a crash may
+    /// have no durable `dispatched` entry: its occurrence is then a misfire like any other due
+    /// while the coordinator was down (fired late, same firing id, under `fireOnce`).
+    /// - Parameter skipsEventSeqs: whether event `seq` numbers restart
+    ///   `eventSeqGapAfterRecovery` past the newest durable one (recovery from a non-empty
+    ///   store), beyond any seq a lost `dispatched` entry carried: subscribers deduplicate and
+    ///   resume by seq, so a seq must never name two firings.
+    public mutating func finishRecovery(at now: Date, skipsEventSeqs: Bool = false) {
         recoveredAt = now
+        if skipsEventSeqs { nextEventSeq += configuration.eventSeqGapAfterRecovery }
         let unsettled = recovered.values.sorted { ($0.dueAt, $0.firingId) < ($1.dueAt, $1.firingId) }
         recovered.removeAll()
         for var firing in unsettled {
@@ -338,6 +343,10 @@ extension CoordinatorState {
                 .invalidArgument,
                 "snapshot format \(snapshot.formatVersion) is newer than this coordinator's \(CoordinatorSnapshot.currentFormatVersion)")
         }
+        // Recipients first: their zones resolve recipient-zone reminders and their
+        // `maxPending` caps decide what is armed.
+        for recipient in snapshot.recipients { recipients[recipient.id] = recipient }
+        for (id, ledger) in snapshot.ledgers { ledgers[RecipientID(id)] = ledger }
         entries.reserveCapacity(snapshot.reminders.count)
         // Reminders of recipients without a cap are armed in one bulk build of the heap.
         var uncapped: [(key: ReminderID, deadline: Date)] = []
@@ -373,12 +382,9 @@ extension CoordinatorState {
             }
         }
         schedule.schedule(contentsOf: uncapped)
-        lastJournaledAt = snapshot.takenAt
         for firing in snapshot.unsettled { recovered[firing.firingId] = firing }
         for firing in snapshot.deadLetters { deadLetters[firing.firingId] = firing }
         nextEventSeq = max(nextEventSeq, snapshot.nextEventSeq)
-        for recipient in snapshot.recipients { recipients[recipient.id] = recipient }
-        for (id, ledger) in snapshot.ledgers { ledgers[RecipientID(id)] = ledger }
         for job in snapshot.pendingJobs { accept(job) }
         for answer in snapshot.answered { remember(answer.reply, for: answer.requestId) }
         for nag in snapshot.pendingNags {

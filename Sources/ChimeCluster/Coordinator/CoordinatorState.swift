@@ -135,12 +135,8 @@ public struct CoordinatorState: Sendable {
     var recentReplyBytes = 0
     /// Firings made but not acknowledged, found while replaying the store.
     var recovered: [FiringID: Firing] = [:]
-    /// When recovery finished: occurrences due before it (and after `lastJournaledAt`) are
-    /// misfires.
+    /// When recovery finished: occurrences due before it are misfires.
     var recoveredAt: Date?
-    /// The newest instant found in the recovered store (journal entries, snapshot): the
-    /// coordinator was running then, so an occurrence due earlier was not missed by downtime.
-    var lastJournaledAt: Date?
     /// Whether the last `onTick` left due reminders in `schedule` because the waiting line
     /// already held what the workers' free credit can take; `nextWake` then waits for credit
     /// (a worker message) instead of the past due time.

@@ -18,6 +18,8 @@ final class JournalWriter: @unchecked Sendable {
     private let store: FileStore
     private let condition = NSCondition()
     private var queue: [JournalEntry] = []
+    /// Entries submitted and not yet durable (queued or being written).
+    private var undurable = 0
     private var submitted: UInt64 = 0
     private var durable: UInt64 = 0
     private var failure: (any Error)?
@@ -52,6 +54,7 @@ final class JournalWriter: @unchecked Sendable {
         condition.lock()
         defer { condition.unlock() }
         queue.append(contentsOf: entries)
+        undurable += entries.count
         submitted += 1
         condition.signal()
         return submitted
@@ -62,6 +65,13 @@ final class JournalWriter: @unchecked Sendable {
         condition.lock()
         defer { condition.unlock() }
         return submitted
+    }
+
+    /// How many submitted entries are not durable yet.
+    var undurableCount: Int {
+        condition.lock()
+        defer { condition.unlock() }
+        return undurable
     }
 
     /// The newest ticket whose entries are durable.
@@ -116,6 +126,7 @@ final class JournalWriter: @unchecked Sendable {
             }
             condition.lock()
             durable = through
+            undurable -= batch.count
             condition.broadcast()
             condition.unlock()
             // A full signal queue already holds a wake-up for the loop.

@@ -80,9 +80,16 @@ public final class WorkerService {
         // worker normally hears the subscriptions well before that).
         var isEventPathReady = false
         let eventPathDeadline = Date().addingTimeInterval(Self.eventPathWait)
-        let poller = Poller()
-        poller.register(incoming, for: .readable)
+        // The dispatch socket joins the poll set once the event path is ready.
+        var poller = Poller()
         poller.register(events, for: .readable)
+        func becomeReady() {
+            isEventPathReady = true
+            state.announceAtNextTick()
+            poller = Poller()
+            poller.register(incoming, for: .readable)
+            poller.register(events, for: .readable)
+        }
         do {
             while !stop.isStopRequested {
                 let now = Date()
@@ -91,17 +98,15 @@ public final class WorkerService {
                 _ = try poller.poll(timeout: .microseconds(Int64(wait * 1_000_000)))
                 while let frames = try events.receiveMessage(dontWait: true) {
                     // XPUB delivers subscriptions as a frame starting with byte 1 (0: unsubscribe).
-                    if !isEventPathReady, frames.first?.first == 1 {
-                        isEventPathReady = true
-                        state.announceAtNextTick()
-                    }
+                    if !isEventPathReady, frames.first?.first == 1 { becomeReady() }
                 }
                 if !isEventPathReady && Date() >= eventPathDeadline {
-                    isEventPathReady = true
-                    state.announceAtNextTick()
+                    becomeReady()
                     logger.info("no subscriber yet; taking firings", ["id": state.id.rawValue])
                 }
-                for _ in 0..<64 {
+                // Until then nothing is read either: batches routed to a previous run of this
+                // worker id wait in the socket rather than be published to no one.
+                for _ in 0..<(isEventPathReady ? 64 : 0) {
                     guard let frames = try incoming.receiveMessage(dontWait: true) else { break }
                     try deliver(frames, events: events)
                 }
