@@ -23,6 +23,8 @@ public final class CoordinatorService {
     var storage: CoordinatorStorage = .memory(InMemoryJournal(keepsEntries: false))
     let codec = WireCodec()
     var recordsSinceSnapshot = 0
+    /// Since when the state has been quiet (`CoordinatorState.isQuiet`), for snapshots.
+    var quietSince: Date?
     var pendingStoreRequests: [(ControlRequest, ClientAddress)] = []
     /// The file store's journal writer thread (`nil` with the in-memory journal).
     var journalWriter: JournalWriter?
@@ -382,14 +384,21 @@ public final class CoordinatorService {
 
     /// Writes a snapshot once `snapshotEveryRecords` entries (and at least half as many as
     /// there are reminders, so snapshots cost O(1) amortized per entry however large the
-    /// schedule) were journaled since the last one. A snapshot pauses the loop, so it waits
-    /// for a turn with nothing due, waiting or in flight, unless the journal has grown 4× past
-    /// the threshold.
+    /// schedule) were journaled since the last one. A snapshot pauses the loop and takes a
+    /// core, so it waits until nothing has been due, waiting or in flight for a second (the
+    /// events of a burst are still on their way to subscribers when its last firing is
+    /// acknowledged), unless the journal has grown 4× past the threshold.
     func snapshotIfDue() throws {
         guard case .file(let store) = storage else { return }
+        let now = Date()
+        if state.isQuiet(at: now) {
+            quietSince = quietSince ?? now
+        } else {
+            quietSince = nil
+        }
         let threshold = max(configuration.store.snapshotEveryRecords, state.reminderCount / 2)
         guard recordsSinceSnapshot >= threshold else { return }
-        if state.isQuiet(at: Date()) || recordsSinceSnapshot >= 4 * threshold {
+        if quietSince.map({ now.timeIntervalSince($0) >= 1 }) ?? false || recordsSinceSnapshot >= 4 * threshold {
             try journalWriter?.drain()
             try writeSnapshot(to: store)
         }
