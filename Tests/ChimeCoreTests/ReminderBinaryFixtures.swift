@@ -3,8 +3,8 @@ import Foundation
 
 @testable import ChimeCore
 
-/// Reminders for the binary-form tests: hand-built ones that cover every field and case,
-/// and a seeded generator of random ones.
+/// Hand-built reminders for the binary-form tests, covering every field and case (random ones
+/// come from ChimeTestSupport's `RandomReminderMaker`).
 enum ReminderBinaryFixtures {
     static let start = Date(timeIntervalSinceReferenceDate: 820_000_000.25)
 
@@ -122,114 +122,4 @@ enum ReminderBinaryFixtures {
         variant { $0.nag = NagPolicy(count: .min, interval: -0.0) }
         return reminders
     }()
-}
-
-/// Makes random reminders: each optional field present with probability ½, strings of
-/// mixed ASCII and non-ASCII text, `userInfo` up to five levels deep, and doubles that
-/// include −0.0, infinities, subnormals and random bit patterns (never NaN, which is
-/// unequal to itself).
-struct RandomReminderMaker {
-    var random: SeededRandomNumberGenerator
-
-    private static let pieces = ["a", "Z", "0", " ", "-", "é", "ß", "世", "👋🏽", "e\u{301}", "\u{0}", "\u{10FFFF}"]
-    private static let rules = [
-        "FREQ=DAILY", "FREQ=WEEKLY;BYDAY=MO,WE,FR", "FREQ=MONTHLY;BYDAY=-1FR;COUNT=12",
-        "FREQ=YEARLY;BYMONTH=2;BYMONTHDAY=29", "FREQ=MONTHLY;BYMONTHDAY=31;UNTIL=20271231T235959Z",
-        "FREQ=HOURLY;INTERVAL=3;BYMINUTE=15", "FREQ=YEARLY;BYWEEKNO=1,-1;BYDAY=MO;WKST=SU",
-        "FREQ=MONTHLY;BYDAY=MO,TU,WE,TH,FR;BYSETPOS=-1", "FREQ=MINUTELY;INTERVAL=90;BYHOUR=9,10,11;BYSECOND=30",
-        "FREQ=YEARLY;BYYEARDAY=1,100,-1;UNTIL=20300101",
-    ]
-
-    init(seed: UInt64) { random = SeededRandomNumberGenerator(seed: seed) }
-
-    mutating func coin() -> Bool { Bool.random(using: &random) }
-
-    mutating func maybe<Value>(_ make: (inout RandomReminderMaker) -> Value) -> Value? {
-        coin() ? make(&self) : nil
-    }
-
-    mutating func string(maximumPieces: Int = 12) -> String {
-        let count = Int.random(in: 0...maximumPieces, using: &random)
-        return (0..<count).map { _ in Self.pieces.randomElement(using: &random) ?? "" }.joined()
-    }
-
-    mutating func double() -> Double {
-        switch Int.random(in: 0..<6, using: &random) {
-        case 0:
-            return [0.0, -0.0, .infinity, -.infinity, .leastNonzeroMagnitude, .greatestFiniteMagnitude][
-                Int.random(in: 0..<6, using: &random)]
-        case 1: return Double(Int.random(in: 0...100_000, using: &random))
-        default:
-            let value = Double(bitPattern: random.next())
-            return value.isNaN ? 1.5 : value
-        }
-    }
-
-    mutating func integer() -> Int64 {
-        coin() ? Int64.random(in: -1000...1000, using: &random) : Int64(bitPattern: random.next())
-    }
-
-    mutating func local() -> LocalDateTime {
-        LocalDateTime(
-            year: Int.random(in: 0...9999, using: &random), month: Int.random(in: 1...12, using: &random),
-            day: Int.random(in: 1...28, using: &random), hour: Int.random(in: 0...23, using: &random),
-            minute: Int.random(in: 0...59, using: &random), second: Int.random(in: 0...59, using: &random))
-    }
-
-    mutating func instant() -> Date {
-        Date(timeIntervalSinceReferenceDate: coin() ? Double.random(in: -3e10...3e10, using: &random) : double())
-    }
-
-    mutating func dateTime() -> RecurrenceDateTime {
-        coin() ? .instant(instant()) : .local(local())
-    }
-
-    mutating func value(level: Int) -> PropertyListValue {
-        let kinds = level >= 5 ? 4 : 6
-        switch Int.random(in: 0..<kinds, using: &random) {
-        case 0: return .string(string())
-        case 1: return .integer(integer())
-        case 2: return .real(double())
-        case 3: return .boolean(coin())
-        case 4: return .array((0..<Int.random(in: 0...4, using: &random)).map { _ in value(level: level + 1) })
-        default: return .dictionary(dictionary(level: level + 1))
-        }
-    }
-
-    mutating func dictionary(level: Int) -> [String: PropertyListValue] {
-        var entries: [String: PropertyListValue] = [:]
-        for _ in 0..<Int.random(in: 0...5, using: &random) {
-            entries[string(maximumPieces: 4)] = value(level: level + 1)
-        }
-        return entries
-    }
-
-    mutating func reminder() -> Reminder {
-        let content = Content(
-            title: maybe { $0.string() }, body: maybe { $0.string(maximumPieces: 60) }, action: maybe { $0.string() },
-            launchImage: maybe { $0.string() }, sound: maybe { $0.string() },
-            badgeChange: maybe { $0.coin() ? .increment : .set(Int(truncatingIfNeeded: $0.integer())) },
-            userInfo: maybe { $0.dictionary(level: 1) }, category: maybe { $0.string() },
-            threadId: maybe { $0.string() })
-        let start: TriggerStart = coin() ? .instant(instant()) : .wallClock(local(), zoneIdentifier: string())
-        let trigger = Trigger(
-            start: start,
-            repeatRule: maybe {
-                RepeatRule(
-                    unit: RepeatUnit.allCases.randomElement(using: &$0.random) ?? .day,
-                    interval: Int.random(in: 1...500, using: &$0.random))
-            },
-            recurrenceRule: maybe {
-                try? RecurrenceRule(parsing: Self.rules.randomElement(using: &$0.random) ?? "FREQ=DAILY")
-            } ?? nil,
-            recurrenceDates: (0..<(coin() ? 0 : Int.random(in: 1...4, using: &random))).map { _ in dateTime() },
-            exceptionDates: (0..<(coin() ? 0 : Int.random(in: 1...4, using: &random))).map { _ in dateTime() },
-            monthEnd: coin() ? .skip : .clamp, offset: maybe { $0.double() },
-            misfire: maybe { MisfirePolicy.allCases.randomElement(using: &$0.random) ?? .skip },
-            misfireThreshold: maybe { $0.double() })
-        return Reminder(
-            id: ReminderID(string()), recipient: RecipientID(string()), content: content, trigger: trigger,
-            enabled: coin(),
-            nag: maybe { NagPolicy(count: Int.random(in: 1...100, using: &$0.random), interval: $0.double()) })
-    }
 }
