@@ -104,22 +104,5 @@ public struct LocalDateTime: Hashable, Comparable, Sendable, CustomStringConvert
     }
 }
 
-extension LocalDateTime: Codable {
-    /// Decodes the string form `YYYY-MM-DDTHH:MM[:SS]`.
-    /// - Throws: `DecodingError.dataCorrupted` when the string is not a valid wall-clock time.
-    public init(from decoder: any Decoder) throws {
-        let container = try decoder.singleValueContainer()
-        let text = try container.decode(String.self)
-        do {
-            try self.init(parsing: text)
-        } catch {
-            throw DecodingError.dataCorruptedError(in: container, debugDescription: error.message)
-        }
-    }
-
-    /// Encodes the string form `YYYY-MM-DDTHH:MM:SS`.
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.singleValueContainer()
-        try container.encode(description)
-    }
-}
+/// JSON: the string form (`description`), read with `init(parsing:)`.
+extension LocalDateTime: TextCodable {}

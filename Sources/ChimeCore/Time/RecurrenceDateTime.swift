@@ -83,22 +83,5 @@ public enum RecurrenceDateTime: Hashable, Sendable, CustomStringConvertible {
     }
 }
 
-extension RecurrenceDateTime: Codable {
-    /// Decodes the string form of ``init(parsing:)``.
-    /// - Throws: `DecodingError.dataCorrupted` with the parser's message.
-    public init(from decoder: any Decoder) throws {
-        let container = try decoder.singleValueContainer()
-        let text = try container.decode(String.self)
-        do {
-            try self.init(parsing: text)
-        } catch {
-            throw DecodingError.dataCorruptedError(in: container, debugDescription: error.message)
-        }
-    }
-
-    /// Encodes ``description``.
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.singleValueContainer()
-        try container.encode(description)
-    }
-}
+/// JSON: the string form (`description`), read with `init(parsing:)`.
+extension RecurrenceDateTime: TextCodable {}
