@@ -12,7 +12,7 @@ extension CoordinatorSnapshot {
     /// snapshot's JSON with `reminders` empty; then the reminders: a varint count, and per
     /// reminder its id (varint length + UTF-8), its `Reminder.binaryEncoded()` bytes (varint
     /// length + bytes, copied as they are held in memory), a flags byte (1: next occurrence,
-    /// 2: armed instant, 4: last fired, 8: repeating), the next occurrence's index (zigzag
+    /// 2: armed instant, 4: last fired), the next occurrence's index (zigzag
     /// varint) and instant, the armed instant, the state (its index in
     /// `ReminderState.allCases`), the delivered count (varint) and the last fired instant;
     /// then the remembered answers (`answered`, also left out of the JSON): a varint count,
@@ -38,7 +38,6 @@ extension CoordinatorSnapshot {
             if record.nextIndex != nil && record.nextFireAt != nil { flags |= 1 }
             if record.armedAt != nil { flags |= 2 }
             if record.lastFiredAt != nil { flags |= 4 }
-            if record.isRepeating { flags |= 8 }
             writer.writeByte(flags)
             if let index = record.nextIndex, let instant = record.nextFireAt {
                 writer.writeInt(index)
@@ -102,7 +101,7 @@ extension CoordinatorSnapshot {
                 let lastFiredAt = flags & 4 != 0 ? try reader.readInstant() : nil
                 records.append(ReminderRecord(
                     reminderBytes: reminderBytes, id: id, nextIndex: nextIndex, nextFireAt: nextFireAt,
-                    armedAt: armedAt, isRepeating: flags & 8 != 0,
+                    armedAt: armedAt,
                     state: ReminderState.allCases[stateIndex], deliveredCount: deliveredCount,
                     lastFiredAt: lastFiredAt))
             }

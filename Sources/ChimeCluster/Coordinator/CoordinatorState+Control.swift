@@ -301,25 +301,29 @@ extension ControlOutcome {
     /// The reply to send for this outcome: a `ControlReply` JSON with `requestId` echoed
     /// (a bulk schedule's by hand, byte-identical to `WireCodec`).
     public func encodedReply(requestId: String?) -> Data {
-        let codec = WireCodec()
+        // A codec (two JSON coders) is made only for the rarer replies; a schedule reply,
+        // the common answer to a mutating request, is written by hand.
+        func reply<Result: Codable & Sendable>(_ result: Result) -> Data {
+            WireCodec().encode(ControlReply(requestId: requestId, result: result))
+        }
         switch self {
         case .scheduled(let result, let warnings):
             return ControlReply(requestId: requestId, result: result, warnings: warnings.isEmpty ? nil : warnings).fastJSON()
-        case .listed(let result): return codec.encode(ControlReply(requestId: requestId, result: result))
-        case .cancelled(let result): return codec.encode(ControlReply(requestId: requestId, result: result))
-        case .status(let result): return codec.encode(ControlReply(requestId: requestId, result: result))
-        case .workers(let result): return codec.encode(ControlReply(requestId: requestId, result: result))
-        case .stats(let result): return codec.encode(ControlReply(requestId: requestId, result: result))
-        case .pong(let result): return codec.encode(ControlReply(requestId: requestId, result: result))
-        case .deadLetters(let result): return codec.encode(ControlReply(requestId: requestId, result: result))
-        case .retried(let result): return codec.encode(ControlReply(requestId: requestId, result: result))
-        case .events(let result): return codec.encode(ControlReply(requestId: requestId, result: result))
-        case .recipient(let result): return codec.encode(ControlReply(requestId: requestId, result: result))
-        case .badge(let result): return codec.encode(ControlReply(requestId: requestId, result: result))
-        case .switched(let result): return codec.encode(ControlReply(requestId: requestId, result: result))
-        case .delivered(let result): return codec.encode(ControlReply(requestId: requestId, result: result))
-        case .job(let result): return codec.encode(ControlReply(requestId: requestId, result: result))
-        case .failed(let error): return codec.encode(ControlReply<EmptyResult>(requestId: requestId, error: error))
+        case .listed(let result): return reply(result)
+        case .cancelled(let result): return reply(result)
+        case .status(let result): return reply(result)
+        case .workers(let result): return reply(result)
+        case .stats(let result): return reply(result)
+        case .pong(let result): return reply(result)
+        case .deadLetters(let result): return reply(result)
+        case .retried(let result): return reply(result)
+        case .events(let result): return reply(result)
+        case .recipient(let result): return reply(result)
+        case .badge(let result): return reply(result)
+        case .switched(let result): return reply(result)
+        case .delivered(let result): return reply(result)
+        case .job(let result): return reply(result)
+        case .failed(let error): return WireCodec().encode(ControlReply<EmptyResult>(requestId: requestId, error: error))
         }
     }
 }

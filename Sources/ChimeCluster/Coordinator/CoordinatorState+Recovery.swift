@@ -34,8 +34,6 @@ public struct CoordinatorSnapshot: Codable, Sendable {
         /// When the next occurrence fires (UTC): `nextFireAt` moved by the trigger's offset.
         /// `nil` in format 1, where it is computed from the reminder.
         public var armedAt: Date?
-        /// Whether the reminder's trigger repeats (format 2; format 1 decodes the reminder).
-        public var isRepeating: Bool
         /// Where the reminder is in its life.
         public var state: ReminderState
         /// How many occurrences were delivered.
@@ -47,10 +45,9 @@ public struct CoordinatorSnapshot: Codable, Sendable {
         /// with this `id`.
         public init(
             reminderBytes: [UInt8], id: ReminderID, nextIndex: Int?, nextFireAt: Date?, armedAt: Date?,
-            isRepeating: Bool, state: ReminderState, deliveredCount: Int, lastFiredAt: Date?
+            state: ReminderState, deliveredCount: Int, lastFiredAt: Date?
         ) {
             self.reminderBytes = reminderBytes
-            self.isRepeating = isRepeating
             self.id = id
             self.nextIndex = nextIndex
             self.nextFireAt = nextFireAt
@@ -74,7 +71,6 @@ public struct CoordinatorSnapshot: Codable, Sendable {
             nextIndex = try container.decodeIfPresent(Int.self, forKey: .nextIndex)
             nextFireAt = try container.decodeIfPresent(Date.self, forKey: .nextFireAt)
             armedAt = nil
-            isRepeating = reminder.trigger.isRepeating
             state = try container.decode(ReminderState.self, forKey: .state)
             deliveredCount = try container.decode(Int.self, forKey: .deliveredCount)
             lastFiredAt = try container.decodeIfPresent(Date.self, forKey: .lastFiredAt)
@@ -312,8 +308,7 @@ extension CoordinatorState {
         for (id, entry) in entries {
             reminders.append(CoordinatorSnapshot.ReminderRecord(
                 reminderBytes: entry.bytes, id: id, nextIndex: entry.next?.index, nextFireAt: entry.next?.instant,
-                armedAt: schedule.deadline(of: id) ?? armedAt(of: id, entry), isRepeating: entry.isRepeating,
-                state: entry.state,
+                armedAt: schedule.deadline(of: id) ?? armedAt(of: id, entry), state: entry.state,
                 deliveredCount: entry.deliveredCount, lastFiredAt: entry.lastFiredAt))
         }
         return CoordinatorSnapshot(
