@@ -9,8 +9,11 @@ import Foundation
 public protocol BinarySink {
     /// Whether the bytes are kept, so the order of unordered things (dictionary keys) matters.
     static var keepsBytes: Bool { get }
+    /// One byte.
     mutating func writeByte(_ byte: UInt8)
+    /// Unsigned LEB128, shortest form (1 to 10 bytes).
     mutating func writeVarint(_ value: UInt64)
+    /// Eight bytes, little-endian.
     mutating func writeFixed64(_ value: UInt64)
     /// The UTF-8 bytes of `text`, without a length.
     mutating func writeUTF8(_ text: String)
@@ -23,8 +26,10 @@ extension BinarySink {
         writeVarint(UInt64(bitPattern: (value &<< 1) ^ (value >> 63)))
     }
 
+    /// A signed integer, zigzag-mapped (see `writeInt(_: Int64)`).
     public mutating func writeInt(_ value: Int) { writeInt(Int64(value)) }
 
+    /// A length or element count (≥ 0) as a varint.
     public mutating func writeCount(_ count: Int) { writeVarint(UInt64(count)) }
 
     /// The IEEE 754 bit pattern, so every value (−0.0, NaN payloads, subnormals) comes back.
@@ -42,14 +47,18 @@ extension BinarySink {
 
 /// Appends the bytes to an array.
 public struct ByteWriter: BinarySink {
+    /// `true`: the bytes are kept.
     public static var keepsBytes: Bool { true }
+    /// What was written so far.
     public private(set) var bytes: [UInt8] = []
 
     /// A writer whose array has room for `capacity` bytes.
     public init(capacity: Int) { bytes.reserveCapacity(capacity) }
 
+    /// Appends one byte.
     public mutating func writeByte(_ byte: UInt8) { bytes.append(byte) }
 
+    /// Appends unsigned LEB128, shortest form.
     public mutating func writeVarint(_ value: UInt64) {
         var rest = value
         while rest >= 0x80 {
@@ -59,10 +68,12 @@ public struct ByteWriter: BinarySink {
         bytes.append(UInt8(truncatingIfNeeded: rest))
     }
 
+    /// Appends eight bytes, little-endian.
     public mutating func writeFixed64(_ value: UInt64) {
         withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) }
     }
 
+    /// Appends the UTF-8 bytes of `text`, without a length.
     public mutating func writeUTF8(_ text: String) { bytes.append(contentsOf: text.utf8) }
 
     /// Raw bytes, without a length.
@@ -71,17 +82,23 @@ public struct ByteWriter: BinarySink {
 
 /// Counts the bytes a ``ByteWriter`` would append.
 public struct ByteCounter: BinarySink {
+    /// `false`: only counted.
     public static var keepsBytes: Bool { false }
+    /// How many bytes were written so far.
     public private(set) var count = 0
 
+    /// Counts one byte.
     public mutating func writeByte(_ byte: UInt8) { count += 1 }
 
+    /// Counts the varint's length.
     public mutating func writeVarint(_ value: UInt64) {
         let significantBits = UInt64.bitWidth - value.leadingZeroBitCount
         count += max(1, (significantBits + 6) / 7)
     }
 
+    /// Counts eight bytes.
     public mutating func writeFixed64(_ value: UInt64) { count += 8 }
 
+    /// Counts the UTF-8 bytes of `text`.
     public mutating func writeUTF8(_ text: String) { count += text.utf8.count }
 }

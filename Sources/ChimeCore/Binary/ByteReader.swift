@@ -7,6 +7,7 @@ public struct ByteReader {
     private let bytes: ArraySlice<UInt8>
     private var index: Int
 
+    /// A reader at the start of `bytes`.
     public init(_ bytes: ArraySlice<UInt8>) {
         self.bytes = bytes
         self.index = bytes.startIndex
@@ -15,6 +16,7 @@ public struct ByteReader {
     /// The read position, in bytes from the start of the input.
     public var offset: Int { index - bytes.startIndex }
 
+    /// How many bytes are left to read.
     public var remainingCount: Int { bytes.endIndex - index }
 
     private func error(_ reason: ReminderBinaryError.Reason, atIndex position: Int) -> ReminderBinaryError {
@@ -31,6 +33,7 @@ public struct ByteReader {
         return bytes[index..<index + count]
     }
 
+    /// One byte; `.truncated` at the end.
     public mutating func readByte() throws(ReminderBinaryError) -> UInt8 {
         guard index < bytes.endIndex else { throw error(.truncated) }
         defer { index += 1 }
@@ -94,6 +97,7 @@ public struct ByteReader {
         return result
     }
 
+    /// Eight bytes, little-endian; `.truncated` when fewer remain.
     public mutating func readFixed64() throws(ReminderBinaryError) -> UInt64 {
         guard remainingCount >= 8 else { throw error(.truncated) }
         var value: UInt64 = 0
@@ -102,8 +106,10 @@ public struct ByteReader {
         return value
     }
 
+    /// A double from its eight-byte bit pattern.
     public mutating func readDouble() throws(ReminderBinaryError) -> Double { Double(bitPattern: try readFixed64()) }
 
+    /// An instant: seconds since 2001-01-01T00:00:00Z as a double.
     public mutating func readInstant() throws(ReminderBinaryError) -> Date {
         Date(timeIntervalSinceReferenceDate: try readDouble())
     }
