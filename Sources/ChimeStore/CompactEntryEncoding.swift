@@ -1,21 +1,23 @@
 import ChimeCore
 import Foundation
 
-/// A compact binary form for the journal's hot entries — one per firing dispatched and one
-/// per firing acknowledged — which JSON would make the most expensive part of a burst.
+/// A compact binary form for the journal's hot entries — one per firing made and one per
+/// firing acknowledged — which JSON would make the most expensive part of a burst.
 ///
 /// Record encoding byte 2. Payload: a kind byte, then the fields in order; strings are a u32
 /// little-endian byte count and UTF-8 bytes, instants are f64 little-endian seconds since
 /// 2001-01-01T00:00:00Z (Foundation's reference date, so they round-trip exactly), integers
 /// are little-endian.
-/// - kind 1, `dispatched`: firingId, reminderId, dueAt, attempt (i64), seq (u64), at.
+/// - kind 5, `fired`: reminderId, dueAt, flags (1: a next occurrence follows, 2: late), the
+///   next occurrence's index (i64) and instant when flag 1 is set, at. (Kind 1 held the
+///   `dispatched` entries of earlier builds and is no longer read.)
 /// - kind 2, `acknowledged`: firingId, seq (u64), worker, firedAt.
 /// - kind 3, `scheduled`: at, then the rest of the payload is `Reminder.binaryEncoded()`
 ///   (ingest of a million reminders spent most of its time in JSON before).
 /// - kind 4, `answered`: at, requestId, reply (as a string: u32 count and the bytes).
 enum CompactEntryEncoding {
     static let encoding: UInt8 = 2
-    static let dispatchedKind: UInt8 = 1
+    static let firedKind: UInt8 = 5
     static let acknowledgedKind: UInt8 = 2
     static let scheduledKind: UInt8 = 3
     static let answeredKind: UInt8 = 4
@@ -24,14 +26,16 @@ enum CompactEntryEncoding {
     static func encode(_ entry: JournalEntry) -> [UInt8]? {
         var bytes: [UInt8] = []
         switch entry {
-        case .dispatched(let firingId, let reminder, let dueAt, let attempt, let seq, let at):
-            bytes.reserveCapacity(64 + firingId.rawValue.utf8.count + reminder.rawValue.utf8.count)
-            bytes.append(dispatchedKind)
-            append(firingId.rawValue, to: &bytes)
+        case .fired(let reminder, let dueAt, let next, let late, let at):
+            bytes.reserveCapacity(48 + reminder.rawValue.utf8.count)
+            bytes.append(firedKind)
             append(reminder.rawValue, to: &bytes)
             append(dueAt.timeIntervalSinceReferenceDate.bitPattern, to: &bytes)
-            append(UInt64(bitPattern: Int64(attempt)), to: &bytes)
-            append(seq, to: &bytes)
+            bytes.append((next == nil ? 0 : 1) | (late ? 2 : 0))
+            if let next {
+                append(UInt64(bitPattern: Int64(next.index)), to: &bytes)
+                append(next.instant.timeIntervalSinceReferenceDate.bitPattern, to: &bytes)
+            }
             append(at.timeIntervalSinceReferenceDate.bitPattern, to: &bytes)
         case .acknowledged(let firingId, let seq, let worker, let firedAt):
             bytes.reserveCapacity(32 + firingId.rawValue.utf8.count + worker.rawValue.utf8.count)
@@ -63,13 +67,16 @@ enum CompactEntryEncoding {
     static func decode(_ payload: ArraySlice<UInt8>) -> JournalEntry? {
         var reader = Reader(bytes: payload)
         switch reader.byte() {
-        case dispatchedKind:
-            guard let firingId = reader.string(), let reminder = reader.string(), let dueAt = reader.u64(),
-                let attempt = reader.u64(), let seq = reader.u64(), let at = reader.u64(), reader.isAtEnd
+        case firedKind:
+            guard let reminder = reader.string(), let dueAt = reader.u64(), let flags = reader.byte(), flags & ~3 == 0
             else { return nil }
-            return .dispatched(
-                FiringID(firingId), reminder: ReminderID(reminder), dueAt: date(dueAt),
-                attempt: Int(Int64(bitPattern: attempt)), seq: seq, at: date(at))
+            var next: Occurrence?
+            if flags & 1 != 0 {
+                guard let index = reader.u64(), let instant = reader.u64() else { return nil }
+                next = Occurrence(index: Int(Int64(bitPattern: index)), instant: date(instant))
+            }
+            guard let at = reader.u64(), reader.isAtEnd else { return nil }
+            return .fired(ReminderID(reminder), dueAt: date(dueAt), next: next, late: flags & 2 != 0, at: date(at))
         case acknowledgedKind:
             guard let firingId = reader.string(), let seq = reader.u64(), let worker = reader.string(),
                 let firedAt = reader.u64(), reader.isAtEnd

@@ -1,8 +1,8 @@
 import ChimeCore
 import Foundation
 
-/// One fact in the coordinator's journal, in past tense. Replaying the entries in order
-/// rebuilds the schedule.
+/// One fact in the coordinator's journal, in past tense. The coordinator's state is the fold
+/// of these entries (`CoordinatorState.apply(_:)`), live and in recovery alike.
 public enum JournalEntry: Codable, Hashable, Sendable {
     /// A reminder was scheduled (or replaced, same id) at the given instant (UTC).
     ///
@@ -11,10 +11,22 @@ public enum JournalEntry: Codable, Hashable, Sendable {
     indirect case scheduled(Reminder, at: Date)
     /// These reminders were cancelled.
     case cancelled([ReminderID], at: Date)
-    /// A firing of `reminder`'s occurrence due at `dueAt` was handed to a worker (attempt ≥ 1).
-    /// Replaying it advances the reminder past that occurrence.
-    /// `seq` is the event sequence number the delivery's fire event carries.
-    case dispatched(FiringID, reminder: ReminderID, dueAt: Date, attempt: Int, seq: UInt64, at: Date)
+    /// `reminder`'s occurrence due at `dueAt` (its fire instant, UTC) was taken from the
+    /// schedule and made a firing (id `FiringID(reminder:dueAt:)`, attempt 1) that waits for a
+    /// worker; the reminder moved on to `next` (`nil`: none left). `late`: a misfire, fired
+    /// after the coordinator was down.
+    case fired(ReminderID, dueAt: Date, next: Occurrence?, late: Bool, at: Date)
+    /// A missed occurrence was skipped under the reminder's misfire policy or threshold; the
+    /// reminder moved on to `next`.
+    case skipped(ReminderID, dueAt: Date, next: Occurrence?, at: Date)
+    /// A nag re-alert armed after a delivery came due and waits for a worker.
+    case nagFired(FiringID, at: Date)
+    /// An unsettled firing's lease expired (or its worker was lost): it goes out again with
+    /// the next attempt number.
+    case leaseExpired(FiringID, at: Date)
+    /// Event sequence numbers up to `through` may be handed out: a recovery resumes after it,
+    /// so a seq never names two deliveries even when dispatches were not journaled.
+    case seqReserved(through: UInt64)
     /// `worker` acknowledged delivery of the firing dispatched with event sequence `seq`, at
     /// `firedAt` (the worker's clock, UTC).
     case acknowledged(FiringID, seq: UInt64, worker: WorkerID, firedAt: Date)
@@ -33,8 +45,8 @@ public enum JournalEntry: Codable, Hashable, Sendable {
     /// Reminders were switched on (`true`) or off.
     case switched([ReminderID], enabled: Bool, at: Date)
     /// An occurrence was not delivered: the recipient's settings allow none of its parts.
-    /// Replaying it advances the reminder past that occurrence.
-    case suppressed(FiringID, reminder: ReminderID, dueAt: Date, reason: String, at: Date)
+    /// The reminder moved on to `next`.
+    case suppressed(ReminderID, dueAt: Date, next: Occurrence?, reason: String, at: Date)
     /// An action job was accepted for a delivered firing.
     indirect case acted(ActionJob, at: Date)
     /// An action job ended (completed or failed).

@@ -118,8 +118,7 @@ import Testing
         request(&state, .schedule([oneShot("r", to: "bob", content: Content(body: "hidden"))]))
         let directives = state.onTick(now: Self.t0)
         #expect(directives == [.append(.suppressed(
-            FiringID(reminder: "r", dueAt: Self.t0), reminder: "r", dueAt: Self.t0,
-            reason: DeliveryPlan.allowsNothingReason, at: Self.t0))])
+            "r", dueAt: Self.t0, next: nil, reason: DeliveryPlan.allowsNothingReason, at: Self.t0))])
         let (listed, _) = request(&state, .list(ReminderFilter(), all: true, limit: nil))
         guard case .listed(let list) = listed else { Issue.record("\(listed)"); return }
         #expect(list.reminders.map(\.state) == [.suppressed])
@@ -296,7 +295,7 @@ import Testing
         journal(request(&live, .ack(firings[0].firingId)).1)
 
         var recovered = makeState()
-        for entry in entries { recovered.replay(entry) }
+        for entry in entries { recovered.apply(entry) }
         recovered.finishRecovery(at: Self.t0)
         #expect(request(&recovered, .recipient("alice")).0 == request(&live, .recipient("alice")).0)
         #expect(request(&recovered, .delivered("alice", remove: nil)).0 == request(&live, .delivered("alice", remove: nil)).0)

@@ -90,8 +90,9 @@ import Testing
         #expect(state.nextWake == due)
         #expect(state.onTick(now: due.addingTimeInterval(-0.001)).isEmpty)
         let fired = state.onTick(now: due)
-        #expect(fired.count == 2)
-        #expect(fired.first == .append(.dispatched(FiringID(reminder: "a", dueAt: due), reminder: "a", dueAt: due, attempt: 1, seq: 1, at: due)))
+        #expect(fired.count == 3)
+        #expect(fired.first == .append(.fired("a", dueAt: due, next: nil, late: false, at: due)))
+        #expect(fired[1] == .append(.seqReserved(through: 1 + state.configuration.eventSeqReservation)))
         #expect(batches(fired).map(\.worker) == ["w1"])
         #expect(firings(fired).map(\.firingId.rawValue) == ["a@2026-12-24T08:01:00.000Z"])
         #expect(state.onTick(now: due.addingTimeInterval(1)).isEmpty)
@@ -336,7 +337,7 @@ import Testing
         request(&state, .schedule(reminders))
         let directives = state.onTick(now: Self.t0)
         #expect(batches(directives).map(\.batch.firings.count) == [256, 256, 88])
-        #expect(directives.prefix(256).allSatisfy { if case .append(.dispatched) = $0 { true } else { false } })
+        #expect(directives.prefix(256).allSatisfy { if case .append(.fired) = $0 { true } else { false } })
     }
 
     @Test func disabledReminderKeepsItsRecordButDoesNotFire() {

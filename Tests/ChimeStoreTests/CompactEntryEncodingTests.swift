@@ -10,7 +10,9 @@ import Testing
 
     @Test func hotEntriesRoundTripThroughTheCompactForm() throws {
         let entries: [JournalEntry] = [
-            .dispatched(FiringID("r@x"), reminder: "r", dueAt: instant, attempt: 3, seq: 42, at: instant.addingTimeInterval(0.001)),
+            .fired("r", dueAt: instant, next: Occurrence(index: -3, instant: instant.addingTimeInterval(60)), late: true,
+                   at: instant.addingTimeInterval(0.001)),
+            .fired("ü", dueAt: instant, next: nil, late: false, at: instant),
             .acknowledged(FiringID("ünï@y"), seq: 7, worker: "worker-1", firedAt: instant),
             .scheduled(
                 Reminder(
@@ -25,13 +27,17 @@ import Testing
             #expect(CompactEntryEncoding.decode(bytes.dropLast()) == nil, "a short payload is refused")
         }
         #expect(CompactEntryEncoding.encode(.cancelled(["a"], at: instant)) == nil, "other kinds stay JSON")
+        #expect(CompactEntryEncoding.decode([1, 0, 0, 0, 0][...]) == nil, "kind 1 (dispatched, no longer written) is refused")
+        var badFlags = try #require(CompactEntryEncoding.encode(.fired("r", dueAt: instant, next: nil, late: false, at: instant)))
+        badFlags[1 + 4 + 1 + 8] = 4
+        #expect(CompactEntryEncoding.decode(badFlags[...]) == nil, "unknown flag bits are refused")
     }
 
     @Test func journalMixesCompactAndJSONRecordsAndReplaysThemInOrder() throws {
         let directory = try TemporaryDirectory(prefix: "compact")
         let entries: [JournalEntry] = [
             .cancelled(["a"], at: instant),
-            .dispatched(FiringID("r@x"), reminder: "r", dueAt: instant, attempt: 1, seq: 1, at: instant),
+            .fired("r", dueAt: instant, next: nil, late: false, at: instant),
             .acknowledged(FiringID("r@x"), seq: 1, worker: "w", firedAt: instant),
             .scheduled(Reminder(id: "s", recipient: "bob", content: Content(body: "x"), trigger: Trigger(start: .instant(instant))), at: instant),
         ]

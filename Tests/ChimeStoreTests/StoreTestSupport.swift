@@ -19,9 +19,9 @@ func makeEntries(_ count: Int, from first: Int = 0) -> [JournalEntry] {
         case 1:
             return .cancelled([reminder, ReminderID("reminder-\(index - 1)")], at: instant)
         case 2:
-            return .dispatched(
-                FiringID(reminder: reminder, dueAt: instant), reminder: reminder, dueAt: instant, attempt: index % 3 + 1,
-                seq: UInt64(index), at: instant)
+            return .fired(
+                reminder, dueAt: instant, next: index % 3 == 0 ? nil : Occurrence(index: index, instant: instant),
+                late: index % 5 == 0, at: instant)
         default:
             return .acknowledged(
                 FiringID(reminder: reminder, dueAt: instant), seq: UInt64(index - 1), worker: WorkerID("w1"),

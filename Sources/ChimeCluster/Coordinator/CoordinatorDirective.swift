@@ -106,13 +106,14 @@ public struct CoordinatorConfiguration: Sendable {
     /// Acknowledged fire events kept for `events` catch-up requests.
     public var eventRetention = 10_000
     /// Journal entries the writer may have queued and not yet made durable before the loop
-    /// stops dispatching (a slow disk then slows firing instead of growing memory); it also
-    /// bounds how many `dispatched` entries a crash can lose.
+    /// stops dispatching (a slow disk then slows firing instead of growing memory).
     public var maxUndurableEntries = 65_536
-    /// How far event `seq` numbers jump at a recovery from a non-empty store, past any seq a
-    /// lost `dispatched` entry carried: more than `maxUndurableEntries` plus what one loop
-    /// turn can dispatch (the workers' total credit).
-    public var eventSeqGapAfterRecovery: UInt64 = 1 << 20
+    /// How many event `seq` numbers one `.seqReserved` entry reserves. Dispatch does not wait
+    /// for the journal, so a block is reserved when half of the previous one is still unused:
+    /// more than `maxUndurableEntries` plus what one loop turn can dispatch (the workers'
+    /// total credit). A recovery resumes after the reserved block, so a seq never names two
+    /// deliveries; subscribers see a gap of at most this size across a restart.
+    public var eventSeqReservation: UInt64 = 1 << 20
 
     /// The fencing epoch stamped on every dispatch.
     public var epoch: UInt64 = 1

@@ -74,8 +74,8 @@ extension CoordinatorService {
         if let snapshot = recovery.snapshot {
             try state.load(try CoordinatorSnapshot.decode(payload: snapshot.payload))
         }
-        for entry in recovery.entries { state.replay(entry) }
-        state.finishRecovery(at: Date(), skipsEventSeqs: recovery.snapshot != nil || !recovery.entries.isEmpty)
+        for entry in recovery.entries { state.apply(entry) }
+        state.finishRecovery(at: Date())
         let report = recovery.report
         var details = [
             "reminders": String(state.reminderCount), "redeliveries": String(state.waitingCount),

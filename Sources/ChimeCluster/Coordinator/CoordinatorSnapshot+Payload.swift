@@ -3,13 +3,13 @@ import ChimeWire
 import Foundation
 
 extension CoordinatorSnapshot {
-    /// The first byte of a format-2 payload (a format-1 payload is JSON and starts with `{`).
+    /// The first byte of a payload.
     static let binaryPayloadMarker: UInt8 = 2
 
-    /// The snapshot as a format-2 payload.
+    /// The snapshot as a payload.
     ///
     /// Layout: the byte 2; a u32 little-endian byte count and that many bytes of this
-    /// snapshot's JSON with `reminders` empty; then the reminders: a varint count, and per
+    /// snapshot's JSON (every field but `reminders` and `answered`); then the reminders: a varint count, and per
     /// reminder its id (varint length + UTF-8), its `Reminder.binaryEncoded()` bytes (varint
     /// length + bytes, copied as they are held in memory), a flags byte (1: next occurrence,
     /// 2: armed instant, 4: last fired), the next occurrence's index (zigzag
@@ -20,10 +20,7 @@ extension CoordinatorSnapshot {
     /// Instants are f64 little-endian seconds since 2001-01-01T00:00:00Z (exact). Varints
     /// are LEB128, as in `Reminder.binaryEncoded()`.
     public func encodedPayload() -> Data {
-        var header = self
-        header.reminders = []
-        header.answered = []
-        let json = WireCodec().encode(header)
+        let json = WireCodec().encode(self)
         var writer = ByteWriter(capacity: json.count + 5 + reminders.count * 200)
         writer.writeByte(Self.binaryPayloadMarker)
         var length = UInt32(json.count).littleEndian
@@ -57,15 +54,11 @@ extension CoordinatorSnapshot {
         return Data(writer.bytes)
     }
 
-    /// Reads a payload of either format (see the type's documentation).
+    /// Reads a payload (see the type's documentation).
     /// - Throws: `WireError(.invalidArgument)` for a payload that does not decode.
     public static func decode(payload: Data) throws(WireError) -> CoordinatorSnapshot {
         guard payload.first == binaryPayloadMarker else {
-            do {
-                return try WireCodec().decode(CoordinatorSnapshot.self, from: payload)
-            } catch {
-                throw WireError(.invalidArgument, "the snapshot does not decode: \(error.message)")
-            }
+            throw WireError(.invalidArgument, "the snapshot does not start with the payload marker \(binaryPayloadMarker)")
         }
         let bytes = [UInt8](payload)
         guard bytes.count >= 5 else { throw WireError(.invalidArgument, "the snapshot is truncated") }

@@ -58,13 +58,12 @@ extension CoordinatorState {
             jobId: "\(firingId.rawValue)#\(action)@\(Int64(now.timeIntervalSince1970 * 1000))", firing: firing,
             action: action, text: text, destructive: destructive, activationMode: mode, category: categoryID,
             snoozeSeconds: action == "snooze" ? (snoozeSeconds ?? configuration.snoozeSeconds) : nil)
-        directives.append(.append(.acted(job, at: now)))
-        accept(job)
+        record(.acted(job, at: now), into: &directives)
         _ = handle(firingId, action: action, at: now, directives: &directives)
         return .job(JobResult(status: "pending", job: job, outcome: nil))
     }
 
-    /// Queues an accepted job for a worker (also used by replay).
+    /// Queues an accepted job for a worker (the fold of `.acted`).
     mutating func accept(_ job: ActionJob) {
         jobs[job.jobId] = JobRecord(job: job)
         waitingJobs.append(job.jobId)
@@ -82,13 +81,11 @@ extension CoordinatorState {
     /// retried, and fails after `maxAttempts`.
     mutating func assignJobs(at now: Date, directives: inout [CoordinatorDirective]) {
         for (jobId, _) in jobLeases.popDue(at: now) {
-            guard var record = jobs[jobId], record.outcome == nil else { continue }
+            guard let record = jobs[jobId], record.outcome == nil else { continue }
             if record.attempts >= configuration.maxAttempts {
                 let outcome = ActionOutcome(
                     jobId: jobId, status: .failed, reason: "no worker completed it in \(record.attempts) attempts")
-                record.outcome = outcome
-                jobs[jobId] = record
-                directives.append(.append(.actionFinished(outcome, at: now)))
+                self.record(.actionFinished(outcome, at: now), into: &directives)
                 directives.append(.publish(.action(ActionEvent(type: "actionFinished", job: record.job, outcome: outcome, at: now))))
             } else {
                 waitingJobs.append(jobId)
@@ -111,13 +108,10 @@ extension CoordinatorState {
     /// Records how a job ended and applies its effects (a snooze schedules a one-shot
     /// re-firing as a new reminder, so it has its own firing id).
     mutating func finish(_ outcome: ActionOutcome, at now: Date, directives: inout [CoordinatorDirective]) {
-        guard var record = jobs[outcome.jobId], record.outcome == nil else { return }
-        record.outcome = outcome
-        jobs[outcome.jobId] = record
-        jobLeases.remove(outcome.jobId)
-        directives.append(.append(.actionFinished(outcome, at: now)))
-        applyEffects(of: outcome, job: record.job, at: now, directives: &directives)
-        directives.append(.publish(.action(ActionEvent(type: "actionFinished", job: record.job, outcome: outcome, at: now))))
+        guard let job = jobs[outcome.jobId], job.outcome == nil else { return }
+        record(.actionFinished(outcome, at: now), into: &directives)
+        applyEffects(of: outcome, job: job.job, at: now, directives: &directives)
+        directives.append(.publish(.action(ActionEvent(type: "actionFinished", job: job.job, outcome: outcome, at: now))))
     }
 
     mutating func applyEffects(of outcome: ActionOutcome, job: ActionJob, at now: Date,
@@ -131,8 +125,7 @@ extension CoordinatorState {
                     id: ReminderID("\(job.reminderId.rawValue).snooze-\(Int64(at.timeIntervalSince1970 * 1000))"),
                     recipient: original.recipient, content: original.content, trigger: Trigger(start: .instant(at)))
                 guard let recurrence = try? snoozed.trigger.makeRecurrence() else { continue }
-                directives.append(.append(.scheduled(snoozed, at: now)))
-                _ = apply(snoozed, recurrence: recurrence, at: now)
+                record(.scheduled(snoozed, at: now), into: &directives, recurrence: recurrence)
             }
         }
     }

@@ -70,9 +70,7 @@ extension CoordinatorState {
         }
         if isMutating, let requestId = request.requestId {
             // The service sends these same bytes (it finds them in the `answered` entry).
-            let reply = outcome.encodedReply(requestId: requestId)
-            remember(reply, for: requestId)
-            directives.append(.append(.answered(requestId: requestId, reply: reply, at: now)))
+            record(.answered(requestId: requestId, reply: outcome.encodedReply(requestId: requestId), at: now), into: &directives)
         }
         directives.append(.reply(outcome, requestId: request.requestId, to: client))
         return directives
@@ -129,57 +127,34 @@ extension CoordinatorState {
                 reminder.content.sound = "default"
                 warnings.append("\(reminder.id): sound \(sound) \(problem); scheduled with the default sound")
             }
-            directives.append(.append(.scheduled(reminder, at: now)))
-            let (item, warning) = apply(reminder, recurrence: recurrence, at: now)
+            let replaced = entries[reminder.id] != nil
+            record(.scheduled(reminder, at: now), into: &directives, recurrence: recurrence)
+            let (item, warning) = scheduleItem(of: reminder, replaced: replaced, at: now)
             items.append(item)
             if let warning { warnings.append(warning) }
         }
         return .scheduled(ScheduleResult(scheduled: items), warnings: warnings)
     }
 
-    /// Puts a validated reminder into the schedule, replacing any with the same id.
-    ///
-    /// A one-shot whose instant is past fires at once; a repeating reminder starts at its
-    /// first occurrence at or after `now` (no burst of past occurrences).
-    mutating func apply(_ reminder: Reminder, recurrence: Recurrence, at now: Date)
-        -> (ScheduleResult.Item, warning: String?)
-    {
-        let replaced = removeEntry(reminder.id) != nil
-        var next: Occurrence?
+    /// The reply item of a reminder just placed, with a warning when its only time is past
+    /// or it has no occurrence left.
+    func scheduleItem(of reminder: Reminder, replaced: Bool, at now: Date) -> (ScheduleResult.Item, warning: String?) {
+        let entry = entries[reminder.id]
+        let next = entry?.next
+        let state = entry?.state ?? .finished
         var warning: String?
-        var state = ReminderState.pending
-        if !reminder.trigger.isRepeating, let only = recurrence.occurrence(at: 0) {
-            next = Occurrence(index: 0, instant: only)
-            let fireAt = reminder.trigger.fireInstant(eventInstant: only)
+        if state == .finished {
+            warning = "\(reminder.id): it has no occurrence left"
+        } else if !reminder.trigger.isRepeating, let next {
+            let fireAt = fireInstant(of: reminder, next)
             // A second of slack: `--in 0s` computed by a client a moment ago is not "in the past".
             if fireAt < now.addingTimeInterval(-1) {
                 warning = "\(reminder.id): its time \(RFC3339.format(fireAt)) is in the past; it fires now"
             }
-        } else {
-            next = firstFiring(of: reminder, in: recurrence, onOrAfter: now)
         }
-        if !reminder.enabled {
-            state = .disabled
-        } else if let next {
-            arm(reminder.id, of: reminder.recipient, at: fireInstant(of: reminder, next))
-        } else {
-            state = .finished
-            warning = "\(reminder.id): it has no occurrence left"
-        }
-        entries[reminder.id] = Entry(reminder: reminder, next: next, state: state)
-        if reminder.trigger.isRepeating { recurrences[reminder.id] = recurrence }
         let item = ScheduleResult.Item(
             id: reminder.id, replaced: replaced, state: state, nextFireAt: next.map { fireInstant(of: reminder, $0) })
         return (item, warning)
-    }
-
-    /// Removes a reminder from the schedule (and its recipient's cap) and returns its entry.
-    @discardableResult
-    mutating func removeEntry(_ id: ReminderID) -> Entry? {
-        guard let entry = entries.removeValue(forKey: id) else { return nil }
-        recurrences[id] = nil
-        disarm(id, of: entry.recipient)
-        return entry
     }
 
     /// The occurrence sequence of `reminder`: cached for a repeating one, rebuilt for a
@@ -190,12 +165,11 @@ extension CoordinatorState {
     }
 
     mutating func retry(_ firingId: FiringID, at now: Date, directives: inout [CoordinatorDirective]) -> ControlOutcome {
-        guard var firing = deadLetters.removeValue(forKey: firingId) else {
+        guard deadLetters[firingId] != nil else {
             return .failed(WireError(.notFound, "no dead-lettered firing \(firingId)", field: "firingId"))
         }
-        directives.append(.append(.retried(firingId, at: now)))
-        firing.attempt = 1
-        waiting.append(firing)
+        record(.retried(firingId, at: now), into: &directives)
+        waiting.append(firingId)
         return .retried(RetryResult(firingId: firingId))
     }
 
@@ -241,11 +215,8 @@ extension CoordinatorState {
             cancelled = entries.values.filter { filter.matches($0.reminder) }.map(\.reminder.id)
         }
         cancelled = Array(Set(cancelled)).sorted()
-        for id in cancelled {
-            removeEntry(id)
-        }
         if !cancelled.isEmpty {
-            directives.append(.append(.cancelled(cancelled, at: now)))
+            record(.cancelled(cancelled, at: now), into: &directives)
         }
         return .cancelled(CancelResult(cancelled: cancelled))
     }
@@ -277,23 +248,18 @@ extension CoordinatorState {
             recentRequestOrder.append(requestId)
         }
         recentReplyBytes += reply.count
-        while recentRequestOrder.count - recentRequestStart > 1
-            && (recentRequestOrder.count - recentRequestStart > configuration.rememberedRequests
-                || recentReplyBytes > configuration.rememberedReplyBytes)
+        while recentRequestOrder.count > 1
+            && (recentRequestOrder.count > configuration.rememberedRequests
+                || recentReplyBytes > configuration.rememberedReplyBytes),
+            let evicted = recentRequestOrder.popFirst()
         {
-            let evicted = recentRequestOrder[recentRequestStart]
-            recentRequestStart += 1
             recentReplyBytes -= recentReplies.removeValue(forKey: evicted)?.count ?? 0
-        }
-        if recentRequestStart > 1024 && recentRequestStart * 2 > recentRequestOrder.count {
-            recentRequestOrder.removeFirst(recentRequestStart)
-            recentRequestStart = 0
         }
     }
 
     /// The remembered replies, oldest first.
     var rememberedReplies: [(requestId: String, reply: Data)] {
-        recentRequestOrder[recentRequestStart...].compactMap { id in recentReplies[id].map { (id, $0) } }
+        recentRequestOrder.compactMap { id in recentReplies[id].map { (id, $0) } }
     }
 }
 

@@ -20,52 +20,18 @@ extension CoordinatorState {
         var directives: [CoordinatorDirective] = []
         let budget = max(0, freeCredit(at: now) + configuration.maxBatchSize - waitingCount)
         for (id, _) in schedule.popDue(at: now, limit: budget) {
-            guard var entry = entries[id], let occurrence = entry.next else { continue }
-            let reminder = entry.reminder
-            let trigger = reminder.trigger
-            let fireAt = trigger.fireInstant(eventInstant: occurrence.instant)
-            let isMisfire = recoveredAt.map { fireAt < $0 } ?? false
-            let policy = trigger.misfire ?? .fireOnce
-            var wasSuppressed = false
-            if !isMisfire || shouldFireMissed(fireAt, of: reminder, policy: policy, at: now) {
-                wasSuppressed = !makeFiring(
-                    of: reminder, dueAt: fireAt, eventAt: occurrence.instant, late: isMisfire, at: now,
-                    directives: &directives)
-            }
-            // A one-shot has no next occurrence; only repeating reminders need their sequence.
-            let sequence = trigger.isRepeating ? recurrence(of: reminder) : nil
-            if isMisfire && policy == .fireAll && misfiresFired[id, default: 0] < configuration.fireAllCap {
-                misfiresFired[id, default: 0] += 1
-                entry.next = sequence?.nextOccurrence(after: occurrence)
-            } else {
-                entry.next = sequence.flatMap {
-                    Self.occurrence(after: occurrence, in: $0, notBefore: trigger.eventInstant(fireInstant: now))
-                }
-            }
-            if let next = entry.next {
-                arm(id, of: entry.recipient, at: trigger.fireInstant(eventInstant: next.instant))
-            } else {
-                entry.state = trigger.isRepeating ? .finished : (wasSuppressed ? .suppressed : .delivered)
-                disarm(id, of: entry.recipient)
-            }
-            entries[id] = entry
+            guard let entry = entries[id], let occurrence = entry.next else { continue }
+            takeOccurrence(occurrence, of: id, reminder: entry.reminder, at: now, directives: &directives)
         }
-        releaseDueNags(at: now)
+        releaseDueNags(at: now, directives: &directives)
         dropSilentWorkers(at: now, directives: &directives)
-        while leasesStart < leases.count, leases[leasesStart].expiresAt <= now {
-            let (firingId, expiresAt) = leases[leasesStart]
-            leasesStart += 1
-            guard inFlight[firingId]?.leaseExpiresAt == expiresAt, let flight = inFlight.removeValue(forKey: firingId)
+        while let lease = leases.first, lease.expiresAt <= now {
+            _ = leases.popFirst()
+            let firingId = lease.firingId
+            guard inFlight[firingId]?.leaseExpiresAt == lease.expiresAt, let flight = inFlight.removeValue(forKey: firingId)
             else { continue }
             workers[flight.worker]?.outstanding -= 1
-            requeue(flight.firing, at: now, directives: &directives)
-        }
-        if leasesStart == leases.count {
-            leases.removeAll(keepingCapacity: true)
-            leasesStart = 0
-        } else if leasesStart > 4096 && leasesStart * 2 > leases.count {
-            leases.removeFirst(leasesStart)
-            leasesStart = 0
+            requeue(firingId, at: now, directives: &directives)
         }
         assignJobs(at: now, directives: &directives)
         assignWaiting(at: now, directives: &directives)
@@ -75,34 +41,48 @@ extension CoordinatorState {
         return directives
     }
 
-    /// Makes the firing of one occurrence, with what the recipient's settings let through,
-    /// and puts it in the waiting line; a firing the settings allow nothing of is journaled
-    /// as suppressed instead.
-    /// - Returns: `false` when the firing was suppressed.
-    @discardableResult
-    mutating func makeFiring(
-        of reminder: Reminder, dueAt: Date, eventAt: Date, late: Bool, at now: Date,
+    /// Decides what becomes of one due occurrence — a firing, a suppression (the recipient's
+    /// settings allow nothing) or a skip (a misfire its policy or threshold drops) — and where
+    /// the reminder goes next, and records that as one entry.
+    ///
+    /// A missed occurrence (due before recovery finished) under `fireAll` moves on to the very
+    /// next occurrence, up to `fireAllCap` late firings; otherwise the reminder continues from
+    /// the first occurrence after `now` (missed ones coalesce into this firing).
+    mutating func takeOccurrence(
+        _ occurrence: Occurrence, of id: ReminderID, reminder: Reminder, at now: Date,
         directives: inout [CoordinatorDirective]
-    ) -> Bool {
-        let firingId = FiringID(reminder: reminder.id, dueAt: dueAt)
-        guard inFlight[firingId] == nil else { return true }
-        switch deliveryPlan(reminder.content, for: reminder.recipient) {
-        case .suppressed(let reason):
-            suppressedCount += 1
-            directives.append(.append(.suppressed(firingId, reminder: reminder.id, dueAt: dueAt, reason: reason, at: now)))
-            return false
-        case .deliver(let content, _):
-            waiting.append(Firing(
-                reminderId: reminder.id, recipient: reminder.recipient, dueAt: dueAt, content: content, late: late,
-                eventAt: reminder.trigger.offset == nil ? nil : eventAt))
-            return true
+    ) {
+        let trigger = reminder.trigger
+        let fireAt = trigger.fireInstant(eventInstant: occurrence.instant)
+        let isMisfire = recoveredAt.map { fireAt < $0 } ?? false
+        let policy = trigger.misfire ?? .fireOnce
+        // A one-shot has no next occurrence; only repeating reminders need their sequence.
+        let sequence = trigger.isRepeating ? recurrence(of: reminder) : nil
+        let next: Occurrence?
+        if isMisfire && policy == .fireAll && lateFirings[id, default: 0] < configuration.fireAllCap {
+            next = sequence?.nextOccurrence(after: occurrence)
+        } else {
+            next = sequence.flatMap {
+                Self.occurrence(after: occurrence, in: $0, notBefore: trigger.eventInstant(fireInstant: now))
+            }
+        }
+        if isMisfire && !shouldFireMissed(fireAt, of: reminder, policy: policy, at: now) {
+            record(.skipped(id, dueAt: fireAt, next: next, at: now), into: &directives, decoded: reminder)
+        } else if case .suppressed(let reason) = deliveryPlan(reminder.content, for: reminder.recipient) {
+            record(.suppressed(id, dueAt: fireAt, next: next, reason: reason, at: now), into: &directives, decoded: reminder)
+        } else {
+            let firingId = FiringID(reminder: id, dueAt: fireAt)
+            // A firing recovered unsettled for this very occurrence is already in line.
+            let isNew = unsettled[firingId] == nil
+            record(.fired(id, dueAt: fireAt, next: next, late: isMisfire, at: now), into: &directives, decoded: reminder)
+            if isNew { waiting.append(firingId) }
         }
     }
 
     /// Whether a missed occurrence fires late under the reminder's misfire policy and threshold.
     func shouldFireMissed(_ fireAt: Date, of reminder: Reminder, policy: MisfirePolicy, at now: Date) -> Bool {
         if policy == .skip { return false }
-        if policy == .fireAll && misfiresFired[reminder.id, default: 0] >= configuration.fireAllCap { return false }
+        if policy == .fireAll && lateFirings[reminder.id, default: 0] >= configuration.fireAllCap { return false }
         if let threshold = reminder.trigger.misfireThreshold ?? configuration.misfireThreshold,
             now.timeIntervalSince(fireAt) > threshold
         {
@@ -111,18 +91,17 @@ extension CoordinatorState {
         return true
     }
 
-    /// Puts a firing back in the waiting line for another attempt, or dead-letters it after
-    /// `maxAttempts`.
-    mutating func requeue(_ firing: Firing, at now: Date, directives: inout [CoordinatorDirective]) {
+    /// Puts a firing whose worker let it go back in the waiting line for another attempt, or
+    /// dead-letters it after `maxAttempts`.
+    mutating func requeue(_ firingId: FiringID, at now: Date, directives: inout [CoordinatorDirective]) {
+        guard let firing = unsettled[firingId] else { return }
         if firing.attempt >= configuration.maxAttempts {
-            deadLetters[firing.firingId] = firing
-            directives.append(.append(.deadLettered(firing.firingId, at: now)))
+            record(.deadLettered(firingId, at: now), into: &directives)
             return
         }
-        var retry = firing
-        retry.attempt += 1
+        record(.leaseExpired(firingId, at: now), into: &directives)
         redeliveredCount += 1
-        waiting.append(retry)
+        waiting.append(firingId)
     }
 
     mutating func dropSilentWorkers(at now: Date, directives: inout [CoordinatorDirective]) {
@@ -134,52 +113,49 @@ extension CoordinatorState {
             let held = inFlight.filter { $0.value.worker == id }.sorted {
                 ($0.value.firing.dueAt, $0.key) < ($1.value.firing.dueAt, $1.key)
             }
-            for (firingId, flight) in held {
+            for (firingId, _) in held {
                 inFlight[firingId] = nil
-                requeue(flight.firing, at: now, directives: &directives)
+                requeue(firingId, at: now, directives: &directives)
             }
         }
     }
 
     /// Hands waiting firings to live workers, in batches of at most `maxBatchSize`, each
     /// time to the worker with the most free capacity (ties: the one that waited longest).
+    /// Each delivery attempt gets the next event `seq`; seqs are reserved in the journal
+    /// ahead of use (`.seqReserved`), half a block early, so a recovery never reuses one.
     mutating func assignWaiting(at now: Date, directives: inout [CoordinatorDirective]) {
-        while waitingStart < waiting.count {
+        while !waiting.isEmpty {
             guard let (workerID, free) = workerWithMostCredit(at: now) else { break }
-            let count = min(free, configuration.maxBatchSize, waiting.count - waitingStart)
-            var firings = Array(waiting[waitingStart..<waitingStart + count])
-            waitingStart += count
-            for index in firings.indices {
-                firings[index].seq = nextEventSeq
-                nextEventSeq += 1
-            }
+            let count = min(free, configuration.maxBatchSize)
             let expiry = now.addingTimeInterval(configuration.leaseDuration)
-            for firing in firings {
-                inFlight[firing.firingId] = InFlight(firing: firing, worker: workerID, leaseExpiresAt: expiry)
-                leases.append((firing.firingId, expiry))
-                directives.append(.append(.dispatched(
-                    firing.firingId, reminder: firing.reminderId, dueAt: firing.dueAt, attempt: firing.attempt,
-                    seq: firing.seq ?? 0, at: now)))
+            var firings: [Firing] = []
+            firings.reserveCapacity(min(count, waiting.count))
+            while firings.count < count, let firingId = waiting.popFirst() {
+                // Settled or re-sent meanwhile (acknowledged, dead-lettered, a duplicate id).
+                guard var firing = unsettled[firingId], inFlight[firingId] == nil else { continue }
+                if nextEventSeq + configuration.eventSeqReservation / 2 > eventSeqReserved {
+                    record(.seqReserved(through: nextEventSeq + configuration.eventSeqReservation), into: &directives)
+                }
+                firing.seq = nextEventSeq
+                nextEventSeq += 1
+                inFlight[firingId] = InFlight(firing: firing, worker: workerID, leaseExpiresAt: expiry)
+                leases.append((firingId, expiry))
                 if firing.attempt == 1 {
                     dispatchLateness.record(milliseconds: now.timeIntervalSince(firing.dueAt) * 1000)
                 }
+                firings.append(firing)
             }
+            guard !firings.isEmpty else { continue }
             assignmentCounter += 1
-            workers[workerID]?.outstanding += count
+            workers[workerID]?.outstanding += firings.count
             workers[workerID]?.lastAssignment = assignmentCounter
-            dispatchedCount += count
+            dispatchedCount += firings.count
             directives.append(.dispatch(
                 DispatchBatch(
                     epoch: configuration.epoch, leaseMilliseconds: Int(configuration.leaseDuration * 1000),
                     firings: firings),
                 to: workerID))
-        }
-        if waitingStart == waiting.count {
-            waiting.removeAll(keepingCapacity: true)
-            waitingStart = 0
-        } else if waitingStart > 4096 && waitingStart * 2 > waiting.count {
-            waiting.removeFirst(waitingStart)
-            waitingStart = 0
         }
     }
 
@@ -216,14 +192,14 @@ extension CoordinatorState {
             jobs[job.jobId]?.attempts -= 1
             waitingJobs.insert(job.jobId, at: 0)
         }
-        var returned: [Firing] = []
+        var returned: [FiringID] = []
         for firing in batch.firings where inFlight[firing.firingId]?.worker == worker {
             inFlight[firing.firingId] = nil
-            returned.append(firing)
+            returned.append(firing.firingId)
         }
         workers[worker]?.outstanding -= returned.count
         dispatchedCount -= returned.count
-        waiting.insert(contentsOf: returned, at: waitingStart)
+        waiting.pushFront(contentsOf: returned)
     }
 
     /// Records a worker's heartbeat (capacity, counters) and its acknowledgements.
@@ -264,18 +240,11 @@ extension CoordinatorState {
             acknowledged += 1
             acknowledgedCount += 1
             fireLateness.record(milliseconds: ack.firedAt.timeIntervalSince(flight.firing.dueAt) * 1000)
-            if var entry = entries[flight.firing.reminderId] {
-                entry.deliveredCount += 1
-                entry.lastFiredAt = max(entry.lastFiredAt ?? ack.firedAt, ack.firedAt)
-                entries[flight.firing.reminderId] = entry
+            let entry = JournalEntry.acknowledged(
+                ack.firingId, seq: flight.firing.seq ?? 0, worker: message.worker, firedAt: ack.firedAt)
+            if let update = self.record(entry, into: &directives) {
+                publishBadge(update, of: flight.firing.recipient, at: now, directives: &directives)
             }
-            let seq = flight.firing.seq ?? 0
-            retain(FireEvent(seq: seq, publisher: message.worker, firing: flight.firing, firedAt: ack.firedAt))
-            let update = ledgers[flight.firing.recipient, default: BadgeLedger()].onDelivered(
-                flight.firing, at: ack.firedAt, badge: flight.firing.content.badgeChange)
-            publishBadge(update, of: flight.firing.recipient, at: now, directives: &directives)
-            armNags(after: flight.firing, deliveredAt: ack.firedAt)
-            directives.append(.append(.acknowledged(ack.firingId, seq: seq, worker: message.worker, firedAt: ack.firedAt)))
         }
         if acknowledged > 0 {
             workers[message.worker]?.outstanding -= returnedToSender
@@ -291,18 +260,12 @@ extension CoordinatorState {
     mutating func retain(_ event: FireEvent) {
         guard configuration.eventRetention > 0 else { return }
         retainedEvents.append(event)
-        if retainedEvents.count - retainedStart > configuration.eventRetention {
-            retainedStart = retainedEvents.count - configuration.eventRetention
-        }
-        if retainedStart > 4096 && retainedStart * 2 > retainedEvents.count {
-            retainedEvents.removeFirst(retainedStart)
-            retainedStart = 0
-        }
+        if retainedEvents.count > configuration.eventRetention { _ = retainedEvents.popFirst() }
     }
 
     /// Retained events with `seq > after`, in `seq` order, and the settled watermark.
     func events(after: UInt64, recipient: RecipientID?, limit: Int?) -> EventsResult {
-        let retained = retainedEvents[retainedStart...]
+        let retained = retainedEvents
         var selected = retained.filter { $0.seq > after && (recipient == nil || $0.firing.recipient == recipient) }
         selected.sort { $0.seq < $1.seq }
         var truncated = false

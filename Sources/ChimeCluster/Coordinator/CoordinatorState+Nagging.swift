@@ -26,11 +26,12 @@ extension CoordinatorState {
         }
     }
 
-    /// Moves due nags to the waiting line.
-    mutating func releaseDueNags(at now: Date) {
+    /// Moves due nags to the unsettled firings and the waiting line.
+    mutating func releaseDueNags(at now: Date, directives: inout [CoordinatorDirective]) {
         for (id, _) in nags.popDue(at: now) {
-            guard let firing = nagFirings.removeValue(forKey: id), inFlight[id] == nil else { continue }
-            waiting.append(firing)
+            guard nagFirings[id] != nil, unsettled[id] == nil else { continue }
+            record(.nagFired(id, at: now), into: &directives)
+            waiting.append(id)
         }
     }
 }

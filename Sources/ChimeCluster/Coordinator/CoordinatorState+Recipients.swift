@@ -14,12 +14,10 @@ extension CoordinatorState {
             wire.field = wire.field.map { "recipient.\($0)" } ?? "recipient"
             return .failed(wire)
         }
-        directives.append(.append(.registered(recipient, at: now)))
-        let zoneChanged = recipients[recipient.id]?.zone != recipient.zone
-        recipients[recipient.id] = recipient
-        updateCap(of: recipient.id)
-        if zoneChanged { followZoneChange(of: recipient.id, at: now) }
-        return .recipient(recipientResult(recipient.id)!)
+        record(.registered(recipient, at: now), into: &directives)
+        return .recipient(RecipientResult(
+            recipient: recipient.redacted(), badge: ledgers[recipient.id]?.badge ?? 0,
+            deliveredCount: ledgers[recipient.id]?.delivered.count ?? 0))
     }
 
     func recipientResult(_ id: RecipientID) -> RecipientResult? {
@@ -39,8 +37,7 @@ extension CoordinatorState {
     mutating func setBadge(_ recipient: RecipientID, to value: Int, at now: Date, directives: inout [CoordinatorDirective])
         -> ControlOutcome
     {
-        directives.append(.append(.badgeSet(recipient, value, at: now)))
-        let update = ledgers[recipient, default: BadgeLedger()].setBadge(value)
+        let update = record(.badgeSet(recipient, value, at: now), into: &directives) ?? BadgeUpdate(badge: 0, isChanged: false)
         publishBadge(update, of: recipient, at: now, directives: &directives)
         return .badge(BadgeResult(recipient: recipient, badge: update.badge, changed: update.isChanged))
     }
@@ -72,9 +69,8 @@ extension CoordinatorState {
         -> BadgeResult?
     {
         guard let recipient = recipient(of: firingId) else { return nil }
-        directives.append(.append(.handled(firingId, action: action, at: now)))
-        cancelNags(of: firingId)
-        let update = ledgers[recipient, default: BadgeLedger()].onHandled(firingId.nagBase)
+        let update = record(.handled(firingId, action: action, at: now), into: &directives)
+            ?? BadgeUpdate(badge: ledgers[recipient]?.badge ?? 0, isChanged: false)
         publishBadge(update, of: recipient, at: now, directives: &directives)
         return BadgeResult(recipient: recipient, badge: update.badge, changed: update.isChanged)
     }
@@ -82,9 +78,9 @@ extension CoordinatorState {
     mutating func delivered(_ recipient: RecipientID, remove: FiringID?, at now: Date,
                             directives: inout [CoordinatorDirective]) -> ControlOutcome {
         if let remove {
-            directives.append(.append(.deliveredRemoved(recipient, remove, at: now)))
-            let update = ledgers[recipient, default: BadgeLedger()].removeDelivered(remove)
-            publishBadge(update, of: recipient, at: now, directives: &directives)
+            if let update = record(.deliveredRemoved(recipient, remove, at: now), into: &directives) {
+                publishBadge(update, of: recipient, at: now, directives: &directives)
+            }
         }
         let ledger = ledgers[recipient] ?? BadgeLedger()
         return .delivered(DeliveredResult(recipient: recipient, badge: ledger.badge, delivered: ledger.delivered))
@@ -99,14 +95,14 @@ extension CoordinatorState {
         if !missing.isEmpty {
             return .failed(WireError(.notFound, "no reminder \(missing.map(\.rawValue).joined(separator: ", "))", field: "ids"))
         }
-        let changed = switchReminders(ids, enabled, at: now)
-        if !changed.isEmpty { directives.append(.append(.switched(changed, enabled: enabled, at: now))) }
+        let changed = Set(ids).sorted().filter { entries[$0].map { $0.reminder.enabled != enabled } ?? false }
+        if !changed.isEmpty { record(.switched(changed, enabled: enabled, at: now), into: &directives) }
         return .switched(SwitchResult(changed: changed))
     }
 
-    /// The switch itself, shared by requests and replay; returns the ids whose switch changed.
-    mutating func switchReminders(_ ids: [ReminderID], _ enabled: Bool, at now: Date) -> [ReminderID] {
-        var changed: [ReminderID] = []
+    /// The switch itself (the fold of `.switched`). Enabling computes the next occurrence from
+    /// `now`; disabling keeps the record and disarms it.
+    mutating func switchReminders(_ ids: [ReminderID], _ enabled: Bool, at now: Date) {
         for id in Set(ids).sorted() {
             guard var entry = entries[id] else { continue }
             var reminder = entry.reminder
@@ -126,9 +122,7 @@ extension CoordinatorState {
                 disarm(id, of: reminder.recipient)
             }
             entries[id] = entry
-            changed.append(id)
         }
-        return changed
     }
 
     /// When an occurrence (an event) fires: its instant less the trigger's remind-before offset.

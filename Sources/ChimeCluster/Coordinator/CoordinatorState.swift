@@ -114,35 +114,35 @@ public struct CoordinatorState: Sendable {
     /// theirs on demand), with recipient zones resolved.
     var recurrences: [ReminderID: Recurrence] = [:]
     var schedule = TimerQueue<ReminderID>()
-    /// Firings due and not yet assigned to a worker, oldest first from `waitingStart`.
-    var waiting: [Firing] = []
-    var waitingStart = 0
+    /// Firings due and not yet assigned to a worker, oldest first (ids into `unsettled`;
+    /// an id settled meanwhile is passed over).
+    var waiting = RingQueue<FiringID>()
     var inFlight: [FiringID: InFlight] = [:]
     /// Lease expiries in dispatch order. Every lease lasts `leaseDuration`, so expiries only
     /// grow (a clock stepped back merely delays them): a FIFO instead of a heap, with no
     /// hashing per firing. An entry is stale once its firing was acknowledged, requeued or
     /// leased again (`inFlight[id]?.leaseExpiresAt` no longer matches); stale entries are
     /// dropped when they reach the front.
-    var leases: [(firingId: FiringID, expiresAt: Date)] = []
-    var leasesStart = 0
+    var leases = RingQueue<(firingId: FiringID, expiresAt: Date)>()
     var workers: [WorkerID: WorkerRecord] = [:]
+    /// Firings made (`.fired`, `.nagFired`, `.retried`) and not yet acknowledged or
+    /// dead-lettered, with their attempt numbers: durable. Which worker holds one, its lease
+    /// and its `seq` are volatile (`inFlight`).
+    var unsettled: [FiringID: Firing] = [:]
     var deadLetters: [FiringID: Firing] = [:]
     /// Encoded replies of recent mutating requests by `requestId`, oldest first in
-    /// `recentRequestOrder` (from `recentRequestStart`); `recentReplyBytes` is their total size.
+    /// `recentRequestOrder`; `recentReplyBytes` is their total size.
     var recentReplies: [String: Data] = [:]
-    var recentRequestOrder: [String] = []
-    var recentRequestStart = 0
+    var recentRequestOrder = RingQueue<String>()
     var recentReplyBytes = 0
-    /// Firings made but not acknowledged, found while replaying the store.
-    var recovered: [FiringID: Firing] = [:]
     /// When recovery finished: occurrences due before it are misfires.
     var recoveredAt: Date?
     /// Whether the last `onTick` left due reminders in `schedule` because the waiting line
     /// already held what the workers' free credit can take; `nextWake` then waits for credit
     /// (a worker message) instead of the past due time.
     var isScheduleBacklogged = false
-    /// Late firings made per reminder under `fireAll`, for the cap.
-    var misfiresFired: [ReminderID: Int] = [:]
+    /// Late firings made per reminder since it last fired on time, for `fireAllCap`.
+    var lateFirings: [ReminderID: Int] = [:]
     /// Journal or snapshot records that no longer validate and were skipped.
     public internal(set) var skippedEntries = 0
     /// Registered recipients (settings, categories, token).
@@ -160,12 +160,14 @@ public struct CoordinatorState: Sendable {
     /// Nag re-alerts armed after delivery, by nag firing id.
     var nagFirings: [FiringID: Firing] = [:]
     var nags = TimerQueue<FiringID>()
-    /// The `seq` the next dispatched firing gets.
+    /// The `seq` the next dispatched firing gets (volatile: a recovery resumes after
+    /// `eventSeqReserved`).
     var nextEventSeq: UInt64 = 1
-    /// Acknowledged fire events kept for catch-up, in acknowledgement order from
-    /// `retainedStart` (each `seq` is acknowledged once), the oldest evicted first.
-    var retainedEvents: [FireEvent] = []
-    var retainedStart = 0
+    /// The highest event `seq` reserved in the journal (`.seqReserved`).
+    var eventSeqReserved: UInt64 = 0
+    /// Acknowledged fire events kept for catch-up, in acknowledgement order (each `seq` is
+    /// acknowledged once), the oldest evicted first.
+    var retainedEvents = RingQueue<FireEvent>()
     var generatedIDs = 0
     var assignmentCounter = 0
     var dispatchLateness = LatenessRecorder()
@@ -190,12 +192,12 @@ public struct CoordinatorState: Sendable {
     public var inFlightCount: Int { inFlight.count }
 
     /// How many due firings wait for a worker with free capacity.
-    public var waitingCount: Int { waiting.count - waitingStart }
+    public var waitingCount: Int { waiting.count }
 
     /// The earliest instant at which `onTick` has something to do (UTC), if any: the next
     /// occurrence, lease expiry or worker liveness deadline.
     public var nextWake: Date? {
-        var wake = [isScheduleBacklogged ? nil : schedule.nextDeadline, leasesStart < leases.count ? leases[leasesStart].expiresAt : nil,
+        var wake = [isScheduleBacklogged ? nil : schedule.nextDeadline, leases.first?.expiresAt,
                     jobLeases.nextDeadline, nags.nextDeadline]
             .compactMap { $0 }.min()
         if !inFlight.isEmpty, let liveness = nextLivenessDeadline {

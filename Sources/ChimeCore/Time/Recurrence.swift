@@ -9,7 +9,7 @@ public enum TriggerStart: Hashable, Sendable {
 }
 
 /// One occurrence of a trigger: its position in the sequence and when it fires.
-public struct Occurrence: Hashable, Sendable {
+public struct Occurrence: Hashable, Sendable, Codable {
     /// A number that grows with every occurrence of one recurrence (never reused, with
     /// holes), meaning one of two things (see ``Recurrence/indexing``):
     /// - for a plain repeat (a ``RepeatRule``, or an RRULE without BYxxx parts) and no

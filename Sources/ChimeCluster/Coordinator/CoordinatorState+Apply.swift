@@ -1,0 +1,186 @@
+import ChimeCore
+import ChimeStore
+import ChimeWire
+import Foundation
+
+/// The fold: every change to the coordinator's durable state is one `JournalEntry` applied
+/// here. Handlers (requests, ticks, worker messages, recovery's misfires) validate and decide,
+/// then `record` each entry they decided, which appends it to the journal and applies it;
+/// recovery applies the journal's entries with the same function. No second interpretation
+/// of an entry exists anywhere, so a crash at any entry boundary leaves a state equal to the
+/// live one (`CrashEquivalenceTests`).
+///
+/// Durable state is what `makeSnapshot` writes: reminders and their positions, unsettled
+/// firings and their attempts, dead letters, recipients, badges and delivered lists, nags,
+/// action jobs, remembered replies, retained events, late-firing counts and the reserved event
+/// seqs. Everything else (the waiting line, leases, workers, metrics) is volatile: a recovery
+/// rebuilds it from the durable state (`finishRecovery`).
+extension CoordinatorState {
+    /// Appends `entry` to the turn's directives and folds it into the state.
+    ///
+    /// `decoded` and `recurrence` are values the caller already derived from the same state
+    /// (the reminder of `.fired`/`.scheduled`, a scheduled reminder's occurrences): passing
+    /// them changes nothing but speed.
+    /// - Returns: the badge update the entry made, if any; the caller publishes it.
+    @discardableResult
+    mutating func record(
+        _ entry: JournalEntry, into directives: inout [CoordinatorDirective], decoded: Reminder? = nil,
+        recurrence: Recurrence? = nil
+    ) -> BadgeUpdate? {
+        directives.append(.append(entry))
+        return apply(entry, decoded: decoded, recurrence: recurrence)
+    }
+
+    /// Folds one journal entry into the state, exactly as the live coordinator did when it
+    /// decided the entry. Recovery calls it for every entry after the snapshot.
+    ///
+    /// An entry that no longer validates (a zone removed from tzdata) is skipped and counted
+    /// in `skippedEntries`; an entry naming something already gone changes nothing.
+    /// - Parameters:
+    ///   - decoded: the reminder `entry` names, when the caller has it decoded (speed only).
+    ///   - recurrence: a `.scheduled` reminder's occurrences, when the caller built them.
+    /// - Returns: the badge update the entry made (`.acknowledged`, `.badgeSet`, `.handled`,
+    ///   `.deliveredRemoved`), else `nil`.
+    @discardableResult
+    public mutating func apply(_ entry: JournalEntry, decoded: Reminder? = nil, recurrence prepared: Recurrence? = nil)
+        -> BadgeUpdate?
+    {
+        switch entry {
+        case .scheduled(let reminder, let at):
+            guard let recurrence = prepared ?? (try? validate(reminder, maximumUserInfoBytes: Int.max)) else {
+                skippedEntries += 1
+                return nil
+            }
+            place(reminder, recurrence: recurrence, at: at)
+        case .cancelled(let ids, _):
+            for id in ids { removeEntry(id) }
+        case .fired(let id, let dueAt, let next, let late, _):
+            guard let entry = entries[id] else { return nil }
+            let reminder = decoded ?? entry.reminder
+            let firingId = FiringID(reminder: id, dueAt: dueAt)
+            if unsettled[firingId] == nil {
+                let event = entry.next.flatMap { fireInstant(of: reminder, $0) == dueAt ? $0.instant : nil }
+                unsettled[firingId] = Firing(
+                    reminderId: id, recipient: reminder.recipient, dueAt: dueAt,
+                    content: deliveryPlan(reminder.content, for: reminder.recipient).deliveredContent ?? reminder.content,
+                    late: late, eventAt: reminder.trigger.offset == nil ? nil : event)
+            }
+            if late {
+                lateFirings[id, default: 0] += 1
+            } else if !lateFirings.isEmpty {
+                lateFirings[id] = nil
+            }
+            advance(id, reminder: reminder, to: next, endingAs: .delivered)
+        case .skipped(let id, _, let next, _):
+            advance(id, reminder: decoded, to: next, endingAs: .delivered)
+        case .suppressed(let id, _, let next, _, _):
+            suppressedCount += 1
+            advance(id, reminder: decoded, to: next, endingAs: .suppressed)
+        case .nagFired(let firingId, _):
+            nags.remove(firingId)
+            if let nag = nagFirings.removeValue(forKey: firingId), unsettled[firingId] == nil {
+                unsettled[firingId] = nag
+            }
+        case .leaseExpired(let firingId, _):
+            unsettled[firingId]?.attempt += 1
+        case .seqReserved(let through):
+            eventSeqReserved = max(eventSeqReserved, through)
+        case .acknowledged(let firingId, let seq, let worker, let firedAt):
+            guard var firing = unsettled.removeValue(forKey: firingId) else { return nil }
+            firing.seq = seq
+            retain(FireEvent(seq: seq, publisher: worker, firing: firing, firedAt: firedAt))
+            if var entry = entries[firing.reminderId] {
+                entry.deliveredCount += 1
+                entry.lastFiredAt = max(entry.lastFiredAt ?? firedAt, firedAt)
+                entries[firing.reminderId] = entry
+            }
+            armNags(after: firing, deliveredAt: firedAt)
+            return ledgers[firing.recipient, default: BadgeLedger()].onDelivered(
+                firing, at: firedAt, badge: firing.content.badgeChange)
+        case .deadLettered(let firingId, _):
+            if let firing = unsettled.removeValue(forKey: firingId) { deadLetters[firingId] = firing }
+        case .retried(let firingId, _):
+            if var firing = deadLetters.removeValue(forKey: firingId) {
+                firing.attempt = 1
+                unsettled[firingId] = firing
+            }
+        case .registered(let recipient, let at):
+            let zoneChanged = recipients[recipient.id]?.zone != recipient.zone
+            recipients[recipient.id] = recipient
+            updateCap(of: recipient.id)
+            if zoneChanged { followZoneChange(of: recipient.id, at: at) }
+        case .badgeSet(let recipient, let value, _):
+            return ledgers[recipient, default: BadgeLedger()].setBadge(value)
+        case .handled(let firingId, _, _):
+            cancelNags(of: firingId)
+            guard let recipient = recipient(of: firingId) else { return nil }
+            return ledgers[recipient, default: BadgeLedger()].onHandled(firingId.nagBase)
+        case .deliveredRemoved(let recipient, let firingId, _):
+            return ledgers[recipient, default: BadgeLedger()].removeDelivered(firingId)
+        case .switched(let ids, let enabled, let at):
+            switchReminders(ids, enabled, at: at)
+        case .acted(let job, _):
+            accept(job)
+        case .actionFinished(let outcome, _):
+            // Its effects were decided as entries of their own (a snooze's `.scheduled`).
+            jobs[outcome.jobId]?.outcome = outcome
+            jobLeases.remove(outcome.jobId)
+            waitingJobs.removeAll { $0 == outcome.jobId }
+        case .answered(let requestId, let reply, _):
+            remember(reply, for: requestId)
+        }
+        return nil
+    }
+
+    /// Moves a reminder on to `next` after one of its occurrences fired, was suppressed or
+    /// skipped: arms it there, or ends it (`finished` when repeating, else `endingAs`).
+    mutating func advance(_ id: ReminderID, reminder decoded: Reminder?, to next: Occurrence?, endingAs end: ReminderState) {
+        guard var entry = entries[id] else { return }
+        entry.next = next
+        if let next {
+            if entry.state == .pending {
+                let reminder = decoded ?? entry.reminder
+                arm(id, of: entry.recipient, at: fireInstant(of: reminder, next))
+            }
+        } else {
+            if entry.state == .pending { entry.state = entry.isRepeating ? .finished : end }
+            disarm(id, of: entry.recipient)
+        }
+        entries[id] = entry
+    }
+
+    /// Puts a validated reminder into the schedule at `now`, replacing any with the same id.
+    ///
+    /// A one-shot keeps its only occurrence even when it is past (it fires at once); a
+    /// repeating reminder starts at its first occurrence firing at or after `now` (no burst of
+    /// past occurrences).
+    mutating func place(_ reminder: Reminder, recurrence: Recurrence, at now: Date) {
+        removeEntry(reminder.id)
+        var next: Occurrence?
+        var state = ReminderState.pending
+        if !reminder.trigger.isRepeating, let only = recurrence.occurrence(at: 0) {
+            next = Occurrence(index: 0, instant: only)
+        } else {
+            next = firstFiring(of: reminder, in: recurrence, onOrAfter: now)
+        }
+        if !reminder.enabled {
+            state = .disabled
+        } else if let next {
+            arm(reminder.id, of: reminder.recipient, at: fireInstant(of: reminder, next))
+        } else {
+            state = .finished
+        }
+        entries[reminder.id] = Entry(reminder: reminder, next: next, state: state)
+        if reminder.trigger.isRepeating { recurrences[reminder.id] = recurrence }
+    }
+
+    /// Removes a reminder from the schedule (and its recipient's cap) and returns its entry.
+    @discardableResult
+    mutating func removeEntry(_ id: ReminderID) -> Entry? {
+        guard let entry = entries.removeValue(forKey: id) else { return nil }
+        recurrences[id] = nil
+        if !lateFirings.isEmpty { lateFirings[id] = nil }
+        disarm(id, of: entry.recipient)
+        return entry
+    }
+}
