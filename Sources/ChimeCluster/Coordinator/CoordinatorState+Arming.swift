@@ -40,7 +40,9 @@ extension CoordinatorState {
             // First cap for this recipient: bring its pending reminders under it.
             let pending = entries.filter { $0.value.recipient == recipient && schedule.deadline(of: $0.key) != nil }.map(\.key)
             for id in pending.sorted() {
-                if let instant = schedule.deadline(of: id) { arm(id, of: recipient, at: instant) }
+                // Armed without a cap until now: the cap decides again, and what it holds
+                // back must leave the timer queue.
+                if let instant = schedule.remove(id) { arm(id, of: recipient, at: instant) }
             }
             return
         }

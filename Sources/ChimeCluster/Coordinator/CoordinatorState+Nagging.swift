@@ -12,7 +12,10 @@ extension CoordinatorState {
             let policy = entry.reminder.nag
         else { return }
         for nag in policy.nags(of: firing, deliveredAt: deliveredAt) {
-            nagFirings[nag.firingId] = firing.makeNag(nag)
+            var nagFiring = firing.makeNag(nag)
+            // A nag gets its own seq when it is dispatched.
+            nagFiring.seq = nil
+            nagFirings[nag.firingId] = nagFiring
             nags.schedule(nag.firingId, at: nag.at)
         }
     }
