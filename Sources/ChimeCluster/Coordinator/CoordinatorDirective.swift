@@ -11,9 +11,9 @@ public struct ClientAddress: Hashable, Sendable {
     public init(routing: [Data]) { self.routing = routing }
 }
 
-/// The outcome of a control request, before encoding. Codable so that answers to mutating
-/// requests can be journaled with their request id.
-public enum ControlOutcome: Sendable, Hashable, Codable {
+/// The outcome of a control request, before encoding (`encodedReply(requestId:)`); answers
+/// to mutating requests are journaled as those bytes (`.answered`).
+public enum ControlOutcome: Sendable, Hashable {
     case scheduled(ScheduleResult, warnings: [String])
     case listed(ListResult)
     case cancelled(CancelResult)

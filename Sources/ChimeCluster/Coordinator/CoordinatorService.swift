@@ -29,8 +29,7 @@ public final class CoordinatorService {
     /// The file store's journal writer thread (`nil` with the in-memory journal).
     var journalWriter: JournalWriter?
     /// Replies and coordinator events waiting for the journal ticket they depend on, in order.
-    var outbox: [(ticket: UInt64, message: OutboundMessage)] = []
-    var outboxStart = 0
+    var outbox = RingQueue<(ticket: UInt64, message: OutboundMessage)>()
 
     /// A message the loop sends once the journal entries it reports on are durable.
     enum OutboundMessage {
@@ -364,9 +363,9 @@ public final class CoordinatorService {
     func flushOutbox(control: Socket, events: Socket) throws {
         // Asked every turn, so a failed write stops the coordinator even when no reply waits.
         let durable = try journalWriter?.durableTicket() ?? .max
-        guard outboxStart < outbox.count else { return }
-        while outboxStart < outbox.count, outbox[outboxStart].ticket <= durable {
-            switch outbox[outboxStart].message {
+        while let next = outbox.first, next.ticket <= durable {
+            _ = outbox.popFirst()
+            switch next.message {
             case .reply(let body, let client):
                 sendReply(body, to: client, on: control)
             case .event(let topic, let body):
@@ -374,11 +373,6 @@ public final class CoordinatorService {
                 // durable and `chime delivered` / `recipient` show it.
                 _ = try events.send([Data(topic.utf8), body], dontWait: true)
             }
-            outboxStart += 1
-        }
-        if outboxStart == outbox.count {
-            outbox.removeAll(keepingCapacity: true)
-            outboxStart = 0
         }
     }
 

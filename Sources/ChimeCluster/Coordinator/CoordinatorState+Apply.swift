@@ -15,18 +15,33 @@ import Foundation
 /// action jobs, remembered replies, retained events, late-firing counts and the reserved event
 /// seqs. Everything else (the waiting line, leases, workers, metrics) is volatile: a recovery
 /// rebuilds it from the durable state (`finishRecovery`).
+/// What folding one journal entry changed that a live caller acts on.
+public struct AppliedEntry: Sendable, Equatable {
+    /// The badge update of `.acknowledged`, `.badgeSet`, `.handled` and `.deliveredRemoved`:
+    /// published when it changed the number.
+    public var badge: BadgeUpdate?
+    /// The firing `.fired`, `.nagFired` or `.retried` made unsettled: it waits for a worker.
+    public var madeFiring: FiringID?
+
+    /// Makes the value (nothing changed that a caller acts on, by default).
+    public init(badge: BadgeUpdate? = nil, madeFiring: FiringID? = nil) {
+        self.badge = badge
+        self.madeFiring = madeFiring
+    }
+}
+
 extension CoordinatorState {
     /// Appends `entry` to the turn's directives and folds it into the state.
     ///
     /// `decoded` and `recurrence` are values the caller already derived from the same state
     /// (the reminder of `.fired`/`.scheduled`, a scheduled reminder's occurrences): passing
     /// them changes nothing but speed.
-    /// - Returns: the badge update the entry made, if any; the caller publishes it.
+    /// - Returns: what the entry changed that the caller acts on.
     @discardableResult
     mutating func record(
         _ entry: JournalEntry, into directives: inout [CoordinatorDirective], decoded: Reminder? = nil,
         recurrence: Recurrence? = nil
-    ) -> BadgeUpdate? {
+    ) -> AppliedEntry {
         directives.append(.append(entry))
         return apply(entry, decoded: decoded, recurrence: recurrence)
     }
@@ -39,70 +54,78 @@ extension CoordinatorState {
     /// - Parameters:
     ///   - decoded: the reminder `entry` names, when the caller has it decoded (speed only).
     ///   - recurrence: a `.scheduled` reminder's occurrences, when the caller built them.
-    /// - Returns: the badge update the entry made (`.acknowledged`, `.badgeSet`, `.handled`,
-    ///   `.deliveredRemoved`), else `nil`.
+    /// - Returns: what the entry changed that a live caller acts on (a badge update to
+    ///   publish, a firing to put in the waiting line).
     @discardableResult
     public mutating func apply(_ entry: JournalEntry, decoded: Reminder? = nil, recurrence prepared: Recurrence? = nil)
-        -> BadgeUpdate?
+        -> AppliedEntry
     {
         switch entry {
         case .scheduled(let reminder, let at):
             guard let recurrence = prepared ?? (try? validate(reminder, maximumUserInfoBytes: Int.max)) else {
                 skippedEntries += 1
-                return nil
+                return AppliedEntry()
             }
             place(reminder, recurrence: recurrence, at: at)
         case .cancelled(let ids, _):
             for id in ids { removeEntry(id) }
         case .fired(let id, let dueAt, let next, let late, _):
-            guard let entry = entries[id] else { return nil }
+            guard var entry = entries[id] else { return AppliedEntry() }
             let reminder = decoded ?? entry.reminder
-            let firingId = FiringID(reminder: id, dueAt: dueAt)
-            if unsettled[firingId] == nil {
-                let event = entry.next.flatMap { fireInstant(of: reminder, $0) == dueAt ? $0.instant : nil }
-                unsettled[firingId] = Firing(
-                    reminderId: id, recipient: reminder.recipient, dueAt: dueAt,
-                    content: deliveryPlan(reminder.content, for: reminder.recipient).deliveredContent ?? reminder.content,
-                    late: late, eventAt: reminder.trigger.offset == nil ? nil : event)
-            }
+            let event = entry.next.flatMap { fireInstant(of: reminder, $0) == dueAt ? $0.instant : nil }
+            let firing = Firing(
+                reminderId: id, recipient: reminder.recipient, dueAt: dueAt,
+                content: deliveryPlan(reminder.content, for: reminder.recipient).deliveredContent ?? reminder.content,
+                late: late, eventAt: reminder.trigger.offset == nil ? nil : event)
+            // An unsettled firing of this very occurrence (recovered, or a repeat) is kept.
+            let isNew = unsettled[firing.firingId] == nil
+            if isNew { unsettled[firing.firingId] = firing }
             if late {
                 lateFirings[id, default: 0] += 1
             } else if !lateFirings.isEmpty {
                 lateFirings[id] = nil
             }
-            advance(id, reminder: reminder, to: next, endingAs: .delivered)
+            advance(&entry, id, reminder: reminder, to: next, endingAs: .delivered)
+            entries[id] = entry
+            return AppliedEntry(madeFiring: isNew ? firing.firingId : nil)
         case .skipped(let id, _, let next, _):
-            advance(id, reminder: decoded, to: next, endingAs: .delivered)
+            guard var entry = entries[id] else { return AppliedEntry() }
+            advance(&entry, id, reminder: decoded, to: next, endingAs: .delivered)
+            entries[id] = entry
         case .suppressed(let id, _, let next, _, _):
             suppressedCount += 1
-            advance(id, reminder: decoded, to: next, endingAs: .suppressed)
+            guard var entry = entries[id] else { return AppliedEntry() }
+            advance(&entry, id, reminder: decoded, to: next, endingAs: .suppressed)
+            entries[id] = entry
         case .nagFired(let firingId, _):
             nags.remove(firingId)
             if let nag = nagFirings.removeValue(forKey: firingId), unsettled[firingId] == nil {
                 unsettled[firingId] = nag
+                return AppliedEntry(madeFiring: firingId)
             }
         case .leaseExpired(let firingId, _):
             unsettled[firingId]?.attempt += 1
         case .seqReserved(let through):
             eventSeqReserved = max(eventSeqReserved, through)
         case .acknowledged(let firingId, let seq, let worker, let firedAt):
-            guard var firing = unsettled.removeValue(forKey: firingId) else { return nil }
+            guard var firing = unsettled.removeValue(forKey: firingId) else { return AppliedEntry() }
             firing.seq = seq
-            retain(FireEvent(seq: seq, publisher: worker, firing: firing, firedAt: firedAt))
+            eventLog.retain(FireEvent(seq: seq, publisher: worker, firing: firing, firedAt: firedAt))
             if var entry = entries[firing.reminderId] {
                 entry.deliveredCount += 1
                 entry.lastFiredAt = max(entry.lastFiredAt ?? firedAt, firedAt)
                 entries[firing.reminderId] = entry
             }
             armNags(after: firing, deliveredAt: firedAt)
-            return ledgers[firing.recipient, default: BadgeLedger()].onDelivered(
-                firing, at: firedAt, badge: firing.content.badgeChange)
+            return AppliedEntry(badge: ledgers[firing.recipient, default: BadgeLedger()].onDelivered(
+                firing, at: firedAt, badge: firing.content.badgeChange))
         case .deadLettered(let firingId, _):
             if let firing = unsettled.removeValue(forKey: firingId) { deadLetters[firingId] = firing }
         case .retried(let firingId, _):
             if var firing = deadLetters.removeValue(forKey: firingId) {
                 firing.attempt = 1
                 unsettled[firingId] = firing
+                return AppliedEntry(madeFiring: firingId)
             }
         case .registered(let recipient, let at):
             let zoneChanged = recipients[recipient.id]?.zone != recipient.zone
@@ -110,13 +133,13 @@ extension CoordinatorState {
             updateCap(of: recipient.id)
             if zoneChanged { followZoneChange(of: recipient.id, at: at) }
         case .badgeSet(let recipient, let value, _):
-            return ledgers[recipient, default: BadgeLedger()].setBadge(value)
+            return AppliedEntry(badge: ledgers[recipient, default: BadgeLedger()].setBadge(value))
         case .handled(let firingId, _, _):
             cancelNags(of: firingId)
-            guard let recipient = recipient(of: firingId) else { return nil }
-            return ledgers[recipient, default: BadgeLedger()].onHandled(firingId.nagBase)
+            guard let recipient = recipient(of: firingId) else { return AppliedEntry() }
+            return AppliedEntry(badge: ledgers[recipient, default: BadgeLedger()].onHandled(firingId.nagBase))
         case .deliveredRemoved(let recipient, let firingId, _):
-            return ledgers[recipient, default: BadgeLedger()].removeDelivered(firingId)
+            return AppliedEntry(badge: ledgers[recipient, default: BadgeLedger()].removeDelivered(firingId))
         case .switched(let ids, let enabled, let at):
             switchReminders(ids, enabled, at: at)
         case .acted(let job, _):
@@ -127,15 +150,17 @@ extension CoordinatorState {
             jobLeases.remove(outcome.jobId)
             waitingJobs.removeAll { $0 == outcome.jobId }
         case .answered(let requestId, let reply, _):
-            remember(reply, for: requestId)
+            requestLog.remember(reply, for: requestId)
         }
-        return nil
+        return AppliedEntry()
     }
 
     /// Moves a reminder on to `next` after one of its occurrences fired, was suppressed or
     /// skipped: arms it there, or ends it (`finished` when repeating, else `endingAs`).
-    mutating func advance(_ id: ReminderID, reminder decoded: Reminder?, to next: Occurrence?, endingAs end: ReminderState) {
-        guard var entry = entries[id] else { return }
+    mutating func advance(
+        _ entry: inout Entry, _ id: ReminderID, reminder decoded: Reminder?, to next: Occurrence?,
+        endingAs end: ReminderState
+    ) {
         entry.next = next
         if let next {
             if entry.state == .pending {
@@ -146,7 +171,6 @@ extension CoordinatorState {
             if entry.state == .pending { entry.state = entry.isRepeating ? .finished : end }
             disarm(id, of: entry.recipient)
         }
-        entries[id] = entry
     }
 
     /// Puts a validated reminder into the schedule at `now`, replacing any with the same id.

@@ -14,7 +14,7 @@ extension CoordinatorState {
     {
         let isMutating = [.schedule, .cancel, .retry, .register, .badge, .ack, .enable, .disable, .act]
             .contains(request.operation) || request.command.isDeliveredRemoval
-        if isMutating, let requestId = request.requestId, let reply = recentReplies[requestId] {
+        if isMutating, let requestId = request.requestId, let reply = requestLog.reply(to: requestId) {
             return [.replyEncoded(reply, to: client)]
         }
         var directives: [CoordinatorDirective] = []
@@ -168,8 +168,7 @@ extension CoordinatorState {
         guard deadLetters[firingId] != nil else {
             return .failed(WireError(.notFound, "no dead-lettered firing \(firingId)", field: "firingId"))
         }
-        record(.retried(firingId, at: now), into: &directives)
-        waiting.append(firingId)
+        if let made = record(.retried(firingId, at: now), into: &directives).madeFiring { waiting.append(made) }
         return .retried(RetryResult(firingId: firingId))
     }
 
@@ -237,29 +236,6 @@ extension CoordinatorState {
                 id: id, host: record.host, pid: record.pid, alive: isAlive(record, at: now),
                 lastSeenAt: record.lastSeenAt, acknowledged: record.acknowledged, delivered: record.delivered)
         }.sorted { $0.id < $1.id })
-    }
-
-    /// Remembers the encoded reply to `requestId`, forgetting the oldest beyond
-    /// `rememberedRequests` replies or `rememberedReplyBytes` bytes.
-    mutating func remember(_ reply: Data, for requestId: String) {
-        if let previous = recentReplies.updateValue(reply, forKey: requestId) {
-            recentReplyBytes -= previous.count
-        } else {
-            recentRequestOrder.append(requestId)
-        }
-        recentReplyBytes += reply.count
-        while recentRequestOrder.count > 1
-            && (recentRequestOrder.count > configuration.rememberedRequests
-                || recentReplyBytes > configuration.rememberedReplyBytes),
-            let evicted = recentRequestOrder.popFirst()
-        {
-            recentReplyBytes -= recentReplies.removeValue(forKey: evicted)?.count ?? 0
-        }
-    }
-
-    /// The remembered replies, oldest first.
-    var rememberedReplies: [(requestId: String, reply: Data)] {
-        recentRequestOrder.compactMap { id in recentReplies[id].map { (id, $0) } }
     }
 }
 

@@ -71,11 +71,9 @@ extension CoordinatorState {
         } else if case .suppressed(let reason) = deliveryPlan(reminder.content, for: reminder.recipient) {
             record(.suppressed(id, dueAt: fireAt, next: next, reason: reason, at: now), into: &directives, decoded: reminder)
         } else {
-            let firingId = FiringID(reminder: id, dueAt: fireAt)
             // A firing recovered unsettled for this very occurrence is already in line.
-            let isNew = unsettled[firingId] == nil
-            record(.fired(id, dueAt: fireAt, next: next, late: isMisfire, at: now), into: &directives, decoded: reminder)
-            if isNew { waiting.append(firingId) }
+            let entry = JournalEntry.fired(id, dueAt: fireAt, next: next, late: isMisfire, at: now)
+            if let made = record(entry, into: &directives, decoded: reminder).madeFiring { waiting.append(made) }
         }
     }
 
@@ -132,8 +130,9 @@ extension CoordinatorState {
             var firings: [Firing] = []
             firings.reserveCapacity(min(count, waiting.count))
             while firings.count < count, let firingId = waiting.popFirst() {
-                // Settled or re-sent meanwhile (acknowledged, dead-lettered, a duplicate id).
-                guard var firing = unsettled[firingId], inFlight[firingId] == nil else { continue }
+                // Settled meanwhile (dead-lettered, acknowledged). An id is never in line while
+                // it is in flight: it joins the line when made, requeued or handed back.
+                guard var firing = unsettled[firingId] else { continue }
                 if nextEventSeq + configuration.eventSeqReservation / 2 > eventSeqReserved {
                     record(.seqReserved(through: nextEventSeq + configuration.eventSeqReservation), into: &directives)
                 }
@@ -242,7 +241,7 @@ extension CoordinatorState {
             fireLateness.record(milliseconds: ack.firedAt.timeIntervalSince(flight.firing.dueAt) * 1000)
             let entry = JournalEntry.acknowledged(
                 ack.firingId, seq: flight.firing.seq ?? 0, worker: message.worker, firedAt: ack.firedAt)
-            if let update = self.record(entry, into: &directives) {
+            if let update = self.record(entry, into: &directives).badge {
                 publishBadge(update, of: flight.firing.recipient, at: now, directives: &directives)
             }
         }
@@ -256,28 +255,13 @@ extension CoordinatorState {
         return directives
     }
 
-    /// Keeps an acknowledged event for catch-up, dropping the oldest beyond `eventRetention`.
-    mutating func retain(_ event: FireEvent) {
-        guard configuration.eventRetention > 0 else { return }
-        retainedEvents.append(event)
-        if retainedEvents.count > configuration.eventRetention { _ = retainedEvents.popFirst() }
-    }
-
     /// Retained events with `seq > after`, in `seq` order, and the settled watermark.
     func events(after: UInt64, recipient: RecipientID?, limit: Int?) -> EventsResult {
-        let retained = retainedEvents
-        var selected = retained.filter { $0.seq > after && (recipient == nil || $0.firing.recipient == recipient) }
-        selected.sort { $0.seq < $1.seq }
-        var truncated = false
-        if let limit, limit >= 0, selected.count > limit {
-            selected.removeSubrange(limit...)
-            truncated = true
-        }
+        let (selected, truncated) = eventLog.events(after: after, recipient: recipient, limit: limit)
         let oldestInFlight = inFlight.values.compactMap(\.firing.seq).min()
         let through = (oldestInFlight ?? nextEventSeq) - 1
-        let oldest = retained.map(\.seq).min()
         return EventsResult(events: selected, through: truncated ? min(through, selected.last?.seq ?? through) : through,
-                            oldestRetained: oldest, truncated: truncated)
+                            oldestRetained: eventLog.oldestSeq, truncated: truncated)
     }
 
     /// The first occurrence after `occurrence` that is after `notBefore`; missed ones in

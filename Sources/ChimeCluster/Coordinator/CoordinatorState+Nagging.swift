@@ -33,8 +33,7 @@ extension CoordinatorState {
     mutating func releaseDueNags(at now: Date, directives: inout [CoordinatorDirective]) {
         for (id, _) in nags.popDue(at: now) {
             guard nagFirings[id] != nil, unsettled[id] == nil else { continue }
-            record(.nagFired(id, at: now), into: &directives)
-            waiting.append(id)
+            if let made = record(.nagFired(id, at: now), into: &directives).madeFiring { waiting.append(made) }
         }
     }
 }

@@ -37,7 +37,7 @@ extension CoordinatorState {
     mutating func setBadge(_ recipient: RecipientID, to value: Int, at now: Date, directives: inout [CoordinatorDirective])
         -> ControlOutcome
     {
-        let update = record(.badgeSet(recipient, value, at: now), into: &directives) ?? BadgeUpdate(badge: 0, isChanged: false)
+        let update = record(.badgeSet(recipient, value, at: now), into: &directives).badge ?? BadgeUpdate(badge: 0, isChanged: false)
         publishBadge(update, of: recipient, at: now, directives: &directives)
         return .badge(BadgeResult(recipient: recipient, badge: update.badge, changed: update.isChanged))
     }
@@ -69,7 +69,7 @@ extension CoordinatorState {
         -> BadgeResult?
     {
         guard let recipient = recipient(of: firingId) else { return nil }
-        let update = record(.handled(firingId, action: action, at: now), into: &directives)
+        let update = record(.handled(firingId, action: action, at: now), into: &directives).badge
             ?? BadgeUpdate(badge: ledgers[recipient]?.badge ?? 0, isChanged: false)
         publishBadge(update, of: recipient, at: now, directives: &directives)
         return BadgeResult(recipient: recipient, badge: update.badge, changed: update.isChanged)
@@ -78,7 +78,7 @@ extension CoordinatorState {
     mutating func delivered(_ recipient: RecipientID, remove: FiringID?, at now: Date,
                             directives: inout [CoordinatorDirective]) -> ControlOutcome {
         if let remove {
-            if let update = record(.deliveredRemoved(recipient, remove, at: now), into: &directives) {
+            if let update = record(.deliveredRemoved(recipient, remove, at: now), into: &directives).badge {
                 publishBadge(update, of: recipient, at: now, directives: &directives)
             }
         }
@@ -137,8 +137,9 @@ extension CoordinatorState {
 
     /// What is delivered of `content` to `recipient`, or why nothing is.
     func deliveryPlan(_ content: Content, for recipient: RecipientID) -> DeliveryPlan {
+        // Most clusters register no recipients: skip hashing the id then (every firing asks).
         DeliveryPlan.make(
-            for: content, settings: recipients[recipient]?.settings,
+            for: content, settings: recipients.isEmpty ? nil : recipients[recipient]?.settings,
             requireRegistration: configuration.requireRegistration)
     }
 }

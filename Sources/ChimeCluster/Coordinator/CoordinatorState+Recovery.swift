@@ -32,13 +32,13 @@ extension CoordinatorState {
         return CoordinatorSnapshot(
             reminders: reminders, unsettled: unsettled,
             deadLetters: deadLetters.values.sorted { $0.firingId < $1.firingId }, nextEventSeq: eventSeqReserved + 1,
-            events: Array(retainedEvents),
+            events: Array(eventLog.events),
             recipients: recipients.values.sorted { $0.id < $1.id },
             ledgers: Dictionary(uniqueKeysWithValues: ledgers.map { ($0.key.rawValue, $0.value) }),
             pendingJobs: jobs.values.filter { $0.outcome == nil }.map(\.job).sorted { $0.jobId < $1.jobId },
             pendingNags: nagFirings.values.sorted { ($0.dueAt, $0.firingId) < ($1.dueAt, $1.firingId) },
             lateFirings: Dictionary(uniqueKeysWithValues: lateFirings.map { ($0.key.rawValue, $0.value) }),
-            answered: rememberedReplies.map { AnsweredRequest(requestId: $0.requestId, reply: $0.reply) },
+            answered: requestLog.entries.map { AnsweredRequest(requestId: $0.requestId, reply: $0.reply) },
             takenAt: now)
     }
 
@@ -104,12 +104,12 @@ extension CoordinatorState {
         eventSeqReserved = max(eventSeqReserved, snapshot.nextEventSeq - min(snapshot.nextEventSeq, 1))
         for (id, count) in snapshot.lateFirings { lateFirings[ReminderID(id)] = count }
         for job in snapshot.pendingJobs { accept(job) }
-        for answer in snapshot.answered { remember(answer.reply, for: answer.requestId) }
+        for answer in snapshot.answered { requestLog.remember(answer.reply, for: answer.requestId) }
         for nag in snapshot.pendingNags {
             nagFirings[nag.firingId] = nag
             nags.schedule(nag.firingId, at: nag.dueAt)
         }
-        for event in snapshot.events { retain(event) }
+        for event in snapshot.events { eventLog.retain(event) }
     }
 }
 

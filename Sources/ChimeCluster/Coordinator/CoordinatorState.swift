@@ -130,11 +130,8 @@ public struct CoordinatorState: Sendable {
     /// and its `seq` are volatile (`inFlight`).
     var unsettled: [FiringID: Firing] = [:]
     var deadLetters: [FiringID: Firing] = [:]
-    /// Encoded replies of recent mutating requests by `requestId`, oldest first in
-    /// `recentRequestOrder`; `recentReplyBytes` is their total size.
-    var recentReplies: [String: Data] = [:]
-    var recentRequestOrder = RingQueue<String>()
-    var recentReplyBytes = 0
+    /// Encoded replies of recent mutating requests, for idempotent retries.
+    var requestLog: RequestLog
     /// When recovery finished: occurrences due before it are misfires.
     var recoveredAt: Date?
     /// Whether the last `onTick` left due reminders in `schedule` because the waiting line
@@ -165,9 +162,8 @@ public struct CoordinatorState: Sendable {
     var nextEventSeq: UInt64 = 1
     /// The highest event `seq` reserved in the journal (`.seqReserved`).
     var eventSeqReserved: UInt64 = 0
-    /// Acknowledged fire events kept for catch-up, in acknowledgement order (each `seq` is
-    /// acknowledged once), the oldest evicted first.
-    var retainedEvents = RingQueue<FireEvent>()
+    /// Acknowledged fire events kept for catch-up.
+    var eventLog: EventLog
     var generatedIDs = 0
     var assignmentCounter = 0
     var dispatchLateness = LatenessRecorder()
@@ -183,6 +179,8 @@ public struct CoordinatorState: Sendable {
     public init(configuration: CoordinatorConfiguration = CoordinatorConfiguration(), startedAt: Date) {
         self.configuration = configuration
         self.startedAt = startedAt
+        requestLog = RequestLog(capacity: configuration.rememberedRequests, byteLimit: configuration.rememberedReplyBytes)
+        eventLog = EventLog(capacity: configuration.eventRetention)
     }
 
     /// How many reminders the state holds, in any state.
