@@ -147,6 +147,20 @@ import Testing
         #expect(seqs == [2 + reservation, 3 + reservation])
     }
 
+    /// Found by the crash-equivalence test: the delivered count was read as a length, so a
+    /// snapshot whose last reminder had delivered more times than bytes followed was refused.
+    @Test func snapshotKeepsADeliveredCountLargerThanTheBytesAfterIt() throws {
+        let reminder = Reminder(id: "r", recipient: "a", content: Content(), trigger: Trigger(start: .instant(Self.noon)))
+        let record = CoordinatorSnapshot.ReminderRecord(
+            reminderBytes: reminder.binaryEncoded(), id: "r", nextIndex: nil, nextFireAt: nil, armedAt: nil,
+            state: .delivered, deliveredCount: 500, lastFiredAt: Self.noon)
+        var snapshot = makeState().makeSnapshot(at: Self.noon)
+        snapshot.reminders = [record]
+        let decoded = try CoordinatorSnapshot.decode(payload: snapshot.encodedPayload())
+        #expect(decoded.reminders.map(\.deliveredCount) == [500])
+        #expect(decoded.reminders.map(\.lastFiredAt) == [Self.noon])
+    }
+
     @Test func snapshotFromANewerFormatIsRefused() {
         var state = makeState()
         var snapshot = state.makeSnapshot()

@@ -237,7 +237,9 @@ struct ModelRun {
             do {
                 try state.load(try CoordinatorSnapshot.decode(payload: snapshot.payload))
             } catch {
-                preconditionFailure("a snapshot this run wrote does not load: \(error)")
+                // Reported as a difference: the rebuilt state stays empty.
+                print("a snapshot this run wrote does not load: \(error)")
+                return CoordinatorState(configuration: configuration, startedAt: now)
             }
             start = snapshot.covers
         }
@@ -399,7 +401,9 @@ struct ModelRun {
             category: Bool.random(using: &random) ? "c" : nil)
         return Reminder(
             id: pickReminder(), recipient: Self.recipientIDs.randomElement(using: &random)!, content: content,
-            trigger: Trigger(start: start, repeatRule: repeatRule, misfire: misfire, misfireThreshold: threshold),
+            trigger: Trigger(
+                start: start, repeatRule: repeatRule, offset: Int.random(in: 0..<4, using: &random) == 0 ? 90 : nil,
+                misfire: misfire, misfireThreshold: threshold),
             enabled: Int.random(in: 0..<8, using: &random) != 0,
             nag: Int.random(in: 0..<4, using: &random) == 0 ? NagPolicy(count: 2, interval: 60) : nil)
     }
@@ -447,7 +451,12 @@ struct ModelRun {
 
     static func describe(_ expected: Data, _ actual: Data) -> String {
         let decode = { (data: Data) -> String in
-            guard let snapshot = try? CoordinatorSnapshot.decode(payload: data) else { return "undecodable" }
+            let snapshot: CoordinatorSnapshot
+            do {
+                snapshot = try CoordinatorSnapshot.decode(payload: data)
+            } catch {
+                return "undecodable: \(error)"
+            }
             let reminders = snapshot.reminders.map {
                 "\($0.id) \($0.state) next=\($0.nextIndex.map(String.init) ?? "-") armed=\($0.armedAt.map { RFC3339.format($0) } ?? "-") delivered=\($0.deliveredCount)"
             }
@@ -457,7 +466,14 @@ struct ModelRun {
         let first = zip(left, right).enumerated().first { $0.element.0 != $0.element.1 }?.offset ?? min(left.count, right.count)
         let from = max(0, first - 300)
         let excerpt = { (bytes: [UInt8]) in String(decoding: bytes[min(from, bytes.count)..<min(first + 300, bytes.count)], as: UTF8.self) }
-        return "first difference at byte \(first)\nexpected: …\(excerpt(left))…\nactual:   …\(excerpt(right))…"
+        let reminders = { (data: Data) -> String in
+            guard let snapshot = try? CoordinatorSnapshot.decode(payload: data) else { return "undecodable" }
+            return snapshot.reminders.map {
+                "\($0.id) \($0.state) next=\($0.nextIndex.map(String.init) ?? "-") armed=\($0.armedAt.map { RFC3339.format($0) } ?? "-") delivered=\($0.deliveredCount)"
+            }.joined(separator: "; ")
+        }
+        return "first difference at byte \(first)\nexpected: …\(excerpt(left))…\nactual:   …\(excerpt(right))…\n"
+            + "expected reminders: \(reminders(expected))\nactual reminders:   \(reminders(actual))"
     }
 }
 

@@ -107,7 +107,8 @@ import Testing
             }
             #expect(try Reminder.binaryRecipient(in: bytes) == reminder.recipient)
             #expect(try Reminder.binarySummary(in: bytes[...]) == Reminder.BinarySummary(
-                recipient: reminder.recipient, isRepeating: reminder.trigger.isRepeating, hasNag: reminder.nag != nil))
+                recipient: reminder.recipient, isRepeating: reminder.trigger.isRepeating, hasNag: reminder.nag != nil,
+                hasOffset: reminder.trigger.offset != nil))
         }
         #expect(totalBytes > 0)
     }
@@ -143,5 +144,20 @@ import Testing
         // Equal bytes after a second trip also pin bit patterns that == ignores (−0.0).
         #expect(decoded.binaryEncoded() == bytes, sourceLocation: sourceLocation)
         #expect(reminder.binaryEncoded() == bytes, "deterministic", sourceLocation: sourceLocation)
+    }
+}
+
+@Suite struct ReminderBinaryOffsetTests {
+    @Test(arguments: [nil, MisfirePolicy.fireAll], [nil, 120.0])
+    func reminderWithAnOffsetRoundTrips(misfire: MisfirePolicy?, threshold: Double?) throws {
+        let reminder = Reminder(
+            id: "r1", recipient: "alice", content: Content(title: "t", body: "b", badgeChange: .increment, category: "c"),
+            trigger: Trigger(
+                start: .wallClock(LocalDateTime(year: 2026, month: 12, day: 24, hour: 8), zoneIdentifier: "recipient"),
+                repeatRule: RepeatRule(unit: .minute, interval: 1), offset: 90, misfire: misfire, misfireThreshold: threshold),
+            nag: NagPolicy(count: 2, interval: 60))
+        let bytes = reminder.binaryEncoded()
+        #expect(try Reminder(binary: bytes) == reminder)
+        #expect(try Reminder.binarySummary(in: bytes[...]).hasOffset)
     }
 }

@@ -90,7 +90,10 @@ extension CoordinatorSnapshot {
                 guard stateIndex < ReminderState.allCases.count else {
                     throw WireError(.invalidArgument, "the snapshot names reminder state \(stateIndex) for \(id)")
                 }
-                let deliveredCount = try reader.readCount()
+                // A number, not a length: it may exceed the bytes that remain.
+                guard let deliveredCount = Int(exactly: try reader.readVarint()) else {
+                    throw WireError(.invalidArgument, "the snapshot's delivered count of \(id) is out of range")
+                }
                 let lastFiredAt = flags & 4 != 0 ? try reader.readInstant() : nil
                 records.append(ReminderRecord(
                     reminderBytes: reminderBytes, id: id, nextIndex: nextIndex, nextFireAt: nextFireAt,

@@ -33,17 +33,17 @@ public struct AppliedEntry: Sendable, Equatable {
 extension CoordinatorState {
     /// Appends `entry` to the turn's directives and folds it into the state.
     ///
-    /// `decoded` and `recurrence` are values the caller already derived from the same state
-    /// (the reminder of `.fired`/`.scheduled`, a scheduled reminder's occurrences): passing
-    /// them changes nothing but speed.
+    /// `firing` and `recurrence` are values the caller already derived from the same state
+    /// (the firing a `.fired` entry makes, a `.scheduled` reminder's occurrences): passing them
+    /// changes nothing but speed.
     /// - Returns: what the entry changed that the caller acts on.
     @discardableResult
     mutating func record(
-        _ entry: JournalEntry, into directives: inout [CoordinatorDirective], decoded: Reminder? = nil,
+        _ entry: JournalEntry, into directives: inout [CoordinatorDirective], firing: Firing? = nil,
         recurrence: Recurrence? = nil
     ) -> AppliedEntry {
         directives.append(.append(entry))
-        return apply(entry, decoded: decoded, recurrence: recurrence)
+        return apply(entry, firing: firing, recurrence: recurrence)
     }
 
     /// Folds one journal entry into the state, exactly as the live coordinator did when it
@@ -52,12 +52,13 @@ extension CoordinatorState {
     /// An entry that no longer validates (a zone removed from tzdata) is skipped and counted
     /// in `skippedEntries`; an entry naming something already gone changes nothing.
     /// - Parameters:
-    ///   - decoded: the reminder `entry` names, when the caller has it decoded (speed only).
+    ///   - firing: the firing a `.fired` entry makes, when the caller built it (speed only:
+    ///     it equals what the reminder gives, so recovery builds it here).
     ///   - recurrence: a `.scheduled` reminder's occurrences, when the caller built them.
     /// - Returns: what the entry changed that a live caller acts on (a badge update to
     ///   publish, a firing to put in the waiting line).
     @discardableResult
-    public mutating func apply(_ entry: JournalEntry, decoded: Reminder? = nil, recurrence prepared: Recurrence? = nil)
+    public mutating func apply(_ entry: JournalEntry, firing made: Firing? = nil, recurrence prepared: Recurrence? = nil)
         -> AppliedEntry
     {
         switch entry {
@@ -71,12 +72,7 @@ extension CoordinatorState {
             for id in ids { removeEntry(id) }
         case .fired(let id, let dueAt, let next, let late, _):
             guard var entry = entries[id] else { return AppliedEntry() }
-            let reminder = decoded ?? entry.reminder
-            let event = entry.next.flatMap { fireInstant(of: reminder, $0) == dueAt ? $0.instant : nil }
-            let firing = Firing(
-                reminderId: id, recipient: reminder.recipient, dueAt: dueAt,
-                content: deliveryPlan(reminder.content, for: reminder.recipient).deliveredContent ?? reminder.content,
-                late: late, eventAt: reminder.trigger.offset == nil ? nil : event)
+            let firing = made ?? makeFiring(of: entry, dueAt: dueAt, late: late)
             // An unsettled firing of this very occurrence (recovered, or a repeat) is kept.
             let isNew = unsettled[firing.firingId] == nil
             if isNew { unsettled[firing.firingId] = firing }
@@ -85,17 +81,17 @@ extension CoordinatorState {
             } else if !lateFirings.isEmpty {
                 lateFirings[id] = nil
             }
-            advance(&entry, id, reminder: reminder, to: next, endingAs: .delivered)
+            advance(&entry, id, to: next, endingAs: .delivered)
             entries[id] = entry
             return AppliedEntry(madeFiring: isNew ? firing.firingId : nil)
         case .skipped(let id, _, let next, _):
             guard var entry = entries[id] else { return AppliedEntry() }
-            advance(&entry, id, reminder: decoded, to: next, endingAs: .delivered)
+            advance(&entry, id, to: next, endingAs: .delivered)
             entries[id] = entry
         case .suppressed(let id, _, let next, _, _):
             suppressedCount += 1
             guard var entry = entries[id] else { return AppliedEntry() }
-            advance(&entry, id, reminder: decoded, to: next, endingAs: .suppressed)
+            advance(&entry, id, to: next, endingAs: .suppressed)
             entries[id] = entry
         case .nagFired(let firingId, _):
             nags.remove(firingId)
@@ -157,20 +153,25 @@ extension CoordinatorState {
 
     /// Moves a reminder on to `next` after one of its occurrences fired, was suppressed or
     /// skipped: arms it there, or ends it (`finished` when repeating, else `endingAs`).
-    mutating func advance(
-        _ entry: inout Entry, _ id: ReminderID, reminder decoded: Reminder?, to next: Occurrence?,
-        endingAs end: ReminderState
-    ) {
+    mutating func advance(_ entry: inout Entry, _ id: ReminderID, to next: Occurrence?, endingAs end: ReminderState) {
         entry.next = next
         if let next {
-            if entry.state == .pending {
-                let reminder = decoded ?? entry.reminder
-                arm(id, of: entry.recipient, at: fireInstant(of: reminder, next))
-            }
+            if entry.state == .pending { arm(id, of: entry.recipient, at: Self.fireInstant(of: entry, next)) }
         } else {
             if entry.state == .pending { entry.state = entry.isRepeating ? .finished : end }
             disarm(id, of: entry.recipient)
         }
+    }
+
+    /// The firing of `entry`'s occurrence due at `dueAt`, with what the recipient's settings
+    /// let through (all of it when they let nothing through: the decision was `.fired`).
+    func makeFiring(of entry: Entry, dueAt: Date, late: Bool) -> Firing {
+        let reminder = entry.reminder
+        let event = entry.next.flatMap { Self.fireInstant(of: entry, $0) == dueAt ? $0.instant : nil }
+        return Firing(
+            reminderId: reminder.id, recipient: reminder.recipient, dueAt: dueAt,
+            content: deliveryPlan(reminder.content, for: reminder.recipient).deliveredContent ?? reminder.content,
+            late: late, eventAt: entry.offset == nil ? nil : event)
     }
 
     /// Puts a validated reminder into the schedule at `now`, replacing any with the same id.

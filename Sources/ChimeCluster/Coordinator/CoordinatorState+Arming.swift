@@ -33,10 +33,19 @@ extension CoordinatorState {
         apply(transitions, of: recipient)
     }
 
-    /// Re-applies a recipient's cap after its `maxPending` changed.
+    /// Re-applies a recipient's cap after its `maxPending` changed. A recipient left without
+    /// a limit loses its cap (everything it held back is armed), so no cap keeps instants
+    /// that arming without it no longer updates.
     mutating func updateCap(of recipient: RecipientID) {
+        guard let limit = pendingLimit(for: recipient) else {
+            guard var cap = caps[recipient] else { return }
+            let transitions = cap.setLimit(nil)
+            caps[recipient] = cap
+            apply(transitions, of: recipient)
+            caps[recipient] = nil
+            return
+        }
         guard var cap = caps[recipient] else {
-            guard pendingLimit(for: recipient) != nil else { return }
             // First cap for this recipient: bring its pending reminders under it.
             let pending = entries.filter { $0.value.recipient == recipient && schedule.deadline(of: $0.key) != nil }.map(\.key)
             for id in pending.sorted() {
@@ -46,7 +55,7 @@ extension CoordinatorState {
             }
             return
         }
-        let transitions = cap.setLimit(pendingLimit(for: recipient))
+        let transitions = cap.setLimit(limit)
         caps[recipient] = cap
         apply(transitions, of: recipient)
     }

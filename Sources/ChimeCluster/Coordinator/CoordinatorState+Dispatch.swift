@@ -67,13 +67,19 @@ extension CoordinatorState {
             }
         }
         if isMisfire && !shouldFireMissed(fireAt, of: reminder, policy: policy, at: now) {
-            record(.skipped(id, dueAt: fireAt, next: next, at: now), into: &directives, decoded: reminder)
-        } else if case .suppressed(let reason) = deliveryPlan(reminder.content, for: reminder.recipient) {
-            record(.suppressed(id, dueAt: fireAt, next: next, reason: reason, at: now), into: &directives, decoded: reminder)
-        } else {
+            record(.skipped(id, dueAt: fireAt, next: next, at: now), into: &directives)
+            return
+        }
+        switch deliveryPlan(reminder.content, for: reminder.recipient) {
+        case .suppressed(let reason):
+            record(.suppressed(id, dueAt: fireAt, next: next, reason: reason, at: now), into: &directives)
+        case .deliver(let content, _):
+            let firing = Firing(
+                reminderId: id, recipient: reminder.recipient, dueAt: fireAt, content: content, late: isMisfire,
+                eventAt: trigger.offset == nil ? nil : occurrence.instant)
             // A firing recovered unsettled for this very occurrence is already in line.
             let entry = JournalEntry.fired(id, dueAt: fireAt, next: next, late: isMisfire, at: now)
-            if let made = record(entry, into: &directives, decoded: reminder).madeFiring { waiting.append(made) }
+            if let made = record(entry, into: &directives, firing: firing).madeFiring { waiting.append(made) }
         }
     }
 

@@ -27,6 +27,8 @@ public struct CoordinatorState: Sendable {
         private(set) var isRepeating: Bool
         /// Whether it has a nag policy, decoded once (every acknowledgement asks).
         private(set) var hasNag: Bool
+        /// Its trigger's remind-before offset in seconds, decoded once (every firing asks).
+        private(set) var offset: Double?
         var next: Occurrence?
         var state: ReminderState
         var deliveredCount = 0
@@ -37,6 +39,7 @@ public struct CoordinatorState: Sendable {
             recipient = reminder.recipient
             isRepeating = reminder.trigger.isRepeating
             hasNag = reminder.nag != nil
+            offset = reminder.trigger.offset
             self.next = next
             self.state = state
             self.deliveredCount = deliveredCount
@@ -52,6 +55,8 @@ public struct CoordinatorState: Sendable {
             recipient = summary.recipient
             isRepeating = summary.isRepeating
             hasNag = summary.hasNag
+            // Rare: only a reminder with an offset is decoded while a snapshot loads.
+            offset = summary.hasOffset ? try Reminder(binary: bytes).trigger.offset : nil
             self.bytes = bytes
             self.next = next
             self.state = state
@@ -73,8 +78,15 @@ public struct CoordinatorState: Sendable {
                 recipient = newValue.recipient
                 isRepeating = newValue.trigger.isRepeating
                 hasNag = newValue.nag != nil
+                offset = newValue.trigger.offset
             }
         }
+    }
+
+    /// When `entry`'s occurrence fires: its instant less the trigger's remind-before offset
+    /// (as `Trigger.fireInstant(eventInstant:)`, without decoding the reminder).
+    static func fireInstant(of entry: Entry, _ occurrence: Occurrence) -> Date {
+        occurrence.instant.addingTimeInterval(-(entry.offset ?? 0))
     }
 
     struct InFlight: Sendable {

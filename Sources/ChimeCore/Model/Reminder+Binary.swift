@@ -127,9 +127,11 @@ extension Reminder {
         public var isRepeating: Bool
         /// Whether the reminder has a nag policy.
         public var hasNag: Bool
+        /// Whether the trigger has a remind-before offset (`Trigger.offset`).
+        public var hasOffset: Bool
     }
 
-    /// The recipient, repeat and nag flags of an encoded reminder.
+    /// The recipient, repeat, nag and offset flags of an encoded reminder.
     /// - Throws: ``ReminderBinaryError`` when the version, id, recipient or flags cannot be read.
     public static func binarySummary(in bytes: ArraySlice<UInt8>) throws(ReminderBinaryError) -> BinarySummary {
         var reader = ByteReader(bytes)
@@ -140,7 +142,7 @@ extension Reminder {
         return BinarySummary(
             recipient: recipient,
             isRepeating: !fields.isDisjoint(with: [.repeatRule, .recurrenceRule, .recurrenceDates]),
-            hasNag: fields.contains(.nag))
+            hasNag: fields.contains(.nag), hasOffset: fields.contains(.offset))
     }
 
     func writeBinary(to sink: inout some BinarySink) {
