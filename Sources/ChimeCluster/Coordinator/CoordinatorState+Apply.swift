@@ -75,7 +75,7 @@ extension CoordinatorState {
             let firing = made ?? makeFiring(of: entry, dueAt: dueAt, late: late)
             // An unsettled firing of this very occurrence (recovered, or a repeat) is kept.
             let isNew = unsettled[firing.firingId] == nil
-            if isNew { unsettled[firing.firingId] = firing }
+            if isNew { unsettled[firing.firingId] = SharedFiring(firing) }
             if late {
                 lateFirings[id, default: 0] += 1
             } else if !lateFirings.isEmpty {
@@ -96,15 +96,18 @@ extension CoordinatorState {
         case .nagFired(let firingId, _):
             nags.remove(firingId)
             if let nag = nagFirings.removeValue(forKey: firingId), unsettled[firingId] == nil {
-                unsettled[firingId] = nag
+                unsettled[firingId] = SharedFiring(nag)
                 return AppliedEntry(madeFiring: firingId)
             }
         case .leaseExpired(let firingId, _):
-            unsettled[firingId]?.attempt += 1
+            if var firing = unsettled[firingId]?.firing {
+                firing.attempt += 1
+                unsettled[firingId] = SharedFiring(firing)
+            }
         case .seqReserved(let through):
             eventSeqReserved = max(eventSeqReserved, through)
         case .acknowledged(let firingId, let seq, let worker, let firedAt):
-            guard var firing = unsettled.removeValue(forKey: firingId) else { return AppliedEntry() }
+            guard var firing = unsettled.removeValue(forKey: firingId)?.firing else { return AppliedEntry() }
             firing.seq = seq
             eventLog.retain(FireEvent(seq: seq, publisher: worker, firing: firing, firedAt: firedAt))
             if var entry = entries[firing.reminderId] {
@@ -116,11 +119,11 @@ extension CoordinatorState {
             return AppliedEntry(badge: ledgers[firing.recipient, default: BadgeLedger()].onDelivered(
                 firing, at: firedAt, badge: firing.content.badgeChange))
         case .deadLettered(let firingId, _):
-            if let firing = unsettled.removeValue(forKey: firingId) { deadLetters[firingId] = firing }
+            if let firing = unsettled.removeValue(forKey: firingId)?.firing { deadLetters[firingId] = firing }
         case .retried(let firingId, _):
             if var firing = deadLetters.removeValue(forKey: firingId) {
                 firing.attempt = 1
-                unsettled[firingId] = firing
+                unsettled[firingId] = SharedFiring(firing)
                 return AppliedEntry(madeFiring: firingId)
             }
         case .registered(let recipient, let at):

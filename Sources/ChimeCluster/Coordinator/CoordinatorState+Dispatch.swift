@@ -98,7 +98,7 @@ extension CoordinatorState {
     /// Puts a firing whose worker let it go back in the waiting line for another attempt, or
     /// dead-letters it after `maxAttempts`.
     mutating func requeue(_ firingId: FiringID, at now: Date, directives: inout [CoordinatorDirective]) {
-        guard let firing = unsettled[firingId] else { return }
+        guard let firing = unsettled[firingId]?.firing else { return }
         if firing.attempt >= configuration.maxAttempts {
             record(.deadLettered(firingId, at: now), into: &directives)
             return
@@ -138,13 +138,14 @@ extension CoordinatorState {
             while firings.count < count, let firingId = waiting.popFirst() {
                 // Settled meanwhile (dead-lettered, acknowledged). An id is never in line while
                 // it is in flight: it joins the line when made, requeued or handed back.
-                guard var firing = unsettled[firingId] else { continue }
+                guard let shared = unsettled[firingId] else { continue }
+                var firing = shared.firing
                 if nextEventSeq + configuration.eventSeqReservation / 2 > eventSeqReserved {
                     record(.seqReserved(through: nextEventSeq + configuration.eventSeqReservation), into: &directives)
                 }
                 firing.seq = nextEventSeq
                 nextEventSeq += 1
-                inFlight[firingId] = InFlight(firing: firing, worker: workerID, leaseExpiresAt: expiry)
+                inFlight[firingId] = InFlight(shared: shared, seq: nextEventSeq - 1, worker: workerID, leaseExpiresAt: expiry)
                 leases.append((firingId, expiry))
                 if firing.attempt == 1 {
                     dispatchLateness.record(milliseconds: now.timeIntervalSince(firing.dueAt) * 1000)
@@ -246,7 +247,7 @@ extension CoordinatorState {
             acknowledgedCount += 1
             fireLateness.record(milliseconds: ack.firedAt.timeIntervalSince(flight.firing.dueAt) * 1000)
             let entry = JournalEntry.acknowledged(
-                ack.firingId, seq: flight.firing.seq ?? 0, worker: message.worker, firedAt: ack.firedAt)
+                ack.firingId, seq: flight.seq, worker: message.worker, firedAt: ack.firedAt)
             if let update = self.record(entry, into: &directives).badge {
                 publishBadge(update, of: flight.firing.recipient, at: now, directives: &directives)
             }
@@ -264,7 +265,7 @@ extension CoordinatorState {
     /// Retained events with `seq > after`, in `seq` order, and the settled watermark.
     func events(after: UInt64, recipient: RecipientID?, limit: Int?) -> EventsResult {
         let (selected, truncated) = eventLog.events(after: after, recipient: recipient, limit: limit)
-        let oldestInFlight = inFlight.values.compactMap(\.firing.seq).min()
+        let oldestInFlight = inFlight.values.map(\.seq).min()
         let through = (oldestInFlight ?? nextEventSeq) - 1
         return EventsResult(events: selected, through: truncated ? min(through, selected.last?.seq ?? through) : through,
                             oldestRetained: eventLog.oldestSeq, truncated: truncated)

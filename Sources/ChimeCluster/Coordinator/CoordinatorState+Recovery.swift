@@ -14,13 +14,13 @@ extension CoordinatorState {
     public mutating func finishRecovery(at now: Date) {
         recoveredAt = now
         nextEventSeq = max(nextEventSeq, eventSeqReserved + 1)
-        let ids = unsettled.values.filter { inFlight[$0.firingId] == nil }
+        let ids = unsettled.values.map(\.firing).filter { inFlight[$0.firingId] == nil }
             .sorted { ($0.dueAt, $0.firingId) < ($1.dueAt, $1.firingId) }.map(\.firingId)
         waiting.append(contentsOf: ids)
     }
     /// The durable state, for a snapshot taken between loop turns at `now`.
     public func makeSnapshot(at now: Date = Date()) -> CoordinatorSnapshot {
-        let unsettled = unsettled.values.sorted { ($0.dueAt, $0.firingId) < ($1.dueAt, $1.firingId) }
+        let unsettled = unsettled.values.map(\.firing).sorted { ($0.dueAt, $0.firingId) < ($1.dueAt, $1.firingId) }
         var reminders: [CoordinatorSnapshot.ReminderRecord] = []
         reminders.reserveCapacity(entries.count)
         for (id, entry) in entries {
@@ -98,7 +98,7 @@ extension CoordinatorState {
         schedule.schedule(contentsOf: uncapped)
         for var firing in snapshot.unsettled {
             firing.seq = nil
-            unsettled[firing.firingId] = firing
+            unsettled[firing.firingId] = SharedFiring(firing)
         }
         for firing in snapshot.deadLetters { deadLetters[firing.firingId] = firing }
         eventSeqReserved = max(eventSeqReserved, snapshot.nextEventSeq - min(snapshot.nextEventSeq, 1))

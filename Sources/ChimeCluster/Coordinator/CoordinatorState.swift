@@ -89,10 +89,21 @@ public struct CoordinatorState: Sendable {
         occurrence.instant.addingTimeInterval(-(entry.offset ?? 0))
     }
 
+    /// A firing as the unsettled map and the in-flight map share it: a reference, so those
+    /// hash tables move 8 bytes instead of a whole `Firing` (~250 bytes) when they insert or
+    /// delete. Immutable: a changed firing is a new box, so states stay values.
+    final class SharedFiring: Sendable {
+        let firing: Firing
+        init(_ firing: Firing) { self.firing = firing }
+    }
+
     struct InFlight: Sendable {
-        var firing: Firing
+        let shared: SharedFiring
+        /// The event seq of this delivery attempt.
+        var seq: UInt64
         var worker: WorkerID
         var leaseExpiresAt: Date
+        var firing: Firing { shared.firing }
     }
 
     struct WorkerRecord: Sendable {
@@ -140,7 +151,7 @@ public struct CoordinatorState: Sendable {
     /// Firings made (`.fired`, `.nagFired`, `.retried`) and not yet acknowledged or
     /// dead-lettered, with their attempt numbers: durable. Which worker holds one, its lease
     /// and its `seq` are volatile (`inFlight`).
-    var unsettled: [FiringID: Firing] = [:]
+    var unsettled: [FiringID: SharedFiring] = [:]
     var deadLetters: [FiringID: Firing] = [:]
     /// Encoded replies of recent mutating requests, for idempotent retries.
     var requestLog: RequestLog
