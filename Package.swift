@@ -35,7 +35,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "StoreBenchmark",
-            dependencies: ["ChimeStore", "ChimeCore", "ChimeWire"],
+            dependencies: ["ChimeStore", "ChimeCore", "ChimeWire", "ChimeCluster"],
             path: "Benchmarks/StoreBenchmark"
         ),
         .executableTarget(

@@ -6,6 +6,8 @@
 // or decoding a 1,000-reminder schedule request, JSONDecoder against the fast path
 // (see RequestBenchmark.swift):
 //   swift run -c release StoreBenchmark request [iterations]
+// or the coordinator's pure state in a W1-shaped burst (see StateBenchmark.swift):
+//   swift run -c release StoreBenchmark state [firings]
 import ChimeCore
 import ChimeStore
 import Foundation
@@ -13,6 +15,10 @@ import Foundation
 let arguments = CommandLine.arguments
 if arguments.count > 1, arguments[1] == "codec" {
     try runCodecBenchmark(iterations: arguments.count > 2 ? Int(arguments[2]) ?? 200_000 : 200_000)
+    exit(0)
+}
+if arguments.count > 1, arguments[1] == "state" {
+    runStateBenchmark(count: arguments.count > 2 ? Int(arguments[2]) ?? 100_000 : 100_000, rounds: 7)
     exit(0)
 }
 if arguments.count > 1, arguments[1] == "request" {

@@ -21,12 +21,19 @@ public struct AppliedEntry: Sendable, Equatable {
     /// published when it changed the number.
     public var badge: BadgeUpdate?
     /// The firing `.fired`, `.nagFired` or `.retried` made unsettled: it waits for a worker.
-    public var madeFiring: FiringID?
+    let made: CoordinatorState.SharedFiring?
 
-    /// Makes the value (nothing changed that a caller acts on, by default).
-    public init(badge: BadgeUpdate? = nil, madeFiring: FiringID? = nil) {
+    /// The id of the firing the entry made unsettled, if any.
+    public var madeFiring: FiringID? { made?.firing.firingId }
+
+    init(badge: BadgeUpdate? = nil, made: CoordinatorState.SharedFiring? = nil) {
         self.badge = badge
-        self.madeFiring = madeFiring
+        self.made = made
+    }
+
+    /// Equal when the badge updates are and the same firing (by id) was made.
+    public static func == (lhs: AppliedEntry, rhs: AppliedEntry) -> Bool {
+        lhs.badge == rhs.badge && lhs.madeFiring == rhs.madeFiring
     }
 }
 
@@ -39,7 +46,7 @@ extension CoordinatorState {
     /// - Returns: what the entry changed that the caller acts on.
     @discardableResult
     mutating func record(
-        _ entry: JournalEntry, into directives: inout [CoordinatorDirective], firing: Firing? = nil,
+        _ entry: JournalEntry, into directives: inout [CoordinatorDirective], firing: SharedFiring? = nil,
         recurrence: Recurrence? = nil
     ) -> AppliedEntry {
         directives.append(.append(entry))
@@ -58,7 +65,12 @@ extension CoordinatorState {
     /// - Returns: what the entry changed that a live caller acts on (a badge update to
     ///   publish, a firing to put in the waiting line).
     @discardableResult
-    public mutating func apply(_ entry: JournalEntry, firing made: Firing? = nil, recurrence prepared: Recurrence? = nil)
+    public mutating func apply(_ entry: JournalEntry, recurrence: Recurrence? = nil) -> AppliedEntry {
+        apply(entry, firing: nil, recurrence: recurrence)
+    }
+
+    /// `apply(_:recurrence:)` with the firing a live `.fired` handler already built.
+    mutating func apply(_ entry: JournalEntry, firing made: SharedFiring?, recurrence prepared: Recurrence?)
         -> AppliedEntry
     {
         switch entry {
@@ -72,10 +84,12 @@ extension CoordinatorState {
             for id in ids { removeEntry(id) }
         case .fired(let id, let dueAt, let next, let late, _):
             guard var entry = entries[id] else { return AppliedEntry() }
-            let firing = made ?? makeFiring(of: entry, dueAt: dueAt, late: late)
-            // An unsettled firing of this very occurrence (recovered, or a repeat) is kept.
-            let isNew = unsettled[firing.firingId] == nil
-            if isNew { unsettled[firing.firingId] = SharedFiring(firing) }
+            let shared = made ?? SharedFiring(makeFiring(of: entry, dueAt: dueAt, late: late))
+            let firingId = shared.firing.firingId
+            // An unsettled firing of this very occurrence (recovered, or a repeat) is kept: one
+            // hash for the common case, a second only to put the old one back.
+            let previous = unsettled.updateValue(shared, forKey: firingId)
+            if let previous { unsettled[firingId] = previous }
             if late {
                 lateFirings[id, default: 0] += 1
             } else if !lateFirings.isEmpty {
@@ -83,7 +97,7 @@ extension CoordinatorState {
             }
             advance(&entry, id, to: next, endingAs: .delivered)
             entries[id] = entry
-            return AppliedEntry(madeFiring: isNew ? firing.firingId : nil)
+            return AppliedEntry(made: previous == nil ? shared : nil)
         case .skipped(let id, _, let next, _):
             guard var entry = entries[id] else { return AppliedEntry() }
             advance(&entry, id, to: next, endingAs: .delivered)
@@ -96,8 +110,9 @@ extension CoordinatorState {
         case .nagFired(let firingId, _):
             nags.remove(firingId)
             if let nag = nagFirings.removeValue(forKey: firingId), unsettled[firingId] == nil {
-                unsettled[firingId] = SharedFiring(nag)
-                return AppliedEntry(madeFiring: firingId)
+                let shared = SharedFiring(nag)
+                unsettled[firingId] = shared
+                return AppliedEntry(made: shared)
             }
         case .leaseExpired(let firingId, _):
             if var firing = unsettled[firingId]?.firing {
@@ -107,24 +122,28 @@ extension CoordinatorState {
         case .seqReserved(let through):
             eventSeqReserved = max(eventSeqReserved, through)
         case .acknowledged(let firingId, let seq, let worker, let firedAt):
-            guard var firing = unsettled.removeValue(forKey: firingId)?.firing else { return AppliedEntry() }
-            firing.seq = seq
-            eventLog.retain(FireEvent(seq: seq, publisher: worker, firing: firing, firedAt: firedAt))
+            guard let shared = unsettled.removeValue(forKey: firingId) else { return AppliedEntry() }
+            let firing = shared.firing
             if var entry = entries[firing.reminderId] {
                 entry.deliveredCount += 1
                 entry.lastFiredAt = max(entry.lastFiredAt ?? firedAt, firedAt)
                 entries[firing.reminderId] = entry
             }
             armNags(after: firing, deliveredAt: firedAt)
-            return AppliedEntry(badge: ledgers[firing.recipient, default: BadgeLedger()].onDelivered(
-                firing, at: firedAt, badge: firing.content.badgeChange))
+            let update = ledgers[firing.recipient, default: BadgeLedger()].onDelivered(
+                firing, at: firedAt, badge: firing.content.badgeChange)
+            var event = FireEvent(seq: seq, publisher: worker, firing: firing, firedAt: firedAt)
+            event.firing.seq = seq
+            eventLog.retain(event)
+            return AppliedEntry(badge: update)
         case .deadLettered(let firingId, _):
             if let firing = unsettled.removeValue(forKey: firingId)?.firing { deadLetters[firingId] = firing }
         case .retried(let firingId, _):
             if var firing = deadLetters.removeValue(forKey: firingId) {
                 firing.attempt = 1
-                unsettled[firingId] = SharedFiring(firing)
-                return AppliedEntry(madeFiring: firingId)
+                let shared = SharedFiring(firing)
+                unsettled[firingId] = shared
+                return AppliedEntry(made: shared)
             }
         case .registered(let recipient, let at):
             let zoneChanged = recipients[recipient.id]?.zone != recipient.zone

@@ -168,7 +168,7 @@ extension CoordinatorState {
         guard deadLetters[firingId] != nil else {
             return .failed(WireError(.notFound, "no dead-lettered firing \(firingId)", field: "firingId"))
         }
-        if let made = record(.retried(firingId, at: now), into: &directives).madeFiring { waiting.append(made) }
+        if let made = record(.retried(firingId, at: now), into: &directives).made { waiting.append(made) }
         return .retried(RetryResult(firingId: firingId))
     }
 

@@ -74,12 +74,12 @@ extension CoordinatorState {
         case .suppressed(let reason):
             record(.suppressed(id, dueAt: fireAt, next: next, reason: reason, at: now), into: &directives)
         case .deliver(let content, _):
-            let firing = Firing(
+            let firing = SharedFiring(Firing(
                 reminderId: id, recipient: reminder.recipient, dueAt: fireAt, content: content, late: isMisfire,
-                eventAt: trigger.offset == nil ? nil : occurrence.instant)
+                eventAt: trigger.offset == nil ? nil : occurrence.instant))
             // A firing recovered unsettled for this very occurrence is already in line.
             let entry = JournalEntry.fired(id, dueAt: fireAt, next: next, late: isMisfire, at: now)
-            if let made = record(entry, into: &directives, firing: firing).madeFiring { waiting.append(made) }
+            if let made = record(entry, into: &directives, firing: firing).made { waiting.append(made) }
         }
     }
 
@@ -105,7 +105,7 @@ extension CoordinatorState {
         }
         record(.leaseExpired(firingId, at: now), into: &directives)
         redeliveredCount += 1
-        waiting.append(firingId)
+        if let shared = unsettled[firingId] { waiting.append(shared) }
     }
 
     mutating func dropSilentWorkers(at now: Date, directives: inout [CoordinatorDirective]) {
@@ -135,10 +135,11 @@ extension CoordinatorState {
             let expiry = now.addingTimeInterval(configuration.leaseDuration)
             var firings: [Firing] = []
             firings.reserveCapacity(min(count, waiting.count))
-            while firings.count < count, let firingId = waiting.popFirst() {
-                // Settled meanwhile (dead-lettered, acknowledged). An id is never in line while
-                // it is in flight: it joins the line when made, requeued or handed back.
-                guard let shared = unsettled[firingId] else { continue }
+            while firings.count < count, let shared = waiting.popFirst() {
+                // Every firing in line is unsettled, current and not in flight: it joins the
+                // line when made, requeued (a new box) or handed back, and leaves it only here.
+                let firingId = shared.firing.firingId
+                assert(unsettled[firingId] === shared && inFlight[firingId] == nil, "a stale firing in the waiting line")
                 var firing = shared.firing
                 if nextEventSeq + configuration.eventSeqReservation / 2 > eventSeqReserved {
                     record(.seqReserved(through: nextEventSeq + configuration.eventSeqReservation), into: &directives)
@@ -198,10 +199,9 @@ extension CoordinatorState {
             jobs[job.jobId]?.attempts -= 1
             waitingJobs.insert(job.jobId, at: 0)
         }
-        var returned: [FiringID] = []
+        var returned: [SharedFiring] = []
         for firing in batch.firings where inFlight[firing.firingId]?.worker == worker {
-            inFlight[firing.firingId] = nil
-            returned.append(firing.firingId)
+            if let flight = inFlight.removeValue(forKey: firing.firingId) { returned.append(flight.shared) }
         }
         workers[worker]?.outstanding -= returned.count
         dispatchedCount -= returned.count

@@ -33,7 +33,7 @@ extension CoordinatorState {
     mutating func releaseDueNags(at now: Date, directives: inout [CoordinatorDirective]) {
         for (id, _) in nags.popDue(at: now) {
             guard nagFirings[id] != nil, unsettled[id] == nil else { continue }
-            if let made = record(.nagFired(id, at: now), into: &directives).madeFiring { waiting.append(made) }
+            if let made = record(.nagFired(id, at: now), into: &directives).made { waiting.append(made) }
         }
     }
 }

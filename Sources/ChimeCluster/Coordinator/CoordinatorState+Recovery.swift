@@ -14,9 +14,9 @@ extension CoordinatorState {
     public mutating func finishRecovery(at now: Date) {
         recoveredAt = now
         nextEventSeq = max(nextEventSeq, eventSeqReserved + 1)
-        let ids = unsettled.values.map(\.firing).filter { inFlight[$0.firingId] == nil }
-            .sorted { ($0.dueAt, $0.firingId) < ($1.dueAt, $1.firingId) }.map(\.firingId)
-        waiting.append(contentsOf: ids)
+        let line = unsettled.values.filter { inFlight[$0.firing.firingId] == nil }
+            .sorted { ($0.firing.dueAt, $0.firing.firingId) < ($1.firing.dueAt, $1.firing.firingId) }
+        waiting.append(contentsOf: line)
     }
     /// The durable state, for a snapshot taken between loop turns at `now`.
     public func makeSnapshot(at now: Date = Date()) -> CoordinatorSnapshot {

@@ -137,9 +137,9 @@ public struct CoordinatorState: Sendable {
     /// theirs on demand), with recipient zones resolved.
     var recurrences: [ReminderID: Recurrence] = [:]
     var schedule = TimerQueue<ReminderID>()
-    /// Firings due and not yet assigned to a worker, oldest first (ids into `unsettled`;
-    /// an id settled meanwhile is passed over).
-    var waiting = RingQueue<FiringID>()
+    /// Unsettled firings not yet assigned to a worker, oldest first (the boxes `unsettled`
+    /// holds).
+    var waiting = RingQueue<SharedFiring>()
     var inFlight: [FiringID: InFlight] = [:]
     /// Lease expiries in dispatch order. Every lease lasts `leaseDuration`, so expiries only
     /// grow (a clock stepped back merely delays them): a FIFO instead of a heap, with no
