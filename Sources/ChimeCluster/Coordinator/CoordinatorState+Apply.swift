@@ -193,7 +193,7 @@ extension CoordinatorState {
         return Firing(
             reminderId: reminder.id, recipient: reminder.recipient, dueAt: dueAt,
             content: deliveryPlan(reminder.content, for: reminder.recipient).deliveredContent ?? reminder.content,
-            late: late, eventAt: entry.offset == nil ? nil : event)
+            late: late, eventAt: reminder.trigger.offset == nil ? nil : event)
     }
 
     /// Puts a validated reminder into the schedule at `now`, replacing any with the same id.

@@ -27,8 +27,9 @@ public struct CoordinatorState: Sendable {
         private(set) var isRepeating: Bool
         /// Whether it has a nag policy, decoded once (every acknowledgement asks).
         private(set) var hasNag: Bool
-        /// Its trigger's remind-before offset in seconds, decoded once (every firing asks).
-        private(set) var offset: Double?
+        /// Whether its trigger has a remind-before offset (rare: only then does a fire
+        /// instant need the reminder decoded).
+        private(set) var hasOffset: Bool
         var next: Occurrence?
         var state: ReminderState
         var deliveredCount = 0
@@ -39,7 +40,7 @@ public struct CoordinatorState: Sendable {
             recipient = reminder.recipient
             isRepeating = reminder.trigger.isRepeating
             hasNag = reminder.nag != nil
-            offset = reminder.trigger.offset
+            hasOffset = reminder.trigger.offset != nil
             self.next = next
             self.state = state
             self.deliveredCount = deliveredCount
@@ -55,8 +56,7 @@ public struct CoordinatorState: Sendable {
             recipient = summary.recipient
             isRepeating = summary.isRepeating
             hasNag = summary.hasNag
-            // Rare: only a reminder with an offset is decoded while a snapshot loads.
-            offset = summary.hasOffset ? try Reminder(binary: bytes).trigger.offset : nil
+            hasOffset = summary.hasOffset
             self.bytes = bytes
             self.next = next
             self.state = state
@@ -78,15 +78,15 @@ public struct CoordinatorState: Sendable {
                 recipient = newValue.recipient
                 isRepeating = newValue.trigger.isRepeating
                 hasNag = newValue.nag != nil
-                offset = newValue.trigger.offset
+                hasOffset = newValue.trigger.offset != nil
             }
         }
     }
 
     /// When `entry`'s occurrence fires: its instant less the trigger's remind-before offset
-    /// (as `Trigger.fireInstant(eventInstant:)`, without decoding the reminder).
+    /// (`Trigger.fireInstant(eventInstant:)`; the reminder is decoded only when it has one).
     static func fireInstant(of entry: Entry, _ occurrence: Occurrence) -> Date {
-        occurrence.instant.addingTimeInterval(-(entry.offset ?? 0))
+        entry.hasOffset ? entry.reminder.trigger.fireInstant(eventInstant: occurrence.instant) : occurrence.instant
     }
 
     /// A firing as the unsettled map and the in-flight map share it: a reference, so those
