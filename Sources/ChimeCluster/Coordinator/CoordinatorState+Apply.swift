@@ -3,18 +3,6 @@ import ChimeStore
 import ChimeWire
 import Foundation
 
-/// The fold: every change to the coordinator's durable state is one `JournalEntry` applied
-/// here. Handlers (requests, ticks, worker messages, recovery's misfires) validate and decide,
-/// then `record` each entry they decided, which appends it to the journal and applies it;
-/// recovery applies the journal's entries with the same function. No second interpretation
-/// of an entry exists anywhere, so a crash at any entry boundary leaves a state equal to the
-/// live one (`CrashEquivalenceTests`).
-///
-/// Durable state is what `makeSnapshot` writes: reminders and their positions, unsettled
-/// firings and their attempts, dead letters, recipients, badges and delivered lists, nags,
-/// action jobs, remembered replies, retained events, late-firing counts and the reserved event
-/// seqs. Everything else (the waiting line, leases, workers, metrics) is volatile: a recovery
-/// rebuilds it from the durable state (`finishRecovery`).
 /// What folding one journal entry changed that a live caller acts on.
 public struct AppliedEntry: Sendable, Equatable {
     /// The badge update of `.acknowledged`, `.badgeSet`, `.handled` and `.deliveredRemoved`:
@@ -37,6 +25,18 @@ public struct AppliedEntry: Sendable, Equatable {
     }
 }
 
+/// The fold: every change to the coordinator's durable state is one `JournalEntry` applied
+/// here. Handlers (requests, ticks, worker messages, recovery's misfires) validate and decide,
+/// then `record` each entry they decided, which appends it to the journal and applies it;
+/// recovery applies the journal's entries with the same function. No second interpretation
+/// of an entry exists anywhere, so a crash at any entry boundary leaves a state equal to the
+/// live one (`CrashEquivalenceTests`).
+///
+/// Durable state is what `makeSnapshot` writes: reminders and their positions, unsettled
+/// firings and their attempts, dead letters, recipients, badges and delivered lists, nags,
+/// action jobs, remembered replies, retained events, late-firing counts and the reserved event
+/// seqs. Everything else (the waiting line, leases, workers, metrics) is volatile: a recovery
+/// rebuilds it from the durable state (`finishRecovery`).
 extension CoordinatorState {
     /// Appends `entry` to the turn's directives and folds it into the state.
     ///

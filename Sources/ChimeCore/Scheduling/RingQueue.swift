@@ -115,13 +115,13 @@ public struct RingQueue<Element>: Sequence {
     }
 
     @inlinable
-    @usableFromInline func slot(_ offset: Int) -> Int {
+    func slot(_ offset: Int) -> Int {
         let raw = head + offset
         return raw >= storage.count ? raw - storage.count : raw
     }
 
     @inlinable
-    @usableFromInline mutating func grow() {
+    mutating func grow() {
         var grown = [Element?](repeating: nil, count: Swift.max(16, storage.count * 2))
         for offset in 0..<count { grown[offset] = storage[slot(offset)] }
         storage = grown
