@@ -75,11 +75,13 @@ extension CoordinatorState {
     {
         switch entry {
         case .scheduled(let reminder, let at):
-            guard let recurrence = prepared ?? (try? validate(reminder, maximumUserInfoBytes: Int.max)) else {
+            if let prepared {
+                place(reminder, recurrence: prepared, at: at)
+            } else if let built = try? validate(reminder, maximumUserInfoBytes: Int.max) {
+                place(reminder, recurrence: built, at: at)
+            } else {
                 skippedEntries += 1
-                return AppliedEntry()
             }
-            place(reminder, recurrence: recurrence, at: at)
         case .cancelled(let ids, _):
             for id in ids { removeEntry(id) }
         case .fired(let id, let dueAt, let next, let late, _):

@@ -126,12 +126,12 @@ public struct BadgeLedger: Hashable, Sendable {
     /// badge change; a nag or an already listed id changes nothing.
     @discardableResult
     public mutating func onDelivered(_ firing: Firing, at firedAt: Date, badge change: BadgeChange?) -> BadgeUpdate {
-        guard !firing.firingId.isNag, index(of: firing.firingId) == nil else { return unchanged }
+        // Not a nag, so the id is its own nag base: one hash both asks and lists it.
+        guard !firing.firingId.isNag, listedIDs.insert(firing.firingId).inserted else { return unchanged }
         let entry = DeliveredFiring(
             firingId: firing.firingId, reminderId: firing.reminderId, dueAt: firing.dueAt, firedAt: firedAt,
             title: firing.content.title, countsTowardBadge: change == .increment)
         deliveredOldestFirst.append(entry)
-        listedIDs.insert(entry.firingId)
         var newBadge = change?.applied(to: badge) ?? badge
         if deliveredOldestFirst.count - head > deliveredLimit {
             let dropped = deliveredOldestFirst[head]
