@@ -428,7 +428,8 @@ struct ModelRun {
     /// The snapshot in a canonical form: reminders by id, no time taken, and with
     /// `ignoringSeqs` no event seqs (a recovery resumes seqs after its reserved block) and
     /// firings due at the same instant in any order (the timer queue breaks ties by arming
-    /// order, which a snapshot load does not keep).
+    /// order, which a snapshot load does not keep, and the order decides which of two such
+    /// badge changes comes last).
     static func normalized(_ snapshot: CoordinatorSnapshot, ignoringSeqs: Bool) -> Data {
         var snapshot = snapshot
         snapshot.reminders.sort { $0.id < $1.id }
@@ -441,9 +442,11 @@ struct ModelRun {
                 event.firing.seq = 0
                 return event
             }.sorted { $0.firing.firingId < $1.firing.firingId }
+            // Badge numbers too: a `set(N)` badge and a `+1` badge due at the same instant
+            // give a different number in the other order (the per-entry checks compare them).
             for (recipient, ledger) in snapshot.ledgers {
                 snapshot.ledgers[recipient] = BadgeLedger(
-                    badge: ledger.badge, delivered: ledger.delivered.sorted { $0.firingId < $1.firingId })
+                    badge: 0, delivered: ledger.delivered.sorted { $0.firingId < $1.firingId })
             }
         }
         return snapshot.encodedPayload()
