@@ -161,6 +161,24 @@ import Testing
         #expect(decoded.reminders.map(\.lastFiredAt) == [Self.noon])
     }
 
+    /// Counters read from the store saturate instead of trapping.
+    @Test func extremeCountersFromTheStoreDoNotTrap() throws {
+        var snapshot = makeState().makeSnapshot(at: Self.noon)
+        var firing = Firing(reminderId: "x", recipient: "a", dueAt: Self.noon, content: Content(), attempt: Int.max)
+        firing.seq = nil
+        snapshot.unsettled = [firing]
+        snapshot.nextEventSeq = .max
+        snapshot.lateFirings = ["x": Int.max]
+        var state = makeState()
+        try state.load(try CoordinatorSnapshot.decode(payload: snapshot.encodedPayload()))
+        state.apply(.leaseExpired(firing.firingId, at: Self.noon))
+        state.finishRecovery(at: Self.noon)
+        let dispatched = firings(state.onTick(now: Self.noon))
+        #expect(dispatched.map(\.attempt) == [Int.max])
+        #expect(dispatched.map(\.seq) == [UInt64.max])
+        #expect(state.makeSnapshot(at: Self.noon).nextEventSeq == .max)
+    }
+
     @Test func snapshotFromANewerFormatIsRefused() {
         var state = makeState()
         var snapshot = state.makeSnapshot()

@@ -93,7 +93,7 @@ extension CoordinatorState {
             let previous = unsettled.updateValue(shared, forKey: firingId)
             if let previous { unsettled[firingId] = previous }
             if late {
-                lateFirings[id, default: 0] += 1
+                lateFirings[id, default: 0].saturatingIncrement()
             } else if !lateFirings.isEmpty {
                 lateFirings[id] = nil
             }
@@ -118,7 +118,7 @@ extension CoordinatorState {
             }
         case .leaseExpired(let firingId, _):
             if var firing = unsettled[firingId]?.firing {
-                firing.attempt += 1
+                firing.attempt.saturatingIncrement()
                 unsettled[firingId] = SharedFiring(firing)
             }
         case .seqReserved(let through):

@@ -141,11 +141,12 @@ extension CoordinatorState {
                 let firingId = shared.firing.firingId
                 assert(unsettled[firingId] === shared && inFlight[firingId] == nil, "a stale firing in the waiting line")
                 var firing = shared.firing
-                if nextEventSeq + configuration.eventSeqReservation / 2 > eventSeqReserved {
-                    record(.seqReserved(through: nextEventSeq + configuration.eventSeqReservation), into: &directives)
+                // Saturating: the reserved bound comes from the store's bytes.
+                if nextEventSeq.saturatingAdding(configuration.eventSeqReservation / 2) > eventSeqReserved {
+                    record(.seqReserved(through: nextEventSeq.saturatingAdding(configuration.eventSeqReservation)), into: &directives)
                 }
                 firing.seq = nextEventSeq
-                nextEventSeq += 1
+                nextEventSeq.saturatingIncrement()
                 inFlight[firingId] = InFlight(shared: shared, seq: nextEventSeq - 1, worker: workerID, leaseExpiresAt: expiry)
                 leases.append((firingId, expiry))
                 if firing.attempt == 1 {

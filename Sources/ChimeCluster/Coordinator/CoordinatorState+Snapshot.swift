@@ -13,7 +13,7 @@ extension CoordinatorState {
     /// while the coordinator was down (fired late, same firing id, under `fireOnce`).
     public mutating func finishRecovery(at now: Date) {
         recoveredAt = now
-        nextEventSeq = max(nextEventSeq, eventSeqReserved + 1)
+        nextEventSeq = max(nextEventSeq, eventSeqReserved.saturatingAdding(1))
         let line = unsettled.values.filter { inFlight[$0.firing.firingId] == nil }
             .sorted { ($0.firing.dueAt, $0.firing.firingId) < ($1.firing.dueAt, $1.firing.firingId) }
         waiting.append(contentsOf: line)
@@ -31,7 +31,7 @@ extension CoordinatorState {
         }
         return CoordinatorSnapshot(
             reminders: reminders, unsettled: unsettled,
-            deadLetters: deadLetters.values.sorted { $0.firingId < $1.firingId }, nextEventSeq: eventSeqReserved + 1,
+            deadLetters: deadLetters.values.sorted { $0.firingId < $1.firingId }, nextEventSeq: eventSeqReserved.saturatingAdding(1),
             events: Array(eventLog.events),
             recipients: recipients.values.sorted { $0.id < $1.id },
             ledgers: Dictionary(uniqueKeysWithValues: ledgers.map { ($0.key.rawValue, $0.value) }),
