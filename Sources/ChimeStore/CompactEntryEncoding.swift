@@ -11,14 +11,17 @@ import Foundation
 /// - kind 5, `fired`: reminderId, dueAt, flags (1: a next occurrence follows, 2: late), the
 ///   next occurrence's index (i64) and instant when flag 1 is set, at. (Kind 1 held the
 ///   `dispatched` entries of earlier builds and is no longer read.)
-/// - kind 2, `acknowledged`: firingId, seq (u64), worker, firedAt.
+/// - kind 6, `acknowledged`: the firing id as its reminderId, due instant (i64 Unix
+///   milliseconds) and nag number (u32), then seq (u64), worker, firedAt. (Kind 2, written by
+///   earlier builds, held the firing id as its text and is still read.)
 /// - kind 3, `scheduled`: at, then the rest of the payload is `Reminder.binaryEncoded()`
 ///   (ingest of a million reminders spent most of its time in JSON before).
 /// - kind 4, `answered`: at, requestId, reply (as a string: u32 count and the bytes).
 enum CompactEntryEncoding {
     static let encoding: UInt8 = 2
     static let firedKind: UInt8 = 5
-    static let acknowledgedKind: UInt8 = 2
+    static let acknowledgedKind: UInt8 = 6
+    static let acknowledgedTextKind: UInt8 = 2
     static let scheduledKind: UInt8 = 3
     static let answeredKind: UInt8 = 4
 
@@ -38,9 +41,11 @@ enum CompactEntryEncoding {
             }
             append(at.timeIntervalSinceReferenceDate.bitPattern, to: &bytes)
         case .acknowledged(let firingId, let seq, let worker, let firedAt):
-            bytes.reserveCapacity(32 + firingId.rawValue.utf8.count + worker.rawValue.utf8.count)
+            bytes.reserveCapacity(44 + firingId.reminder.rawValue.utf8.count + worker.rawValue.utf8.count)
             bytes.append(acknowledgedKind)
-            append(firingId.rawValue, to: &bytes)
+            append(firingId.reminder.rawValue, to: &bytes)
+            append(UInt64(bitPattern: firingId.dueAtMilliseconds), to: &bytes)
+            withUnsafeBytes(of: firingId.nag.littleEndian) { bytes.append(contentsOf: $0) }
             append(seq, to: &bytes)
             append(worker.rawValue, to: &bytes)
             append(firedAt.timeIntervalSinceReferenceDate.bitPattern, to: &bytes)
@@ -78,10 +83,17 @@ enum CompactEntryEncoding {
             guard let at = reader.u64(), reader.isAtEnd else { return nil }
             return .fired(ReminderID(reminder), dueAt: date(dueAt), next: next, late: flags & 2 != 0, at: date(at))
         case acknowledgedKind:
-            guard let firingId = reader.string(), let seq = reader.u64(), let worker = reader.string(),
-                let firedAt = reader.u64(), reader.isAtEnd
+            guard let reminder = reader.string(), let dueAt = reader.u64(), let nag = reader.u32(),
+                let seq = reader.u64(), let worker = reader.string(), let firedAt = reader.u64(), reader.isAtEnd
             else { return nil }
-            return .acknowledged(FiringID(firingId), seq: seq, worker: WorkerID(worker), firedAt: date(firedAt))
+            let firingId = FiringID(
+                reminder: ReminderID(reminder), dueAtMilliseconds: Int64(bitPattern: dueAt), nag: nag)
+            return .acknowledged(firingId, seq: seq, worker: WorkerID(worker), firedAt: date(firedAt))
+        case acknowledgedTextKind:
+            guard let text = reader.string(), let firingId = FiringID(text), let seq = reader.u64(),
+                let worker = reader.string(), let firedAt = reader.u64(), reader.isAtEnd
+            else { return nil }
+            return .acknowledged(firingId, seq: seq, worker: WorkerID(worker), firedAt: date(firedAt))
         case scheduledKind:
             guard let at = reader.u64(), let reminder = try? Reminder(binary: payload[reader.index...]) else { return nil }
             return .scheduled(reminder, at: date(at))
@@ -130,6 +142,14 @@ enum CompactEntryEncoding {
             var value: UInt64 = 0
             for offset in 0..<8 { value |= UInt64(bytes[index + offset]) << (8 * UInt64(offset)) }
             index += 8
+            return value
+        }
+
+        mutating func u32() -> UInt32? {
+            guard bytes.endIndex - index >= 4 else { return nil }
+            var value: UInt32 = 0
+            for offset in 0..<4 { value |= UInt32(bytes[index + offset]) << (8 * UInt32(offset)) }
+            index += 4
             return value
         }
 

@@ -82,35 +82,53 @@ struct BinaryReader {
 }
 
 extension Firing {
-    /// Binary form: firingId, reminderId, recipient, dueAt, attempt u32, flags u8 (1 late,
-    /// 2 seq, 4 eventAt), seq u64?, eventAt?, then the content (`Content.write`).
+    /// Binary form: the firing id (`FiringID.write`), recipient, dueAt, attempt u32, flags u8
+    /// (1 late, 2 seq, 4 eventAt, 8 a reminderId other than the firing id's follows), seq
+    /// u64?, eventAt?, reminderId?, then the content (`Content.write`).
     func write(to writer: inout BinaryWriter, contentCoder: JSONEncoder) {
-        writer.string(firingId.rawValue)
-        writer.string(reminderId.rawValue)
+        firingId.write(to: &writer)
         writer.string(recipient.rawValue)
         writer.date(dueAt)
         writer.u32(UInt32(clamping: attempt))
-        writer.u8((late ? 1 : 0) | (seq != nil ? 2 : 0) | (eventAt != nil ? 4 : 0))
+        let ownReminder = reminderId != firingId.reminder
+        writer.u8((late ? 1 : 0) | (seq != nil ? 2 : 0) | (eventAt != nil ? 4 : 0) | (ownReminder ? 8 : 0))
         if let seq { writer.u64(seq) }
         if let eventAt { writer.date(eventAt) }
+        if ownReminder { writer.string(reminderId.rawValue) }
         content.write(to: &writer, userInfoCoder: contentCoder)
     }
 
     static func read(from reader: inout BinaryReader, contentDecoder: JSONDecoder) -> Firing? {
-        guard let firingId = reader.string(), let reminderId = reader.string(), let recipient = reader.string(),
-            let dueAt = reader.date(), let attempt = reader.u32(), let flags = reader.u8()
+        guard let firingId = FiringID.read(from: &reader), let recipient = reader.string(),
+            let dueAt = reader.date(), let attempt = reader.u32(), let flags = reader.u8(), flags & ~15 == 0
         else { return nil }
         var seq: UInt64?
         if flags & 2 != 0 { guard let value = reader.u64() else { return nil }; seq = value }
         var eventAt: Date?
         if flags & 4 != 0 { guard let value = reader.date() else { return nil }; eventAt = value }
+        var reminderId = firingId.reminder
+        if flags & 8 != 0 { guard let value = reader.string() else { return nil }; reminderId = ReminderID(value) }
         guard let content = Content.read(from: &reader, userInfoDecoder: contentDecoder) else { return nil }
         var firing = Firing(
-            reminderId: ReminderID(reminderId), recipient: RecipientID(recipient), dueAt: dueAt, content: content,
+            reminderId: reminderId, recipient: RecipientID(recipient), dueAt: dueAt, content: content,
             attempt: Int(attempt), late: flags & 1 != 0, eventAt: eventAt)
-        firing.firingId = FiringID(firingId)
+        firing.firingId = firingId
         firing.seq = seq
         return firing
+    }
+}
+
+extension FiringID {
+    /// Binary form: reminder id (string), due instant (i64 Unix milliseconds), nag u32.
+    func write(to writer: inout BinaryWriter) {
+        writer.string(reminder.rawValue)
+        writer.u64(UInt64(bitPattern: dueAtMilliseconds))
+        writer.u32(nag)
+    }
+
+    static func read(from reader: inout BinaryReader) -> FiringID? {
+        guard let reminder = reader.string(), let dueAt = reader.u64(), let nag = reader.u32() else { return nil }
+        return FiringID(reminder: ReminderID(reminder), dueAtMilliseconds: Int64(bitPattern: dueAt), nag: nag)
     }
 }
 
@@ -200,7 +218,7 @@ extension WireCodec {
     }
 
     /// A worker message as one JSON frame, plus a binary frame of acknowledgements when there
-    /// are any: count u32, then per ack firingId, firedAt, attempt u32, epoch u64.
+    /// are any: count u32, then per ack the firing id (`FiringID.write`), firedAt, attempt u32, epoch u64.
     public func encodeFrames(_ message: WorkerMessage) -> [Data] {
         guard !message.acks.isEmpty else { return [encode(message)] }
         var header = message
@@ -209,7 +227,7 @@ extension WireCodec {
         writer.bytes.reserveCapacity(message.acks.count * 64)
         writer.u32(UInt32(message.acks.count))
         for ack in message.acks {
-            writer.string(ack.firingId.rawValue)
+            ack.firingId.write(to: &writer)
             writer.date(ack.firedAt)
             writer.u32(UInt32(clamping: ack.attempt))
             writer.u64(ack.epoch)
@@ -230,10 +248,10 @@ extension WireCodec {
         var acks: [WorkerMessage.Acknowledgement] = []
         acks.reserveCapacity(Int(count))
         for _ in 0..<count {
-            guard let firingId = reader.string(), let firedAt = reader.date(), let attempt = reader.u32(),
+            guard let firingId = FiringID.read(from: &reader), let firedAt = reader.date(), let attempt = reader.u32(),
                 let epoch = reader.u64()
             else { throw WireError(.malformed, "the acknowledgements frame is truncated") }
-            acks.append(.init(firingId: FiringID(firingId), firedAt: firedAt, attempt: Int(attempt), epoch: epoch))
+            acks.append(.init(firingId: firingId, firedAt: firedAt, attempt: Int(attempt), epoch: epoch))
         }
         guard reader.isAtEnd else { throw WireError(.malformed, "the acknowledgements frame has trailing bytes") }
         message.acks = acks

@@ -39,7 +39,7 @@ extension FireEvent {
         string("dueAt", RFC3339.format(firing.dueAt))
         if let eventAt = firing.eventAt { string("eventAt", RFC3339.format(eventAt)) }
         string("firedAt", RFC3339.format(firedAt))
-        string("firingId", firing.firingId.rawValue)
+        string("firingId", firing.firingId.text)
         raw("late", firing.late ? "true" : "false")
         string("launchImage", content.launchImage)
         string("publisher", publisher.rawValue)

@@ -173,7 +173,7 @@ import Testing
         let directives = state.onWorkerMessage(message, at: Self.t0)
         #expect(directives.contains(.append(.actionFinished(outcome, at: Self.t0))))
         let refired = deliver(&state, at: Self.t0.addingTimeInterval(300)).firings
-        #expect(refired.map(\.firingId.rawValue) == ["r.snooze-1798099500000@2026-12-24T08:05:00.000Z"])
+        #expect(refired.map(\.firingId.text) == ["r.snooze-1798099500000@2026-12-24T08:05:00.000Z"])
         #expect(state.jobResult(job.job.jobId) == .job(JobResult(status: "completed", job: job.job, outcome: outcome)))
     }
 
@@ -215,7 +215,7 @@ import Testing
         request(&state, .schedule([reminder]))
         let first = deliver(&state).firings
         let nag1 = deliver(&state, at: Self.t0.addingTimeInterval(600))
-        #expect(nag1.firings.map(\.firingId.rawValue) == ["n@2026-12-24T08:00:00.000Z#nag1"])
+        #expect(nag1.firings.map(\.firingId.text) == ["n@2026-12-24T08:00:00.000Z#nag1"])
         #expect(nag1.firings.map(\.content.badgeChange) == [nil], "a re-alert does not move the badge")
         request(&state, .ack(first[0].firingId), at: Self.t0.addingTimeInterval(700))
         #expect(deliver(&state, at: Self.t0.addingTimeInterval(1800)).firings.isEmpty, "handling cancelled nags 2 and 3")

@@ -74,7 +74,7 @@ import Testing
         var recovered = recover(entries, at: Self.noon.addingTimeInterval(30))
         #expect(listing(&recovered, at: Self.noon) == listing(&live, at: Self.noon))
         let redelivered = firings(recovered.onTick(now: Self.noon.addingTimeInterval(30)))
-        #expect(redelivered.map(\.firingId.rawValue) == ["unacked@2026-12-24T12:00:00.000Z"])
+        #expect(redelivered.map(\.firingId.text) == ["unacked@2026-12-24T12:00:00.000Z"])
         #expect(redelivered.map(\.attempt) == [1], "a coordinator crash is not a failed attempt of the firing")
         #expect(recovered.inFlightCount == 1, "the redelivery is in flight")
         #expect(recovered.schedule.nextDeadline == Self.noon.addingTimeInterval(3600), "\"later\" stays armed")
@@ -241,6 +241,6 @@ import Testing
         var state = recover(entries, at: restart)
         let fired = firings(state.onTick(now: restart))
         #expect(fired.map(\.late) == [true])
-        #expect(fired.map(\.firingId.rawValue) == ["once@2026-12-24T12:01:00.000Z"])
+        #expect(fired.map(\.firingId.text) == ["once@2026-12-24T12:01:00.000Z"])
     }
 }

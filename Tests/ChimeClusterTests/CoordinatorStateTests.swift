@@ -94,7 +94,7 @@ import Testing
         #expect(fired.first == .append(.fired("a", dueAt: due, next: nil, late: false, at: due)))
         #expect(fired[1] == .append(.seqReserved(through: 1 + state.configuration.eventSeqReservation)))
         #expect(batches(fired).map(\.worker) == ["w1"])
-        #expect(firings(fired).map(\.firingId.rawValue) == ["a@2026-12-24T08:01:00.000Z"])
+        #expect(firings(fired).map(\.firingId.text) == ["a@2026-12-24T08:01:00.000Z"])
         #expect(state.onTick(now: due.addingTimeInterval(1)).isEmpty)
     }
 

@@ -44,7 +44,7 @@ import Testing
         deliver(first, into: &ledger, .set(4))
         #expect(ledger.onHandled(first.firingId) == BadgeUpdate(badge: 3, isChanged: true))
         #expect(ledger.onHandled(first.firingId) == BadgeUpdate(badge: 3, isChanged: false))
-        #expect(ledger.onHandled("never@2026-12-24T00:00:00.000Z") == BadgeUpdate(badge: 3, isChanged: false))
+        #expect(ledger.onHandled(FiringID(reminder: "never", dueAtMilliseconds: 0)) == BadgeUpdate(badge: 3, isChanged: false))
     }
 
     @Test func plusOneCountsDeliveredUnhandledFirings() {

@@ -29,7 +29,7 @@ import Testing
     @Test func nagsFollowTheDueInstant() {
         let firing = Firing(reminderId: "standup", recipient: "alice", dueAt: due, content: Content(title: "t"))
         let nags = NagPolicy(count: 3, interval: 600).nags(of: firing, deliveredAt: due.addingTimeInterval(0.004))
-        #expect(nags.map(\.firingId.rawValue) == [
+        #expect(nags.map(\.firingId.text) == [
             "standup@2026-12-24T00:00:00.000Z#nag1", "standup@2026-12-24T00:00:00.000Z#nag2",
             "standup@2026-12-24T00:00:00.000Z#nag3",
         ])
@@ -45,15 +45,21 @@ import Testing
         #expect(nags.map { RFC3339.format($0.at) } == ["2026-12-24T02:01:00.000Z"])
     }
 
-    @Test func nagIDsLeadBackToTheirFiring() {
-        let firing: FiringID = "a#nag1@2026-12-24T00:00:00.000Z"
+    @Test func nagIDsLeadBackToTheirFiring() throws {
+        let firing = try #require(FiringID("a#nag1@2026-12-24T00:00:00.000Z"))
+        #expect(firing.reminder == "a#nag1" && firing.dueAt == due)
         #expect(!firing.isNag && firing.nagNumber == nil && firing.nagBase == firing)
         let nag = FiringID(nag: 12, of: firing)
-        #expect(nag.rawValue == "a#nag1@2026-12-24T00:00:00.000Z#nag12")
+        #expect(nag.text == "a#nag1@2026-12-24T00:00:00.000Z#nag12")
+        #expect(FiringID(nag.text) == nag)
         #expect(nag.isNag && nag.nagNumber == 12 && nag.nagBase == firing)
-        #expect(FiringID(nag: 2, of: nag).rawValue == "a#nag1@2026-12-24T00:00:00.000Z#nag2")
-        #expect(!FiringID("x@2026-12-24T00:00:00.000Z#nag").isNag)
-        #expect(!FiringID("x@2026-12-24T00:00:00.000Z#nagx").isNag)
+        #expect(FiringID(nag: 2, of: nag).text == "a#nag1@2026-12-24T00:00:00.000Z#nag2")
+        #expect(FiringID("x@2026-12-24T00:00:00.000Z#nag") == nil)
+        #expect(FiringID("x@2026-12-24T00:00:00.000Z#nagx") == nil)
+        #expect(FiringID("x@2026-12-24T00:00:00.000Z#nag0") == nil)
+        #expect(FiringID("x@2026-12-24T00:00:00.000Z#nag01") == nil)
+        #expect(FiringID("x@2026-12-24T00:00:00.000Z#nag4294967296") == nil)
+        #expect(FiringID("x@2026-12-24T00:00:00.000Z#nag4294967295")?.nag == 4_294_967_295)
     }
 
     @Test func aNagFiringCarriesNoBadgeChange() {

@@ -13,7 +13,7 @@ import Testing
             .fired("r", dueAt: instant, next: Occurrence(index: -3, instant: instant.addingTimeInterval(60)), late: true,
                    at: instant.addingTimeInterval(0.001)),
             .fired("ü", dueAt: instant, next: nil, late: false, at: instant),
-            .acknowledged(FiringID("ünï@y"), seq: 7, worker: "worker-1", firedAt: instant),
+            .acknowledged(FiringID(reminder: "ünï@y", dueAt: instant), seq: 7, worker: "worker-1", firedAt: instant),
             .scheduled(
                 Reminder(
                     id: "r", recipient: "alice", content: Content(title: "Tea", body: String(repeating: "b", count: 100)),
@@ -38,7 +38,7 @@ import Testing
         let entries: [JournalEntry] = [
             .cancelled(["a"], at: instant),
             .fired("r", dueAt: instant, next: nil, late: false, at: instant),
-            .acknowledged(FiringID("r@x"), seq: 1, worker: "w", firedAt: instant),
+            .acknowledged(FiringID(nag: 2, of: FiringID(reminder: "r", dueAt: instant)), seq: 1, worker: "w", firedAt: instant),
             .scheduled(Reminder(id: "s", recipient: "bob", content: Content(body: "x"), trigger: Trigger(start: .instant(instant))), at: instant),
         ]
         do {

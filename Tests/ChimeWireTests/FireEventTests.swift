@@ -32,13 +32,14 @@ import Testing
     }
 
     @Test func firingIDIsReminderAndInstant() {
-        #expect(FiringID(reminder: "r", dueAt: Date(timeIntervalSince1970: 1.5)).rawValue == "r@1970-01-01T00:00:01.500Z")
+        #expect(FiringID(reminder: "r", dueAt: Date(timeIntervalSince1970: 1.5)).text == "r@1970-01-01T00:00:01.500Z")
     }
 
     @Test func dispatchBatchAndWorkerMessageRoundTrip() throws {
         let batch = DispatchBatch(epoch: 3, leaseMilliseconds: 10_000, firings: [makeEvent().firing])
         #expect(try codec.decode(DispatchBatch.self, from: codec.encode(batch)) == batch)
-        let ack = WorkerMessage.Acknowledgement(firingId: "r@x", firedAt: Date(timeIntervalSince1970: 2), attempt: 1, epoch: 3)
+        let ack = WorkerMessage.Acknowledgement(
+            firingId: FiringID(reminder: "r", dueAtMilliseconds: 1_500, nag: 3), firedAt: Date(timeIntervalSince1970: 2), attempt: 1, epoch: 3)
         let message = WorkerMessage(worker: "w", host: "h", pid: 4, delivered: 9, acks: [ack])
         #expect(try codec.decode(WorkerMessage.self, from: codec.encode(message)) == message)
     }

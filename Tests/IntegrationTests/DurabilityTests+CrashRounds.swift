@@ -129,7 +129,7 @@ struct CrashRounds {
             let deadLetters = try? client.send(ControlRequest(command: .deadLetters), expecting: DeadLettersResult.self)
             let now = try? Durability.listAll(cluster)
             let details = missing.prefix(10).map { firing in
-                let id = ReminderID(String(firing.rawValue.prefix { $0 != "@" }))
+                let id = firing.reminder
                 let listed = now?[id].map { "\($0.state), next \($0.nextFireAt.map(RFC3339.format) ?? "-"), delivered \($0.deliveredCount)" } ?? "?"
                 let request = requestOf[id].map { "\($0.outcome), armed at \($0.armedAt[id].map(RFC3339.format) ?? "-")" } ?? "?"
                 return "\(firing) (\(listed); request \(request))"

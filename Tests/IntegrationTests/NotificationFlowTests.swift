@@ -46,20 +46,20 @@ import Testing
             let firings = try #require(delivered.result?.delivered.map(\.firingId))
             #expect(firings.count == 3)
 
-            let reply = try cluster.run(["act", firings[0].rawValue, "reply", "--text", "on my way"])
+            let reply = try cluster.run(["act", firings[0].text, "reply", "--text", "on my way"])
             #expect(reply.status == 0, "\(reply.error)")
             #expect(reply.output == "reply on \(firings[0]): completed: hook ran\nreplied on my way\n")
 
-            let refused = try cluster.run(["act", firings[1].rawValue, "delete"])
+            let refused = try cluster.run(["act", firings[1].text, "delete"])
             #expect(refused.status == 1)
             #expect(refused.error == "chime: unauthenticated: token: action delete needs the recipient's token\n")
 
-            let opened = try cluster.run(["act", firings[1].rawValue, "open"])
+            let opened = try cluster.run(["act", firings[1].text, "open"])
             #expect(opened.status == 0)
             try expectEventually(timeout: 5, "the open action event") {
                 collector.objects(on: "action.alice").contains { $0["type"] as? String == "action" && $0["action"] as? String == "open" }
             }
-            let snoozed = try cluster.run(["act", firings[2].rawValue, "snooze", "--snooze", "1m", "--json"])
+            let snoozed = try cluster.run(["act", firings[2].text, "snooze", "--snooze", "1m", "--json"])
             let job = try WireCodec().decode(ControlReply<JobResult>.self, from: Data(snoozed.output.utf8))
             #expect(job.result?.status == "completed")
             let finished = collector.objects(on: "action.alice").filter { $0["type"] as? String == "actionFinished" }
@@ -69,7 +69,7 @@ import Testing
                 collector.objects(on: "badge.alice").last?["badge"] as? Int == 0
             }
             let list = try client.send(ControlRequest(command: .list(ReminderFilter(recipient: "alice"), all: false, limit: nil)), expecting: ListResult.self)
-            let snoozedReminder = String(firings[2].rawValue.prefix { $0 != "@" })
+            let snoozedReminder = firings[2].reminder.rawValue
             #expect(list.result?.reminders.map(\.reminder.id.rawValue).allSatisfy { $0.hasPrefix("\(snoozedReminder).snooze-") } == true)
             #expect(list.result?.reminders.count == 1, "the snooze re-firing")
         }

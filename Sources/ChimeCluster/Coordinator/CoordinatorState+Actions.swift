@@ -11,9 +11,9 @@ extension CoordinatorState {
         _ firingId: FiringID, action: String, text: String?, token: String?, snoozeSeconds: Double?, at now: Date,
         directives: inout [CoordinatorDirective]
     ) -> ControlOutcome {
-        guard let reminderId = Self.reminderID(of: firingId), let dueAt = Self.dueAt(of: firingId),
-            let entry = entries[reminderId]
-        else {
+        let reminderId = firingId.reminder
+        let dueAt = firingId.dueAt
+        guard let entry = entries[reminderId] else {
             return .failed(WireError(.notFound, "no reminder for firing \(firingId)", field: "firingId"))
         }
         let reminder = entry.reminder
@@ -55,7 +55,7 @@ extension CoordinatorState {
             reminderId: reminderId, recipient: reminder.recipient, dueAt: dueAt, content: reminder.content)
         firing.firingId = firingId
         let job = ActionJob(
-            jobId: "\(firingId.rawValue)#\(action)@\(Int64(now.timeIntervalSince1970 * 1000))", firing: firing,
+            jobId: "\(firingId.text)#\(action)@\(Int64(now.timeIntervalSince1970 * 1000))", firing: firing,
             action: action, text: text, destructive: destructive, activationMode: mode, category: categoryID,
             snoozeSeconds: action == "snooze" ? (snoozeSeconds ?? configuration.snoozeSeconds) : nil)
         record(.acted(job, at: now), into: &directives)

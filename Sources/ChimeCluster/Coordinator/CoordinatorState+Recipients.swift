@@ -44,24 +44,10 @@ extension CoordinatorState {
 
     /// The recipient a firing id belongs to: its reminder's, else the ledger that lists it.
     func recipient(of firingId: FiringID) -> RecipientID? {
-        if let reminderId = Self.reminderID(of: firingId), let entry = entries[reminderId] {
+        if let entry = entries[firingId.reminder] {
             return entry.recipient
         }
         return ledgers.first { $0.value.isDelivered(firingId.nagBase) }?.key
-    }
-
-    /// `<reminderId>` of `<reminderId>@<dueAt>[#nagN]`.
-    static func reminderID(of firingId: FiringID) -> ReminderID? {
-        let base = firingId.nagBase.rawValue
-        guard let at = base.lastIndex(of: "@") else { return nil }
-        return ReminderID(String(base[..<at]))
-    }
-
-    /// `<dueAt>` of `<reminderId>@<dueAt>[#nagN]`.
-    static func dueAt(of firingId: FiringID) -> Date? {
-        let base = firingId.nagBase.rawValue
-        guard let at = base.lastIndex(of: "@") else { return nil }
-        return try? RFC3339.parseInstant(String(base[base.index(after: at)...]))
     }
 
     /// Marks a delivered firing handled: it leaves the delivered list and the badge falls by one.

@@ -70,7 +70,7 @@ public final class ActionRunner: Sendable {
         process.arguments = ["-c", command]
         var environment = ProcessInfo.processInfo.environment
         environment["CHIME_ACTION"] = job.action
-        environment["CHIME_FIRING_ID"] = job.firingId.rawValue
+        environment["CHIME_FIRING_ID"] = job.firingId.text
         environment["CHIME_RECIPIENT"] = job.recipient.rawValue
         environment["CHIME_TEXT"] = job.text ?? ""
         process.environment = environment

@@ -42,22 +42,6 @@ public struct WorkerID: StringIdentifier {
     public init(rawValue: String) { self.rawValue = rawValue }
 }
 
-/// The idempotency key of one occurrence of a reminder: `<reminderId>@<dueAt>`, with the
-/// occurrence's due instant in RFC 3339 UTC with milliseconds
-/// (`standup@2026-12-24T08:00:00.000Z`).
-///
-/// A redelivery after a crash or lease expiry reuses the same id, so receivers can
-/// de-duplicate.
-public struct FiringID: StringIdentifier {
-    public var rawValue: String
-    public init(rawValue: String) { self.rawValue = rawValue }
-
-    /// Makes the firing id of `reminder`'s occurrence due at `dueAt` (UTC instant).
-    public init(reminder: ReminderID, dueAt: Date) {
-        self.rawValue = "\(reminder.rawValue)@\(RFC3339.format(dueAt))"
-    }
-}
-
 extension ReminderID {
     /// The maximum length of a reminder id in UTF-8 bytes.
     public static let maximumLength = 256

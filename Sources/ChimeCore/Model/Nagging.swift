@@ -104,54 +104,6 @@ extension NagPolicy: Codable {
     }
 }
 
-extension FiringID {
-    /// The id of nag `number` of `firing`: `<firingId>#nag<number>`
-    /// (`standup@2026-12-24T08:00:00.000Z#nag2`). Unambiguous because a firing id always
-    /// ends with its due instant's `Z`.
-    public init(nag number: Int, of firing: FiringID) {
-        precondition(number >= 1, "nag numbers start at 1")
-        self.init(rawValue: "\(firing.nagBase.rawValue)\(Self.nagMarker)\(number)")
-    }
-
-    /// The nag number of a nag id, or `nil` for a firing id.
-    public var nagNumber: Int? {
-        guard let range = nagMarkerRange else { return nil }
-        return Int(rawValue[range.upperBound...])
-    }
-
-    /// Whether this is a nag id.
-    public var isNag: Bool { nagMarkerRange != nil }
-
-    /// The firing a nag id belongs to; a firing id itself otherwise. Handling either
-    /// handles the firing and cancels its remaining nags.
-    public var nagBase: FiringID {
-        guard let range = nagMarkerRange else { return self }
-        return FiringID(rawValue: String(rawValue[..<range.lowerBound]))
-    }
-
-    private static let nagMarker = "#nag"
-
-    /// The range of `#nag` when the id ends with `Z#nag<digits>`: one backward pass over
-    /// the UTF-8 bytes (every acknowledgement asks, so no Foundation string search).
-    private var nagMarkerRange: Range<String.Index>? {
-        let utf8 = rawValue.utf8
-        var digitsStart = utf8.endIndex
-        while digitsStart > utf8.startIndex {
-            let before = utf8.index(before: digitsStart)
-            guard (0x30...0x39).contains(utf8[before]) else { break }
-            digitsStart = before
-        }
-        guard digitsStart < utf8.endIndex else { return nil }
-        var markerStart = digitsStart
-        for expected in "Z#nag".utf8.reversed() {
-            guard markerStart > utf8.startIndex else { return nil }
-            markerStart = utf8.index(before: markerStart)
-            guard utf8[markerStart] == expected else { return nil }
-        }
-        return utf8.index(after: markerStart)..<digitsStart
-    }
-}
-
 extension Firing {
     /// The firing to deliver for `nag`: the same reminder, recipient and content, with the
     /// nag's id and instant and no badge change (re-alerting must not move the badge;

@@ -98,6 +98,13 @@ public enum RFC3339 {
     /// under a microsecond. Instants outside years 0000–9999, which four-digit years cannot
     /// show, are clamped to the nearest representable millisecond.
     public static func format(_ date: Date) -> String {
+        format(unixMilliseconds: unixMilliseconds(of: date))
+    }
+
+    /// The millisecond `format(_:)` shows for `date`, in milliseconds since
+    /// 1970-01-01T00:00:00Z: floor, with the same snap-up tolerance and the same clamp to
+    /// years 0000–9999 (NaN counts as 2001-01-01T00:00:00Z).
+    public static func unixMilliseconds(of date: Date) -> Int64 {
         let reference = date.timeIntervalSinceReferenceDate.isNaN ? 0 : date.timeIntervalSinceReferenceDate
         // A millisecond like .123 is often stored a hair below it; snap up what lies within
         // half a microsecond, or two ulps where Double is coarser (after about year 2250).
@@ -105,7 +112,14 @@ public enum RFC3339 {
         let referenceMilliseconds = min(
             max(((reference + tolerance) * 1000).rounded(.down), minimumReferenceMilliseconds),
             maximumReferenceMilliseconds)
-        let unixMilliseconds = Int(referenceMilliseconds) + CivilCalendar.unixToReferenceDate * 1000
+        return Int64(referenceMilliseconds) + Int64(CivilCalendar.unixToReferenceDate) * 1000
+    }
+
+    /// Formats milliseconds since 1970-01-01T00:00:00Z as `YYYY-MM-DDTHH:MM:SS.mmmZ`;
+    /// values outside years 0000–9999 are clamped into them.
+    public static func format(unixMilliseconds: Int64) -> String {
+        let clamped = min(max(unixMilliseconds, minimumUnixMilliseconds), maximumUnixMilliseconds)
+        let unixMilliseconds = Int(clamped)
         let unixSeconds = CivilCalendar.floorDivide(unixMilliseconds, 1000)
         let millisecond = unixMilliseconds - unixSeconds * 1000
         let fields = LocalDateTime(secondsSinceEpochAsIfUTC: unixSeconds)
@@ -142,4 +156,7 @@ public enum RFC3339 {
         Double((-62_167_219_200 - CivilCalendar.unixToReferenceDate) * 1000)
     private static let maximumReferenceMilliseconds =
         Double((253_402_300_799 - CivilCalendar.unixToReferenceDate) * 1000 + 999)
+    /// 0000-01-01T00:00:00.000Z and 9999-12-31T23:59:59.999Z in Unix milliseconds.
+    static let minimumUnixMilliseconds: Int64 = -62_167_219_200 * 1000
+    static let maximumUnixMilliseconds: Int64 = 253_402_300_799 * 1000 + 999
 }

@@ -74,9 +74,9 @@ enum ControlCommand: Command {
                 output("\(firing.firingId)  recipient \(firing.recipient)  attempts \(firing.attempt)")
             }
         case "retry":
-            let firingId = FiringID(arguments.positionals[1])
+            let firingId = try firingID(arguments.positionals[1])
             let (reply, raw) = try client.call(ControlRequest(command: .retry(firingId)), RetryResult.self)
-            if json { printJSON(raw) } else { output("retrying \(reply.result?.firingId.rawValue ?? firingId.rawValue)") }
+            if json { printJSON(raw) } else { output("retrying \(reply.result?.firingId ?? firingId)") }
         case "snapshot", "compact", "store":
             let command: ControlRequest.Command = name == "snapshot" ? .snapshot : name == "compact" ? .compact : .store
             let (reply, raw) = try client.call(ControlRequest(command: command), StoreReport.self)

@@ -72,7 +72,7 @@ enum AckCommand: Command {
     static func run(_ arguments: Arguments) throws -> Int32 {
         guard arguments.positionals.count == 1 else { throw UsageError("name one FIRING_ID") }
         let (reply, raw) = try makeControlClient(arguments).call(
-            ControlRequest(command: .ack(FiringID(arguments.positionals[0]))), BadgeResult.self)
+            ControlRequest(command: .ack(try firingID(arguments.positionals[0]))), BadgeResult.self)
         guard !arguments.has("json"), let result = reply.result else { printJSON(raw); return 0 }
         output(result.changed ? "handled; \(result.recipient) badge \(result.badge)" : "already handled; \(result.recipient) badge \(result.badge)")
         return 0
@@ -117,7 +117,7 @@ enum DeliveredCommand: Command {
         guard arguments.positionals.count == 1 else { throw UsageError("name one RECIPIENT") }
         let (reply, raw) = try makeControlClient(arguments).call(
             ControlRequest(command: .delivered(
-                RecipientID(arguments.positionals[0]), remove: arguments.value("remove").map { FiringID($0) })),
+                RecipientID(arguments.positionals[0]), remove: try arguments.value("remove").map { try firingID($0) })),
             DeliveredResult.self)
         guard !arguments.has("json"), let result = reply.result else { printJSON(raw); return 0 }
         output("\(result.recipient): badge \(result.badge), \(result.delivered.count) delivered")
@@ -148,7 +148,7 @@ enum ActCommand: Command {
         let snooze = try arguments.value("snooze").map { try DurationParser.parseSeconds($0) }
         var (reply, raw) = try client.call(
             ControlRequest(command: .act(
-                firingId: FiringID(arguments.positionals[0]), action: arguments.positionals[1],
+                firingId: try firingID(arguments.positionals[0]), action: arguments.positionals[1],
                 text: arguments.value("text"), token: arguments.value("token"), snoozeSeconds: snooze)),
             JobResult.self)
         if !arguments.has("no-wait"), let jobId = reply.result?.job.jobId {

@@ -1,4 +1,5 @@
 import Foundation
+import ChimeCore
 
 /// A command-line mistake: exit status 2 with a one-line reason.
 struct UsageError: Error, CustomStringConvertible {
@@ -108,4 +109,13 @@ struct Arguments {
         guard let number = Int(text) else { throw UsageError("--\(name) must be an integer, not '\(text)'") }
         return number
     }
+}
+
+/// Parses a firing id given on the command line.
+/// - Throws: `UsageError` (exit 2) when `text` is not `<reminderId>@YYYY-MM-DDTHH:MM:SS.mmmZ[#nag<n>]`.
+func firingID(_ text: String) throws -> FiringID {
+    guard let id = FiringID(text) else {
+        throw UsageError("'\(text)' is not a firing id such as standup@2026-12-24T08:00:00.000Z (see 'chime delivered RECIPIENT')")
+    }
+    return id
 }
