@@ -1,9 +1,10 @@
+import ChimeRuntime
 import Foundation
 import Synchronization
 
 /// A clock that moves only when told, for tests of time-driven state (NIO's
 /// `EmbeddedEventLoop.advanceTime` is the model).
-public final class ManualClock: Sendable {
+public final class ManualClock: ServiceClock {
     private let current: Mutex<Date>
 
     /// Starts at `start` (UTC).

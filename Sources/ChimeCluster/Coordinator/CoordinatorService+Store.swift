@@ -38,8 +38,8 @@ extension CoordinatorService {
         let started = Date()
         guard configuration.store.directory != "none" else {
             try onLocked()
-            var state = CoordinatorState(configuration: tunables, startedAt: started)
-            state.finishRecovery(at: Date())
+            var state = CoordinatorState(configuration: tunables, startedAt: clock.now)
+            state.finishRecovery(at: clock.now)
             logger.warning("no store (store.directory is none): nothing survives a restart")
             return (.memory(InMemoryJournal(keepsEntries: false)), state)
         }
@@ -70,12 +70,12 @@ extension CoordinatorService {
             directory: directory, fsync: try Self.fsyncPolicy(configuration.store), options: options, lock: lock)
         var tunables = tunables
         tunables.epoch = try store.incrementEpoch()
-        var state = CoordinatorState(configuration: tunables, startedAt: started)
+        var state = CoordinatorState(configuration: tunables, startedAt: clock.now)
         if let snapshot = recovery.snapshot {
             try state.load(try CoordinatorSnapshot.decode(payload: snapshot.payload))
         }
         for entry in recovery.entries { state.apply(entry) }
-        state.finishRecovery(at: Date())
+        state.finishRecovery(at: clock.now)
         let report = recovery.report
         var details = [
             "reminders": String(state.reminderCount), "redeliveries": String(state.waitingCount),
@@ -124,7 +124,7 @@ extension CoordinatorService {
     @discardableResult
     func writeSnapshot(to store: FileStore) throws -> Double {
         let started = Date()
-        let payload = state.makeSnapshot(at: started).encodedPayload()
+        let payload = state.makeSnapshot(at: clock.now).encodedPayload()
         let file = try store.writeSnapshot(payload)
         recordsSinceSnapshot = 0
         let milliseconds = Date().timeIntervalSince(started) * 1000

@@ -28,6 +28,11 @@ public final class CoordinatorService {
     var pendingStoreRequests: [(ControlRequest, ClientAddress)] = []
     /// The file store's journal writer thread (`nil` with the in-memory journal).
     var journalWriter: JournalWriter?
+    /// Where the loop reads the time it schedules by.
+    let clock: any ServiceClock
+    /// The ZeroMQ context to open sockets in; `nil` makes one per `run` (in-process tests
+    /// pass one, so their sockets reach the service over `inproc://`).
+    let sharedContext: Context?
     /// Replies and coordinator events waiting for the journal ticket they depend on, in order.
     var outbox = RingQueue<(ticket: UInt64, message: OutboundMessage)>()
 
@@ -38,10 +43,19 @@ public final class CoordinatorService {
     }
 
     /// Makes a coordinator service; nothing is opened or bound until `run`.
-    /// - Parameter standby: wait for the store lock (another coordinator is active) and take
-    ///   over when it is released, instead of failing.
-    public init(configuration: ChimeConfiguration, logger: Logger, stop: StopSignal, standby: Bool = false) {
+    /// - Parameters:
+    ///   - standby: wait for the store lock (another coordinator is active) and take over
+    ///     when it is released, instead of failing.
+    ///   - clock: the time the schedule runs by (`SystemClock` in a process).
+    ///   - context: the ZeroMQ context for the sockets; `nil` makes one. With a shared
+    ///     context every endpoint may be `inproc://`.
+    public init(
+        configuration: ChimeConfiguration, logger: Logger, stop: StopSignal, standby: Bool = false,
+        clock: any ServiceClock = SystemClock(), context: Context? = nil
+    ) {
         self.configuration = configuration
+        self.clock = clock
+        self.sharedContext = context
         self.logger = logger
         self.stop = stop
         self.standby = standby
@@ -77,7 +91,7 @@ public final class CoordinatorService {
             }
         }
         self.tunables = tunables
-        self.state = CoordinatorState(configuration: tunables, startedAt: Date())
+        self.state = CoordinatorState(configuration: tunables, startedAt: clock.now)
     }
 
     /// Recovers from the store (after waiting for its lock as a standby), binds the sockets,
@@ -89,7 +103,7 @@ public final class CoordinatorService {
     public func run(onReady: () -> Void = {}) throws {
         // Not shut down by the stop signal: the loop sees the signal within one poll (≤ 100 ms)
         // and then still answers the requests whose journal entries become durable.
-        let context = try Context()
+        let context = try sharedContext ?? Context()
         let endpoints = configuration.endpoints
         let linger = configuration.lingerMilliseconds
         // The event forwarder is bound as soon as the store is ours, before recovery: workers
@@ -171,7 +185,7 @@ public final class CoordinatorService {
             // wake-up after each write ends the wait.
             let isJournalBehind = (journalWriter?.undurableCount ?? 0) >= tunables.maxUndurableEntries
             do {
-                _ = try poller.poll(timeout: isJournalBehind ? .milliseconds(10) : pollTimeout(now: Date()))
+                _ = try poller.poll(timeout: isJournalBehind ? .milliseconds(10) : pollTimeout(now: clock.now))
             } catch let error as ZeroMQError where error.code == .contextTerminated {
                 break
             }
@@ -185,7 +199,7 @@ public final class CoordinatorService {
             } catch let error as ZeroMQError where error.code == .contextTerminated {
                 break
             }
-            if !isJournalBehind { directives += state.onTick(now: Date()) }
+            if !isJournalBehind { directives += state.onTick(now: clock.now) }
             do {
                 try carryOut(directives, control: control, dispatch: dispatch, events: events)
                 try serveStoreRequests(control: control, events: events)
@@ -254,7 +268,7 @@ public final class CoordinatorService {
                 pendingStoreRequests.append((request, address))
                 return []
             }
-            return state.onRequest(request, from: address, at: Date())
+            return state.onRequest(request, from: address, at: clock.now)
         } catch {
             logger.warning("rejected control request", ["code": error.code.rawValue, "reason": error.message])
             return state.onUndecodableRequest(error, requestId: Self.requestId(in: envelope.body), from: address)
@@ -272,7 +286,7 @@ public final class CoordinatorService {
             guard let frames = try results.receiveMessage(dontWait: true) else { return }
             do {
                 let message = try codec.decodeWorkerMessage(frames)
-                directives += state.onWorkerMessage(message, at: Date())
+                directives += state.onWorkerMessage(message, at: clock.now)
             } catch {
                 logger.warning("dropped worker message", ["code": error.code.rawValue, "reason": error.message])
             }
@@ -293,7 +307,7 @@ public final class CoordinatorService {
                     logger.warning("dropped dispatch announcement", ["reason": "worker id does not match its routing id", "worker": message.worker.rawValue])
                     continue
                 }
-                directives += state.onWorkerMessage(message, viaDispatch: true, at: Date())
+                directives += state.onWorkerMessage(message, viaDispatch: true, at: clock.now)
             } catch {
                 logger.warning("dropped dispatch announcement", ["code": error.code.rawValue, "reason": error.message])
             }
@@ -384,7 +398,7 @@ public final class CoordinatorService {
     /// acknowledged), unless the journal has grown 4× past the threshold.
     func snapshotIfDue() throws {
         guard case .file(let store) = storage else { return }
-        let now = Date()
+        let now = clock.now
         if state.isQuiet(at: now) {
             quietSince = quietSince ?? now
         } else {
@@ -432,6 +446,6 @@ public final class CoordinatorService {
         } catch {
             logger.error("dispatch failed", ["worker": worker.rawValue, "error": "\(error)"])
         }
-        state.onDispatchFailed(batch, to: worker, at: Date())
+        state.onDispatchFailed(batch, to: worker, at: clock.now)
     }
 }

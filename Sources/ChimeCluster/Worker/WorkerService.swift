@@ -13,6 +13,10 @@ public final class WorkerService {
     var state: WorkerState
     let codec = WireCodec()
     let actions: ActionRunner
+    /// Where the loop reads the time for heartbeats and acknowledgements.
+    let clock: any ServiceClock
+    /// The ZeroMQ context to open sockets in; `nil` makes one per `run`.
+    let sharedContext: Context?
     let userInfoEncoder: JSONEncoder = {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
@@ -20,9 +24,18 @@ public final class WorkerService {
     }()
 
     /// Makes a worker service; nothing connects until `run`.
-    /// - Parameter id: the worker's id; `<host>-<pid>` when `nil`.
-    public init(configuration: ChimeConfiguration, id: WorkerID?, logger: Logger, stop: StopSignal) {
+    /// - Parameters:
+    ///   - id: the worker's id; `<host>-<pid>` when `nil`.
+    ///   - clock: the time heartbeats and `firedAt` are read from (`SystemClock` in a process).
+    ///   - context: the ZeroMQ context for the sockets; `nil` makes one (and the stop signal
+    ///     shuts it down). With a shared context every endpoint may be `inproc://`.
+    public init(
+        configuration: ChimeConfiguration, id: WorkerID?, logger: Logger, stop: StopSignal,
+        clock: any ServiceClock = SystemClock(), context: Context? = nil
+    ) {
         self.configuration = configuration
+        self.clock = clock
+        self.sharedContext = context
         self.logger = logger
         self.stop = stop
         let host = ProcessInfo.processInfo.hostName
@@ -44,8 +57,14 @@ public final class WorkerService {
     /// Connects and serves until the stop signal.
     /// - Throws: `ZeroMQError` when an endpoint is invalid.
     public func run(onReady: () -> Void = {}) throws {
-        let context = try Context()
-        stop.onStop { context.shutdown() }
+        let context: Context
+        if let sharedContext {
+            // Shared with others: the loop sees the stop flag within one poll (≤ 100 ms).
+            context = sharedContext
+        } else {
+            context = try Context()
+            stop.onStop { context.shutdown() }
+        }
         let endpoints = configuration.endpoints
         let linger = configuration.lingerMilliseconds
         // DEALER with the worker id as routing id: the coordinator's ROUTER addresses this
@@ -79,6 +98,7 @@ public final class WorkerService {
         // subscribes (the coordinator binds its forwarder before recovering, so a restarted
         // worker normally hears the subscriptions well before that).
         var isEventPathReady = false
+        // Real time, not `clock`: this waits for sockets, not for the schedule.
         let eventPathDeadline = Date().addingTimeInterval(Self.eventPathWait)
         // The dispatch socket joins the poll set once the event path is ready.
         var poller = Poller()
@@ -92,9 +112,9 @@ public final class WorkerService {
         }
         do {
             while !stop.isStopRequested {
-                let now = Date()
+                let now = clock.now
                 var wait = state.nextWake.map { max(0, min(0.1, $0.timeIntervalSince(now))) } ?? 0
-                if !isEventPathReady { wait = max(0, min(wait, eventPathDeadline.timeIntervalSince(now))) }
+                if !isEventPathReady { wait = max(0, min(wait, eventPathDeadline.timeIntervalSince(Date()))) }
                 _ = try poller.poll(timeout: .microseconds(Int64(wait * 1_000_000)))
                 while let frames = try events.receiveMessage(dontWait: true) {
                     // XPUB delivers subscriptions as a frame starting with byte 1 (0: unsubscribe).
@@ -111,7 +131,7 @@ public final class WorkerService {
                     try deliver(frames, events: events)
                 }
                 for outcome in actions.takeFinished() { state.onJobFinished(outcome) }
-                for directive in state.onTick(now: Date()) {
+                for directive in state.onTick(now: clock.now) {
                     switch directive {
                     case .report(let message):
                         if try !results.send(codec.encodeFrames(message), dontWait: true) {
@@ -140,7 +160,7 @@ public final class WorkerService {
             logger.warning("dropped dispatch message", ["code": error.code.rawValue, "reason": error.message])
             return
         }
-        let now = Date()
+        let now = clock.now
         for directive in state.onBatch(batch, at: now) {
             switch directive {
             case .publish(let event):
