@@ -142,6 +142,14 @@ public final class FileStore: Journal {
             newestSnapshotSequence: snapshotFiles.last?.sequence)
     }
 
+    /// Closes the journal without writing what is buffered, then releases the lock: for a
+    /// holder whose `LOCK` was deleted or replaced (`StoreLock.verifyOwnership`), which must
+    /// not write to the store any more. Later calls throw `.closed`.
+    public func abandon() {
+        defer { lock.release() }
+        journal.abandon()
+    }
+
     /// Syncs and closes the journal, then releases the lock. Later calls throw `.closed`.
     /// - Throws: as `FileJournal.close` (the lock is released anyway).
     public func close() throws {
