@@ -151,8 +151,11 @@ extension FileJournal {
                 nextSequence = reader.expectedSequence
                 if let record = reader.damage {
                     damage = (index, record)
-                    // Only a search of the rest tells a torn tail from corruption.
-                    followingInSegment = RecordReader.validFrames(in: bytes, from: record.offset)
+                    // Only a search of the rest tells a torn tail from corruption (zero fill to
+                    // the end holds no frame).
+                    if record.reason != .zeroFilled {
+                        followingInSegment = RecordReader.validFrames(in: bytes, from: record.offset)
+                    }
                 }
             }
         }

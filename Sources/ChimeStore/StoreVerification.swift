@@ -12,8 +12,8 @@ public struct StoreVerification: Sendable {
         /// damaged snapshot (set aside; the previous one and the journal are used).
         case recoverable
         /// A start refuses the store: damage followed by valid records, a missing segment,
-        /// a newer format, an entry that does not decode. `chime store repair` salvages what
-        /// is valid when the journal is damaged.
+        /// a newer format (not damage, but refused all the same), an entry that does not
+        /// decode. `chime store repair` salvages what is valid when the journal is damaged.
         case corrupt
     }
 
@@ -60,8 +60,7 @@ extension FileStore {
     /// stopped store for a definite answer.
     /// - Parameter directory: the store directory (holding `journal/` and `snapshot/`).
     /// - Returns: what was found; damage is reported, not thrown.
-    /// - Throws: `JournalError` `.io` when the directory cannot be read (`.corrupt` naming
-    ///   the path when it does not exist).
+    /// - Throws: `JournalError` `.io` when the directory does not exist or cannot be read.
     public static func verify(directory: URL) throws -> StoreVerification {
         guard FileCalls.isDirectory(directory.path) else {
             throw JournalError(.io, path: directory.path, message: "no store directory here")

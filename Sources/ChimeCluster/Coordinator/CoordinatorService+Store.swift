@@ -23,14 +23,16 @@ extension CoordinatorService {
         }
     }
 
-    /// Takes the store lock (waiting for it as a standby), recovers the schedule, increments
-    /// the epoch and returns the state to serve with.
+    /// Takes the store lock (waiting for it as a standby) once `LOCK` names the locked file,
+    /// recovers the schedule, sets the epoch to one above the `EPOCH` file, the snapshot and
+    /// every `started` entry (rebuilding a missing `EPOCH`), journals `started` with it and
+    /// returns the state to serve with.
     ///
     /// - Parameter onLocked: called once this coordinator holds the store (before recovery),
     ///   to bind what may only be bound by the active coordinator.
     /// - Returns: `nil` when the stop signal arrived while waiting as a standby.
-    /// - Throws: `JournalError` (`.locked` without `standby`, `.corrupt`, `.unsupportedVersion`,
-    ///   `.io`), `ConfigurationError`, `WireError` for a snapshot this version cannot read, and
+    /// - Throws: `JournalError` (`.locked` without `standby`, `.lockLost`, `.corrupt`,
+    ///   `.unsupportedVersion`, `.io`), `ConfigurationError`, `WireError` for a snapshot this version cannot read, and
     ///   what `onLocked` throws.
     func openStorage(tunables: CoordinatorConfiguration, onLocked: () throws -> Void = {}) throws
         -> (CoordinatorStorage, CoordinatorState)?
