@@ -128,6 +128,36 @@ import Testing
         #expect(recovered.lastSequence == 2_000)
     }
 
+    @Test func aDamagedHeaderBeforeValidRecordsIsRefusedThenRepairedWithEveryRecord() throws {
+        try populate(2_000, segmentSize: 32 << 10)
+        let segments = try segmentPaths(journalDirectory)
+        let last = try #require(segments.last)
+        let inLast = try records(ofSegment: last)
+        // Before: a damaged header was taken for a segment torn by a roll and deleted with
+        // every record in it.
+        try flipByte(last, at: 14)
+        let before = try contentsOfTree(directory)
+
+        let error = expectJournalError(.corrupt) { try FileStore.open(directory: directory, fsync: .never) }
+        #expect(error?.corruption?.offset == 0)
+        #expect(error?.corruption?.reason == .badSegmentHeader)
+        #expect(error?.corruption?.validRecordsAfter == inLast.count)
+        #expect(error?.corruption?.nextValidOffset == RecordFraming.segmentHeaderLength)
+        #expect(try contentsOfTree(directory) == before)
+
+        let report = try FileStore.repair(directory: directory)
+        let repaired = try #require(report.segments.only)
+        #expect(repaired.path == last)
+        #expect(repaired.recordsKept == inLast.count)
+        #expect(repaired.dropped == [.init(offset: 0, bytes: RecordFraming.segmentHeaderLength, reason: "bad_segment_header")])
+        #expect(repaired.gapRecordsWritten == 0)
+        #expect(repaired.bytesAfter == repaired.bytesBefore)
+        #expect(report.after.verdict == .clean)
+        let recovered = try recoveredEntries()
+        #expect(recovered.entries == makeEntries(2_000))
+        #expect(recovered.lastSequence == 2_000)
+    }
+
     @Test func repairOfACleanStoreChangesNothing() throws {
         try populate(60)
         let before = try contentsOfTree(directory)
