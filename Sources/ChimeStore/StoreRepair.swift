@@ -43,7 +43,7 @@ public struct StoreRepairReport: Sendable {
         public var gapRecordsWritten: Int
         /// Sequence numbers those gap records stand for.
         public var sequencesLost: UInt64
-        /// The segment's size before and after, in bytes.
+        /// The segment's size before the repair, in bytes.
         public var bytesBefore: Int
         /// The segment's size after the repair, in bytes.
         public var bytesAfter: Int
