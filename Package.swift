@@ -40,7 +40,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "chime",
-            dependencies: ["ChimeBench", "ChimeCluster", "ChimeCore", "ChimeWire", "ChimeRuntime", "ZeroMQ"]
+            dependencies: ["ChimeBench", "ChimeCluster", "ChimeCore", "ChimeStore", "ChimeWire", "ChimeRuntime", "ZeroMQ"]
         ),
         .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ", "ChimeTestSupport"]),
         .testTarget(name: "ChimeCoreTests", dependencies: ["ChimeCore", "ChimeTestSupport"]),

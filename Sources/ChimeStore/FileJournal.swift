@@ -172,6 +172,15 @@ public final class FileJournal: Journal {
         if hasUnsyncedBytes && fsyncPolicy != .never { try syncTail() }
     }
 
+    /// Closes the segment without writing what is buffered (those entries are lost, as in a
+    /// crash). Later calls throw `.closed`.
+    public func abandon() {
+        pending = []
+        guard descriptor >= 0 else { return }
+        FileCalls.closeFile(descriptor)
+        descriptor = -1
+    }
+
     /// Deletes the segments whose records all have sequence numbers up to `sequence` (they
     /// are covered by a snapshot), oldest first; the segment being appended to stays.
     /// - Returns: how many segments were deleted.

@@ -71,8 +71,9 @@ public final class FileStore: Journal {
     /// - Returns: the store and what was recovered.
     /// - Throws: `JournalError` `.locked` when another holder has the lock;
     ///   `.unsupportedVersion` for a snapshot or segment of a newer format;
-    ///   `.unknownEntryKind`; `.corrupt` when the journal is damaged before its end or
-    ///   does not reach back to the snapshot; `.io`.
+    ///   `.unknownEntryKind`; `.corrupt` when journal damage is followed by any valid
+    ///   record (the error's `corruption` says where and how many) or the journal does not
+    ///   reach back to the snapshot; `.io`.
     public static func open(
         directory: URL, fsync policy: FsyncPolicy = .always, options: Options = Options(), lock: StoreLock? = nil
     ) throws -> (store: FileStore, recovery: Recovery) {
@@ -140,6 +141,14 @@ public final class FileStore: Journal {
             journal: journal.statistics, snapshotCount: snapshotFiles.count,
             snapshotBytes: snapshotFiles.reduce(0) { $0 + $1.size },
             newestSnapshotSequence: snapshotFiles.last?.sequence)
+    }
+
+    /// Closes the journal without writing what is buffered, then releases the lock: for a
+    /// holder whose `LOCK` was deleted or replaced (`StoreLock.verifyOwnership`), which must
+    /// not write to the store any more. Later calls throw `.closed`.
+    public func abandon() {
+        defer { lock.release() }
+        journal.abandon()
     }
 
     /// Syncs and closes the journal, then releases the lock. Later calls throw `.closed`.

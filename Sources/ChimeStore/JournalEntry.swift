@@ -55,6 +55,10 @@ public enum JournalEntry: Codable, Hashable, Sendable {
     /// encoded outcome), so a retry after a crash or takeover gets the same answer and is not
     /// applied twice.
     case answered(requestId: String, reply: Data, at: Date)
+    /// A coordinator took the store at `at` (UTC) and fences its dispatches with `epoch`;
+    /// the next start's epoch is above every epoch the journal, the snapshot and the `EPOCH`
+    /// file record, so a lost `EPOCH` file cannot make an epoch repeat.
+    case started(epoch: UInt64, at: Date)
 }
 
 /// An append-only log of `JournalEntry` values.

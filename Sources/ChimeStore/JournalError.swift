@@ -37,6 +37,9 @@ public struct JournalError: Error, Equatable, CustomStringConvertible {
         public static let invalidEntry = Code(rawValue: "invalid_entry")
         /// The journal or store was closed.
         public static let closed = Code(rawValue: "closed")
+        /// The store's `LOCK` path no longer names the file this holder locked (deleted or
+        /// replaced), so another coordinator may lock the new one: the holder stops writing.
+        public static let lockLost = Code(rawValue: "lock_lost")
 
         /// The stable name.
         public var description: String { rawValue }
@@ -50,13 +53,20 @@ public struct JournalError: Error, Equatable, CustomStringConvertible {
     public var offset: UInt64?
     /// A sentence for operators, such as "fdatasync failed: Input/output error (errno 5)".
     public var message: String
+    /// For `.corrupt` damage inside the journal: where it is and how many valid records
+    /// follow it (`nil` for the other `.corrupt` cases, such as a missing segment).
+    public var corruption: JournalCorruption?
 
     /// Creates an error.
-    public init(_ code: Code, path: String? = nil, offset: UInt64? = nil, message: String = "") {
+    public init(
+        _ code: Code, path: String? = nil, offset: UInt64? = nil, message: String = "",
+        corruption: JournalCorruption? = nil
+    ) {
         self.code = code
         self.path = path
         self.offset = offset
         self.message = message
+        self.corruption = corruption
     }
 
     /// Compares codes only; the path, offset and message are context.

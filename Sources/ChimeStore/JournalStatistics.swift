@@ -44,7 +44,7 @@ public struct JournalOpenReport: Hashable, Sendable {
     public var entriesReplayed: Int
     /// Segment files after the repair.
     public var segmentCount: Int
-    /// The torn or corrupt tail that was cut off, if there was one.
+    /// The torn tail that was cut off (damage no valid record follows), if there was one.
     public var truncation: JournalTruncation?
     /// Segments deleted because the snapshot covers all of them and the journal ended
     /// before the snapshot's sequence (possible after a power loss under `.never`).
@@ -64,7 +64,8 @@ public struct JournalOpenReport: Hashable, Sendable {
     }
 }
 
-/// A damaged journal tail that was cut off when the journal was opened.
+/// A torn journal tail (damage that no valid record follows) cut off when the journal was
+/// opened, or that a start would cut off (`FileStore.verify`).
 public struct JournalTruncation: Hashable, Sendable, CustomStringConvertible {
     /// The segment file holding the first damaged byte.
     public var segmentPath: String

@@ -38,14 +38,23 @@
 /// *k + 1* starts where segment *k* ends. A new segment is started when the current one
 /// would grow past the segment size (64 MiB by default); a record is never split.
 ///
+/// **Gaps.** A record with payload encoding `3` stands for sequence numbers that
+/// `chime store repair` could not salvage: its sequence number is the first one missing and
+/// its payload a UInt64 count *k* ≥ 1 of missing numbers, so the next record carries the
+/// sequence number plus *k*. It holds no entry; readers skip it.
+///
 /// **Damage.** A reader accepts records in order and stops at the first one that is torn
 /// or fails a check: fewer than 20 header bytes left, a wrong magic (zero bytes, as a power
 /// loss leaves on some file systems, are reported as such), a wrong record version, a
-/// length over the limit or past the end of the file, a checksum mismatch, or a sequence
-/// number that is not the previous one plus one. Everything from that record's offset to
-/// the end of the file is then the damaged tail: ``FileJournal`` truncates it when it is
-/// the end of the journal and reports where and how many bytes, and refuses to open
-/// (`JournalError.Code.corrupt`) when a later segment still holds valid records.
+/// length over the limit or past the end of the file, a checksum mismatch, a malformed gap
+/// record, or a sequence number that is not the previous one plus one. The reader then
+/// searches the rest of the segment, byte by byte, for a frame that passes every check but
+/// the sequence number (``RecordReader/validFrames(in:from:)``). Only when none is found,
+/// in this segment or a later one, is the damage a **torn tail** (an incomplete final
+/// record, or zero fill after the last record): ``FileJournal`` truncates it and reports
+/// where and how many bytes. Damage followed by any valid frame is **corruption**: opening
+/// fails with `JournalError.Code.corrupt` carrying a ``JournalCorruption`` report, and
+/// nothing on disk changes (`chime store repair` salvages every valid record).
 public enum RecordFraming {
     /// The size of a record header, in bytes.
     public static let recordHeaderLength = 20
@@ -59,6 +68,9 @@ public enum RecordFraming {
     public static let recordFormatVersion: UInt8 = 1
     /// The payload encoding byte of a JSON-encoded `JournalEntry`.
     public static let jsonEntryEncoding: UInt8 = 1
+    /// The payload encoding byte of a gap record: sequence numbers a repair could not
+    /// salvage (see **Gaps** above).
+    public static let gapEncoding: UInt8 = 3
 
     static let segmentMagic = Array("CHIMEJNL".utf8)
     static let recordMagic: [UInt8] = [0x43, 0x72]
@@ -81,6 +93,26 @@ public enum RecordFraming {
         crc.update(payload)
         buffer.appendLittleEndian(crc.value)
         buffer.append(contentsOf: payload)
+    }
+
+    /// Appends a gap record (header and an 8-byte payload) standing for the `count` sequence
+    /// numbers from `firstMissing` on.
+    /// - Precondition: `count >= 1`.
+    public static func appendGapRecord(firstMissing: UInt64, count: UInt64, to buffer: inout [UInt8]) {
+        precondition(count >= 1, "a gap record stands for at least one sequence number")
+        let payload = Swift.withUnsafeBytes(of: count.littleEndian) { Array($0) }
+        payload.withUnsafeBytes {
+            appendRecord(sequence: firstMissing, encoding: gapEncoding, payload: $0, to: &buffer)
+        }
+    }
+
+    /// The count of missing sequence numbers a gap record's payload holds; `nil` when the
+    /// payload is not 8 bytes or holds 0.
+    static func gapCount(_ payload: ArraySlice<UInt8>) -> UInt64? {
+        guard payload.count == 8 else { return nil }
+        var count: UInt64 = 0
+        for (shift, byte) in payload.enumerated() { count |= UInt64(byte) << (8 * UInt64(shift)) }
+        return count == 0 ? nil : count
     }
 
     /// The 24-byte file header of a segment whose first record has `firstSequence`.

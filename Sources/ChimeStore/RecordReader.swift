@@ -43,35 +43,110 @@ public struct RecordReader {
     }
 
     /// The next good record, or `nil` at the end of the bytes or at the first damaged
-    /// record (then `damage` says where and why).
+    /// record (then `damage` says where and why). Gap records (sequence numbers a repair
+    /// could not salvage) are skipped: the record after one carries its sequence number
+    /// plus its count.
     public mutating func next() -> Record? {
-        guard damage == nil, offset < bytes.count else { return nil }
-        let remaining = bytes.count - offset
+        while damage == nil, offset < bytes.count {
+            let frame: Frame
+            switch Self.checkFrame(in: bytes, at: offset) {
+            case .damaged(let reason):
+                let isZeroTail = (reason == .truncatedHeader || reason == .badMagic) && tailIsZero()
+                return stop(isZeroTail ? .zeroFilled : reason)
+            case .valid(let valid):
+                frame = valid
+            }
+            if let expectedSequence, frame.sequence != expectedSequence { return stop(.sequenceMismatch) }
+            let payload = bytes[(offset + RecordFraming.recordHeaderLength)..<(offset + frame.length)]
+            var following = frame.sequence &+ 1
+            if frame.encoding == RecordFraming.gapEncoding {
+                guard let count = RecordFraming.gapCount(payload), frame.sequence <= UInt64.max - count else {
+                    return stop(.badGapRecord)
+                }
+                following = frame.sequence + count
+            }
+            let record = Record(sequence: frame.sequence, encoding: frame.encoding, offset: offset, payload: payload)
+            offset += frame.length
+            expectedSequence = following
+            if frame.encoding == RecordFraming.gapEncoding {
+                gapRecords += 1
+                continue
+            }
+            return record
+        }
+        return nil
+    }
+
+    /// Gap records skipped so far (left by `chime store repair`).
+    public private(set) var gapRecords = 0
+
+    /// A frame that passed every check but its sequence number.
+    struct Frame {
+        /// Header and payload, in bytes.
+        var length: Int
+        var sequence: UInt64
+        var encoding: UInt8
+    }
+
+    enum FrameCheck {
+        case valid(Frame)
+        case damaged(RecordDamage.Reason)
+    }
+
+    /// Checks the record frame at `offset`: magic, version, length and checksum (not the
+    /// sequence number). Reads only inside `bytes`.
+    static func checkFrame(in bytes: [UInt8], at offset: Int) -> FrameCheck {
         let header = RecordFraming.recordHeaderLength
-        guard remaining >= header else {
-            return stop(tailIsZero() ? .zeroFilled : .truncatedHeader)
-        }
+        guard offset >= 0, offset < bytes.count else { return .damaged(.truncatedHeader) }
+        let remaining = bytes.count - offset
+        guard remaining >= header else { return .damaged(.truncatedHeader) }
         guard bytes[offset] == RecordFraming.recordMagic[0], bytes[offset + 1] == RecordFraming.recordMagic[1] else {
-            return stop(tailIsZero() ? .zeroFilled : .badMagic)
+            return .damaged(.badMagic)
         }
-        guard bytes[offset + 2] == RecordFraming.recordFormatVersion else { return stop(.badRecordHeader) }
+        guard bytes[offset + 2] == RecordFraming.recordFormatVersion else { return .damaged(.badRecordHeader) }
         let length = Int(bytes.loadLittleEndian(UInt32.self, at: offset + 4))
-        guard length <= RecordFraming.maximumPayloadLength else { return stop(.lengthOutOfRange) }
-        guard length <= remaining - header else { return stop(.truncatedPayload) }
-        let sequence = bytes.loadLittleEndian(UInt64.self, at: offset + 8)
+        guard length <= RecordFraming.maximumPayloadLength else { return .damaged(.lengthOutOfRange) }
+        guard length <= remaining - header else { return .damaged(.truncatedPayload) }
         var crc = CRC32C()
         crc.update(bytes[offset..<(offset + 16)])
         crc.update(bytes[(offset + header)..<(offset + header + length)])
         guard crc.value == bytes.loadLittleEndian(UInt32.self, at: offset + 16) else {
-            return stop(.checksumMismatch)
+            return .damaged(.checksumMismatch)
         }
-        if let expectedSequence, sequence != expectedSequence { return stop(.sequenceMismatch) }
-        let record = Record(
-            sequence: sequence, encoding: bytes[offset + 3], offset: offset,
-            payload: bytes[(offset + header)..<(offset + header + length)])
-        offset += header + length
-        expectedSequence = sequence &+ 1
-        return record
+        return .valid(Frame(
+            length: header + length, sequence: bytes.loadLittleEndian(UInt64.self, at: offset + 8),
+            encoding: bytes[offset + 3]))
+    }
+
+    /// Every frame from `offset` on that passes the checks of a record but its sequence
+    /// number (magic, version, length, CRC-32C), in file order, gap records included.
+    ///
+    /// The search tries each byte offset in turn; after a valid frame it goes on after that
+    /// frame's end, so a frame is never counted inside another one's payload. It decides
+    /// whether damage is a torn tail (no valid frame follows) or corruption. A random match
+    /// needs a 2-byte magic, a version byte, a plausible length and a 32-bit checksum to
+    /// agree by chance.
+    /// - Parameters:
+    ///   - bytes: a whole segment file.
+    ///   - offset: where to start, in bytes (the damaged record's offset).
+    /// - Returns: the frames as records (`payload` slices `bytes`).
+    public static func validFrames(in bytes: [UInt8], from offset: Int) -> [Record] {
+        var frames: [Record] = []
+        var position = max(0, offset)
+        let last = bytes.count - RecordFraming.recordHeaderLength
+        while position <= last {
+            guard bytes[position] == RecordFraming.recordMagic[0], case .valid(let frame) = checkFrame(in: bytes, at: position)
+            else {
+                position += 1
+                continue
+            }
+            let payloadStart = position + RecordFraming.recordHeaderLength
+            frames.append(Record(
+                sequence: frame.sequence, encoding: frame.encoding, offset: position,
+                payload: bytes[payloadStart..<(position + frame.length)]))
+            position += frame.length
+        }
+        return frames
     }
 
     private mutating func stop(_ reason: RecordDamage.Reason) -> Record? {
@@ -114,6 +189,9 @@ public struct RecordDamage: Hashable, Sendable, CustomStringConvertible {
         public static let checksumMismatch = Reason(rawValue: "checksum_mismatch")
         /// The sequence number is not the previous record's plus one.
         public static let sequenceMismatch = Reason(rawValue: "sequence_mismatch")
+        /// A gap record (encoding 3) whose payload is not a count of 1 or more that fits
+        /// the sequence numbers.
+        public static let badGapRecord = Reason(rawValue: "bad_gap_record")
 
         /// The stable name.
         public var description: String { rawValue }

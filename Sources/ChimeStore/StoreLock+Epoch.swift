@@ -16,8 +16,15 @@ extension StoreLock {
     /// - Throws: `JournalError` `.unsupportedVersion` for a newer format; `.corrupt` for
     ///   an unreadable line; `.io`.
     public static func epoch(of directory: URL) throws -> UInt64 {
+        try recordedEpoch(of: directory) ?? 0
+    }
+
+    /// The number in `<directory>/EPOCH`, or `nil` when the file does not exist (see
+    /// `epoch(of:)` for the format).
+    /// - Throws: as `epoch(of:)`.
+    public static func recordedEpoch(of directory: URL) throws -> UInt64? {
         let path = epochPath(directory)
-        guard try FileCalls.fileSize(atPath: path) != nil else { return 0 }
+        guard try FileCalls.fileSize(atPath: path) != nil else { return nil }
         let text = String(decoding: try FileCalls.readFile(path), as: UTF8.self)
         let fields = text.split(whereSeparator: \.isWhitespace)
         guard fields.count == 3, fields[0] == "chime-epoch", let version = UInt32(fields[1]) else {
@@ -44,9 +51,22 @@ extension StoreLock {
     /// - Precondition: the lock is held.
     /// - Throws: as `epoch(of:)`, and `.io` when the file cannot be written.
     public func incrementEpoch() throws -> UInt64 {
-        precondition(isHeld, "incrementEpoch needs the store lock")
-        let epoch = try currentEpoch() + 1
+        try advanceEpoch(above: 0)
+    }
+
+    /// Sets the persisted coordinator epoch to one more than the larger of the `EPOCH` file
+    /// and `recorded` (the highest epoch the journal and snapshot hold), durable before it
+    /// returns, and returns it. A missing `EPOCH` file is rebuilt from `recorded`, so the
+    /// epoch never goes back.
+    /// - Precondition: the lock is held.
+    /// - Throws: as `epoch(of:)`; `.corrupt` when the epoch would pass `UInt64.max`; `.io`
+    ///   when the file cannot be written.
+    public func advanceEpoch(above recorded: UInt64) throws -> UInt64 {
+        precondition(isHeld, "advanceEpoch needs the store lock")
         let path = Self.epochPath(directory)
+        let (highest, overflow) = max(try currentEpoch(), recorded).addingReportingOverflow(1)
+        guard !overflow else { throw JournalError(.corrupt, path: path, message: "the epoch cannot grow past \(UInt64.max)") }
+        let epoch = highest
         let temporaryPath = path + ".tmp"
         let line = Array("chime-epoch \(Self.epochFormatVersion) \(epoch)\n".utf8)
         let descriptor = try FileCalls.openFile(temporaryPath, O_WRONLY | O_CREAT | O_TRUNC)

@@ -15,15 +15,35 @@ import Synchronization
 /// (`kill -9` included). The holder writes its pid into `LOCK` (ASCII decimal and a
 /// newline) for operators; the file's content never decides anything. The lock is
 /// released by `release()` or when the value is deinitialized.
+///
+/// A lock on a file that `LOCK` no longer names (deleted or replaced) excludes nobody: the
+/// next coordinator creates a new `LOCK` and locks that. So a lock is taken only once
+/// `LOCK` names the very file locked (device and inode, `fstat` against `stat`), and its
+/// holder calls `verifyOwnership()` regularly and stops writing when it throws.
 public final class StoreLock: Sendable {
     /// The store directory.
     public let directory: URL
+    /// Whether taking the lock created the `LOCK` file (a new store, or a deleted `LOCK`).
+    public let createdLockFile: Bool
     /// The `LOCK` file's descriptor, or -1 once released.
     private let descriptor: Mutex<Int32>
+    /// The device and inode of the locked file.
+    private let identity: FileIdentity
 
-    private init(directory: URL, descriptor: Int32) {
+    private init(directory: URL, descriptor: Int32, identity: FileIdentity, createdLockFile: Bool) {
         self.directory = directory
         self.descriptor = Mutex(descriptor)
+        self.identity = identity
+        self.createdLockFile = createdLockFile
+    }
+
+    /// What one attempt to take the lock found.
+    private enum Attempt {
+        case acquired(StoreLock)
+        /// Another open file description holds it.
+        case held
+        /// `LOCK` was deleted or replaced between the `open` and the `flock`.
+        case replaced
     }
 
     deinit { release() }
@@ -33,10 +53,15 @@ public final class StoreLock: Sendable {
     /// - Throws: `JournalError` `.locked` when another open file description holds the
     ///   lock (the message names the holder's pid when `LOCK` has one); `.io`.
     public static func tryAcquire(directory: URL) throws -> StoreLock {
-        guard let lock = try attempt(directory: directory) else {
-            throw lockedError(directory: directory)
+        // A `LOCK` replaced under an attempt is tried again, a few times.
+        for _ in 0..<3 {
+            switch try attempt(directory: directory) {
+            case .acquired(let lock): return lock
+            case .held: throw lockedError(directory: directory)
+            case .replaced: continue
+            }
         }
-        return lock
+        throw lockedError(directory: directory)
     }
 
     /// Takes the lock, polling every `pollInterval` seconds while another holder has it.
@@ -50,7 +75,7 @@ public final class StoreLock: Sendable {
     public static func acquire(directory: URL, until deadline: Date?, pollInterval: Double = 0.05) throws -> StoreLock {
         precondition(pollInterval > 0, "poll interval must be positive")
         while true {
-            if let lock = try attempt(directory: directory) { return lock }
+            if case .acquired(let lock) = try attempt(directory: directory) { return lock }
             let remaining = deadline.map { $0.timeIntervalSinceNow } ?? pollInterval
             if remaining <= 0 { throw lockedError(directory: directory) }
             sleep(seconds: min(pollInterval, remaining))
@@ -67,6 +92,28 @@ public final class StoreLock: Sendable {
     /// Whether this value still holds the lock.
     public var isHeld: Bool { descriptor.withLock { $0 >= 0 } }
 
+    /// Checks that the lock is held and that `<directory>/LOCK` still names the file it is
+    /// held on (one `stat`, compared by device and inode).
+    ///
+    /// When `LOCK` was deleted or replaced, another coordinator can lock the new file while
+    /// this one runs; the holder must then stop writing to the store at once.
+    /// - Throws: `JournalError` `.lockLost` when `LOCK` is missing or names another file, or
+    ///   the lock was released; `.io` when `stat` fails otherwise.
+    public func verifyOwnership() throws {
+        let path = Self.lockPath(directory)
+        guard isHeld else { throw JournalError(.lockLost, path: path, message: "the store lock was released") }
+        guard let current = try FileCalls.identity(atPath: path) else {
+            throw JournalError(
+                .lockLost, path: path,
+                message: "LOCK was deleted while this process held it: another coordinator may lock a new LOCK, so this one stops writing")
+        }
+        guard current == identity else {
+            throw JournalError(
+                .lockLost, path: path,
+                message: "LOCK names another file than the one this process locked (inode \(current.inode), locked \(identity.inode)): another coordinator may hold it, so this one stops writing")
+        }
+    }
+
     /// Gives the lock up (closing the descriptor); calling it again does nothing.
     public func release() {
         descriptor.withLock { descriptor in
@@ -78,14 +125,21 @@ public final class StoreLock: Sendable {
 
     static func lockPath(_ directory: URL) -> String { directory.appendingPathComponent("LOCK").path }
 
-    private static func attempt(directory: URL) throws -> StoreLock? {
+    private static func attempt(directory: URL) throws -> Attempt {
         try FileCalls.makeDirectory(directory.path)
         let path = lockPath(directory)
-        let descriptor = try FileCalls.openFile(path, O_RDWR | O_CREAT)
+        let (descriptor, created) = try FileCalls.openOrCreate(path)
+        let identity: FileIdentity
         do {
             guard try FileCalls.tryLockExclusive(descriptor, path: path) else {
                 FileCalls.closeFile(descriptor)
-                return nil
+                return .held
+            }
+            identity = try FileCalls.identity(descriptor, path: path)
+            // Locked, but only a lock on the file `LOCK` names now excludes anyone.
+            guard try FileCalls.identity(atPath: path) == identity else {
+                FileCalls.closeFile(descriptor)
+                return .replaced
             }
             let pid = Array("\(getpid())\n".utf8)
             try FileCalls.truncateFile(descriptor, to: 0, path: path)
@@ -98,7 +152,7 @@ public final class StoreLock: Sendable {
             FileCalls.closeFile(descriptor)
             throw error
         }
-        return StoreLock(directory: directory, descriptor: descriptor)
+        return .acquired(StoreLock(directory: directory, descriptor: descriptor, identity: identity, createdLockFile: created))
     }
 
     private static func lockedError(directory: URL) -> JournalError {

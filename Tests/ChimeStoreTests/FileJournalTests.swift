@@ -86,25 +86,74 @@ import Testing
         #expect(again.map(\.0) == Array(1...102))
     }
 
-    @Test func stopsReplayAtAFlippedByteInTheLastSegment() throws {
+    @Test func refusesAFlippedByteMidSegmentWithValidRecordsAfterItAndChangesNothing() throws {
+        // The only segment, as in production (segments are 64 MiB): 300 records.
+        try write(makeEntries(300))
+        let segment = try #require(try segmentPaths(directory).only)
+        let inSegment = try records(ofSegment: segment)
+        #expect(inSegment.count == 300)
+        let victim = inSegment[149]
+        try flipByte(segment, at: victim.offset + RecordFraming.recordHeaderLength + victim.payload.count / 2)
+        let before = try contentsOfTree(temporary.url)
+
+        let error = expectJournalError(.corrupt) { try replayAll(directory) }
+        let corruption = try #require(error?.corruption)
+        #expect(corruption.segmentPath == segment)
+        #expect(corruption.offset == victim.offset)
+        #expect(corruption.reason == .checksumMismatch)
+        #expect(corruption.validRecordsAfter == 150)
+        #expect(corruption.nextValidOffset == inSegment[150].offset)
+        #expect(corruption.laterSegmentPaths == [])
+        #expect(error?.offset == UInt64(victim.offset))
+        #expect(try contentsOfTree(temporary.url) == before, "not a byte changed")
+    }
+
+    @Test func refusesAFlippedByteInTheLastSegmentOfSeveral() throws {
         try write(makeEntries(2_000), batch: 50, segmentSize: 32 << 10)
         let segments = try segmentPaths(directory)
         #expect(segments.count > 2)
         let segment = try #require(segments.last)
         let inSegment = try records(ofSegment: segment)
         let victim = inSegment[inSegment.count / 2]
-        let size = try fileSize(segment)
         try flipByte(segment, at: victim.offset + RecordFraming.recordHeaderLength + victim.payload.count / 2)
+        let before = try contentsOfTree(temporary.url)
 
-        let (_, report, replayed) = try replayAll(directory, segmentSize: 32 << 10)
-        #expect(replayed.count == Int(victim.sequence) - 1)
-        #expect(replayed.map(\.1) == makeEntries(Int(victim.sequence) - 1))
-        let truncation = try #require(report.truncation)
-        #expect(truncation.segmentPath == segment)
-        #expect(truncation.offset == victim.offset)
-        #expect(truncation.bytesDiscarded == size - victim.offset)
-        #expect(truncation.reason == .checksumMismatch)
-        #expect(report.lastSequence == victim.sequence - 1)
+        let error = expectJournalError(.corrupt) { try replayAll(directory, segmentSize: 32 << 10) }
+        #expect(error?.corruption?.validRecordsAfter == inSegment.count - inSegment.count / 2 - 1)
+        #expect(error?.corruption?.offset == victim.offset)
+        #expect(try contentsOfTree(temporary.url) == before)
+    }
+
+    @Test func truncatesAChecksumFailureInTheLastRecordAsATornTail() throws {
+        try write(makeEntries(100))
+        let segment = try #require(try segmentPaths(directory).last)
+        let last = try #require(try records(ofSegment: segment).last)
+        let size = try fileSize(segment)
+        try flipByte(segment, at: last.offset + RecordFraming.recordHeaderLength + 1)
+
+        let (_, report, replayed) = try replayAll(directory)
+        #expect(replayed.map(\.1) == makeEntries(99))
+        #expect(report.truncation?.offset == last.offset)
+        #expect(report.truncation?.bytesDiscarded == size - last.offset)
+        #expect(report.truncation?.reason == .checksumMismatch)
+        #expect(try fileSize(segment) == last.offset)
+    }
+
+    @Test func refusesZerosMidSegmentFollowedByValidRecords() throws {
+        try write(makeEntries(40))
+        let segment = try #require(try segmentPaths(directory).only)
+        let inSegment = try records(ofSegment: segment)
+        // A page that never reached the disk while later ones did: two records zeroed.
+        let zeroed = inSegment[10].offset..<inSegment[12].offset
+        try overwrite(segment, at: zeroed.lowerBound, with: [UInt8](repeating: 0, count: zeroed.count))
+        let before = try contentsOfTree(temporary.url)
+
+        let error = expectJournalError(.corrupt) { try replayAll(directory) }
+        #expect(error?.corruption?.offset == zeroed.lowerBound)
+        #expect(error?.corruption?.reason == .badMagic)
+        #expect(error?.corruption?.validRecordsAfter == 28)
+        #expect(error?.corruption?.nextValidOffset == inSegment[12].offset)
+        #expect(try contentsOfTree(temporary.url) == before)
     }
 
     @Test func truncatesAZeroFilledTail() throws {
@@ -156,13 +205,18 @@ import Testing
         try write(makeEntries(2_000), batch: 50, segmentSize: 32 << 10)
         let segments = try segmentPaths(directory)
         let middle = segments[segments.count / 2]
-        let victim = try records(ofSegment: middle)[3]
+        let inMiddle = try records(ofSegment: middle)
+        let victim = inMiddle[3]
         try flipByte(middle, at: victim.offset + RecordFraming.recordHeaderLength)
         let before = try contentsOfTree(temporary.url)
 
         let error = expectJournalError(.corrupt) { try replayAll(directory, segmentSize: 32 << 10) }
         #expect(error?.path == middle)
         #expect(error?.offset == UInt64(victim.offset))
+        let later = segments[(segments.count / 2 + 1)...]
+        let recordsAfter = try inMiddle.count - 4 + later.reduce(0) { $0 + (try records(ofSegment: $1).count) }
+        #expect(error?.corruption?.validRecordsAfter == recordsAfter)
+        #expect(error?.corruption?.laterSegmentPaths == Array(later))
         #expect(try contentsOfTree(temporary.url) == before)
     }
 

@@ -89,4 +89,63 @@ import Testing
         try Data("chime-epoch 2 9\n".utf8).write(to: directory.appendingPathComponent("EPOCH"))
         expectJournalError(.unsupportedVersion) { try StoreLock.epoch(of: directory) }
     }
+
+    @Test func aMissingEpochFileIsRebuiltAboveTheRecordedEpochNeverReset() throws {
+        let lock = try StoreLock.tryAcquire(directory: directory)
+        #expect(try lock.advanceEpoch(above: 0) == 1)
+        #expect(try lock.advanceEpoch(above: 0) == 2)
+        try FileManager.default.removeItem(at: directory.appendingPathComponent("EPOCH"))
+        #expect(try StoreLock.recordedEpoch(of: directory) == nil)
+        // The journal and snapshot recorded 2: the next epoch is 3, not 1.
+        #expect(try lock.advanceEpoch(above: 2) == 3)
+        #expect(try StoreLock.recordedEpoch(of: directory) == 3)
+        // A file ahead of the journal wins too.
+        #expect(try lock.advanceEpoch(above: 1) == 4)
+        expectJournalError(.corrupt) { try lock.advanceEpoch(above: .max) }
+        #expect(try StoreLock.recordedEpoch(of: directory) == 4, "an overflow changes nothing")
+    }
+
+    @Test func ownershipHoldsWhileLockNamesTheLockedFile() throws {
+        let lock = try StoreLock.tryAcquire(directory: directory)
+        #expect(lock.createdLockFile)
+        try lock.verifyOwnership()
+        lock.release()
+        let again = try StoreLock.tryAcquire(directory: directory)
+        #expect(!again.createdLockFile)
+        try again.verifyOwnership()
+        again.release()
+        expectJournalError(.lockLost) { try again.verifyOwnership() }
+    }
+
+    @Test func ownershipIsLostWhenLockIsDeletedAndAnotherHolderLocksTheNewFile() throws {
+        let first = try StoreLock.tryAcquire(directory: directory)
+        try FileManager.default.removeItem(at: directory.appendingPathComponent("LOCK"))
+        let error = expectJournalError(.lockLost) { try first.verifyOwnership() }
+        #expect(error?.message.contains("deleted") == true)
+        // What the check guards against: a second holder now locks a new LOCK.
+        let second = try StoreLock.tryAcquire(directory: directory)
+        #expect(second.createdLockFile)
+        try second.verifyOwnership()
+        expectJournalError(.lockLost) { try first.verifyOwnership() }
+    }
+
+    @Test func ownershipIsLostWhenLockIsReplacedByAnotherFile() throws {
+        let lock = try StoreLock.tryAcquire(directory: directory)
+        let replacement = directory.appendingPathComponent("LOCK.new")
+        try Data("1\n".utf8).write(to: replacement)
+        #expect(rename(replacement.path, directory.appendingPathComponent("LOCK").path) == 0)
+        let error = expectJournalError(.lockLost) { try lock.verifyOwnership() }
+        #expect(error?.message.contains("another file") == true)
+    }
+
+    @Test func aStartedEntryRoundTripsThroughTheJournal() throws {
+        let entry = JournalEntry.started(epoch: 42, at: Date(timeIntervalSince1970: 1_800_000_000))
+        let (store, _) = try FileStore.open(directory: directory, fsync: .never)
+        try store.append([entry])
+        try store.close()
+        let (reopened, recovery) = try FileStore.open(directory: directory, fsync: .never)
+        try reopened.close()
+        #expect(recovery.entries == [entry])
+        #expect(try FileStore.verify(directory: directory).highestJournalEpoch == 42)
+    }
 }

@@ -117,3 +117,8 @@ func expectJournalError<T>(
     }
     return nil
 }
+
+extension Array {
+    /// The one element, or `nil` when there are none or several.
+    var only: Element? { count == 1 ? first : nil }
+}

@@ -6,7 +6,7 @@ import Testing
 
 /// The `chime` executable as a user runs it: help, exit codes, human and JSON output.
 @Suite(.serialized) struct CommandLineTests {
-    static let subcommands = ["up", "coordinator", "worker", "schedule", "list", "cancel", "subscribe", "ctl"]
+    static let subcommands = ["up", "coordinator", "worker", "schedule", "list", "cancel", "subscribe", "ctl", "store"]
 
     func chime(_ arguments: [String]) throws -> (status: Int32, output: String, error: String) {
         try LocalCluster.run(binary: LocalCluster.locateBinary(), arguments, timeout: 20)

@@ -23,14 +23,16 @@ extension CoordinatorService {
         }
     }
 
-    /// Takes the store lock (waiting for it as a standby), recovers the schedule, increments
-    /// the epoch and returns the state to serve with.
+    /// Takes the store lock (waiting for it as a standby) once `LOCK` names the locked file,
+    /// recovers the schedule, sets the epoch to one above the `EPOCH` file, the snapshot and
+    /// every `started` entry (rebuilding a missing `EPOCH`), journals `started` with it and
+    /// returns the state to serve with.
     ///
     /// - Parameter onLocked: called once this coordinator holds the store (before recovery),
     ///   to bind what may only be bound by the active coordinator.
     /// - Returns: `nil` when the stop signal arrived while waiting as a standby.
-    /// - Throws: `JournalError` (`.locked` without `standby`, `.corrupt`, `.unsupportedVersion`,
-    ///   `.io`), `ConfigurationError`, `WireError` for a snapshot this version cannot read, and
+    /// - Throws: `JournalError` (`.locked` without `standby`, `.lockLost`, `.corrupt`,
+    ///   `.unsupportedVersion`, `.io`), `ConfigurationError`, `WireError` for a snapshot this version cannot read, and
     ///   what `onLocked` throws.
     func openStorage(tunables: CoordinatorConfiguration, onLocked: () throws -> Void = {}) throws
         -> (CoordinatorStorage, CoordinatorState)?
@@ -58,23 +60,48 @@ extension CoordinatorService {
                     continue
                 }
             }
-            lock = acquired!
+            guard let acquired else { return nil }
+            lock = acquired
             logger.info("standby: took over the store", ["store": directory.path])
         } else {
             lock = try StoreLock.tryAcquire(directory: directory)
         }
+        if lock.createdLockFile && FileManager.default.fileExists(atPath: directory.appendingPathComponent("journal").path) {
+            // A store with a journal but no LOCK: someone deleted it, maybe under a running
+            // coordinator, which notices within its ownership check interval and stops.
+            logger.warning(
+                "LOCK was missing from an existing store: created a new one; waiting for a coordinator that may still hold the deleted one to stop",
+                ["store": directory.path, "waitMilliseconds": String(Int(Self.lostLockGrace * 1000))])
+            Thread.sleep(forTimeInterval: Self.lostLockGrace)
+        }
+        try lock.verifyOwnership()
         try onLocked()
         var options = FileStore.Options()
         options.segmentSize = configuration.store.segmentBytes
         let (store, recovery) = try FileStore.open(
             directory: directory, fsync: try Self.fsyncPolicy(configuration.store), options: options, lock: lock)
-        var tunables = tunables
-        tunables.epoch = try store.incrementEpoch()
-        var state = CoordinatorState(configuration: tunables, startedAt: clock.now)
-        if let snapshot = recovery.snapshot {
-            try state.load(try CoordinatorSnapshot.decode(payload: snapshot.payload))
+        let snapshot = try recovery.snapshot.map { try CoordinatorSnapshot.decode(payload: $0.payload) }
+        // The epoch only grows: above the EPOCH file, the snapshot's and every `started` entry's.
+        let epochFile = try StoreLock.recordedEpoch(of: directory)
+        let recordedEpoch = recovery.entries.reduce(snapshot?.epoch ?? 0) { highest, entry in
+            if case .started(let epoch, _) = entry { return max(highest, epoch) }
+            return highest
         }
+        var tunables = tunables
+        tunables.epoch = try store.lock.advanceEpoch(above: recordedEpoch)
+        if epochFile == nil && (snapshot != nil || !recovery.entries.isEmpty) {
+            logger.warning(
+                "EPOCH file missing: rebuilt from the journal and snapshot",
+                ["recordedEpoch": String(recordedEpoch), "epoch": String(tunables.epoch), "store": directory.path])
+        }
+        var state = CoordinatorState(configuration: tunables, startedAt: clock.now)
+        if let snapshot { try state.load(snapshot) }
         for entry in recovery.entries { state.apply(entry) }
+        // Journaled before anything is served, so a lost EPOCH file is rebuilt from it.
+        let startedEntry = JournalEntry.started(epoch: tunables.epoch, at: clock.now)
+        try store.append([startedEntry])
+        try store.sync()
+        state.apply(startedEntry)
         state.finishRecovery(at: clock.now)
         let report = recovery.report
         var details = [
@@ -96,6 +123,29 @@ extension CoordinatorService {
         // restarting still snapshots and its journal stays bounded.
         recordsSinceSnapshot = report.entriesReplayed
         return (.file(store), state)
+    }
+
+    /// How often the loop checks that `LOCK` still names the file it locked, in seconds.
+    static let ownershipCheckInterval = 0.1
+    /// How long a coordinator that had to create `LOCK` in an existing store waits before
+    /// recovery, in seconds: several ownership check intervals of a coordinator that may
+    /// still hold the deleted file.
+    static let lostLockGrace = 0.5
+
+    /// Checks, at most every `ownershipCheckInterval` (monotonic), that the store lock is
+    /// still this coordinator's (see `StoreLock.verifyOwnership`).
+    /// - Throws: `JournalError` `.lockLost` (the coordinator must stop writing at once).
+    func verifyStoreOwnership() throws {
+        guard case .file(let store) = storage else { return }
+        let now = ContinuousClock.now
+        if let last = lastOwnershipCheck, now - last < .seconds(Self.ownershipCheckInterval) { return }
+        lastOwnershipCheck = now
+        do {
+            try store.lock.verifyOwnership()
+        } catch let error as JournalError where error.code == .lockLost {
+            hasLostOwnership = true
+            throw error
+        }
     }
 
     /// Answers `snapshot`, `compact` and `store`, which need the store; called between loop

@@ -35,6 +35,10 @@ public final class CoordinatorService {
     let sharedContext: Context?
     /// Replies and coordinator events waiting for the journal ticket they depend on, in order.
     var outbox = RingQueue<(ticket: UInt64, message: OutboundMessage)>()
+    /// When the loop last checked that the store's `LOCK` still names the file it locked.
+    var lastOwnershipCheck: ContinuousClock.Instant?
+    /// Set when `LOCK` was deleted or replaced: nothing more may reach the store.
+    var hasLostOwnership = false
 
     /// A message the loop sends once the journal entries it reports on are durable.
     enum OutboundMessage {
@@ -99,7 +103,8 @@ public final class CoordinatorService {
     /// - Parameter onReady: called once every socket is bound.
     /// - Throws: `ZeroMQError` when a socket cannot be bound; `JournalError` when the store
     ///   is locked, damaged beyond its tail, or fails to write (the coordinator then stops:
-    ///   it cannot promise durability).
+    ///   it cannot promise durability), and `.lockLost` when `LOCK` was deleted or replaced
+    ///   while it ran (checked every 100 ms; it then stops without writing what is queued).
     public func run(onReady: () -> Void = {}) throws {
         // Not shut down by the stop signal: the loop sees the signal within one poll (≤ 100 ms)
         // and then still answers the requests whose journal entries become durable.
@@ -124,7 +129,11 @@ public final class CoordinatorService {
             forwarder?.stop()
             forwarder = nil
             if case .file(let store) = self.storage {
-                do { try store.close() } catch { logger.error("closing the store failed", ["error": "\(error)"]) }
+                if hasLostOwnership {
+                    store.abandon()
+                } else {
+                    do { try store.close() } catch { logger.error("closing the store failed", ["error": "\(error)"]) }
+                }
             }
         }
 
@@ -159,7 +168,7 @@ public final class CoordinatorService {
         }
         defer {
             if let journalWriter {
-                journalWriter.stop()
+                if hasLostOwnership { journalWriter.abandon() } else { journalWriter.stop() }
                 self.journalWriter = nil
             }
             control.close()
@@ -189,6 +198,8 @@ public final class CoordinatorService {
             } catch let error as ZeroMQError where error.code == .contextTerminated {
                 break
             }
+            // Before anything of this turn reaches the journal or a worker.
+            try verifyStoreOwnership()
             var directives: [CoordinatorDirective] = []
             do {
                 while try journalSignal.receiveMessage(dontWait: true) != nil {}

@@ -9,7 +9,7 @@ import Foundation
 /// Payload: the byte 2, a u32 little-endian byte count, that many bytes of JSON with every
 /// field but `reminders` and `answered` (`{"formatVersion": 3, "unsettled": [Firing],
 /// "deadLetters": [Firing], "nextEventSeq": 42, "events": [FireEvent], "recipients", "ledgers",
-/// "pendingJobs", "pendingNags", "lateFirings", "takenAt"}`), then the reminders and the
+/// "pendingJobs", "pendingNags", "lateFirings", "takenAt", "epoch"}`), then the reminders and the
 /// remembered answers in binary (see ``encodedPayload()``), so a million reminders load
 /// without decoding a single one.
 ///
@@ -83,10 +83,14 @@ public struct CoordinatorSnapshot: Codable, Sendable {
     public var answered: [AnsweredRequest] = []
     /// When the snapshot was taken (UTC): the coordinator was running then.
     public var takenAt: Date?
+    /// The highest coordinator epoch recorded when the snapshot was taken (`.started`
+    /// entries); `nil` in snapshots written before epochs were recorded (still format 3: an
+    /// optional JSON field older readers ignore).
+    public var epoch: UInt64?
 
     private enum CodingKeys: String, CodingKey {
         case formatVersion, unsettled, deadLetters, nextEventSeq, events, recipients, ledgers, pendingJobs,
-            pendingNags, lateFirings, takenAt
+            pendingNags, lateFirings, takenAt, epoch
     }
 }
 

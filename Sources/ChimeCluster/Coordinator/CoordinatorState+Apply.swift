@@ -171,6 +171,8 @@ extension CoordinatorState {
             waitingJobs.removeAll { $0 == outcome.jobId }
         case .answered(let requestId, let reply, _):
             requestLog.remember(reply, for: requestId)
+        case .started(let epoch, _):
+            highestRecordedEpoch = max(highestRecordedEpoch, epoch)
         }
         return AppliedEntry()
     }

@@ -39,7 +39,7 @@ extension CoordinatorState {
             pendingNags: nagFirings.values.sorted { ($0.dueAt, $0.firingId) < ($1.dueAt, $1.firingId) },
             lateFirings: Dictionary(uniqueKeysWithValues: lateFirings.map { ($0.key.rawValue, $0.value) }),
             answered: requestLog.entries.map { AnsweredRequest(requestId: $0.requestId, reply: $0.reply) },
-            takenAt: now)
+            takenAt: now, epoch: highestRecordedEpoch)
     }
 
     /// The fire instant of a pending reminder that is not in `schedule` (held back by its
@@ -110,6 +110,7 @@ extension CoordinatorState {
             nags.schedule(nag.firingId, at: nag.dueAt)
         }
         for event in snapshot.events { eventLog.retain(event) }
+        highestRecordedEpoch = max(highestRecordedEpoch, snapshot.epoch ?? 0)
     }
 }
 

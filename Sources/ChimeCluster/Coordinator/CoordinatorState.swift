@@ -185,6 +185,9 @@ public struct CoordinatorState: Sendable {
     var nextEventSeq: UInt64 = 1
     /// The highest event `seq` reserved in the journal (`.seqReserved`).
     var eventSeqReserved: UInt64 = 0
+    /// The highest coordinator epoch the journal (`.started`) and the snapshot recorded: the
+    /// next start's epoch is above it.
+    public internal(set) var highestRecordedEpoch: UInt64 = 0
     /// Acknowledged fire events kept for catch-up.
     var eventLog: EventLog
     var generatedIDs = 0

@@ -101,6 +101,17 @@ final class JournalWriter: @unchecked Sendable {
         finished.wait()
     }
 
+    /// Drops what is queued, lets a write under way finish, then stops the thread and waits
+    /// for it: for a coordinator that lost the store, whose entries must not reach it.
+    func abandon() {
+        condition.lock()
+        queue.removeAll()
+        isStopping = true
+        condition.broadcast()
+        condition.unlock()
+        finished.wait()
+    }
+
     private func run(signal: Socket) {
         while true {
             condition.lock()

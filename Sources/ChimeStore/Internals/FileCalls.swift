@@ -182,6 +182,41 @@ enum FileCalls {
         return names
     }
 
+    /// Opens `path` read-write, creating it when missing; `created` tells whether this call
+    /// created it.
+    static func openOrCreate(_ path: String) throws -> (descriptor: Int32, created: Bool) {
+        while true {
+            let created = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+            if created >= 0 { return (created, true) }
+            var code = errno
+            if code == EINTR { continue }
+            guard code == EEXIST else { throw error(code, "open", path) }
+            let existing = open(path, O_RDWR | O_CLOEXEC)
+            if existing >= 0 { return (existing, false) }
+            code = errno
+            // Deleted between the two calls, or interrupted: try again.
+            if code != ENOENT && code != EINTR { throw error(code, "open", path) }
+        }
+    }
+
+    /// The device and inode of an open file.
+    static func identity(_ descriptor: Int32, path: String) throws -> FileIdentity {
+        var status = stat()
+        guard fstat(descriptor, &status) == 0 else { throw error(errno, "fstat", path) }
+        return FileIdentity(device: UInt64(status.st_dev), inode: UInt64(status.st_ino))
+    }
+
+    /// The device and inode `path` names now, or `nil` when nothing does.
+    static func identity(atPath path: String) throws -> FileIdentity? {
+        var status = stat()
+        guard stat(path, &status) == 0 else {
+            let code = errno
+            if code == ENOENT { return nil }
+            throw error(code, "stat", path)
+        }
+        return FileIdentity(device: UInt64(status.st_dev), inode: UInt64(status.st_ino))
+    }
+
     /// Takes an exclusive `flock`; `false` when another open file description holds it.
     static func tryLockExclusive(_ descriptor: Int32, path: String) throws -> Bool {
         while flock(descriptor, LOCK_EX | LOCK_NB) != 0 {
@@ -211,4 +246,10 @@ enum FileCalls {
         clock_gettime(CLOCK_MONOTONIC, &time)
         return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
     }
+}
+
+/// Which file a path or descriptor refers to: `st_dev` and `st_ino`.
+struct FileIdentity: Hashable, Sendable {
+    var device: UInt64
+    var inode: UInt64
 }

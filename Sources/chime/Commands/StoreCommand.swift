@@ -1,0 +1,130 @@
+import ChimeStore
+import Foundation
+
+/// `chime store verify|repair DIR`: checks and salvages a store directory without a cluster.
+enum StoreCommand: Command {
+    /// Exit status of `verify` when a start would refuse the store.
+    static let corruptStatus: Int32 = 3
+    /// Exit status of `verify` when the store is damaged in a way a start repairs by itself.
+    static let recoverableStatus: Int32 = 4
+
+    static let spec = CommandSpec(
+        name: "store",
+        summary: "Verify or repair a coordinator's store directory (no cluster needed).",
+        usage: "chime store verify DIR [--json]\n       chime store repair DIR [--json]",
+        options: [OptionSpec(name: "json", value: nil, help: "Print one JSON object.")],
+        details: """
+            verify  read-only: checks snapshots, segments, every record's checksum and entry.
+                    Exit 0 clean; 4 damaged in a way a start handles by itself (a torn
+                    journal tail is truncated, a damaged snapshot set aside); 3 damaged so
+                    that a start refuses (damage followed by valid records, a missing
+                    segment, a newer format); 1 the directory cannot be read.
+            repair  takes the store lock (stop the coordinator first), keeps a copy of each
+                    damaged segment beside it (<segment>.damaged-<UTC time>), rewrites it
+                    with every valid record and a gap record for lost sequence numbers, and
+                    prints what was dropped (offsets and byte counts). Exit 0 when the store
+                    verifies clean afterwards, else verify's status.
+            """)
+
+    static func run(_ arguments: Arguments) throws -> Int32 {
+        guard arguments.positionals.count == 2, let action = arguments.positionals.first,
+            ["verify", "repair"].contains(action)
+        else {
+            throw UsageError("give 'verify DIR' or 'repair DIR'")
+        }
+        let directory = URL(fileURLWithPath: arguments.positionals[1]).standardizedFileURL
+        let json = arguments.has("json")
+        if action == "verify" {
+            let result = try FileStore.verify(directory: directory)
+            output(json ? jsonLine(object(result)) : describe(result))
+            return status(result)
+        }
+        let report = try FileStore.repair(directory: directory)
+        output(json ? jsonLine(object(report)) : describe(report))
+        return status(report.after)
+    }
+
+    static func status(_ result: StoreVerification) -> Int32 {
+        switch result.verdict {
+        case .clean: 0
+        case .recoverable: recoverableStatus
+        case .corrupt: corruptStatus
+        }
+    }
+
+    static func describe(_ result: StoreVerification) -> String {
+        var lines = ["store \(result.directory): \(result.verdict.rawValue)"]
+        var journal = "journal: \(result.segmentCount) segments, \(result.recordsChecked) records checked, last sequence \(result.lastSequence)"
+        if result.gapRecords > 0 { journal += ", \(result.gapRecords) gaps left by a repair" }
+        lines.append(journal)
+        lines.append("snapshot: " + (result.snapshotSequence.map { "newest valid covers sequence \($0)" } ?? "none"))
+        lines.append("epoch: file \(result.epochFile.map(String.init) ?? "missing"), journal \(result.highestJournalEpoch.map(String.init) ?? "none")")
+        for skipped in result.damagedSnapshots { lines.append("damaged snapshot (a start sets it aside): \(skipped.path): \(skipped.reason)") }
+        if let tail = result.tornTail {
+            lines.append("torn tail (a start truncates it): \(tail.bytesDiscarded) bytes at offset \(tail.offset) of \(tail.segmentPath) (\(tail.reason))")
+        }
+        if let corruption = result.corruption {
+            lines.append("corruption: \(corruption)")
+            lines.append("a start refuses this store; 'chime store repair \(result.directory)' keeps a copy of each damaged segment and salvages every valid record")
+        } else if let refusal = result.refusal {
+            lines.append("a start refuses this store: \(refusal)")
+        }
+        return lines.joined(separator: "\n")
+    }
+
+    static func describe(_ report: StoreRepairReport) -> String {
+        var lines: [String] = []
+        if report.segments.isEmpty { lines.append("nothing to repair in \(report.directory)") }
+        for segment in report.segments {
+            lines.append("repaired \(segment.path): kept \(segment.recordsKept) records, \(segment.bytesBefore) -> \(segment.bytesAfter) bytes; copy of the original: \(segment.copyPath)")
+            for range in segment.dropped { lines.append("  dropped \(range)") }
+            if segment.gapRecordsWritten > 0 {
+                lines.append("  \(segment.sequencesLost) sequence numbers lost (\(segment.gapRecordsWritten) gap records written)")
+            }
+        }
+        if !report.segments.isEmpty { lines.append("dropped \(report.bytesDropped) bytes in all") }
+        lines.append(describe(report.after))
+        return lines.joined(separator: "\n")
+    }
+
+    static func object(_ result: StoreVerification) -> [String: Any] {
+        var object: [String: Any] = [
+            "directory": result.directory, "verdict": result.verdict.rawValue, "segments": result.segmentCount,
+            "recordsChecked": result.recordsChecked, "lastSequence": result.lastSequence, "gapRecords": result.gapRecords,
+            "damagedSnapshots": result.damagedSnapshots.map { ["path": $0.path, "reason": $0.reason] },
+        ]
+        if let sequence = result.snapshotSequence { object["snapshotSequence"] = sequence }
+        if let epoch = result.epochFile { object["epochFile"] = epoch }
+        if let epoch = result.highestJournalEpoch { object["journalEpoch"] = epoch }
+        if let tail = result.tornTail {
+            object["tornTail"] = [
+                "segment": tail.segmentPath, "offset": tail.offset, "bytes": tail.bytesDiscarded, "reason": tail.reason.rawValue,
+            ]
+        }
+        if let corruption = result.corruption {
+            var damage: [String: Any] = [
+                "segment": corruption.segmentPath, "offset": corruption.offset, "reason": corruption.reason.rawValue,
+                "validRecordsAfter": corruption.validRecordsAfter, "laterSegments": corruption.laterSegmentPaths,
+            ]
+            if let next = corruption.nextValidOffset { damage["nextValidOffset"] = next }
+            object["corruption"] = damage
+        }
+        if let refusal = result.refusal { object["refusal"] = ["code": refusal.code.rawValue, "message": refusal.message] }
+        return object
+    }
+
+    static func object(_ report: StoreRepairReport) -> [String: Any] {
+        [
+            "directory": report.directory, "bytesDropped": report.bytesDropped, "recordsKept": report.recordsKept,
+            "segments": report.segments.map { segment -> [String: Any] in
+                [
+                    "path": segment.path, "copy": segment.copyPath, "recordsKept": segment.recordsKept,
+                    "gapRecords": segment.gapRecordsWritten, "sequencesLost": segment.sequencesLost,
+                    "bytesBefore": segment.bytesBefore, "bytesAfter": segment.bytesAfter,
+                    "dropped": segment.dropped.map { ["offset": $0.offset, "bytes": $0.bytes, "reason": $0.reason] },
+                ]
+            },
+            "after": object(report.after),
+        ]
+    }
+}
