@@ -18,8 +18,11 @@ public final class ControlClient {
     ///   - endpoint: the coordinator's control endpoint (`tcp://127.0.0.1:7700`).
     ///   - timeout: how long to wait for each reply.
     ///   - retries: how many times to resend after a timeout.
-    public init(endpoint: String, timeout: Duration = .seconds(3), retries: Int = 2) throws {
-        self.context = try Context()
+    ///   - context: the ZeroMQ context to use; `nil` makes one (pass the coordinator's to
+    ///     reach it over `inproc://` in the same process).
+    /// - Throws: `ZeroMQError` when no context can be made.
+    public init(endpoint: String, timeout: Duration = .seconds(3), retries: Int = 2, context: Context? = nil) throws {
+        self.context = try context ?? Context()
         self.endpoint = endpoint
         self.timeout = timeout
         self.retries = retries
