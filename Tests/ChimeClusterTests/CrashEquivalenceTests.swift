@@ -181,7 +181,7 @@ struct ModelRun {
             let before = journal.count
             perform(operation)
             if ProcessInfo.processInfo.environment["CHIME_CRASH_TRACE"] != nil {
-                print("after op \(index) at \(RFC3339.format(now)): waiting \(live.waitingCount) in flight \(live.inFlightCount) credit \(live.freeCredit(at: now)) armed \(live.entries.keys.sorted().map { "\($0)=\(live.schedule.deadline(of: $0).map { RFC3339.format($0) } ?? "-")/\(live.entries[$0]!.state)" })")
+                print("after op \(index) at \(RFC3339.format(now)): waiting \(live.waitingCount) in flight \(live.inFlightCount) credit \(live.freeCredit()) armed \(live.entries.keys.sorted().map { "\($0)=\(live.schedule.deadline(of: $0).map { RFC3339.format($0) } ?? "-")/\(live.entries[$0]!.state)" })")
             }
             if let failure = checkEntryBoundaries(from: before) {
                 result.failure = "after operation \(index) \(operation): \(failure)"

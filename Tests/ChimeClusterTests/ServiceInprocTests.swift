@@ -71,6 +71,51 @@ import ZeroMQ
         #expect(stats?.redelivered == 1 && stats?.acknowledged == 0)
     }
 
+    @Test func aWallClockStepBackDoesNotFreezeALease() throws {
+        let cluster = try InprocCluster(start: start) { configuration in
+            configuration.coordinator.leaseSeconds = 10
+            configuration.heartbeat.liveness = 1_000
+        }
+        defer { cluster.stop() }
+        let client = try cluster.controlClient()
+        let worker = try FakeWorker(cluster, id: "fake")
+        defer { worker.socket.close() }
+        try waitForWorkers(1, client)
+        _ = try client.send(ControlRequest(command: .schedule([reminder("tea", at: start)])), expecting: ScheduleResult.self)
+        #expect(try worker.nextBatch().firings.map(\.attempt) == [1])
+
+        // An hour back on the wall clock; ten seconds really pass. A wall-clock lease would
+        // hold for another hour.
+        cluster.clock.stepWall(by: -3_600)
+        cluster.clock.advance(by: 10)
+        let second = try worker.nextBatch()
+        #expect(second.firings.map(\.firingId.text) == ["tea@2026-12-24T08:00:00.000Z"])
+        #expect(second.firings.map(\.attempt) == [2])
+    }
+
+    @Test func aWallClockStepForwardExpiresNoLeaseAndDropsNoWorker() throws {
+        let cluster = try InprocCluster(start: start) { configuration in
+            configuration.coordinator.leaseSeconds = 10
+            configuration.heartbeat.intervalMilliseconds = 1_000
+            configuration.heartbeat.liveness = 3
+        }
+        defer { cluster.stop() }
+        let client = try cluster.controlClient()
+        let worker = try FakeWorker(cluster, id: "fake")
+        defer { worker.socket.close() }
+        try waitForWorkers(1, client)
+        _ = try client.send(ControlRequest(command: .schedule([reminder("tea", at: start)])), expecting: ScheduleResult.self)
+        #expect(try worker.nextBatch().firings.map(\.attempt) == [1])
+
+        cluster.clock.stepWall(by: 3_600)
+        cluster.clock.advance(by: 1)
+        #expect(try client.send(ControlRequest(command: .ping), expecting: PongResult.self).result?.now == start.addingTimeInterval(3_601))
+        let status = try client.send(ControlRequest(command: .status), expecting: StatusReport.self).result
+        #expect(status?.inFlight == 1 && status?.workersAlive == 1)
+        #expect(try worker.socket.receiveMessage(dontWait: true) == nil)
+        #expect(try client.send(ControlRequest(command: .stats), expecting: StatsReport.self).result?.redelivered == 0)
+    }
+
     @Test func aSilentWorkerIsDroppedAfterItsLivenessAndItsFiringsGoToAnother() throws {
         let cluster = try InprocCluster(start: start) { configuration in
             configuration.coordinator.leaseSeconds = 3_600

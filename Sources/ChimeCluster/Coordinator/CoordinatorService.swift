@@ -23,8 +23,11 @@ public final class CoordinatorService {
     var storage: CoordinatorStorage = .memory(InMemoryJournal(keepsEntries: false))
     let codec = WireCodec()
     var recordsSinceSnapshot = 0
-    /// Since when the state has been quiet (`CoordinatorState.isQuiet`), for snapshots.
-    var quietSince: Date?
+    /// Since when the state has been quiet (`CoordinatorState.isQuiet`), for snapshots: a
+    /// monotonic reading in seconds.
+    var quietSince: Double?
+    /// The wall and monotonic readings of the previous loop turn, to notice a wall-clock step.
+    var previousClocks: (wall: Date, monotonic: Double)?
     var pendingStoreRequests: [(ControlRequest, ClientAddress)] = []
     /// The file store's journal writer thread (`nil` with the in-memory journal).
     var journalWriter: JournalWriter?
@@ -210,7 +213,8 @@ public final class CoordinatorService {
             } catch let error as ZeroMQError where error.code == .contextTerminated {
                 break
             }
-            if !isJournalBehind { directives += state.onTick(now: clock.now) }
+            noticeWallClockStep()
+            if !isJournalBehind { directives += state.onTick(now: clock.now, monotonic: clock.monotonic) }
             do {
                 try carryOut(directives, control: control, dispatch: dispatch, events: events)
                 try serveStoreRequests(control: control, events: events)
@@ -230,6 +234,23 @@ public final class CoordinatorService {
         }
         logger.info("coordinator stopping", ["inFlight": String(state.inFlightCount)])
     }
+
+    /// Logs a step of the wall clock (the wall clock moved more than a second more or less
+    /// than the monotonic one since the last turn). Due times follow the wall clock; leases
+    /// and liveness run on the monotonic one, so the step moves neither.
+    func noticeWallClockStep() {
+        let current = (wall: clock.now, monotonic: clock.monotonic)
+        defer { previousClocks = current }
+        guard let previous = previousClocks else { return }
+        let step = current.wall.timeIntervalSince(previous.wall) - (current.monotonic - previous.monotonic)
+        if abs(step) > Self.wallClockStepThreshold {
+            logger.warning(
+                "wall clock stepped", ["seconds": String(format: "%.3f", step), "now": RFC3339.format(current.wall)])
+        }
+    }
+
+    /// The wall-clock step, in seconds, that `noticeWallClockStep` reports.
+    static let wallClockStepThreshold = 1.0
 
     /// Until the next due firing or lease expiry, at most 100 ms so the stop flag is seen.
     ///
@@ -279,7 +300,7 @@ public final class CoordinatorService {
                 pendingStoreRequests.append((request, address))
                 return []
             }
-            return state.onRequest(request, from: address, at: clock.now)
+            return state.onRequest(request, from: address, at: clock.now, monotonic: clock.monotonic)
         } catch {
             logger.warning("rejected control request", ["code": error.code.rawValue, "reason": error.message])
             return state.onUndecodableRequest(error, requestId: Self.requestId(in: envelope.body), from: address)
@@ -297,7 +318,7 @@ public final class CoordinatorService {
             guard let frames = try results.receiveMessage(dontWait: true) else { return }
             do {
                 let message = try codec.decodeWorkerMessage(frames)
-                directives += state.onWorkerMessage(message, at: clock.now)
+                directives += state.onWorkerMessage(message, at: clock.now, monotonic: clock.monotonic)
             } catch {
                 logger.warning("dropped worker message", ["code": error.code.rawValue, "reason": error.message])
             }
@@ -318,7 +339,7 @@ public final class CoordinatorService {
                     logger.warning("dropped dispatch announcement", ["reason": "worker id does not match its routing id", "worker": message.worker.rawValue])
                     continue
                 }
-                directives += state.onWorkerMessage(message, viaDispatch: true, at: clock.now)
+                directives += state.onWorkerMessage(message, viaDispatch: true, at: clock.now, monotonic: clock.monotonic)
             } catch {
                 logger.warning("dropped dispatch announcement", ["code": error.code.rawValue, "reason": error.message])
             }
@@ -409,15 +430,15 @@ public final class CoordinatorService {
     /// acknowledged), unless the journal has grown 4× past the threshold.
     func snapshotIfDue() throws {
         guard case .file(let store) = storage else { return }
-        let now = clock.now
-        if state.isQuiet(at: now) {
-            quietSince = quietSince ?? now
+        let monotonic = clock.monotonic
+        if state.isQuiet(at: clock.now) {
+            quietSince = quietSince ?? monotonic
         } else {
             quietSince = nil
         }
         let threshold = max(configuration.store.snapshotEveryRecords, state.reminderCount / 2)
         guard recordsSinceSnapshot >= threshold else { return }
-        if quietSince.map({ now.timeIntervalSince($0) >= 1 }) ?? false || recordsSinceSnapshot >= 4 * threshold {
+        if quietSince.map({ monotonic - $0 >= 1 }) ?? false || recordsSinceSnapshot >= 4 * threshold {
             try journalWriter?.drain()
             try writeSnapshot(to: store)
         }
@@ -457,6 +478,6 @@ public final class CoordinatorService {
         } catch {
             logger.error("dispatch failed", ["worker": worker.rawValue, "error": "\(error)"])
         }
-        state.onDispatchFailed(batch, to: worker, at: clock.now)
+        state.onDispatchFailed(batch, to: worker, at: clock.now, monotonic: clock.monotonic)
     }
 }

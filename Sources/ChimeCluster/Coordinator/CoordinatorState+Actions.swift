@@ -91,7 +91,7 @@ extension CoordinatorState {
                 waitingJobs.append(jobId)
             }
         }
-        while !waitingJobs.isEmpty, let (worker, _) = workerWithMostCredit(at: now) {
+        while !waitingJobs.isEmpty, let (worker, _) = workerWithMostCredit() {
             let jobId = waitingJobs.removeFirst()
             guard var record = jobs[jobId], record.outcome == nil else { continue }
             record.worker = worker

@@ -8,10 +8,12 @@ extension CoordinatorState {
     ///
     /// A mutating request that carries a `requestId` already answered is not applied
     /// again: the remembered outcome is replied (idempotent retries).
+    /// - Parameters: `now` and `monotonic` as for `onTick(now:monotonic:)`.
     /// - Returns: journal entries for what changed, then exactly one `.reply`.
-    public mutating func onRequest(_ request: ControlRequest, from client: ClientAddress, at now: Date)
-        -> [CoordinatorDirective]
-    {
+    public mutating func onRequest(
+        _ request: ControlRequest, from client: ClientAddress, at now: Date, monotonic: Double? = nil
+    ) -> [CoordinatorDirective] {
+        observeClocks(now, monotonic: monotonic)
         let isMutating = [.schedule, .cancel, .retry, .register, .badge, .ack, .enable, .disable, .act]
             .contains(request.operation) || request.command.isDeliveredRemoval
         if isMutating, let requestId = request.requestId, let reply = requestLog.reply(to: requestId) {
@@ -226,14 +228,14 @@ extension CoordinatorState {
         return StatusReport(
             version: configuration.version, pid: configuration.pid, startedAt: startedAt,
             uptimeSeconds: now.timeIntervalSince(startedAt), reminders: counts, inFlight: inFlight.count,
-            workersAlive: workers.values.filter { isAlive($0, at: now) }.count,
+            workersAlive: workers.values.filter { isAlive($0) }.count,
             nextFireAt: schedule.nextDeadline)
     }
 
     func workerReports(at now: Date) -> WorkersResult {
         WorkersResult(workers: workers.map { id, record in
             WorkerReport(
-                id: id, host: record.host, pid: record.pid, alive: isAlive(record, at: now),
+                id: id, host: record.host, pid: record.pid, alive: isAlive(record),
                 lastSeenAt: record.lastSeenAt, acknowledged: record.acknowledged, delivered: record.delivered)
         }.sorted { $0.id < $1.id })
     }

@@ -16,16 +16,22 @@ extension CoordinatorState {
     /// Firings are made only as fast as workers can take them: at most the workers' free
     /// credit plus one batch waits at a time, so in a burst the first batch leaves within a
     /// millisecond instead of after every due firing has been made.
-    public mutating func onTick(now: Date) -> [CoordinatorDirective] {
+    ///
+    /// - Parameters:
+    ///   - now: the wall clock (UTC): what is due.
+    ///   - monotonic: a monotonic reading in seconds (CLOCK_MONOTONIC) for leases and
+    ///     liveness; `nil` measures them on `now`.
+    public mutating func onTick(now: Date, monotonic: Double? = nil) -> [CoordinatorDirective] {
+        observeClocks(now, monotonic: monotonic)
         var directives: [CoordinatorDirective] = []
-        let budget = max(0, freeCredit(at: now) + configuration.maxBatchSize - waitingCount)
+        let budget = max(0, freeCredit() + configuration.maxBatchSize - waitingCount)
         for (id, _) in schedule.popDue(at: now, limit: budget) {
             guard let entry = entries[id], let occurrence = entry.next else { continue }
             takeOccurrence(occurrence, of: id, reminder: entry.reminder, at: now, directives: &directives)
         }
         releaseDueNags(at: now, directives: &directives)
         dropSilentWorkers(at: now, directives: &directives)
-        while let lease = leases.first, lease.expiresAt <= now {
+        while let lease = leases.first, lease.expiresAt <= elapsed {
             _ = leases.popFirst()
             let firingId = lease.firingId
             guard inFlight[firingId]?.leaseExpiresAt == lease.expiresAt, let flight = inFlight.removeValue(forKey: firingId)
@@ -109,7 +115,7 @@ extension CoordinatorState {
     }
 
     mutating func dropSilentWorkers(at now: Date, directives: inout [CoordinatorDirective]) {
-        for (id, worker) in workers where worker.isAlive && !isAlive(worker, at: now) {
+        for (id, worker) in workers where worker.isAlive && !isAlive(worker) {
             workers[id]?.isAlive = false
             // It must announce itself over the dispatch connection again before it gets firings.
             workers[id]?.isReachable = false
@@ -130,9 +136,9 @@ extension CoordinatorState {
     /// ahead of use (`.seqReserved`), half a block early, so a recovery never reuses one.
     mutating func assignWaiting(at now: Date, directives: inout [CoordinatorDirective]) {
         while !waiting.isEmpty {
-            guard let (workerID, free) = workerWithMostCredit(at: now) else { break }
+            guard let (workerID, free) = workerWithMostCredit() else { break }
             let count = min(free, configuration.maxBatchSize)
-            let expiry = now.addingTimeInterval(configuration.leaseDuration)
+            let expiry = elapsed + configuration.leaseDuration
             var firings: [Firing] = []
             firings.reserveCapacity(min(count, waiting.count))
             while firings.count < count, let shared = waiting.popFirst() {
@@ -168,17 +174,17 @@ extension CoordinatorState {
     }
 
     /// Firings the live, reachable workers can take now: the sum of their free credit.
-    func freeCredit(at now: Date) -> Int {
+    func freeCredit() -> Int {
         var free = 0
-        for worker in workers.values where worker.isReachable && isAlive(worker, at: now) {
+        for worker in workers.values where worker.isReachable && isAlive(worker) {
             free += max(0, worker.capacity - worker.outstanding)
         }
         return free
     }
 
-    func workerWithMostCredit(at now: Date) -> (WorkerID, Int)? {
+    func workerWithMostCredit() -> (WorkerID, Int)? {
         var best: (id: WorkerID, free: Int, last: Int)?
-        for (id, worker) in workers where worker.isReachable && isAlive(worker, at: now) {
+        for (id, worker) in workers where worker.isReachable && isAlive(worker) {
             let free = worker.capacity - worker.outstanding
             guard free > 0 else { continue }
             if let current = best {
@@ -193,7 +199,9 @@ extension CoordinatorState {
 
     /// The service could not hand a batch to its worker (the worker is not connected, or its
     /// queue is full): the worker is treated as gone and the firings wait again, same attempt.
-    public mutating func onDispatchFailed(_ batch: DispatchBatch, to worker: WorkerID, at now: Date) {
+    /// - Parameters: `now` and `monotonic` as for `onTick(now:monotonic:)`.
+    public mutating func onDispatchFailed(_ batch: DispatchBatch, to worker: WorkerID, at now: Date, monotonic: Double? = nil) {
+        observeClocks(now, monotonic: monotonic)
         workers[worker]?.isReachable = false
         for job in batch.jobs ?? [] where jobs[job.jobId]?.outcome == nil {
             jobLeases.remove(job.jobId)
@@ -216,11 +224,14 @@ extension CoordinatorState {
     /// An acknowledgement from another epoch is fenced off (ignored); one for a firing no
     /// longer in flight is a duplicate delivery and changes nothing.
     /// - Returns: `.append(.acknowledged)` for each firing this message completed.
-    public mutating func onWorkerMessage(_ message: WorkerMessage, viaDispatch: Bool = false, at now: Date)
-        -> [CoordinatorDirective]
-    {
+    /// - Parameters: `now` and `monotonic` as for `onTick(now:monotonic:)`.
+    public mutating func onWorkerMessage(
+        _ message: WorkerMessage, viaDispatch: Bool = false, at now: Date, monotonic: Double? = nil
+    ) -> [CoordinatorDirective] {
+        observeClocks(now, monotonic: monotonic)
         var record = workers[message.worker]
-            ?? WorkerRecord(host: message.host, pid: message.pid, lastSeenAt: now, capacity: message.capacity)
+            ?? WorkerRecord(
+                host: message.host, pid: message.pid, lastSeenAt: now, lastSeenElapsed: elapsed, capacity: message.capacity)
         if record.pid != message.pid || !record.isAlive {
             // A restarted or returning worker: whatever it held before was requeued.
             record.outstanding = inFlight.values.filter { $0.worker == message.worker }.count
@@ -228,6 +239,7 @@ extension CoordinatorState {
         record.host = message.host
         record.pid = message.pid
         record.lastSeenAt = now
+        record.lastSeenElapsed = elapsed
         record.isAlive = true
         record.capacity = max(0, message.capacity)
         record.delivered = message.delivered

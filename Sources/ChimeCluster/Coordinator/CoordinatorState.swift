@@ -102,14 +102,19 @@ public struct CoordinatorState: Sendable {
         /// The event seq of this delivery attempt.
         var seq: UInt64
         var worker: WorkerID
-        var leaseExpiresAt: Date
+        /// When the lease runs out, on the monotonic timeline (`elapsed`), in seconds.
+        var leaseExpiresAt: Double
         var firing: Firing { shared.firing }
     }
 
     struct WorkerRecord: Sendable {
         var host: String
         var pid: Int32
+        /// When it was last heard from (UTC), for `workers` listings.
         var lastSeenAt: Date
+        /// The same moment on the monotonic timeline (`elapsed`), in seconds: liveness is
+        /// measured on it.
+        var lastSeenElapsed: Double
         var capacity: Int
         var outstanding = 0
         var isAlive = true
@@ -146,7 +151,11 @@ public struct CoordinatorState: Sendable {
     /// hashing per firing. An entry is stale once its firing was acknowledged, requeued or
     /// leased again (`inFlight[id]?.leaseExpiresAt` no longer matches); stale entries are
     /// dropped when they reach the front.
-    var leases = RingQueue<(firingId: FiringID, expiresAt: Date)>()
+    var leases = RingQueue<(firingId: FiringID, expiresAt: Double)>()
+    /// The monotonic reading of the current call, in seconds (`observeClocks`).
+    var elapsed: Double = 0
+    /// The wall-clock reading of the current call (UTC), paired with `elapsed`.
+    var elapsedWall = Date(timeIntervalSinceReferenceDate: 0)
     var workers: [WorkerID: WorkerRecord] = [:]
     /// Firings made (`.fired`, `.nagFired`, `.retried`) and not yet acknowledged or
     /// dead-lettered, with their attempt numbers: durable. Which worker holds one, its lease
@@ -221,7 +230,7 @@ public struct CoordinatorState: Sendable {
     /// The earliest instant at which `onTick` has something to do (UTC), if any: the next
     /// occurrence, lease expiry or worker liveness deadline.
     public var nextWake: Date? {
-        var wake = [isScheduleBacklogged ? nil : schedule.nextDeadline, leases.first?.expiresAt,
+        var wake = [isScheduleBacklogged ? nil : schedule.nextDeadline, leases.first.map { wallClock(at: $0.expiresAt) },
                     jobLeases.nextDeadline, nags.nextDeadline]
             .compactMap { $0 }.min()
         if !inFlight.isEmpty, let liveness = nextLivenessDeadline {
@@ -229,6 +238,19 @@ public struct CoordinatorState: Sendable {
         }
         return wake
     }
+
+    /// Reads the clocks of the current call: `now` (wall clock, UTC) for due times and
+    /// `monotonic` (seconds on a clock that never steps, CLOCK_MONOTONIC in a process) for
+    /// durations — leases and worker liveness — so a wall-clock step neither expires every
+    /// lease at once nor freezes failure detection. Without a monotonic reading (pure state
+    /// tests), the wall clock serves for both.
+    mutating func observeClocks(_ now: Date, monotonic: Double?) {
+        elapsed = monotonic ?? now.timeIntervalSinceReferenceDate
+        elapsedWall = now
+    }
+
+    /// The wall-clock instant a monotonic `deadline` corresponds to, as of the current call.
+    func wallClock(at deadline: Double) -> Date { elapsedWall.addingTimeInterval(deadline - elapsed) }
 
     /// Whether nothing is due, waiting for a worker or in flight at `now`: a good moment for
     /// work that pauses the loop (a snapshot).
@@ -239,10 +261,11 @@ public struct CoordinatorState: Sendable {
     var livenessWindow: Double { configuration.heartbeatInterval * Double(configuration.heartbeatLiveness) }
 
     var nextLivenessDeadline: Date? {
-        workers.values.filter(\.isAlive).map { $0.lastSeenAt.addingTimeInterval(livenessWindow) }.min()
+        workers.values.filter(\.isAlive).map { $0.lastSeenElapsed + livenessWindow }.min().map(wallClock(at:))
     }
 
-    func isAlive(_ worker: WorkerRecord, at now: Date) -> Bool {
-        worker.isAlive && now.timeIntervalSince(worker.lastSeenAt) <= livenessWindow
+    /// Whether `worker` was heard from within the liveness window, on the monotonic timeline.
+    func isAlive(_ worker: WorkerRecord) -> Bool {
+        worker.isAlive && elapsed - worker.lastSeenElapsed <= livenessWindow
     }
 }

@@ -92,8 +92,10 @@ public final class ActionRunner: Sendable {
             collected.set(output.fileHandleForReading.readDataToEndOfFile())
             reading.signal()
         }
-        let deadline = Date().addingTimeInterval(timeLimit)
-        while process.isRunning && Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
+        // Monotonic: a wall-clock step must neither kill a hook early nor let it run on.
+        let limitMilliseconds = timeLimit.isFinite ? Int64((min(max(timeLimit, 0), 31_536_000) * 1000).rounded(.up)) : 0
+        let deadline = ContinuousClock.now.advanced(by: .milliseconds(limitMilliseconds))
+        while process.isRunning && ContinuousClock.now < deadline { Thread.sleep(forTimeInterval: 0.01) }
         let timedOut = process.isRunning
         if timedOut {
             kill(process.processIdentifier, SIGKILL)

@@ -112,8 +112,8 @@ public final class WorkerService {
         }
         do {
             while !stop.isStopRequested {
-                let now = clock.now
-                var wait = state.nextWake.map { max(0, min(0.1, $0.timeIntervalSince(now))) } ?? 0
+                let now = clock.monotonic
+                var wait = state.nextWake.map { max(0, min(0.1, $0 - now)) } ?? 0
                 if !isEventPathReady { wait = max(0, min(wait, eventPathDeadline.timeIntervalSince(Date()))) }
                 _ = try poller.poll(timeout: .microseconds(Int64(wait * 1_000_000)))
                 while let frames = try events.receiveMessage(dontWait: true) {
@@ -131,7 +131,7 @@ public final class WorkerService {
                     try deliver(frames, events: events)
                 }
                 for outcome in actions.takeFinished() { state.onJobFinished(outcome) }
-                for directive in state.onTick(now: clock.now) {
+                for directive in state.onTick(monotonic: clock.monotonic) {
                     switch directive {
                     case .report(let message):
                         if try !results.send(codec.encodeFrames(message), dontWait: true) {

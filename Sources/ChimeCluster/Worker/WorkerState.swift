@@ -31,7 +31,8 @@ public struct WorkerState: Sendable {
     public private(set) var deliveredCount = 0
     var pendingAcks: [WorkerMessage.Acknowledgement] = []
     var pendingOutcomes: [ActionOutcome] = []
-    var lastReportAt: Date?
+    /// When the last heartbeat went out: a monotonic reading in seconds.
+    var lastReportAt: Double?
 
     /// Creates the value from its fields (see each property for meaning and units).
     public init(id: WorkerID, host: String, pid: Int32, heartbeatInterval: Double = 1, capacity: Int = 4096) {
@@ -60,8 +61,11 @@ public struct WorkerState: Sendable {
     }
 
     /// Sends pending acknowledgements, or a bare heartbeat when one is due.
-    public mutating func onTick(now: Date) -> [WorkerDirective] {
-        let heartbeatDue = lastReportAt.map { now.timeIntervalSince($0) >= heartbeatInterval } ?? true
+    /// - Parameter monotonic: seconds on a clock that never steps (CLOCK_MONOTONIC): the
+    ///   heartbeat interval is measured on it, so a wall-clock step back does not silence the
+    ///   worker until the coordinator drops it.
+    public mutating func onTick(monotonic now: Double) -> [WorkerDirective] {
+        let heartbeatDue = lastReportAt.map { now - $0 >= heartbeatInterval } ?? true
         guard !pendingAcks.isEmpty || !pendingOutcomes.isEmpty || heartbeatDue else { return [] }
         var message = WorkerMessage(
             worker: id, host: host, pid: pid, capacity: capacity, delivered: deliveredCount, acks: pendingAcks)
@@ -92,6 +96,6 @@ public struct WorkerState: Sendable {
         pendingOutcomes.append(outcome)
     }
 
-    /// When the next heartbeat is due (UTC).
-    public var nextWake: Date? { lastReportAt?.addingTimeInterval(heartbeatInterval) }
+    /// When the next heartbeat is due, on the monotonic clock `onTick(monotonic:)` reads (seconds).
+    public var nextWake: Double? { lastReportAt.map { $0 + heartbeatInterval } }
 }
