@@ -8,8 +8,10 @@ import Foundation
 /// little-endian byte count and UTF-8 bytes, instants are f64 little-endian seconds since
 /// 2001-01-01T00:00:00Z (Foundation's reference date, so they round-trip exactly), integers
 /// are little-endian.
-/// - kind 5, `fired`: reminderId, dueAt, flags (1: a next occurrence follows, 2: late), the
-///   next occurrence's index (i64) and instant when flag 1 is set, at. (Kind 1 held the
+/// - kind 5, `fired`: reminderId, dueAt, flags (1: a next occurrence follows, 2: late, 4: a
+///   missed count follows), the next occurrence's index (i64) and instant when flag 1 is set,
+///   the missed count (u64) when flag 4 is set, at. Without flag 4 a late firing stands for
+///   one missed occurrence. (Kind 1 held the
 ///   `dispatched` entries of earlier builds and is no longer read.)
 /// - kind 6, `acknowledged`: the firing id as its reminderId, due instant (i64 Unix
 ///   milliseconds) and nag number (u32), then seq (u64), worker, firedAt. (Kind 2, written by
@@ -29,16 +31,18 @@ enum CompactEntryEncoding {
     static func encode(_ entry: JournalEntry) -> [UInt8]? {
         var bytes: [UInt8] = []
         switch entry {
-        case .fired(let reminder, let dueAt, let next, let late, let at):
+        case .fired(let reminder, let dueAt, let next, let late, let missed, let at):
             bytes.reserveCapacity(48 + reminder.rawValue.utf8.count)
             bytes.append(firedKind)
             append(reminder.rawValue, to: &bytes)
             append(dueAt.timeIntervalSinceReferenceDate.bitPattern, to: &bytes)
-            bytes.append((next == nil ? 0 : 1) | (late ? 2 : 0))
+            let hasMissed = missed != (late ? 1 : 0)
+            bytes.append((next == nil ? 0 : 1) | (late ? 2 : 0) | (hasMissed ? 4 : 0))
             if let next {
                 append(UInt64(bitPattern: Int64(next.index)), to: &bytes)
                 append(next.instant.timeIntervalSinceReferenceDate.bitPattern, to: &bytes)
             }
+            if hasMissed { append(UInt64(bitPattern: Int64(missed)), to: &bytes) }
             append(at.timeIntervalSinceReferenceDate.bitPattern, to: &bytes)
         case .acknowledged(let firingId, let seq, let worker, let firedAt):
             bytes.reserveCapacity(44 + firingId.reminder.rawValue.utf8.count + worker.rawValue.utf8.count)
@@ -73,15 +77,21 @@ enum CompactEntryEncoding {
         var reader = Reader(bytes: payload)
         switch reader.byte() {
         case firedKind:
-            guard let reminder = reader.string(), let dueAt = reader.u64(), let flags = reader.byte(), flags & ~3 == 0
+            guard let reminder = reader.string(), let dueAt = reader.u64(), let flags = reader.byte(), flags & ~7 == 0
             else { return nil }
             var next: Occurrence?
             if flags & 1 != 0 {
                 guard let index = reader.u64(), let instant = reader.u64() else { return nil }
                 next = Occurrence(index: Int(Int64(bitPattern: index)), instant: date(instant))
             }
+            let late = flags & 2 != 0
+            var missed = late ? 1 : 0
+            if flags & 4 != 0 {
+                guard let count = reader.u64() else { return nil }
+                missed = Int(clamping: count)
+            }
             guard let at = reader.u64(), reader.isAtEnd else { return nil }
-            return .fired(ReminderID(reminder), dueAt: date(dueAt), next: next, late: flags & 2 != 0, at: date(at))
+            return .fired(ReminderID(reminder), dueAt: date(dueAt), next: next, late: late, missed: missed, at: date(at))
         case acknowledgedKind:
             guard let reminder = reader.string(), let dueAt = reader.u64(), let nag = reader.u32(),
                 let seq = reader.u64(), let worker = reader.string(), let firedAt = reader.u64(), reader.isAtEnd

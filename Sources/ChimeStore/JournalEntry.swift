@@ -14,8 +14,10 @@ public enum JournalEntry: Codable, Hashable, Sendable {
     /// `reminder`'s occurrence due at `dueAt` (its fire instant, UTC) was taken from the
     /// schedule and made a firing (id `FiringID(reminder:dueAt:)`, attempt 1) that waits for a
     /// worker; the reminder moved on to `next` (`nil`: none left). `late`: a misfire, fired
-    /// after the coordinator was down.
-    case fired(ReminderID, dueAt: Date, next: Occurrence?, late: Bool, at: Date)
+    /// after the coordinator was down; `missed`: for a late firing, how many missed
+    /// occurrences it stands for (the `fireOnce` policy coalesces them into the newest, whose
+    /// instant is `dueAt`), 0 for a firing on time.
+    case fired(ReminderID, dueAt: Date, next: Occurrence?, late: Bool, missed: Int = 0, at: Date)
     /// A missed occurrence was skipped under the reminder's misfire policy or threshold; the
     /// reminder moved on to `next`.
     case skipped(ReminderID, dueAt: Date, next: Occurrence?, at: Date)

@@ -83,24 +83,27 @@ struct BinaryReader {
 
 extension Firing {
     /// Binary form: the firing id (`FiringID.write`), recipient, dueAt, attempt u32, flags u8
-    /// (1 late, 2 seq, 4 eventAt, 8 a reminderId other than the firing id's follows), seq
-    /// u64?, eventAt?, reminderId?, then the content (`Content.write`).
+    /// (1 late, 2 seq, 4 eventAt, 8 a reminderId other than the firing id's follows, 16
+    /// missed), seq u64?, eventAt?, reminderId?, missed u32?, then the content (`Content.write`).
     func write(to writer: inout BinaryWriter, contentCoder: JSONEncoder) {
         firingId.write(to: &writer)
         writer.string(recipient.rawValue)
         writer.date(dueAt)
         writer.u32(UInt32(clamping: attempt))
         let ownReminder = reminderId != firingId.reminder
-        writer.u8((late ? 1 : 0) | (seq != nil ? 2 : 0) | (eventAt != nil ? 4 : 0) | (ownReminder ? 8 : 0))
+        writer.u8(
+            (late ? 1 : 0) | (seq != nil ? 2 : 0) | (eventAt != nil ? 4 : 0) | (ownReminder ? 8 : 0)
+                | (missed != nil ? 16 : 0))
         if let seq { writer.u64(seq) }
         if let eventAt { writer.date(eventAt) }
         if ownReminder { writer.string(reminderId.rawValue) }
+        if let missed { writer.u32(UInt32(clamping: missed)) }
         content.write(to: &writer, userInfoCoder: contentCoder)
     }
 
     static func read(from reader: inout BinaryReader, contentDecoder: JSONDecoder) -> Firing? {
         guard let firingId = FiringID.read(from: &reader), let recipient = reader.string(),
-            let dueAt = reader.date(), let attempt = reader.u32(), let flags = reader.u8(), flags & ~15 == 0
+            let dueAt = reader.date(), let attempt = reader.u32(), let flags = reader.u8(), flags & ~31 == 0
         else { return nil }
         var seq: UInt64?
         if flags & 2 != 0 { guard let value = reader.u64() else { return nil }; seq = value }
@@ -108,10 +111,12 @@ extension Firing {
         if flags & 4 != 0 { guard let value = reader.date() else { return nil }; eventAt = value }
         var reminderId = firingId.reminder
         if flags & 8 != 0 { guard let value = reader.string() else { return nil }; reminderId = ReminderID(value) }
+        var missed: Int?
+        if flags & 16 != 0 { guard let value = reader.u32() else { return nil }; missed = Int(value) }
         guard let content = Content.read(from: &reader, userInfoDecoder: contentDecoder) else { return nil }
         var firing = Firing(
             reminderId: reminderId, recipient: RecipientID(recipient), dueAt: dueAt, content: content,
-            attempt: Int(attempt), late: flags & 1 != 0, eventAt: eventAt)
+            attempt: Int(attempt), late: flags & 1 != 0, missed: missed, eventAt: eventAt)
         firing.firingId = firingId
         firing.seq = seq
         return firing

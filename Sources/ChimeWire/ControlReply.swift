@@ -80,11 +80,15 @@ public struct ReminderListing: Codable, Hashable, Sendable {
     /// For a pending reminder: whether it is armed, or waits for a slot under its recipient's
     /// `maxPending` cap.
     public var armed: Bool?
+    /// Why a reminder ended without its occurrence being delivered: `"skipped: misfire"` for
+    /// a one-shot missed while no coordinator ran and dropped by its misfire policy or
+    /// threshold. Absent otherwise.
+    public var reason: String?
 
     /// Creates the value from its fields (see each property for meaning and units).
     public init(
         reminder: Reminder, state: ReminderState, nextFireAt: Date?, deliveredCount: Int, lastFiredAt: Date?,
-        armed: Bool? = nil
+        armed: Bool? = nil, reason: String? = nil
     ) {
         self.reminder = reminder
         self.state = state
@@ -92,7 +96,11 @@ public struct ReminderListing: Codable, Hashable, Sendable {
         self.deliveredCount = deliveredCount
         self.lastFiredAt = lastFiredAt
         self.armed = armed
+        self.reason = reason
     }
+
+    /// `reason` of a one-shot that a misfire skip finished.
+    public static let skippedByMisfire = "skipped: misfire"
 }
 
 /// The result of `list`.

@@ -41,6 +41,7 @@ extension FireEvent {
         string("firedAt", RFC3339.format(firedAt))
         string("firingId", firing.firingId.text)
         raw("late", firing.late ? "true" : "false")
+        if let missed = firing.missed { raw("missed", String(missed)) }
         string("launchImage", content.launchImage)
         string("publisher", publisher.rawValue)
         string("recipient", firing.recipient.rawValue)

@@ -15,7 +15,7 @@ public enum Topic {
 /// A delivered firing as subscribers see it: frame 2 of `[topic, JSON]`.
 ///
 /// JSON shape (keys sorted): `{"type": "fire", "seq": 7, "publisher": "host-123",
-/// "firingId", "reminderId", "recipient", "dueAt", "firedAt", "attempt", "late", "title",
+/// "firingId", "reminderId", "recipient", "dueAt", "firedAt", "attempt", "late", "missed" (a late firing only), "title",
 /// "body", "action", "launchImage", "sound", "badge", "userInfo", "category", "threadId"}`;
 /// instants in RFC 3339 UTC with milliseconds; absent content fields are omitted. `seq` is
 /// the coordinator's event sequence number, given at dispatch and unique per delivery
@@ -45,7 +45,7 @@ public struct FireEvent: Hashable, Sendable {
 
 extension FireEvent: Codable {
     private enum CodingKeys: String, CodingKey {
-        case type, seq, publisher, firingId, reminderId, recipient, dueAt, firedAt, attempt, late, eventAt
+        case type, seq, publisher, firingId, reminderId, recipient, dueAt, firedAt, attempt, late, missed, eventAt
         case title, body, action, launchImage, sound, badge, userInfo, category, threadId
     }
 
@@ -71,6 +71,7 @@ extension FireEvent: Codable {
             content: content,
             attempt: try container.decodeIfPresent(Int.self, forKey: .attempt) ?? 1,
             late: try container.decodeIfPresent(Bool.self, forKey: .late) ?? false,
+            missed: try container.decodeIfPresent(Int.self, forKey: .missed),
             eventAt: try container.decodeIfPresent(Date.self, forKey: .eventAt))
         firing.firingId = try container.decode(FiringID.self, forKey: .firingId)
         firing.seq = seq
@@ -89,6 +90,7 @@ extension FireEvent: Codable {
         try container.encode(firedAt, forKey: .firedAt)
         try container.encode(firing.attempt, forKey: .attempt)
         try container.encode(firing.late, forKey: .late)
+        try container.encodeIfPresent(firing.missed, forKey: .missed)
         try container.encodeIfPresent(firing.eventAt, forKey: .eventAt)
         let content = firing.content
         try container.encodeIfPresent(content.title, forKey: .title)

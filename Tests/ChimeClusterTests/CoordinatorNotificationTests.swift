@@ -300,4 +300,70 @@ import Testing
         #expect(request(&recovered, .recipient("alice")).0 == request(&live, .recipient("alice")).0)
         #expect(request(&recovered, .delivered("alice", remove: nil)).0 == request(&live, .delivered("alice", remove: nil)).0)
     }
+
+    // MARK: - Every recipient-zone path (issue 16)
+
+    func floatingOneShot(_ id: ReminderID, at local: LocalDateTime) -> Reminder {
+        Reminder(
+            id: id, recipient: "alice", content: Content(body: "\(id)"),
+            trigger: Trigger(start: .wallClock(local, zoneIdentifier: CoordinatorState.recipientZone)))
+    }
+
+    func nextFire(_ state: inout CoordinatorState, _ id: ReminderID) -> (ReminderState?, String?) {
+        let (outcome, _) = request(&state, .list(ReminderFilter(ids: [id]), all: true, limit: nil))
+        guard case .listed(let list) = outcome, let listing = list.reminders.first else { return (nil, nil) }
+        return (listing.state, listing.nextFireAt.map(RFC3339.format))
+    }
+
+    @Test func aFloatingOneShotMovedIntoThePastByAZoneChangeFiresAtOnce() {
+        var state = makeState()
+        // 2026-12-24 15:00 in the recipient's zone: UTC until it registers one.
+        request(&state, .schedule([floatingOneShot("tea", at: LocalDateTime(year: 2026, month: 12, day: 24, hour: 15, minute: 0, second: 0))]))
+        #expect(nextFire(&state, "tea") == (.pending, "2026-12-24T15:00:00.000Z"))
+        // Tokyo is UTC+9: 15:00 there is 06:00Z, two hours before now (08:00Z).
+        request(&state, .register(Recipient(id: "alice", zone: "Asia/Tokyo")))
+        #expect(nextFire(&state, "tea") == (.pending, "2026-12-24T06:00:00.000Z"))
+        let fired = deliver(&state).firings
+        #expect(fired.map(\.firingId.text) == ["tea@2026-12-24T06:00:00.000Z"])
+        #expect(fired.map(\.late) == [false], "not a misfire: the coordinator was running")
+        #expect(nextFire(&state, "tea").0 == .delivered)
+    }
+
+    @Test func aFloatingOneShotMovedLaterOrEarlierInTheFutureIsReArmed() {
+        var state = makeState()
+        request(&state, .register(Recipient(id: "alice", zone: "Europe/Berlin")))
+        request(&state, .schedule([floatingOneShot("tea", at: LocalDateTime(year: 2026, month: 12, day: 24, hour: 20, minute: 0, second: 0))]))
+        #expect(nextFire(&state, "tea") == (.pending, "2026-12-24T19:00:00.000Z"))
+        request(&state, .register(Recipient(id: "alice", zone: "America/New_York")))
+        #expect(nextFire(&state, "tea") == (.pending, "2026-12-25T01:00:00.000Z"))
+        request(&state, .register(Recipient(id: "alice", zone: "Asia/Tokyo")))
+        #expect(nextFire(&state, "tea") == (.pending, "2026-12-24T11:00:00.000Z"))
+        #expect(deliver(&state).firings.isEmpty, "11:00Z is still ahead of 08:00Z")
+        #expect(deliver(&state, at: Self.t0.addingTimeInterval(3 * 3600)).firings.map(\.firingId.text) == ["tea@2026-12-24T11:00:00.000Z"])
+    }
+
+    @Test func aDisabledFloatingReminderFollowsTheZoneWhenEnabledAgain() {
+        var state = makeState()
+        request(&state, .schedule([floatingOneShot("tea", at: LocalDateTime(year: 2026, month: 12, day: 24, hour: 20, minute: 0, second: 0))]))
+        request(&state, .setEnabled(["tea"], false))
+        request(&state, .register(Recipient(id: "alice", zone: "Asia/Tokyo")))
+        #expect(nextFire(&state, "tea").0 == .disabled)
+        request(&state, .setEnabled(["tea"], true))
+        #expect(nextFire(&state, "tea") == (.pending, "2026-12-24T11:00:00.000Z"))
+    }
+
+    @Test func aZoneChangeDuringReplayMovesTheOneShotAsItDidLive() {
+        var live = makeState()
+        var entries: [JournalEntry] = []
+        func journal(_ directives: [CoordinatorDirective]) {
+            entries += directives.compactMap { if case .append(let entry) = $0 { entry } else { nil } }
+        }
+        journal(request(&live, .schedule([floatingOneShot("tea", at: LocalDateTime(year: 2026, month: 12, day: 24, hour: 15, minute: 0, second: 0))])).1)
+        journal(request(&live, .register(Recipient(id: "alice", zone: "Asia/Tokyo"))).1)
+        var recovered = makeState()
+        for entry in entries { recovered.apply(entry) }
+        recovered.finishRecovery(at: Self.t0)
+        #expect(nextFire(&recovered, "tea") == nextFire(&live, "tea"))
+        #expect(deliver(&recovered).firings.map(\.firingId.text) == ["tea@2026-12-24T06:00:00.000Z"])
+    }
 }

@@ -243,4 +243,96 @@ import Testing
         #expect(fired.map(\.late) == [true])
         #expect(fired.map(\.firingId.text) == ["once@2026-12-24T12:01:00.000Z"])
     }
+
+    // MARK: - Misfires judged on the newest missed occurrence (issue 16)
+
+    func minutely(_ id: ReminderID, from start: Date, misfire: MisfirePolicy? = nil, threshold: Double? = nil) -> Reminder {
+        Reminder(
+            id: id, recipient: "a", content: Content(),
+            trigger: Trigger(
+                start: .instant(start), repeatRule: RepeatRule(unit: .minute, interval: 1), misfire: misfire,
+                misfireThreshold: threshold))
+    }
+
+    @Test func fireOnceReportsTheNewestMissedOccurrenceAndHowManyItStandsFor() {
+        var live = makeState()
+        let entries = schedule(&live, [minutely("m", from: Self.noon.addingTimeInterval(60))], at: Self.noon)
+        // Down until 12:05:30: 12:01 … 12:05 were missed.
+        let restart = Self.noon.addingTimeInterval(330)
+        var state = recover(entries, at: restart)
+        let turn = state.onTick(now: restart)
+        let fired = firings(turn)
+        #expect(fired.map(\.firingId.text) == ["m@2026-12-24T12:05:00.000Z"])
+        #expect(fired.map(\.missed) == [5] && fired.map(\.late) == [true])
+        #expect(journal(turn).first == .fired(
+            "m", dueAt: Self.noon.addingTimeInterval(300), next: Occurrence(index: 5, instant: Self.noon.addingTimeInterval(360)),
+            late: true, missed: 5, at: restart))
+        #expect(listing(&state, at: restart).first?.nextFireAt == Self.noon.addingTimeInterval(360))
+        // The fold rebuilds the same firing from the entry alone.
+        var recovered = recover(entries + journal(turn), at: restart)
+        #expect(firings(recovered.onTick(now: restart)).map(\.missed) == [5])
+    }
+
+    @Test func theThresholdIsJudgedOnTheNewestMissedOccurrence() {
+        var live = makeState()
+        // A minute repeat, a 90 s threshold, 150 s down: the oldest missed (12:01) is 149 s
+        // old, the newest (12:02) 89 s: it fires.
+        let entries = schedule(&live, [minutely("m", from: Self.noon.addingTimeInterval(60), threshold: 90)], at: Self.noon)
+        let restart = Self.noon.addingTimeInterval(209)
+        var state = recover(entries, at: restart)
+        let fired = firings(state.onTick(now: restart))
+        #expect(fired.map(\.firingId.text) == ["m@2026-12-24T12:03:00.000Z"])
+        #expect(fired.map(\.missed) == [3])
+        // With a 30 s threshold, 31 s after the newest (12:05): skipped, and the reminder
+        // goes on from the next minute.
+        var strict = makeState()
+        let strictEntries = schedule(&strict, [minutely("m", from: Self.noon.addingTimeInterval(60), threshold: 30)], at: Self.noon)
+        let late = Self.noon.addingTimeInterval(331)
+        var skipped = recover(strictEntries, at: late)
+        let turn = skipped.onTick(now: late)
+        #expect(firings(turn).isEmpty)
+        #expect(journal(turn).first == .skipped(
+            "m", dueAt: Self.noon.addingTimeInterval(300), next: Occurrence(index: 5, instant: Self.noon.addingTimeInterval(360)),
+            at: late))
+    }
+
+    @Test func theDailyThresholdCaseFiresTheRecentOccurrenceAfterALongOutage() {
+        var live = makeState()
+        // Daily at 18:00 with a 2 h threshold, down from the 24th 12:00 to the 26th 19:00:
+        // 24th and 25th are long past, the 26th's 18:00 is one hour old.
+        let entries = schedule(&live, [daily("six", at: 18, threshold: 7200)], at: Self.noon)
+        let restart = Self.noon.addingTimeInterval(2 * 86_400 + 7 * 3600)
+        var state = recover(entries, at: restart)
+        let fired = firings(state.onTick(now: restart))
+        #expect(fired.map(\.firingId.text) == ["six@2026-12-26T18:00:00.000Z"])
+        #expect(fired.map(\.missed) == [3])
+    }
+
+    @Test func aOneShotSkippedByItsThresholdIsFinishedWithAReason() {
+        var live = makeState()
+        let once = Reminder(
+            id: "once", recipient: "a", content: Content(),
+            trigger: Trigger(start: .instant(Self.noon.addingTimeInterval(60)), misfireThreshold: 60))
+        let entries = schedule(&live, [once], at: Self.noon)
+        let restart = Self.noon.addingTimeInterval(600)
+        var state = recover(entries, at: restart)
+        #expect(firings(state.onTick(now: restart)).isEmpty)
+        let listed = listing(&state, at: restart)
+        #expect(listed.map(\.state) == [.finished])
+        #expect(listed.map(\.reason) == ["skipped: misfire"])
+        #expect(listed.map(\.deliveredCount) == [0])
+    }
+
+    @Test func aDeliveredOneShotHasNoReason() {
+        var state = makeState()
+        let once = Reminder(id: "once", recipient: "a", content: Content(), trigger: Trigger(start: .instant(Self.noon)))
+        _ = schedule(&state, [once], at: Self.noon)
+        let fired = firings(state.onTick(now: Self.noon))
+        _ = state.onWorkerMessage(
+            WorkerMessage(worker: "w1", host: "h", pid: 1, delivered: 1, acks: fired.map {
+                .init(firingId: $0.firingId, firedAt: Self.noon, attempt: 1, epoch: 0)
+            }), at: Self.noon)
+        let listed = listing(&state, at: Self.noon)
+        #expect(listed.map(\.state) == [.delivered] && listed.map(\.reason) == [nil])
+    }
 }

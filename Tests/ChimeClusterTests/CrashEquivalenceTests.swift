@@ -80,7 +80,7 @@ import Testing
         journal += appended(turn)
         #expect(appended(turn).first == .fired(
             "m", dueAt: Self.t0.addingTimeInterval(60), next: Occurrence(index: 1, instant: Self.t0.addingTimeInterval(120)),
-            late: true, at: restart))
+            late: true, missed: 1, at: restart))
 
         let secondStart = restart.addingTimeInterval(5)
         var second = CoordinatorState(configuration: configuration, startedAt: secondStart)

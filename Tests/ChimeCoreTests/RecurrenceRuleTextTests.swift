@@ -106,6 +106,9 @@ import Testing
         ("FREQ=YEARLY;BYMONTH=2;BYMONTHDAY=30", "2026-01-15T09:00", "never falls in BYMONTH=2"),
         ("FREQ=HOURLY;BYDAY=MO;BYSETPOS=2", "2026-03-02T09:00", "holds at most 1 instance"),
         ("FREQ=WEEKLY;BYDAY=MO,WE;BYSETPOS=3", "2026-03-02T09:00", "holds at most 2 instance"),
+        ("FREQ=DAILY;UNTIL=20260301T090000", "2026-03-02T09:00", "UNTIL 2026-03-01T09:00:00 is before the start 2026-03-02T09:00:00"),
+        ("FREQ=DAILY;UNTIL=20260302T075959Z", "2026-03-02T09:00", "is before the start"),
+        ("FREQ=MINUTELY;UNTIL=20260302T085959", "2026-03-02T09:00", "can never fire"),
     ]
 
     @Test(arguments: neverMatching)

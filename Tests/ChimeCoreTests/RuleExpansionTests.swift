@@ -66,8 +66,8 @@ import Testing
         ("FREQ=DAILY;BYMONTH=1;BYHOUR=8,20;BYMINUTE=15;COUNT=4", "2026-12-30T08:15", "UTC", [
             "2026-12-30T08:15:00Z", "2027-01-01T08:15:00Z", "2027-01-01T20:15:00Z", "2027-01-02T08:15:00Z",
         ]),
-        // An UNTIL before DTSTART leaves DTSTART alone.
-        ("FREQ=DAILY;UNTIL=20200101T000000Z", "2026-03-03T09:00", "UTC", ["2026-03-03T09:00:00Z"]),
+        // An UNTIL at DTSTART leaves DTSTART alone (one before it is refused: RecurrenceRuleTextTests).
+        ("FREQ=DAILY;UNTIL=20260303T090000Z", "2026-03-03T09:00", "UTC", ["2026-03-03T09:00:00Z"]),
         // UNTIL is inclusive.
         ("FREQ=WEEKLY;UNTIL=20260317T090000Z", "2026-03-03T09:00", "UTC", [
             "2026-03-03T09:00:00Z", "2026-03-10T09:00:00Z", "2026-03-17T09:00:00Z",

@@ -590,6 +590,12 @@ def draw_spec(rng: random.Random, index: int) -> dict:
         if rng.random() < 0.5 and month_end == "skip":
             # Half the rules start on an instance of their own, as RFC 5545 says DTSTART should.
             start = synchronized(parts, start, ZoneInfo(zone_name))
+    if "UNTIL" in parts:
+        # Chime refuses an UNTIL before the start (the rule could never fire): compared as
+        # instants for a UTC UNTIL, as wall clocks for a local one.
+        kind, value = until_value(parts["UNTIL"], ZoneInfo(zone_name))
+        if value < (resolve(start, ZoneInfo(zone_name)) if kind == "utc" else start):
+            del parts["UNTIL"]
     horizon = resolve(start, ZoneInfo(zone_name)) + HORIZON[parts["FREQ"]]
     spec = {"id": index, "zone": zone_name, "start": start.isoformat(), "rrule": format_rrule(parts),
             "monthEnd": month_end, "rdates": [], "exdates": [], "horizon": utc_text(horizon)}

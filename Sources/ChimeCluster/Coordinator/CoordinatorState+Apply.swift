@@ -84,9 +84,9 @@ extension CoordinatorState {
             }
         case .cancelled(let ids, _):
             for id in ids { removeEntry(id) }
-        case .fired(let id, let dueAt, let next, let late, _):
+        case .fired(let id, let dueAt, let next, let late, let missed, _):
             guard var entry = entries[id] else { return AppliedEntry() }
-            let shared = made ?? SharedFiring(makeFiring(of: entry, dueAt: dueAt, late: late))
+            let shared = made ?? SharedFiring(makeFiring(of: entry, dueAt: dueAt, late: late, missed: missed))
             let firingId = shared.firing.firingId
             // An unsettled firing of this very occurrence (recovered, or a repeat) is kept: one
             // hash for the common case, a second only to put the old one back.
@@ -102,7 +102,8 @@ extension CoordinatorState {
             return AppliedEntry(made: previous == nil ? shared : nil)
         case .skipped(let id, _, let next, _):
             guard var entry = entries[id] else { return AppliedEntry() }
-            advance(&entry, id, to: next, endingAs: .delivered)
+            // A reminder whose last occurrence was skipped ends `finished`, not `delivered`.
+            advance(&entry, id, to: next, endingAs: .finished)
             entries[id] = entry
         case .suppressed(let id, _, let next, _, _):
             suppressedCount += 1
@@ -191,13 +192,16 @@ extension CoordinatorState {
 
     /// The firing of `entry`'s occurrence due at `dueAt`, with what the recipient's settings
     /// let through (all of it when they let nothing through: the decision was `.fired`).
-    func makeFiring(of entry: Entry, dueAt: Date, late: Bool) -> Firing {
+    func makeFiring(of entry: Entry, dueAt: Date, late: Bool, missed: Int) -> Firing {
         let reminder = entry.reminder
+        let trigger = reminder.trigger
+        // The coalesced newest of several missed occurrences is not `entry.next`.
         let event = entry.next.flatMap { Self.fireInstant(of: entry, $0) == dueAt ? $0.instant : nil }
+            ?? trigger.eventInstant(fireInstant: dueAt)
         return Firing(
             reminderId: reminder.id, recipient: reminder.recipient, dueAt: dueAt,
             content: deliveryPlan(reminder.content, for: reminder.recipient).deliveredContent ?? reminder.content,
-            late: late, eventAt: reminder.trigger.offset == nil ? nil : event)
+            late: late, missed: late ? missed : nil, eventAt: trigger.offset == nil ? nil : event)
     }
 
     /// Puts a validated reminder into the schedule at `now`, replacing any with the same id.

@@ -189,7 +189,9 @@ extension CoordinatorState {
                 reminder: reminder, state: entry.state,
                 nextFireAt: entry.state == .pending ? entry.next.map { fireInstant(of: reminder, $0) } : nil,
                 deliveredCount: entry.deliveredCount, lastFiredAt: entry.lastFiredAt,
-                armed: entry.state == .pending ? isArmed(reminder.id, of: reminder.recipient) : nil))
+                armed: entry.state == .pending ? isArmed(reminder.id, of: reminder.recipient) : nil,
+                // Derived: a one-shot ends `finished` only when its occurrence was skipped.
+                reason: entry.state == .finished && !entry.isRepeating ? ReminderListing.skippedByMisfire : nil))
         }
         matched.sort { lhs, rhs in
             switch (lhs.nextFireAt, rhs.nextFireAt) {

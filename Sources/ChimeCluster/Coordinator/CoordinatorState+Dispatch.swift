@@ -53,25 +53,32 @@ extension CoordinatorState {
     ///
     /// A missed occurrence (due before recovery finished) under `fireAll` moves on to the very
     /// next occurrence, up to `fireAllCap` late firings; otherwise the reminder continues from
-    /// the first occurrence after `now` (missed ones coalesce into this firing).
+    /// the first occurrence after `now`, and the missed occurrences coalesce into one firing
+    /// of the newest of them: its instant is the firing's `dueAt`, the misfire threshold is
+    /// judged on it, and `missed` counts them (Quartz's "fire once now" with the most recent
+    /// trigger time).
     mutating func takeOccurrence(
-        _ occurrence: Occurrence, of id: ReminderID, reminder: Reminder, at now: Date,
+        _ oldest: Occurrence, of id: ReminderID, reminder: Reminder, at now: Date,
         directives: inout [CoordinatorDirective]
     ) {
         let trigger = reminder.trigger
-        let fireAt = trigger.fireInstant(eventInstant: occurrence.instant)
-        let isMisfire = recoveredAt.map { fireAt < $0 } ?? false
+        let isMisfire = recoveredAt.map { trigger.fireInstant(eventInstant: oldest.instant) < $0 } ?? false
         let policy = trigger.misfire ?? .fireOnce
         // A one-shot has no next occurrence; only repeating reminders need their sequence.
         let sequence = trigger.isRepeating ? recurrence(of: reminder) : nil
         let next: Occurrence?
+        var occurrence = oldest
+        var missed = isMisfire ? 1 : 0
         if isMisfire && policy == .fireAll && lateFirings[id, default: 0] < configuration.fireAllCap {
-            next = sequence?.nextOccurrence(after: occurrence)
+            next = sequence?.nextOccurrence(after: oldest)
         } else {
-            next = sequence.flatMap {
-                Self.occurrence(after: occurrence, in: $0, notBefore: trigger.eventInstant(fireInstant: now))
+            let notBefore = trigger.eventInstant(fireInstant: now)
+            next = sequence.flatMap { Self.occurrence(after: oldest, in: $0, notBefore: notBefore) }
+            if isMisfire, let sequence {
+                (occurrence, missed) = Self.newestMissed(from: oldest, before: next, in: sequence, notAfter: notBefore)
             }
         }
+        let fireAt = trigger.fireInstant(eventInstant: occurrence.instant)
         if isMisfire && !shouldFireMissed(fireAt, of: reminder, policy: policy, at: now) {
             record(.skipped(id, dueAt: fireAt, next: next, at: now), into: &directives)
             return
@@ -82,9 +89,9 @@ extension CoordinatorState {
         case .deliver(let content, _):
             let firing = SharedFiring(Firing(
                 reminderId: id, recipient: reminder.recipient, dueAt: fireAt, content: content, late: isMisfire,
-                eventAt: trigger.offset == nil ? nil : occurrence.instant))
+                missed: isMisfire ? missed : nil, eventAt: trigger.offset == nil ? nil : occurrence.instant))
             // A firing recovered unsettled for this very occurrence is already in line.
-            let entry = JournalEntry.fired(id, dueAt: fireAt, next: next, late: isMisfire, at: now)
+            let entry = JournalEntry.fired(id, dueAt: fireAt, next: next, late: isMisfire, missed: missed, at: now)
             if let made = record(entry, into: &directives, firing: firing).made { waiting.append(made) }
         }
     }
@@ -286,6 +293,38 @@ extension CoordinatorState {
 
     /// The first occurrence after `occurrence` that is after `notBefore`; missed ones in
     /// between are coalesced into the firing being made now.
+    /// The newest of the missed occurrences from `oldest` up to (not including) `next`, at or
+    /// before `bound`, and how many they are (at least 1: `oldest` itself).
+    ///
+    /// When occurrence numbers run without gaps, the newest is `next.index - 1`, found in
+    /// about one period of expansion however long the downtime was; otherwise (a sequence
+    /// that ended, RDATEs, EXDATEs) the occurrences are walked, at most `newestMissedWalk`.
+    static func newestMissed(
+        from oldest: Occurrence, before next: Occurrence?, in recurrence: Recurrence, notAfter bound: Date
+    ) -> (occurrence: Occurrence, count: Int) {
+        if let next, next.index > oldest.index {
+            let index = next.index - 1
+            if index == oldest.index { return (oldest, 1) }
+            if let instant = recurrence.occurrence(at: index), instant > oldest.instant, instant < next.instant,
+                instant <= bound
+            {
+                return (Occurrence(index: index, instant: instant), index - oldest.index + 1)
+            }
+        }
+        var newest = oldest
+        var count = 1
+        while count < newestMissedWalk, let following = recurrence.nextOccurrence(after: newest),
+            following.instant <= bound, next.map({ following.instant < $0.instant }) ?? true
+        {
+            newest = following
+            count += 1
+        }
+        return (newest, count)
+    }
+
+    /// The most occurrences `newestMissed` walks one by one.
+    static let newestMissedWalk = 100_000
+
     static func occurrence(after occurrence: Occurrence, in recurrence: Recurrence, notBefore: Date) -> Occurrence? {
         guard let next = recurrence.nextOccurrence(after: occurrence) else { return nil }
         if next.instant > notBefore { return next }

@@ -23,7 +23,8 @@ extension CoordinatorState {
     }
 
     /// After `recipient` registered a new zone: rebuilds its recipient-zone reminders and
-    /// re-arms them from `now`.
+    /// re-arms them from `now`. A pending one-shot keeps its only occurrence wherever the new
+    /// zone puts it, as when it is scheduled: moved into the past, it fires at once.
     mutating func followZoneChange(of recipient: RecipientID, at now: Date) {
         for (id, entry) in entries where entry.recipient == recipient {
             let reminder = entry.reminder
@@ -33,7 +34,11 @@ extension CoordinatorState {
             var moved = entry
             if reminder.trigger.isRepeating { recurrences[id] = recurrence }
             if moved.state == .pending {
-                moved.next = firstFiring(of: reminder, in: recurrence, onOrAfter: now)
+                if reminder.trigger.isRepeating {
+                    moved.next = firstFiring(of: reminder, in: recurrence, onOrAfter: now)
+                } else {
+                    moved.next = recurrence.occurrence(at: 0).map { Occurrence(index: 0, instant: $0) }
+                }
                 if let next = moved.next {
                     arm(id, of: recipient, at: fireInstant(of: reminder, next))
                 } else {

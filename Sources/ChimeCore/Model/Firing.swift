@@ -3,8 +3,8 @@ import Foundation
 /// One due occurrence of a reminder, as the coordinator hands it to a worker.
 ///
 /// JSON shape: `{"firingId", "reminderId", "recipient", "dueAt", "content", "attempt",
-/// "late", "seq", "eventAt"}`, instants in RFC 3339 UTC with milliseconds; `eventAt` only
-/// for a remind-before trigger.
+/// "late", "missed", "seq", "eventAt"}`, instants in RFC 3339 UTC with milliseconds;
+/// `eventAt` only for a remind-before trigger, `missed` only for a late firing.
 public struct Firing: Codable, Hashable, Sendable {
     /// The idempotency key, stable across redeliveries.
     public var firingId: FiringID
@@ -20,6 +20,10 @@ public struct Firing: Codable, Hashable, Sendable {
     public var attempt: Int
     /// Whether the occurrence fires after its time because no coordinator was running (a misfire).
     public var late: Bool
+    /// For a late firing, how many missed occurrences it stands for: 1, or more when the
+    /// `fireOnce` misfire policy coalesced several into this one (the newest; `dueAt` is
+    /// its instant). `nil` for a firing on time.
+    public var missed: Int?
     /// The event sequence number the coordinator gave this delivery attempt (a new one per
     /// attempt); its fire event carries it as `seq`. `nil` before dispatch.
     public var seq: UInt64?
@@ -31,7 +35,7 @@ public struct Firing: Codable, Hashable, Sendable {
     /// `<reminderId>@<dueAt>`.
     public init(
         reminderId: ReminderID, recipient: RecipientID, dueAt: Date, content: Content,
-        attempt: Int = 1, late: Bool = false, eventAt: Date? = nil
+        attempt: Int = 1, late: Bool = false, missed: Int? = nil, eventAt: Date? = nil
     ) {
         self.firingId = FiringID(reminder: reminderId, dueAt: dueAt)
         self.reminderId = reminderId
@@ -40,6 +44,7 @@ public struct Firing: Codable, Hashable, Sendable {
         self.content = content
         self.attempt = attempt
         self.late = late
+        self.missed = missed
         self.eventAt = eventAt
     }
 }

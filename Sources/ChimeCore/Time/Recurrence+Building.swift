@@ -42,6 +42,18 @@ extension Recurrence {
         if let recurrenceRule {
             try recurrenceRule.validate()
             try Self.checkReachable(recurrenceRule, from: anchor, monthEnd: monthEnd)
+            // RFC 5545 §3.3.10 makes UNTIL the bound of the set; one before the start leaves
+            // nothing after it, which is a mistake rather than a one-off reminder.
+            if let until = recurrenceRule.until {
+                let isBeforeStart: Bool
+                switch until {
+                case .instant(let date): isBeforeStart = date < firstInstant
+                case .local(let local): isBeforeStart = local.secondsSinceEpochAsIfUTC < anchor.secondsSinceEpochAsIfUTC
+                }
+                if isBeforeStart {
+                    throw RecurrenceRule.invalid("UNTIL \(until) is before the start \(anchor): the rule can never fire")
+                }
+            }
             series = Self.makeSeries(recurrenceRule, anchor: anchor, clock: clock, monthEnd: monthEnd)
             if case .calendar(let calendar) = series, !recurrenceRule.setPositions.isEmpty {
                 let most = calendar.expansion.maximumCandidatesPerPeriod
