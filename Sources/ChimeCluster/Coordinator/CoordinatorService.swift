@@ -59,6 +59,8 @@ public final class CoordinatorService {
             configuration.coordinator.misfireThresholdSeconds > 0 ? configuration.coordinator.misfireThresholdSeconds : nil
         tunables.fireAllCap = configuration.coordinator.fireAllCap
         tunables.eventRetention = configuration.coordinator.eventRetention
+        tunables.maxWorkers = configuration.coordinator.maxWorkers
+        tunables.deadWorkerRetention = configuration.coordinator.deadWorkerRetentionSeconds
         tunables.requireRegistration = configuration.notifications.requireRegistration
         tunables.snoozeSeconds = configuration.notifications.snoozeSeconds
         tunables.actionTimeLimit = configuration.notifications.actionTimeLimitSeconds
@@ -288,7 +290,7 @@ public final class CoordinatorService {
                 continue
             }
             do {
-                let message = try codec.decode(WorkerMessage.self, from: frames[1])
+                let message = try codec.decodeWorkerMessage([frames[1]])
                 guard Data(message.worker.rawValue.utf8) == frames[0] else {
                     logger.warning("dropped dispatch announcement", ["reason": "worker id does not match its routing id", "worker": message.worker.rawValue])
                     continue

@@ -18,7 +18,7 @@ extension CoordinatorState {
     /// millisecond instead of after every due firing has been made.
     public mutating func onTick(now: Date) -> [CoordinatorDirective] {
         var directives: [CoordinatorDirective] = []
-        let budget = max(0, freeCredit(at: now) + configuration.maxBatchSize - waitingCount)
+        let budget = max(0, freeCredit(at: now).saturatingAdding(configuration.maxBatchSize) - waitingCount)
         for (id, _) in schedule.popDue(at: now, limit: budget) {
             guard let entry = entries[id], let occurrence = entry.next else { continue }
             takeOccurrence(occurrence, of: id, reminder: entry.reminder, at: now, directives: &directives)
@@ -109,6 +109,14 @@ extension CoordinatorState {
     }
 
     mutating func dropSilentWorkers(at now: Date, directives: inout [CoordinatorDirective]) {
+        // Lost workers stay listed for a while; then their records go, so ids that come and
+        // go (or forged heartbeats) do not accumulate.
+        let forgetBefore = now.addingTimeInterval(-(livenessWindow + configuration.deadWorkerRetention))
+        for (id, worker) in workers where !worker.isAlive && worker.lastSeenAt < forgetBefore
+            && !inFlight.values.contains(where: { $0.worker == id })
+        {
+            workers[id] = nil
+        }
         for (id, worker) in workers where worker.isAlive && !isAlive(worker, at: now) {
             workers[id]?.isAlive = false
             // It must announce itself over the dispatch connection again before it gets firings.
@@ -171,7 +179,8 @@ extension CoordinatorState {
     func freeCredit(at now: Date) -> Int {
         var free = 0
         for worker in workers.values where worker.isReachable && isAlive(worker, at: now) {
-            free += max(0, worker.capacity - worker.outstanding)
+            // Saturating: capacities are bounded on receipt, but a sum must never trap.
+            free = free.saturatingAdding(max(0, worker.capacity - worker.outstanding))
         }
         return free
     }
@@ -219,6 +228,10 @@ extension CoordinatorState {
     public mutating func onWorkerMessage(_ message: WorkerMessage, viaDispatch: Bool = false, at now: Date)
         -> [CoordinatorDirective]
     {
+        guard workers[message.worker] != nil || makeRoomForWorker(at: now) else {
+            refusedWorkerMessages += 1
+            return []
+        }
         var record = workers[message.worker]
             ?? WorkerRecord(host: message.host, pid: message.pid, lastSeenAt: now, capacity: message.capacity)
         if record.pid != message.pid || !record.isAlive {
@@ -229,7 +242,7 @@ extension CoordinatorState {
         record.pid = message.pid
         record.lastSeenAt = now
         record.isAlive = true
-        record.capacity = max(0, message.capacity)
+        record.capacity = min(max(0, message.capacity), WorkerMessage.maximumCapacity)
         record.delivered = message.delivered
         if viaDispatch { record.isReachable = true }
         workers[message.worker] = record
@@ -261,6 +274,18 @@ extension CoordinatorState {
             finish(outcome, at: now, directives: &directives)
         }
         return directives
+    }
+
+    /// Whether a record for one more worker fits under `maxWorkers`, forgetting the lost
+    /// worker seen longest ago (and holding no firing) when that makes room.
+    mutating func makeRoomForWorker(at now: Date) -> Bool {
+        guard workers.count >= configuration.maxWorkers else { return true }
+        let holders = Set(inFlight.values.map(\.worker))
+        let oldestLost = workers.filter { !isAlive($0.value, at: now) && !holders.contains($0.key) }
+            .min { ($0.value.lastSeenAt, $0.key) < ($1.value.lastSeenAt, $1.key) }
+        guard let oldestLost else { return false }
+        workers[oldestLost.key] = nil
+        return true
     }
 
     /// Retained events with `seq > after`, in `seq` order, and the settled watermark.

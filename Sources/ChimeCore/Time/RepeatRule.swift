@@ -55,13 +55,19 @@ public struct RepeatRule: Codable, Hashable, Sendable {
     /// The shortest repeat, in seconds: every minute.
     public static let minimumSeconds = 60
 
-    /// Checks that the interval is at least 1, so no repeat is shorter than 60 s.
+    /// Checks that the interval is 1…``RecurrenceRule/maximumInterval``, so no repeat is
+    /// shorter than 60 s and no step overflows.
     /// - Throws: `ValidationError` `.invalidArgument` with field `trigger.repeat.interval`.
     public func validate() throws(ValidationError) {
         guard interval >= 1 else {
             throw ValidationError(
                 .invalidArgument, field: "trigger.repeat.interval",
                 "repeats shorter than 60 s are not supported: the repeat interval must be a whole number of at least 1, not \(interval)")
+        }
+        guard interval <= RecurrenceRule.maximumInterval else {
+            throw ValidationError(
+                .invalidArgument, field: "trigger.repeat.interval",
+                "the repeat interval must be at most \(RecurrenceRule.maximumInterval), not \(interval)")
         }
     }
 
