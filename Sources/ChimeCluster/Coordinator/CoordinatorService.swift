@@ -250,8 +250,17 @@ public final class CoordinatorService {
             logger.warning("rejected control message", ["code": error.code.rawValue, "bytes": String(envelope.body.count)])
             return state.onUndecodableRequest(error, from: address)
         }
-        do {
+        do throws(WireError) {
             let request = try codec.decodeRequest(envelope.body)
+            if envelope.body.count > Self.maximumSingleRecordRequestBytes,
+                ![.schedule, .cancel, .enable, .disable, .list].contains(request.operation)
+            {
+                // Its journal entry would carry the request's contents in one record; the
+                // ops above are checked per reminder or split into several entries.
+                throw WireError(
+                    .tooLarge,
+                    "a \(request.operation.rawValue) request takes at most \(Self.maximumSingleRecordRequestBytes) bytes, not \(envelope.body.count)")
+            }
             if [.snapshot, .compact, .store].contains(request.operation) {
                 pendingStoreRequests.append((request, address))
                 return []
@@ -262,6 +271,10 @@ public final class CoordinatorService {
             return state.onUndecodableRequest(error, requestId: Self.requestId(in: envelope.body), from: address)
         }
     }
+
+    /// The largest request whose op journals its contents in one entry (`register`, `act`, …),
+    /// in bytes: half a journal record, so the entry's JSON always fits.
+    static let maximumSingleRecordRequestBytes = RecordFraming.maximumPayloadLength / 2
 
     /// The `requestId` of a request that failed to decode, so the error reply still carries it.
     static func requestId(in body: Data) -> String? {

@@ -90,16 +90,18 @@ public struct Nag: Hashable, Sendable {
 }
 
 extension NagPolicy: Codable {
-    private enum CodingKeys: String, CodingKey {
+    private enum CodingKeys: String, CodingKey, CaseIterable {
         case count, interval
     }
 
     /// Decodes `{"count", "interval"}`, the interval as seconds or a duration string.
-    /// - Throws: `DecodingError` for a missing field or a malformed duration; ranges are
-    ///   checked by ``validate()``.
+    /// - Throws: `DecodingError` for a missing field, a count that is not a whole number, a
+    ///   malformed duration, or an unknown key (an ``UnknownFieldError`` underneath); ranges
+    ///   are checked by ``validate()``.
     public init(from decoder: any Decoder) throws {
+        try decoder.rejectUnknownKeys(CodingKeys.self)
         let container = try decoder.container(keyedBy: CodingKeys.self)
-        count = try container.decode(Int.self, forKey: .count)
+        count = try container.decodeNumber(Int.self, forKey: .count, expected: "a whole number")
         interval = try decodeSeconds(from: container, forKey: .interval)
     }
 

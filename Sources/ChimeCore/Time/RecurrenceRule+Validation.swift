@@ -11,8 +11,9 @@ extension RecurrenceRule {
     /// `BYWEEKNO`, or beyond ±5 when it counts within a month; `BYSETPOS` alone.
     /// - Throws: `ValidationError` `.invalidArgument` with field `trigger.rrule`.
     public func validate() throws(ValidationError) {
-        guard (1...Self.maximumInterval).contains(interval) else {
-            throw Self.invalid("INTERVAL must be 1…\(Self.maximumInterval), not \(interval)")
+        guard interval >= 1 else { throw Self.invalid("INTERVAL must be at least 1, not \(interval)") }
+        guard interval <= Self.maximumInterval else {
+            throw Self.invalid("INTERVAL must be at most \(Self.maximumInterval), not \(interval)")
         }
         if let count {
             guard (1...Self.maximumCount).contains(count) else {

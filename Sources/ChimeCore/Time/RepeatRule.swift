@@ -71,16 +71,18 @@ public struct RepeatRule: Codable, Hashable, Sendable {
         }
     }
 
-    private enum CodingKeys: String, CodingKey {
+    private enum CodingKeys: String, CodingKey, CaseIterable {
         case unit, interval
     }
 
     /// Decodes `{"unit": …, "interval": …}`, with `interval` optional (default 1).
-    /// - Throws: `DecodingError` for a missing or unknown unit.
+    /// - Throws: `DecodingError` for a missing or unknown unit, an interval that is not a
+    ///   whole number in `Int`'s range, or an unknown key (an ``UnknownFieldError`` underneath).
     public init(from decoder: any Decoder) throws {
+        try decoder.rejectUnknownKeys(CodingKeys.self)
         let container = try decoder.container(keyedBy: CodingKeys.self)
         unit = try container.decode(RepeatUnit.self, forKey: .unit)
-        interval = try container.decodeIfPresent(Int.self, forKey: .interval) ?? 1
+        interval = try container.decodeNumberIfPresent(Int.self, forKey: .interval, expected: "a whole number") ?? 1
     }
 }
 
