@@ -120,7 +120,7 @@ public struct RandomReminderMaker {
             let milliseconds = Int64.random(in: -30_000_000_000_000...30_000_000_000_000, using: &random)
             let date = Date(timeIntervalSinceReferenceDate: coin() ? Double(milliseconds) / 1000 : double())
             // JSON carries years 0001–9999 only; the reference date stands in for the rest.
-            return RFC3339.supportedInstants.contains(date) ? date : Date(timeIntervalSinceReferenceDate: 0)
+            return RFC3339.isSupported(date) ? date : Date(timeIntervalSinceReferenceDate: 0)
         }
         return Date(timeIntervalSinceReferenceDate: coin() ? Double.random(in: -3e10...3e10, using: &random) : double())
     }

@@ -70,7 +70,7 @@ struct BinaryReader {
     mutating func date() -> Date? {
         guard let bits = u64() else { return nil }
         let date = Date(timeIntervalSinceReferenceDate: Double(bitPattern: bits))
-        return RFC3339.supportedInstants.contains(date) ? date : nil
+        return RFC3339.isSupported(date) ? date : nil
     }
 
     mutating func string() -> String? {

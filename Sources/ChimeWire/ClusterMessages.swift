@@ -112,7 +112,7 @@ extension WorkerMessage {
             guard ack.attempt >= 1 else {
                 throw WireError(.invalidArgument, "attempt must be at least 1", field: "acks[\(index)].attempt")
             }
-            guard RFC3339.supportedInstants.contains(ack.firedAt) else {
+            guard RFC3339.isSupported(ack.firedAt) else {
                 throw WireError(.invalidArgument, "firedAt is outside years 0001–9999", field: "acks[\(index)].firedAt")
             }
         }

@@ -101,8 +101,8 @@ extension KeyedDecodingContainer {
     {
         do {
             return try decodeIfPresent(type, forKey: key)
-        } catch DecodingError.dataCorrupted(let context) where context.codingPath.last?.stringValue != key.stringValue {
-            throw DecodingError.dataCorruptedError(forKey: key, in: self, debugDescription: "must be \(expected)")
+        } catch {
+            throw numberError(error, forKey: key, expected: expected)
         }
     }
 
@@ -111,8 +111,18 @@ extension KeyedDecodingContainer {
     public func decodeNumber<Value: Decodable>(_ type: Value.Type, forKey key: Key, expected: String) throws -> Value {
         do {
             return try decode(type, forKey: key)
-        } catch DecodingError.dataCorrupted(let context) where context.codingPath.last?.stringValue != key.stringValue {
-            throw DecodingError.dataCorruptedError(forKey: key, in: self, debugDescription: "must be \(expected)")
+        } catch {
+            throw numberError(error, forKey: key, expected: expected)
         }
+    }
+
+    /// `error` as is when it already names a field; a pathless one (or `JSONDecoder`'s
+    /// internal parse error, which it words only at the top) as `dataCorrupted` at `key`.
+    private func numberError(_ error: any Error, forKey key: Key, expected: String) -> any Error {
+        if let error = error as? DecodingError {
+            guard case .dataCorrupted(let context) = error, context.codingPath.last?.stringValue != key.stringValue
+            else { return error }
+        }
+        return DecodingError.dataCorruptedError(forKey: key, in: self, debugDescription: "must be \(expected)")
     }
 }

@@ -83,15 +83,21 @@ public enum RFC3339 {
         let instant = Date(
             timeIntervalSinceReferenceDate: Double(unixSeconds - CivilCalendar.unixToReferenceDate)
                 + Double(nanoseconds) / 1e9)
-        guard supportedInstants.contains(instant) else {
+        guard isSupported(instant) else {
             throw ValidationError(.invalidArgument, "'\(text)' is outside years 0001–9999 once its offset is applied")
         }
         return instant
     }
 
+    /// Whether `date` is one of ``supportedInstants``. Use this rather than `contains`:
+    /// `Date`'s `<=` is `!(>)`, so a range "contains" NaN.
+    public static func isSupported(_ date: Date) -> Bool {
+        date.timeIntervalSinceReferenceDate.isFinite && supportedInstants.contains(date)
+    }
+
     /// The instants Chime accepts from outside: 0001-01-01T00:00:00.000Z through
-    /// 9999-12-31T23:59:59.999Z, the ones ``format(_:)`` shows exactly (a finite number of
-    /// seconds since 2001-01-01Z).
+    /// 9999-12-31T23:59:59.999Z, the ones ``format(_:)`` shows exactly. Check membership
+    /// with ``isSupported(_:)``, which also refuses NaN.
     public static let supportedInstants: ClosedRange<Date> =
         Date(timeIntervalSinceReferenceDate: Double(-62_135_596_800 - CivilCalendar.unixToReferenceDate))
         ... Date(timeIntervalSinceReferenceDate: maximumReferenceMilliseconds / 1000)

@@ -15,7 +15,7 @@ extension Recurrence {
         case .instant(let date):
             let reference = date.timeIntervalSinceReferenceDate
             let wholeSeconds = reference.rounded(.down)
-            guard RFC3339.supportedInstants.contains(date) else {
+            guard RFC3339.isSupported(date) else {
                 throw ValidationError(.invalidArgument, field: "trigger.at", "the start is outside years 0001–9999")
             }
             anchor = LocalDateTime(secondsSinceEpochAsIfUTC: Int(wholeSeconds) + CivilCalendar.unixToReferenceDate)
@@ -29,7 +29,7 @@ extension Recurrence {
             anchor = local
             firstInstant = clock.instant(ofWall: local.secondsSinceEpochAsIfUTC)
             // 9999-12-31T23:00 in Los Angeles is 10000-01-01 in UTC, which no instant shows.
-            guard RFC3339.supportedInstants.contains(firstInstant) else {
+            guard RFC3339.isSupported(firstInstant) else {
                 throw ValidationError(
                     .invalidArgument, field: "trigger.at",
                     "\(local) in \(zoneIdentifier) is outside years 0001–9999 in UTC")
@@ -167,7 +167,7 @@ extension Recurrence {
         for value in values {
             switch value {
             case .instant(let date):
-                guard RFC3339.supportedInstants.contains(date) else {
+                guard RFC3339.isSupported(date) else {
                     throw ValidationError(.invalidArgument, field: field, "\(value) is outside years 0001–9999")
                 }
                 instants.append(date)
@@ -176,7 +176,7 @@ extension Recurrence {
                     throw ValidationError(.invalidArgument, field: field, "\(local) does not exist: \(problem)")
                 }
                 let instant = clock.instant(ofWall: local.secondsSinceEpochAsIfUTC)
-                guard RFC3339.supportedInstants.contains(instant) else {
+                guard RFC3339.isSupported(instant) else {
                     throw ValidationError(.invalidArgument, field: field, "\(local) is outside years 0001–9999 in UTC")
                 }
                 instants.append(instant)
