@@ -30,6 +30,8 @@ public final class CoordinatorService {
     var journalWriter: JournalWriter?
     /// Replies and coordinator events waiting for the journal ticket they depend on, in order.
     var outbox = RingQueue<(ticket: UInt64, message: OutboundMessage)>()
+    /// Whether a large refused request was freed this turn (see `handleControlMessage`).
+    var isMemoryTrimDue = false
 
     /// A message the loop sends once the journal entries it reports on are durable.
     enum OutboundMessage {
@@ -195,6 +197,10 @@ public final class CoordinatorService {
             } catch let error as ZeroMQError where error.code == .contextTerminated {
                 break
             }
+            if isMemoryTrimDue {
+                isMemoryTrimDue = false
+                MemoryTrim.releaseFreePages()
+            }
         }
         // Answer what is waiting for the journal before the sockets close.
         if let journalWriter {
@@ -234,6 +240,20 @@ public final class CoordinatorService {
     }
 
     func handleControlMessage(_ frames: [Data]) -> [CoordinatorDirective] {
+        let directives = decideControlMessage(frames)
+        if frames.last.map({ $0.count >= Self.trimAfterRefusedBytes }) ?? false, directives.contains(where: \.isRefusal) {
+            // Decoding a large request that was then refused freed tens of megabytes that
+            // glibc keeps for reuse; they go back at the end of the turn, once the message
+            // itself is freed too, so a refusal leaves no memory behind.
+            isMemoryTrimDue = true
+        }
+        return directives
+    }
+
+    /// Requests at least this large (bytes) are followed by `MemoryTrim` when refused.
+    static let trimAfterRefusedBytes = 1 << 20
+
+    func decideControlMessage(_ frames: [Data]) -> [CoordinatorDirective] {
         let envelope: ControlEnvelope
         do {
             envelope = try ControlEnvelope.parse(frames)
