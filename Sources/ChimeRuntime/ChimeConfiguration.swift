@@ -66,6 +66,12 @@ public struct ChimeConfiguration: Codable, Hashable, Sendable {
         public var fireAllCap = 100
         /// Acknowledged fire events kept for `subscribe --since` catch-up.
         public var eventRetention = 10_000
+        /// Workers the coordinator keeps a record of at most, alive or recently lost; a
+        /// message from a new worker id beyond this is dropped.
+        public var maxWorkers = 1024
+        /// How long a lost worker stays listed (`ctl workers`, `alive: false`) after its
+        /// liveness expired, in seconds; then its record is dropped.
+        public var deadWorkerRetentionSeconds: Double = 60
 
         /// The defaults shown on each property.
         public init() {}

@@ -110,7 +110,7 @@ public struct RandomReminderMaker {
 
     private mutating func local() -> LocalDateTime {
         LocalDateTime(
-            year: Int.random(in: 0...9999, using: &random), month: Int.random(in: 1...12, using: &random),
+            year: Int.random(in: 1...9999, using: &random), month: Int.random(in: 1...12, using: &random),
             day: Int.random(in: 1...28, using: &random), hour: Int.random(in: 0...23, using: &random),
             minute: Int.random(in: 0...59, using: &random), second: Int.random(in: 0...59, using: &random))
     }
@@ -118,7 +118,9 @@ public struct RandomReminderMaker {
     private mutating func instant() -> Date {
         if jsonSafe {
             let milliseconds = Int64.random(in: -30_000_000_000_000...30_000_000_000_000, using: &random)
-            return Date(timeIntervalSinceReferenceDate: coin() ? Double(milliseconds) / 1000 : double())
+            let date = Date(timeIntervalSinceReferenceDate: coin() ? Double(milliseconds) / 1000 : double())
+            // JSON carries years 0001–9999 only; the reference date stands in for the rest.
+            return RFC3339.isSupported(date) ? date : Date(timeIntervalSinceReferenceDate: 0)
         }
         return Date(timeIntervalSinceReferenceDate: coin() ? Double.random(in: -3e10...3e10, using: &random) : double())
     }

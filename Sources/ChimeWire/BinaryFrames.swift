@@ -25,7 +25,8 @@ struct BinaryWriter {
     }
 }
 
-/// Reads what `BinaryWriter` wrote; every read checks bounds and returns `nil` past the end.
+/// Reads what `BinaryWriter` wrote; every read checks bounds and returns `nil` past the end,
+/// for invalid UTF-8, and for an instant outside `RFC3339.supportedInstants` (NaN included).
 struct BinaryReader {
     let bytes: [UInt8]
     var index = 0
@@ -33,6 +34,16 @@ struct BinaryReader {
     init(_ data: Data) { bytes = [UInt8](data) }
 
     var isAtEnd: Bool { index == bytes.count }
+
+    /// How many bytes are left.
+    var remainingCount: Int { bytes.count - index }
+
+    /// A u32 element count, or `nil` when the bytes left cannot hold that many elements of
+    /// at least `minimumSize` bytes each: a count must never size an allocation by itself.
+    mutating func count(ofElementsAtLeast minimumSize: Int) -> Int? {
+        guard let count = u32().map(Int.init), count <= remainingCount / minimumSize else { return nil }
+        return count
+    }
 
     mutating func u8() -> UInt8? {
         guard index < bytes.count else { return nil }
@@ -56,12 +67,16 @@ struct BinaryReader {
         return value
     }
 
-    mutating func date() -> Date? { u64().map { Date(timeIntervalSinceReferenceDate: Double(bitPattern: $0)) } }
+    mutating func date() -> Date? {
+        guard let bits = u64() else { return nil }
+        let date = Date(timeIntervalSinceReferenceDate: Double(bitPattern: bits))
+        return RFC3339.isSupported(date) ? date : nil
+    }
 
     mutating func string() -> String? {
         guard let count = u32().map(Int.init), bytes.count - index >= count else { return nil }
         defer { index += count }
-        return String(decoding: bytes[index..<index + count], as: UTF8.self)
+        return bytes[index..<index + count].withUnsafeBufferPointer { String(validating: $0, as: UTF8.self) }
     }
 
     /// `.some(nil)` for an absent string, `nil` when the bytes run out.
@@ -208,9 +223,11 @@ extension WireCodec {
         var batch = try decode(DispatchBatch.self, from: frames[0])
         guard frames.count == 2 else { return batch }
         var reader = BinaryReader(frames[1])
-        guard let count = reader.u32() else { throw WireError(.malformed, "the firings frame is empty") }
+        guard let count = reader.count(ofElementsAtLeast: Self.minimumFiringBytes) else {
+            throw WireError(.malformed, "the firings frame is empty or counts more firings than it holds")
+        }
         var firings: [Firing] = []
-        firings.reserveCapacity(Int(count))
+        firings.reserveCapacity(count)
         for _ in 0..<count {
             guard let firing = Firing.read(from: &reader, contentDecoder: plainDecoder) else {
                 throw WireError(.malformed, "the firings frame is truncated or damaged")
@@ -247,11 +264,13 @@ extension WireCodec {
             throw WireError(.malformed, "a worker message has 1 or 2 frames, not \(frames.count)")
         }
         var message = try decode(WorkerMessage.self, from: frames[0])
-        guard frames.count == 2 else { return message }
+        guard frames.count == 2 else { return try message.validated() }
         var reader = BinaryReader(frames[1])
-        guard let count = reader.u32() else { throw WireError(.malformed, "the acknowledgements frame is empty") }
+        guard let count = reader.count(ofElementsAtLeast: Self.minimumAcknowledgementBytes) else {
+            throw WireError(.malformed, "the acknowledgements frame is empty or counts more acknowledgements than it holds")
+        }
         var acks: [WorkerMessage.Acknowledgement] = []
-        acks.reserveCapacity(Int(count))
+        acks.reserveCapacity(count)
         for _ in 0..<count {
             guard let firingId = FiringID.read(from: &reader), let firedAt = reader.date(), let attempt = reader.u32(),
                 let epoch = reader.u64()
@@ -260,6 +279,12 @@ extension WireCodec {
         }
         guard reader.isAtEnd else { throw WireError(.malformed, "the acknowledgements frame has trailing bytes") }
         message.acks = acks
-        return message
+        return try message.validated()
     }
+
+    /// The fewest bytes one firing takes in the binary frame: three empty strings, dueAt,
+    /// attempt, flags, seven absent content strings, no badge, no userInfo.
+    static let minimumFiringBytes = 3 * 4 + 8 + 4 + 1 + 7 * 4 + 1 + 4
+    /// The fewest bytes one acknowledgement takes: an empty firing id, firedAt, attempt, epoch.
+    static let minimumAcknowledgementBytes = 4 + 8 + 4 + 8
 }

@@ -81,3 +81,41 @@ public struct WorkerMessage: Codable, Hashable, Sendable {
         self.acks = acks
     }
 }
+
+extension WorkerMessage {
+    /// The largest `capacity` a worker may announce: a million unacknowledged firings (the
+    /// default is 4,096). Sums of capacities then stay far inside `Int`.
+    public static let maximumCapacity = 1_000_000
+    /// The longest worker id and host name, in UTF-8 bytes.
+    public static let maximumNameBytes = 255
+
+    /// The message when every field is in range: a worker id of 1…255 UTF-8 bytes, a host of
+    /// at most 255, `capacity` 0…``maximumCapacity``, `delivered` ≥ 0, every acknowledgement's
+    /// `attempt` ≥ 1 and `firedAt` within `RFC3339.supportedInstants`.
+    /// - Throws: `WireError` `.invalidArgument` naming the first field out of range.
+    public func validated() throws(WireError) -> WorkerMessage {
+        let workerBytes = worker.rawValue.utf8.count
+        guard (1...Self.maximumNameBytes).contains(workerBytes) else {
+            throw WireError(.invalidArgument, "a worker id has 1…255 bytes, not \(workerBytes)", field: "worker")
+        }
+        guard host.utf8.count <= Self.maximumNameBytes else {
+            throw WireError(.invalidArgument, "a host name has at most 255 bytes", field: "host")
+        }
+        guard (0...Self.maximumCapacity).contains(capacity) else {
+            throw WireError(
+                .invalidArgument, "capacity must be 0…\(Self.maximumCapacity), not \(capacity)", field: "capacity")
+        }
+        guard delivered >= 0 else {
+            throw WireError(.invalidArgument, "delivered must be at least 0, not \(delivered)", field: "delivered")
+        }
+        for (index, ack) in acks.enumerated() {
+            guard ack.attempt >= 1 else {
+                throw WireError(.invalidArgument, "attempt must be at least 1", field: "acks[\(index)].attempt")
+            }
+            guard RFC3339.isSupported(ack.firedAt) else {
+                throw WireError(.invalidArgument, "firedAt is outside years 0001–9999", field: "acks[\(index)].firedAt")
+            }
+        }
+        return self
+    }
+}

@@ -9,7 +9,7 @@ extension ControlRequest {
     /// `cancel` by `ids`, `recipient`, `match` or `"all": true`; `requestId` with each. When it
     /// returns a request, that request equals what `JSONDecoder` decodes from the same bytes.
     /// It returns `nil`, never traps, for anything else: malformed JSON, a trailing comma, a
-    /// byte order mark, other ops, keys the shape does not use or that appear twice, wrong
+    /// byte order mark, other ops, keys the op does not take or that appear twice, wrong
     /// types, values the models' parsers refuse, numbers it cannot convert exactly as
     /// `JSONDecoder` does, nesting deeper than 64. ``WireCodec/decodeRequest(_:)`` then runs
     /// `JSONDecoder`, which decides and words any error.
@@ -33,7 +33,8 @@ extension ControlRequest {
         var match: [String: String]??
         var all: Bool??
         var object = try reader.beginObject()
-        // `init(from:)` reads only the keys its op uses; the others here must still parse.
+        // Every key is parsed here; which ones the op takes is checked below, as
+        // `ControlOperation.argumentKeys` says (`init(from:)` refuses the others).
         while let key = try reader.nextKey(in: &object) {
             switch key {
             case "op": try operationName.setOnce(reader.readString())
@@ -51,9 +52,12 @@ extension ControlRequest {
         guard let operationName, let operation = ControlOperation(rawValue: operationName) else {
             throw FastJSONReader.Unsupported()
         }
+        let hasScheduleKeys = reminders != nil || reminder != nil
+        let hasFilterKeys = ids != nil || recipient != nil || match != nil || all != nil
         let command: Command
         switch operation {
         case .schedule:
+            guard !hasFilterKeys else { throw FastJSONReader.Unsupported() }
             if let many = reminders ?? nil {
                 command = .schedule(many)
             } else if let one = reminder ?? nil {
@@ -62,13 +66,13 @@ extension ControlRequest {
                 throw FastJSONReader.Unsupported()
             }
         case .cancel:
+            guard !hasScheduleKeys else { throw FastJSONReader.Unsupported() }
             let filter = ReminderFilter(ids: ids ?? nil, recipient: recipient ?? nil, match: match ?? nil)
             guard !filter.isEmpty || (all ?? nil) == true else { throw FastJSONReader.Unsupported() }
             command = .cancel(filter)
-        case .ping:
-            command = .ping
-        case .status:
-            command = .status
+        case .ping, .status:
+            guard !hasScheduleKeys && !hasFilterKeys else { throw FastJSONReader.Unsupported() }
+            command = operation == .ping ? .ping : .status
         default:
             throw FastJSONReader.Unsupported()
         }

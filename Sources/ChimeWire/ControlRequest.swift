@@ -6,6 +6,25 @@ public enum ControlOperation: String, Codable, Sendable, CaseIterable {
     case schedule, list, cancel, status, workers, stats, ping
     case deadLetters, retry, snapshot, compact, store, events
     case register, recipient, badge, ack, enable, disable, delivered, act, job
+
+    /// The keys a request of this op may carry besides `op` and `requestId`; any other key
+    /// is refused with `unknown_field`.
+    public var argumentKeys: [String] {
+        switch self {
+        case .schedule: ["reminders", "reminder"]
+        case .list: ["ids", "recipient", "match", "all", "limit"]
+        case .cancel: ["ids", "recipient", "match", "all"]
+        case .status, .workers, .stats, .ping, .deadLetters, .snapshot, .compact, .store: []
+        case .retry, .ack: ["firingId"]
+        case .events: ["after", "recipient", "limit"]
+        case .register, .recipient: ["recipient"]
+        case .badge: ["recipient", "value"]
+        case .enable, .disable: ["ids"]
+        case .delivered: ["recipient", "remove"]
+        case .act: ["firingId", "action", "text", "token", "snooze"]
+        case .job: ["jobId"]
+        }
+    }
 }
 
 /// Selects reminders for `list` and `cancel`. All given criteria must hold.
@@ -135,6 +154,10 @@ extension ControlRequest: Codable {
         case value, remove, action, text, token, snooze, jobId
     }
 
+    /// Decodes `{"op", "requestId", …arguments}`.
+    /// - Throws: `WireError` `.unknownOperation` for an unknown op; `DecodingError` for a
+    ///   missing or wrongly typed argument (numbers that do not fit name their field) and for
+    ///   a key the op does not take (an `UnknownFieldError` underneath: `unknown_field`).
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         requestId = try container.decodeIfPresent(String.self, forKey: .requestId)
@@ -145,6 +168,7 @@ extension ControlRequest: Codable {
                 "unknown op \"\(opName)\"; expected one of \(ControlOperation.allCases.map(\.rawValue).joined(separator: ", "))",
                 field: "op")
         }
+        try decoder.rejectUnknownKeys(allowing: ["op", "requestId"] + op.argumentKeys)
         func filter() throws -> ReminderFilter {
             ReminderFilter(
                 ids: try container.decodeIfPresent([ReminderID].self, forKey: .ids),
@@ -163,7 +187,7 @@ extension ControlRequest: Codable {
         case .list:
             command = .list(
                 try filter(), all: try container.decodeIfPresent(Bool.self, forKey: .all) ?? false,
-                limit: try container.decodeIfPresent(Int.self, forKey: .limit))
+                limit: try container.decodeNumberIfPresent(Int.self, forKey: .limit, expected: "a whole number"))
         case .cancel:
             let selection = try filter()
             let all = try container.decodeIfPresent(Bool.self, forKey: .all) ?? false
@@ -187,7 +211,8 @@ extension ControlRequest: Codable {
             command = .recipient(try container.decode(RecipientID.self, forKey: .recipient))
         case .badge:
             command = .badge(
-                try container.decode(RecipientID.self, forKey: .recipient), try container.decode(Int.self, forKey: .value))
+                try container.decode(RecipientID.self, forKey: .recipient),
+                try container.decodeNumber(Int.self, forKey: .value, expected: "a whole number"))
         case .ack:
             command = .ack(try container.decode(FiringID.self, forKey: .firingId))
         case .enable, .disable:
@@ -204,14 +229,14 @@ extension ControlRequest: Codable {
                 action: try container.decode(String.self, forKey: .action),
                 text: try container.decodeIfPresent(String.self, forKey: .text),
                 token: try container.decodeIfPresent(String.self, forKey: .token),
-                snoozeSeconds: try container.decodeIfPresent(Double.self, forKey: .snooze))
+                snoozeSeconds: try container.decodeNumberIfPresent(Double.self, forKey: .snooze, expected: "a number of seconds"))
         case .job:
             command = .job(try container.decode(String.self, forKey: .jobId))
         case .events:
             command = .events(
-                after: try container.decodeIfPresent(UInt64.self, forKey: .after) ?? 0,
+                after: try container.decodeNumberIfPresent(UInt64.self, forKey: .after, expected: "a whole number ≥ 0") ?? 0,
                 recipient: try container.decodeIfPresent(RecipientID.self, forKey: .recipient),
-                limit: try container.decodeIfPresent(Int.self, forKey: .limit))
+                limit: try container.decodeNumberIfPresent(Int.self, forKey: .limit, expected: "a whole number"))
         }
     }
 

@@ -58,10 +58,14 @@ public struct WireCodec {
 
     /// Decodes a control request: its common shapes through ``ControlRequest/init?(fastJSON:)``
     /// (a schedule of 1,000 reminders several times faster), everything else through
-    /// `JSONDecoder` exactly as ``decode(_:from:)``, so results and errors are the same.
-    /// - Throws: `WireError` as ``decode(_:from:)`` does.
+    /// ``StrictJSON/check(_:)`` and then `JSONDecoder` exactly as ``decode(_:from:)``, so
+    /// results and errors are the same.
+    /// - Throws: `WireError` `.malformed` for bytes that are not strict JSON (a key given twice
+    ///   in one object, a trailing comma, nesting deeper than 64), `.unknownField` for a key
+    ///   no type takes, else as ``decode(_:from:)`` does.
     public func decodeRequest(_ data: Data) throws(WireError) -> ControlRequest {
         if let request = ControlRequest(fastJSON: data) { return request }
+        try StrictJSON.check(data)
         return try decode(ControlRequest.self, from: data)
     }
 }
@@ -74,6 +78,8 @@ extension WireError {
             return parts.isEmpty ? nil : parts.joined(separator: ".").replacingOccurrences(of: ".[", with: "[")
         }
         switch decodingError {
+        case .dataCorrupted(let context) where context.underlyingError is UnknownFieldError:
+            self.init(.unknownField, context.debugDescription, field: path(context.codingPath))
         case .dataCorrupted(let context) where context.codingPath.isEmpty:
             self.init(.malformed, "the message is not valid JSON")
         case .dataCorrupted(let context):

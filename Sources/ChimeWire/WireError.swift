@@ -28,6 +28,9 @@ public struct WireError: Error, Codable, Hashable, Sendable, CustomStringConvert
         public static let malformed = Code(rawValue: "malformed")
         /// The request's `op` is not one this coordinator serves.
         public static let unknownOperation = Code(rawValue: "unknown_op")
+        /// A JSON object carries a key its type (or the request's op) does not take; `field`
+        /// is its path and the message suggests the key meant when one is close.
+        public static let unknownField = Code(rawValue: "unknown_field")
         /// The reminder, firing or worker named does not exist.
         public static let notFound = Code(rawValue: "not_found")
         /// The message exceeds the configured size limit.

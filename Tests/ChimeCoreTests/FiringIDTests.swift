@@ -37,7 +37,7 @@ import Testing
 
     @Test func instantsOutsideFourDigitYearsAreClampedSoTheTextStillParses() throws {
         let early = FiringID(reminder: "r", dueAtMilliseconds: .min)
-        #expect(early.text == "r@0000-01-01T00:00:00.000Z" && FiringID(early.text) == early)
+        #expect(early.text == "r@0001-01-01T00:00:00.000Z" && FiringID(early.text) == early)
         let late = FiringID(reminder: "r", dueAt: .distantFuture.addingTimeInterval(1e12))
         #expect(late.text == "r@9999-12-31T23:59:59.999Z" && FiringID(late.text) == late)
         #expect(FiringID(reminder: "r", dueAt: Date(timeIntervalSinceReferenceDate: .nan)).text == "r@2001-01-01T00:00:00.000Z")

@@ -105,6 +105,12 @@ public struct CoordinatorConfiguration: Sendable {
     public var actionTimeLimit: Double = 10
     /// Acknowledged fire events kept for `events` catch-up requests.
     public var eventRetention = 10_000
+    /// Worker records kept at most (alive or recently lost); a message from a new worker
+    /// id beyond this is dropped, so forged heartbeats cannot grow memory.
+    public var maxWorkers = 1024
+    /// How long a lost worker's record stays (listed with `alive: false`) after its liveness
+    /// expired, in seconds.
+    public var deadWorkerRetention: Double = 60
     /// Journal entries the writer may have queued and not yet made durable before the loop
     /// stops dispatching (a slow disk then slows firing instead of growing memory).
     public var maxUndurableEntries = 65_536

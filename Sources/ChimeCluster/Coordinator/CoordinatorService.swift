@@ -42,6 +42,8 @@ public final class CoordinatorService {
     var lastOwnershipCheck: ContinuousClock.Instant?
     /// Set when `LOCK` was deleted or replaced: nothing more may reach the store.
     var hasLostOwnership = false
+    /// Whether a large refused request was freed this turn (see `handleControlMessage`).
+    var isMemoryTrimDue = false
 
     /// A message the loop sends once the journal entries it reports on are durable.
     enum OutboundMessage {
@@ -80,6 +82,8 @@ public final class CoordinatorService {
             configuration.coordinator.misfireThresholdSeconds > 0 ? configuration.coordinator.misfireThresholdSeconds : nil
         tunables.fireAllCap = configuration.coordinator.fireAllCap
         tunables.eventRetention = configuration.coordinator.eventRetention
+        tunables.maxWorkers = configuration.coordinator.maxWorkers
+        tunables.deadWorkerRetention = configuration.coordinator.deadWorkerRetentionSeconds
         tunables.requireRegistration = configuration.notifications.requireRegistration
         tunables.snoozeSeconds = configuration.notifications.snoozeSeconds
         tunables.actionTimeLimit = configuration.notifications.actionTimeLimitSeconds
@@ -222,6 +226,10 @@ public final class CoordinatorService {
             } catch let error as ZeroMQError where error.code == .contextTerminated {
                 break
             }
+            if isMemoryTrimDue {
+                isMemoryTrimDue = false
+                MemoryTrim.releaseFreePages()
+            }
         }
         // Answer what is waiting for the journal before the sockets close.
         if let journalWriter {
@@ -278,6 +286,20 @@ public final class CoordinatorService {
     }
 
     func handleControlMessage(_ frames: [Data]) -> [CoordinatorDirective] {
+        let directives = decideControlMessage(frames)
+        if frames.last.map({ $0.count >= Self.trimAfterRefusedBytes }) ?? false, directives.contains(where: \.isRefusal) {
+            // Decoding a large request that was then refused freed tens of megabytes that
+            // glibc keeps for reuse; they go back at the end of the turn, once the message
+            // itself is freed too, so a refusal leaves no memory behind.
+            isMemoryTrimDue = true
+        }
+        return directives
+    }
+
+    /// Requests at least this large (bytes) are followed by `MemoryTrim` when refused.
+    static let trimAfterRefusedBytes = 1 << 20
+
+    func decideControlMessage(_ frames: [Data]) -> [CoordinatorDirective] {
         let envelope: ControlEnvelope
         do {
             envelope = try ControlEnvelope.parse(frames)
@@ -294,8 +316,17 @@ public final class CoordinatorService {
             logger.warning("rejected control message", ["code": error.code.rawValue, "bytes": String(envelope.body.count)])
             return state.onUndecodableRequest(error, from: address)
         }
-        do {
+        do throws(WireError) {
             let request = try codec.decodeRequest(envelope.body)
+            if envelope.body.count > Self.maximumSingleRecordRequestBytes,
+                ![.schedule, .cancel, .enable, .disable, .list].contains(request.operation)
+            {
+                // Its journal entry would carry the request's contents in one record; the
+                // ops above are checked per reminder or split into several entries.
+                throw WireError(
+                    .tooLarge,
+                    "a \(request.operation.rawValue) request takes at most \(Self.maximumSingleRecordRequestBytes) bytes, not \(envelope.body.count)")
+            }
             if [.snapshot, .compact, .store].contains(request.operation) {
                 pendingStoreRequests.append((request, address))
                 return []
@@ -306,6 +337,10 @@ public final class CoordinatorService {
             return state.onUndecodableRequest(error, requestId: Self.requestId(in: envelope.body), from: address)
         }
     }
+
+    /// The largest request whose op journals its contents in one entry (`register`, `act`, …),
+    /// in bytes: half a journal record, so the entry's JSON always fits.
+    static let maximumSingleRecordRequestBytes = RecordFraming.maximumPayloadLength / 2
 
     /// The `requestId` of a request that failed to decode, so the error reply still carries it.
     static func requestId(in body: Data) -> String? {
@@ -334,7 +369,7 @@ public final class CoordinatorService {
                 continue
             }
             do {
-                let message = try codec.decode(WorkerMessage.self, from: frames[1])
+                let message = try codec.decodeWorkerMessage([frames[1]])
                 guard Data(message.worker.rawValue.utf8) == frames[0] else {
                     logger.warning("dropped dispatch announcement", ["reason": "worker id does not match its routing id", "worker": message.worker.rawValue])
                     continue

@@ -51,6 +51,9 @@ extension CoordinatorState {
         if let snoozeSeconds, !(snoozeSeconds >= 60) {
             return .failed(WireError(.invalidArgument, "snooze must be at least 60 seconds", field: "snooze"))
         }
+        if let snoozeSeconds, snoozeSeconds > NagPolicy.maximumInterval {
+            return .failed(WireError(.invalidArgument, "snooze must be at most 366 days", field: "snooze"))
+        }
         var firing = Firing(
             reminderId: reminderId, recipient: reminder.recipient, dueAt: dueAt, content: reminder.content)
         firing.firingId = firingId

@@ -71,11 +71,49 @@ extension CoordinatorState {
             outcome = .failed(WireError(.unavailable, "\(request.operation.rawValue) needs a file store"))
         }
         if isMutating, let requestId = request.requestId {
+            let reply = outcome.encodedReply(requestId: requestId)
+            guard Self.fitsOneRecord(answeredReplyBytes: reply.count, requestIdBytes: requestId.utf8.count) else {
+                // Answered but not remembered: a journal record holds at most 16 MiB. A retry
+                // with this id is applied again (replacing the same ids changes nothing).
+                directives.append(.replyEncoded(reply, to: client))
+                return directives
+            }
             // The service sends these same bytes (it finds them in the `answered` entry).
-            record(.answered(requestId: requestId, reply: outcome.encodedReply(requestId: requestId), at: now), into: &directives)
+            record(.answered(requestId: requestId, reply: reply, at: now), into: &directives)
         }
         directives.append(.reply(outcome, requestId: request.requestId, to: client))
         return directives
+    }
+
+    /// Whether an `answered` entry with a reply and request id of these sizes fits one journal
+    /// record: kind, instant, two u32 lengths and the bytes (`CompactEntryEncoding`).
+    static func fitsOneRecord(answeredReplyBytes replyBytes: Int, requestIdBytes: Int) -> Bool {
+        1 + 8 + 4 + requestIdBytes + 4 + replyBytes <= RecordFraming.maximumPayloadLength
+    }
+
+    /// The bytes one id list entry may take at most: a `.cancelled` or `.switched` entry is
+    /// JSON, where an id costs its quotes, a comma and at most two bytes per byte (escapes;
+    /// ids have no control characters).
+    static func jsonListCost(of id: ReminderID) -> Int { 2 * id.rawValue.utf8.count + 3 }
+
+    /// `ids` in consecutive runs whose JSON list takes at most half a journal record each,
+    /// so one entry per run always fits (`cancel --all` on a million reminders).
+    static func recordSizedRuns(of ids: [ReminderID]) -> [ArraySlice<ReminderID>] {
+        let budget = RecordFraming.maximumPayloadLength / 2
+        var runs: [ArraySlice<ReminderID>] = []
+        var start = ids.startIndex
+        var bytes = 0
+        for index in ids.indices {
+            let cost = jsonListCost(of: ids[index])
+            if bytes + cost > budget && index > start {
+                runs.append(ids[start..<index])
+                start = index
+                bytes = 0
+            }
+            bytes += cost
+        }
+        if start < ids.endIndex { runs.append(ids[start...]) }
+        return runs
     }
 
     /// Answers a message that could not be decoded into a request.
@@ -105,6 +143,7 @@ extension CoordinatorState {
                 reminder.id = ReminderID("r\(configuration.epoch)-\(Int(now.timeIntervalSince1970 * 1000))-\(generatedIDs)")
             }
             do {
+                try Self.checkFitsOneRecord(reminder, maximumUserInfoBytes: configuration.maximumUserInfoBytes)
                 accepted.append((reminder, try validate(reminder, maximumUserInfoBytes: configuration.maximumUserInfoBytes)))
             } catch {
                 var wire = WireError(error)
@@ -136,6 +175,30 @@ extension CoordinatorState {
             if let warning { warnings.append(warning) }
         }
         return .scheduled(ScheduleResult(scheduled: items), warnings: warnings)
+    }
+
+    /// Refuses a reminder whose `scheduled` entry would not fit one journal record (16 MiB),
+    /// before anything of its request is applied. Its binary form is measured only when its
+    /// strings and `userInfo` limit come near that; ordinary reminders cost nothing here.
+    /// - Throws: `ValidationError` `.tooLarge`.
+    static func checkFitsOneRecord(_ reminder: Reminder, maximumUserInfoBytes: Int) throws(ValidationError) {
+        let content = reminder.content
+        var stringBytes = reminder.id.rawValue.utf8.count + reminder.recipient.rawValue.utf8.count
+        for text in [content.title, content.body, content.action, content.launchImage, content.sound,
+                     content.category, content.threadId]
+        {
+            stringBytes += text?.utf8.count ?? 0
+        }
+        // The trigger (at most 1,000 dates and a rule) and the framing take well under 1 MiB.
+        let margin = 1 << 20
+        guard stringBytes.saturatingAdding(maximumUserInfoBytes).saturatingAdding(margin)
+            > RecordFraming.maximumPayloadLength
+        else { return }
+        let bytes = reminder.binaryEncoded().count + 9
+        guard bytes <= RecordFraming.maximumPayloadLength else {
+            throw ValidationError(
+                .tooLarge, "the reminder takes \(bytes) bytes; a journal record holds at most \(RecordFraming.maximumPayloadLength)")
+        }
     }
 
     /// The reply item of a reminder just placed, with a warning when its only time is past
@@ -218,8 +281,9 @@ extension CoordinatorState {
             cancelled = entries.values.filter { filter.matches($0.reminder) }.map(\.reminder.id)
         }
         cancelled = Array(Set(cancelled)).sorted()
-        if !cancelled.isEmpty {
-            record(.cancelled(cancelled, at: now), into: &directives)
+        // Several entries when one would not fit a journal record; each cancels its ids.
+        for run in Self.recordSizedRuns(of: cancelled) {
+            record(.cancelled(Array(run), at: now), into: &directives)
         }
         return .cancelled(CancelResult(cancelled: cancelled))
     }

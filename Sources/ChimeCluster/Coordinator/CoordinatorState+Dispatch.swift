@@ -24,7 +24,7 @@ extension CoordinatorState {
     public mutating func onTick(now: Date, monotonic: Double? = nil) -> [CoordinatorDirective] {
         observeClocks(now, monotonic: monotonic)
         var directives: [CoordinatorDirective] = []
-        let budget = max(0, freeCredit() + configuration.maxBatchSize - waitingCount)
+        let budget = max(0, freeCredit().saturatingAdding(configuration.maxBatchSize) - waitingCount)
         for (id, _) in schedule.popDue(at: now, limit: budget) {
             guard let entry = entries[id], let occurrence = entry.next else { continue }
             takeOccurrence(occurrence, of: id, reminder: entry.reminder, at: now, directives: &directives)
@@ -122,6 +122,14 @@ extension CoordinatorState {
     }
 
     mutating func dropSilentWorkers(at now: Date, directives: inout [CoordinatorDirective]) {
+        // Lost workers stay listed for a while; then their records go, so ids that come and
+        // go (or forged heartbeats) do not accumulate.
+        let forgetBefore = elapsed - (livenessWindow + configuration.deadWorkerRetention)
+        for (id, worker) in workers where !worker.isAlive && worker.lastSeenElapsed < forgetBefore
+            && !inFlight.values.contains(where: { $0.worker == id })
+        {
+            workers[id] = nil
+        }
         for (id, worker) in workers where worker.isAlive && !isAlive(worker) {
             workers[id]?.isAlive = false
             // It must announce itself over the dispatch connection again before it gets firings.
@@ -184,7 +192,8 @@ extension CoordinatorState {
     func freeCredit() -> Int {
         var free = 0
         for worker in workers.values where worker.isReachable && isAlive(worker) {
-            free += max(0, worker.capacity - worker.outstanding)
+            // Saturating: capacities are bounded on receipt, but a sum must never trap.
+            free = free.saturatingAdding(max(0, worker.capacity - worker.outstanding))
         }
         return free
     }
@@ -236,6 +245,10 @@ extension CoordinatorState {
         _ message: WorkerMessage, viaDispatch: Bool = false, at now: Date, monotonic: Double? = nil
     ) -> [CoordinatorDirective] {
         observeClocks(now, monotonic: monotonic)
+        guard workers[message.worker] != nil || makeRoomForWorker() else {
+            refusedWorkerMessages += 1
+            return []
+        }
         var record = workers[message.worker]
             ?? WorkerRecord(
                 host: message.host, pid: message.pid, lastSeenAt: now, lastSeenElapsed: elapsed, capacity: message.capacity)
@@ -248,7 +261,7 @@ extension CoordinatorState {
         record.lastSeenAt = now
         record.lastSeenElapsed = elapsed
         record.isAlive = true
-        record.capacity = max(0, message.capacity)
+        record.capacity = min(max(0, message.capacity), WorkerMessage.maximumCapacity)
         record.delivered = message.delivered
         if viaDispatch { record.isReachable = true }
         workers[message.worker] = record
@@ -280,6 +293,18 @@ extension CoordinatorState {
             finish(outcome, at: now, directives: &directives)
         }
         return directives
+    }
+
+    /// Whether a record for one more worker fits under `maxWorkers`, forgetting the lost
+    /// worker seen longest ago (and holding no firing) when that makes room.
+    mutating func makeRoomForWorker() -> Bool {
+        guard workers.count >= configuration.maxWorkers else { return true }
+        let holders = Set(inFlight.values.map(\.worker))
+        let oldestLost = workers.filter { !isAlive($0.value) && !holders.contains($0.key) }
+            .min { ($0.value.lastSeenElapsed, $0.key) < ($1.value.lastSeenElapsed, $1.key) }
+        guard let oldestLost else { return false }
+        workers[oldestLost.key] = nil
+        return true
     }
 
     /// Retained events with `seq > after`, in `seq` order, and the settled watermark.

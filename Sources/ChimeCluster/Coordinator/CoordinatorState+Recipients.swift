@@ -82,7 +82,9 @@ extension CoordinatorState {
             return .failed(WireError(.notFound, "no reminder \(missing.map(\.rawValue).joined(separator: ", "))", field: "ids"))
         }
         let changed = Set(ids).sorted().filter { entries[$0].map { $0.reminder.enabled != enabled } ?? false }
-        if !changed.isEmpty { record(.switched(changed, enabled: enabled, at: now), into: &directives) }
+        for run in Self.recordSizedRuns(of: changed) {
+            record(.switched(Array(run), enabled: enabled, at: now), into: &directives)
+        }
         return .switched(SwitchResult(changed: changed))
     }
 

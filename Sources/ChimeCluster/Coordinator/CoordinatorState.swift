@@ -206,6 +206,8 @@ public struct CoordinatorState: Sendable {
     var dispatchedCount = 0
     var redeliveredCount = 0
     var acknowledgedCount = 0
+    /// Worker messages dropped because `maxWorkers` records were kept and none could go.
+    public internal(set) var refusedWorkerMessages = 0
 
     /// Makes an empty coordinator state.
     /// - Parameters:

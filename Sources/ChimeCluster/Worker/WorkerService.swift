@@ -43,7 +43,8 @@ public final class WorkerService {
         state = WorkerState(
             id: id ?? WorkerID("\(host)-\(pid)"), host: host, pid: pid,
             heartbeatInterval: Double(configuration.heartbeat.intervalMilliseconds) / 1000,
-            capacity: configuration.worker.capacity)
+            // The coordinator drops messages announcing more than this.
+            capacity: min(max(0, configuration.worker.capacity), WorkerMessage.maximumCapacity))
         actions = ActionRunner(
             hooks: configuration.notifications.hooks, timeLimit: configuration.notifications.actionTimeLimitSeconds)
     }

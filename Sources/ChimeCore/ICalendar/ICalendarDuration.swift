@@ -2,9 +2,13 @@ import Foundation
 
 /// DURATION values of RFC 5545 §3.3.6: `P1W`, `-PT15M`, `P1DT2H`, `+PT0S`.
 public enum ICalendarDuration {
+    /// The longest duration accepted, in seconds: 10,000 years of 365.25 days.
+    public static let maximumSeconds: Double = 10_000 * 365.25 * 86_400
+
     /// Parses a duration into signed seconds. Days and weeks count as 86,400 and 604,800
     /// seconds (exact, not nominal: Chime's remind-before offsets are elapsed time).
-    /// - Throws: `ValidationError` `.invalidArgument` for any other shape.
+    /// - Throws: `ValidationError` `.invalidArgument` for any other shape, or a duration
+    ///   longer than ``maximumSeconds``.
     public static func parseSeconds(_ text: String) throws(ValidationError) -> Double {
         let malformed = ValidationError(.invalidArgument, "'\(text)' is not an iCalendar duration such as -PT15M or P1D")
         var characters = Substring(text.trimmingCharacters(in: .whitespaces).uppercased())
@@ -44,6 +48,10 @@ public enum ICalendarDuration {
             sawPart = true
         }
         guard sawPart, number.isEmpty else { throw malformed }
+        // Past 10,000 years no instant Chime shows can be reached, and seconds must fit `Int`.
+        guard total <= maximumSeconds else {
+            throw ValidationError(.invalidArgument, "'\(text)' is longer than 10,000 years")
+        }
         return sign * total
     }
 }

@@ -89,14 +89,16 @@ public struct Content: Codable, Hashable, Sendable {
         title != nil || body != nil || action != nil || launchImage != nil
     }
 
-    private enum CodingKeys: String, CodingKey {
+    private enum CodingKeys: String, CodingKey, CaseIterable {
         case title, body, action, launchImage, sound, badge, userInfo, category, threadId
     }
 
     /// Decodes the JSON shape above; every key is optional.
-    /// - Throws: `DecodingError` for a wrongly typed field, a `null` inside `userInfo`, or a
-    ///   badge that is neither a whole number nor `"+1"`.
+    /// - Throws: `DecodingError` for a wrongly typed field, a `null` inside `userInfo`, a
+    ///   badge that is neither a whole number nor `"+1"`, or an unknown key (an
+    ///   ``UnknownFieldError`` underneath).
     public init(from decoder: any Decoder) throws {
+        try decoder.rejectUnknownKeys(CodingKeys.self)
         let container = try decoder.container(keyedBy: CodingKeys.self)
         title = try container.decodeIfPresent(String.self, forKey: .title)
         body = try container.decodeIfPresent(String.self, forKey: .body)

@@ -17,7 +17,7 @@ public struct FiringID: Hashable, Comparable, Codable, Sendable, CustomStringCon
     /// The reminder the occurrence belongs to.
     public var reminder: ReminderID
     /// The occurrence's due instant in milliseconds since 1970-01-01T00:00:00Z, as its text
-    /// shows it (`RFC3339.unixMilliseconds(of:)`: floor, years 0000–9999).
+    /// shows it (`RFC3339.unixMilliseconds(of:)`: floor, years 0001–9999).
     public var dueAtMilliseconds: Int64
     /// The nag number, 1 or more for a nag; 0 for the firing itself.
     public var nag: UInt32
@@ -27,14 +27,16 @@ public struct FiringID: Hashable, Comparable, Codable, Sendable, CustomStringCon
         self.init(reminder: reminder, dueAtMilliseconds: RFC3339.unixMilliseconds(of: dueAt))
     }
 
-    /// Makes an id from its parts; `dueAtMilliseconds` is clamped to years 0000–9999, so
-    /// every value has a text form that parses back to it.
+    /// Makes an id from its parts; `dueAtMilliseconds` is clamped to years 0001–9999 (what
+    /// RFC 3339 parsing accepts), so every value has a text form that parses back to it.
     public init(reminder: ReminderID, dueAtMilliseconds: Int64, nag: UInt32 = 0) {
         self.reminder = reminder
-        self.dueAtMilliseconds = min(
-            max(dueAtMilliseconds, RFC3339.minimumUnixMilliseconds), RFC3339.maximumUnixMilliseconds)
+        self.dueAtMilliseconds = min(max(dueAtMilliseconds, Self.earliest), RFC3339.maximumUnixMilliseconds)
         self.nag = nag
     }
+
+    /// 0001-01-01T00:00:00.000Z in Unix milliseconds.
+    static let earliest: Int64 = -62_135_596_800_000
 
     /// The id of nag `number` of `firing` (numbers below 1 count as 1).
     public init(nag number: Int, of firing: FiringID) {

@@ -10,6 +10,8 @@ public struct NagPolicy: Hashable, Sendable {
     public static let countRange = 1...100
     /// The shortest interval between nags, in seconds.
     public static let minimumInterval: Double = 60
+    /// The longest interval between nags, in seconds: 366 days.
+    public static let maximumInterval: Double = 366 * 86_400
 
     /// How many times the firing is re-alerted at most, 1…100.
     public var count: Int
@@ -34,7 +36,7 @@ public struct NagPolicy: Hashable, Sendable {
         try validate()
     }
 
-    /// Checks that the count is 1…100 and the interval at least 60 s.
+    /// Checks that the count is 1…100 and the interval 60 s…366 days.
     /// - Throws: `ValidationError` `.invalidArgument` with field `nag.count` or `nag.interval`.
     public func validate() throws(ValidationError) {
         guard Self.countRange.contains(count) else {
@@ -46,6 +48,11 @@ public struct NagPolicy: Hashable, Sendable {
             throw ValidationError(
                 .invalidArgument, field: "nag.interval",
                 "nags must be at least 60 s apart, not \(DurationParser.format(seconds: interval))")
+        }
+        guard interval <= Self.maximumInterval else {
+            throw ValidationError(
+                .invalidArgument, field: "nag.interval",
+                "nags must be at most 366 days apart, not \(DurationParser.format(seconds: interval))")
         }
     }
 
@@ -83,16 +90,18 @@ public struct Nag: Hashable, Sendable {
 }
 
 extension NagPolicy: Codable {
-    private enum CodingKeys: String, CodingKey {
+    private enum CodingKeys: String, CodingKey, CaseIterable {
         case count, interval
     }
 
     /// Decodes `{"count", "interval"}`, the interval as seconds or a duration string.
-    /// - Throws: `DecodingError` for a missing field or a malformed duration; ranges are
-    ///   checked by ``validate()``.
+    /// - Throws: `DecodingError` for a missing field, a count that is not a whole number, a
+    ///   malformed duration, or an unknown key (an ``UnknownFieldError`` underneath); ranges
+    ///   are checked by ``validate()``.
     public init(from decoder: any Decoder) throws {
+        try decoder.rejectUnknownKeys(CodingKeys.self)
         let container = try decoder.container(keyedBy: CodingKeys.self)
-        count = try container.decode(Int.self, forKey: .count)
+        count = try container.decodeNumber(Int.self, forKey: .count, expected: "a whole number")
         interval = try decodeSeconds(from: container, forKey: .interval)
     }
 

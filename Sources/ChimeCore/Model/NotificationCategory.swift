@@ -39,13 +39,14 @@ public struct NotificationAction: Codable, Hashable, Sendable {
         self.activationMode = activationMode
     }
 
-    private enum CodingKeys: String, CodingKey {
+    private enum CodingKeys: String, CodingKey, CaseIterable {
         case identifier, title, destructive, authenticationRequired, activationMode
     }
 
     /// Decodes the JSON shape above, defaulting the optional fields.
-    /// - Throws: `DecodingError` for a missing identifier or title or an unknown activation mode.
+    /// - Throws: `DecodingError` for a missing identifier or title, an unknown activation mode, or an unknown key.
     public init(from decoder: any Decoder) throws {
+        try decoder.rejectUnknownKeys(CodingKeys.self)
         let container = try decoder.container(keyedBy: CodingKeys.self)
         identifier = try container.decode(String.self, forKey: .identifier)
         title = try container.decode(String.self, forKey: .title)
@@ -92,13 +93,14 @@ public struct NotificationCategory: Codable, Hashable, Sendable {
         self.minimalActions = minimalActions
     }
 
-    private enum CodingKeys: String, CodingKey {
+    private enum CodingKeys: String, CodingKey, CaseIterable {
         case identifier, actions, minimalActions
     }
 
     /// Decodes the JSON shape above; `actions` defaults to `[]`.
-    /// - Throws: `DecodingError` for a missing identifier or a malformed action.
+    /// - Throws: `DecodingError` for a missing identifier, a malformed action, or an unknown key.
     public init(from decoder: any Decoder) throws {
+        try decoder.rejectUnknownKeys(CodingKeys.self)
         let container = try decoder.container(keyedBy: CodingKeys.self)
         identifier = try container.decode(String.self, forKey: .identifier)
         actions = try container.decodeIfPresent([NotificationAction].self, forKey: .actions) ?? []

@@ -44,20 +44,22 @@ public struct Recipient: Codable, Hashable, Sendable {
         self.maxPending = maxPending
     }
 
-    private enum CodingKeys: String, CodingKey {
+    private enum CodingKeys: String, CodingKey, CaseIterable {
         case id, settings, categories, zone, token, maxPending
     }
 
     /// Decodes the JSON shape above.
-    /// - Throws: `DecodingError` for a missing id or a malformed field.
+    /// - Throws: `DecodingError` for a missing id, a malformed field, or an unknown key (an
+    ///   ``UnknownFieldError`` underneath).
     public init(from decoder: any Decoder) throws {
+        try decoder.rejectUnknownKeys(CodingKeys.self)
         let container = try decoder.container(keyedBy: CodingKeys.self)
         id = try container.decode(RecipientID.self, forKey: .id)
         settings = try container.decodeIfPresent(NotificationSettings.self, forKey: .settings) ?? .all
         categories = try container.decodeIfPresent([NotificationCategory].self, forKey: .categories) ?? []
         zone = try container.decodeIfPresent(String.self, forKey: .zone)
         token = try container.decodeIfPresent(String.self, forKey: .token)
-        maxPending = try container.decodeIfPresent(Int.self, forKey: .maxPending)
+        maxPending = try container.decodeNumberIfPresent(Int.self, forKey: .maxPending, expected: "a whole number")
     }
 
     /// A copy fit for listings and events: a configured token becomes ``redactedToken``.

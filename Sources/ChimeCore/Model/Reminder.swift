@@ -32,13 +32,24 @@ public struct Reminder: Codable, Hashable, Sendable {
         self.nag = nag
     }
 
-    private enum CodingKeys: String, CodingKey {
+    private enum CodingKeys: String, CodingKey, CaseIterable {
         case id, recipient, content, trigger, enabled, nag
     }
 
+    /// Where a field given on the reminder itself belongs, for the `unknown_field` hint.
+    private static let misplacedFields: [String: String] = Dictionary(
+        uniqueKeysWithValues:
+            ["at", "timeZone", "repeat", "rrule", "rdates", "exdates", "monthEnd", "before", "misfire", "misfireThreshold"]
+            .map { ($0, "trigger.\($0)") }
+            + ["title", "body", "action", "launchImage", "sound", "badge", "userInfo", "category", "threadId"]
+            .map { ($0, "content.\($0)") })
+
     /// Decodes the JSON shape above; `id`, `content`, `enabled` and `nag` are optional.
-    /// - Throws: `DecodingError` for a missing recipient or trigger or a malformed field.
+    /// - Throws: `DecodingError` for a missing recipient or trigger, a malformed field, or
+    ///   an unknown key (its `underlyingError` an ``UnknownFieldError``; a trigger or content
+    ///   field given here suggests `trigger.<key>` or `content.<key>`).
     public init(from decoder: any Decoder) throws {
+        try decoder.rejectUnknownKeys(CodingKeys.self, elsewhere: Self.misplacedFields)
         let container = try decoder.container(keyedBy: CodingKeys.self)
         id = try container.decodeIfPresent(ReminderID.self, forKey: .id) ?? ReminderID("")
         recipient = try container.decode(RecipientID.self, forKey: .recipient)

@@ -91,14 +91,16 @@ public struct Trigger: Hashable, Sendable {
 }
 
 extension Trigger: Codable {
-    private enum CodingKeys: String, CodingKey {
+    private enum CodingKeys: String, CodingKey, CaseIterable {
         case at, timeZone, `repeat`, rrule, rdates, exdates, monthEnd, before, misfire, misfireThreshold
     }
 
     /// Decodes the JSON shape described on ``Trigger``.
     /// - Throws: `DecodingError` for a malformed `at`, `rrule`, date, `monthEnd` or `before`,
-    ///   or an unknown repeat unit (repeats shorter than a minute say so).
+    ///   an unknown repeat unit (repeats shorter than a minute say so), or an unknown key (an
+    ///   ``UnknownFieldError`` underneath).
     public init(from decoder: any Decoder) throws {
+        try decoder.rejectUnknownKeys(CodingKeys.self)
         let container = try decoder.container(keyedBy: CodingKeys.self)
         let at = try container.decode(String.self, forKey: .at)
         if let zone = try container.decodeIfPresent(String.self, forKey: .timeZone) {
@@ -139,7 +141,7 @@ extension Trigger: Codable {
         exceptionDates = try container.decodeIfPresent([RecurrenceDateTime].self, forKey: .exdates) ?? []
         monthEnd = try container.decodeIfPresent(MonthEndPolicy.self, forKey: .monthEnd) ?? .skip
         misfire = try container.decodeIfPresent(MisfirePolicy.self, forKey: .misfire)
-        misfireThreshold = try container.decodeIfPresent(Double.self, forKey: .misfireThreshold)
+        misfireThreshold = try container.decodeNumberIfPresent(Double.self, forKey: .misfireThreshold, expected: "a number of seconds")
         if let misfireThreshold, !(misfireThreshold >= 0) {
             throw DecodingError.dataCorruptedError(
                 forKey: .misfireThreshold, in: container, debugDescription: "must be a number of seconds >= 0")

@@ -19,8 +19,10 @@ public struct LatenessRecorder: Sendable {
         samples.reserveCapacity(min(capacity, 4096))
     }
 
-    /// Records one sample, in milliseconds.
+    /// Records one sample, in milliseconds; a non-finite one (a worker's bad clock) is
+    /// dropped, since the summary must stay JSON.
     public mutating func record(milliseconds: Double) {
+        guard milliseconds.isFinite else { return }
         totalCount += 1
         if samples.count < capacity {
             samples.append(milliseconds)

@@ -3,13 +3,13 @@ import Foundation
 /// A wall-clock date and time with no zone: what a clock on the wall shows, such as
 /// `2026-12-24T09:00:00`.
 ///
-/// Fields follow the proleptic Gregorian calendar: `year` 0000–9999, `month` 1–12,
+/// Fields follow the proleptic Gregorian calendar: `year` 0001–9999, `month` 1–12,
 /// `day` 1–28…31, `hour` 0–23, `minute` 0–59, `second` 0–59 (no leap seconds). The
 /// memberwise initializer does not check ranges; ``isValid`` does, and ``init(parsing:)``
 /// and decoding only produce valid values. It turns into an instant only through a time
 /// zone (``ZoneRules/resolve(_:in:)``). Encodes as the string `YYYY-MM-DDTHH:MM:SS`.
 public struct LocalDateTime: Hashable, Comparable, Sendable, CustomStringConvertible {
-    /// The year, 0000–9999.
+    /// The year, 0001–9999.
     public var year: Int
     /// The month, 1–12.
     public var month: Int
@@ -86,7 +86,7 @@ public struct LocalDateTime: Hashable, Comparable, Sendable, CustomStringConvert
 
     /// The first field out of range, as a phrase for an error message; `nil` when valid.
     var rangeViolation: String? {
-        if !CivilCalendar.supportedYears.contains(year) { return "year \(year) is outside 0000–9999" }
+        if !CivilCalendar.supportedYears.contains(year) { return "year \(year) is outside 0001–9999" }
         if !(1...12).contains(month) { return "month \(month) is outside 01–12" }
         let monthLength = CivilCalendar.daysInMonth(month, year: year)
         if !(1...monthLength).contains(day) {

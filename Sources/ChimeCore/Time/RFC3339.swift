@@ -11,12 +11,13 @@ public enum RFC3339 {
     /// Parses an RFC 3339 date-time with a UTC offset into an instant.
     ///
     /// Shape: `YYYY-MM-DD` `T` `HH:MM[:SS[.fraction]]` then `Z` or `±HH:MM`. Fraction digits
-    /// beyond nanoseconds are truncated. A leap second (`:60`, RFC 3339 §5.7) is accepted
-    /// and counts as the first second of the next minute, as POSIX time does. `-00:00`
-    /// ("offset unknown", RFC 3339 §4.3) is treated as UTC.
+    /// beyond nanoseconds are truncated. `-00:00` ("offset unknown", RFC 3339 §4.3) is
+    /// treated as UTC. A leap second (`:60`, RFC 3339 §5.7) is refused: POSIX time has none,
+    /// and no reminder means one. The instant, offset applied, must lie in
+    /// ``supportedInstants`` (years 0001–9999 in UTC).
     /// - Throws: `ValidationError` `.invalidArgument` when the text is malformed, names a
-    ///   day or time that does not exist, or has no offset (the message then points to
-    ///   `--tz` for wall-clock times).
+    ///   day or time that does not exist (year 0000, second 60 included), has no offset (the
+    ///   message then points to `--tz` for wall-clock times), or lands outside 0001–9999 UTC.
     public static func parseInstant(_ text: String) throws(ValidationError) -> Date {
         var scanner = ASCIIScanner(text)
         // Built only when thrown: ingest parses a million of these.
@@ -72,20 +73,34 @@ public enum RFC3339 {
         }
         guard scanner.isAtEnd else { throw malformed }
 
-        // A leap second is checked as :59 and added back afterwards.
-        let isLeapSecond = second == 60
-        let wallClock = LocalDateTime(
-            year: year, month: month, day: day, hour: hour, minute: minute,
-            second: isLeapSecond ? 59 : second)
+        let wallClock = LocalDateTime(year: year, month: month, day: day, hour: hour, minute: minute, second: second)
         if let problem = wallClock.rangeViolation {
-            throw ValidationError(.invalidArgument, "'\(text)' does not exist: \(problem)")
+            let hint = second == 60 ? " (leap seconds are not supported)" : ""
+            throw ValidationError(.invalidArgument, "'\(text)' does not exist: \(problem)\(hint)")
         }
-        let unixSeconds = wallClock.secondsSinceEpochAsIfUTC + (isLeapSecond ? 1 : 0) - offsetSeconds
+        let unixSeconds = wallClock.secondsSinceEpochAsIfUTC - offsetSeconds
         // Whole seconds relative to the reference date first, so the fraction is rounded once.
-        return Date(
+        let instant = Date(
             timeIntervalSinceReferenceDate: Double(unixSeconds - CivilCalendar.unixToReferenceDate)
                 + Double(nanoseconds) / 1e9)
+        guard isSupported(instant) else {
+            throw ValidationError(.invalidArgument, "'\(text)' is outside years 0001–9999 once its offset is applied")
+        }
+        return instant
     }
+
+    /// Whether `date` is one of ``supportedInstants``. Use this rather than `contains`:
+    /// `Date`'s `<=` is `!(>)`, so a range "contains" NaN.
+    public static func isSupported(_ date: Date) -> Bool {
+        date.timeIntervalSinceReferenceDate.isFinite && supportedInstants.contains(date)
+    }
+
+    /// The instants Chime accepts from outside: 0001-01-01T00:00:00.000Z through
+    /// 9999-12-31T23:59:59.999Z, the ones ``format(_:)`` shows exactly. Check membership
+    /// with ``isSupported(_:)``, which also refuses NaN.
+    public static let supportedInstants: ClosedRange<Date> =
+        Date(timeIntervalSinceReferenceDate: Double(-62_135_596_800 - CivilCalendar.unixToReferenceDate))
+        ... Date(timeIntervalSinceReferenceDate: maximumReferenceMilliseconds / 1000)
 
     /// Formats an instant as `YYYY-MM-DDTHH:MM:SS.mmmZ`, always UTC, always three fractional
     /// digits.

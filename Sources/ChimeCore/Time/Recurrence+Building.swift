@@ -15,13 +15,10 @@ extension Recurrence {
         case .instant(let date):
             let reference = date.timeIntervalSinceReferenceDate
             let wholeSeconds = reference.rounded(.down)
-            guard wholeSeconds.isFinite, abs(wholeSeconds) < 4e11 else {
-                throw ValidationError(.invalidArgument, field: "trigger.at", "the start is outside years 0000–9999")
+            guard RFC3339.isSupported(date) else {
+                throw ValidationError(.invalidArgument, field: "trigger.at", "the start is outside years 0001–9999")
             }
             anchor = LocalDateTime(secondsSinceEpochAsIfUTC: Int(wholeSeconds) + CivilCalendar.unixToReferenceDate)
-            guard anchor.isValid else {
-                throw ValidationError(.invalidArgument, field: "trigger.at", "the start is outside years 0000–9999")
-            }
             clock = WallClock(zone: nil, fraction: reference - wholeSeconds)
             firstInstant = date
         case .wallClock(let local, let zoneIdentifier):
@@ -31,6 +28,12 @@ extension Recurrence {
             clock = WallClock(zone: try ZoneRules.zone(named: zoneIdentifier), fraction: 0)
             anchor = local
             firstInstant = clock.instant(ofWall: local.secondsSinceEpochAsIfUTC)
+            // 9999-12-31T23:00 in Los Angeles is 10000-01-01 in UTC, which no instant shows.
+            guard RFC3339.isSupported(firstInstant) else {
+                throw ValidationError(
+                    .invalidArgument, field: "trigger.at",
+                    "\(local) in \(zoneIdentifier) is outside years 0001–9999 in UTC")
+            }
         }
         self.start = start
         self.rule = repeatRule
@@ -176,15 +179,19 @@ extension Recurrence {
         for value in values {
             switch value {
             case .instant(let date):
-                guard date.timeIntervalSinceReferenceDate.isFinite, date <= lastSupportedInstant else {
-                    throw ValidationError(.invalidArgument, field: field, "\(value) is outside years 0000–9999")
+                guard RFC3339.isSupported(date) else {
+                    throw ValidationError(.invalidArgument, field: field, "\(value) is outside years 0001–9999")
                 }
                 instants.append(date)
             case .local(let local):
                 if let problem = local.rangeViolation {
                     throw ValidationError(.invalidArgument, field: field, "\(local) does not exist: \(problem)")
                 }
-                instants.append(clock.instant(ofWall: local.secondsSinceEpochAsIfUTC))
+                let instant = clock.instant(ofWall: local.secondsSinceEpochAsIfUTC)
+                guard RFC3339.isSupported(instant) else {
+                    throw ValidationError(.invalidArgument, field: field, "\(local) is outside years 0001–9999 in UTC")
+                }
+                instants.append(instant)
             }
         }
         return instants

@@ -2,7 +2,7 @@
 extension RecurrenceRule {
     /// Checks every value's range and the combinations RFC 5545 §3.3.10 forbids.
     ///
-    /// Refused: `INTERVAL` < 1; `COUNT` < 1 or above ``maximumCount``; `COUNT` with
+    /// Refused: `INTERVAL` outside 1…``maximumInterval``; `COUNT` < 1 or above ``maximumCount``; `COUNT` with
     /// `UNTIL`; values outside `BYMONTH` 1–12, `BYWEEKNO` ±1–53, `BYYEARDAY` ±1–366,
     /// `BYMONTHDAY` ±1–31, `BYHOUR` 0–23, `BYMINUTE` 0–59, `BYSECOND` 0–59 (no leap second),
     /// `BYSETPOS` ±1–366, or zero where a sign is allowed; more than one `BYSECOND` value
@@ -12,6 +12,9 @@ extension RecurrenceRule {
     /// - Throws: `ValidationError` `.invalidArgument` with field `trigger.rrule`.
     public func validate() throws(ValidationError) {
         guard interval >= 1 else { throw Self.invalid("INTERVAL must be at least 1, not \(interval)") }
+        guard interval <= Self.maximumInterval else {
+            throw Self.invalid("INTERVAL must be at most \(Self.maximumInterval), not \(interval)")
+        }
         if let count {
             guard (1...Self.maximumCount).contains(count) else {
                 throw Self.invalid("COUNT must be between 1 and \(Self.maximumCount), not \(count)")
@@ -74,8 +77,9 @@ extension RecurrenceRule {
         throws(ValidationError)
     {
         for value in values {
-            let magnitude = signed ? abs(value) : value
-            guard range.contains(magnitude) else {
+            // `magnitude`, not `abs`: a decoded `Int.min` must be refused, not trap.
+            let magnitude = signed ? value.magnitude : UInt(bitPattern: value)
+            guard magnitude >= UInt(range.lowerBound), magnitude <= UInt(range.upperBound) else {
                 let allowed = signed
                     ? "\(range.lowerBound)…\(range.upperBound) or -\(range.lowerBound)…-\(range.upperBound)"
                     : "\(range.lowerBound)…\(range.upperBound)"

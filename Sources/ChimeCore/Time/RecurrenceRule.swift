@@ -103,6 +103,9 @@ public struct RecurrenceRule: Hashable, Sendable {
     /// The largest `COUNT` Chime accepts: the instances of a counted rule are walked once
     /// when the recurrence is built, so this bounds that work.
     public static let maximumCount = 100_000
+    /// The largest `INTERVAL` (and `repeat.interval`): nine digits, as the RRULE text takes.
+    /// Every minute × this is about 1,900 years, and steps in seconds stay far inside `Int`.
+    public static let maximumInterval = 999_999_999
 
     /// Whether the rule has any BYxxx part: without one, each period holds exactly one
     /// candidate instance, taken from the start (RFC 5545 §3.3.10).

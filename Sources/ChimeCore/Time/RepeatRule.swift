@@ -55,7 +55,8 @@ public struct RepeatRule: Codable, Hashable, Sendable {
     /// The shortest repeat, in seconds: every minute.
     public static let minimumSeconds = 60
 
-    /// Checks that the interval is at least 1, so no repeat is shorter than 60 s.
+    /// Checks that the interval is 1…``RecurrenceRule/maximumInterval``, so no repeat is
+    /// shorter than 60 s and no step overflows.
     /// - Throws: `ValidationError` `.invalidArgument` with field `trigger.repeat.interval`.
     public func validate() throws(ValidationError) {
         guard interval >= 1 else {
@@ -63,18 +64,25 @@ public struct RepeatRule: Codable, Hashable, Sendable {
                 .invalidArgument, field: "trigger.repeat.interval",
                 "repeats shorter than 60 s are not supported: the repeat interval must be a whole number of at least 1, not \(interval)")
         }
+        guard interval <= RecurrenceRule.maximumInterval else {
+            throw ValidationError(
+                .invalidArgument, field: "trigger.repeat.interval",
+                "the repeat interval must be at most \(RecurrenceRule.maximumInterval), not \(interval)")
+        }
     }
 
-    private enum CodingKeys: String, CodingKey {
+    private enum CodingKeys: String, CodingKey, CaseIterable {
         case unit, interval
     }
 
     /// Decodes `{"unit": …, "interval": …}`, with `interval` optional (default 1).
-    /// - Throws: `DecodingError` for a missing or unknown unit.
+    /// - Throws: `DecodingError` for a missing or unknown unit, an interval that is not a
+    ///   whole number in `Int`'s range, or an unknown key (an ``UnknownFieldError`` underneath).
     public init(from decoder: any Decoder) throws {
+        try decoder.rejectUnknownKeys(CodingKeys.self)
         let container = try decoder.container(keyedBy: CodingKeys.self)
         unit = try container.decode(RepeatUnit.self, forKey: .unit)
-        interval = try container.decodeIfPresent(Int.self, forKey: .interval) ?? 1
+        interval = try container.decodeNumberIfPresent(Int.self, forKey: .interval, expected: "a whole number") ?? 1
     }
 }
 
