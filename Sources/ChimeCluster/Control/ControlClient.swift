@@ -13,12 +13,16 @@ public final class ControlClient {
     let retries: Int
     let codec = WireCodec()
     var socket: Socket?
+    let curve: CurveClientKeys?
 
     /// - Parameters:
     ///   - endpoint: the coordinator's control endpoint (`tcp://127.0.0.1:7700`).
     ///   - timeout: how long to wait for each reply.
     ///   - retries: how many times to resend after a timeout.
-    public init(endpoint: String, timeout: Duration = .seconds(3), retries: Int = 2) throws {
+    ///   - curve: this client's key and the coordinator's public key; `nil` without CURVE.
+    ///     A key the coordinator does not know gets no connection, so `.unavailable`.
+    public init(endpoint: String, timeout: Duration = .seconds(3), retries: Int = 2, curve: CurveClientKeys? = nil) throws {
+        self.curve = curve
         self.context = try Context()
         self.endpoint = endpoint
         self.timeout = timeout
@@ -84,6 +88,7 @@ public final class ControlClient {
         if let socket { return socket }
         let socket = try Socket(.dealer, context: context)
         try socket.set(.linger(milliseconds: 0))
+        try curve?.secure(socket, for: endpoint)
         try socket.connect(to: endpoint)
         self.socket = socket
         return socket

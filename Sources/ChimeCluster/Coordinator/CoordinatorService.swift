@@ -39,6 +39,9 @@ public final class CoordinatorService {
     var lastOwnershipCheck: ContinuousClock.Instant?
     /// Set when `LOCK` was deleted or replaced: nothing more may reach the store.
     var hasLostOwnership = false
+    /// CURVE keys and allow-lists; `nil` serves without CURVE (loopback only, unless
+    /// `security.insecure`).
+    let security: ServerSecurity?
 
     /// A message the loop sends once the journal entries it reports on are durable.
     enum OutboundMessage {
@@ -53,11 +56,14 @@ public final class CoordinatorService {
     ///   - clock: the time the schedule runs by (`SystemClock` in a process).
     ///   - context: the ZeroMQ context for the sockets; `nil` makes one. With a shared
     ///     context every endpoint may be `inproc://`.
+    ///   - security: CURVE on every endpoint that is not `inproc://`, with a ZAP handler in
+    ///     the context and roles from its allow-lists; `nil` serves without keys.
     public init(
         configuration: ChimeConfiguration, logger: Logger, stop: StopSignal, standby: Bool = false,
-        clock: any ServiceClock = SystemClock(), context: Context? = nil
+        clock: any ServiceClock = SystemClock(), context: Context? = nil, security: ServerSecurity? = nil
     ) {
         self.configuration = configuration
+        self.security = security
         self.clock = clock
         self.sharedContext = context
         self.logger = logger
@@ -101,16 +107,35 @@ public final class CoordinatorService {
     /// Recovers from the store (after waiting for its lock as a standby), binds the sockets,
     /// starts the forwarder and serves until the stop signal.
     /// - Parameter onReady: called once every socket is bound.
-    /// - Throws: `ZeroMQError` when a socket cannot be bound; `JournalError` when the store
+    /// - Throws: `SecurityError` when an endpoint is not loopback and there are no keys (and
+    ///   no `security.insecure`), or the ZAP self-test lets an unknown key in;
+    ///   `ZeroMQError` when a socket cannot be bound; `JournalError` when the store
     ///   is locked, damaged beyond its tail, or fails to write (the coordinator then stops:
     ///   it cannot promise durability), and `.lockLost` when `LOCK` was deleted or replaced
     ///   while it ran (checked every 100 ms; it then stops without writing what is queued).
     public func run(onReady: () -> Void = {}) throws {
         // Not shut down by the stop signal: the loop sees the signal within one poll (≤ 100 ms)
         // and then still answers the requests whose journal entries become durable.
+        try SecuritySettings.checkBinds(configuration, isSecured: security != nil)
         let context = try sharedContext ?? Context()
         let endpoints = configuration.endpoints
         let linger = configuration.lingerMilliseconds
+        // Bound before any CURVE socket: without a handler libzmq admits every client that
+        // knows the server key. Stopped last (deferred first), after every socket closed.
+        let zapHandler = try security.map { security in
+            try security.startZAPHandler(context: context) { [logger] request, decision in
+                if case .deny(let reason) = decision, request.domain != SocketDomain.selfTest.rawValue {
+                    logger.warning("connection refused", ["socket": request.domain, "address": request.address, "reason": reason])
+                }
+            }
+        }
+        defer { zapHandler?.stop() }
+        if let security {
+            logger.info(
+                "CURVE on every endpoint; ZAP self-test refused an unknown key",
+                ["keys": security.directory.path, "serverKey": security.serverKeys.publicKey]
+                    .merging(security.policy.keyCounts.map { ($0.key.rawValue, String($0.value)) }) { $1 })
+        }
         // The event forwarder is bound as soon as the store is ours, before recovery: workers
         // and subscribers then connect and pass subscriptions along while the schedule loads,
         // so workers are ready to publish when the first firing leaves.
@@ -119,7 +144,7 @@ public final class CoordinatorService {
         let opened = try openStorage(tunables: tunables) {
             forwarder = try EventForwarder(
                 context: context, ingest: endpoints.eventsIngest.bind, publish: endpoints.events.bind,
-                lingerMilliseconds: linger, highWaterMark: configuration.eventHighWaterMark)
+                lingerMilliseconds: linger, highWaterMark: configuration.eventHighWaterMark, security: security)
         }
         guard let (storage, recovered) = opened else { return }
         self.storage = storage
@@ -141,6 +166,7 @@ public final class CoordinatorService {
         try control.set(.linger(milliseconds: linger))
         // Requests beyond 4× the limit drop the connection; up to that we reply too_large.
         try control.set(.maxMessageSize(bytes: Int64(configuration.coordinator.maxRequestBytes) * 4))
+        try security?.secure(control, as: .control, for: endpoints.control.bind)
         try control.bind(to: endpoints.control.bind)
         // ROUTER, not PUSH: the coordinator picks the worker (credit-based flow control), so it
         // knows which firings a silent worker holds and redelivers them at once.
@@ -149,6 +175,7 @@ public final class CoordinatorService {
         try dispatch.set(.routerMandatory(true))
         try dispatch.set(.routerHandover(true))
         try dispatch.set(.sendHighWaterMark(configuration.coordinator.dispatchHighWaterMark))
+        try security?.secure(dispatch, as: .dispatch, for: endpoints.dispatch.bind)
         try dispatch.bind(to: endpoints.dispatch.bind)
         // The coordinator's own events (badges, finished actions) enter the forwarder in-process.
         let events = try Socket(.publisher, context: context)
@@ -157,6 +184,7 @@ public final class CoordinatorService {
         try events.connect(to: EventForwarder.inprocIngest)
         let results = try Socket(.pull, context: context)
         try results.set(.linger(milliseconds: linger))
+        try security?.secure(results, as: .results, for: endpoints.results.bind)
         try results.bind(to: endpoints.results.bind)
         // The journal writer's "durable up to ticket N" wake-ups.
         let journalSignal = try Socket(.pull, context: context)
@@ -249,14 +277,29 @@ public final class CoordinatorService {
     }
 
     /// Reads at most 1,000 control requests without blocking.
+    ///
+    /// With security on, each request's role comes from its connection's ZAP user id (the
+    /// `User-Id` message property), never from the message.
     func readControl(_ control: Socket, into directives: inout [CoordinatorDirective]) throws {
         for _ in 0..<1000 {
-            guard let frames = try control.receiveMessage(dontWait: true) else { return }
-            directives += handleControlMessage(frames)
+            if security == nil {
+                guard let frames = try control.receiveMessage(dontWait: true) else { return }
+                directives += handleControlMessage(frames, from: nil)
+            } else {
+                guard let message = try control.receiveMessage(dontWait: true, property: MessageProperty.userID) else { return }
+                // A connection the ZAP handler admitted always has one; anything else (an
+                // `inproc://` peer inside this process) is refused like a stranger.
+                let principal = message.property.flatMap(Principal.init(userID:))
+                    ?? Principal(role: .subscriber, publicKey: "")
+                directives += handleControlMessage(message.frames, from: principal)
+            }
         }
     }
 
-    func handleControlMessage(_ frames: [Data]) -> [CoordinatorDirective] {
+    /// Decodes and answers one control message.
+    /// - Parameter principal: the authenticated peer; `nil` when security is off (every
+    ///   peer then may use every operation).
+    func handleControlMessage(_ frames: [Data], from principal: Principal?) -> [CoordinatorDirective] {
         let envelope: ControlEnvelope
         do {
             envelope = try ControlEnvelope.parse(frames)
@@ -275,6 +318,14 @@ public final class CoordinatorService {
         }
         do {
             let request = try codec.decodeRequest(envelope.body)
+            if let principal, let security,
+                let denial = state.authorize(request, for: principal, grant: security.policy.grants[principal.publicKey])
+            {
+                logger.warning(
+                    "forbidden control request",
+                    ["op": request.operation.rawValue, "role": principal.role.rawValue, "reason": denial.message])
+                return state.onUndecodableRequest(denial, requestId: request.requestId, from: address)
+            }
             if [.snapshot, .compact, .store].contains(request.operation) {
                 pendingStoreRequests.append((request, address))
                 return []
