@@ -42,6 +42,9 @@ public final class CoordinatorService {
     /// CURVE keys and allow-lists; `nil` serves without CURVE (loopback only, unless
     /// `security.insecure`).
     let security: ServerSecurity?
+    /// With security on: the key each worker id last announced itself with on the dispatch
+    /// socket. Results count only from a connection with that key, whatever `worker` they claim.
+    var workerKeys: [WorkerID: String] = [:]
 
     /// A message the loop sends once the journal entries it reports on are durable.
     enum OutboundMessage {
@@ -343,11 +346,37 @@ public final class CoordinatorService {
         return (try? JSONDecoder().decode(Probe.self, from: body))?.requestId
     }
 
+    /// Reads acknowledgements and heartbeats. With security on, a message counts only when
+    /// its connection's key (ZAP user id) is the key its `worker` announced itself with on the
+    /// dispatch socket: one `zmq_msg_gets` and one dictionary lookup per message (a batch of
+    /// acknowledgements), not per acknowledgement.
     func readResults(_ results: Socket, into directives: inout [CoordinatorDirective]) throws {
         for _ in 0..<1000 {
-            guard let frames = try results.receiveMessage(dontWait: true) else { return }
+            let frames: [Data]
+            var sender: Principal?
+            if security == nil {
+                guard let received = try results.receiveMessage(dontWait: true) else { return }
+                frames = received
+            } else {
+                guard let received = try results.receiveMessage(dontWait: true, property: MessageProperty.userID) else { return }
+                frames = received.frames
+                sender = received.property.flatMap(Principal.init(userID:))
+            }
             do {
                 let message = try codec.decodeWorkerMessage(frames)
+                if security != nil {
+                    guard let bound = workerKeys[message.worker] else {
+                        // Not announced on dispatch yet: it holds no firing, and its next heartbeat counts.
+                        logger.debug("results before the worker announced itself", ["worker": message.worker.rawValue])
+                        continue
+                    }
+                    guard bound == sender?.publicKey else {
+                        logger.warning(
+                            "dropped worker message from a connection without the worker's key",
+                            ["worker": message.worker.rawValue, "acks": String(message.acks.count)])
+                        continue
+                    }
+                }
                 directives += state.onWorkerMessage(message, at: clock.now)
             } catch {
                 logger.warning("dropped worker message", ["code": error.code.rawValue, "reason": error.message])
@@ -358,7 +387,16 @@ public final class CoordinatorService {
     /// Reads the workers' announcements on the dispatch ROUTER: `[identity, WorkerMessage]`.
     func readAnnouncements(_ dispatch: Socket, into directives: inout [CoordinatorDirective]) throws {
         for _ in 0..<1000 {
-            guard let frames = try dispatch.receiveMessage(dontWait: true) else { return }
+            let frames: [Data]
+            var sender: Principal?
+            if security == nil {
+                guard let received = try dispatch.receiveMessage(dontWait: true) else { return }
+                frames = received
+            } else {
+                guard let received = try dispatch.receiveMessage(dontWait: true, property: MessageProperty.userID) else { return }
+                frames = received.frames
+                sender = received.property.flatMap(Principal.init(userID:))
+            }
             guard frames.count == 2 else {
                 logger.warning("dropped dispatch announcement", ["reason": "expected 2 frames, got \(frames.count)"])
                 continue
@@ -369,11 +407,26 @@ public final class CoordinatorService {
                     logger.warning("dropped dispatch announcement", ["reason": "worker id does not match its routing id", "worker": message.worker.rawValue])
                     continue
                 }
+                if security != nil {
+                    guard let key = sender?.publicKey, bind(message.worker, to: key) else { continue }
+                }
                 directives += state.onWorkerMessage(message, viaDispatch: true, at: clock.now)
             } catch {
                 logger.warning("dropped dispatch announcement", ["code": error.code.rawValue, "reason": error.message])
             }
         }
+    }
+
+    /// Binds a worker id to the key of the connection it announced itself on; a live worker's
+    /// id stays with its key (another connection claiming it is ignored), a dead one's may move.
+    /// - Returns: whether the announcement counts.
+    func bind(_ worker: WorkerID, to key: String) -> Bool {
+        if let bound = workerKeys[worker], bound != key, state.isAlive(worker) {
+            logger.warning("dropped dispatch announcement", ["reason": "worker id held by a live worker with another key", "worker": worker.rawValue])
+            return false
+        }
+        workerKeys[worker] = key
+        return true
     }
 
     /// Hands the turn's dispatches to workers, the turn's journal entries to the journal

@@ -18,7 +18,9 @@ extension CoordinatorState {
     /// allowed with the role it connected with (a reload may have removed it), the role must
     /// allow the operation, and a client restricted to some recipients may touch only theirs
     /// (reminders it names must belong to them, and listings, cancels and catch-up must name
-    /// one of them). Pure and cheap: a dictionary lookup or two per request.
+    /// one of them). Only an operator, or a request that shows the recipient's current token,
+    /// may replace or remove a registered recipient's token. Pure and cheap: a dictionary
+    /// lookup or two per request.
     ///
     /// - Parameter grant: the principal's key in the allow-lists in force now; `nil` when
     ///   it is no longer there.
@@ -29,6 +31,15 @@ extension CoordinatorState {
         }
         guard Self.operations(for: grant.role).contains(request.operation) else {
             return WireError(.forbidden, "role \(grant.role.rawValue) may not use \(request.operation.rawValue)")
+        }
+        if grant.role != .operator, case .register(let recipient) = request.command,
+            let registered = recipients[recipient.id], registered.token != nil,
+            !registered.accepts(token: recipient.token), !registered.accepts(token: request.currentToken)
+        {
+            return WireError(
+                .forbidden,
+                "recipient \(recipient.id.rawValue) has a token: replacing or removing it needs the current one (currentToken) or the operator role",
+                field: "currentToken")
         }
         guard let scope = grant.scope else { return nil }
         return authorize(request.command, within: scope)
