@@ -42,7 +42,8 @@ func runMain() -> Int32 {
     }
     argv.removeFirst()
     if name == "version" || name == "--version" {
-        output("chime \(ChimeVersion.current) (libzmq \(zeroMQVersion.major).\(zeroMQVersion.minor).\(zeroMQVersion.patch))")
+        let curve = zeroMQSupports("curve") ? "CURVE available" : "no CURVE: install a libzmq built with libsodium"
+        output("chime \(ChimeVersion.current) (libzmq \(zeroMQVersion.major).\(zeroMQVersion.minor).\(zeroMQVersion.patch), \(curve))")
         return 0
     }
     guard let command = commands.first(where: { $0.spec.name == name }) else {
