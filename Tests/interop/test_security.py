@@ -300,6 +300,61 @@ def test_only_worker_keys_publish_into_the_event_stream(secured, zmq_context, pu
         forger.close()
 
 
+@pytest.mark.parametrize("key", ["another-worker-key", "the-same-worker-key"])
+def test_results_count_only_from_the_key_a_worker_announced_itself_with(secured, zmq_context, key):
+    """Forged heartbeats claiming pw-1 (host "forged-host"): ignored from another worker key;
+    from the key pw-1 itself uses they count, which is why each worker should have its own."""
+    cluster, keys = secured
+    if key == "another-worker-key":
+        name = unique("w")
+        added = run_chime("keys", "add", str(keys.directory), "worker", name)
+        assert added.returncode == 0, added.stderr
+        os.kill(cluster.coordinator_pid, signal.SIGHUP)
+        curve = keys.curve(name)
+        # The key is admitted: it announces itself as a worker of its own on dispatch.
+        dealer = make_socket(zmq_context, zmq.DEALER, curve)
+        dealer.setsockopt(zmq.ROUTING_ID, name.encode())
+        dealer.connect(endpoint(cluster, "dispatch"))
+        try:
+            deadline = time.monotonic() + 5.0
+            while name not in worker_ids(cluster, keys):
+                assert time.monotonic() < deadline, "the added worker key was not admitted after SIGHUP"
+                try:
+                    dealer.send(heartbeat(name), zmq.NOBLOCK)
+                except zmq.Again:
+                    pass  # refused until the coordinator has read the SIGHUP
+                dealer.poll(100, zmq.POLLIN)
+        finally:
+            dealer.close()
+    else:
+        curve = keys.curve("worker")
+    push = make_socket(zmq_context, zmq.PUSH, curve)
+    push.connect(endpoint(cluster, "results"))
+    forged = json.dumps({"worker": "pw-1", "host": "forged-host", "pid": 4242, "capacity": 1, "delivered": 0, "acks": []})
+    hosts: set[str] = set()
+    try:
+        deadline = time.monotonic() + (5.0 if key == "the-same-worker-key" else 2.0)
+        while time.monotonic() < deadline and "forged-host" not in hosts:
+            try:
+                push.send(forged.encode(), zmq.NOBLOCK)
+            except zmq.Again:
+                pass  # the connection is still being made
+            workers = ok(cluster, keys.curve("operator"), {"op": "workers"})["result"]["workers"]
+            hosts |= {w["host"] for w in workers if w["id"] == "pw-1"}
+        if key == "the-same-worker-key":
+            assert "forged-host" in hosts
+        else:
+            assert "forged-host" not in hosts and hosts
+    finally:
+        push.close()
+        if key == "the-same-worker-key":
+            # pw-1's own heartbeats (every second) put its real host back.
+            deadline = time.monotonic() + 5.0
+            while any(w["host"] == "forged-host" for w in ok(cluster, keys.curve("operator"), {"op": "workers"})["result"]["workers"]):
+                assert time.monotonic() < deadline
+                time.sleep(0.1)
+
+
 # --------------------------------------------------------------------------- roles
 
 

@@ -144,10 +144,12 @@ public struct Certificate: Sendable, Hashable {
         }
     }
 
-    /// The permission bits of `path`.
+    /// The permission bits of `path`, following symbolic links (Kubernetes mounts Secret
+    /// files as links into a `..data` folder; a link's own mode says nothing).
     static func permissions(of path: String) throws(SecurityError) -> Int {
         do {
-            let attributes = try FileManager.default.attributesOfItem(atPath: path)
+            let target = URL(fileURLWithPath: path).resolvingSymlinksInPath().path
+            let attributes = try FileManager.default.attributesOfItem(atPath: target)
             return (attributes[.posixPermissions] as? NSNumber)?.intValue ?? 0o777
         } catch {
             throw SecurityError(.badCertificate, "\(path): cannot read its permissions")
