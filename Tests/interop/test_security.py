@@ -300,32 +300,67 @@ def test_only_worker_keys_publish_into_the_event_stream(secured, zmq_context, pu
         forger.close()
 
 
+def admit_worker_key(cluster: ChimeCluster, keys: Keys, context: zmq.Context) -> tuple[bytes, bytes, bytes]:
+    """`chime keys add … worker NAME`, SIGHUP, and wait until NAME is admitted: it announces
+    itself as a worker of its own on dispatch and shows up in `workers`."""
+    name = unique("w")
+    added = run_chime("keys", "add", str(keys.directory), "worker", name)
+    assert added.returncode == 0, added.stderr
+    os.kill(cluster.coordinator_pid, signal.SIGHUP)
+    curve = keys.curve(name)
+    deadline = time.monotonic() + 5.0
+    while name not in worker_ids(cluster, keys):
+        assert time.monotonic() < deadline, "the added worker key was not admitted after SIGHUP"
+        # A fresh connection each time: libzmq does not retry one refused by ZAP, and this
+        # one may have been made before the coordinator read the SIGHUP.
+        dealer = make_socket(context, zmq.DEALER, curve)
+        dealer.setsockopt(zmq.ROUTING_ID, name.encode())
+        dealer.connect(endpoint(cluster, "dispatch"))
+        try:
+            dealer.send(heartbeat(name))
+            dealer.poll(200, zmq.POLLIN)
+        finally:
+            dealer.close()
+    return curve
+
+
+def test_another_worker_key_cannot_take_over_a_live_workers_route(secured, zmq_context):
+    """A second connection claiming pw-1's routing id gets no firing: pw-1 keeps delivering."""
+    cluster, keys = secured
+    thief = make_socket(zmq_context, zmq.DEALER, admit_worker_key(cluster, keys, zmq_context))
+    thief.setsockopt(zmq.ROUTING_ID, b"pw-1")
+    thief.connect(endpoint(cluster, "dispatch"))
+    recipient = unique("route")
+    sub = make_socket(zmq_context, zmq.SUB, keys.curve("subscriber"))
+    sub.setsockopt(zmq.SUBSCRIBE, f"fire.{recipient}".encode())
+    sub.connect(endpoint(cluster, "events"))
+    try:
+        for _ in range(5):
+            thief.send(heartbeat("pw-1"), zmq.NOBLOCK)
+        ids = {unique("r") for _ in range(20)}
+        subscribe_until_live(cluster, keys, sub, recipient)
+        for reminder_id in ids:
+            ok(cluster, keys.curve("operator"), due_now(recipient, reminder_id))
+        publishers: dict[str, str] = {}
+        deadline = time.monotonic() + 5.0
+        while not ids <= publishers.keys():
+            message = receive_event(sub, max(0.0, deadline - time.monotonic()))
+            assert message is not None, f"firings missing: {ids - publishers.keys()}"
+            publishers[message[1]["reminderId"]] = message[1]["publisher"]
+        assert {publishers[i] for i in ids} <= WORKER_IDS
+        assert thief.poll(0, zmq.POLLIN) == 0
+    finally:
+        thief.close()
+        sub.close()
+
+
 @pytest.mark.parametrize("key", ["another-worker-key", "the-same-worker-key"])
 def test_results_count_only_from_the_key_a_worker_announced_itself_with(secured, zmq_context, key):
     """Forged heartbeats claiming pw-1 (host "forged-host"): ignored from another worker key;
     from the key pw-1 itself uses they count, which is why each worker should have its own."""
     cluster, keys = secured
     if key == "another-worker-key":
-        name = unique("w")
-        added = run_chime("keys", "add", str(keys.directory), "worker", name)
-        assert added.returncode == 0, added.stderr
-        os.kill(cluster.coordinator_pid, signal.SIGHUP)
-        curve = keys.curve(name)
-        # The key is admitted: it announces itself as a worker of its own on dispatch.
-        dealer = make_socket(zmq_context, zmq.DEALER, curve)
-        dealer.setsockopt(zmq.ROUTING_ID, name.encode())
-        dealer.connect(endpoint(cluster, "dispatch"))
-        try:
-            deadline = time.monotonic() + 5.0
-            while name not in worker_ids(cluster, keys):
-                assert time.monotonic() < deadline, "the added worker key was not admitted after SIGHUP"
-                try:
-                    dealer.send(heartbeat(name), zmq.NOBLOCK)
-                except zmq.Again:
-                    pass  # refused until the coordinator has read the SIGHUP
-                dealer.poll(100, zmq.POLLIN)
-        finally:
-            dealer.close()
+        curve = admit_worker_key(cluster, keys, zmq_context)
     else:
         curve = keys.curve("worker")
     push = make_socket(zmq_context, zmq.PUSH, curve)

@@ -80,8 +80,9 @@ public final class ControlClient {
         } catch {
             throw WireError(.unavailable, "\(error)")
         }
+        let hint = curve == nil ? "" : " (with CURVE: is this key on an allow-list, and is the server key the coordinator's?)"
         throw WireError(
-            .unavailable, "no reply from the coordinator at \(endpoint) after \(retries + 1) attempts of \(timeout)")
+            .unavailable, "no reply from the coordinator at \(endpoint) after \(retries + 1) attempts of \(timeout)\(hint)")
     }
 
     func currentSocket() throws -> Socket {

@@ -176,7 +176,19 @@ public final class CoordinatorService {
         let dispatch = try Socket(.router, context: context)
         try dispatch.set(.linger(milliseconds: linger))
         try dispatch.set(.routerMandatory(true))
-        try dispatch.set(.routerHandover(true))
+        if security == nil {
+            // A restarted worker takes its id back from a connection that has not yet closed.
+            try dispatch.set(.routerHandover(true))
+        } else {
+            // A worker id belongs to the connection (and key) that holds it: another worker key
+            // may not take its route over. ZMTP heartbeats close a dead connection within the
+            // liveness window instead, so a restarted worker gets its id back that soon.
+            let interval = configuration.heartbeat.intervalMilliseconds
+            let window = interval.multipliedReportingOverflow(by: max(1, configuration.heartbeat.liveness))
+            try dispatch.set(.routerHandover(false))
+            try dispatch.set(.heartbeatInterval(milliseconds: Int32(clamping: interval)))
+            try dispatch.set(.heartbeatTimeout(milliseconds: Int32(clamping: window.overflow ? Int.max : window.partialValue)))
+        }
         try dispatch.set(.sendHighWaterMark(configuration.coordinator.dispatchHighWaterMark))
         try security?.secure(dispatch, as: .dispatch, for: endpoints.dispatch.bind)
         try dispatch.bind(to: endpoints.dispatch.bind)
