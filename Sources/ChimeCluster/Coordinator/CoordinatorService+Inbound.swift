@@ -19,18 +19,18 @@ extension CoordinatorService {
             } else {
                 guard let message = try control.receiveMessage(dontWait: true, property: MessageProperty.userID) else { return }
                 // A connection the ZAP handler admitted always has one; anything else (an
-                // `inproc://` peer inside this process) is refused like a stranger.
-                let principal = message.property.flatMap(Principal.init(userID:))
-                    ?? Principal(role: .subscriber, publicKey: "")
-                directives += handleControlMessage(message.frames, from: principal)
+                // `inproc://` peer inside this process) gets `forbidden` for every request.
+                directives += handleControlMessage(
+                    message.frames, from: .some(message.property.flatMap(Principal.init(userID:))))
             }
         }
     }
 
     /// Decodes and answers one control message.
-    /// - Parameter principal: the authenticated peer; `nil` when security is off (every
-    ///   peer then may use every operation).
-    func handleControlMessage(_ frames: [Data], from principal: Principal?) -> [CoordinatorDirective] {
+    /// - Parameter peer: `nil` when security is off (every peer then may use every
+    ///   operation); else the authenticated peer, or `.some(nil)` for a connection without a
+    ///   ZAP user id, which may use none.
+    func handleControlMessage(_ frames: [Data], from peer: Principal??) -> [CoordinatorDirective] {
         let envelope: ControlEnvelope
         do {
             envelope = try ControlEnvelope.parse(frames)
@@ -49,13 +49,15 @@ extension CoordinatorService {
         }
         do {
             let request = try codec.decodeRequest(envelope.body)
-            if let principal, let security,
-                let denial = state.authorize(request, for: principal, grant: security.policy.grants[principal.publicKey])
-            {
-                logger.warning(
-                    "forbidden control request",
-                    ["op": request.operation.rawValue, "role": principal.role.rawValue, "reason": denial.message])
-                return state.onUndecodableRequest(denial, requestId: request.requestId, from: address)
+            if let peer, let security {
+                let denial = peer.map { state.authorize(request, for: $0, grant: security.policy.grants[$0.publicKey]) }
+                    ?? WireError(.forbidden, "this connection has no authenticated key")
+                if let denial {
+                    logger.warning(
+                        "forbidden control request",
+                        ["op": request.operation.rawValue, "role": peer?.role.rawValue ?? "none", "reason": denial.message])
+                    return state.onUndecodableRequest(denial, requestId: request.requestId, from: address)
+                }
             }
             if [.snapshot, .compact, .store].contains(request.operation) {
                 pendingStoreRequests.append((request, address))

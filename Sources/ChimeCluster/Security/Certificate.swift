@@ -7,7 +7,7 @@ import ZeroMQ
 /// certificate, `secret-key`, each 40 Z85 characters).
 ///
 /// `NAME.key` holds the public certificate, `NAME.key_secret` the secret one.
-public struct Certificate: Sendable, Hashable {
+public struct Certificate: Sendable, Hashable, CustomStringConvertible {
     /// The public key, 40 Z85 characters.
     public var publicKey: String
     /// The secret key, 40 Z85 characters; `nil` in a public certificate.
@@ -31,6 +31,11 @@ public struct Certificate: Sendable, Hashable {
         } catch {
             throw SecurityError(.curveUnavailable, "cannot generate a CURVE key pair: \(error)")
         }
+    }
+
+    /// The public key and metadata, with the secret key redacted, so logging leaks nothing.
+    public var description: String {
+        "Certificate(publicKey: \(publicKey), secretKey: \(secretKey == nil ? "none" : "<redacted>"), metadata: \(metadata))"
     }
 
     /// The key pair of a secret certificate; `nil` for a public one.

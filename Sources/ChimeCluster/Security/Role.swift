@@ -8,9 +8,13 @@
 /// - `worker`: dispatch, results and events ingest; nothing on control.
 /// - `subscriber`: the event stream and the control `events` catch-up.
 public enum Role: String, CaseIterable, Sendable, Hashable {
+    /// Every control operation and the event stream.
     case `operator`
+    /// Reminder and recipient operations, optionally for some recipients only.
     case client
+    /// Dispatch, results and events ingest: the firing path.
     case worker
+    /// The event stream and the control `events` catch-up.
     case subscriber
 }
 
