@@ -26,14 +26,19 @@ public enum SecuritySettings {
                 keyFile: URL(fileURLWithPath: security.key), serverKeyFile: URL(fileURLWithPath: security.serverKey))
         case (true, true):
             guard !security.keys.isEmpty else { return nil }
-            let directory = URL(fileURLWithPath: security.keys)
-            return try CurveClientKeys(
-                keyFile: directory.appendingPathComponent("\(role.rawValue).key_secret"),
-                serverKeyFile: directory.appendingPathComponent("server.key"))
+            return try clientKeys(in: URL(fileURLWithPath: security.keys), role: role)
         default:
             throw SecurityError(
                 .badCertificate, "give both security.key (--key) and security.serverKey (--server-key), or neither")
         }
+    }
+
+    /// The keys `chime keys init` made for `role` in `directory`: `<role>.key_secret` and `server.key`.
+    /// - Throws: as ``CurveClientKeys/init(keyFile:serverKeyFile:)``.
+    public static func clientKeys(in directory: URL, role: Role) throws(SecurityError) -> CurveClientKeys {
+        try CurveClientKeys(
+            keyFile: directory.appendingPathComponent("\(role.rawValue).key_secret"),
+            serverKeyFile: directory.appendingPathComponent("server.key"))
     }
 
     /// Refuses to serve when an endpoint the coordinator binds is reachable from other
