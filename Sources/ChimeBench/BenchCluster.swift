@@ -30,14 +30,21 @@ public final class BenchCluster {
     private var coordinator: Process?
     private var workers: [Process] = []
     private var starts = 0
+    /// With CURVE: the operator's keys, for the bench's own control clients.
+    public private(set) var operatorKeys: CurveClientKeys?
+    /// With CURVE: the subscriber's keys, for the bench's subscriber.
+    public private(set) var subscriberKeys: CurveClientKeys?
 
     /// Picks free ports, makes the directory and writes the configuration; starts nothing.
     /// - Parameters:
     ///   - binary: the `chime` executable.
     ///   - configuration: JSON merged over the built-in defaults by the children (`{}` for none).
     ///   - sampler: told the pids of every child started.
-    /// - Throws: `BenchError` when no free ports are found; file-system errors.
-    public init(binary: URL, workers: Int, fsync: String, configuration: Data, sampler: RSSSampler) throws {
+    ///   - curve: make a key directory in the run's directory and serve CURVE with it
+    ///     (`security.keys` added to the configuration).
+    /// - Throws: `BenchError` when no free ports are found or the configuration is not a JSON
+    ///   object; `SecurityError`; file-system errors.
+    public init(binary: URL, workers: Int, fsync: String, configuration: Data, sampler: RSSSampler, curve: Bool = false) throws {
         self.binary = binary
         self.workerCount = workers
         self.fsync = fsync
@@ -47,6 +54,20 @@ public final class BenchCluster {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         guard let base = LoopbackPorts.freeBase(count: 5) else { throw BenchError("no 5 free consecutive loopback ports found") }
         portBase = base
+        var configuration = configuration
+        if curve {
+            let keys = directory.appendingPathComponent("keys")
+            try KeyDirectory.initialize(at: keys)
+            operatorKeys = try SecuritySettings.clientKeys(in: keys, role: .operator)
+            subscriberKeys = try SecuritySettings.clientKeys(in: keys, role: .subscriber)
+            guard var object = try JSONSerialization.jsonObject(with: configuration) as? [String: Any] else {
+                throw BenchError("the cluster configuration must be a JSON object")
+            }
+            var security = object["security"] as? [String: Any] ?? [:]
+            security["keys"] = keys.path
+            object["security"] = security
+            configuration = try JSONSerialization.data(withJSONObject: object)
+        }
         try configuration.write(to: directory.appendingPathComponent("chime.json"))
     }
 
@@ -91,7 +112,7 @@ public final class BenchCluster {
     /// - Returns: when it answered, epoch seconds.
     /// - Throws: `BenchError` when it does not answer within `timeout` seconds or exits.
     public func waitUntilAnswering(timeout: Double) throws -> Double {
-        let client = try ControlClient(endpoint: controlEndpoint, timeout: .milliseconds(50), retries: 0)
+        let client = try ControlClient(endpoint: controlEndpoint, timeout: .milliseconds(50), retries: 0, curve: operatorKeys)
         let deadline = Date().addingTimeInterval(timeout)
         while Date() < deadline {
             if (try? client.send(ControlRequest(command: .ping), expecting: PongResult.self)) != nil {
@@ -106,7 +127,7 @@ public final class BenchCluster {
     /// Waits until every worker is alive in the coordinator's `workers` view.
     /// - Throws: `BenchError` after `timeout` seconds or when a child exits.
     public func waitForWorkers(timeout: Double) throws {
-        let client = try ControlClient(endpoint: controlEndpoint, timeout: .milliseconds(500), retries: 0)
+        let client = try ControlClient(endpoint: controlEndpoint, timeout: .milliseconds(500), retries: 0, curve: operatorKeys)
         let deadline = Date().addingTimeInterval(timeout)
         while Date() < deadline {
             let reply = try? client.send(ControlRequest(command: .workers), expecting: WorkersResult.self)

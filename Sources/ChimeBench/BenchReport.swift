@@ -27,6 +27,8 @@ public struct BenchReport: Codable, Sendable {
     public var pipelined: Bool
     /// Whether each schedule reply came after the journal fsync.
     public var durable: Bool
+    /// Whether every endpoint ran CURVE (with the ZAP handler).
+    public var curve: Bool
     /// The command the coordinator ran under (a profiler), when any: its figures are then not comparable.
     public var coordinatorWrapper: String?
     public var workerWrapper: String?
@@ -95,6 +97,7 @@ public struct BenchReport: Codable, Sendable {
         pipeline = settings.pipeline
         pipelined = settings.pipeline > 1
         durable = settings.isDurable
+        curve = settings.curve
         subscriber = settings.workload.fires ? settings.subscriber : nil
         coordinatorWrapper = settings.coordinatorWrapper.isEmpty ? nil : settings.coordinatorWrapper.joined(separator: " ")
         workerWrapper = settings.workerWrapper.isEmpty ? nil : settings.workerWrapper.joined(separator: " ")

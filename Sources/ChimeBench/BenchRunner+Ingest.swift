@@ -29,7 +29,7 @@ extension BenchRunner {
         let readyAt = try cluster.waitUntilAnswering(timeout: 300)
         report.restartToReadySeconds = readyAt - stoppingAt
         note(String(format: "W4: restart (SIGTERM → first ping) %.3f s", readyAt - stoppingAt))
-        let client = try ControlClient(endpoint: cluster.controlEndpoint, timeout: .seconds(10), retries: 0)
+        let client = try ControlClient(endpoint: cluster.controlEndpoint, timeout: .seconds(10), retries: 0, curve: cluster.operatorKeys)
         let status = try client.send(ControlRequest(command: .status), expecting: StatusReport.self).result
         report.recoveredPending = status?.reminders["pending"]
         if report.recoveredPending != plan.count {

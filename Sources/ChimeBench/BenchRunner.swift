@@ -40,7 +40,7 @@ public final class BenchRunner {
     func startCluster(sampler: RSSSampler) throws -> BenchCluster {
         let cluster = try BenchCluster(
             binary: binary, workers: settings.workers, fsync: settings.fsync,
-            configuration: settings.configuration, sampler: sampler)
+            configuration: settings.configuration, sampler: sampler, curve: settings.curve)
         cluster.keepsDirectory = settings.keepsDirectory
         cluster.coordinatorWrapper = settings.coordinatorWrapper
         cluster.workerWrapper = settings.workerWrapper
@@ -63,7 +63,7 @@ public final class BenchRunner {
         let recordsPath = cluster.directory.appendingPathComponent("records.txt").path
         let subscriber = try BenchSubscriber(
             endpoint: cluster.eventsEndpoint, recordsPath: recordsPath, count: settings.count,
-            mode: settings.subscriber)
+            mode: settings.subscriber, curve: cluster.subscriberKeys)
         defer { subscriber.stop() }
         let probes = try warmUp(cluster, subscriber)
 
@@ -129,7 +129,7 @@ public final class BenchRunner {
         let shape = Ingestor.ReminderShape(
             recipient: { id in body == nil ? "bench" : "user-\(id % 1000)" },
             content: { _ in body.map { #"{"body":"\#($0)"}"# } ?? "{}" })
-        let ingestor = try Ingestor(endpoint: cluster.controlEndpoint)
+        let ingestor = try Ingestor(endpoint: cluster.controlEndpoint, curve: cluster.operatorKeys)
         let (seconds, requests) = try ingestor.schedule(
             dues: plan.dues, shape: shape, batch: settings.batch, pipeline: settings.pipeline, stop: stop)
         report.ingestSeconds = seconds
@@ -146,7 +146,7 @@ public final class BenchRunner {
     /// - Returns: how many probes were scheduled.
     @discardableResult
     func warmUp(_ cluster: BenchCluster, _ subscriber: BenchSubscriber) throws -> Int {
-        let client = try ControlClient(endpoint: cluster.controlEndpoint, timeout: .seconds(5), retries: 0)
+        let client = try ControlClient(endpoint: cluster.controlEndpoint, timeout: .seconds(5), retries: 0, curve: cluster.operatorKeys)
         let deadline = Date().addingTimeInterval(15)
         var sent = 0
         while subscriber.progress.probes < settings.workers && Date() < deadline {
@@ -191,7 +191,7 @@ public final class BenchRunner {
 
     /// The coordinator's own delivered count and lateness, when it answers within 2 s.
     func addCoordinatorView(_ cluster: BenchCluster, probes: Int, to report: inout BenchReport) {
-        guard let client = try? ControlClient(endpoint: cluster.controlEndpoint, timeout: .seconds(2), retries: 0)
+        guard let client = try? ControlClient(endpoint: cluster.controlEndpoint, timeout: .seconds(2), retries: 0, curve: cluster.operatorKeys)
         else { return }
         if let status = try? client.send(ControlRequest(command: .status), expecting: StatusReport.self).result {
             report.coordinatorDelivered = (status.reminders["delivered"] ?? 0) - probes

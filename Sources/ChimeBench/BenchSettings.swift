@@ -32,6 +32,9 @@ public struct BenchSettings: Sendable {
     public var workerWrapper: [String] = []
     /// Keep the run directory (store, logs, plan, records) instead of removing it.
     public var keepsDirectory = false
+    /// Whether the cluster runs CURVE on every endpoint (keys made per run with
+    /// `KeyDirectory.initialize`), to measure what encryption costs. Reported.
+    public var curve = false
 
     /// Creates the value from its fields (see each property for meaning and units).
     public init(workload: Workload, count: Int? = nil) {

@@ -69,8 +69,9 @@ public final class BenchSubscriber {
     ///   - endpoint: the events endpoint (XPUB).
     ///   - recordsPath: the records file (created; appended to).
     ///   - count: N, the plan's ids are `0..<count`.
+    ///   - curve: the subscriber's keys for a cluster that runs CURVE.
     /// - Throws: `POSIXError` when the records file cannot be opened.
-    public init(endpoint: String, recordsPath: String, count: Int, mode: Mode) throws {
+    public init(endpoint: String, recordsPath: String, count: Int, mode: Mode, curve: CurveClientKeys? = nil) throws {
         let descriptor = open(recordsPath, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
         guard descriptor >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
         let ready = DispatchSemaphore(value: 0)
@@ -82,7 +83,7 @@ public final class BenchSubscriber {
             do {
                 switch mode {
                 case .client:
-                    let client = SubscriberClient(endpoint: endpoint, recipient: nil, stop: stop)
+                    let client = SubscriberClient(endpoint: endpoint, recipient: nil, stop: stop, curve: curve)
                     try client.run(onReady: { ready.signal() }) { event, _ in
                         let actual = Date().timeIntervalSince1970
                         writer.record(
@@ -90,7 +91,7 @@ public final class BenchSubscriber {
                             actual: actual)
                     }
                 case .raw:
-                    try RawSubscription.run(endpoint: endpoint, stop: stop, onReady: { ready.signal() }) { actual, body in
+                    try RawSubscription.run(endpoint: endpoint, curve: curve, stop: stop, onReady: { ready.signal() }) { actual, body in
                         writer.record(id: RawSubscription.reminderNumber(in: body), due: RawSubscription.dueAt(in: body), actual: actual)
                     }
                 }

@@ -1,3 +1,4 @@
+import ChimeCluster
 import ChimeCore
 import ChimeRuntime
 import ChimeWire
@@ -24,14 +25,15 @@ public final class Ingestor {
     public static let replyTimeout: Double = 60
     let socket: Socket
 
-    /// Connects a DEALER to the control endpoint.
+    /// Connects a DEALER to the control endpoint, as a CURVE client with `curve`.
     /// - Throws: `ZeroMQError` for a bad endpoint.
-    public init(endpoint: String) throws {
+    public init(endpoint: String, curve: CurveClientKeys? = nil) throws {
         let context = try Context()
         socket = try Socket(.dealer, context: context)
         try socket.set(.linger(milliseconds: 0))
         try socket.set(.sendHighWaterMark(0))
         try socket.set(.receiveHighWaterMark(0))
+        try curve?.secure(socket, for: endpoint)
         try socket.connect(to: endpoint)
     }
 

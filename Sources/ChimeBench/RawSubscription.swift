@@ -1,3 +1,4 @@
+import ChimeCluster
 import ChimeCore
 import ChimeRuntime
 import ChimeWire
@@ -11,7 +12,7 @@ enum RawSubscription {
     /// Receives `[topic, JSON]` fire events until `stop`, calling `onEvent(actual, body)`.
     /// - Throws: `ZeroMQError` for a bad endpoint.
     static func run(
-        endpoint: String, stop: StopSignal, onReady: () -> Void, onEvent: (Double, Data) -> Void
+        endpoint: String, curve: CurveClientKeys?, stop: StopSignal, onReady: () -> Void, onEvent: (Double, Data) -> Void
     ) throws {
         let context = try Context()
         stop.onStop { context.shutdown() }
@@ -20,6 +21,7 @@ enum RawSubscription {
         try socket.set(.linger(milliseconds: 0))
         try socket.set(.receiveHighWaterMark(0))
         try socket.set(.subscribe(Data(Topic.firePrefix.utf8)))
+        try curve?.secure(socket, for: endpoint)
         try socket.connect(to: endpoint)
         onReady()
         let poller = Poller()

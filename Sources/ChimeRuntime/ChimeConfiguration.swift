@@ -153,8 +153,30 @@ public struct ChimeConfiguration: Codable, Hashable, Sendable {
         public init() {}
     }
 
+    /// CURVE keys and the loopback rule (README "Security").
+    public struct Security: Codable, Hashable, Sendable {
+        /// The coordinator's key directory (`chime keys init DIR`): `server.key_secret` and
+        /// the allow-lists `operator/`, `client/`, `worker/`, `subscriber/`. Empty: no CURVE,
+        /// and then only loopback TCP addresses may be bound.
+        public var keys = ""
+        /// Every other process: its own secret certificate. Empty with `keys` set: the
+        /// certificate of its role in that directory (`worker.key_secret`, `operator.key_secret`…).
+        public var key = ""
+        /// Every other process: the server's public certificate. Empty with `keys` set:
+        /// `server.key` in that directory.
+        public var serverKey = ""
+        /// Lets the coordinator bind non-loopback TCP addresses without keys: anyone who can
+        /// reach a port then has every power. Off by default.
+        public var insecure = false
+
+        /// The defaults shown on each property.
+        public init() {}
+    }
+
     /// The five sockets' addresses.
     public var endpoints = Endpoints()
+    /// CURVE keys and the loopback rule.
+    public var security = Security()
     /// The local-notification model's options.
     public var notifications = Notifications()
     /// Coordinator tunables.

@@ -58,3 +58,15 @@ final class SignalSources: @unchecked Sendable {
         shared.lock.withLock { shared.sources.append(source) }
     }
 }
+
+/// Runs `action` on a Dispatch queue each time the process receives SIGHUP (the
+/// conventional "reload your configuration" signal), never inside the signal handler.
+///
+/// Call from any thread; the source lives for the rest of the process.
+public func installReloadHandler(_ action: @escaping @Sendable () -> Void) {
+    signal(SIGHUP, SIG_IGN)
+    let source = DispatchSource.makeSignalSource(signal: SIGHUP, queue: .global())
+    source.setEventHandler { @Sendable in action() }
+    source.resume()
+    SignalSources.keep(source)
+}

@@ -113,11 +113,15 @@ public struct ControlRequest: Sendable, Hashable {
     public var requestId: String?
     /// The operation and its arguments.
     public var command: Command
+    /// `register` only: the recipient's token as it is now, which lets a key without the
+    /// operator role replace or remove it (JSON `"currentToken"`).
+    public var currentToken: String?
 
     /// Creates the value from its fields (see each property for meaning and units).
-    public init(requestId: String? = nil, command: Command) {
+    public init(requestId: String? = nil, command: Command, currentToken: String? = nil) {
         self.requestId = requestId
         self.command = command
+        self.currentToken = currentToken
     }
 
     /// The operation name of `command`.
@@ -151,7 +155,7 @@ public struct ControlRequest: Sendable, Hashable {
 extension ControlRequest: Codable {
     private enum CodingKeys: String, CodingKey {
         case op, requestId, reminders, reminder, ids, recipient, match, all, limit, firingId, after
-        case value, remove, action, text, token, snooze, jobId
+        case value, remove, action, text, token, snooze, jobId, currentToken
     }
 
     /// Decodes `{"op", "requestId", …arguments}`.
@@ -161,6 +165,7 @@ extension ControlRequest: Codable {
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         requestId = try container.decodeIfPresent(String.self, forKey: .requestId)
+        currentToken = try container.decodeIfPresent(String.self, forKey: .currentToken)
         let opName = try container.decode(String.self, forKey: .op)
         guard let op = ControlOperation(rawValue: opName) else {
             throw WireError(
@@ -244,6 +249,7 @@ extension ControlRequest: Codable {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(operation.rawValue, forKey: .op)
         try container.encodeIfPresent(requestId, forKey: .requestId)
+        try container.encodeIfPresent(currentToken, forKey: .currentToken)
         func encode(_ filter: ReminderFilter) throws {
             try container.encodeIfPresent(filter.ids, forKey: .ids)
             try container.encodeIfPresent(filter.recipient, forKey: .recipient)

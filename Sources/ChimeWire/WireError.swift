@@ -37,6 +37,8 @@ public struct WireError: Error, Codable, Hashable, Sendable, CustomStringConvert
         public static let tooLarge = Code(rawValue: "too_large")
         /// The caller lacks the credential the operation needs.
         public static let unauthenticated = Code(rawValue: "unauthenticated")
+        /// The caller's key (its role, or its recipient restriction) does not allow the request.
+        public static let forbidden = Code(rawValue: "forbidden")
         /// The service cannot answer now (no coordinator, timeout, shutting down); retry later.
         public static let unavailable = Code(rawValue: "unavailable")
         /// A bug on our side; the message says what failed.

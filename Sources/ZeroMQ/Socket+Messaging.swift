@@ -78,6 +78,36 @@ extension Socket {
         }
     }
 
+    /// Receives every frame of the next message and one metadata property of its connection,
+    /// such as ``MessageProperty/userID``: the user id the ZAP handler gave the peer, which a
+    /// peer cannot forge (it is set by the handshake, not carried in the message).
+    ///
+    /// - Returns: The frames and the property (`nil` when the connection has none), or `nil`
+    ///   when `dontWait` is set and nothing is queued, or the receive timeout elapsed.
+    /// - Throws: ``ZeroMQError`` as ``receiveMessage(dontWait:)`` does.
+    ///
+    /// The corresponding libzmq calls are `zmq_msg_recv` and `zmq_msg_gets`.
+    public func receiveMessage(dontWait: Bool = false, property name: String) throws
+        -> (frames: [Data], property: String?)?
+    {
+        let socket = handle
+        return try Calls.withMessage { message in
+            guard try Calls.messageReceive(message, from: socket, flags: dontWait ? ZMQ_DONTWAIT : 0) else {
+                return nil
+            }
+            var frames = [Data(of: message)]
+            var property = Calls.messageProperty(message, named: name)
+            while Calls.messageHasMore(message) {
+                let isReceived = try Calls.messageReceive(message, from: socket, flags: 0)
+                precondition(isReceived, "libzmq reported more frames but delivered none")
+                frames.append(Data(of: message))
+                // A ROUTER's routing-id frame is made locally; the peer's frames carry the metadata.
+                if property == nil { property = Calls.messageProperty(message, named: name) }
+            }
+            return (frames, property)
+        }
+    }
+
     /// Receives one frame and whether more frames of the same message follow.
     ///
     /// - Returns: The frame and its `more` flag, or `nil` when `dontWait` is set and
@@ -94,6 +124,18 @@ extension Socket {
             return (Data(of: message), more: Calls.messageHasMore(message))
         }
     }
+}
+
+/// Names of the metadata properties libzmq attaches to received messages.
+public enum MessageProperty {
+    /// The user id the ZAP handler returned for the connection (RFC 27 "User-Id").
+    ///
+    /// The corresponding libzmq call is `zmq_msg_gets(msg, "User-Id")`.
+    public static let userID = "User-Id"
+    /// The peer's address as the transport reports it (`127.0.0.1` for tcp).
+    ///
+    /// The corresponding libzmq call is `zmq_msg_gets(msg, "Peer-Address")`.
+    public static let peerAddress = "Peer-Address"
 }
 
 extension Data {

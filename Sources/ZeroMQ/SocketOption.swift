@@ -109,6 +109,13 @@ public enum SocketOption: Sendable, Hashable {
     ///
     /// The corresponding libzmq option is `ZMQ_CURVE_SERVERKEY`.
     case curveServerKey(String)
+    /// The ZAP domain this socket's connections are authenticated in (RFC 27), at most 254
+    /// bytes; a ZAP handler tells sockets apart by it. With CURVE every connection is put to
+    /// the handler bound at `inproc://zeromq.zap.01`, if any; with the NULL mechanism only
+    /// when a domain is set.
+    ///
+    /// The corresponding libzmq option is `ZMQ_ZAP_DOMAIN`.
+    case zapDomain(String)
 
     /// Receives messages whose first frame starts with the UTF-8 bytes of `prefix`.
     ///
@@ -169,6 +176,7 @@ extension SocketOption {
         case .curvePublicKey(let key): (ZMQ_CURVE_PUBLICKEY, "ZMQ_CURVE_PUBLICKEY", .string(key))
         case .curveSecretKey(let key): (ZMQ_CURVE_SECRETKEY, "ZMQ_CURVE_SECRETKEY", .string(key))
         case .curveServerKey(let key): (ZMQ_CURVE_SERVERKEY, "ZMQ_CURVE_SERVERKEY", .string(key))
+        case .zapDomain(let domain): (ZMQ_ZAP_DOMAIN, "ZMQ_ZAP_DOMAIN", .bytes(Data(domain.utf8)))
         }
     }
 }

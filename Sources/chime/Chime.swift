@@ -14,7 +14,7 @@ let commands: [any Command.Type] = [
     UpCommand.self, CoordinatorCommand.self, WorkerCommand.self, ScheduleCommand.self, ListCommand.self,
     CancelCommand.self, SubscribeCommand.self, ControlCommand.self, RegisterCommand.self, BadgeCommand.self,
     AckCommand.self, EnableCommand.self, DisableCommand.self, DeliveredCommand.self, ActCommand.self,
-    ImportCommand.self, PreviewCommand.self, StoreCommand.self, BenchCommand.self,
+    ImportCommand.self, PreviewCommand.self, StoreCommand.self, KeysCommand.self, BenchCommand.self,
 ]
 
 func mainHelp() -> String {
@@ -42,7 +42,8 @@ func runMain() -> Int32 {
     }
     argv.removeFirst()
     if name == "version" || name == "--version" {
-        output("chime \(ChimeVersion.current) (libzmq \(zeroMQVersion.major).\(zeroMQVersion.minor).\(zeroMQVersion.patch))")
+        let curve = zeroMQSupports("curve") ? "CURVE available" : "no CURVE: install a libzmq built with libsodium"
+        output("chime \(ChimeVersion.current) (libzmq \(zeroMQVersion.major).\(zeroMQVersion.minor).\(zeroMQVersion.patch), \(curve))")
         return 0
     }
     guard let command = commands.first(where: { $0.spec.name == name }) else {

@@ -80,15 +80,30 @@ def free_port_base(attempts: int = 200) -> int:
 # --------------------------------------------------------------------------- control
 
 
-def control_request(endpoint: str, request: dict, timeout_s: float = 0.3, context: zmq.Context | None = None):
+def curve_client(sock: zmq.Socket, curve: tuple[bytes, bytes, bytes] | None) -> None:
+    """Makes `sock` a CURVE client: `curve` is (own public key, own secret key, server public key)."""
+    if curve is None:
+        return
+    public, secret, server = curve
+    sock.curve_publickey = public
+    sock.curve_secretkey = secret
+    sock.curve_serverkey = server
+
+
+def control_request(
+    endpoint: str, request: dict, timeout_s: float = 0.3, context: zmq.Context | None = None,
+    curve: tuple[bytes, bytes, bytes] | None = None,
+):
     """One request on a fresh DEALER (with the empty delimiter, as REQ sends it).
 
     Returns the decoded reply, or None when no reply came within `timeout_s`. A fresh
-    socket per call (Lazy Pirate) so a lost reply never wedges the next attempt.
+    socket per call (Lazy Pirate) so a lost reply never wedges the next attempt. With
+    `curve` the socket is a CURVE client (see `curve_client`).
     """
     context = context or zmq.Context.instance()
     sock = context.socket(zmq.DEALER)
     sock.setsockopt(zmq.LINGER, 0)
+    curve_client(sock, curve)
     try:
         sock.connect(endpoint)
         sock.send_multipart([b"", json.dumps(request).encode()])
@@ -116,6 +131,9 @@ class ChimeCluster:
         self.exit_statuses: dict[str, int] = {}
         self.killed: list[str] = []
         self.config_path = directory / "chime.json"
+        # CURVE keys (own public, own secret, server public) for the readiness probes, when
+        # the configuration turns security on.
+        self.probe_curve: tuple[bytes, bytes, bytes] | None = None
 
     # Endpoints ------------------------------------------------------------------------
 
@@ -176,11 +194,12 @@ class ChimeCluster:
         return process
 
     def _pings(self) -> bool:
-        reply = control_request(self.control_endpoint, {"op": "ping", "requestId": f"ready-{uuid.uuid4()}"})
+        reply = control_request(
+            self.control_endpoint, {"op": "ping", "requestId": f"ready-{uuid.uuid4()}"}, curve=self.probe_curve)
         return bool(reply and reply.get("ok"))
 
     def _workers_alive(self) -> bool:
-        reply = control_request(self.control_endpoint, {"op": "workers"})
+        reply = control_request(self.control_endpoint, {"op": "workers"}, curve=self.probe_curve)
         if not (reply and reply.get("ok")):
             return False
         alive = [w for w in reply["result"]["workers"] if w.get("alive")]
@@ -235,9 +254,12 @@ class ChildExited(RuntimeError):
 # --------------------------------------------------------------------------- fixtures
 
 
-def _start_cluster(tmp_path_factory, configuration: dict | None) -> ChimeCluster:
+def _start_cluster(tmp_path_factory, configuration: dict | None, prepare=None) -> ChimeCluster:
+    """Starts a cluster; `prepare(cluster)` runs first (to write keys and set `probe_curve`)."""
     directory = tmp_path_factory.mktemp("chime-cluster")
     cluster = ChimeCluster(chime_binary(), directory, configuration)
+    if prepare is not None:
+        prepare(cluster)
     try:
         cluster.start()
     except BaseException:

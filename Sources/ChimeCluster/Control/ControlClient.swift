@@ -13,15 +13,22 @@ public final class ControlClient {
     let retries: Int
     let codec = WireCodec()
     var socket: Socket?
+    let curve: CurveClientKeys?
 
     /// - Parameters:
     ///   - endpoint: the coordinator's control endpoint (`tcp://127.0.0.1:7700`).
     ///   - timeout: how long to wait for each reply.
     ///   - retries: how many times to resend after a timeout.
+    ///   - curve: this client's key and the coordinator's public key; `nil` without CURVE.
+    ///     A key the coordinator does not know gets no connection, so `.unavailable`.
     ///   - context: the ZeroMQ context to use; `nil` makes one (pass the coordinator's to
     ///     reach it over `inproc://` in the same process).
     /// - Throws: `ZeroMQError` when no context can be made.
-    public init(endpoint: String, timeout: Duration = .seconds(3), retries: Int = 2, context: Context? = nil) throws {
+    public init(
+        endpoint: String, timeout: Duration = .seconds(3), retries: Int = 2, curve: CurveClientKeys? = nil,
+        context: Context? = nil
+    ) throws {
+        self.curve = curve
         self.context = try context ?? Context()
         self.endpoint = endpoint
         self.timeout = timeout
@@ -79,14 +86,16 @@ public final class ControlClient {
         } catch {
             throw WireError(.unavailable, "\(error)")
         }
+        let hint = curve == nil ? "" : " (with CURVE: is this key on an allow-list, and is the server key the coordinator's?)"
         throw WireError(
-            .unavailable, "no reply from the coordinator at \(endpoint) after \(retries + 1) attempts of \(timeout)")
+            .unavailable, "no reply from the coordinator at \(endpoint) after \(retries + 1) attempts of \(timeout)\(hint)")
     }
 
     func currentSocket() throws -> Socket {
         if let socket { return socket }
         let socket = try Socket(.dealer, context: context)
         try socket.set(.linger(milliseconds: 0))
+        try curve?.secure(socket, for: endpoint)
         try socket.connect(to: endpoint)
         self.socket = socket
         return socket

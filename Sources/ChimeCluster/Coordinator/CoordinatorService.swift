@@ -44,6 +44,12 @@ public final class CoordinatorService {
     var hasLostOwnership = false
     /// Whether a large refused request was freed this turn (see `handleControlMessage`).
     var isMemoryTrimDue = false
+    /// CURVE keys and allow-lists; `nil` serves without CURVE (loopback only, unless
+    /// `security.insecure`).
+    let security: ServerSecurity?
+    /// With security on: the key each worker id last announced itself with on the dispatch
+    /// socket. Results count only from a connection with that key, whatever `worker` they claim.
+    var workerKeys: [WorkerID: String] = [:]
 
     /// A message the loop sends once the journal entries it reports on are durable.
     enum OutboundMessage {
@@ -58,11 +64,14 @@ public final class CoordinatorService {
     ///   - clock: the time the schedule runs by (`SystemClock` in a process).
     ///   - context: the ZeroMQ context for the sockets; `nil` makes one. With a shared
     ///     context every endpoint may be `inproc://`.
+    ///   - security: CURVE on every endpoint that is not `inproc://`, with a ZAP handler in
+    ///     the context and roles from its allow-lists; `nil` serves without keys.
     public init(
         configuration: ChimeConfiguration, logger: Logger, stop: StopSignal, standby: Bool = false,
-        clock: any ServiceClock = SystemClock(), context: Context? = nil
+        clock: any ServiceClock = SystemClock(), context: Context? = nil, security: ServerSecurity? = nil
     ) {
         self.configuration = configuration
+        self.security = security
         self.clock = clock
         self.sharedContext = context
         self.logger = logger
@@ -108,16 +117,35 @@ public final class CoordinatorService {
     /// Recovers from the store (after waiting for its lock as a standby), binds the sockets,
     /// starts the forwarder and serves until the stop signal.
     /// - Parameter onReady: called once every socket is bound.
-    /// - Throws: `ZeroMQError` when a socket cannot be bound; `JournalError` when the store
+    /// - Throws: `SecurityError` when an endpoint is not loopback and there are no keys (and
+    ///   no `security.insecure`), or the ZAP self-test lets an unknown key in;
+    ///   `ZeroMQError` when a socket cannot be bound; `JournalError` when the store
     ///   is locked, damaged beyond its tail, or fails to write (the coordinator then stops:
     ///   it cannot promise durability), and `.lockLost` when `LOCK` was deleted or replaced
     ///   while it ran (checked every 100 ms; it then stops without writing what is queued).
     public func run(onReady: () -> Void = {}) throws {
         // Not shut down by the stop signal: the loop sees the signal within one poll (≤ 100 ms)
         // and then still answers the requests whose journal entries become durable.
+        try SecuritySettings.checkBinds(configuration, isSecured: security != nil)
         let context = try sharedContext ?? Context()
         let endpoints = configuration.endpoints
         let linger = configuration.lingerMilliseconds
+        // Bound before any CURVE socket: without a handler libzmq admits every client that
+        // knows the server key. Stopped last (deferred first), after every socket closed.
+        let zapHandler = try security.map { security in
+            try security.startZAPHandler(context: context) { [logger] request, decision in
+                if case .deny(let reason) = decision, request.domain != SocketDomain.selfTest.rawValue {
+                    logger.warning("connection refused", ["socket": request.domain, "address": request.address, "reason": reason])
+                }
+            }
+        }
+        defer { zapHandler?.stop() }
+        if let security {
+            logger.info(
+                "CURVE on every endpoint; ZAP self-test refused an unknown key",
+                ["keys": security.directory.path, "serverKey": security.serverKeys.publicKey]
+                    .merging(security.policy.keyCounts.map { ($0.key.rawValue, String($0.value)) }) { $1 })
+        }
         // The event forwarder is bound as soon as the store is ours, before recovery: workers
         // and subscribers then connect and pass subscriptions along while the schedule loads,
         // so workers are ready to publish when the first firing leaves.
@@ -126,7 +154,7 @@ public final class CoordinatorService {
         let opened = try openStorage(tunables: tunables) {
             forwarder = try EventForwarder(
                 context: context, ingest: endpoints.eventsIngest.bind, publish: endpoints.events.bind,
-                lingerMilliseconds: linger, highWaterMark: configuration.eventHighWaterMark)
+                lingerMilliseconds: linger, highWaterMark: configuration.eventHighWaterMark, security: security)
         }
         guard let (storage, recovered) = opened else { return }
         self.storage = storage
@@ -148,14 +176,28 @@ public final class CoordinatorService {
         try control.set(.linger(milliseconds: linger))
         // Requests beyond 4× the limit drop the connection; up to that we reply too_large.
         try control.set(.maxMessageSize(bytes: Int64(configuration.coordinator.maxRequestBytes) * 4))
+        try security?.secure(control, as: .control, for: endpoints.control.bind)
         try control.bind(to: endpoints.control.bind)
         // ROUTER, not PUSH: the coordinator picks the worker (credit-based flow control), so it
         // knows which firings a silent worker holds and redelivers them at once.
         let dispatch = try Socket(.router, context: context)
         try dispatch.set(.linger(milliseconds: linger))
         try dispatch.set(.routerMandatory(true))
-        try dispatch.set(.routerHandover(true))
+        if security == nil {
+            // A restarted worker takes its id back from a connection that has not yet closed.
+            try dispatch.set(.routerHandover(true))
+        } else {
+            // A worker id belongs to the connection (and key) that holds it: another worker key
+            // may not take its route over. ZMTP heartbeats close a dead connection within the
+            // liveness window instead, so a restarted worker gets its id back that soon.
+            let interval = configuration.heartbeat.intervalMilliseconds
+            let window = interval.multipliedReportingOverflow(by: max(1, configuration.heartbeat.liveness))
+            try dispatch.set(.routerHandover(false))
+            try dispatch.set(.heartbeatInterval(milliseconds: Int32(clamping: interval)))
+            try dispatch.set(.heartbeatTimeout(milliseconds: Int32(clamping: window.overflow ? Int.max : window.partialValue)))
+        }
         try dispatch.set(.sendHighWaterMark(configuration.coordinator.dispatchHighWaterMark))
+        try security?.secure(dispatch, as: .dispatch, for: endpoints.dispatch.bind)
         try dispatch.bind(to: endpoints.dispatch.bind)
         // The coordinator's own events (badges, finished actions) enter the forwarder in-process.
         let events = try Socket(.publisher, context: context)
@@ -164,6 +206,7 @@ public final class CoordinatorService {
         try events.connect(to: EventForwarder.inprocIngest)
         let results = try Socket(.pull, context: context)
         try results.set(.linger(milliseconds: linger))
+        try security?.secure(results, as: .results, for: endpoints.results.bind)
         try results.bind(to: endpoints.results.bind)
         // The journal writer's "durable up to ticket N" wake-ups.
         let journalSignal = try Socket(.pull, context: context)
@@ -275,110 +318,6 @@ public final class CoordinatorService {
         }
         let milliseconds = Int64(((min(0.1, remaining) - 0.001) * 1000).rounded(.down))
         return .milliseconds(milliseconds)
-    }
-
-    /// Reads at most 1,000 control requests without blocking.
-    func readControl(_ control: Socket, into directives: inout [CoordinatorDirective]) throws {
-        for _ in 0..<1000 {
-            guard let frames = try control.receiveMessage(dontWait: true) else { return }
-            directives += handleControlMessage(frames)
-        }
-    }
-
-    func handleControlMessage(_ frames: [Data]) -> [CoordinatorDirective] {
-        let directives = decideControlMessage(frames)
-        if frames.last.map({ $0.count >= Self.trimAfterRefusedBytes }) ?? false, directives.contains(where: \.isRefusal) {
-            // Decoding a large request that was then refused freed tens of megabytes that
-            // glibc keeps for reuse; they go back at the end of the turn, once the message
-            // itself is freed too, so a refusal leaves no memory behind.
-            isMemoryTrimDue = true
-        }
-        return directives
-    }
-
-    /// Requests at least this large (bytes) are followed by `MemoryTrim` when refused.
-    static let trimAfterRefusedBytes = 1 << 20
-
-    func decideControlMessage(_ frames: [Data]) -> [CoordinatorDirective] {
-        let envelope: ControlEnvelope
-        do {
-            envelope = try ControlEnvelope.parse(frames)
-        } catch {
-            logger.warning("rejected control message", ["code": error.code.rawValue, "reason": error.message])
-            let address = ClientAddress(routing: ControlEnvelope.replyRouting(for: frames))
-            return address.routing.isEmpty ? [] : state.onUndecodableRequest(error, from: address)
-        }
-        let address = ClientAddress(routing: envelope.routing)
-        if envelope.body.count > configuration.coordinator.maxRequestBytes {
-            let error = WireError(
-                .tooLarge,
-                "the request is \(envelope.body.count) bytes; the limit is \(configuration.coordinator.maxRequestBytes)")
-            logger.warning("rejected control message", ["code": error.code.rawValue, "bytes": String(envelope.body.count)])
-            return state.onUndecodableRequest(error, from: address)
-        }
-        do throws(WireError) {
-            let request = try codec.decodeRequest(envelope.body)
-            if envelope.body.count > Self.maximumSingleRecordRequestBytes,
-                ![.schedule, .cancel, .enable, .disable, .list].contains(request.operation)
-            {
-                // Its journal entry would carry the request's contents in one record; the
-                // ops above are checked per reminder or split into several entries.
-                throw WireError(
-                    .tooLarge,
-                    "a \(request.operation.rawValue) request takes at most \(Self.maximumSingleRecordRequestBytes) bytes, not \(envelope.body.count)")
-            }
-            if [.snapshot, .compact, .store].contains(request.operation) {
-                pendingStoreRequests.append((request, address))
-                return []
-            }
-            return state.onRequest(request, from: address, at: clock.now, monotonic: clock.monotonic)
-        } catch {
-            logger.warning("rejected control request", ["code": error.code.rawValue, "reason": error.message])
-            return state.onUndecodableRequest(error, requestId: Self.requestId(in: envelope.body), from: address)
-        }
-    }
-
-    /// The largest request whose op journals its contents in one entry (`register`, `act`, …),
-    /// in bytes: half a journal record, so the entry's JSON always fits.
-    static let maximumSingleRecordRequestBytes = RecordFraming.maximumPayloadLength / 2
-
-    /// The `requestId` of a request that failed to decode, so the error reply still carries it.
-    static func requestId(in body: Data) -> String? {
-        struct Probe: Decodable { var requestId: String? }
-        return (try? JSONDecoder().decode(Probe.self, from: body))?.requestId
-    }
-
-    func readResults(_ results: Socket, into directives: inout [CoordinatorDirective]) throws {
-        for _ in 0..<1000 {
-            guard let frames = try results.receiveMessage(dontWait: true) else { return }
-            do {
-                let message = try codec.decodeWorkerMessage(frames)
-                directives += state.onWorkerMessage(message, at: clock.now, monotonic: clock.monotonic)
-            } catch {
-                logger.warning("dropped worker message", ["code": error.code.rawValue, "reason": error.message])
-            }
-        }
-    }
-
-    /// Reads the workers' announcements on the dispatch ROUTER: `[identity, WorkerMessage]`.
-    func readAnnouncements(_ dispatch: Socket, into directives: inout [CoordinatorDirective]) throws {
-        for _ in 0..<1000 {
-            guard let frames = try dispatch.receiveMessage(dontWait: true) else { return }
-            guard frames.count == 2 else {
-                logger.warning("dropped dispatch announcement", ["reason": "expected 2 frames, got \(frames.count)"])
-                continue
-            }
-            do {
-                let message = try codec.decodeWorkerMessage([frames[1]])
-                guard Data(message.worker.rawValue.utf8) == frames[0] else {
-                    logger.warning("dropped dispatch announcement", ["reason": "worker id does not match its routing id", "worker": message.worker.rawValue])
-                    continue
-                }
-                directives += state.onWorkerMessage(message, viaDispatch: true, at: clock.now, monotonic: clock.monotonic)
-            } catch {
-                logger.warning("dropped dispatch announcement", ["code": error.code.rawValue, "reason": error.message])
-            }
-        }
     }
 
     /// Hands the turn's dispatches to workers, the turn's journal entries to the journal

@@ -360,3 +360,10 @@ extension CoordinatorState {
         return upcoming
     }
 }
+
+extension CoordinatorState {
+    /// Whether `worker` is known and within its liveness window.
+    func isAlive(_ worker: WorkerID) -> Bool {
+        workers[worker]?.isAlive ?? false
+    }
+}

@@ -17,9 +17,12 @@ public final class EventForwarder: Sendable {
     ///   - ingest: where publishers connect (XSUB bind address); `inproc://chime-events` is
     ///     also bound for publishers inside this process.
     ///   - publish: where subscribers connect (XPUB bind address).
+    ///   - security: makes both TCP/IPC endpoints CURVE servers (workers publish into
+    ///     `ingest`, subscribers read `publish`); `nil` leaves them plain.
     /// - Throws: `ZeroMQError` when a socket cannot be bound (address in use, bad endpoint).
     public init(
-        context: Context, ingest: String, publish: String, lingerMilliseconds: Int32, highWaterMark: Int32 = 1000
+        context: Context, ingest: String, publish: String, lingerMilliseconds: Int32, highWaterMark: Int32 = 1000,
+        security: ServerSecurity? = nil
     ) throws {
         self.context = context
         self.controlEndpoint = "inproc://chime-forwarder-control-\(UUID().uuidString)"
@@ -38,6 +41,8 @@ public final class EventForwarder: Sendable {
                     try socket.set(.sendHighWaterMark(highWaterMark))
                     try socket.set(.receiveHighWaterMark(highWaterMark))
                 }
+                try security?.secure(frontend, as: .eventsIngest, for: ingest)
+                try security?.secure(backend, as: .events, for: publish)
                 try frontend.bind(to: ingest)
                 try frontend.bind(to: EventForwarder.inprocIngest)
                 try backend.bind(to: publish)

@@ -26,7 +26,12 @@ public final class SubscriberClient {
     ///   - endpoint: the events endpoint to connect to (`tcp://127.0.0.1:7703`).
     ///   - recipient: one recipient's events only; every fire event when `nil`.
     ///   - highWaterMark: events queued before ZeroMQ drops (ZMQ_RCVHWM).
-    public init(endpoint: String, recipient: RecipientID?, stop: StopSignal, highWaterMark: Int32 = 250_000) {
+    ///   - curve: this subscriber's key and the coordinator's public key; `nil` without CURVE.
+    public init(
+        endpoint: String, recipient: RecipientID?, stop: StopSignal, highWaterMark: Int32 = 250_000,
+        curve: CurveClientKeys? = nil
+    ) {
+        self.curve = curve
         self.endpoint = endpoint
         self.recipient = recipient
         self.stop = stop
@@ -34,6 +39,7 @@ public final class SubscriberClient {
     }
 
     let highWaterMark: Int32
+    let curve: CurveClientKeys?
 
     /// Calls `onEvent` for every fire event until the stop signal, with the event's JSON.
     /// - Parameters:
@@ -52,6 +58,7 @@ public final class SubscriberClient {
         try socket.set(.receiveHighWaterMark(highWaterMark))
         let topic = recipient.map { Topic.fire($0) } ?? Topic.firePrefix
         try socket.set(.subscribe(Data(topic.utf8)))
+        try curve?.secure(socket, for: endpoint)
         try socket.connect(to: endpoint)
         onReady()
         var progress = catchUp.map { CatchUpProgress(since: $0.since, startedAt: Date()) }

@@ -17,6 +17,8 @@ public final class WorkerService {
     let clock: any ServiceClock
     /// The ZeroMQ context to open sockets in; `nil` makes one per `run`.
     let sharedContext: Context?
+    /// The worker key and the coordinator's public key; `nil` connects without CURVE.
+    let curve: CurveClientKeys?
     let userInfoEncoder: JSONEncoder = {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
@@ -29,10 +31,13 @@ public final class WorkerService {
     ///   - clock: the time heartbeats and `firedAt` are read from (`SystemClock` in a process).
     ///   - context: the ZeroMQ context for the sockets; `nil` makes one (and the stop signal
     ///     shuts it down). With a shared context every endpoint may be `inproc://`.
+    ///   - curve: a `worker` key and the coordinator's public key, for a coordinator that
+    ///     runs CURVE; `nil` connects without.
     public init(
         configuration: ChimeConfiguration, id: WorkerID?, logger: Logger, stop: StopSignal,
-        clock: any ServiceClock = SystemClock(), context: Context? = nil
+        clock: any ServiceClock = SystemClock(), context: Context? = nil, curve: CurveClientKeys? = nil
     ) {
+        self.curve = curve
         self.configuration = configuration
         self.clock = clock
         self.sharedContext = context
@@ -74,15 +79,18 @@ public final class WorkerService {
         try incoming.set(.linger(milliseconds: linger))
         try incoming.set(.routingID(Data(state.id.rawValue.utf8)))
         try incoming.set(.receiveHighWaterMark(configuration.worker.receiveHighWaterMark))
+        try curve?.secure(incoming, for: endpoints.dispatch.connect)
         try incoming.connect(to: endpoints.dispatch.connect)
         let results = try Socket(.push, context: context)
         try results.set(.linger(milliseconds: linger))
+        try curve?.secure(results, for: endpoints.results.connect)
         try results.connect(to: endpoints.results.connect)
         // XPUB, not PUB: the subscriptions coming back tell when the path to subscribers is
         // up (below), and it publishes like PUB.
         let events = try Socket(.xpublisher, context: context)
         try events.set(.linger(milliseconds: linger))
         try events.set(.sendHighWaterMark(configuration.eventHighWaterMark))
+        try curve?.secure(events, for: endpoints.eventsIngest.connect)
         try events.connect(to: endpoints.eventsIngest.connect)
         defer {
             incoming.close()

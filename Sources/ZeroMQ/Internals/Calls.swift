@@ -132,6 +132,14 @@ enum Calls {
         UnsafeRawBufferPointer(start: zmq_msg_data(message), count: zmq_msg_size(message))
     }
 
+    /// A metadata property of a received message (`"User-Id"`, `"Peer-Address"`, `"Socket-Type"`),
+    /// or `nil` when the connection did not set it.
+    static func messageProperty(_ message: UnsafeMutablePointer<zmq_msg_t>, named name: String) -> String? {
+        // zmq_msg_gets fails only with EINVAL, for a property the message does not carry.
+        guard let value = zmq_msg_gets(message, name) else { return nil }
+        return String(cString: value)
+    }
+
     static func messageHasMore(_ message: UnsafeMutablePointer<zmq_msg_t>) -> Bool {
         zmq_msg_more(message) != 0
     }
@@ -178,6 +186,37 @@ enum Calls {
         try perform("zmq_curve_keypair") { zmq_curve_keypair(&publicKey, &secretKey) }
         return (string(fromNULTerminated: publicKey), string(fromNULTerminated: secretKey))
     }
+
+    /// The Z85 public key of a Z85 secret key.
+    static func curvePublic(secretKey: String) throws -> String {
+        var publicKey = [CChar](repeating: 0, count: 41)
+        try perform("zmq_curve_public") { zmq_curve_public(&publicKey, secretKey) }
+        return string(fromNULTerminated: publicKey)
+    }
+
+    /// Z85 text of `bytes`, whose count must be a multiple of 4; `nil` otherwise.
+    static func z85Encode(_ bytes: UnsafeRawBufferPointer) -> String? {
+        guard bytes.count % 4 == 0 else { return nil }
+        var text = [CChar](repeating: 0, count: bytes.count / 4 * 5 + 1)
+        guard zmq_z85_encode(&text, bytes.bindMemory(to: UInt8.self).baseAddress, bytes.count) != nil else {
+            return nil
+        }
+        return string(fromNULTerminated: text)
+    }
+
+    /// The bytes of Z85 `text`, whose length must be a multiple of 5; `nil` when it is not Z85.
+    static func z85Decode(_ text: String) -> [UInt8]? {
+        let characters = Array(text.utf8)
+        // Checked here too: older libzmq builds index their table with any byte.
+        guard characters.count % 5 == 0, characters.allSatisfy(z85Alphabet.contains) else { return nil }
+        var bytes = [UInt8](repeating: 0, count: characters.count / 5 * 4)
+        guard zmq_z85_decode(&bytes, text) != nil else { return nil }
+        return bytes
+    }
+
+    /// The 85 characters of Z85 (ZeroMQ RFC 32).
+    static let z85Alphabet = Set(
+        "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ.-:+=^!/*?&<>()[]{}@%$#".utf8)
 
     static func version() -> (major: Int, minor: Int, patch: Int) {
         var major: Int32 = 0

@@ -22,6 +22,7 @@ enum BenchCommand: Command {
             OptionSpec(name: "cluster-config", value: "PATH", help: "A configuration file (JSON) for the children, merged over the defaults."),
             OptionSpec(name: "wrap-coordinator", value: "COMMAND", help: "Run the coordinator under COMMAND (split on spaces), e.g. a profiler; reported."),
             OptionSpec(name: "wrap-workers", value: "COMMAND", help: "Run each worker under COMMAND (split on spaces); reported."),
+            OptionSpec(name: "curve", value: nil, help: "Run CURVE on every endpoint (keys made per run) to measure what encryption costs; reported."),
             OptionSpec(name: "keep", value: nil, help: "Keep each run's directory (store, logs, plan, records) and print its path."),
         ],
         details: """
@@ -65,6 +66,7 @@ enum BenchCommand: Command {
             settings.subscriber = parsed
         }
         settings.keepsDirectory = arguments.has("keep")
+        settings.curve = arguments.has("curve")
         settings.coordinatorWrapper = arguments.value("wrap-coordinator")?.split(separator: " ").map(String.init) ?? []
         settings.workerWrapper = arguments.value("wrap-workers")?.split(separator: " ").map(String.init) ?? []
 

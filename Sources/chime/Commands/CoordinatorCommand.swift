@@ -32,7 +32,7 @@ enum CoordinatorCommand: Command {
             OptionSpec(name: "fsync", value: "POLICY", help: "always (default), interval or never."),
             OptionSpec(name: "standby", value: nil, help: "Wait for the store's lock and take over when the active coordinator dies."),
         ] + CommonOptions.specs + LogOptions.specs,
-        details: "Recovers from the store, then binds control (ROUTER), dispatch (ROUTER), results (PULL) and the\nevent forwarder (XSUB/XPUB). Stops cleanly on SIGINT or SIGTERM.")
+        details: "Recovers from the store, then binds control (ROUTER), dispatch (ROUTER), results (PULL) and the\nevent forwarder (XSUB/XPUB). Stops cleanly on SIGINT or SIGTERM. With --keys DIR every endpoint runs\nCURVE and only the keys of DIR's allow-lists get in; SIGHUP reloads them. Without keys only loopback\naddresses may be bound (unless security.insecure is true).")
 
     static func run(_ arguments: Arguments) throws -> Int32 {
         var configuration = try CommonOptions.configuration(arguments)
@@ -46,8 +46,20 @@ enum CoordinatorCommand: Command {
         let logger = try LogOptions.logger("coordinator", arguments)
         let stop = StopSignal()
         installTerminationHandlers(stop)
+        let security = try SecuritySettings.server(configuration)
+        if let security {
+            installReloadHandler {
+                do {
+                    let counts = try security.reload()
+                    logger.info("allow-lists reloaded", Dictionary(uniqueKeysWithValues: counts.map { ($0.key.rawValue, String($0.value)) }))
+                } catch {
+                    logger.error("allow-lists not reloaded; the previous ones stay in force", ["error": "\(error)"])
+                }
+            }
+        }
         let service = CoordinatorService(
-            configuration: configuration, logger: logger, stop: stop, standby: arguments.has("standby"))
+            configuration: configuration, logger: logger, stop: stop, standby: arguments.has("standby"),
+            security: security)
         try service.run()
         return 0
     }
@@ -68,7 +80,8 @@ enum WorkerCommand: Command {
         let stop = StopSignal()
         installTerminationHandlers(stop)
         let service = WorkerService(
-            configuration: configuration, id: arguments.value("id").map { WorkerID($0) }, logger: logger, stop: stop)
+            configuration: configuration, id: arguments.value("id").map { WorkerID($0) }, logger: logger, stop: stop,
+            curve: try CommonOptions.clientKeys(configuration, role: .worker))
         try service.run()
         return 0
     }

@@ -32,11 +32,19 @@ enum SubscribeCommand: Command {
         let client = SubscriberClient(
             endpoint: configuration.endpoints.events.connect,
             recipient: arguments.value("recipient").map { RecipientID($0) }, stop: stop,
-            highWaterMark: configuration.eventHighWaterMark)
+            highWaterMark: configuration.eventHighWaterMark,
+            curve: try CommonOptions.clientKeys(configuration, role: .subscriber))
         var catchUp: (client: ControlClient, since: UInt64)?
         if let since = arguments.value("since") {
             guard let seq = UInt64(since) else { throw UsageError("--since must be a sequence number, not '\(since)'") }
-            catchUp = (try makeControlClient(arguments), seq)
+            // The subscriber key may catch up too (the control `events` request).
+            catchUp = (
+                try ControlClient(
+                    endpoint: configuration.endpoints.control.connect,
+                    timeout: .milliseconds(configuration.client.requestTimeoutMilliseconds),
+                    retries: configuration.client.retries, curve: try CommonOptions.clientKeys(configuration, role: .subscriber)),
+                seq
+            )
         }
         try client.run(catchUp: catchUp) { event, raw in
             if arguments.has("json") {

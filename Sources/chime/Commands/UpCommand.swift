@@ -26,7 +26,7 @@ enum UpCommand: Command {
 
         var childArguments: [String] = []
         if let path = CommonOptions.configurationPath(arguments) { childArguments += ["--config", path] }
-        for name in ["port-base", "control", "dispatch", "results", "events", "events-ingest"] {
+        for name in ["port-base", "control", "dispatch", "results", "events", "events-ingest", "keys"] {
             if let value = arguments.value(name) { childArguments += ["--\(name)", value] }
         }
         childArguments += ["--log-level", arguments.has("verbose") ? "info" : "warning"]
@@ -35,7 +35,9 @@ enum UpCommand: Command {
         defer { children.terminateAll(grace: 5) }
         let coordinator = try children.spawn(["coordinator"] + childArguments)
         let client = try ControlClient(
-            endpoint: configuration.endpoints.control.connect, timeout: .milliseconds(500), retries: 0)
+            endpoint: configuration.endpoints.control.connect, timeout: .milliseconds(500), retries: 0,
+            curve: try CommonOptions.clientKeys(configuration, role: .operator))
+        let subscriberKeys = try CommonOptions.clientKeys(configuration, role: .subscriber)
         try waitUntil(deadline: 15, what: "the coordinator to answer", children: children) {
             (try? client.call(ControlRequest(command: .ping), PongResult.self)) != nil
         }
@@ -54,7 +56,7 @@ enum UpCommand: Command {
         let subscriberDone = DispatchSemaphore(value: 0)
         let subscriberThread = Thread {
             do {
-                let subscriber = SubscriberClient(endpoint: eventsEndpoint, recipient: nil, stop: stop)
+                let subscriber = SubscriberClient(endpoint: eventsEndpoint, recipient: nil, stop: stop, curve: subscriberKeys)
                 try subscriber.run(onReady: { subscribed.signal() }) { event, raw in
                     output(json ? String(decoding: raw, as: UTF8.self) : describe(event))
                 }

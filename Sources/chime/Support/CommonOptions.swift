@@ -1,3 +1,4 @@
+import ChimeCluster
 import ChimeRuntime
 import Foundation
 
@@ -11,6 +12,9 @@ enum CommonOptions {
         OptionSpec(name: "results", value: "ENDPOINT", help: "Results endpoint."),
         OptionSpec(name: "events", value: "ENDPOINT", help: "Events (XPUB) endpoint subscribers connect to."),
         OptionSpec(name: "events-ingest", value: "ENDPOINT", help: "Events (XSUB) endpoint publishers connect to."),
+        OptionSpec(name: "keys", value: "DIR", help: "Key directory (chime keys init): the coordinator serves CURVE with it; others default to DIR/<role>.key_secret and DIR/server.key (security.keys)."),
+        OptionSpec(name: "key", value: "FILE", help: "This process's secret certificate (security.key)."),
+        OptionSpec(name: "server-key", value: "FILE", help: "The coordinator's public certificate (security.serverKey)."),
     ]
 
     /// The configuration file path that applies, or `nil` for the built-in defaults.
@@ -39,6 +43,15 @@ enum CommonOptions {
         override("results", &configuration.endpoints.results)
         override("events", &configuration.endpoints.events)
         override("events-ingest", &configuration.endpoints.eventsIngest)
+        if let keys = arguments.value("keys") { configuration.security.keys = keys }
+        if let key = arguments.value("key") { configuration.security.key = key }
+        if let serverKey = arguments.value("server-key") { configuration.security.serverKey = serverKey }
         return configuration
+    }
+
+    /// The CURVE client keys for a process acting as `role`; `nil` without keys configured.
+    /// - Throws: `SecurityError` for unusable key files.
+    static func clientKeys(_ configuration: ChimeConfiguration, role: Role) throws -> CurveClientKeys? {
+        try SecuritySettings.client(configuration, role: role)
     }
 }

@@ -49,7 +49,7 @@ func makeControlClient(_ arguments: Arguments) throws -> ControlClient {
     return try ControlClient(
         endpoint: configuration.endpoints.control.connect,
         timeout: .milliseconds(configuration.client.requestTimeoutMilliseconds),
-        retries: configuration.client.retries)
+        retries: configuration.client.retries, curve: try CommonOptions.clientKeys(configuration, role: .operator))
 }
 
 extension StoreReport {
