@@ -51,9 +51,11 @@ extension CoordinatorService {
         if standby {
             let holder = StoreLock.recordedHolder(of: directory).map { "pid \($0)" } ?? "another coordinator"
             logger.info("standby: waiting for the store lock", ["store": directory.path, "holder": holder])
+            notifier?.notifyReady(status: "standby: waiting for the store lock (\(holder))")
             var acquired: StoreLock?
             while acquired == nil {
                 if stop.isStopRequested { return nil }
+                watchdog.pingIfDue(at: .now)
                 do {
                     acquired = try StoreLock.acquire(directory: directory, until: Date().addingTimeInterval(0.25), pollInterval: 0.02)
                 } catch let error as JournalError where error.code == .locked {
@@ -63,6 +65,7 @@ extension CoordinatorService {
             guard let acquired else { return nil }
             lock = acquired
             logger.info("standby: took over the store", ["store": directory.path])
+            notifier?.notifyStatus("taking over: recovering the store")
         } else {
             lock = try StoreLock.tryAcquire(directory: directory)
         }
@@ -100,7 +103,16 @@ extension CoordinatorService {
         // Journaled before anything is served, so a lost EPOCH file is rebuilt from it.
         let startedEntry = JournalEntry.started(epoch: tunables.epoch, at: clock.now)
         try store.append([startedEntry])
-        try store.sync()
+        do {
+            try store.sync()
+        } catch let error as JournalError where error.code == .noSpace {
+            // A start on a full store: the entry stays buffered and the journal writer starts
+            // in the store-full mode, retrying it before anything else (the epoch itself is
+            // durable in EPOCH, rewritten in place when no new file fits).
+            logger.warning("the store is full at start: serving reads and firing, refusing changes until space returns",
+                           ["error": "\(error)"])
+            unwrittenAtStart = 1
+        }
         state.apply(startedEntry)
         state.finishRecovery(at: clock.now)
         let report = recovery.report
@@ -123,29 +135,6 @@ extension CoordinatorService {
         // restarting still snapshots and its journal stays bounded.
         recordsSinceSnapshot = report.entriesReplayed
         return (.file(store), state)
-    }
-
-    /// How often the loop checks that `LOCK` still names the file it locked, in seconds.
-    static let ownershipCheckInterval = 0.1
-    /// How long a coordinator that had to create `LOCK` in an existing store waits before
-    /// recovery, in seconds: several ownership check intervals of a coordinator that may
-    /// still hold the deleted file.
-    static let lostLockGrace = 0.5
-
-    /// Checks, at most every `ownershipCheckInterval` (monotonic), that the store lock is
-    /// still this coordinator's (see `StoreLock.verifyOwnership`).
-    /// - Throws: `JournalError` `.lockLost` (the coordinator must stop writing at once).
-    func verifyStoreOwnership() throws {
-        guard case .file(let store) = storage else { return }
-        let now = ContinuousClock.now
-        if let last = lastOwnershipCheck, now - last < .seconds(Self.ownershipCheckInterval) { return }
-        lastOwnershipCheck = now
-        do {
-            try store.lock.verifyOwnership()
-        } catch let error as JournalError where error.code == .lockLost {
-            hasLostOwnership = true
-            throw error
-        }
     }
 
     /// Answers `snapshot`, `compact` and `store`, which need the store; called between loop

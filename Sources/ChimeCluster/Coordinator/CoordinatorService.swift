@@ -39,6 +39,21 @@ public final class CoordinatorService {
     var lastOwnershipCheck: ContinuousClock.Instant?
     /// Set when `LOCK` was deleted or replaced: nothing more may reach the store.
     var hasLostOwnership = false
+    /// The supervisor (systemd's `NOTIFY_SOCKET`), told `READY=1`, `STATUS=`, `WATCHDOG=1`
+    /// and `STOPPING=1`; `nil` when nobody supervises this process that way.
+    let notifier: SystemdNotifier?
+    /// Paces the loop's `WATCHDOG=1` pings (at most every half of `WATCHDOG_USEC`).
+    var watchdog: WatchdogPacer
+    /// When the previous loop turn began (monotonic), to notice a stalled loop.
+    var previousTurnStart: ContinuousClock.Instant?
+    /// Whether the journal writer found the disk full (the store-full mode, see
+    /// `CoordinatorService+StoreFull.swift`).
+    var isStoreFull = false
+    /// Replies that depend on nothing unwritten (reads and refusals while the store is
+    /// full), sent at the end of the control read.
+    var immediateReplies: [(body: Data, client: ClientAddress)] = []
+    /// Entries the store holds buffered since a start on a full store (0 or 1: `started`).
+    var unwrittenAtStart = 0
 
     /// A message the loop sends once the journal entries it reports on are durable.
     enum OutboundMessage {
@@ -53,10 +68,14 @@ public final class CoordinatorService {
     ///   - clock: the time the schedule runs by (`SystemClock` in a process).
     ///   - context: the ZeroMQ context for the sockets; `nil` makes one. With a shared
     ///     context every endpoint may be `inproc://`.
+    ///   - notifier: the service supervisor to notify (`SystemdNotifier(environment:)` in a
+    ///     process started by systemd or a test supervisor); `nil` notifies nobody.
     public init(
         configuration: ChimeConfiguration, logger: Logger, stop: StopSignal, standby: Bool = false,
-        clock: any ServiceClock = SystemClock(), context: Context? = nil
+        clock: any ServiceClock = SystemClock(), context: Context? = nil, notifier: SystemdNotifier? = nil
     ) {
+        self.notifier = notifier
+        self.watchdog = WatchdogPacer(notifier: notifier)
         self.configuration = configuration
         self.clock = clock
         self.sharedContext = context
@@ -102,9 +121,12 @@ public final class CoordinatorService {
     /// starts the forwarder and serves until the stop signal.
     /// - Parameter onReady: called once every socket is bound.
     /// - Throws: `ZeroMQError` when a socket cannot be bound; `JournalError` when the store
-    ///   is locked, damaged beyond its tail, or fails to write (the coordinator then stops:
-    ///   it cannot promise durability), and `.lockLost` when `LOCK` was deleted or replaced
-    ///   while it ran (checked every 100 ms; it then stops without writing what is queued).
+    ///   is locked, damaged beyond its tail, or fails to write other than for want of space
+    ///   (the coordinator then stops: it cannot promise durability; a full disk is a mode,
+    ///   see `CoordinatorService+StoreFull.swift`), and `.lockLost` when `LOCK` was deleted or
+    ///   replaced while it ran, or the `EPOCH` file passed this coordinator's epoch (checked
+    ///   every 100 ms and after every stall; it then stops without writing what is queued or
+    ///   sending anything more).
     public func run(onReady: () -> Void = {}) throws {
         // Not shut down by the stop signal: the loop sees the signal within one poll (≤ 100 ms)
         // and then still answers the requests whose journal entries become durable.
@@ -164,7 +186,8 @@ public final class CoordinatorService {
         let signalEndpoint = "inproc://chime-journal-\(UUID().uuidString)"
         try journalSignal.bind(to: signalEndpoint)
         if case .file(let store) = storage {
-            journalWriter = try JournalWriter(store: store, context: context, signalEndpoint: signalEndpoint)
+            journalWriter = try JournalWriter(
+                store: store, context: context, signalEndpoint: signalEndpoint, unwrittenEntries: unwrittenAtStart)
         }
         defer {
             if let journalWriter {
@@ -181,6 +204,7 @@ public final class CoordinatorService {
             "coordinator ready", ["control": endpoints.control.bind, "dispatch": endpoints.dispatch.bind,
                                   "results": endpoints.results.bind, "events": endpoints.events.bind,
                                   "eventsIngest": endpoints.eventsIngest.bind, "pid": String(getpid())])
+        notifier?.notifyReady(status: activeStatusLine())
         onReady()
 
         let poller = Poller()
@@ -198,8 +222,9 @@ public final class CoordinatorService {
             } catch let error as ZeroMQError where error.code == .contextTerminated {
                 break
             }
-            // Before anything of this turn reaches the journal or a worker.
-            try verifyStoreOwnership()
+            // Before anything of this turn reaches the journal or a worker: one monotonic
+            // reading a turn drives the watchdog, the stall check and the ownership check.
+            try superviseTurn(at: ContinuousClock.now)
             var directives: [CoordinatorDirective] = []
             do {
                 while try journalSignal.receiveMessage(dontWait: true) != nil {}
@@ -219,9 +244,16 @@ public final class CoordinatorService {
                 break
             }
         }
+        notifier?.notifyStopping(status: "stopping: answering what the journal makes durable")
         // Answer what is waiting for the journal before the sockets close.
         if let journalWriter {
-            try journalWriter.drain()
+            do {
+                try journalWriter.drain()
+            } catch let error as JournalError where error.code == .noSpace {
+                logger.warning(
+                    "stopping with a full store: entries not yet written are lost as in a crash (no reply depending on them was sent; recovery redoes firings)",
+                    ["unwritten": String(journalWriter.undurableCount)])
+            }
             do {
                 try flushOutbox(control: control, events: events)
             } catch {
@@ -250,6 +282,7 @@ public final class CoordinatorService {
 
     /// Reads at most 1,000 control requests without blocking.
     func readControl(_ control: Socket, into directives: inout [CoordinatorDirective]) throws {
+        defer { sendImmediateReplies(on: control) }
         for _ in 0..<1000 {
             guard let frames = try control.receiveMessage(dontWait: true) else { return }
             directives += handleControlMessage(frames)
@@ -275,11 +308,13 @@ public final class CoordinatorService {
         }
         do {
             let request = try codec.decodeRequest(envelope.body)
+            if isStoreFull, let directives = answerWhileStoreFull(request, from: address) { return directives }
             if [.snapshot, .compact, .store].contains(request.operation) {
                 pendingStoreRequests.append((request, address))
                 return []
             }
-            return state.onRequest(request, from: address, at: clock.now)
+            let directives = state.onRequest(request, from: address, at: clock.now)
+            return request.operation == .status ? withStoreMode(directives) : directives
         } catch {
             logger.warning("rejected control request", ["code": error.code.rawValue, "reason": error.message])
             return state.onUndecodableRequest(error, requestId: Self.requestId(in: envelope.body), from: address)
@@ -387,7 +422,12 @@ public final class CoordinatorService {
     ///   then stops: it cannot promise durability).
     func flushOutbox(control: Socket, events: Socket) throws {
         // Asked every turn, so a failed write stops the coordinator even when no reply waits.
-        let durable = try journalWriter?.durableTicket() ?? .max
+        var durable = UInt64.max
+        if let journalWriter {
+            let status = try fencing { try journalWriter.status() }
+            durable = status.durableTicket
+            if status.isStoreFull != isStoreFull { noteStoreMode(isFull: status.isStoreFull) }
+        }
         while let next = outbox.first, next.ticket <= durable {
             _ = outbox.popFirst()
             switch next.message {
@@ -418,8 +458,15 @@ public final class CoordinatorService {
         let threshold = max(configuration.store.snapshotEveryRecords, state.reminderCount / 2)
         guard recordsSinceSnapshot >= threshold else { return }
         if quietSince.map({ now.timeIntervalSince($0) >= 1 }) ?? false || recordsSinceSnapshot >= 4 * threshold {
-            try journalWriter?.drain()
-            try writeSnapshot(to: store)
+            // No snapshot while the store is full: it could not be written, and it needs a
+            // drained (idle) writer, which a full store does not have.
+            guard !isStoreFull else { return }
+            do {
+                try journalWriter?.drain()
+                try writeSnapshot(to: store)
+            } catch let error as JournalError where error.code == .noSpace {
+                logger.warning("snapshot postponed: the store is full", ["error": "\(error)"])
+            }
         }
     }
 

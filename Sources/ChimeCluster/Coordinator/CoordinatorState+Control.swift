@@ -12,8 +12,7 @@ extension CoordinatorState {
     public mutating func onRequest(_ request: ControlRequest, from client: ClientAddress, at now: Date)
         -> [CoordinatorDirective]
     {
-        let isMutating = [.schedule, .cancel, .retry, .register, .badge, .ack, .enable, .disable, .act]
-            .contains(request.operation) || request.command.isDeliveredRemoval
+        let isMutating = request.isMutating
         if isMutating, let requestId = request.requestId, let reply = requestLog.reply(to: requestId) {
             return [.replyEncoded(reply, to: client)]
         }

@@ -47,7 +47,8 @@ enum CoordinatorCommand: Command {
         let stop = StopSignal()
         installTerminationHandlers(stop)
         let service = CoordinatorService(
-            configuration: configuration, logger: logger, stop: stop, standby: arguments.has("standby"))
+            configuration: configuration, logger: logger, stop: stop, standby: arguments.has("standby"),
+            notifier: SystemdNotifier(environment: ProcessInfo.processInfo.environment))
         try service.run()
         return 0
     }
@@ -68,7 +69,8 @@ enum WorkerCommand: Command {
         let stop = StopSignal()
         installTerminationHandlers(stop)
         let service = WorkerService(
-            configuration: configuration, id: arguments.value("id").map { WorkerID($0) }, logger: logger, stop: stop)
+            configuration: configuration, id: arguments.value("id").map { WorkerID($0) }, logger: logger, stop: stop,
+            notifier: SystemdNotifier(environment: ProcessInfo.processInfo.environment))
         try service.run()
         return 0
     }
