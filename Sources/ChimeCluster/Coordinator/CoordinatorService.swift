@@ -18,6 +18,8 @@ public final class CoordinatorService {
     let stop: StopSignal
     /// Whether to wait for the store lock instead of failing when another coordinator holds it.
     let standby: Bool
+    /// Whether a standby keeps a warm copy of the state while it waits (`WarmStandby`).
+    let isWarmStandby: Bool
     let tunables: CoordinatorConfiguration
     var state: CoordinatorState
     var storage: CoordinatorStorage = .memory(InMemoryJournal(keepsEntries: false))
@@ -70,10 +72,15 @@ public final class CoordinatorService {
     ///     context every endpoint may be `inproc://`.
     ///   - notifier: the service supervisor to notify (`SystemdNotifier(environment:)` in a
     ///     process started by systemd or a test supervisor); `nil` notifies nobody.
+    ///   - warmStandby: with `standby`, load the snapshot and follow the journal while
+    ///     waiting, so a takeover replays only the last records (it holds a copy of the
+    ///     state: as much memory as the active coordinator); `false` recovers at takeover.
     public init(
         configuration: ChimeConfiguration, logger: Logger, stop: StopSignal, standby: Bool = false,
-        clock: any ServiceClock = SystemClock(), context: Context? = nil, notifier: SystemdNotifier? = nil
+        clock: any ServiceClock = SystemClock(), context: Context? = nil, notifier: SystemdNotifier? = nil,
+        warmStandby: Bool = true
     ) {
+        self.isWarmStandby = warmStandby
         self.notifier = notifier
         self.watchdog = WatchdogPacer(notifier: notifier)
         self.configuration = configuration

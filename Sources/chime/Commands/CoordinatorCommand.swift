@@ -30,7 +30,8 @@ enum CoordinatorCommand: Command {
         options: [
             OptionSpec(name: "store", value: "DIR", help: "Store directory (journal, snapshots, lock); 'none' keeps everything in memory. Default from store.directory."),
             OptionSpec(name: "fsync", value: "POLICY", help: "always (default), interval or never."),
-            OptionSpec(name: "standby", value: nil, help: "Wait for the store's lock and take over when the active coordinator dies."),
+            OptionSpec(name: "standby", value: nil, help: "Wait for the store's lock and take over when the active coordinator dies (warm: loads the snapshot and follows the journal meanwhile)."),
+            OptionSpec(name: "cold-standby", value: nil, help: "With --standby: do not load the store while waiting (less memory; the takeover recovers from the files)."),
         ] + CommonOptions.specs + LogOptions.specs,
         details: "Recovers from the store, then binds control (ROUTER), dispatch (ROUTER), results (PULL) and the\nevent forwarder (XSUB/XPUB). Stops cleanly on SIGINT or SIGTERM.")
 
@@ -48,7 +49,8 @@ enum CoordinatorCommand: Command {
         installTerminationHandlers(stop)
         let service = CoordinatorService(
             configuration: configuration, logger: logger, stop: stop, standby: arguments.has("standby"),
-            notifier: SystemdNotifier(environment: ProcessInfo.processInfo.environment))
+            notifier: SystemdNotifier(environment: ProcessInfo.processInfo.environment),
+            warmStandby: !arguments.has("cold-standby"))
         try service.run()
         return 0
     }
