@@ -7,7 +7,8 @@ import Synchronization
 
 /// A small stand-in for systemd's watchdog in tests: listens on an `AF_UNIX` datagram socket
 /// (a child's `NOTIFY_SOCKET`) and kills the process with SIGKILL, by its pid, when more than
-/// `timeout` passes after its `READY=1` without a `WATCHDOG=1` (systemd's `WatchdogSec=`).
+/// `timeout` passes after its `READY=1` (or first ping) without a `WATCHDOG=1` (systemd's
+/// `WatchdogSec=`).
 ///
 /// One supervisor watches one process: give each child its own socket (`environment`).
 /// The pid is attached after the spawn (`watch(pid:)`), and a restart attaches the new one.
@@ -122,7 +123,11 @@ public final class WatchdogSupervisor: Sendable {
                 state.isReady = true
                 state.lastPing = .now
             }
-            if lines.contains("WATCHDOG=1") { state.lastPing = .now }
+            // A ping arms the watchdog too: a READY=1 sent before `watch(pid:)` is not lost.
+            if lines.contains("WATCHDOG=1") {
+                state.isReady = true
+                state.lastPing = .now
+            }
         }
     }
 }
