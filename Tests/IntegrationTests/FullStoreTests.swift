@@ -6,51 +6,6 @@ import ChimeWire
 import Foundation
 import Testing
 
-/// A small tmpfs mounted for one test (needs root: `mount -t tmpfs -o size=1m tmpfs DIR`).
-final class Tmpfs {
-    let path: String
-
-    /// Mounts a tmpfs of `size` (such as `1m`) at `path` (created when missing).
-    /// - Throws: `SkipReason` (with `mount`'s words) when it cannot be mounted here.
-    init(at path: String, size: String) throws {
-        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-        let (status, _, error) = try LocalCluster.run(
-            binary: URL(fileURLWithPath: "/bin/mount"), ["-t", "tmpfs", "-o", "size=\(size)", "tmpfs", path], timeout: 10)
-        guard status == 0 else { throw SkipReason(text: "mount -t tmpfs failed (\(status)): \(error)") }
-        self.path = path
-    }
-
-    /// Fills what space is left with a file `name`, 4 KiB at a time, until a write fails.
-    /// - Returns: the bytes written.
-    @discardableResult
-    func fill(with name: String) throws -> Int {
-        let path = "\(self.path)/\(name)"
-        try #require(FileManager.default.createFile(atPath: path, contents: nil))
-        let handle = try #require(FileHandle(forWritingAtPath: path))
-        defer { try? handle.close() }
-        let chunk = Data(repeating: 0x55, count: 4096)
-        var written = 0
-        while (try? handle.write(contentsOf: chunk)) != nil { written += chunk.count }
-        return written
-    }
-
-    /// Changes the size in place (the files stay).
-    func resize(to size: String) throws {
-        let (status, _, error) = try LocalCluster.run(
-            binary: URL(fileURLWithPath: "/bin/mount"), ["-o", "remount,size=\(size)", path], timeout: 10)
-        try #require(status == 0, "remount failed: \(error)")
-    }
-
-    deinit {
-        _ = try? LocalCluster.run(binary: URL(fileURLWithPath: "/bin/umount"), ["-l", path], timeout: 10)
-    }
-}
-
-/// Why a test could not run here.
-struct SkipReason: Error {
-    var text: String
-}
-
 /// Issue 13, item 6 over real processes: a full disk is a mode, not an exit.
 @Suite(.serialized) struct FullStoreTests {
     static let configuration = """
@@ -64,8 +19,8 @@ struct SkipReason: Error {
         let tmpfs: Tmpfs
         do {
             tmpfs = try Tmpfs(at: directory.path("mnt"), size: "1m")
-        } catch let skip as SkipReason {
-            print("full store test skipped: \(skip.text)")
+        } catch let unavailable as TmpfsUnavailable {
+            print("full store test skipped: \(unavailable.reason)")
             return
         }
         let store = "\(tmpfs.path)/store"
