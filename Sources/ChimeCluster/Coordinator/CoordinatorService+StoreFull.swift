@@ -32,10 +32,7 @@ extension CoordinatorService {
             if request.isMutating, let requestId = request.requestId, state.requestLog.reply(to: requestId) != nil {
                 return nil
             }
-            let error = WireError(
-                .storeFull,
-                "the coordinator's store is full: \(request.operation.rawValue) is refused until space returns (reads and firing go on)")
-            immediateReplies.append((codec.encode(ControlReply<EmptyResult>(requestId: request.requestId, error: error)), client))
+            immediateReplies.append((storeFullReply(to: request), client))
             return []
         }
         let directives = state.onRequest(request, from: client, at: clock.now)
@@ -52,6 +49,14 @@ extension CoordinatorService {
             }
         }
         return []
+    }
+
+    /// The `store_full` refusal of `request`.
+    func storeFullReply(to request: ControlRequest) -> Data {
+        let error = WireError(
+            .storeFull,
+            "the coordinator's store is full: \(request.operation.rawValue) is refused until space returns (reads and firing go on)")
+        return codec.encode(ControlReply<EmptyResult>(requestId: request.requestId, error: error))
     }
 
     /// Adds `storeFull` to a `status` reply (with a file store).

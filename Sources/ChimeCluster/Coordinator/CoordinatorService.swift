@@ -491,12 +491,19 @@ public final class CoordinatorService {
         guard !pendingStoreRequests.isEmpty else { return }
         // The snapshot must match the journal, and statistics are read from the store; earlier
         // replies go first.
-        try journalWriter?.drain()
+        var isFull = false
+        do {
+            try journalWriter?.drain()
+        } catch let error as JournalError where error.code == .noSpace {
+            // The disk filled after these were accepted: the writer is not idle, so the store
+            // cannot be read or snapshotted now.
+            isFull = true
+        }
         try flushOutbox(control: control, events: events)
         let requests = pendingStoreRequests
         pendingStoreRequests.removeAll()
         for (request, client) in requests {
-            let body = handleStoreRequest(request)
+            let body = isFull ? storeFullReply(to: request) : handleStoreRequest(request)
             _ = try control.send(client.routing + [body], dontWait: true)
         }
     }
