@@ -53,7 +53,7 @@ import Testing
             try ClusterDeliveryTests.waitUntilSubscribed(collector, client: client, recipient: "probe")
             let ledger = RequestLedger()
             var faults: [Fault: Int] = [:]
-            var takeovers: [Double] = []
+            var takeovers: [Fault: [Double]] = [:]
 
             func activeName() throws -> String {
                 let status = try client.send(ControlRequest(command: .status), expecting: StatusReport.self)
@@ -96,7 +96,7 @@ import Testing
                         cluster.crash(active)
                     }
                     try cluster.waitForCoordinator(timeout: 15)
-                    takeovers.append(Date().timeIntervalSince(faultAt))
+                    takeovers[fault, default: []].append(Date().timeIntervalSince(faultAt))
                     try restartAsStandby(active)
                 case .killWorker:
                     let worker = "worker-\(1 + Int(random.next() % 2))"
@@ -126,10 +126,15 @@ import Testing
             let unanswered = ledger.all.filter { $0.outcome != .acknowledged }.count
             let summary = Fault.allCases.map { "\($0.rawValue): \(faults[$0] ?? 0)" }.joined(separator: ", ")
             let watchdogKills = supervisors.values.map(\.kills.count).reduce(0, +)
+            func figures(_ fault: Fault) -> String {
+                let times = (takeovers[fault] ?? []).sorted()
+                guard let median = times.dropFirst(times.count / 2).first, let maximum = times.last else { return "none" }
+                return String(format: "median %.0f ms, max %.0f ms", median * 1000, maximum * 1000)
+            }
             print(String(
-                format: "nemesis: %d rounds in %.1f s (%@); %d watchdog kills; %d reminders acknowledged, %d requests unanswered; %d firings due, lost %d, %d duplicate deliveries (same firing id); takeover max %.0f ms, median %.0f ms",
+                format: "nemesis: %d rounds in %.1f s (%@); %d watchdog kills; %d reminders acknowledged, %d requests unanswered; %d firings due, lost %d, %d duplicate deliveries (same firing id); serving again after kill -9: %@; after SIGSTOP (watchdog 1.5 s): %@",
                 rounds, Date().timeIntervalSince(started), summary, watchdogKills, acknowledged.count, unanswered, expected.count,
-                lost.count, duplicates, (takeovers.max() ?? 0) * 1000, (takeovers.sorted().dropFirst(takeovers.count / 2).first ?? 0) * 1000))
+                lost.count, duplicates, figures(.killActive), figures(.pauseActive)))
             #expect(watchdogKills == faults[.pauseActive] ?? 0, "the supervisor killed exactly the paused coordinators")
         } catch {
             cluster.stop()
