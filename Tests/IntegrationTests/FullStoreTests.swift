@@ -130,4 +130,48 @@ import Testing
             #expect(verify == 0, "the store verifies clean: \(output)")
         }
     }
+
+    @Test func aCoordinatorStartsWhenNotEvenItsStartedEntryFits() throws {
+        let directory = try TemporaryDirectory(prefix: "full-start")
+        let tmpfs: Tmpfs
+        do {
+            tmpfs = try Tmpfs(at: directory.path("mnt"), size: "1m")
+        } catch let unavailable as TmpfsUnavailable {
+            print("full start test skipped: \(unavailable.reason)")
+            return
+        }
+        let store = "\(tmpfs.path)/store"
+        // 100-byte segments: every record starts a segment of its own, so the next record
+        // needs a new page however full the last one is.
+        let configuration = #"{"store": {"segmentBytes": 100, "snapshotEveryRecords": 1000000}}"#
+        try withLocalCluster(workers: 0, configuration: configuration, coordinatorArguments: ["--store", store]) { cluster in
+            let client = try ControlClient(endpoint: cluster.controlEndpoint, timeout: .seconds(1), retries: 3)
+            let reminders = try (0..<5).map { try Durability.plainReminder(id: "kept-\($0)", due: Date().addingTimeInterval(3600)) }
+            _ = try client.send(ControlRequest(command: .schedule(reminders)), expecting: ScheduleResult.self)
+            #expect(cluster.stop("coordinator") == 0)
+            try tmpfs.fill(with: "ballast")
+
+            try cluster.restart("coordinator")
+            try cluster.waitForCoordinator(timeout: 20)
+            #expect(cluster.log(of: "coordinator").contains("the store is full at start"))
+            let status = try client.send(ControlRequest(command: .status), expecting: StatusReport.self)
+            #expect(status.result?.storeFull == true)
+            #expect(status.result?.reminders["pending"] == 5)
+            #expect(throws: WireError(.storeFull, "")) {
+                _ = try client.send(ControlRequest(command: .schedule([try Durability.plainReminder(id: "no", due: Date())])), expecting: ScheduleResult.self)
+            }
+            #expect(try StoreLock.epoch(of: URL(fileURLWithPath: store)) == 2, "EPOCH was rewritten in place")
+
+            try tmpfs.resize(to: "16m")
+            try expectEventually(timeout: 5, "the store-full mode to end") {
+                try client.send(ControlRequest(command: .status), expecting: StatusReport.self).result?.storeFull == false
+            }
+            let later = try Durability.plainReminder(id: "later", due: Date().addingTimeInterval(3600))
+            _ = try client.send(ControlRequest(command: .schedule([later])), expecting: ScheduleResult.self)
+            #expect(cluster.stop("coordinator") == 0)
+            let (verify, output, _) = try LocalCluster.run(binary: cluster.binary, ["store", "verify", store, "--json"], timeout: 30)
+            #expect(verify == 0, "the store verifies clean: \(output)")
+            #expect(output.contains(#""epochFile":2"#) && output.contains(#""journalEpoch":2"#), "the started entry was written once space returned: \(output)")
+        }
+    }
 }
