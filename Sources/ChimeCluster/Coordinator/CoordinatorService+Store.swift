@@ -53,6 +53,8 @@ extension CoordinatorService {
             guard let (acquired, warmed) = try waitForLock(directory: directory, tunables: tunables) else { return nil }
             lock = acquired
             warm = warmed
+            logger.info("standby: took over the store", ["store": directory.path, "warm": String(warmed != nil)])
+            notifier?.notifyStatus("taking over: \(warmed == nil ? "recovering the store" : "replaying the last records")")
         } else {
             lock = try StoreLock.tryAcquire(directory: directory)
         }
