@@ -51,6 +51,8 @@ public final class FileJournal: Journal {
     var nextSequence: UInt64
     var counters = JournalStatistics()
     var hasUnsyncedBytes = false
+    /// A segment was created whose directory entry is not yet fsynced.
+    var isDirectorySyncPending = false
     var lastFsyncTime: Double
     var failure: JournalError?
     let codec = JournalEntryCodec()
@@ -130,27 +132,40 @@ public final class FileJournal: Journal {
     /// as the fsync policy says. Under `.always`, returning means every appended entry is
     /// on stable storage; a sync with nothing new since the last `fdatasync` does not call
     /// it again.
-    /// - Throws: `JournalError` `.io` when a write or fsync fails (the journal is then
-    ///   unusable); `.closed`.
+    ///
+    /// A write that fails for want of space (`ENOSPC`, `EDQUOT`) is undone: the segment is
+    /// truncated back to its last complete record and every buffered record stays buffered,
+    /// in order, so a later `sync` (or more `append`s, then `sync`) writes them once space
+    /// returns. Nothing after the first unwritten record reaches the file before it.
+    /// - Throws: `JournalError` `.noSpace` when a write or a segment creation found no
+    ///   space (the journal stays usable; call `sync` again later); `.io` when a write or
+    ///   fsync fails otherwise, or an fsync reports no space (the journal is then unusable:
+    ///   after a failed fsync what reached the disk is unknown); `.closed`.
     public func sync() throws {
         try checkUsable()
         counters.syncCalls += 1
         do {
-            var rolled = false
             if !pending.isEmpty {
-                let writes = pending
-                pending = []
-                for write in writes {
+                while let write = pending.first {
                     if let firstSequence = write.newSegmentFirstSequence {
                         try roll(to: firstSequence)
-                        rolled = true
+                        // The segment exists now: a retry after no space appends to it.
+                        pending[0].newSegmentFirstSequence = nil
+                        isDirectorySyncPending = true
                     }
                     try writeToTail(write.bytes)
+                    pending.removeFirst()
                 }
                 counters.writtenSequence = lastSequence
             }
             if hasUnsyncedBytes && isFsyncDue() { try syncTail() }
-            if rolled { try syncDirectory() }
+            if isDirectorySyncPending {
+                try syncDirectory()
+                isDirectorySyncPending = false
+            }
+        } catch let error as JournalError where error.code == .noSpace {
+            counters.noSpaceFailures += 1
+            throw error
         } catch let error as JournalError {
             failure = error
             throw error
@@ -217,9 +232,21 @@ public final class FileJournal: Journal {
         }
     }
 
+    /// Appends `bytes` to the tail segment; when the disk is full, truncates away whatever
+    /// part was written (so the file ends with a complete record) and rethrows `.noSpace`.
     private func writeToTail(_ bytes: [UInt8]) throws {
         let tail = segments.count - 1
-        try bytes.withUnsafeBytes { try FileCalls.writeAll(descriptor, $0, path: segments[tail].path) }
+        do {
+            try bytes.withUnsafeBytes { try FileCalls.writeAll(descriptor, $0, path: segments[tail].path) }
+        } catch let error as JournalError where error.code == .noSpace {
+            // Shrinking needs no space; if even that fails the tail is unknown: fatal.
+            do {
+                try FileCalls.truncateFile(descriptor, to: segments[tail].size, path: segments[tail].path)
+            } catch let truncation as JournalError {
+                throw JournalError(.io, path: truncation.path, message: "\(error.message), then \(truncation.message)")
+            }
+            throw error
+        }
         segments[tail].size += bytes.count
         hasUnsyncedBytes = true
         counters.writeCalls += 1
@@ -228,7 +255,7 @@ public final class FileJournal: Journal {
 
     private func syncTail() throws {
         let start = FileCalls.monotonicSeconds()
-        try FileCalls.syncData(descriptor, path: segments[segments.count - 1].path)
+        try Self.fatalIfNoSpace { try FileCalls.syncData(descriptor, path: segments[segments.count - 1].path) }
         let latency = FileCalls.monotonicSeconds() - start
         counters.fsyncCount += 1
         counters.lastFsyncLatency = latency
@@ -251,7 +278,18 @@ public final class FileJournal: Journal {
     }
 
     private func syncDirectory() throws {
-        try FileCalls.syncDirectory(directory.path)
+        try Self.fatalIfNoSpace { try FileCalls.syncDirectory(directory.path) }
         counters.directorySyncCount += 1
+    }
+
+    /// An fsync that reports no space may have dropped dirty pages (Linux marks them clean
+    /// after a failed writeback), so it is damage of unknown extent, never a retryable
+    /// `.noSpace`.
+    private static func fatalIfNoSpace(_ body: () throws -> Void) throws {
+        do {
+            try body()
+        } catch let error as JournalError where error.code == .noSpace {
+            throw JournalError(.io, path: error.path, message: error.message)
+        }
     }
 }

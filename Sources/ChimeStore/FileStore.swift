@@ -68,6 +68,10 @@ public final class FileStore: Journal {
     ///   - options: segment size, snapshot retention, clock.
     ///   - lock: a lock already taken on `directory` (a standby's `StoreLock.acquire`);
     ///     `nil` takes it with `StoreLock.tryAcquire`. The store owns it from here on.
+    ///   - heldThrough: for a warm standby, the sequence number through which the caller
+    ///     already holds the state (a snapshot plus the entries a `JournalFollower` read):
+    ///     no snapshot is read (`recovery.snapshot` is `nil`) and only the entries after it
+    ///     are replayed; the journal is still checked and its torn tail cut off as usual.
     /// - Returns: the store and what was recovered.
     /// - Throws: `JournalError` `.locked` when another holder has the lock;
     ///   `.unsupportedVersion` for a snapshot or segment of a newer format;
@@ -75,18 +79,19 @@ public final class FileStore: Journal {
     ///   record (the error's `corruption` says where and how many) or the journal does not
     ///   reach back to the snapshot; `.io`.
     public static func open(
-        directory: URL, fsync policy: FsyncPolicy = .always, options: Options = Options(), lock: StoreLock? = nil
+        directory: URL, fsync policy: FsyncPolicy = .always, options: Options = Options(), lock: StoreLock? = nil,
+        heldThrough: UInt64? = nil
     ) throws -> (store: FileStore, recovery: Recovery) {
         precondition(options.retainedSnapshots >= 1, "keep at least one snapshot")
         let start = FileCalls.monotonicSeconds()
         let lock = try lock ?? StoreLock.tryAcquire(directory: directory)
         precondition(lock.isHeld, "FileStore.open was given a released lock")
         let snapshots = SnapshotStore(directory: directory.appendingPathComponent("snapshot"))
-        let (snapshot, skipped) = try snapshots.loadNewestValid()
+        let (snapshot, skipped) = heldThrough == nil ? try snapshots.loadNewestValid() : (nil, [])
         var entries: [JournalEntry] = []
         let (journal, journalReport) = try FileJournal.open(
             directory: directory.appendingPathComponent("journal"), fsync: policy, segmentSize: options.segmentSize,
-            replayingAfter: snapshot?.sequence ?? 0, clock: options.clock
+            replayingAfter: heldThrough ?? snapshot?.sequence ?? 0, clock: options.clock
         ) { _, entry in entries.append(entry) }
         for damaged in skipped { try snapshots.quarantine(damaged) }
         let removedTemporaryFiles = try snapshots.removeTemporaryFiles()

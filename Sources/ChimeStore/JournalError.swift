@@ -40,6 +40,10 @@ public struct JournalError: Error, Equatable, CustomStringConvertible {
         /// The store's `LOCK` path no longer names the file this holder locked (deleted or
         /// replaced), so another coordinator may lock the new one: the holder stops writing.
         public static let lockLost = Code(rawValue: "lock_lost")
+        /// A write or file creation failed with `ENOSPC` or `EDQUOT`. The journal keeps what
+        /// it had buffered and stays usable: `FileJournal.sync` can be called again once
+        /// there is space (an `fsync` that fails this way is `.io`, never this).
+        public static let noSpace = Code(rawValue: "no_space")
 
         /// The stable name.
         public var description: String { rawValue }

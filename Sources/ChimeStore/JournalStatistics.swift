@@ -18,6 +18,8 @@ public struct JournalStatistics: Hashable, Sendable {
     public var totalFsyncSeconds = 0.0
     /// Segments created by rolling over.
     public var segmentsCreated = 0
+    /// `sync` calls that found no space (`JournalError.noSpace`) and kept their records.
+    public var noSpaceFailures = 0
     /// The sequence number of the last appended entry (0: none yet).
     public var lastSequence: UInt64 = 0
     /// The sequence number of the last entry handed to the kernel (survives `kill -9`).

@@ -69,18 +69,41 @@ extension StoreLock {
         let epoch = highest
         let temporaryPath = path + ".tmp"
         let line = Array("chime-epoch \(Self.epochFormatVersion) \(epoch)\n".utf8)
-        let descriptor = try FileCalls.openFile(temporaryPath, O_WRONLY | O_CREAT | O_TRUNC)
         do {
-            try line.withUnsafeBytes { try FileCalls.writeAll(descriptor, $0, path: temporaryPath) }
-            try FileCalls.syncFile(descriptor, path: temporaryPath)
-        } catch {
-            FileCalls.closeFile(descriptor)
-            throw error
+            try Self.writeDurably(line, to: temporaryPath)
+        } catch let error as JournalError where error.code == .noSpace {
+            // Best effort: the failed temp file only takes space the journal needs.
+            try? FileCalls.removeFile(temporaryPath)
+            try overwriteEpochInPlace(line, path: path, after: error)
+            return epoch
         }
-        FileCalls.closeFile(descriptor)
         try FileCalls.renameFile(temporaryPath, to: path)
         try FileCalls.syncDirectory(directory.path)
         return epoch
+    }
+
+    private static func writeDurably(_ bytes: [UInt8], to path: String) throws {
+        let descriptor = try FileCalls.openFile(path, O_WRONLY | O_CREAT | O_TRUNC)
+        defer { FileCalls.closeFile(descriptor) }
+        try bytes.withUnsafeBytes { try FileCalls.writeAll(descriptor, $0, path: path) }
+        try FileCalls.syncFile(descriptor, path: path)
+    }
+
+    /// On a full disk: rewrites the existing `EPOCH` file in place (one `pwrite` of a few
+    /// dozen bytes at offset 0 into a block the file already has, which needs no new space on
+    /// ext4, xfs or tmpfs), so a coordinator can start on a full store and its epoch still
+    /// grows. A line that short never spans two sectors, so it is not torn.
+    /// - Throws: `noSpaceError` when there is no `EPOCH` file to overwrite; `.noSpace` or
+    ///   `.io` when the overwrite fails too.
+    private func overwriteEpochInPlace(_ line: [UInt8], path: String, after noSpaceError: JournalError) throws {
+        guard try FileCalls.fileSize(atPath: path) != nil else { throw noSpaceError }
+        let descriptor = try FileCalls.openFile(path, O_WRONLY)
+        defer { FileCalls.closeFile(descriptor) }
+        try line.withUnsafeBytes { bytes in
+            try FileCalls.retrying("pwrite", path) { pwrite(descriptor, bytes.baseAddress, bytes.count, 0) < 0 ? -1 : 0 }
+        }
+        try FileCalls.truncateFile(descriptor, to: line.count, path: path)
+        try FileCalls.syncFile(descriptor, path: path)
     }
 
     /// The format version of the `EPOCH` file this code writes and reads.

@@ -141,12 +141,18 @@ public final class StoreLock: Sendable {
                 FileCalls.closeFile(descriptor)
                 return .replaced
             }
+            // Written over the old pid, then cut to length, so a full disk (which has no block
+            // for a new file's first byte) only leaves the pid unrecorded: it is informational.
             let pid = Array("\(getpid())\n".utf8)
-            try FileCalls.truncateFile(descriptor, to: 0, path: path)
-            try pid.withUnsafeBytes { bytes in
-                try FileCalls.retrying("pwrite", path) {
-                    pwrite(descriptor, bytes.baseAddress, bytes.count, 0) < 0 ? -1 : 0
+            do {
+                try pid.withUnsafeBytes { bytes in
+                    try FileCalls.retrying("pwrite", path) {
+                        pwrite(descriptor, bytes.baseAddress, bytes.count, 0) < 0 ? -1 : 0
+                    }
                 }
+                try FileCalls.truncateFile(descriptor, to: pid.count, path: path)
+            } catch let error as JournalError where error.code == .noSpace {
+                // Deliberately dropped: the lock is the flock, not the pid in the file.
             }
         } catch {
             FileCalls.closeFile(descriptor)

@@ -20,6 +20,9 @@ public final class LocalCluster {
     var children: [(name: String, process: Process)] = []
     /// Each child name's arguments at its last start, for `restart`.
     var argumentsByName: [String: [String]] = [:]
+    /// Variables added to the environment of the child of that name (at every start), such
+    /// as `NOTIFY_SOCKET` and `WATCHDOG_USEC` for a supervised coordinator.
+    public var environmentByName: [String: [String: String]] = [:]
 
     /// Picks free ports; starts nothing yet.
     /// - Throws: `DeadlineExceeded` when no free port range is found; file-system errors.
@@ -58,6 +61,9 @@ public final class LocalCluster {
         let process = Process()
         process.executableURL = binary
         process.arguments = arguments
+        if let extra = environmentByName[name] {
+            process.environment = ProcessInfo.processInfo.environment.merging(extra) { _, added in added }
+        }
         // The coordinator's default store (.chime/store) then lands in the cluster's folder.
         process.currentDirectoryURL = directory.url
         let log = directory.path("\(name).log")

@@ -19,12 +19,17 @@ public struct StatusReport: Codable, Hashable, Sendable {
     public var workersAlive: Int
     /// The next occurrence of any reminder (UTC).
     public var nextFireAt: Date?
+    /// With a file store: whether the store is full (the coordinator then refuses changes
+    /// with `store_full` and retries its journal writes until space returns); absent
+    /// without a file store.
+    public var storeFull: Bool?
 
     /// Creates the value from its fields (see each property for meaning and units).
     public init(
         version: String, pid: Int32, startedAt: Date, uptimeSeconds: Double, reminders: [String: Int],
-        inFlight: Int, workersAlive: Int, nextFireAt: Date?
+        inFlight: Int, workersAlive: Int, nextFireAt: Date?, storeFull: Bool? = nil
     ) {
+        self.storeFull = storeFull
         self.version = version
         self.pid = pid
         self.startedAt = startedAt

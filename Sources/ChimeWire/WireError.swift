@@ -41,6 +41,10 @@ public struct WireError: Error, Codable, Hashable, Sendable, CustomStringConvert
         public static let forbidden = Code(rawValue: "forbidden")
         /// The service cannot answer now (no coordinator, timeout, shutting down); retry later.
         public static let unavailable = Code(rawValue: "unavailable")
+        /// The coordinator's store is full: it refuses changes (and `snapshot`, `compact`,
+        /// `store`) until space returns, while it keeps answering reads and firing what is
+        /// durable; retry later (`chime ctl status` shows `storeFull`).
+        public static let storeFull = Code(rawValue: "store_full")
         /// A bug on our side; the message says what failed.
         public static let `internal` = Code(rawValue: "internal")
     }

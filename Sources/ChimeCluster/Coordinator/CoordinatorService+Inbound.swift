@@ -13,6 +13,7 @@ extension CoordinatorService {
     /// With security on, each request's role comes from its connection's ZAP user id (the
     /// `User-Id` message property), never from the message.
     func readControl(_ control: Socket, into directives: inout [CoordinatorDirective]) throws {
+        defer { sendImmediateReplies(on: control) }
         for _ in 0..<1000 {
             if security == nil {
                 guard let frames = try control.receiveMessage(dontWait: true) else { return }
@@ -87,11 +88,13 @@ extension CoordinatorService {
                     return state.onUndecodableRequest(denial, requestId: request.requestId, from: address)
                 }
             }
+            if isStoreFull, let directives = answerWhileStoreFull(request, from: address) { return directives }
             if [.snapshot, .compact, .store].contains(request.operation) {
                 pendingStoreRequests.append((request, address))
                 return []
             }
-            return state.onRequest(request, from: address, at: clock.now, monotonic: clock.monotonic)
+            let directives = state.onRequest(request, from: address, at: clock.now, monotonic: clock.monotonic)
+            return request.operation == .status ? withStoreMode(directives) : directives
         } catch {
             logger.warning("rejected control request", ["code": error.code.rawValue, "reason": error.message])
             return state.onUndecodableRequest(error, requestId: Self.requestId(in: envelope.body), from: address)

@@ -48,24 +48,17 @@ extension CoordinatorService {
         let directory = URL(fileURLWithPath: configuration.store.directory).standardizedFileURL
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let lock: StoreLock
+        var warm: WarmStandby?
         if standby {
-            let holder = StoreLock.recordedHolder(of: directory).map { "pid \($0)" } ?? "another coordinator"
-            logger.info("standby: waiting for the store lock", ["store": directory.path, "holder": holder])
-            var acquired: StoreLock?
-            while acquired == nil {
-                if stop.isStopRequested { return nil }
-                do {
-                    acquired = try StoreLock.acquire(directory: directory, until: Date().addingTimeInterval(0.25), pollInterval: 0.02)
-                } catch let error as JournalError where error.code == .locked {
-                    continue
-                }
-            }
-            guard let acquired else { return nil }
+            guard let (acquired, warmed) = try waitForLock(directory: directory, tunables: tunables) else { return nil }
             lock = acquired
-            logger.info("standby: took over the store", ["store": directory.path])
+            warm = warmed
+            logger.info("standby: took over the store", ["store": directory.path, "warm": String(warmed != nil)])
+            notifier?.notifyStatus("taking over: \(warmed == nil ? "recovering the store" : "replaying the last records")")
         } else {
             lock = try StoreLock.tryAcquire(directory: directory)
         }
+        let lockedAt = ContinuousClock.now
         if lock.createdLockFile && FileManager.default.fileExists(atPath: directory.appendingPathComponent("journal").path) {
             // A store with a journal but no LOCK: someone deleted it, maybe under a running
             // coordinator, which notices within its ownership check interval and stops.
@@ -78,29 +71,48 @@ extension CoordinatorService {
         try onLocked()
         var options = FileStore.Options()
         options.segmentSize = configuration.store.segmentBytes
-        let (store, recovery) = try FileStore.open(
-            directory: directory, fsync: try Self.fsyncPolicy(configuration.store), options: options, lock: lock)
-        let snapshot = try recovery.snapshot.map { try CoordinatorSnapshot.decode(payload: $0.payload) }
-        // The epoch only grows: above the EPOCH file, the snapshot's and every `started` entry's.
-        let epochFile = try StoreLock.recordedEpoch(of: directory)
-        let recordedEpoch = recovery.entries.reduce(snapshot?.epoch ?? 0) { highest, entry in
-            if case .started(let epoch, _) = entry { return max(highest, epoch) }
-            return highest
+        let fsyncPolicy = try Self.fsyncPolicy(configuration.store)
+        var state: CoordinatorState
+        let store: FileStore
+        let recovery: Recovery
+        var warmReplayed: Int?
+        if let warm, let opened = try openWarm(warm, directory: directory, fsync: fsyncPolicy, options: options, lock: lock) {
+            (store, recovery) = opened
+            warmReplayed = Int(warm.heldThrough - (warm.snapshotSequence ?? 0))
+            state = warm.state
+            for entry in recovery.entries { state.apply(entry) }
+        } else {
+            (store, recovery) = try FileStore.open(directory: directory, fsync: fsyncPolicy, options: options, lock: lock)
+            let snapshot = try recovery.snapshot.map { try CoordinatorSnapshot.decode(payload: $0.payload) }
+            state = CoordinatorState(configuration: tunables, startedAt: clock.now)
+            if let snapshot { try state.load(snapshot) }
+            for entry in recovery.entries { state.apply(entry) }
         }
+        // The epoch only grows: above the EPOCH file, the snapshot's and every `started` entry's
+        // (the fold keeps the highest of those).
+        let epochFile = try StoreLock.recordedEpoch(of: directory)
+        let recordedEpoch = state.highestRecordedEpoch
         var tunables = tunables
         tunables.epoch = try store.lock.advanceEpoch(above: recordedEpoch)
-        if epochFile == nil && (snapshot != nil || !recovery.entries.isEmpty) {
+        state.takeOver(epoch: tunables.epoch, startedAt: clock.now)
+        if epochFile == nil && (warm != nil || recovery.snapshot != nil || !recovery.entries.isEmpty) {
             logger.warning(
                 "EPOCH file missing: rebuilt from the journal and snapshot",
                 ["recordedEpoch": String(recordedEpoch), "epoch": String(tunables.epoch), "store": directory.path])
         }
-        var state = CoordinatorState(configuration: tunables, startedAt: clock.now)
-        if let snapshot { try state.load(snapshot) }
-        for entry in recovery.entries { state.apply(entry) }
         // Journaled before anything is served, so a lost EPOCH file is rebuilt from it.
         let startedEntry = JournalEntry.started(epoch: tunables.epoch, at: clock.now)
         try store.append([startedEntry])
-        try store.sync()
+        do {
+            try store.sync()
+        } catch let error as JournalError where error.code == .noSpace {
+            // A start on a full store: the entry stays buffered and the journal writer starts
+            // in the store-full mode, retrying it before anything else (the epoch itself is
+            // durable in EPOCH, rewritten in place when no new file fits).
+            logger.warning("the store is full at start: serving reads and firing, refusing changes until space returns",
+                           ["error": "\(error)"])
+            unwrittenAtStart = 1
+        }
         state.apply(startedEntry)
         state.finishRecovery(at: clock.now)
         let report = recovery.report
@@ -110,6 +122,11 @@ extension CoordinatorService {
             "milliseconds": String(format: "%.1f", Date().timeIntervalSince(started) * 1000),
         ]
         if let sequence = report.snapshotSequence { details["snapshotSequence"] = String(sequence) }
+        if standby {
+            let elapsed = ContinuousClock.now - lockedAt
+            details["takeoverMilliseconds"] = String(format: "%.1f", Double(elapsed.components.attoseconds) / 1e15 + Double(elapsed.components.seconds) * 1000)
+            details["warm"] = String(warmReplayed != nil)
+        }
         if let truncation = report.truncation {
             logger.warning("journal tail truncated", ["detail": truncation.description])
             details["truncatedBytes"] = String(truncation.bytesDiscarded)
@@ -121,30 +138,71 @@ extension CoordinatorService {
         logger.info("recovered", details)
         // Count the replayed entries toward the next snapshot, so a coordinator that keeps
         // restarting still snapshots and its journal stays bounded.
-        recordsSinceSnapshot = report.entriesReplayed
+        recordsSinceSnapshot = report.entriesReplayed + (warmReplayed ?? 0)
         return (.file(store), state)
     }
 
-    /// How often the loop checks that `LOCK` still names the file it locked, in seconds.
-    static let ownershipCheckInterval = 0.1
-    /// How long a coordinator that had to create `LOCK` in an existing store waits before
-    /// recovery, in seconds: several ownership check intervals of a coordinator that may
-    /// still hold the deleted file.
-    static let lostLockGrace = 0.5
+    /// A standby's wait for the store lock: while another coordinator holds it, keeps a
+    /// `WarmStandby` current (the newest snapshot, then the journal as it grows) and pings
+    /// the supervisor's watchdog.
+    /// - Returns: the lock and the warm state (`nil` when it could not be built: the takeover
+    ///   then recovers cold); `nil` when the stop signal came first.
+    /// - Throws: `JournalError` `.io` when the lock cannot be tried.
+    func waitForLock(directory: URL, tunables: CoordinatorConfiguration) throws -> (StoreLock, WarmStandby?)? {
+        let holder = StoreLock.recordedHolder(of: directory).map { "pid \($0)" } ?? "another coordinator"
+        logger.info("standby: waiting for the store lock", ["store": directory.path, "holder": holder])
+        notifier?.notifyReady(status: "standby: waiting for the store lock (\(holder))")
+        var warm: WarmStandby?
+        var nextWarmAttempt = ContinuousClock.now
+        while true {
+            if stop.isStopRequested { return nil }
+            let now = ContinuousClock.now
+            watchdog.pingIfDue(at: now)
+            do {
+                // A free lock (a new store, or the active one gone) is taken at once.
+                return (try StoreLock.acquire(directory: directory, until: Date().addingTimeInterval(0.1), pollInterval: 0.01), warm)
+            } catch let error as JournalError where error.code == .locked {
+                // Another coordinator is active: keep up with it.
+            }
+            if let current = warm {
+                do {
+                    try current.catchUp()
+                } catch {
+                    logger.info("standby: reloading the warm state", ["reason": "\(error)"])
+                    warm = nil
+                }
+            } else if isWarmStandby && ContinuousClock.now >= nextWarmAttempt {
+                let started = ContinuousClock.now
+                do {
+                    let loaded = try WarmStandby(directory: directory, configuration: tunables, startedAt: clock.now)
+                    warm = loaded
+                    let elapsed = ContinuousClock.now - started
+                    logger.info("standby: warm state loaded; following the journal", [
+                        "reminders": String(loaded.state.reminderCount), "heldThrough": String(loaded.heldThrough),
+                        "snapshotSequence": loaded.snapshotSequence.map { String($0) } ?? "none",
+                        "milliseconds": String(elapsed.components.seconds * 1000 + elapsed.components.attoseconds / 1_000_000_000_000_000)])
+                    notifier?.notifyStatus("standby (warm through \(loaded.heldThrough)): waiting for the store lock (\(holder))")
+                } catch {
+                    logger.warning("standby: no warm state yet; a takeover would recover cold", ["reason": "\(error)"])
+                    nextWarmAttempt = ContinuousClock.now + .seconds(1)
+                }
+            }
+        }
+    }
 
-    /// Checks, at most every `ownershipCheckInterval` (monotonic), that the store lock is
-    /// still this coordinator's (see `StoreLock.verifyOwnership`).
-    /// - Throws: `JournalError` `.lockLost` (the coordinator must stop writing at once).
-    func verifyStoreOwnership() throws {
-        guard case .file(let store) = storage else { return }
-        let now = ContinuousClock.now
-        if let last = lastOwnershipCheck, now - last < .seconds(Self.ownershipCheckInterval) { return }
-        lastOwnershipCheck = now
+    /// Opens the store for a warm takeover: only the journal after the warm state is read.
+    /// - Returns: `nil` when the journal no longer reaches back to the warm state (a
+    ///   snapshot deleted its segments at the last moment): recover cold then.
+    /// - Throws: as `FileStore.open`.
+    func openWarm(
+        _ warm: WarmStandby, directory: URL, fsync: FsyncPolicy, options: FileStore.Options, lock: StoreLock
+    ) throws -> (FileStore, Recovery)? {
         do {
-            try store.lock.verifyOwnership()
-        } catch let error as JournalError where error.code == .lockLost {
-            hasLostOwnership = true
-            throw error
+            try warm.catchUp()
+            return try FileStore.open(directory: directory, fsync: fsync, options: options, lock: lock, heldThrough: warm.heldThrough)
+        } catch let error as JournalError where error.code == .corrupt {
+            logger.warning("standby: the warm state does not meet the journal; recovering cold", ["reason": "\(error)"])
+            return nil
         }
     }
 

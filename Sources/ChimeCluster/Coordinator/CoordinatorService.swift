@@ -18,6 +18,8 @@ public final class CoordinatorService {
     let stop: StopSignal
     /// Whether to wait for the store lock instead of failing when another coordinator holds it.
     let standby: Bool
+    /// Whether a standby keeps a warm copy of the state while it waits (`WarmStandby`).
+    let isWarmStandby: Bool
     let tunables: CoordinatorConfiguration
     var state: CoordinatorState
     var storage: CoordinatorStorage = .memory(InMemoryJournal(keepsEntries: false))
@@ -50,6 +52,21 @@ public final class CoordinatorService {
     /// With security on: the key each worker id last announced itself with on the dispatch
     /// socket. Results count only from a connection with that key, whatever `worker` they claim.
     var workerKeys: [WorkerID: String] = [:]
+    /// The supervisor (systemd's `NOTIFY_SOCKET`), told `READY=1`, `STATUS=`, `WATCHDOG=1`
+    /// and `STOPPING=1`; `nil` when nobody supervises this process that way.
+    let notifier: SystemdNotifier?
+    /// Paces the loop's `WATCHDOG=1` pings (at most every half of `WATCHDOG_USEC`).
+    var watchdog: WatchdogPacer
+    /// When the previous loop turn began (monotonic), to notice a stalled loop.
+    var previousTurnStart: ContinuousClock.Instant?
+    /// Whether the journal writer found the disk full (the store-full mode, see
+    /// `CoordinatorService+StoreFull.swift`).
+    var isStoreFull = false
+    /// Replies that depend on nothing unwritten (reads and refusals while the store is
+    /// full), sent at the end of the control read.
+    var immediateReplies: [(body: Data, client: ClientAddress)] = []
+    /// Entries the store holds buffered since a start on a full store (0 or 1: `started`).
+    var unwrittenAtStart = 0
 
     /// A message the loop sends once the journal entries it reports on are durable.
     enum OutboundMessage {
@@ -66,10 +83,19 @@ public final class CoordinatorService {
     ///     context every endpoint may be `inproc://`.
     ///   - security: CURVE on every endpoint that is not `inproc://`, with a ZAP handler in
     ///     the context and roles from its allow-lists; `nil` serves without keys.
+    ///   - notifier: the service supervisor to notify (`SystemdNotifier(environment:)` in a
+    ///     process started by systemd or a test supervisor); `nil` notifies nobody.
+    ///   - warmStandby: with `standby`, load the snapshot and follow the journal while
+    ///     waiting, so a takeover replays only the last records (it holds a copy of the
+    ///     state: as much memory as the active coordinator); `false` recovers at takeover.
     public init(
         configuration: ChimeConfiguration, logger: Logger, stop: StopSignal, standby: Bool = false,
-        clock: any ServiceClock = SystemClock(), context: Context? = nil, security: ServerSecurity? = nil
+        clock: any ServiceClock = SystemClock(), context: Context? = nil, security: ServerSecurity? = nil,
+        notifier: SystemdNotifier? = nil, warmStandby: Bool = true
     ) {
+        self.isWarmStandby = warmStandby
+        self.notifier = notifier
+        self.watchdog = WatchdogPacer(notifier: notifier)
         self.configuration = configuration
         self.security = security
         self.clock = clock
@@ -120,9 +146,12 @@ public final class CoordinatorService {
     /// - Throws: `SecurityError` when an endpoint is not loopback and there are no keys (and
     ///   no `security.insecure`), or the ZAP self-test lets an unknown key in;
     ///   `ZeroMQError` when a socket cannot be bound; `JournalError` when the store
-    ///   is locked, damaged beyond its tail, or fails to write (the coordinator then stops:
-    ///   it cannot promise durability), and `.lockLost` when `LOCK` was deleted or replaced
-    ///   while it ran (checked every 100 ms; it then stops without writing what is queued).
+    ///   is locked, damaged beyond its tail, or fails to write other than for want of space
+    ///   (the coordinator then stops: it cannot promise durability; a full disk is a mode,
+    ///   see `CoordinatorService+StoreFull.swift`), and `.lockLost` when `LOCK` was deleted or
+    ///   replaced while it ran, or the `EPOCH` file passed this coordinator's epoch (checked
+    ///   every 100 ms and after every stall; it then stops without writing what is queued or
+    ///   sending anything more).
     public func run(onReady: () -> Void = {}) throws {
         // Not shut down by the stop signal: the loop sees the signal within one poll (≤ 100 ms)
         // and then still answers the requests whose journal entries become durable.
@@ -214,7 +243,8 @@ public final class CoordinatorService {
         let signalEndpoint = "inproc://chime-journal-\(UUID().uuidString)"
         try journalSignal.bind(to: signalEndpoint)
         if case .file(let store) = storage {
-            journalWriter = try JournalWriter(store: store, context: context, signalEndpoint: signalEndpoint)
+            journalWriter = try JournalWriter(
+                store: store, context: context, signalEndpoint: signalEndpoint, unwrittenEntries: unwrittenAtStart)
         }
         defer {
             if let journalWriter {
@@ -231,6 +261,7 @@ public final class CoordinatorService {
             "coordinator ready", ["control": endpoints.control.bind, "dispatch": endpoints.dispatch.bind,
                                   "results": endpoints.results.bind, "events": endpoints.events.bind,
                                   "eventsIngest": endpoints.eventsIngest.bind, "pid": String(getpid())])
+        notifier?.notifyReady(status: activeStatusLine())
         onReady()
 
         let poller = Poller()
@@ -248,8 +279,9 @@ public final class CoordinatorService {
             } catch let error as ZeroMQError where error.code == .contextTerminated {
                 break
             }
-            // Before anything of this turn reaches the journal or a worker.
-            try verifyStoreOwnership()
+            // Before anything of this turn reaches the journal or a worker: one monotonic
+            // reading a turn drives the watchdog, the stall check and the ownership check.
+            try superviseTurn(at: ContinuousClock.now)
             var directives: [CoordinatorDirective] = []
             do {
                 while try journalSignal.receiveMessage(dontWait: true) != nil {}
@@ -274,9 +306,16 @@ public final class CoordinatorService {
                 MemoryTrim.releaseFreePages()
             }
         }
+        notifier?.notifyStopping(status: "stopping: answering what the journal makes durable")
         // Answer what is waiting for the journal before the sockets close.
         if let journalWriter {
-            try journalWriter.drain()
+            do {
+                try journalWriter.drain()
+            } catch let error as JournalError where error.code == .noSpace {
+                logger.warning(
+                    "stopping with a full store: entries not yet written are lost as in a crash (no reply depending on them was sent; recovery redoes firings)",
+                    ["unwritten": String(journalWriter.undurableCount)])
+            }
             do {
                 try flushOutbox(control: control, events: events)
             } catch {
@@ -382,7 +421,12 @@ public final class CoordinatorService {
     ///   then stops: it cannot promise durability).
     func flushOutbox(control: Socket, events: Socket) throws {
         // Asked every turn, so a failed write stops the coordinator even when no reply waits.
-        let durable = try journalWriter?.durableTicket() ?? .max
+        var durable = UInt64.max
+        if let journalWriter {
+            let status = try fencing { try journalWriter.status() }
+            durable = status.durableTicket
+            if status.isStoreFull != isStoreFull { noteStoreMode(isFull: status.isStoreFull) }
+        }
         while let next = outbox.first, next.ticket <= durable {
             _ = outbox.popFirst()
             switch next.message {
@@ -413,8 +457,15 @@ public final class CoordinatorService {
         let threshold = max(configuration.store.snapshotEveryRecords, state.reminderCount / 2)
         guard recordsSinceSnapshot >= threshold else { return }
         if quietSince.map({ monotonic - $0 >= 1 }) ?? false || recordsSinceSnapshot >= 4 * threshold {
-            try journalWriter?.drain()
-            try writeSnapshot(to: store)
+            // No snapshot while the store is full: it could not be written, and it needs a
+            // drained (idle) writer, which a full store does not have.
+            guard !isStoreFull else { return }
+            do {
+                try journalWriter?.drain()
+                try writeSnapshot(to: store)
+            } catch let error as JournalError where error.code == .noSpace {
+                logger.warning("snapshot postponed: the store is full", ["error": "\(error)"])
+            }
         }
     }
 
@@ -432,12 +483,19 @@ public final class CoordinatorService {
         guard !pendingStoreRequests.isEmpty else { return }
         // The snapshot must match the journal, and statistics are read from the store; earlier
         // replies go first.
-        try journalWriter?.drain()
+        var isFull = false
+        do {
+            try journalWriter?.drain()
+        } catch let error as JournalError where error.code == .noSpace {
+            // The disk filled after these were accepted: the writer is not idle, so the store
+            // cannot be read or snapshotted now.
+            isFull = true
+        }
         try flushOutbox(control: control, events: events)
         let requests = pendingStoreRequests
         pendingStoreRequests.removeAll()
         for (request, client) in requests {
-            let body = handleStoreRequest(request)
+            let body = isFull ? storeFullReply(to: request) : handleStoreRequest(request)
             _ = try control.send(client.routing + [body], dontWait: true)
         }
     }

@@ -14,8 +14,7 @@ extension CoordinatorState {
         _ request: ControlRequest, from client: ClientAddress, at now: Date, monotonic: Double? = nil
     ) -> [CoordinatorDirective] {
         observeClocks(now, monotonic: monotonic)
-        let isMutating = [.schedule, .cancel, .retry, .register, .badge, .ack, .enable, .disable, .act]
-            .contains(request.operation) || request.command.isDeliveredRemoval
+        let isMutating = request.isMutating
         if isMutating, let requestId = request.requestId, let reply = requestLog.reply(to: requestId) {
             return [.replyEncoded(reply, to: client)]
         }

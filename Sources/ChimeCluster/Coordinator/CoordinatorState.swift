@@ -135,8 +135,8 @@ public struct CoordinatorState: Sendable {
     }
 
     /// The tunables this state decides with.
-    public let configuration: CoordinatorConfiguration
-    let startedAt: Date
+    public internal(set) var configuration: CoordinatorConfiguration
+    var startedAt: Date
     var entries: [ReminderID: Entry] = [:]
     /// The occurrence sequence of every repeating reminder in `entries` (one-shots rebuild
     /// theirs on demand), with recipient zones resolved.

@@ -12,35 +12,67 @@ import ZeroMQ
 /// the writer sends an empty message to `signalEndpoint` (inproc PUSH → the loop's PULL,
 /// ZeroMQ Guide ch. 2, "Signaling Between Threads"), which wakes the loop's poll.
 ///
+/// **A full disk is a mode** (`isStoreFull`): when a write finds no space, the journal keeps
+/// every record it had buffered (`FileJournal.sync` undoes the partial write), the writer
+/// keeps them and everything submitted after them, in order, and calls `sync` again every
+/// `noSpaceRetryInterval` until one succeeds; then the mode ends by itself. No entry the loop
+/// submitted is dropped or reordered while the process lives; `durableTicket` simply does not
+/// move. Only a stop while the disk is still full gives up on them (as a crash would).
+///
+/// Before each write, at most every `ownershipCheckInterval`, the writer checks that the
+/// store's `LOCK` still names the file it locked, so after a stall (SIGSTOP) it does not
+/// write into a store another coordinator took over before the loop has looked.
+///
 /// Thread safety: `FileStore` is touched by the writer thread only, except while the writer
 /// is idle after `drain()` (snapshots, store reports), which the lock orders.
 final class JournalWriter: @unchecked Sendable {
+    /// How long the writer waits between attempts while the disk is full, in seconds.
+    static let noSpaceRetryInterval = 0.25
+    /// The most time between two ownership checks before a write, in seconds.
+    static let ownershipCheckInterval = 0.1
+
     private let store: FileStore
     private let condition = NSCondition()
     private var queue: [JournalEntry] = []
-    /// Entries submitted and not yet durable (queued or being written).
+    /// Entries submitted and not yet durable (queued, being written, or kept for a retry).
     private var undurable = 0
     private var submitted: UInt64 = 0
     private var durable: UInt64 = 0
     private var failure: (any Error)?
+    /// The write error while the disk is full (`JournalError.noSpace`), else `nil`.
+    private var noSpace: JournalError?
     private var isStopping = false
     private let finished = DispatchSemaphore(value: 0)
+
+    /// What the loop reads once a turn.
+    struct Status {
+        /// The newest ticket whose entries are durable.
+        var durableTicket: UInt64
+        /// Whether the last write found the disk full (entries are kept and retried).
+        var isStoreFull: Bool
+    }
 
     /// Starts the writer thread.
     /// - Parameters:
     ///   - store: the open store; only the writer appends to it from now on.
     ///   - context: the ZeroMQ context the loop's PULL socket lives in.
     ///   - signalEndpoint: the inproc endpoint the loop has bound a PULL socket to.
+    ///   - unwrittenEntries: entries the store already holds buffered because its last
+    ///     `sync` found no space (a start on a full store); the writer retries them first.
     /// - Throws: `ZeroMQError` when the signal socket cannot be made or connected.
-    init(store: FileStore, context: Context, signalEndpoint: String) throws {
+    init(store: FileStore, context: Context, signalEndpoint: String, unwrittenEntries: Int = 0) throws {
         self.store = store
+        if unwrittenEntries > 0 {
+            undurable = unwrittenEntries
+            noSpace = JournalError(.noSpace, path: store.journal.directory.path, message: "the store was full at start")
+        }
         let signal = try Socket(.push, context: context)
         try signal.set(.linger(milliseconds: 0))
         try signal.connect(to: signalEndpoint)
         // The socket moves to the writer thread here; the thread's start is a full barrier.
         let box = SocketBox(signal)
         let thread = Thread { [self] in
-            self.run(signal: box.socket)
+            self.run(signal: box.socket, carried: unwrittenEntries)
             box.socket.close()
             self.finished.signal()
         }
@@ -76,23 +108,31 @@ final class JournalWriter: @unchecked Sendable {
 
     /// The newest ticket whose entries are durable.
     /// - Throws: the error a write or fsync failed with; the journal takes nothing more then.
-    func durableTicket() throws -> UInt64 {
+    func durableTicket() throws -> UInt64 { try status().durableTicket }
+
+    /// The durable ticket and whether the disk is full, under one lock.
+    /// - Throws: the error a write or fsync failed with (never `.noSpace`, which is a mode).
+    func status() throws -> Status {
         condition.lock()
         defer { condition.unlock() }
         if let failure { throw failure }
-        return durable
+        return Status(durableTicket: durable, isStoreFull: noSpace != nil)
     }
 
     /// Waits until everything submitted is durable (the writer is then idle).
-    /// - Throws: the error a write or fsync failed with.
+    /// - Throws: the error a write or fsync failed with; `JournalError.noSpace` at once
+    ///   while the disk is full (what is submitted stays queued and is retried).
     func drain() throws {
         condition.lock()
         defer { condition.unlock() }
-        while durable < submitted && failure == nil { condition.wait() }
+        while durable < submitted && failure == nil && noSpace == nil { condition.wait() }
         if let failure { throw failure }
+        if let noSpace, undurable > 0 { throw noSpace }
     }
 
-    /// Writes what is queued, then stops the thread and waits for it.
+    /// Writes what is queued, then stops the thread and waits for it. While the disk is full
+    /// it tries once more and then gives up on what it could not write (lost as in a crash:
+    /// no reply waited on it was sent).
     func stop() {
         condition.lock()
         isStopping = true
@@ -112,21 +152,50 @@ final class JournalWriter: @unchecked Sendable {
         finished.wait()
     }
 
-    private func run(signal: Socket) {
+    /// - Parameter carried: entries the store holds buffered from a write that found no
+    ///   space; they are written before (with) the next batch.
+    private func run(signal: Socket, carried initiallyCarried: Int) {
+        var carried = initiallyCarried
+        var lastOwnershipCheck = ContinuousClock.now
         while true {
             condition.lock()
-            while queue.isEmpty && !isStopping { condition.wait() }
-            if queue.isEmpty {
+            var isRetryDue = false
+            while queue.isEmpty && !isStopping && !isRetryDue {
+                if carried > 0 {
+                    isRetryDue = !condition.wait(until: Date(timeIntervalSinceNow: Self.noSpaceRetryInterval))
+                } else {
+                    condition.wait()
+                }
+            }
+            if queue.isEmpty && carried == 0 {
                 condition.unlock()
                 return
             }
+            let isLastAttempt = isStopping
             let batch = queue
             let through = submitted
             queue.removeAll(keepingCapacity: true)
             condition.unlock()
             do {
-                try store.append(batch)
+                let now = ContinuousClock.now
+                if now - lastOwnershipCheck >= .seconds(Self.ownershipCheckInterval) {
+                    try store.lock.verifyOwnership()
+                    lastOwnershipCheck = now
+                }
+                if !batch.isEmpty { try store.append(batch) }
+                // Entries appended are the journal's now: if the write below finds no space it
+                // keeps them buffered, in order, and a later `sync` writes them.
+                carried += batch.count
                 try store.sync()
+            } catch let error as JournalError where error.code == .noSpace {
+                condition.lock()
+                let wasFull = noSpace != nil
+                noSpace = error
+                condition.broadcast()
+                condition.unlock()
+                if !wasFull { _ = try? signal.send(Data(), dontWait: true) }
+                if isLastAttempt { return }
+                continue
             } catch {
                 condition.lock()
                 failure = error
@@ -137,7 +206,9 @@ final class JournalWriter: @unchecked Sendable {
             }
             condition.lock()
             durable = through
-            undurable -= batch.count
+            undurable -= carried
+            carried = 0
+            noSpace = nil
             condition.broadcast()
             condition.unlock()
             // A full signal queue already holds a wake-up for the loop.

@@ -19,6 +19,8 @@ public final class WorkerService {
     let sharedContext: Context?
     /// The worker key and the coordinator's public key; `nil` connects without CURVE.
     let curve: CurveClientKeys?
+    /// The service supervisor (systemd's `NOTIFY_SOCKET`); `nil` when there is none.
+    let notifier: SystemdNotifier?
     let userInfoEncoder: JSONEncoder = {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
@@ -33,11 +35,15 @@ public final class WorkerService {
     ///     shuts it down). With a shared context every endpoint may be `inproc://`.
     ///   - curve: a `worker` key and the coordinator's public key, for a coordinator that
     ///     runs CURVE; `nil` connects without.
+    ///   - notifier: told `READY=1` once connected, `WATCHDOG=1` from the loop (at most every
+    ///     half of `WATCHDOG_USEC`) and `STOPPING=1`; `nil` notifies nobody.
     public init(
         configuration: ChimeConfiguration, id: WorkerID?, logger: Logger, stop: StopSignal,
-        clock: any ServiceClock = SystemClock(), context: Context? = nil, curve: CurveClientKeys? = nil
+        clock: any ServiceClock = SystemClock(), context: Context? = nil, curve: CurveClientKeys? = nil,
+        notifier: SystemdNotifier? = nil
     ) {
         self.curve = curve
+        self.notifier = notifier
         self.configuration = configuration
         self.clock = clock
         self.sharedContext = context
@@ -98,7 +104,9 @@ public final class WorkerService {
             events.close()
         }
         logger.info("worker ready", ["id": state.id.rawValue, "dispatch": endpoints.dispatch.connect])
+        notifier?.notifyReady(status: "worker \(state.id.rawValue): connected to \(endpoints.dispatch.connect)")
         onReady()
+        var watchdog = WatchdogPacer(notifier: notifier)
 
         // Slow joiner (ZeroMQ Guide ch. 1): events published before the forwarder has passed a
         // subscription up to this socket are dropped, which after a restart lost the first
@@ -121,6 +129,7 @@ public final class WorkerService {
         }
         do {
             while !stop.isStopRequested {
+                watchdog.pingIfDue(at: .now)
                 let now = clock.monotonic
                 var wait = state.nextWake.map { max(0, min(0.1, $0 - now)) } ?? 0
                 if !isEventPathReady { wait = max(0, min(wait, eventPathDeadline.timeIntervalSince(Date()))) }
@@ -158,6 +167,7 @@ public final class WorkerService {
         } catch let error as ZeroMQError where error.code == .contextTerminated {
             // Shut down by the stop signal; unacknowledged firings are redelivered by lease.
         }
+        notifier?.notifyStopping(status: "worker \(state.id.rawValue): stopping")
         logger.info("worker stopping", ["id": state.id.rawValue, "delivered": String(state.deliveredCount)])
     }
 

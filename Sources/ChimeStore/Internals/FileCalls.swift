@@ -236,8 +236,10 @@ enum FileCalls {
 
     static func error(_ code: Int32, _ call: String, _ path: String) -> JournalError {
         precondition(code != EBADF && code != EFAULT, "\(call) \(path): bad descriptor or buffer (errno \(code))")
+        // A full disk (or quota) is a condition to wait out, not damage: callers may retry.
+        let kind: JournalError.Code = code == ENOSPC || code == EDQUOT ? .noSpace : .io
         return JournalError(
-            .io, path: path, message: "\(call) failed: \(String(cString: strerror(code))) (errno \(code))")
+            kind, path: path, message: "\(call) failed: \(String(cString: strerror(code))) (errno \(code))")
     }
 
     /// Seconds on a monotonic clock, for fsync intervals and latencies.

@@ -40,6 +40,9 @@ enum ControlCommand: Command {
             output("reminders: " + counts.joined(separator: ", "))
             output("in flight: \(status.inFlight), workers alive: \(status.workersAlive)")
             output("next fire: " + (status.nextFireAt.map { "\(RFC3339.format($0)) (\(relative($0)))" } ?? "-"))
+            if let storeFull = status.storeFull {
+                output("store: " + (storeFull ? "FULL (changes refused with store_full; reads and firing go on; retrying)" : "ok"))
+            }
         case "workers":
             let (reply, raw) = try client.call(ControlRequest(command: .workers), WorkersResult.self)
             guard !json, let result = reply.result else { printJSON(raw); return 0 }

@@ -30,7 +30,8 @@ enum CoordinatorCommand: Command {
         options: [
             OptionSpec(name: "store", value: "DIR", help: "Store directory (journal, snapshots, lock); 'none' keeps everything in memory. Default from store.directory."),
             OptionSpec(name: "fsync", value: "POLICY", help: "always (default), interval or never."),
-            OptionSpec(name: "standby", value: nil, help: "Wait for the store's lock and take over when the active coordinator dies."),
+            OptionSpec(name: "standby", value: nil, help: "Wait for the store's lock and take over when the active coordinator dies (warm: loads the snapshot and follows the journal meanwhile)."),
+            OptionSpec(name: "cold-standby", value: nil, help: "With --standby: do not load the store while waiting (less memory; the takeover recovers from the files)."),
         ] + CommonOptions.specs + LogOptions.specs,
         details: "Recovers from the store, then binds control (ROUTER), dispatch (ROUTER), results (PULL) and the\nevent forwarder (XSUB/XPUB). Stops cleanly on SIGINT or SIGTERM. With --keys DIR every endpoint runs\nCURVE and only the keys of DIR's allow-lists get in; SIGHUP reloads them. Without keys only loopback\naddresses may be bound (unless security.insecure is true).")
 
@@ -59,7 +60,9 @@ enum CoordinatorCommand: Command {
         }
         let service = CoordinatorService(
             configuration: configuration, logger: logger, stop: stop, standby: arguments.has("standby"),
-            security: security)
+            security: security,
+            notifier: SystemdNotifier(environment: ProcessInfo.processInfo.environment),
+            warmStandby: !arguments.has("cold-standby"))
         try service.run()
         return 0
     }
@@ -81,7 +84,8 @@ enum WorkerCommand: Command {
         installTerminationHandlers(stop)
         let service = WorkerService(
             configuration: configuration, id: arguments.value("id").map { WorkerID($0) }, logger: logger, stop: stop,
-            curve: try CommonOptions.clientKeys(configuration, role: .worker))
+            curve: try CommonOptions.clientKeys(configuration, role: .worker),
+            notifier: SystemdNotifier(environment: ProcessInfo.processInfo.environment))
         try service.run()
         return 0
     }

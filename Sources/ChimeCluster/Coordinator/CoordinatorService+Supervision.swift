@@ -1,0 +1,76 @@
+import ChimeStore
+import Foundation
+
+extension CoordinatorService {
+    /// How often the loop checks that `LOCK` still names the file it locked, in seconds.
+    static let ownershipCheckInterval = 0.1
+    /// How long a coordinator that had to create `LOCK` in an existing store waits before
+    /// recovery, in seconds: several ownership check intervals of a coordinator that may
+    /// still hold the deleted file.
+    static let lostLockGrace = 0.5
+    /// A loop turn that begins this long after the previous one began is a **stall**: the
+    /// loop polls for at most 100 ms, so only a stopped (SIGSTOP) or starved process, a
+    /// suspended machine or an unusually long turn (a large snapshot) gets here.
+    static let stallThreshold = Duration.seconds(1)
+
+    /// Runs once at the start of every loop turn, before anything of the turn reaches the
+    /// journal, a worker or a client, on one monotonic reading (`ContinuousClock`, which
+    /// keeps counting while the process is stopped by SIGSTOP, as `CLOCK_MONOTONIC` does):
+    /// sends `WATCHDOG=1` when half the supervisor's interval has passed, and checks that
+    /// the store is still this coordinator's — every `ownershipCheckInterval` the `LOCK`
+    /// inode (`StoreLock.verifyOwnership`, one `stat`), and after a stall also the `EPOCH`
+    /// file, which a coordinator that took over has raised past this one's epoch.
+    ///
+    /// A turn that checks nothing costs two comparisons of instants.
+    /// - Throws: `JournalError` `.lockLost` when the store is no longer this coordinator's
+    ///   (`hasLostOwnership` is then set: nothing more is written or sent); `.io` when the
+    ///   checks cannot read the files.
+    func superviseTurn(at now: ContinuousClock.Instant) throws {
+        watchdog.pingIfDue(at: now)
+        let previous = previousTurnStart
+        previousTurnStart = now
+        guard case .file(let store) = storage else { return }
+        if let previous, now - previous >= Self.stallThreshold {
+            lastOwnershipCheck = now
+            try recheckOwnership(of: store, afterStall: now - previous)
+            return
+        }
+        if let last = lastOwnershipCheck, now - last < .seconds(Self.ownershipCheckInterval) { return }
+        lastOwnershipCheck = now
+        try fencing { try store.lock.verifyOwnership() }
+    }
+
+    /// After a stall: the `LOCK` inode, then the `EPOCH` file against this coordinator's epoch.
+    /// - Throws: as `superviseTurn(at:)`.
+    func recheckOwnership(of store: FileStore, afterStall stall: Duration) throws {
+        let seconds = Double(stall.components.seconds) + Double(stall.components.attoseconds) / 1e18
+        logger.warning(
+            "the loop stalled; checking that the store is still ours before sending anything",
+            ["stallSeconds": String(format: "%.3f", seconds), "epoch": String(state.configuration.epoch)])
+        try fencing {
+            try store.lock.verifyOwnership()
+            let recorded = try StoreLock.recordedEpoch(of: store.directory) ?? 0
+            guard recorded <= state.configuration.epoch else {
+                throw JournalError(
+                    .lockLost, path: store.directory.appendingPathComponent("EPOCH").path,
+                    message: "after a stall of \(String(format: "%.1f", seconds)) s the store's epoch is \(recorded), above this coordinator's \(state.configuration.epoch): another coordinator took over, so this one stops without sending")
+            }
+        }
+    }
+
+    /// Runs a check; a `.lockLost` it throws marks the store lost (nothing more is written).
+    func fencing<Value>(_ check: () throws -> Value) throws -> Value {
+        do {
+            return try check()
+        } catch let error as JournalError where error.code == .lockLost {
+            hasLostOwnership = true
+            throw error
+        }
+    }
+
+    /// The `STATUS=` line of an active coordinator.
+    func activeStatusLine() -> String {
+        let mode = isStoreFull ? "store full, refusing changes" : "serving"
+        return "active (epoch \(state.configuration.epoch)): \(mode), \(state.reminderCount) reminders"
+    }
+}
