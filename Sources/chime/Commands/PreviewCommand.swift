@@ -45,7 +45,7 @@ enum PreviewCommand: Command {
         let occurrences = recurrence.occurrences(
             onOrAfter: recurrence.firstInstant, through: until, limit: count ?? 100_000)
         for (number, occurrence) in occurrences.enumerated() {
-            let local = ZoneRules.localDateTime(at: occurrence.instant, in: timeZone).description
+            let local = ZoneRules.localTextWithOffset(at: occurrence.instant, in: timeZone)
             let utc = RFC3339.format(occurrence.instant)
             if arguments.has("json") {
                 output(jsonLine(["n": number + 1, "local": local, "utc": utc, "zone": zone]))
@@ -73,7 +73,7 @@ enum PreviewCommand: Command {
         for row in rows {
             let zoneName = row.reminder.trigger.timeZoneIdentifier ?? arguments.value("tz") ?? "UTC"
             let zone = (try? ZoneRules.zone(named: zoneName)) ?? displayZone
-            let local = ZoneRules.localDateTime(at: row.instant, in: zone).description
+            let local = ZoneRules.localTextWithOffset(at: row.instant, in: zone)
             let utc = RFC3339.format(row.instant)
             let title = row.reminder.content.title ?? ""
             if arguments.has("json") {
