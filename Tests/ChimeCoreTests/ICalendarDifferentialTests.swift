@@ -53,7 +53,8 @@ import Testing
 
     static func instants(_ text: String, from: Date, to: Date, startsOnly: Bool) throws -> [String] {
         let options = CalendarImportOptions(
-            recipient: "oracle", defaultAlarm: startsOnly ? 0 : nil, ignoresCalendarAlarms: startsOnly)
+            recipient: "oracle", defaultAlarm: startsOnly ? 0 : nil, ignoresCalendarAlarms: startsOnly,
+            honoursAlarmState: false)
         let calendarImport = try CalendarImporter.makeImport(text, options: options)
         return try calendarImport.reminders.flatMap { reminder in
             try reminder.fireInstants(from: from, through: to).filter { $0 < to }
