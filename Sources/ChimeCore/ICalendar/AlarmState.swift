@@ -49,6 +49,7 @@ struct AlarmState: Hashable, Sendable {
                 $0.parameter("RELTYPE")?.uppercased() == "SNOOZE"
             }) else { continue }
             isSnooze[index] = true
+            // A snooze alarm whose TRIGGER cannot be read replaces nothing; its own import reports it.
             guard case .absolute(let until)? = (try? AlarmTiming.parse(alarm, zones: zones))?.first else { continue }
             let target = related.text.trimmingCharacters(in: .whitespaces)
             for (other, candidate) in alarms.enumerated()

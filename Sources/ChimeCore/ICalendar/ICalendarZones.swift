@@ -57,9 +57,33 @@ public struct ICalendarZones: Sendable {
                 }
             }
         }
+        // TZIDs used without a VTIMEZONE (Outlook sometimes leaves it out): Windows names.
+        for tzid in Self.tzids(in: calendar) where custom[tzid] == nil && rules[tzid] == nil && !Self.isIANA(tzid) {
+            if let zone = WindowsZoneNames.ianaIdentifier(forWindowsName: tzid) {
+                custom[tzid] = zone
+                notes.append("time zone '\(tzid)' read as \(zone) (Windows name, CLDR windowsZones)")
+            }
+        }
         customZones = custom
         ruleZones = rules
         self.notes = notes
+    }
+
+    /// Every `TZID` parameter value in `component` and below, in file order, once each.
+    private static func tzids(in component: ICalendarComponent) -> [String] {
+        var seen = Set<String>()
+        var ordered: [String] = []
+        func visit(_ component: ICalendarComponent) {
+            for property in component.properties {
+                for value in property.parameters["TZID"] ?? [] {
+                    let tzid = value.trimmingCharacters(in: .whitespaces)
+                    if !tzid.isEmpty, seen.insert(tzid).inserted { ordered.append(tzid) }
+                }
+            }
+            component.components.forEach(visit)
+        }
+        visit(component)
+        return ordered
     }
 
     private static func isIANA(_ name: String) -> Bool { (try? ZoneRules.zone(named: name)) != nil }
