@@ -152,7 +152,7 @@ struct VTimeZoneRules: Hashable, Sendable {
     private static func transition(_ component: ICalendarComponent, offsetBefore: Int) -> Transition? {
         guard let ruleText = component.property("RRULE")?.value.trimmingCharacters(in: .whitespaces),
             let rule = try? RecurrenceRule(parsing: ruleText), rule.frequency == .yearly,
-            rule.months.count == 1, rule.weekdays.count == 1, let ordinal = rule.weekdays[0].ordinal,
+            rule.months.count == 1, (1...12).contains(rule.months[0]), rule.weekdays.count == 1, let ordinal = rule.weekdays[0].ordinal,
             ordinal != 0, abs(ordinal) <= 5, rule.daysOfTheMonth.isEmpty,
             let startText = component.property("DTSTART")?.value.trimmingCharacters(in: .whitespaces),
             case .local(let start)? = try? RecurrenceDateTime(parsingBasic: startText)
