@@ -177,6 +177,20 @@ import Testing
         #expect(state.jobResult(job.job.jobId) == .job(JobResult(status: "completed", job: job.job, outcome: outcome)))
     }
 
+    @Test func snoozeIsBuiltInForAReminderWithoutACategory() {
+        var state = makeState()
+        request(&state, .schedule([oneShot("plain", content: Content(body: "x"))]))
+        let firingId = deliver(&state).firings[0].firingId
+        let (accepted, _) = request(&state, .act(firingId: firingId, action: "snooze", text: nil, token: nil, snoozeSeconds: nil))
+        guard case .job(let job) = accepted else { Issue.record("\(accepted)"); return }
+        #expect(job.job.snoozeSeconds == 600, "notifications.snoozeSeconds")
+        #expect(job.job.activationMode == .background)
+        #expect(job.job.category == nil)
+        let (other, _) = request(&state, .act(firingId: firingId, action: "reply", text: nil, token: nil, snoozeSeconds: nil))
+        guard case .failed(let error) = other else { Issue.record("\(other)"); return }
+        #expect(error.message == "plain has no category, so only open, dismiss and snooze apply")
+    }
+
     @Test func disabledReminderKeepsItsRecordAndEnablingResumesFromNowWithoutABurst() {
         var state = makeState()
         let daily = Reminder(id: "d", recipient: "alice", content: Content(body: "d"),

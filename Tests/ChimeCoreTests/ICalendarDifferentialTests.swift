@@ -11,7 +11,6 @@ import Testing
     static let skipped: [String: String] = [
         "duplicated_rrule.ics": "two RRULE properties (deprecated by RFC 5545); Chime reports the event as not importable",
         "multiple_rrule.ics": "two RRULE properties (deprecated by RFC 5545); Chime reports the event as not importable",
-        "issue_107_omitting_last_event.ics": "custom TZID 'Pacific Standard Time' (Windows name) without X-LIC-LOCATION; Chime reports it as not importable (no VTIMEZONE offset computation yet)",
         "issue_128_only_first_event.ics": "RRULE with COUNT=-1, which Chime refuses as invalid (reported as not importable)",
         "issue_18_cancel_status.ics": "known different: recurring-ical-events keeps a STATUS:CANCELLED override as an occurrence; Chime removes it",
         "issue_117_until_before_dtstart.ics": "known different: UNTIL before DTSTART; Chime keeps DTSTART as the first instance (RFC 5545 §3.8.5.3), the library yields none",
@@ -53,7 +52,8 @@ import Testing
 
     static func instants(_ text: String, from: Date, to: Date, startsOnly: Bool) throws -> [String] {
         let options = CalendarImportOptions(
-            recipient: "oracle", defaultAlarm: startsOnly ? 0 : nil, ignoresCalendarAlarms: startsOnly)
+            recipient: "oracle", defaultAlarm: startsOnly ? 0 : nil, ignoresCalendarAlarms: startsOnly,
+            honoursAlarmState: false)
         let calendarImport = try CalendarImporter.makeImport(text, options: options)
         return try calendarImport.reminders.flatMap { reminder in
             try reminder.fireInstants(from: from, through: to).filter { $0 < to }

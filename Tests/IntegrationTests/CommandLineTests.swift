@@ -42,6 +42,49 @@ import Testing
         #expect(result.error == message)
     }
 
+    static let mixedCalendar = """
+        BEGIN:VCALENDAR\r\nBEGIN:VEVENT\r\nUID:h\r\nSUMMARY:Hourly\r\nDTSTART;TZID=W. Europe Standard Time:20301027T013000\r
+        RRULE:FREQ=HOURLY;COUNT=3\r\nBEGIN:VALARM\r\nTRIGGER:PT0S\r\nEND:VALARM\r\nEND:VEVENT\r
+        BEGIN:VEVENT\r\nUID:old\r\nSUMMARY:Old\r\nDTSTART:20220101T090000Z\r\nBEGIN:VALARM\r\nTRIGGER:PT0S\r\nEND:VALARM\r
+        END:VEVENT\r\nBEGIN:VEVENT\r\nUID:n\r\nSUMMARY:None\r\nDTSTART:20301001T090000Z\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n
+        """
+
+    @Test func importDryRunPrintsTheSummaryAndNotesWithoutJSON() throws {
+        let directory = try TemporaryDirectory()
+        try Data(Self.mixedCalendar.utf8).write(to: URL(fileURLWithPath: directory.path("mixed.ics")))
+        let result = try chime(["import", directory.path("mixed.ics"), "--recipient", "bob", "--dry-run"])
+        #expect(result.status == 0, "\(result.error)")
+        #expect(result.output == """
+            to import ics-d067abcc3f5d1665 "Hourly": 2030-10-27T01:30:00 Europe/Berlin RRULE:FREQ=HOURLY;COUNT=3
+            1 reminder(s) to import from 3 event(s)/to-do(s), 1 without alarms (--default-alarm D reminds them); \
+            left out: 1 past alarm(s) (--include-past imports them)
+            note: time zone 'W. Europe Standard Time' read as Europe/Berlin (Windows name, CLDR windowsZones)
+
+            """)
+        let included = try chime(["import", directory.path("mixed.ics"), "--recipient", "bob", "--dry-run", "--include-past"])
+        #expect(included.output.contains("2 reminder(s) to import from 3 event(s)/to-do(s)"))
+    }
+
+    @Test func previewShowsTheOffsetOfEachCopyOfARepeatedHourAndSaysWhenAFileHasNoAlarms() throws {
+        let directory = try TemporaryDirectory()
+        try Data(Self.mixedCalendar.utf8).write(to: URL(fileURLWithPath: directory.path("mixed.ics")))
+        let preview = try chime([
+            "preview", directory.path("mixed.ics"), "--from", "2030-10-26T00:00:00Z", "--to", "2030-10-28T00:00:00Z",
+        ])
+        #expect(preview.status == 0, "\(preview.error)")
+        let rows = preview.output.split(separator: "\n").prefix(3).map { $0.split(separator: " ").prefix(2).joined(separator: " ") }
+        #expect(rows == [
+            "2030-10-26T23:30:00.000Z 2030-10-27T01:30:00+02:00", "2030-10-27T00:30:00.000Z 2030-10-27T02:30:00+02:00",
+            "2030-10-27T01:30:00.000Z 2030-10-27T02:30:00+01:00",
+        ])
+        let none = "BEGIN:VCALENDAR\r\nBEGIN:VEVENT\r\nUID:a\r\nDTSTART:20301001T090000Z\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n"
+        try Data(none.utf8).write(to: URL(fileURLWithPath: directory.path("none.ics")))
+        let empty = try chime(["preview", directory.path("none.ics"), "--from", "2030-01-01T00:00:00Z", "--to", "2031-01-01T00:00:00Z"])
+        #expect(empty.status == 1)
+        #expect(empty.output.isEmpty)
+        #expect(empty.error == "chime: no_alarms: \(directory.path("none.ics")) has no alarms (1 event(s)/to-do(s), 1 without VALARM; --default-alarm D reminds them)\n")
+    }
+
     @Test func unreachableCoordinatorIsAnUnavailableError() throws {
         let base = try LocalCluster.freePortBase()
         let directory = try TemporaryDirectory()

@@ -181,6 +181,22 @@ class ChimeCluster:
             self.spawn(f"pw-{index}", ["worker", "--id", f"pw-{index}"])
         self._wait(f"{self.worker_count} workers to be alive", self._workers_alive)
 
+    def kill_coordinator(self, sig: int = signal.SIGKILL) -> None:
+        """Signals the coordinator by its pid and waits for it to exit (it leaves `children`)."""
+        for index, (name, process) in enumerate(self.children):
+            if name.startswith("coordinator"):
+                os.kill(process.pid, sig)
+                process.wait(timeout=STOP_GRACE_S)
+                self.exit_statuses[name] = process.returncode
+                del self.children[index]
+                return
+        raise RuntimeError("no coordinator is running")
+
+    def start_coordinator(self, name: str) -> None:
+        """Starts a coordinator on the same ports and store; waits until it answers ping."""
+        self.spawn(name, ["coordinator"])
+        self._wait(f"{name} to answer ping", self._pings)
+
     def spawn(self, name: str, arguments: list[str]) -> subprocess.Popen:
         log = open(self.directory / f"{name}.log", "wb")
         try:

@@ -5,7 +5,8 @@ import Foundation
 
 /// Actions on delivered firings: checked here (category, token), run by a worker, their
 /// effects (snooze) applied here. Built-ins: `open` (the default action, foreground),
-/// `dismiss` (background), `snooze` (a category action with that identifier).
+/// `dismiss` (background), `snooze` (background; a category action with that identifier
+/// replaces the built-in one, with its own authentication and destructive marks).
 extension CoordinatorState {
     mutating func act(
         _ firingId: FiringID, action: String, text: String?, token: String?, snoozeSeconds: Double?, at now: Date,
@@ -27,9 +28,13 @@ extension CoordinatorState {
         case "dismiss":
             break
         default:
+            let categorySnooze = reminder.content.category.flatMap {
+                recipient?.category(withIdentifier: $0)?.action(withIdentifier: "snooze")
+            }
+            if action == "snooze", categorySnooze == nil { break }
             guard let category = reminder.content.category else {
                 return .failed(WireError(
-                    .invalidArgument, "\(reminderId) has no category, so only open and dismiss apply", field: "action"))
+                    .invalidArgument, "\(reminderId) has no category, so only open, dismiss and snooze apply", field: "action"))
             }
             guard let registered = recipient?.category(withIdentifier: category) else {
                 return .failed(WireError(

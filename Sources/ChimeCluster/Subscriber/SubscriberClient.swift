@@ -4,18 +4,17 @@ import ChimeWire
 import Foundation
 import ZeroMQ
 
-/// Receives fire events from the coordinator's XPUB endpoint, optionally catching up on
-/// events it missed first.
+/// Receives fire events from the coordinator's XPUB endpoint; with a control client, with
+/// no gap and no duplicate across coordinator restarts (``GapFiller``).
 ///
 /// Topics match by prefix in ZeroMQ (`fire.al` would also match `fire.alice`), so
 /// `recipient` is also compared exactly on every event.
 ///
-/// Catch-up (`since`) follows the Guide's Clone pattern (ch. 5): subscribe first, then fetch
-/// retained events after `since` over the control socket, deliver those not yet seen in `seq`
-/// order, and go on live, skipping any `seq` already delivered. Because an event published
-/// before the subscription took effect may be acknowledged after the first fetch, fetches
-/// repeat (every 200 ms) until every `seq` below the first live event is settled, or for
-/// 3 s when nothing arrives live.
+/// With `catchUp`, the client subscribes first, then asks `events` over the control socket
+/// (from `since`, or from the settled watermark "now" when `since` is `nil`) and from then
+/// on delivers in `seq` order: a live event waits until every earlier `seq` is settled and
+/// the missing ones were replayed (ZeroMQ Guide ch. 5, "Clone"). A failed fetch (the
+/// coordinator restarting) is retried; each firing id is delivered once.
 public final class SubscriberClient {
     let endpoint: String
     let recipient: RecipientID?
@@ -43,11 +42,13 @@ public final class SubscriberClient {
 
     /// Calls `onEvent` for every fire event until the stop signal, with the event's JSON.
     /// - Parameters:
-    ///   - catchUp: the control client and the `seq` after which to replay retained events first.
+    ///   - catchUp: the control client and the `seq` after which to replay retained events
+    ///     first (`nil`: none, start now); with it, restarts and gaps are filled.
     ///   - onReady: called once the subscription is sent.
-    /// - Throws: `ZeroMQError` when the endpoint is invalid; `WireError` when catch-up fails.
+    /// - Throws: `ZeroMQError` when the endpoint is invalid; `WireError` when the
+    ///   coordinator refuses an `events` request (a failed exchange is retried).
     public func run(
-        catchUp: (client: ControlClient, since: UInt64)? = nil, onReady: () -> Void = {},
+        catchUp: (client: ControlClient, since: UInt64?)? = nil, onReady: () -> Void = {},
         onEvent: (FireEvent, Data) -> Void
     ) throws {
         let context = try Context()
@@ -61,34 +62,34 @@ public final class SubscriberClient {
         try curve?.secure(socket, for: endpoint)
         try socket.connect(to: endpoint)
         onReady()
-        var progress = catchUp.map { CatchUpProgress(since: $0.since, startedAt: Date()) }
-        if let catchUp, var current = progress {
-            try fetch(catchUp.client, progress: &current, onEvent: onEvent)
-            progress = current
-        }
+        var filler = catchUp.map { GapFiller(since: $0.since) }
         let poller = Poller()
         poller.register(socket, for: .readable)
         do {
             while !stop.isStopRequested {
-                let fetching = progress.map { !$0.isFetchDone } ?? false
-                if try poller.poll(timeout: .milliseconds(fetching ? 50 : 100)) > 0 {
+                if let catchUp, var current = filler, current.isFetchDue(at: Date()) {
+                    try fetch(catchUp.client, filler: &current, onEvent: onEvent)
+                    filler = current
+                }
+                let waitMilliseconds = filler.map { $0.hasWaitingEvents ? 20 : 100 } ?? 100
+                if try poller.poll(timeout: .milliseconds(waitMilliseconds)) > 0 {
                     while let frames = try socket.receiveMessage(dontWait: true) {
                         guard frames.count == 2 else { continue }
                         if let recipient, frames[0] != Data(Topic.fire(recipient).utf8) { continue }
                         guard let event = try? codec.decode(FireEvent.self, from: frames[1]) else { continue }
-                        if var current = progress {
-                            guard current.acceptLive(event) else { continue }
-                            progress = current
+                        guard var current = filler else {
+                            onEvent(event, frames[1])
+                            continue
                         }
-                        onEvent(event, frames[1])
+                        for ready in current.onLive(event, at: Date()) {
+                            onEvent(ready, ready.seq == event.seq ? frames[1] : codec.encode(ready))
+                        }
+                        filler = current
                     }
                 }
-                if let catchUp, var current = progress, !current.isFetchDone, current.isFetchDue(at: Date()) {
-                    try fetch(catchUp.client, progress: &current, onEvent: onEvent)
-                    // Fetching stops, but replayed seqs stay known: a live copy of a replayed
-                    // event can still arrive after the last fetch.
-                    current.isFetchDone = current.isComplete(at: Date())
-                    progress = current
+                if var current = filler {
+                    for ready in current.onTick(at: Date()) { onEvent(ready, codec.encode(ready)) }
+                    filler = current
                 }
             }
         } catch let error as ZeroMQError where error.code == .contextTerminated {
@@ -96,60 +97,33 @@ public final class SubscriberClient {
         }
     }
 
-    /// Fetches every retained event after `since` (page by page) and delivers the unseen ones.
-    func fetch(_ client: ControlClient, progress: inout CatchUpProgress, onEvent: (FireEvent, Data) -> Void) throws {
-        var after = progress.since
+    /// Fetches every retained event after the filler's watermark (page by page) and
+    /// delivers what becomes ready. An unanswered request (the coordinator restarting) only
+    /// paces the next attempt.
+    func fetch(_ client: ControlClient, filler: inout GapFiller, onEvent: (FireEvent, Data) -> Void) throws {
         while true {
-            let reply = try client.send(
-                ControlRequest(command: .events(after: after, recipient: recipient, limit: 1000)),
-                expecting: EventsResult.self)
-            guard let result = reply.result else { return }
-            for event in result.events where progress.acceptReplayed(event) {
+            let request = ControlRequest(command: .events(after: filler.fetchAfter, recipient: recipient, limit: 1000))
+            guard let result = try Self.events(client, request) else {
+                filler.onFetchFailed(at: Date())
+                return
+            }
+            for event in filler.onFetched(result.events, through: result.through, at: Date()) {
                 onEvent(event, codec.encode(event))
             }
-            after = result.events.last?.seq ?? after
-            progress.settledThrough = result.through
-            if !result.truncated { break }
+            if !result.truncated { return }
         }
-        progress.lastFetchAt = Date()
-    }
-}
-
-/// Where a catch-up stands: what was delivered, the first live `seq`, the settled watermark.
-struct CatchUpProgress {
-    let since: UInt64
-    let startedAt: Date
-    var delivered: Set<UInt64> = []
-    var firstLiveSeq: UInt64?
-    /// Set once catch-up is complete: no more fetches, and live seqs are no longer recorded
-    /// (so the set stays as large as the replay), only checked against it.
-    var isFetchDone = false
-    var settledThrough: UInt64 = 0
-    var lastFetchAt = Date.distantPast
-
-    init(since: UInt64, startedAt: Date) {
-        self.since = since
-        self.startedAt = startedAt
     }
 
-    /// Whether a replayed event is new (and records it).
-    mutating func acceptReplayed(_ event: FireEvent) -> Bool {
-        event.seq > since && delivered.insert(event.seq).inserted
-    }
-
-    /// Whether a live event is new (and records it).
-    mutating func acceptLive(_ event: FireEvent) -> Bool {
-        if firstLiveSeq == nil { firstLiveSeq = event.seq }
-        guard event.seq > since else { return false }
-        if isFetchDone { return !delivered.contains(event.seq) }
-        return delivered.insert(event.seq).inserted
-    }
-
-    func isFetchDue(at now: Date) -> Bool { now.timeIntervalSince(lastFetchAt) >= 0.2 }
-
-    /// Done once every `seq` below the first live one is settled, or after 3 s with no live event.
-    func isComplete(at now: Date) -> Bool {
-        if let firstLiveSeq { return settledThrough + 1 >= firstLiveSeq }
-        return now.timeIntervalSince(startedAt) >= 3
+    /// The `events` reply, or `nil` when none came (the coordinator is restarting).
+    /// - Throws: `WireError` when the coordinator answered with an error.
+    static func events(_ client: ControlClient, _ request: ControlRequest) throws(WireError) -> EventsResult? {
+        let reply: ControlReply<EventsResult>
+        do {
+            reply = try client.send(request, expecting: EventsResult.self)
+        } catch {
+            guard error.code == .unavailable else { throw error }
+            return nil
+        }
+        return reply.result
     }
 }

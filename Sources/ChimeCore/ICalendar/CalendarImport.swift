@@ -12,17 +12,46 @@ public struct CalendarImportOptions: Sendable {
     /// Whether to ignore every VALARM and use only ``defaultAlarm`` (the differential
     /// test's view of plain event starts).
     public var ignoresCalendarAlarms: Bool
+    /// Alarms that would fire before this instant (UTC) are not imported but counted in
+    /// ``CalendarImportSummary/past`` (`chime import` passes now unless `--include-past`);
+    /// `nil` imports them (a past one-shot then fires at once).
+    public var skipsAlarmsBefore: Date?
+    /// Whether acknowledged and snoozed alarms are honoured (RFC 9074, Thunderbird); off,
+    /// every VALARM fires at its computed instants (the differential test's view).
+    public var honoursAlarmState: Bool
 
     /// Creates options.
     public init(
         recipient: RecipientID, defaultZone: String = "UTC", defaultAlarm: Double? = nil,
-        ignoresCalendarAlarms: Bool = false
+        ignoresCalendarAlarms: Bool = false, skipsAlarmsBefore: Date? = nil, honoursAlarmState: Bool = true
     ) {
+        self.honoursAlarmState = honoursAlarmState
         self.recipient = recipient
         self.defaultZone = defaultZone
         self.defaultAlarm = defaultAlarm
         self.ignoresCalendarAlarms = ignoresCalendarAlarms
+        self.skipsAlarmsBefore = skipsAlarmsBefore
     }
+}
+
+/// What an import left out, counted (each alarm of each component once; a repeating
+/// alarm is one).
+public struct CalendarImportSummary: Codable, Hashable, Sendable {
+    /// VEVENT and VTODO components read.
+    public var components = 0
+    /// Components without any VALARM (reminded only with a default alarm).
+    public var withoutAlarms = 0
+    /// Alarms whose every instant is before ``CalendarImportOptions/skipsAlarmsBefore``.
+    public var past = 0
+    /// Alarms acknowledged at or after their instant (RFC 9074 `ACKNOWLEDGED`, Thunderbird
+    /// `X-MOZ-LASTACK`).
+    public var acknowledged = 0
+    /// Alarms replaced by a snooze (RFC 9074 `RELATED-TO;RELTYPE=SNOOZE`, Thunderbird
+    /// `X-MOZ-SNOOZE-TIME`): the snooze fires instead.
+    public var snoozed = 0
+
+    /// An empty summary.
+    public init() {}
 }
 
 /// A VEVENT or VTODO that was not imported, and why.
@@ -41,6 +70,16 @@ public struct CalendarImport: Sendable {
     public var reminders: [Reminder]
     /// Components that could not be imported; the others still are.
     public var skipped: [SkippedComponent]
+    /// Alarms and components left out on purpose, counted.
+    public var summary = CalendarImportSummary()
+    /// How zone names that are not IANA names were read (Windows names, VTIMEZONE rules).
+    public var notes: [String] = []
+
+    /// Creates an import result.
+    public init(reminders: [Reminder], skipped: [SkippedComponent]) {
+        self.reminders = reminders
+        self.skipped = skipped
+    }
 }
 
 /// Turns VEVENT and VTODO alarms of an iCalendar file (RFC 5545) into Chime reminders.
@@ -50,6 +89,14 @@ public struct CalendarImport: Sendable {
 ///   longer event) is the remind-before offset `before`, one after the start moves the
 ///   start instead. An absolute TRIGGER is a one-shot. `REPEAT`+`DURATION` add one
 ///   reminder per repetition.
+/// - Alarm state (RFC 9074): an alarm whose `ACKNOWLEDGED` (or the component's Thunderbird
+///   `X-MOZ-LASTACK`) is at or after an instant does not fire then (§6.1: "greater than or
+///   equal to the computed trigger time"); a snooze alarm (`RELATED-TO;RELTYPE=SNOOZE:<UID>`,
+///   §7) fires at its own instant and replaces the instants of the alarm it names up to it,
+///   as a Thunderbird `X-MOZ-SNOOZE-TIME[-<recurrence>]` does for every alarm of its
+///   component. Occurrences of a repeating alarm left out this way become EXDATEs.
+/// - Alarms whose every instant is before ``CalendarImportOptions/skipsAlarmsBefore`` are
+///   left out and counted.
 /// - A RECURRENCE-ID override replaces its occurrence (an EXDATE on the series plus its own
 ///   one-shot reminders); a cancelled one (`STATUS:CANCELLED`) only removes it.
 /// - Reminder ids are `ics-` and 16 hex digits of a 64-bit FNV-1a hash of
@@ -64,8 +111,12 @@ public enum CalendarImporter {
         if calendars.isEmpty { calendars = [ICalendarComponent(name: "VCALENDAR", components: roots)] }
         var result = CalendarImport(reminders: [], skipped: [])
         for calendar in calendars {
-            let zones = ICalendarZones(calendar: calendar, defaultZone: options.defaultZone)
+            let referenceYear = LocalDateTime(
+                secondsSinceEpochAsIfUTC: Int((options.skipsAlarmsBefore ?? Date()).timeIntervalSince1970)).year
+            let zones = ICalendarZones(calendar: calendar, defaultZone: options.defaultZone, referenceYear: referenceYear)
+            result.notes += zones.notes
             let items = calendar.components.filter { $0.name == "VEVENT" || $0.name == "VTODO" }
+            result.summary.components += items.count
             var order: [String] = []
             var byUID: [String: [ICalendarComponent]] = [:]
             for (index, item) in items.enumerated() {
@@ -122,10 +173,12 @@ struct SeriesBuilder {
     private func append(
         _ component: ICalendarComponent, recurrenceKey: String?, excluded: [Date], into result: inout CalendarImport
     ) {
+        if component.components(named: "VALARM").isEmpty { result.summary.withoutAlarms += 1 }
         do throws(ImportProblem) {
             if recurrenceKey == nil, Self.isCancelled(component) { throw ImportProblem("cancelled (STATUS:CANCELLED)") }
             let event = try EventTiming(component, zones: zones, isOverride: recurrenceKey != nil, excluded: excluded)
             var reminders: [Reminder] = []
+            var summary = CalendarImportSummary()
             for alarm in try alarms(of: component) {
                 let trigger = try event.trigger(for: alarm.timing)
                 let reminder = Reminder(
@@ -140,26 +193,38 @@ struct SeriesBuilder {
                 } catch {
                     throw ImportProblem("\(error.field.map { "\($0): " } ?? "")\(error.message)")
                 }
-                reminders.append(reminder)
+                if let kept = try AlarmState.apply(alarm.state, to: reminder, skippingBefore: options.skipsAlarmsBefore, summary: &summary) {
+                    reminders.append(kept)
+                }
             }
             result.reminders += reminders
+            result.summary.past += summary.past
+            result.summary.acknowledged += summary.acknowledged
+            result.summary.snoozed += summary.snoozed
         } catch {
             result.skipped.append(skip(component, error.reason))
         }
     }
 
-    /// The alarms of `component` as (label, timing); the default alarm when it has none.
-    private func alarms(of component: ICalendarComponent) throws(ImportProblem) -> [(label: String, timing: AlarmTiming)] {
+    /// The alarms of `component` with their state; the default alarm when it has none.
+    private func alarms(of component: ICalendarComponent) throws(ImportProblem) -> [PlannedAlarm] {
         let valarms = options.ignoresCalendarAlarms ? [] : component.components(named: "VALARM")
         guard !valarms.isEmpty else {
-            return options.defaultAlarm.map { [("default", .relative(seconds: -$0, toEnd: false))] } ?? []
+            return options.defaultAlarm.map { [PlannedAlarm(label: "default", timing: .relative(seconds: -$0, toEnd: false))] } ?? []
         }
-        var alarms: [(String, AlarmTiming)] = []
+        let states = options.honoursAlarmState
+            ? AlarmState.read(component, alarms: valarms, zones: zones)
+            : [AlarmState](repeating: AlarmState(), count: valarms.count)
+        var alarms: [PlannedAlarm] = []
         for (index, valarm) in valarms.enumerated() {
             let timings = try AlarmTiming.parse(valarm, zones: zones)
             for (repetition, timing) in timings.enumerated() {
-                alarms.append((repetition == 0 ? "\(index)" : "\(index).\(repetition)", timing))
+                alarms.append(PlannedAlarm(
+                    label: repetition == 0 ? "\(index)" : "\(index).\(repetition)", timing: timing, state: states[index]))
             }
+        }
+        for snooze in options.honoursAlarmState ? AlarmState.mozillaSnoozes(of: component, zones: zones) : [] {
+            alarms.append(PlannedAlarm(label: snooze.label, timing: .absolute(snooze.instant), state: snooze.state))
         }
         return alarms
     }

@@ -83,6 +83,10 @@ struct EventTiming {
         excludedInstants = excluded
         addedInstants = []
         guard !isOverride else { return }
+        if start.isByOwnRules, !component.properties(named: "RRULE").isEmpty || !component.properties(named: "RDATE").isEmpty {
+            throw ImportProblem(
+                "a repeating event in a time zone known only by its VTIMEZONE rules (no IANA zone agrees with them) is not supported")
+        }
         // An empty RRULE (some exporters write `RRULE:` for "no repeat") means no rule.
         let rules = component.properties(named: "RRULE").filter { !$0.value.trimmingCharacters(in: .whitespaces).isEmpty }
         guard rules.count <= 1 else { throw ImportProblem("more than one RRULE (deprecated by RFC 5545) is not supported") }
@@ -144,7 +148,7 @@ struct EventTiming {
     private static func day(of time: ICalendarTime) -> LocalDateTime {
         var local: LocalDateTime
         switch time.start {
-        case .instant(let date): local = ZoneRules.localDateTime(at: date, in: TimeZone(identifier: "UTC")!)
+        case .instant(let date): local = LocalDateTime(secondsSinceEpochAsIfUTC: Int(date.timeIntervalSince1970.rounded(.down)))
         case .wallClock(let wall, _): local = wall
         }
         (local.hour, local.minute, local.second) = (0, 0, 0)

@@ -72,6 +72,18 @@ public struct Trigger: Hashable, Sendable {
         repeatRule != nil || recurrenceRule != nil || !recurrenceDates.isEmpty
     }
 
+    /// How the trigger repeats, in a few words for listings: `day`, `2 weeks`, `rrule`,
+    /// `rrule+rdates`, `rdates` (extra dates only), or `-` for a one-shot.
+    public var repeatSummary: String {
+        var parts: [String] = []
+        if let repeatRule {
+            parts.append(repeatRule.interval == 1 ? repeatRule.unit.rawValue : "\(repeatRule.interval) \(repeatRule.unit.rawValue)s")
+        }
+        if recurrenceRule != nil { parts.append("rrule") }
+        if !recurrenceDates.isEmpty { parts.append("rdates") }
+        return parts.isEmpty ? "-" : parts.joined(separator: "+")
+    }
+
     /// Checks the offset and builds the sequence of event instants.
     /// - Throws: `ValidationError` (`.unknownTimeZone`, `.invalidArgument`); field
     ///   `trigger.rrule` when both `repeat` and `rrule` are given.

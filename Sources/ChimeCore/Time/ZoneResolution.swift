@@ -74,6 +74,20 @@ public enum ZoneRules {
         return LocalDateTime(secondsSinceEpochAsIfUTC: unixSeconds + offset(of: zone, atUnixSeconds: unixSeconds))
     }
 
+    /// The wall-clock time of `instant` in `zone` followed by the UTC offset in force then
+    /// (RFC 3339 §5.6 `time-offset`): `2026-10-25T02:00:00+02:00`, then an hour later
+    /// `2026-10-25T02:00:00+01:00`, so both copies of a repeated hour stay distinct.
+    public static func localTextWithOffset(at instant: Date, in zone: TimeZone) -> String {
+        let unixSeconds = Int(instant.timeIntervalSinceReferenceDate.rounded(.down)) + CivilCalendar.unixToReferenceDate
+        let seconds = offset(of: zone, atUnixSeconds: unixSeconds)
+        let local = LocalDateTime(secondsSinceEpochAsIfUTC: unixSeconds + seconds)
+        let magnitude = abs(seconds)
+        let hours = magnitude / 3600
+        let minutes = magnitude % 3600 / 60
+        let sign = seconds < 0 ? "-" : "+"
+        return "\(local)\(sign)\(hours < 10 ? "0" : "")\(hours):\(minutes < 10 ? "0" : "")\(minutes)"
+    }
+
     static func offset(of zone: TimeZone, atUnixSeconds seconds: Int) -> Int {
         zone.secondsFromGMT(
             for: Date(timeIntervalSinceReferenceDate: Double(seconds - CivilCalendar.unixToReferenceDate)))

@@ -55,9 +55,7 @@ enum ListCommand: Command {
         for listing in result.reminders {
             let reminder = listing.reminder
             let next = listing.nextFireAt.map(RFC3339.format) ?? "-"
-            let repeatText = reminder.trigger.repeatRule.map { rule in
-                rule.interval == 1 ? rule.unit.rawValue : "\(rule.interval) \(rule.unit.rawValue)s"
-            } ?? reminder.trigger.recurrenceRule.map { _ in "rrule" } ?? "-"
+            let repeatText = reminder.trigger.repeatSummary
             let text = [reminder.content.title, reminder.content.body].compactMap { $0 }.joined(separator: " — ")
             output(column(next, 26) + column(reminder.id.rawValue, 20) + column(reminder.recipient.rawValue, 12)
                 + column(listing.state.rawValue, 10) + column(repeatText, 12) + text)

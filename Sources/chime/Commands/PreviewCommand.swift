@@ -5,7 +5,7 @@ enum PreviewCommand: Command {
     static let spec = CommandSpec(
         name: "preview",
         summary: "List a rule's next occurrences or a calendar's alarm instants (no cluster needed).",
-        usage: "chime preview --rrule RULE --start LOCAL --tz ZONE (--count N | --until LOCAL) [--json]\n       chime preview FILE.ics --from TIME --to TIME [--recipient R] [--tz ZONE] [--default-alarm D] [--json]",
+        usage: "chime preview --rrule RULE --start LOCAL --tz ZONE (--count N | --until LOCAL) [--json]\n       chime preview FILE.ics --from TIME --to TIME [--recipient R] [--tz ZONE] [--default-alarm D] [--include-past] [--json]",
         options: [
             OptionSpec(name: "rrule", value: "RULE", help: "An RFC 5545 rule, e.g. 'FREQ=MONTHLY;BYDAY=-1FR'."),
             OptionSpec(name: "start", value: "LOCAL", help: "First occurrence (DTSTART), wall clock in --tz: 2026-01-30T09:00."),
@@ -45,7 +45,7 @@ enum PreviewCommand: Command {
         let occurrences = recurrence.occurrences(
             onOrAfter: recurrence.firstInstant, through: until, limit: count ?? 100_000)
         for (number, occurrence) in occurrences.enumerated() {
-            let local = ZoneRules.localDateTime(at: occurrence.instant, in: timeZone).description
+            let local = ZoneRules.localTextWithOffset(at: occurrence.instant, in: timeZone)
             let utc = RFC3339.format(occurrence.instant)
             if arguments.has("json") {
                 output(jsonLine(["n": number + 1, "local": local, "utc": utc, "zone": zone]))
@@ -64,7 +64,8 @@ enum PreviewCommand: Command {
         let from = try instant(fromText, zone: displayZone, option: "from")
         let to = try instant(toText, zone: displayZone, option: "to")
         guard from <= to else { throw UsageError("--from must not be after --to") }
-        let calendarImport = try ImportCommand.makeImport(path: path, arguments, defaultRecipient: "preview")
+        let calendarImport = try ImportCommand.makeImport(
+            path: path, arguments, defaultRecipient: "preview", skipsPast: !arguments.has("include-past"))
         var rows: [(instant: Date, reminder: Reminder)] = []
         for reminder in calendarImport.reminders {
             for instant in try reminder.fireInstants(from: from, through: to) { rows.append((instant, reminder)) }
@@ -73,7 +74,7 @@ enum PreviewCommand: Command {
         for row in rows {
             let zoneName = row.reminder.trigger.timeZoneIdentifier ?? arguments.value("tz") ?? "UTC"
             let zone = (try? ZoneRules.zone(named: zoneName)) ?? displayZone
-            let local = ZoneRules.localDateTime(at: row.instant, in: zone).description
+            let local = ZoneRules.localTextWithOffset(at: row.instant, in: zone)
             let utc = RFC3339.format(row.instant)
             let title = row.reminder.content.title ?? ""
             if arguments.has("json") {
@@ -83,6 +84,17 @@ enum PreviewCommand: Command {
             }
         }
         ImportCommand.reportSkipped(calendarImport.skipped, json: arguments.has("json"))
+        let summary = calendarImport.summary
+        let hasAlarms = !calendarImport.reminders.isEmpty || summary.past + summary.acknowledged + summary.snoozed > 0
+        if !hasAlarms {
+            printError("no_alarms: \(path) has no alarms (\(summary.components) event(s)/to-do(s), \(summary.withoutAlarms) without VALARM; --default-alarm D reminds them)")
+            return 1
+        }
+        if !arguments.has("json") {
+            if rows.isEmpty { output("no alarm instants between \(RFC3339.format(from)) and \(RFC3339.format(to))") }
+            output(ImportCommand.summaryLine(calendarImport, verb: "to import", defaultAlarm: arguments.value("default-alarm")))
+            for note in calendarImport.notes { output("note: \(note)") }
+        }
         return 0
     }
 

@@ -1,0 +1,161 @@
+import ChimeCore
+import ChimeWire
+import Foundation
+
+/// The client side of a live subscription with no gap (README, "A live subscriber with no
+/// gap"): live fire events are delivered in `seq` order once every earlier `seq` is known
+/// to be settled, and whatever the live stream missed (a slow joiner after a coordinator
+/// restart, a high-water-mark drop) is filled from the `events` catch-up first. Each
+/// firing id is delivered once. Pure: the caller passes time in and does the fetches.
+///
+/// The watermark `W`: every retained event with `seq <= W` has been delivered (or was
+/// settled before the subscription started). A live event with `seq <= W + 1` is delivered
+/// at once and moves `W` to its `seq`; a later one waits until a fetch of `events` after
+/// `W` reports `through >= seq - 1` (all earlier ones acknowledged, so the reply listed the
+/// missing ones), and the replayed and waiting events are then delivered merged in `seq`
+/// order. A coordinator restart shows as a jump of at least half a seq block
+/// (`seqReserved`), so the first live event after it always waits for the fill; if the
+/// live stream lost every event, the idle fetch (every ``Settings/idleFetchInterval``)
+/// finds them. The Guide's Clone pattern, ch. 5, with the snapshot replaced by `events`.
+public struct GapFiller: Sendable {
+    /// Timing and memory bounds.
+    public struct Settings: Sendable {
+        /// Seconds between fetches while nothing waits (finds events the live stream lost
+        /// entirely).
+        public var idleFetchInterval: Double = 1
+        /// Seconds between fetches while events wait for the fill.
+        public var waitingFetchInterval: Double = 0.02
+        /// Seconds an event waits, counted from the first successful fetch after it
+        /// arrived, before it is delivered anyway (an earlier `seq` held by a dead worker's
+        /// lease does not stall the stream for the whole lease).
+        public var maximumWait: Double = 2
+        /// Firing ids remembered for de-duplication (the oldest are forgotten first).
+        public var rememberedFiringIDs: Int = 100_000
+
+        /// The defaults above.
+        public init() {}
+    }
+
+    /// An event that waits for the fill, and since when a successful fetch has seen it wait.
+    struct Waiting: Sendable {
+        var event: FireEvent
+        var fetchedSince: Date?
+    }
+
+    let settings: Settings
+    /// `nil` until the first fetch when the subscription starts at "now".
+    public private(set) var watermark: UInt64?
+    private(set) var waiting: [Waiting] = []
+    private var delivered = Set<FiringID>()
+    private var deliveredOrder = RingQueue<FiringID>()
+    private(set) var lastFetchAt = Date.distantPast
+
+    /// A subscription that replays retained events after `since` first, or, with `nil`,
+    /// starts at the coordinator's settled watermark (events from now on).
+    public init(since: UInt64?, settings: Settings = Settings()) {
+        watermark = since
+        self.settings = settings
+    }
+
+    /// The `after` of the next `events` request. Before the first fetch of a subscription
+    /// that starts now, a number larger than any seq, so the reply carries only `through`.
+    public var fetchAfter: UInt64 { watermark ?? UInt64(Int64.max) }
+
+    /// Whether a fetch is due at `now`.
+    public func isFetchDue(at now: Date) -> Bool {
+        guard watermark != nil else { return true }
+        let interval = waiting.isEmpty ? settings.idleFetchInterval : settings.waitingFetchInterval
+        return now.timeIntervalSince(lastFetchAt) >= interval
+    }
+
+    /// Whether any event waits for the fill.
+    public var hasWaitingEvents: Bool { !waiting.isEmpty }
+
+    /// Takes a live event; returns the events to deliver now, in order (often just it).
+    public mutating func onLive(_ event: FireEvent, at now: Date) -> [FireEvent] {
+        guard !delivered.contains(event.firing.firingId) else { return [] }
+        if let watermark, waiting.isEmpty, event.seq <= watermark + 1 {
+            self.watermark = max(watermark, event.seq)
+            remember(event.firing.firingId)
+            return [event]
+        }
+        enqueue(event, fetchedSince: nil)
+        return drain()
+    }
+
+    /// Takes one page of an `events` reply (its events, `through`, and whether it was cut
+    /// short); returns the events to deliver now, in order.
+    public mutating func onFetched(_ events: [FireEvent], through: UInt64, at now: Date) -> [FireEvent] {
+        lastFetchAt = now
+        guard let watermark else {
+            // The first fetch of a subscription that starts now: only the watermark counts.
+            self.watermark = through
+            markFetched(at: now)
+            return drain()
+        }
+        for event in events where event.seq > watermark && !delivered.contains(event.firing.firingId) {
+            enqueue(event, fetchedSince: now)
+        }
+        self.watermark = max(watermark, through)
+        markFetched(at: now)
+        return drain()
+    }
+
+    /// Records a fetch that failed (the coordinator is restarting): paces the next one.
+    public mutating func onFetchFailed(at now: Date) {
+        lastFetchAt = now
+    }
+
+    /// Delivers waiting events whose wait, counted from the first fetch after they
+    /// arrived, exceeded ``Settings/maximumWait``, and what then follows them in order.
+    public mutating func onTick(at now: Date) -> [FireEvent] {
+        guard let watermark, let first = waiting.first, let since = first.fetchedSince,
+            now.timeIntervalSince(since) >= settings.maximumWait
+        else { return [] }
+        self.watermark = max(watermark, first.event.seq - 1)
+        return drain()
+    }
+
+    private mutating func enqueue(_ event: FireEvent, fetchedSince: Date?) {
+        let firingId = event.firing.firingId
+        if let index = waiting.firstIndex(where: { $0.event.firing.firingId == firingId }) {
+            // A redelivery or a replayed copy: keep the lower seq, so order follows the first attempt.
+            if event.seq < waiting[index].event.seq { waiting[index].event = event }
+            return
+        }
+        let position = waiting.firstIndex { $0.event.seq > event.seq } ?? waiting.count
+        waiting.insert(Waiting(event: event, fetchedSince: fetchedSince), at: position)
+    }
+
+    private mutating func markFetched(at now: Date) {
+        for index in waiting.indices where waiting[index].fetchedSince == nil {
+            waiting[index].fetchedSince = now
+        }
+    }
+
+    /// Delivers waiting events from the front while each one's seq is at most `W + 1`.
+    private mutating func drain() -> [FireEvent] {
+        guard var current = watermark else { return [] }
+        var ready: [FireEvent] = []
+        var taken = 0
+        while taken < waiting.count, waiting[taken].event.seq <= current + 1 {
+            let event = waiting[taken].event
+            taken += 1
+            current = max(current, event.seq)
+            if delivered.contains(event.firing.firingId) { continue }
+            remember(event.firing.firingId)
+            ready.append(event)
+        }
+        waiting.removeFirst(taken)
+        watermark = current
+        return ready
+    }
+
+    private mutating func remember(_ firingId: FiringID) {
+        delivered.insert(firingId)
+        deliveredOrder.append(firingId)
+        if deliveredOrder.count > settings.rememberedFiringIDs, let oldest = deliveredOrder.popFirst() {
+            delivered.remove(oldest)
+        }
+    }
+}

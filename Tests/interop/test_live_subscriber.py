@@ -1,0 +1,154 @@
+"""Live subscribers across coordinator restarts: nothing lost, each firing id once.
+
+Two live subscribers watch one recipient for the whole test: the pyzmq client module of
+this repository (`clients/python/chime_subscriber.py`) and a `chime subscribe --json`
+process. Each round schedules N one-shots due around a coordinator `kill -9` and restart
+(some due just before the kill, most while it is down, a few just after it is back), then
+waits, with a deadline, until both subscribers have printed every firing id of the round.
+A firing id printed twice, or one missing at the deadline, fails the test.
+
+`CHIME_RESTART_ROUNDS` sets the rounds (default 3; the long form is 20) and
+`CHIME_RESTART_FIRINGS` the one-shots per round (default 40). The figures are printed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+import uuid
+from collections import Counter
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "clients" / "python"))
+
+from chime_subscriber import ChimeSubscriber, GapFiller  # noqa: E402
+from conftest import control_request  # noqa: E402
+
+ROUNDS = int(os.environ.get("CHIME_RESTART_ROUNDS", "3"))
+FIRINGS_PER_ROUND = int(os.environ.get("CHIME_RESTART_FIRINGS", "40"))
+DELIVERY_DEADLINE_S = 30.0
+DOWN_S = 0.8
+
+
+def rfc3339(instant: datetime) -> str:
+    return instant.strftime("%Y-%m-%dT%H:%M:%S.") + f"{instant.microsecond // 1000:03d}Z"
+
+
+def ok(endpoint: str, request: dict) -> dict:
+    """A control request, retried (same requestId) until it is answered, at most 20 s."""
+    request = dict(request, requestId=request.get("requestId") or f"t-{uuid.uuid4()}")
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        reply = control_request(endpoint, request, timeout_s=1.0)
+        if reply is not None:
+            assert reply.get("ok"), reply
+            return reply["result"]
+    raise AssertionError(f"no reply to {request['op']} within 20 s")
+
+
+class CLISubscriber:
+    """The `chime subscribe --json` child: reads the JSON lines of its log so far."""
+
+    def __init__(self, cluster, recipient: str):
+        self.log = cluster.directory / "subscribe.log"
+        self.process = cluster.spawn("subscribe", ["subscribe", "--recipient", recipient, "--json"])
+
+    def firing_ids(self) -> list[str]:
+        ids = []
+        for line in self.log.read_text(errors="replace").splitlines():
+            if line.startswith("{"):
+                ids.append(json.loads(line)["firingId"])
+        return ids
+
+
+def test_gap_filler_replays_a_restart_gap_before_newer_events():
+    filler = GapFiller(since=5)
+    assert filler.on_fetched([], 5, now=0.0) == []
+    assert [e["seq"] for e in filler.on_live({"seq": 6, "firingId": "a"}, 0.1)] == [6]
+    jump = 1_048_577
+    assert filler.on_live({"seq": jump + 1, "firingId": "d"}, 1.0) == []
+    replayed = [{"seq": 7, "firingId": "b"}, {"seq": 8, "firingId": "c"}, {"seq": jump, "firingId": "x"}]
+    assert [e["firingId"] for e in filler.on_fetched(replayed, jump + 1, now=1.02)] == ["b", "c", "x", "d"]
+    assert filler.on_live({"seq": jump + 2, "firingId": "b"}, 1.1) == [], "a redelivery of b"
+    assert filler.watermark == jump + 1
+
+
+def test_live_subscribers_lose_nothing_across_coordinator_restarts(make_cluster, capsys):
+    cluster = make_cluster({})
+    recipient = f"live-{uuid.uuid4().hex[:8]}"
+    python_subscriber = ChimeSubscriber(cluster.events_endpoint, cluster.control_endpoint, recipient=recipient)
+    cli_subscriber = CLISubscriber(cluster, recipient)
+    python_seen: list[str] = []
+
+    def pump(until, deadline_s: float, what: str) -> None:
+        deadline = time.monotonic() + deadline_s
+        while not until():
+            cluster.check_children()
+            assert time.monotonic() < deadline, f"timed out after {deadline_s} s waiting for {what}"
+            python_seen.extend(e["firingId"] for e in python_subscriber.receive(timeout_s=0.05))
+
+    try:
+        # Until both subscribers have printed a probe (the CLI learns its start watermark
+        # when it is up, so probes scheduled before that are not its to print).
+        probes: list[str] = []
+        next_probe_at = 0.0
+
+        def both_saw_a_probe() -> bool:
+            nonlocal next_probe_at
+            cli_seen = cli_subscriber.firing_ids()
+            if any(f.split("@")[0] in probes for f in python_seen) and any(f.split("@")[0] in probes for f in cli_seen):
+                return True
+            if time.monotonic() >= next_probe_at:
+                probes.append(f"probe-{uuid.uuid4().hex[:8]}")
+                ok(cluster.control_endpoint, {"op": "schedule", "reminder": {
+                    "id": probes[-1], "recipient": recipient, "trigger": {"at": rfc3339(datetime.now(timezone.utc))}}})
+                next_probe_at = time.monotonic() + 1.0
+            return False
+
+        pump(both_saw_a_probe, 20, "a probe at both subscribers")
+        python_seen.clear()
+        cli_lines_before = len(cli_subscriber.firing_ids())
+
+        expected: set[str] = set()
+        figures = []
+        for round_number in range(1, ROUNDS + 1):
+            kill_at = datetime.now(timezone.utc) + timedelta(seconds=1.5)
+            span_s = DOWN_S + 1.0
+            reminders = []
+            for index in range(FIRINGS_PER_ROUND):
+                due = kill_at + timedelta(seconds=-0.2 + span_s * index / FIRINGS_PER_ROUND)
+                due = due.replace(microsecond=due.microsecond // 1000 * 1000)
+                reminder_id = f"r{round_number}-{index}-{uuid.uuid4().hex[:6]}"
+                reminders.append({"id": reminder_id, "recipient": recipient, "trigger": {"at": rfc3339(due)},
+                                  "content": {"body": f"round {round_number}"}})
+                expected.add(f"{reminder_id}@{rfc3339(due)}")
+            ok(cluster.control_endpoint, {"op": "schedule", "reminders": reminders})
+            pump(lambda: datetime.now(timezone.utc) >= kill_at, 10, "the kill time")
+            cluster.kill_coordinator()
+            restart_at = time.monotonic() + DOWN_S
+            pump(lambda: time.monotonic() >= restart_at, 10, "the restart time")
+            cluster.start_coordinator(f"coordinator-r{round_number}")
+            started = time.monotonic()
+            pump(lambda: expected <= set(python_seen) and expected <= set(cli_subscriber.firing_ids()),
+                 DELIVERY_DEADLINE_S, f"round {round_number}'s {FIRINGS_PER_ROUND} firings at both subscribers")
+            figures.append(round(time.monotonic() - started, 2))
+
+        cli_seen = cli_subscriber.firing_ids()[cli_lines_before:]
+        lost_python = expected - set(python_seen)
+        lost_cli = expected - set(cli_seen)
+        twice_python = [f for f, n in Counter(python_seen).items() if n > 1]
+        twice_cli = [f for f, n in Counter(cli_seen).items() if n > 1]
+        with capsys.disabled():
+            print(f"\nlive subscribers across {ROUNDS} coordinator restarts (kill -9, {DOWN_S} s down), "
+                  f"{FIRINGS_PER_ROUND} one-shots each: {len(expected)} expected, lost pyzmq {len(lost_python)} "
+                  f"cli {len(lost_cli)}, printed twice pyzmq {len(twice_python)} cli {len(twice_cli)}; "
+                  f"seconds from restart to the round's last firing at both: {figures}")
+        assert not lost_python and not lost_cli
+        assert not twice_python and not twice_cli
+    finally:
+        python_subscriber.close()
