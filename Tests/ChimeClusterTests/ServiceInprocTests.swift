@@ -72,18 +72,8 @@ import ZeroMQ
     }
 
     @Test func aWallClockStepBackDoesNotFreezeALease() throws {
-        let cluster = try InprocCluster(start: start) { configuration in
-            configuration.coordinator.leaseSeconds = 10
-            configuration.heartbeat.liveness = 1_000
-        }
-        defer { cluster.stop() }
-        let client = try cluster.controlClient()
-        let worker = try FakeWorker(cluster, id: "fake")
-        defer { worker.socket.close() }
-        try waitForWorkers(1, client)
-        _ = try client.send(ControlRequest(command: .schedule([reminder("tea", at: start)])), expecting: ScheduleResult.self)
-        #expect(try worker.nextBatch().firings.map(\.attempt) == [1])
-
+        let (cluster, _, worker) = try oneLeasedFiring(leaseSeconds: 10, liveness: 1_000, worker: "fake")
+        defer { cluster.stop(); worker.socket.close() }
         // An hour back on the wall clock; ten seconds really pass. A wall-clock lease would
         // hold for another hour.
         cluster.clock.stepWall(by: -3_600)
@@ -94,19 +84,8 @@ import ZeroMQ
     }
 
     @Test func aWallClockStepForwardExpiresNoLeaseAndDropsNoWorker() throws {
-        let cluster = try InprocCluster(start: start) { configuration in
-            configuration.coordinator.leaseSeconds = 10
-            configuration.heartbeat.intervalMilliseconds = 1_000
-            configuration.heartbeat.liveness = 3
-        }
-        defer { cluster.stop() }
-        let client = try cluster.controlClient()
-        let worker = try FakeWorker(cluster, id: "fake")
-        defer { worker.socket.close() }
-        try waitForWorkers(1, client)
-        _ = try client.send(ControlRequest(command: .schedule([reminder("tea", at: start)])), expecting: ScheduleResult.self)
-        #expect(try worker.nextBatch().firings.map(\.attempt) == [1])
-
+        let (cluster, client, worker) = try oneLeasedFiring(leaseSeconds: 10, liveness: 3, worker: "fake")
+        defer { cluster.stop(); worker.socket.close() }
         cluster.clock.stepWall(by: 3_600)
         cluster.clock.advance(by: 1)
         #expect(try client.send(ControlRequest(command: .ping), expecting: PongResult.self).result?.now == start.addingTimeInterval(3_601))
@@ -117,18 +96,8 @@ import ZeroMQ
     }
 
     @Test func aSilentWorkerIsDroppedAfterItsLivenessAndItsFiringsGoToAnother() throws {
-        let cluster = try InprocCluster(start: start) { configuration in
-            configuration.coordinator.leaseSeconds = 3_600
-            configuration.heartbeat.intervalMilliseconds = 1_000
-            configuration.heartbeat.liveness = 3
-        }
-        defer { cluster.stop() }
-        let client = try cluster.controlClient()
-        let silent = try FakeWorker(cluster, id: "silent")
-        defer { silent.socket.close() }
-        try waitForWorkers(1, client)
-        _ = try client.send(ControlRequest(command: .schedule([reminder("tea", at: start)])), expecting: ScheduleResult.self)
-        #expect(try silent.nextBatch().firings.map(\.attempt) == [1])
+        let (cluster, client, silent) = try oneLeasedFiring(leaseSeconds: 3_600, liveness: 3, worker: "silent")
+        defer { cluster.stop(); silent.socket.close() }
 
         let healthy = try FakeWorker(cluster, id: "healthy")
         defer { healthy.socket.close() }
@@ -167,6 +136,24 @@ import ZeroMQ
     }
 
     // MARK: - Helpers
+
+    /// A cluster (1 s heartbeats) whose one worker, played by the test, holds the firing of
+    /// `tea` due at `start`, attempt 1, unacknowledged.
+    func oneLeasedFiring(leaseSeconds: Double, liveness: Int, worker id: WorkerID) throws
+        -> (InprocCluster, ControlClient, FakeWorker)
+    {
+        let cluster = try InprocCluster(start: start) { configuration in
+            configuration.coordinator.leaseSeconds = leaseSeconds
+            configuration.heartbeat.intervalMilliseconds = 1_000
+            configuration.heartbeat.liveness = liveness
+        }
+        let client = try cluster.controlClient()
+        let worker = try FakeWorker(cluster, id: id)
+        try waitForWorkers(1, client)
+        _ = try client.send(ControlRequest(command: .schedule([reminder("tea", at: start)])), expecting: ScheduleResult.self)
+        #expect(try worker.nextBatch().firings.map(\.attempt) == [1])
+        return (cluster, client, worker)
+    }
 
     func reminder(_ id: ReminderID, at due: Date) -> Reminder {
         Reminder(id: id, recipient: "alice", content: Content(title: "Tea"), trigger: Trigger(start: .instant(due)))
