@@ -8,6 +8,10 @@ let package = Package(
         .executable(name: "chime", targets: ["chime"]),
         .library(name: "ZeroMQ", targets: ["ZeroMQ"]),
         .library(name: "ChimeCore", targets: ["ChimeCore"]),
+        // For the libFuzzer harnesses in Fuzz/, a separate package built with --sanitize fuzzer.
+        .library(name: "ChimeWire", targets: ["ChimeWire"]),
+        .library(name: "ChimeStore", targets: ["ChimeStore"]),
+        .library(name: "ChimeCluster", targets: ["ChimeCluster"]),
     ],
     targets: [
         // libzmq from Debian's libzmq3-dev: header and library are on the default

@@ -1,0 +1,111 @@
+import ChimeCluster
+import ChimeCore
+import ChimeStore
+import ChimeWire
+import Foundation
+
+/// The decoders under fuzzing. Each must return a value or throw for any bytes; a trap, a
+/// sanitizer report or a failed check below is a finding.
+enum FuzzTarget: String, CaseIterable {
+    /// `ControlRequest(fastJSON:)` against `StrictJSON` + `JSONDecoder`, then `decodeRequest`.
+    case request
+    /// `WireCodec.decodeDispatch` and `decodeWorkerMessage` on frames split from the input.
+    case frames
+    /// A journal segment (the input after a valid segment header): `RecordReader` and
+    /// `StoreVerification.verify`, which decodes every entry.
+    case journal
+    /// `CoordinatorSnapshot.decode(payload:)`, and a decoded snapshot re-encoded.
+    case snapshot
+    /// `RecurrenceRule(parsing:)`.
+    case rrule
+    /// `ICalendarParser.parse`.
+    case icalendar
+    /// `RFC3339.parseInstant`, and a parsed instant formatted and parsed again.
+    case rfc3339
+    /// `FiringID(_:)`: a parsed id's text parses to the same id.
+    case firingid
+
+    func run(_ bytes: [UInt8]) {
+        switch self {
+        case .request: Self.fuzzRequest(bytes)
+        case .frames: Self.fuzzFrames(bytes)
+        case .journal: JournalHarness.shared.fuzz(bytes)
+        case .snapshot: Self.fuzzSnapshot(bytes)
+        case .rrule: _ = try? RecurrenceRule(parsing: String(decoding: bytes, as: UTF8.self))
+        case .icalendar: _ = try? ICalendarParser.parse(String(decoding: bytes, as: UTF8.self))
+        case .rfc3339: Self.fuzzRFC3339(bytes)
+        case .firingid: Self.fuzzFiringID(bytes)
+        }
+    }
+
+    private static func fuzzRequest(_ bytes: [UInt8]) {
+        let data = Data(bytes)
+        let codec = WireCodec()
+        // The fast path covers only common shapes and returns nil for the rest, so the check
+        // runs one way: whatever it decodes, the strict Foundation path decodes equal.
+        if let fast = ControlRequest(fastJSON: data) {
+            let strict: ControlRequest
+            do {
+                try StrictJSON.check(data)
+                strict = try codec.decode(ControlRequest.self, from: data)
+            } catch {
+                fatalError("the fast path decoded what the strict path refuses (\(error)): \(fast)")
+            }
+            guard strict == fast else { fatalError("the paths disagree: fast \(fast), strict \(strict)") }
+        }
+        _ = try? codec.decodeRequest(data)
+    }
+
+    private static func fuzzFrames(_ bytes: [UInt8]) {
+        let frames = FrameSplitter.frames(from: bytes)
+        let codec = WireCodec()
+        _ = try? codec.decodeDispatch(frames)
+        _ = try? codec.decodeWorkerMessage(frames)
+    }
+
+    private static func fuzzSnapshot(_ bytes: [UInt8]) {
+        guard let snapshot = try? CoordinatorSnapshot.decode(payload: Data(bytes)) else { return }
+        do {
+            _ = try CoordinatorSnapshot.decode(payload: snapshot.encodedPayload())
+        } catch {
+            fatalError("a decoded snapshot does not decode after encoding: \(error)")
+        }
+    }
+
+    private static func fuzzRFC3339(_ bytes: [UInt8]) {
+        guard let instant = try? RFC3339.parseInstant(String(decoding: bytes, as: UTF8.self)) else { return }
+        let text = RFC3339.format(instant)
+        guard (try? RFC3339.parseInstant(text)) != nil else { fatalError("\(text) does not parse again") }
+    }
+
+    private static func fuzzFiringID(_ bytes: [UInt8]) {
+        guard let id = FiringID(String(decoding: bytes, as: UTF8.self)) else { return }
+        guard FiringID(id.text) == id else { fatalError("\(id.text) does not parse back to the same firing id") }
+    }
+}
+
+/// Frames for the binary decoders: each frame is a u16 little-endian length and that many
+/// bytes; whatever is left after the last whole frame is one more frame.
+enum FrameSplitter {
+    static func frames(from bytes: [UInt8]) -> [Data] {
+        var frames: [Data] = []
+        var offset = 0
+        while bytes.count - offset >= 2 {
+            let length = Int(bytes[offset]) | Int(bytes[offset + 1]) << 8
+            guard length <= bytes.count - offset - 2 else { break }
+            frames.append(Data(bytes[(offset + 2)..<(offset + 2 + length)]))
+            offset += 2 + length
+        }
+        if offset < bytes.count { frames.append(Data(bytes[offset...])) }
+        return frames
+    }
+
+    static func join(_ frames: [Data]) -> [UInt8] {
+        var bytes: [UInt8] = []
+        for frame in frames {
+            bytes += [UInt8(frame.count & 0xFF), UInt8(frame.count >> 8)]
+            bytes += frame
+        }
+        return bytes
+    }
+}

@@ -1,0 +1,67 @@
+import ChimeCluster
+import ChimeCore
+import ChimeStore
+import ChimeWire
+import Foundation
+
+/// Writes the binary seeds (frames, journal, snapshot) through Chime's own encoders into
+/// `<directory>/<target>/`; the text seeds are checked in as written.
+enum SeedWriter {
+    static func write(into directory: URL) throws {
+        let due = Date(timeIntervalSinceReferenceDate: 820_000_000.123)
+        let reminder = try sampleReminder()
+        let firing = Firing(
+            reminderId: "r1", recipient: "alice", dueAt: due,
+            content: Content(title: "T", body: "hi", badgeChange: .increment, userInfo: ["n": .integer(3)]),
+            attempt: 2, late: true, eventAt: due)
+        let codec = WireCodec()
+        let acknowledgement = WorkerMessage.Acknowledgement(firingId: firing.firingId, firedAt: due, attempt: 1, epoch: 4)
+        try save(
+            FrameSplitter.join(codec.encodeFrames(DispatchBatch(epoch: 7, leaseMilliseconds: 10_000, firings: [firing]))),
+            as: "frames", "dispatch", in: directory)
+        try save(
+            FrameSplitter.join(codec.encodeFrames(
+                WorkerMessage(worker: "w", host: "h", pid: 1, capacity: 64, delivered: 2, acks: [acknowledgement]))),
+            as: "frames", "acks", in: directory)
+        try save(
+            FrameSplitter.join(codec.encodeFrames(WorkerMessage(worker: "w", host: "h", pid: 1, delivered: 0))),
+            as: "frames", "heartbeat", in: directory)
+
+        var snapshot = CoordinatorState(startedAt: due).makeSnapshot(at: due)
+        try save([UInt8](snapshot.encodedPayload()), as: "snapshot", "empty", in: directory)
+        snapshot.reminders = [
+            CoordinatorSnapshot.ReminderRecord(
+                reminderBytes: reminder.binaryEncoded(), id: reminder.id, nextIndex: 0, nextFireAt: due, armedAt: nil,
+                state: .pending, deliveredCount: 0, lastFiredAt: nil)
+        ]
+        snapshot.answered = [AnsweredRequest(requestId: "a1", reply: Data(#"{"ok":true}"#.utf8))]
+        try save([UInt8](snapshot.encodedPayload()), as: "snapshot", "one-reminder", in: directory)
+
+        try save(
+            journalRecords([.scheduled(reminder, at: due), .cancelled([reminder.id], at: due), .nagFired(firing.firingId, at: due)]),
+            as: "journal", "three-entries", in: directory)
+    }
+
+    private static func sampleReminder() throws -> Reminder {
+        let json = #"{"id":"r1","recipient":"alice","content":{"title":"T","body":"hi"},"trigger":{"at":"2026-12-24T08:00:00Z"}}"#
+        return try WireCodec().decode(Reminder.self, from: Data(json.utf8))
+    }
+
+    /// The records of a journal holding `entries`, written by `FileJournal` (the segment
+    /// header, which the harness supplies, left off).
+    private static func journalRecords(_ entries: [JournalEntry]) throws -> [UInt8] {
+        let store = FileManager.default.temporaryDirectory.appendingPathComponent("chime-fuzz-seed-\(getpid())")
+        defer { try? FileManager.default.removeItem(at: store) }
+        let (journal, _) = try FileJournal.open(directory: store)
+        try journal.append(entries)
+        try journal.close()
+        let segment = store.appendingPathComponent(RecordFraming.segmentFileName(firstSequence: 1))
+        return Array(try [UInt8](Data(contentsOf: segment)).dropFirst(RecordFraming.segmentHeaderLength))
+    }
+
+    private static func save(_ bytes: [UInt8], as target: String, _ name: String, in directory: URL) throws {
+        let folder = directory.appendingPathComponent(target)
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        try Data(bytes).write(to: folder.appendingPathComponent(name))
+    }
+}
