@@ -4,7 +4,8 @@
 # the checked-in corpus never grows. Fails on the first target that crashes; the crashing
 # input is left in the work directory printed at the end.
 #   scripts/fuzz.sh [SECONDS_PER_TARGET] [TARGET...]
-# CHIME_FUZZ_WORK=DIR keeps the grown corpora and findings in DIR (default: a temp dir).
+# CHIME_FUZZ_WORK=DIR keeps the grown corpora and findings in DIR (default: a temp dir,
+# removed when every target passed).
 set -euo pipefail
 cd "$(dirname "$0")/../Fuzz"
 seconds="${1:-20}"
@@ -32,5 +33,9 @@ for target in "${targets[@]}"; do
         tail -n 30 "$work/$target/log"
     fi
 done
-echo "fuzz work directory: $work"
+if [ "$status" = 0 ] && [ -z "${CHIME_FUZZ_WORK:-}" ]; then
+    rm -rf "$work"
+else
+    echo "fuzz work directory: $work"
+fi
 exit "$status"

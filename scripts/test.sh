@@ -7,3 +7,8 @@ scripts/install-deps.sh --test
 swift build --build-tests -Xswiftc -warnings-as-errors
 swift test --skip-build
 CHIME_BINARY="$(swift build --show-bin-path)/chime" python3 -m pytest -q Tests/interop
+# Fuzzing, bounded: the fuzz build (about 100 s from clean on 2 cores) plus 10 s per target.
+# CHIME_FUZZ_SECONDS=N runs longer; 0 skips the step.
+if [ "${CHIME_FUZZ_SECONDS:-10}" != 0 ]; then
+    scripts/fuzz.sh "${CHIME_FUZZ_SECONDS:-10}"
+fi
