@@ -62,20 +62,7 @@ extension Socket {
     ///
     /// The corresponding libzmq call is `zmq_msg_recv`.
     public func receiveMessage(dontWait: Bool = false) throws -> [Data]? {
-        let socket = handle
-        return try Calls.withMessage { message in
-            guard try Calls.messageReceive(message, from: socket, flags: dontWait ? ZMQ_DONTWAIT : 0) else {
-                return nil
-            }
-            var frames = [Data(of: message)]
-            // libzmq delivers a message's frames together, so the rest are already queued.
-            while Calls.messageHasMore(message) {
-                let isReceived = try Calls.messageReceive(message, from: socket, flags: 0)
-                precondition(isReceived, "libzmq reported more frames but delivered none")
-                frames.append(Data(of: message))
-            }
-            return frames
-        }
+        try receiveFrames(dontWait: dontWait, property: nil)?.frames
     }
 
     /// Receives every frame of the next message and one metadata property of its connection,
@@ -90,19 +77,25 @@ extension Socket {
     public func receiveMessage(dontWait: Bool = false, property name: String) throws
         -> (frames: [Data], property: String?)?
     {
+        try receiveFrames(dontWait: dontWait, property: name)
+    }
+
+    /// Both `receiveMessage` forms: the frames, and the property `name` when one is asked.
+    private func receiveFrames(dontWait: Bool, property name: String?) throws -> (frames: [Data], property: String?)? {
         let socket = handle
         return try Calls.withMessage { message in
             guard try Calls.messageReceive(message, from: socket, flags: dontWait ? ZMQ_DONTWAIT : 0) else {
                 return nil
             }
             var frames = [Data(of: message)]
-            var property = Calls.messageProperty(message, named: name)
+            var property = name.flatMap { Calls.messageProperty(message, named: $0) }
+            // libzmq delivers a message's frames together, so the rest are already queued.
             while Calls.messageHasMore(message) {
                 let isReceived = try Calls.messageReceive(message, from: socket, flags: 0)
                 precondition(isReceived, "libzmq reported more frames but delivered none")
                 frames.append(Data(of: message))
                 // A ROUTER's routing-id frame is made locally; the peer's frames carry the metadata.
-                if property == nil { property = Calls.messageProperty(message, named: name) }
+                if property == nil, let name { property = Calls.messageProperty(message, named: name) }
             }
             return (frames, property)
         }
