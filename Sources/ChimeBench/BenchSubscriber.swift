@@ -56,6 +56,10 @@ public final class BenchSubscriber {
         /// `zmq_msg_recv` and the id is read from the bytes (no JSON decode): the cluster's
         /// delivery without the subscriber's decode cost.
         case raw
+        /// A Python process with a pyzmq SUB socket that `json.loads` each event and writes
+        /// its own records (``PyzmqSubscription``): what a user's subscriber sees, three
+        /// process hops and the subscriber's CPU included. Needs `python3` with pyzmq.
+        case pyzmq
     }
 
     /// Progress for the observing thread.
@@ -72,14 +76,15 @@ public final class BenchSubscriber {
     ///   - curve: the subscriber's keys for a cluster that runs CURVE.
     /// - Throws: `POSIXError` when the records file cannot be opened.
     public init(endpoint: String, recordsPath: String, count: Int, mode: Mode, curve: CurveClientKeys? = nil) throws {
-        let descriptor = open(recordsPath, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
-        guard descriptor >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+        let descriptor = mode == .pyzmq ? -1 : open(recordsPath, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
+        guard mode == .pyzmq || descriptor >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
         let ready = DispatchSemaphore(value: 0)
         let progress = progress
         let stop = stopSignal
         let finished = finished
         let thread = Thread {
-            let writer = RecordsWriter(descriptor: descriptor, count: count, progress: progress)
+            let tracker = RecordsTracker(count: count, progress: progress)
+            let writer = RecordsWriter(descriptor: descriptor, tracker: tracker)
             do {
                 switch mode {
                 case .client:
@@ -94,12 +99,16 @@ public final class BenchSubscriber {
                     try RawSubscription.run(endpoint: endpoint, curve: curve, stop: stop, onReady: { ready.signal() }) { actual, body in
                         writer.record(id: RawSubscription.reminderNumber(in: body), due: RawSubscription.dueAt(in: body), actual: actual)
                     }
+                case .pyzmq:
+                    try PyzmqSubscription.run(
+                        endpoint: endpoint, recordsPath: recordsPath, curve: curve, stop: stop, tracker: tracker,
+                        onReady: { ready.signal() })
                 }
             } catch {
                 FileHandle.standardError.write(Data("chime bench: subscriber stopped: \(error)\n".utf8))
                 ready.signal()
             }
-            close(descriptor)
+            if descriptor >= 0 { close(descriptor) }
             finished.signal()
         }
         thread.name = "chime-bench-subscriber"
@@ -117,37 +126,56 @@ public final class BenchSubscriber {
     deinit { stop() }
 }
 
-/// Writes record lines for the subscriber thread and tracks which ids were seen. Used by
-/// that one thread only.
-final class RecordsWriter {
-    let descriptor: Int32
+/// Which plan ids have been seen, for the subscriber thread's ``ObservationProgress``. Used
+/// by that one thread only.
+final class RecordsTracker {
     let progress: ObservationProgress
-    var seen: [Bool]
-    var distinct = 0
-    var line: [UInt8] = []
+    private var seen: [Bool]
+    private var distinct = 0
 
-    init(descriptor: Int32, count: Int, progress: ObservationProgress) {
-        self.descriptor = descriptor
+    init(count: Int, progress: ObservationProgress) {
         self.progress = progress
         seen = [Bool](repeating: false, count: count)
-        line.reserveCapacity(64)
     }
 
-    /// Appends one line with a single `write()`; ids outside the plan count as probes.
-    func record(id: Int?, due: Double?, actual: Double) {
-        guard let id, seen.indices.contains(id) else {
-            progress.noteProbe()
-            return
-        }
-        line.removeAll(keepingCapacity: true)
-        RecordLine.append(id: id, due: max(0, due ?? 0), actual: actual, to: &line)
-        let written = line.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
-        precondition(written == line.count, "a records line is written whole (errno \(errno))")
+    /// Whether `id` is one of the plan's ids `0..<count`.
+    func isPlanID(_ id: Int) -> Bool { seen.indices.contains(id) }
+
+    /// Notes a record of plan id `id` taken at `actual` (epoch seconds).
+    func note(id: Int, actual: Double) {
+        guard isPlanID(id) else { return }
         let isFirst = !seen[id]
         if isFirst {
             seen[id] = true
             distinct += 1
         }
         progress.noteRecord(at: actual, isFirst: isFirst, completes: isFirst && distinct == seen.count)
+    }
+}
+
+/// Writes record lines for the subscriber thread and tracks which ids were seen. Used by
+/// that one thread only.
+final class RecordsWriter {
+    let descriptor: Int32
+    let tracker: RecordsTracker
+    var line: [UInt8] = []
+
+    init(descriptor: Int32, tracker: RecordsTracker) {
+        self.descriptor = descriptor
+        self.tracker = tracker
+        line.reserveCapacity(64)
+    }
+
+    /// Appends one line with a single `write()`; ids outside the plan count as probes.
+    func record(id: Int?, due: Double?, actual: Double) {
+        guard let id, tracker.isPlanID(id) else {
+            tracker.progress.noteProbe()
+            return
+        }
+        line.removeAll(keepingCapacity: true)
+        RecordLine.append(id: id, due: max(0, due ?? 0), actual: actual, to: &line)
+        let written = line.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+        precondition(written == line.count, "a records line is written whole (errno \(errno))")
+        tracker.note(id: id, actual: actual)
     }
 }

@@ -18,7 +18,7 @@ enum BenchCommand: Command {
             OptionSpec(name: "expected-rate", value: "R", help: "Ingest rate (reminders/s) the W1/W2 lead is computed from."),
             OptionSpec(name: "lead", value: "SECONDS", help: "W1/W2: T − T_plan instead of max(4, 1.3 N / rate + 3)."),
             OptionSpec(name: "quiet-seconds", value: "S", help: "End observation after S s without a record (default 20, as WORKLOADS.md); reported."),
-            OptionSpec(name: "subscriber", value: "MODE", help: "client (default: SubscriberClient, decodes each event) or raw (bare SUB, no high-water mark, no decode)."),
+            OptionSpec(name: "subscriber", value: "MODE", help: "client (default: SubscriberClient, decodes each event), raw (bare SUB, no high-water mark, no decode) or pyzmq (a python3 pyzmq process that json.loads each event and writes its own records: what users see)."),
             OptionSpec(name: "cluster-config", value: "PATH", help: "A configuration file (JSON) for the children, merged over the defaults."),
             OptionSpec(name: "wrap-coordinator", value: "COMMAND", help: "Run the coordinator under COMMAND (split on spaces), e.g. a profiler; reported."),
             OptionSpec(name: "wrap-workers", value: "COMMAND", help: "Run each worker under COMMAND (split on spaces); reported."),
@@ -61,7 +61,7 @@ enum BenchCommand: Command {
         }
         if let mode = arguments.value("subscriber") {
             guard let parsed = BenchSubscriber.Mode(rawValue: mode) else {
-                throw UsageError("--subscriber must be client or raw, not '\(mode)'")
+                throw UsageError("--subscriber must be client, raw or pyzmq, not '\(mode)'")
             }
             settings.subscriber = parsed
         }
