@@ -126,8 +126,20 @@ public final class FileStore: Journal {
     /// - Throws: `JournalError` `.io`; as `sync`.
     @discardableResult
     public func writeSnapshot(_ payload: Data) throws -> SnapshotStore.File {
+        try writeSnapshot(payloadLength: payload.count) { sink in payload.withUnsafeBytes { sink.writeBytes($0) } }
+    }
+
+    /// ``writeSnapshot(_:)`` with the payload streamed to the file in chunks (see
+    /// `SnapshotStore.write(payloadLength:coveringThrough:payload:)`): `payload` must write
+    /// exactly `payloadLength` bytes.
+    /// - Returns: the snapshot file written.
+    /// - Throws: `JournalError` `.io` (also for a payload of another length); as `sync`.
+    @discardableResult
+    public func writeSnapshot(
+        payloadLength: Int, payload: (inout SnapshotPayloadSink) -> Void
+    ) throws -> SnapshotStore.File {
         try journal.sync()
-        let file = try snapshots.write(payload, coveringThrough: journal.lastSequence)
+        let file = try snapshots.write(payloadLength: payloadLength, coveringThrough: journal.lastSequence, payload: payload)
         try snapshots.removeAll(keepingNewest: retainedSnapshots)
         snapshotFiles = try snapshots.list()
         if snapshotFiles.count >= retainedSnapshots, let oldest = snapshotFiles.first {

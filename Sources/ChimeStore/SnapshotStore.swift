@@ -1,3 +1,4 @@
+import ChimeCore
 import Foundation
 
 #if canImport(Glibc)
@@ -66,27 +67,54 @@ public struct SnapshotStore: Sendable {
         .sorted { $0.sequence < $1.sequence }
     }
 
-    /// Writes `payload` as the snapshot covering the journal through `sequence`: temp
-    /// file, `fsync`, rename, directory `fsync`. An existing snapshot of the same sequence
-    /// is replaced.
+    /// Writes `payload` as the snapshot covering the journal through `sequence` (see
+    /// ``write(payloadLength:coveringThrough:payload:)``).
     /// - Returns: the new file.
     /// - Throws: `JournalError` `.io`; the temp file is then removed when possible.
     @discardableResult
     public func write(_ payload: Data, coveringThrough sequence: UInt64) throws -> File {
+        try write(payloadLength: payload.count, coveringThrough: sequence) { sink in
+            payload.withUnsafeBytes { sink.writeBytes($0) }
+        }
+    }
+
+    /// Writes the snapshot covering the journal through `sequence`, its payload streamed by
+    /// `payload` into a ``SnapshotPayloadSink`` that writes 1 MiB chunks as they fill, so a
+    /// payload of any size costs the writer one chunk of memory: temp file (header with the
+    /// CRC left zero, payload, then the header again with its CRC), `fsync`, rename,
+    /// directory `fsync`. An existing snapshot of the same sequence is replaced.
+    /// - Parameter payloadLength: the exact number of bytes `payload` writes, in the header
+    ///   before the payload is written (count them first with a `ByteCounter`).
+    /// - Returns: the new file.
+    /// - Throws: `JournalError` `.io` (also when `payload` writes other than
+    ///   `payloadLength` bytes); the temp file is then removed when possible.
+    @discardableResult
+    public func write(
+        payloadLength: Int, coveringThrough sequence: UInt64, payload: (inout SnapshotPayloadSink) -> Void
+    ) throws -> File {
         if !FileCalls.isDirectory(directory.path) {
             try FileCalls.makeDirectory(directory.path)
             try FileCalls.syncDirectory(directory.deletingLastPathComponent().path)
         }
         let path = "\(directory.path)/\(Self.fileName(sequence: sequence))"
         let temporaryPath = path + ".tmp"
-        let header = Self.makeHeader(sequence: sequence, payload: payload)
+        var header = Self.makeHeader(sequence: sequence, payloadLength: payloadLength)
         let descriptor = try FileCalls.openFile(temporaryPath, O_WRONLY | O_CREAT | O_TRUNC)
         do {
-            try header.withUnsafeBytes { header in
-                try payload.withUnsafeBytes { payload in
-                    try FileCalls.writeAll(descriptor, [header, payload], path: temporaryPath)
-                }
+            try header.withUnsafeBytes { try FileCalls.writeAll(descriptor, $0, path: temporaryPath) }
+            var crc = CRC32C()
+            crc.update(header[0..<12])
+            crc.update(header[16..<32])
+            var sink = SnapshotPayloadSink(descriptor: descriptor, path: temporaryPath, crc: crc)
+            payload(&sink)
+            try sink.finish()
+            guard sink.written == payloadLength else {
+                throw JournalError(
+                    .io, path: temporaryPath,
+                    message: "the snapshot payload was \(sink.written) bytes, not the \(payloadLength) announced")
             }
+            header.replaceSubrange(12..<16, with: withUnsafeBytes(of: sink.crc.value.littleEndian) { Array($0) })
+            try header.withUnsafeBytes { try FileCalls.writeAll(descriptor, $0, at: 0, path: temporaryPath) }
             try FileCalls.syncFile(descriptor, path: temporaryPath)
             FileCalls.closeFile(descriptor)
             try FileCalls.renameFile(temporaryPath, to: path)
@@ -97,7 +125,7 @@ public struct SnapshotStore: Sendable {
             throw error
         }
         try FileCalls.syncDirectory(directory.path)
-        return File(sequence: sequence, path: path, size: header.count + payload.count)
+        return File(sequence: sequence, path: path, size: header.count + payloadLength)
     }
 
     /// The newest snapshot whose header and checksum verify, trying older ones when newer
@@ -152,17 +180,14 @@ public struct SnapshotStore: Sendable {
         return names.count
     }
 
-    static func makeHeader(sequence: UInt64, payload: Data) -> [UInt8] {
+    /// The header of a snapshot whose payload is `payloadLength` bytes, its CRC field zero
+    /// (``write(payloadLength:coveringThrough:payload:)`` fills it in).
+    static func makeHeader(sequence: UInt64, payloadLength: Int) -> [UInt8] {
         var header = magic
         header.appendLittleEndian(formatVersion)
         header.appendLittleEndian(UInt32(0))
         header.appendLittleEndian(sequence)
-        header.appendLittleEndian(UInt64(payload.count))
-        var crc = CRC32C()
-        crc.update(header[0..<12])
-        crc.update(header[16..<32])
-        payload.withUnsafeBytes { crc.update($0) }
-        header.replaceSubrange(12..<16, with: withUnsafeBytes(of: crc.value.littleEndian) { Array($0) })
+        header.appendLittleEndian(UInt64(payloadLength))
         return header
     }
 
@@ -257,4 +282,88 @@ public struct SkippedSnapshot: Error, Hashable, Sendable, CustomStringConvertibl
 
     /// Such as "skipped snapshot …/00000000000000000600.snap: checksum mismatch".
     public var description: String { "skipped snapshot \(path): \(reason)" }
+}
+
+/// Where ``SnapshotStore/write(payloadLength:coveringThrough:payload:)`` streams a payload:
+/// bytes gather in a 1 MiB buffer written to the temp file when full, the CRC-32C kept as
+/// they go. A write error is kept and reported by the store once the payload is written.
+public struct SnapshotPayloadSink: BinarySink {
+    /// `true`: the bytes are kept (written to the file).
+    public static var keepsBytes: Bool { true }
+    /// The buffer's size, in bytes.
+    static let chunkSize = 1 << 20
+
+    let descriptor: Int32
+    let path: String
+    var crc: CRC32C
+    private var buffer: [UInt8] = []
+    private(set) var written = 0
+    private var failure: (any Error)?
+
+    init(descriptor: Int32, path: String, crc: CRC32C) {
+        self.descriptor = descriptor
+        self.path = path
+        self.crc = crc
+        buffer.reserveCapacity(Self.chunkSize)
+    }
+
+    /// Appends one byte.
+    public mutating func writeByte(_ byte: UInt8) {
+        buffer.append(byte)
+        flushIfFull()
+    }
+
+    /// Appends unsigned LEB128, shortest form.
+    public mutating func writeVarint(_ value: UInt64) {
+        var rest = value
+        while rest >= 0x80 {
+            buffer.append(UInt8(truncatingIfNeeded: rest) | 0x80)
+            rest >>= 7
+        }
+        buffer.append(UInt8(truncatingIfNeeded: rest))
+        flushIfFull()
+    }
+
+    /// Appends eight bytes, little-endian.
+    public mutating func writeFixed64(_ value: UInt64) {
+        withUnsafeBytes(of: value.littleEndian) { buffer.append(contentsOf: $0) }
+        flushIfFull()
+    }
+
+    /// Appends the UTF-8 bytes of `text`, without a length.
+    public mutating func writeUTF8(_ text: String) {
+        buffer.append(contentsOf: text.utf8)
+        flushIfFull()
+    }
+
+    /// Appends raw bytes, without a length.
+    public mutating func writeBytes(_ raw: UnsafeRawBufferPointer) {
+        buffer.append(contentsOf: raw)
+        flushIfFull()
+    }
+
+    private mutating func flushIfFull() {
+        if buffer.count >= Self.chunkSize { flush() }
+    }
+
+    private mutating func flush() {
+        guard !buffer.isEmpty else { return }
+        written += buffer.count
+        crc.update(buffer)
+        if failure == nil {
+            do {
+                try buffer.withUnsafeBytes { try FileCalls.writeAll(descriptor, $0, path: path) }
+            } catch {
+                failure = error
+            }
+        }
+        buffer.removeAll(keepingCapacity: true)
+    }
+
+    /// Writes what is buffered.
+    /// - Throws: the first write error.
+    mutating func finish() throws {
+        flush()
+        if let failure { throw failure }
+    }
 }

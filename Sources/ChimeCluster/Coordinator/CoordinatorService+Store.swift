@@ -232,11 +232,18 @@ extension CoordinatorService {
     @discardableResult
     func writeSnapshot(to store: FileStore) throws -> Double {
         let started = Date()
-        let payload = state.makeSnapshot(at: clock.now).encodedPayload()
-        let file = try store.writeSnapshot(payload)
+        // Streamed to the file in chunks: a burst's snapshot used to hold the whole payload
+        // twice (the encoder's buffer and its copy), 40 MB at 100k reminders.
+        let snapshot = state.makeSnapshot(at: clock.now)
+        let json = snapshot.payloadJSON()
+        var counter = ByteCounter()
+        snapshot.encodePayload(json: json, into: &counter)
+        let file = try store.writeSnapshot(payloadLength: counter.count) { sink in
+            snapshot.encodePayload(json: json, into: &sink)
+        }
         recordsSinceSnapshot = 0
         let milliseconds = Date().timeIntervalSince(started) * 1000
-        logger.info("snapshot written", ["sequence": String(file.sequence), "bytes": String(payload.count),
+        logger.info("snapshot written", ["sequence": String(file.sequence), "bytes": String(counter.count),
                                          "milliseconds": String(format: "%.1f", milliseconds)])
         return milliseconds
     }

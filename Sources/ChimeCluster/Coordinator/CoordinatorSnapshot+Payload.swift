@@ -20,11 +20,23 @@ extension CoordinatorSnapshot {
     /// Instants are f64 little-endian seconds since 2001-01-01T00:00:00Z (exact). Varints
     /// are LEB128, as in `Reminder.binaryEncoded()`.
     public func encodedPayload() -> Data {
-        let json = WireCodec().encode(self)
-        var writer = ByteWriter(capacity: json.count + 5 + reminders.count * 200)
+        let json = payloadJSON()
+        var counter = ByteCounter()
+        encodePayload(json: json, into: &counter)
+        var writer = ByteWriter(capacity: counter.count)
+        encodePayload(json: json, into: &writer)
+        return Data(writer.bytes)
+    }
+
+    /// The JSON part of the payload (every field but `reminders` and `answered`).
+    public func payloadJSON() -> Data { WireCodec().encode(self) }
+
+    /// Writes the payload (see the type's documentation) to `sink`, `json` being
+    /// ``payloadJSON()``: into a `ByteCounter` for its length, then into the store's
+    /// streaming sink, so a snapshot is never held whole in memory.
+    public func encodePayload<Sink: BinarySink>(json: Data, into writer: inout Sink) {
         writer.writeByte(Self.binaryPayloadMarker)
-        var length = UInt32(json.count).littleEndian
-        withUnsafeBytes(of: &length) { writer.writeBytes($0) }
+        withUnsafeBytes(of: UInt32(json.count).littleEndian) { writer.writeBytes($0) }
         json.withUnsafeBytes { writer.writeBytes($0) }
         writer.writeCount(reminders.count)
         for record in reminders {
@@ -51,7 +63,6 @@ extension CoordinatorSnapshot {
             writer.writeCount(answer.reply.count)
             answer.reply.withUnsafeBytes { writer.writeBytes($0) }
         }
-        return Data(writer.bytes)
     }
 
     /// Reads a payload (see the type's documentation).

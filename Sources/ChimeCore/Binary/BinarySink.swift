@@ -17,6 +17,8 @@ public protocol BinarySink {
     mutating func writeFixed64(_ value: UInt64)
     /// The UTF-8 bytes of `text`, without a length.
     mutating func writeUTF8(_ text: String)
+    /// Raw bytes, without a length.
+    mutating func writeBytes(_ raw: UnsafeRawBufferPointer)
 }
 
 extension BinarySink {
@@ -87,6 +89,9 @@ public struct ByteCounter: BinarySink {
     /// How many bytes were written so far.
     public private(set) var count = 0
 
+    /// A counter at zero.
+    public init() {}
+
     /// Counts one byte.
     public mutating func writeByte(_ byte: UInt8) { count += 1 }
 
@@ -101,4 +106,7 @@ public struct ByteCounter: BinarySink {
 
     /// Counts the UTF-8 bytes of `text`.
     public mutating func writeUTF8(_ text: String) { count += text.utf8.count }
+
+    /// Counts the raw bytes.
+    public mutating func writeBytes(_ raw: UnsafeRawBufferPointer) { count += raw.count }
 }

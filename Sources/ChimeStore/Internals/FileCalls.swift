@@ -42,6 +42,21 @@ enum FileCalls {
         }
     }
 
+    /// Writes all of `buffer` at `offset` (`pwrite`), continuing after partial writes; the
+    /// file offset does not move.
+    static func writeAll(_ descriptor: Int32, _ buffer: UnsafeRawBufferPointer, at offset: Int, path: String) throws {
+        var written = 0
+        while written < buffer.count {
+            let result = pwrite(descriptor, buffer.baseAddress! + written, buffer.count - written, off_t(offset + written))
+            if result >= 0 {
+                written += result
+                continue
+            }
+            let code = errno
+            if code != EINTR { throw error(code, "pwrite", path) }
+        }
+    }
+
     /// Writes all of `buffers` in order with as few `writev` calls as the kernel allows
     /// (one, unless it accepts a partial write).
     static func writeAll(_ descriptor: Int32, _ buffers: [UnsafeRawBufferPointer], path: String) throws {
