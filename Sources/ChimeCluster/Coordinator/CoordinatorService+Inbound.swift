@@ -20,7 +20,7 @@ extension CoordinatorService {
             if let retryAfter = rateLimiter.admit(
                 peerAddress: message.properties[0], routingID: message.frames.first.map(Array.init) ?? [], at: clock.monotonic)
             {
-                refuseOverRateLimit(message.frames, retryAfterMilliseconds: retryAfter, peerAddress: message.properties[0])
+                directives += refusalOverRateLimit(message.frames, retryAfterMilliseconds: retryAfter, peerAddress: message.properties[0])
                 continue
             }
             if security == nil {
@@ -34,16 +34,17 @@ extension CoordinatorService {
         }
     }
 
-    /// Answers `rate_limited` at once, without reading the request (so without its
-    /// `requestId`): the point is to spend next to nothing on a peer over its limit.
-    func refuseOverRateLimit(_ frames: [Data], retryAfterMilliseconds: Int, peerAddress: String?) {
+    /// The `rate_limited` answer, made without reading the request (so without its
+    /// `requestId`): the point is to spend next to nothing on a peer over its limit. It takes
+    /// the ordinary reply path, so it never overtakes an earlier reply on its connection.
+    func refusalOverRateLimit(_ frames: [Data], retryAfterMilliseconds: Int, peerAddress: String?) -> [CoordinatorDirective] {
         let routing = ControlEnvelope.replyRouting(for: frames)
-        guard !routing.isEmpty else { return }
+        guard !routing.isEmpty else { return [] }
         let error = WireError(
             .rateLimited,
             "too many requests from \(peerAddress.flatMap { $0.isEmpty ? nil : $0 } ?? "this peer"); retry in \(retryAfterMilliseconds) ms",
             retryAfterMilliseconds: retryAfterMilliseconds)
-        immediateReplies.append((codec.encode(ControlReply<EmptyResult>(requestId: nil, error: error)), ClientAddress(routing: routing)))
+        return state.onUndecodableRequest(error, from: ClientAddress(routing: routing))
     }
 
     /// Decodes and answers one control message.
