@@ -87,6 +87,8 @@ public final class ControlClient {
     /// The `retryAfterMs` of a `rate_limited` reply; `nil` for any other reply. Only short
     /// replies are decoded (a refusal is about 150 bytes; a listing may be megabytes).
     static func rateLimitedWait(in reply: Data) -> Int? {
+        // A reply that does not decode here is not a refusal to wait out; the caller decodes
+        // it again and reports what is wrong with it.
         guard reply.count < 1024, reply.range(of: Data(#""rate_limited""#.utf8)) != nil,
             let decoded = try? JSONDecoder().decode(ControlReply<EmptyResult>.self, from: reply),
             decoded.error?.code == .rateLimited
