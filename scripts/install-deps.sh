@@ -28,7 +28,7 @@ if [ "${1:-}" = "--test" ]; then
     if ! python3 -m pip --version >/dev/null 2>&1; then
         apt_install python3-pip
     fi
-    if ! python3 -c 'import zmq, pytest, dateutil, recurring_ical_events' >/dev/null 2>&1; then
+    if ! python3 -c 'import zmq, pytest, dateutil, recurring_ical_events, jsonschema' >/dev/null 2>&1; then
         echo "installing Python test tools from PyPI" >&2
         python3 -m pip install -q --disable-pip-version-check -r Tests/interop/requirements.txt 2>/dev/null \
             || python3 -m pip install -q --disable-pip-version-check --break-system-packages -r Tests/interop/requirements.txt

@@ -189,6 +189,10 @@ public struct ChimeConfiguration: Codable, Hashable, Sendable {
     public var heartbeat = Heartbeat()
     /// Control-client retries and timeouts.
     public var client = Client()
+    /// The control socket's protection: per-peer rate limiting.
+    public var control = Control()
+    /// The event stream's limits: bytes queued per subscriber.
+    public var events = Events()
     /// How long a socket may keep unsent messages at close, in milliseconds (ZMQ_LINGER).
     public var lingerMilliseconds: Int32 = 1000
     /// Messages each hop of the event stream (worker PUB, forwarder XSUB/XPUB, subscriber SUB)
@@ -228,7 +232,11 @@ public struct ChimeConfiguration: Codable, Hashable, Sendable {
         let merged = try merge(overrides, over: defaults, path: "", source: source)
         do {
             let mergedData = try JSONSerialization.data(withJSONObject: merged)
-            return try JSONDecoder().decode(ChimeConfiguration.self, from: mergedData)
+            let configuration = try JSONDecoder().decode(ChimeConfiguration.self, from: mergedData)
+            try configuration.checkLimits(source: source)
+            return configuration
+        } catch let error as ConfigurationError {
+            throw error
         } catch let error as DecodingError {
             throw ConfigurationError("\(source): \(describe(error))")
         } catch {

@@ -45,6 +45,9 @@ public struct WireError: Error, Codable, Hashable, Sendable, CustomStringConvert
         /// `store`) until space returns, while it keeps answering reads and firing what is
         /// durable; retry later (`chime ctl status` shows `storeFull`).
         public static let storeFull = Code(rawValue: "store_full")
+        /// The peer sent more control requests than its rate limit allows (`control.rateLimit`);
+        /// `retryAfterMs` says when the next one will be taken. The request was not read.
+        public static let rateLimited = Code(rawValue: "rate_limited")
         /// A bug on our side; the message says what failed.
         public static let `internal` = Code(rawValue: "internal")
     }
@@ -55,12 +58,21 @@ public struct WireError: Error, Codable, Hashable, Sendable, CustomStringConvert
     public var message: String
     /// The offending field in dotted form, when one field is at fault.
     public var field: String?
+    /// With `rate_limited`: how long to wait before the next request will be taken, in
+    /// milliseconds (JSON `"retryAfterMs"`).
+    public var retryAfterMilliseconds: Int?
+
+    private enum CodingKeys: String, CodingKey {
+        case code, message, field
+        case retryAfterMilliseconds = "retryAfterMs"
+    }
 
     /// Creates the value from its fields (see each property for meaning and units).
-    public init(_ code: Code, _ message: String, field: String? = nil) {
+    public init(_ code: Code, _ message: String, field: String? = nil, retryAfterMilliseconds: Int? = nil) {
         self.code = code
         self.message = message
         self.field = field
+        self.retryAfterMilliseconds = retryAfterMilliseconds
     }
 
     /// Maps a domain validation failure onto its wire code.

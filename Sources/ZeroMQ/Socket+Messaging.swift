@@ -62,7 +62,7 @@ extension Socket {
     ///
     /// The corresponding libzmq call is `zmq_msg_recv`.
     public func receiveMessage(dontWait: Bool = false) throws -> [Data]? {
-        try receiveFrames(dontWait: dontWait, property: nil)?.frames
+        try receiveFrames(dontWait: dontWait, properties: [])?.frames
     }
 
     /// Receives every frame of the next message and one metadata property of its connection,
@@ -77,27 +77,46 @@ extension Socket {
     public func receiveMessage(dontWait: Bool = false, property name: String) throws
         -> (frames: [Data], property: String?)?
     {
-        try receiveFrames(dontWait: dontWait, property: name)
+        try receiveFrames(dontWait: dontWait, properties: [name]).map { ($0.frames, $0.properties[0]) }
     }
 
-    /// Both `receiveMessage` forms: the frames, and the property `name` when one is asked.
-    private func receiveFrames(dontWait: Bool, property name: String?) throws -> (frames: [Data], property: String?)? {
+    /// Receives every frame of the next message and several metadata properties of its
+    /// connection (``MessageProperty/userID``, ``MessageProperty/peerAddress``), in the order
+    /// of `names`.
+    ///
+    /// - Returns: The frames and one value per name (`nil` when the connection has none), or
+    ///   `nil` when `dontWait` is set and nothing is queued, or the receive timeout elapsed.
+    /// - Throws: ``ZeroMQError`` as ``receiveMessage(dontWait:)`` does.
+    ///
+    /// The corresponding libzmq calls are `zmq_msg_recv` and `zmq_msg_gets`.
+    public func receiveMessage(dontWait: Bool = false, properties names: [String]) throws
+        -> (frames: [Data], properties: [String?])?
+    {
+        try receiveFrames(dontWait: dontWait, properties: names)
+    }
+
+    /// Every `receiveMessage` form: the frames, and the properties `names` asked for.
+    private func receiveFrames(dontWait: Bool, properties names: [String]) throws
+        -> (frames: [Data], properties: [String?])?
+    {
         let socket = handle
         return try Calls.withMessage { message in
             guard try Calls.messageReceive(message, from: socket, flags: dontWait ? ZMQ_DONTWAIT : 0) else {
                 return nil
             }
             var frames = [Data(of: message)]
-            var property = name.flatMap { Calls.messageProperty(message, named: $0) }
+            var properties = names.map { Calls.messageProperty(message, named: $0) }
             // libzmq delivers a message's frames together, so the rest are already queued.
             while Calls.messageHasMore(message) {
                 let isReceived = try Calls.messageReceive(message, from: socket, flags: 0)
                 precondition(isReceived, "libzmq reported more frames but delivered none")
                 frames.append(Data(of: message))
                 // A ROUTER's routing-id frame is made locally; the peer's frames carry the metadata.
-                if property == nil, let name { property = Calls.messageProperty(message, named: name) }
+                for (index, name) in names.enumerated() where properties[index] == nil {
+                    properties[index] = Calls.messageProperty(message, named: name)
+                }
             }
-            return (frames, property)
+            return (frames, properties)
         }
     }
 

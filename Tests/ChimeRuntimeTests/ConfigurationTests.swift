@@ -61,3 +61,35 @@ import Testing
         #expect(configuration.endpoints.control.connect == "tcp://chime-coordinator:7700")
     }
 }
+
+@Suite struct LimitConfigurationTests {
+    @Test func defaultsLimitRemotePeersOnlyAndBoundSubscriberQueues() throws {
+        let configuration = try ChimeConfiguration.decode(Data("{}".utf8), source: "test")
+        #expect(configuration.control.rateLimit.requestsPerSecond == 100)
+        #expect(configuration.control.rateLimit.burst == 200)
+        #expect(configuration.control.rateLimit.applyToLoopback == false)
+        #expect(configuration.control.rateLimit.maxPeers == 4096)
+        #expect(configuration.events.subscriberQueueBytes == 16 * 1024 * 1024)
+        #expect(configuration.events.subscriberHighWaterMark == 32_768)
+    }
+
+    @Test(arguments: [
+        (#"{"control":{"rateLimit":{"requestsPerSecond":-1}}}"#, "test: control.rateLimit.requestsPerSecond must be 0 … 1000000, not -1.0"),
+        (#"{"control":{"rateLimit":{"burst":0}}}"#, "test: control.rateLimit.burst must be 1 … 1000000, not 0"),
+        (#"{"control":{"rateLimit":{"maxPeers":2000000}}}"#, "test: control.rateLimit.maxPeers must be 1 … 1000000, not 2000000"),
+        (#"{"events":{"subscriberQueueBytes":1024}}"#, "test: events.subscriberQueueBytes must be 65536 … 4294967296, not 1024"),
+        (#"{"control":{"rateLimit":{"burts":3}}}"#, "test: unknown key control.rateLimit.burts"),
+    ])
+    func limitsOutOfRangeAreRefused(json: String, message: String) {
+        #expect {
+            _ = try ChimeConfiguration.decode(Data(json.utf8), source: "test")
+        } throws: { error in
+            (error as? ConfigurationError)?.message == message
+        }
+    }
+
+    @Test func aByteBudgetBecomesAHighWaterMarkInMessages() throws {
+        let configuration = try ChimeConfiguration.decode(Data(#"{"events":{"subscriberQueueBytes":1048576}}"#.utf8), source: "test")
+        #expect(configuration.events.subscriberHighWaterMark == 2048)
+    }
+}

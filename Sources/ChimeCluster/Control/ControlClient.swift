@@ -61,9 +61,43 @@ public final class ControlClient {
         return (reply, data)
     }
 
-    /// Sends raw JSON bytes and returns the raw reply bytes.
-    /// - Throws: `WireError(.unavailable)` when no reply came after every retry.
+    /// Sends raw JSON bytes and returns the raw reply bytes. A `rate_limited` reply is not
+    /// returned: the client waits its `retryAfterMs` (at most 10 s each time) and sends the
+    /// same bytes again (same `requestId`), up to ``maximumRateLimitedWaits`` times.
+    /// - Throws: `WireError(.unavailable)` when no reply came after every retry; the last
+    ///   `rate_limited` error when the coordinator kept refusing.
     public func exchange(_ body: Data) throws(WireError) -> Data {
+        var waits = 0
+        while true {
+            let reply = try exchangeOnce(body)
+            guard let retryAfter = Self.rateLimitedWait(in: reply) else { return reply }
+            waits += 1
+            if waits > Self.maximumRateLimitedWaits {
+                throw WireError(
+                    .rateLimited, "the coordinator still refused the request after \(Self.maximumRateLimitedWaits) waits",
+                    retryAfterMilliseconds: retryAfter)
+            }
+            Thread.sleep(forTimeInterval: Double(min(max(retryAfter, 1), 10_000)) / 1000)
+        }
+    }
+
+    /// How many `rate_limited` replies one request waits out before giving up.
+    public static let maximumRateLimitedWaits = 20
+
+    /// The `retryAfterMs` of a `rate_limited` reply; `nil` for any other reply. Only short
+    /// replies are decoded (a refusal is about 150 bytes; a listing may be megabytes).
+    static func rateLimitedWait(in reply: Data) -> Int? {
+        // A reply that does not decode here is not a refusal to wait out; the caller decodes
+        // it again and reports what is wrong with it.
+        guard reply.count < 1024, reply.range(of: Data(#""rate_limited""#.utf8)) != nil,
+            let decoded = try? JSONDecoder().decode(ControlReply<EmptyResult>.self, from: reply),
+            decoded.error?.code == .rateLimited
+        else { return nil }
+        return decoded.error?.retryAfterMilliseconds ?? 1000
+    }
+
+    /// One exchange with Lazy Pirate retries on timeout.
+    func exchangeOnce(_ body: Data) throws(WireError) -> Data {
         do {
             for _ in 0...retries {
                 let socket = try currentSocket()

@@ -14,18 +14,37 @@ extension CoordinatorService {
     /// `User-Id` message property), never from the message.
     func readControl(_ control: Socket, into directives: inout [CoordinatorDirective]) throws {
         defer { sendImmediateReplies(on: control) }
+        let properties = security == nil ? [MessageProperty.peerAddress] : [MessageProperty.peerAddress, MessageProperty.userID]
         for _ in 0..<1000 {
+            guard let message = try control.receiveMessage(dontWait: true, properties: properties) else { return }
+            if let retryAfter = rateLimiter.admit(
+                peerAddress: message.properties[0], routingID: message.frames.first.map(Array.init) ?? [], at: clock.monotonic)
+            {
+                directives += refusalOverRateLimit(message.frames, retryAfterMilliseconds: retryAfter, peerAddress: message.properties[0])
+                continue
+            }
             if security == nil {
-                guard let frames = try control.receiveMessage(dontWait: true) else { return }
-                directives += handleControlMessage(frames, from: nil)
+                directives += handleControlMessage(message.frames, from: nil)
             } else {
-                guard let message = try control.receiveMessage(dontWait: true, property: MessageProperty.userID) else { return }
                 // A connection the ZAP handler admitted always has one; anything else (an
                 // `inproc://` peer inside this process) gets `forbidden` for every request.
                 directives += handleControlMessage(
-                    message.frames, from: .some(message.property.flatMap(Principal.init(userID:))))
+                    message.frames, from: .some(message.properties[1].flatMap(Principal.init(userID:))))
             }
         }
+    }
+
+    /// The `rate_limited` answer, made without reading the request (so without its
+    /// `requestId`): the point is to spend next to nothing on a peer over its limit. It takes
+    /// the ordinary reply path, so it never overtakes an earlier reply on its connection.
+    func refusalOverRateLimit(_ frames: [Data], retryAfterMilliseconds: Int, peerAddress: String?) -> [CoordinatorDirective] {
+        let routing = ControlEnvelope.replyRouting(for: frames)
+        guard !routing.isEmpty else { return [] }
+        let error = WireError(
+            .rateLimited,
+            "too many requests from \(peerAddress.flatMap { $0.isEmpty ? nil : $0 } ?? "this peer"); retry in \(retryAfterMilliseconds) ms",
+            retryAfterMilliseconds: retryAfterMilliseconds)
+        return state.onUndecodableRequest(error, from: ClientAddress(routing: routing))
     }
 
     /// Decodes and answers one control message.

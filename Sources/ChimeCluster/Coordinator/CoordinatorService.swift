@@ -67,6 +67,8 @@ public final class CoordinatorService {
     var immediateReplies: [(body: Data, client: ClientAddress)] = []
     /// Entries the store holds buffered since a start on a full store (0 or 1: `started`).
     var unwrittenAtStart = 0
+    /// Per-peer token buckets of the control socket (`control.rateLimit`).
+    var rateLimiter: ControlRateLimiter
 
     /// A message the loop sends once the journal entries it reports on are durable.
     enum OutboundMessage {
@@ -97,6 +99,7 @@ public final class CoordinatorService {
         self.notifier = notifier
         self.watchdog = WatchdogPacer(notifier: notifier)
         self.configuration = configuration
+        self.rateLimiter = ControlRateLimiter(limit: configuration.control.rateLimit)
         self.security = security
         self.clock = clock
         self.sharedContext = context
@@ -183,7 +186,8 @@ public final class CoordinatorService {
         let opened = try openStorage(tunables: tunables) {
             forwarder = try EventForwarder(
                 context: context, ingest: endpoints.eventsIngest.bind, publish: endpoints.events.bind,
-                lingerMilliseconds: linger, highWaterMark: configuration.eventHighWaterMark, security: security)
+                lingerMilliseconds: linger, highWaterMark: configuration.eventHighWaterMark,
+                subscriberHighWaterMark: configuration.events.subscriberHighWaterMark, security: security)
         }
         guard let (storage, recovered) = opened else { return }
         self.storage = storage

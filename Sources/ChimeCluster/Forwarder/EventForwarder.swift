@@ -17,12 +17,18 @@ public final class EventForwarder: Sendable {
     ///   - ingest: where publishers connect (XSUB bind address); `inproc://chime-events` is
     ///     also bound for publishers inside this process.
     ///   - publish: where subscribers connect (XPUB bind address).
+    ///   - highWaterMark: messages the XSUB side queues, and the XPUB side's incoming
+    ///     subscriptions (ZMQ_RCVHWM, ZMQ_SNDHWM).
+    ///   - subscriberHighWaterMark: messages queued for each subscriber at most (the XPUB's
+    ///     ZMQ_SNDHWM, which libzmq applies per connection): past it, XPUB drops that
+    ///     subscriber's events and sends everyone else's on, so one that stops reading
+    ///     holds a bounded amount of memory and slows nobody (`events.subscriberQueueBytes`).
     ///   - security: makes both TCP/IPC endpoints CURVE servers (workers publish into
     ///     `ingest`, subscribers read `publish`); `nil` leaves them plain.
     /// - Throws: `ZeroMQError` when a socket cannot be bound (address in use, bad endpoint).
     public init(
         context: Context, ingest: String, publish: String, lingerMilliseconds: Int32, highWaterMark: Int32 = 1000,
-        security: ServerSecurity? = nil
+        subscriberHighWaterMark: Int32 = 1000, security: ServerSecurity? = nil
     ) throws {
         self.context = context
         self.controlEndpoint = "inproc://chime-forwarder-control-\(UUID().uuidString)"
@@ -37,10 +43,10 @@ public final class EventForwarder: Sendable {
                 let backend = try Socket(.xpublisher, context: context)
                 let control = try Socket(.pair, context: context)
                 for socket in [frontend, backend, control] { try socket.set(.linger(milliseconds: lingerMilliseconds)) }
-                for socket in [frontend, backend] {
-                    try socket.set(.sendHighWaterMark(highWaterMark))
-                    try socket.set(.receiveHighWaterMark(highWaterMark))
-                }
+                try frontend.set(.sendHighWaterMark(highWaterMark))
+                try frontend.set(.receiveHighWaterMark(highWaterMark))
+                try backend.set(.sendHighWaterMark(subscriberHighWaterMark))
+                try backend.set(.receiveHighWaterMark(highWaterMark))
                 try security?.secure(frontend, as: .eventsIngest, for: ingest)
                 try security?.secure(backend, as: .events, for: publish)
                 try frontend.bind(to: ingest)

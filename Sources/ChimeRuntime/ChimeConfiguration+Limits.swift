@@ -1,0 +1,73 @@
+import Foundation
+
+extension ChimeConfiguration {
+    /// The control socket's protection (`"control"` in the configuration file).
+    public struct Control: Codable, Hashable, Sendable {
+        /// Per-peer request rate limiting.
+        public var rateLimit = RateLimit()
+
+        /// The defaults shown on each property.
+        public init() {}
+    }
+
+    /// A token bucket per peer address on the control socket (`control.rateLimit`): a peer
+    /// may send `burst` requests at once and `requestsPerSecond` on average; a request over
+    /// the limit gets `rate_limited` with `retryAfterMs`.
+    public struct RateLimit: Codable, Hashable, Sendable {
+        /// Requests per second a peer address may send on average, 0 … 1,000,000; 0 turns
+        /// the limit off.
+        public var requestsPerSecond: Double = 100
+        /// Requests a peer may send at once after an idle spell (the bucket's size), 1 … 1,000,000.
+        public var burst = 200
+        /// Whether loopback and local peers (`127.0.0.0/8`, `::1`, `ipc://`, `inproc://`) are
+        /// limited too; off by default, so local tools and tests run unlimited.
+        public var applyToLoopback = false
+        /// Peer addresses tracked at once, 1 … 1,000,000; beyond, new peers share one bucket
+        /// until idle entries (buckets full again) are dropped.
+        public var maxPeers = 4096
+
+        /// The defaults shown on each property.
+        public init() {}
+    }
+
+    /// The event stream's limits (`"events"` in the configuration file).
+    public struct Events: Codable, Hashable, Sendable {
+        /// What the forwarder may queue for one subscriber that does not read, in bytes,
+        /// 65,536 … 4 GiB. ZeroMQ bounds queues in messages (ZMQ_SNDHWM), so the forwarder's
+        /// XPUB high-water mark is this divided by ``queuedEventBytes``; past it, events to that
+        /// subscriber are dropped (it catches up with `events`), others are not slowed.
+        public var subscriberQueueBytes = 16 * 1024 * 1024
+
+        /// The memory one queued event is reckoned to take per subscriber, in bytes: two
+        /// frames' bookkeeping (2 × 64 bytes) plus a fire event of about 380 bytes of JSON
+        /// (the body is shared between subscribers, so this overstates it when many lag).
+        public static let queuedEventBytes = 512
+
+        /// The forwarder's per-subscriber high-water mark, in messages.
+        public var subscriberHighWaterMark: Int32 {
+            Int32(clamping: max(1, subscriberQueueBytes / Self.queuedEventBytes))
+        }
+
+        /// The defaults shown on each property.
+        public init() {}
+    }
+
+    /// Checks the ranges of the limits above.
+    /// - Throws: `ConfigurationError` naming `source` and the key out of range.
+    func checkLimits(source: String) throws(ConfigurationError) {
+        let rate = control.rateLimit
+        guard rate.requestsPerSecond.isFinite, (0...1_000_000).contains(rate.requestsPerSecond) else {
+            throw ConfigurationError("\(source): control.rateLimit.requestsPerSecond must be 0 … 1000000, not \(rate.requestsPerSecond)")
+        }
+        guard (1...1_000_000).contains(rate.burst) else {
+            throw ConfigurationError("\(source): control.rateLimit.burst must be 1 … 1000000, not \(rate.burst)")
+        }
+        guard (1...1_000_000).contains(rate.maxPeers) else {
+            throw ConfigurationError("\(source): control.rateLimit.maxPeers must be 1 … 1000000, not \(rate.maxPeers)")
+        }
+        guard (65_536...(1 << 32)).contains(events.subscriberQueueBytes) else {
+            throw ConfigurationError(
+                "\(source): events.subscriberQueueBytes must be 65536 … 4294967296, not \(events.subscriberQueueBytes)")
+        }
+    }
+}
