@@ -297,7 +297,7 @@ import Testing
         request(&state, .schedule([reminder("a", at: Self.t0)]))
         _ = state.onTick(now: Self.t0)
         _ = state.onTick(now: Self.t0.addingTimeInterval(1))
-        let (listed, _) = request(&state, .deadLetters)
+        let (listed, _) = request(&state, .deadLetters())
         guard case .deadLetters(let result) = listed else { Issue.record("\(listed)"); return }
         let firingId = FiringID(reminder: "a", dueAt: Self.t0)
         #expect(result.firings.map(\.firingId) == [firingId])

@@ -8,13 +8,17 @@ import ZeroMQ
 /// The coordinator's inbound side: control requests (with their role checks), worker
 /// results and dispatch announcements.
 extension CoordinatorService {
-    /// Reads at most 1,000 control requests without blocking.
+    /// Reads at most 1,000 control requests without blocking, and stops early once the turn
+    /// spent ``controlTurnBudget`` on them: what is left waits in the socket for the next
+    /// turn, after due firings were made and dispatched (issue 15: no op holds the loop).
     ///
     /// With security on, each request's role comes from its connection's ZAP user id (the
     /// `User-Id` message property), never from the message.
     func readControl(_ control: Socket, into directives: inout [CoordinatorDirective]) throws {
         defer { sendImmediateReplies(on: control) }
+        let started = ContinuousClock.now
         for _ in 0..<1000 {
+            if ContinuousClock.now - started > Self.controlTurnBudget { return }
             if security == nil {
                 guard let frames = try control.receiveMessage(dontWait: true) else { return }
                 directives += handleControlMessage(frames, from: nil)
@@ -42,6 +46,10 @@ extension CoordinatorService {
         }
         return directives
     }
+
+    /// How long one loop turn reads control requests at most (the last one read may take
+    /// longer: a request is never split; long listings are paged instead).
+    static let controlTurnBudget = Duration.milliseconds(5)
 
     /// Requests at least this large (bytes) are followed by `MemoryTrim` when refused.
     static let trimAfterRefusedBytes = 1 << 20
