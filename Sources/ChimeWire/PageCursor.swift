@@ -94,7 +94,7 @@ public struct PageCursor: Hashable, Sendable {
 /// The page sizes of long listings (`limit` of `list`, `events` and `deadLetters`).
 public enum PageSize {
     /// Items per page when a request gives no `limit`.
-    public static let `default` = 1000
+    public static let `default` = 250
     /// The largest `limit` a request may ask for; larger ones are refused (`invalid_argument`).
     public static let maximum = 10_000
 

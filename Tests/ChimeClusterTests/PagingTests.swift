@@ -86,10 +86,15 @@ import Testing
         #expect(first.total == nil)
         #expect(first.reminders.first?.reminder.id == "id-00000")
         let second = try page(&state, cursor: first.nextCursor)
-        #expect(second.reminders.first?.reminder.id == "id-01000")
-        let last = try page(&state, cursor: second.nextCursor)
-        #expect(last.reminders.count == 500)
-        #expect(last.nextCursor == nil)
+        #expect(second.reminders.first?.reminder.id == ReminderID(String(format: "id-%05d", PageSize.default)))
+        var last = second
+        var pages = 2
+        while let next = last.nextCursor {
+            last = try page(&state, cursor: next)
+            pages += 1
+        }
+        #expect(pages == 10)
+        #expect(last.reminders.count == 250)
         #expect(last.total == nil)
         let whole = try page(&state, limit: 10_000, cursor: nil)
         #expect(whole.reminders.count == 2500 && whole.total == 2500 && whole.nextCursor == nil)
@@ -205,20 +210,26 @@ import Testing
         #expect(try all(&restored) == Array(expected.dropFirst()))
     }
 
-    /// The cost of one page (list + reply encoding) with many reminders: the figure issue 15
+    /// The cost of one page of 1,000 (list + reply encoding) with many reminders: the figure issue 15
     /// asks for. 30,000 in the normal run, 300,000 with `CHIME_LONG_TESTS=1`.
     @Test func onePageCostsLittleHoweverManyRemindersThereAre() throws {
         let count = ProcessInfo.processInfo.environment["CHIME_LONG_TESTS"] == "1" ? 300_000 : 30_000
         var state = makeState()
         schedule(&state, (0..<count).map { String(format: "bulk-%07d", $0) })
         var costs: [Double] = []
+        var listCosts: [Double] = []
         var cursor = PageCursor(kind: .list, text: String(format: "bulk-%07d", count / 2))
         for _ in 0..<5 {
             let started = ContinuousClock.now
-            let listed = outcome(&state, .list(ReminderFilter(), all: false, limit: nil, cursor: cursor))
+            let listed = outcome(&state, .list(ReminderFilter(), all: false, limit: 1000, cursor: cursor))
+            let listedAt = ContinuousClock.now
             let reply = listed.encodedReply(requestId: "q")
-            let elapsed = ContinuousClock.now - started
-            costs.append(Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15)
+            let encodedAt = ContinuousClock.now
+            func milliseconds(_ duration: Duration) -> Double {
+                Double(duration.components.seconds) * 1000 + Double(duration.components.attoseconds) / 1e15
+            }
+            costs.append(milliseconds(encodedAt - started))
+            listCosts.append(milliseconds(listedAt - started))
             guard case .listed(let result) = listed, let next = result.nextCursor else {
                 Issue.record("\(listed)")
                 return
@@ -226,7 +237,8 @@ import Testing
             #expect(result.reminders.count == 1000 && reply.count > 1000)
             cursor = try PageCursor(text: next, expecting: .list)
         }
-        print(String(format: "one list page of 1000 with %d reminders: %@ ms (list + reply encoding, this build)",
-                     count, costs.map { String(format: "%.1f", $0) }.joined(separator: ", ")))
+        print(String(format: "one list page of 1000 with %d reminders: %@ ms (list + reply encoding; the list alone %@ ms; this build)",
+                     count, costs.map { String(format: "%.1f", $0) }.joined(separator: ", "),
+                     listCosts.map { String(format: "%.1f", $0) }.joined(separator: ", ")))
     }
 }
