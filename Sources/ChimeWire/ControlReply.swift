@@ -103,16 +103,21 @@ public struct ReminderListing: Codable, Hashable, Sendable {
     public static let skippedByMisfire = "skipped: misfire"
 }
 
-/// The result of `list`.
+/// The result of `list`: one page of reminders, in reminder-id order.
 public struct ListResult: Codable, Hashable, Sendable {
-    /// The reminders, in next-fire order.
+    /// The reminders of this page, in reminder-id order.
     public var reminders: [ReminderListing]
-    /// How many matched before `limit` applied.
-    public var total: Int
+    /// How many matched in all: given only when this page holds every match (the request
+    /// had no `cursor` and the reply has no `nextCursor`); counting past one page would cost
+    /// a scan of every reminder.
+    public var total: Int?
+    /// Where the next page starts (pass it as `cursor`); absent on the last page.
+    public var nextCursor: String?
     /// Creates the value from its fields (see each property for meaning and units).
-    public init(reminders: [ReminderListing], total: Int) {
+    public init(reminders: [ReminderListing], total: Int?, nextCursor: String? = nil) {
         self.reminders = reminders
         self.total = total
+        self.nextCursor = nextCursor
     }
 }
 
@@ -132,12 +137,18 @@ public struct PongResult: Codable, Hashable, Sendable {
     public init(now: Date) { self.now = now }
 }
 
-/// The result of `deadLetters`: firings that exhausted their attempts, oldest due first.
+/// The result of `deadLetters`: one page of firings that exhausted their attempts, oldest
+/// due first (by due millisecond, then firing id).
 public struct DeadLettersResult: Codable, Hashable, Sendable {
     /// The firings, oldest due first.
     public var firings: [Firing]
+    /// Where the next page starts (pass it as `cursor`); absent on the last page.
+    public var nextCursor: String?
     /// Creates the value from its fields (see each property for meaning and units).
-    public init(firings: [Firing]) { self.firings = firings }
+    public init(firings: [Firing], nextCursor: String? = nil) {
+        self.firings = firings
+        self.nextCursor = nextCursor
+    }
 }
 
 /// The result of `retry`: the firing now waiting for a worker again.
@@ -158,15 +169,18 @@ public struct EventsResult: Codable, Hashable, Sendable {
     public var through: UInt64
     /// The oldest retained `seq`; events before it were dropped from the retention window.
     public var oldestRetained: UInt64?
-    /// Whether `limit` cut the list short (ask again after the last `seq`).
+    /// Whether `limit` cut the list short (ask again after the last `seq`, or with `nextCursor`).
     public var truncated: Bool
+    /// Where the next page starts (pass it as `cursor`); present exactly when `truncated`.
+    public var nextCursor: String?
 
     /// Creates the value from its fields (see each property for meaning and units).
-    public init(events: [FireEvent], through: UInt64, oldestRetained: UInt64?, truncated: Bool) {
+    public init(events: [FireEvent], through: UInt64, oldestRetained: UInt64?, truncated: Bool, nextCursor: String? = nil) {
         self.events = events
         self.through = through
         self.oldestRetained = oldestRetained
         self.truncated = truncated
+        self.nextCursor = nextCursor
     }
 }
 

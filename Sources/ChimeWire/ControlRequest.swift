@@ -12,11 +12,12 @@ public enum ControlOperation: String, Codable, Sendable, CaseIterable {
     public var argumentKeys: [String] {
         switch self {
         case .schedule: ["reminders", "reminder"]
-        case .list: ["ids", "recipient", "match", "all", "limit"]
+        case .list: ["ids", "recipient", "match", "all", "limit", "cursor"]
         case .cancel: ["ids", "recipient", "match", "all"]
-        case .status, .workers, .stats, .ping, .deadLetters, .snapshot, .compact, .store: []
+        case .status, .workers, .stats, .ping, .snapshot, .compact, .store: []
+        case .deadLetters: ["limit", "cursor"]
         case .retry, .ack: ["firingId"]
-        case .events: ["after", "recipient", "limit"]
+        case .events: ["after", "recipient", "limit", "cursor"]
         case .register: ["recipient", "currentToken"]
         case .recipient: ["recipient"]
         case .badge: ["recipient", "value"]
@@ -72,14 +73,16 @@ public struct ControlRequest: Sendable, Hashable {
     public enum Command: Sendable, Hashable {
         /// Schedule (or replace, by id) these reminders: `{"reminders": [...]}` or `{"reminder": {...}}`.
         case schedule([Reminder])
-        /// List reminders matching the filter in next-fire order; `all` includes delivered,
-        /// disabled and finished ones; `limit` caps the count.
-        case list(ReminderFilter, all: Bool, limit: Int?)
+        /// One page of the reminders matching the filter, in reminder-id order; `all` includes
+        /// delivered, disabled and finished ones; `limit` is the page size (1…`PageSize.maximum`,
+        /// `PageSize.default` when absent); `cursor` continues after the previous page.
+        case list(ReminderFilter, all: Bool, limit: Int?, cursor: PageCursor? = nil)
         /// Cancel the reminders matching the filter (a non-empty filter, or `"all": true`).
         case cancel(ReminderFilter)
         case status, workers, stats, ping
-        /// List firings that exhausted their attempts.
-        case deadLetters
+        /// One page of the firings that exhausted their attempts, oldest due first (`limit`
+        /// and `cursor` as for `list`).
+        case deadLetters(limit: Int? = nil, cursor: PageCursor? = nil)
         /// Move a dead-lettered firing back to the waiting line (same firing id, attempt 1).
         case retry(FiringID)
         /// Write a snapshot of the coordinator's state now.
@@ -89,8 +92,9 @@ public struct ControlRequest: Sendable, Hashable {
         /// Show the store's sizes, segment count and fsync latency.
         case store
         /// Retained fire events with `seq > after` (catch-up for subscribers that were offline;
-        /// ZeroMQ Guide ch. 5, "Clone"), optionally of one recipient, at most `limit`.
-        case events(after: UInt64, recipient: RecipientID?, limit: Int?)
+        /// ZeroMQ Guide ch. 5, "Clone"), optionally of one recipient, at most `limit` (a page:
+        /// 1…`PageSize.maximum`, `PageSize.default` when absent); a `cursor` replaces `after`.
+        case events(after: UInt64, recipient: RecipientID?, limit: Int?, cursor: PageCursor? = nil)
         /// Register (or replace) a recipient: settings, categories, zone, token, cap.
         case register(Recipient)
         /// Show a registered recipient (token redacted) with its badge.
@@ -156,7 +160,7 @@ public struct ControlRequest: Sendable, Hashable {
 extension ControlRequest: Codable {
     private enum CodingKeys: String, CodingKey {
         case op, requestId, reminders, reminder, ids, recipient, match, all, limit, firingId, after
-        case value, remove, action, text, token, snooze, jobId, currentToken
+        case value, remove, action, text, token, snooze, jobId, currentToken, cursor
     }
 
     /// Decodes `{"op", "requestId", …arguments}`.
@@ -175,6 +179,11 @@ extension ControlRequest: Codable {
                 field: "op")
         }
         try decoder.rejectUnknownKeys(allowing: ["op", "requestId"] + op.argumentKeys)
+        func cursor(_ kind: PageCursor.Kind) throws -> PageCursor? {
+            try container.decodeIfPresent(String.self, forKey: .cursor).map { text throws(WireError) in
+                try PageCursor(text: text, expecting: kind)
+            }
+        }
         func filter() throws -> ReminderFilter {
             ReminderFilter(
                 ids: try container.decodeIfPresent([ReminderID].self, forKey: .ids),
@@ -193,7 +202,8 @@ extension ControlRequest: Codable {
         case .list:
             command = .list(
                 try filter(), all: try container.decodeIfPresent(Bool.self, forKey: .all) ?? false,
-                limit: try container.decodeNumberIfPresent(Int.self, forKey: .limit, expected: "a whole number"))
+                limit: try container.decodeNumberIfPresent(Int.self, forKey: .limit, expected: "a whole number"),
+                cursor: try cursor(.list))
         case .cancel:
             let selection = try filter()
             let all = try container.decodeIfPresent(Bool.self, forKey: .all) ?? false
@@ -206,7 +216,10 @@ extension ControlRequest: Codable {
         case .workers: command = .workers
         case .stats: command = .stats
         case .ping: command = .ping
-        case .deadLetters: command = .deadLetters
+        case .deadLetters:
+            command = .deadLetters(
+                limit: try container.decodeNumberIfPresent(Int.self, forKey: .limit, expected: "a whole number"),
+                cursor: try cursor(.deadLetters))
         case .retry: command = .retry(try container.decode(FiringID.self, forKey: .firingId))
         case .snapshot: command = .snapshot
         case .compact: command = .compact
@@ -239,10 +252,15 @@ extension ControlRequest: Codable {
         case .job:
             command = .job(try container.decode(String.self, forKey: .jobId))
         case .events:
+            let after = try container.decodeNumberIfPresent(UInt64.self, forKey: .after, expected: "a whole number ≥ 0")
+            let cursor = try cursor(.events)
+            if after != nil && cursor != nil {
+                throw WireError(.invalidArgument, "give \"after\" or \"cursor\", not both", field: "cursor")
+            }
             command = .events(
-                after: try container.decodeNumberIfPresent(UInt64.self, forKey: .after, expected: "a whole number ≥ 0") ?? 0,
-                recipient: try container.decodeIfPresent(RecipientID.self, forKey: .recipient),
-                limit: try container.decodeNumberIfPresent(Int.self, forKey: .limit, expected: "a whole number"))
+                after: after ?? 0, recipient: try container.decodeIfPresent(RecipientID.self, forKey: .recipient),
+                limit: try container.decodeNumberIfPresent(Int.self, forKey: .limit, expected: "a whole number"),
+                cursor: cursor)
         }
     }
 
@@ -259,10 +277,14 @@ extension ControlRequest: Codable {
         switch command {
         case .schedule(let reminders):
             try container.encode(reminders, forKey: .reminders)
-        case .list(let filter, let all, let limit):
+        case .list(let filter, let all, let limit, let cursor):
             try encode(filter)
             if all { try container.encode(true, forKey: .all) }
             try container.encodeIfPresent(limit, forKey: .limit)
+            try container.encodeIfPresent(cursor?.text, forKey: .cursor)
+        case .deadLetters(let limit, let cursor):
+            try container.encodeIfPresent(limit, forKey: .limit)
+            try container.encodeIfPresent(cursor?.text, forKey: .cursor)
         case .cancel(let filter):
             try encode(filter)
             if filter.isEmpty { try container.encode(true, forKey: .all) }
@@ -290,11 +312,15 @@ extension ControlRequest: Codable {
             try container.encodeIfPresent(snoozeSeconds, forKey: .snooze)
         case .job(let jobId):
             try container.encode(jobId, forKey: .jobId)
-        case .events(let after, let recipient, let limit):
-            try container.encode(after, forKey: .after)
+        case .events(let after, let recipient, let limit, let cursor):
+            if let cursor {
+                try container.encode(cursor.text, forKey: .cursor)
+            } else {
+                try container.encode(after, forKey: .after)
+            }
             try container.encodeIfPresent(recipient, forKey: .recipient)
             try container.encodeIfPresent(limit, forKey: .limit)
-        case .status, .workers, .stats, .ping, .deadLetters, .snapshot, .compact, .store:
+        case .status, .workers, .stats, .ping, .snapshot, .compact, .store:
             break
         }
     }

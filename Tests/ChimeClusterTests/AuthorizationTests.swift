@@ -40,7 +40,7 @@ import ZeroMQ
     }
 
     @Test(arguments: [
-        ControlRequest.Command.status, .workers, .stats, .deadLetters, .retry(FiringID(reminder: "b-1", dueAtMilliseconds: 0)),
+        ControlRequest.Command.status, .workers, .stats, .deadLetters(), .retry(FiringID(reminder: "b-1", dueAtMilliseconds: 0)),
         .snapshot, .compact, .store,
     ])
     func aClientGetsForbiddenForOperatorOperations(_ command: ControlRequest.Command) {

@@ -126,7 +126,7 @@ struct CrashRounds {
             }
         } catch {
             let missing = expected.subtracting(delivered()).sorted()
-            let deadLetters = try? client.send(ControlRequest(command: .deadLetters), expecting: DeadLettersResult.self)
+            let deadLetters = try? client.send(ControlRequest(command: .deadLetters()), expecting: DeadLettersResult.self)
             let now = try? Durability.listAll(cluster)
             let details = missing.prefix(10).map { firing in
                 let id = firing.reminder

@@ -8,14 +8,18 @@ import ZeroMQ
 /// The coordinator's inbound side: control requests (with their role checks), worker
 /// results and dispatch announcements.
 extension CoordinatorService {
-    /// Reads at most 1,000 control requests without blocking.
+    /// Reads at most 1,000 control requests without blocking, and stops early once the turn
+    /// spent ``controlTurnBudget`` on them: what is left waits in the socket for the next
+    /// turn, after due firings were made and dispatched (issue 15: no op holds the loop).
     ///
     /// With security on, each request's role comes from its connection's ZAP user id (the
     /// `User-Id` message property), never from the message.
     func readControl(_ control: Socket, into directives: inout [CoordinatorDirective]) throws {
         defer { sendImmediateReplies(on: control) }
         let properties = security == nil ? [MessageProperty.peerAddress] : [MessageProperty.peerAddress, MessageProperty.userID]
+        let started = ContinuousClock.now
         for _ in 0..<1000 {
+            if ContinuousClock.now - started > Self.controlTurnBudget { return }
             guard let message = try control.receiveMessage(dontWait: true, properties: properties) else { return }
             if let retryAfter = rateLimiter.admit(
                 peerAddress: message.properties[0], routingID: message.frames.first.map(Array.init) ?? [], at: clock.monotonic)
@@ -61,6 +65,10 @@ extension CoordinatorService {
         }
         return directives
     }
+
+    /// How long one loop turn reads control requests at most (the last one read may take
+    /// longer: a request is never split; long listings are paged instead).
+    static let controlTurnBudget = Duration.milliseconds(5)
 
     /// Requests at least this large (bytes) are followed by `MemoryTrim` when refused.
     static let trimAfterRefusedBytes = 1 << 20

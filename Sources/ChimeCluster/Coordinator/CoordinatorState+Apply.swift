@@ -140,9 +140,13 @@ extension CoordinatorState {
             eventLog.retain(event)
             return AppliedEntry(badge: update)
         case .deadLettered(let firingId, _):
-            if let firing = unsettled.removeValue(forKey: firingId)?.firing { deadLetters[firingId] = firing }
+            if let firing = unsettled.removeValue(forKey: firingId)?.firing {
+                deadLetters[firingId] = firing
+                deadLetterIndex.insert(DeadLetterKey(firingId))
+            }
         case .retried(let firingId, _):
             if var firing = deadLetters.removeValue(forKey: firingId) {
+                deadLetterIndex.remove(DeadLetterKey(firingId))
                 firing.attempt = 1
                 let shared = SharedFiring(firing)
                 unsettled[firingId] = shared
@@ -226,6 +230,7 @@ extension CoordinatorState {
             state = .finished
         }
         entries[reminder.id] = Entry(reminder: reminder, next: next, state: state)
+        reminderIndex.insert(reminder.id)
         if reminder.trigger.isRepeating { recurrences[reminder.id] = recurrence }
     }
 
@@ -233,6 +238,7 @@ extension CoordinatorState {
     @discardableResult
     mutating func removeEntry(_ id: ReminderID) -> Entry? {
         guard let entry = entries.removeValue(forKey: id) else { return nil }
+        reminderIndex.remove(id)
         recurrences[id] = nil
         if !lateFirings.isEmpty { lateFirings[id] = nil }
         disarm(id, of: entry.recipient)

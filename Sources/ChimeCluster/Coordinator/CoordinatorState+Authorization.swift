@@ -75,7 +75,7 @@ extension CoordinatorState {
                 }
             }
             return nil
-        case .list(let filter, _, _), .cancel(let filter):
+        case .list(let filter, _, _, _), .cancel(let filter):
             return selection(filter)
         case .setEnabled(let ids, _):
             return existing(ids, field: "ids")
@@ -90,7 +90,7 @@ extension CoordinatorState {
             return outside(recipient, field: "firingId")
         case .job(let jobId):
             return jobs[jobId].flatMap { outside($0.job.recipient, field: "jobId") }
-        case .events(_, let recipient, _):
+        case .events(_, let recipient, _, _):
             guard let recipient else {
                 return WireError(.forbidden, "a key restricted to some recipients must name a recipient", field: "recipient")
             }

@@ -23,8 +23,8 @@ extension CoordinatorState {
         switch request.command {
         case .schedule(let reminders):
             outcome = schedule(reminders, at: now, directives: &directives)
-        case .list(let filter, let all, let limit):
-            outcome = .listed(list(filter, includeInactive: all, limit: limit))
+        case .list(let filter, let all, let limit, let cursor):
+            outcome = list(filter, includeInactive: all, limit: limit, cursor: cursor)
         case .cancel(let filter):
             outcome = cancel(filter, at: now, directives: &directives)
         case .status:
@@ -39,13 +39,12 @@ extension CoordinatorState {
             outcome = .stats(stats)
         case .ping:
             outcome = .pong(PongResult(now: now))
-        case .deadLetters:
-            outcome = .deadLetters(DeadLettersResult(
-                firings: deadLetters.values.sorted { ($0.dueAt, $0.firingId) < ($1.dueAt, $1.firingId) }))
+        case .deadLetters(let limit, let cursor):
+            outcome = deadLetterPage(limit: limit, cursor: cursor)
         case .retry(let firingId):
             outcome = retry(firingId, at: now, directives: &directives)
-        case .events(let after, let recipient, let limit):
-            outcome = .events(events(after: after, recipient: recipient, limit: limit))
+        case .events(let after, let recipient, let limit, let cursor):
+            outcome = eventPage(after: after, recipient: recipient, limit: limit, cursor: cursor)
         case .register(let recipient):
             outcome = register(recipient, at: now, directives: &directives)
         case .recipient(let id):
@@ -234,40 +233,6 @@ extension CoordinatorState {
         }
         if let made = record(.retried(firingId, at: now), into: &directives).made { waiting.append(made) }
         return .retried(RetryResult(firingId: firingId))
-    }
-
-    func list(_ filter: ReminderFilter, includeInactive: Bool, limit: Int?) -> ListResult {
-        var matched: [ReminderListing] = []
-        let candidates: [Entry]
-        if let ids = filter.ids {
-            candidates = ids.compactMap { entries[$0] }
-        } else {
-            candidates = Array(entries.values)
-        }
-        for entry in candidates where includeInactive || entry.state == .pending {
-            let reminder = entry.reminder
-            guard filter.matches(reminder) else { continue }
-            matched.append(ReminderListing(
-                reminder: reminder, state: entry.state,
-                nextFireAt: entry.state == .pending ? entry.next.map { fireInstant(of: reminder, $0) } : nil,
-                deliveredCount: entry.deliveredCount, lastFiredAt: entry.lastFiredAt,
-                armed: entry.state == .pending ? isArmed(reminder.id, of: reminder.recipient) : nil,
-                // Derived: a one-shot ends `finished` only when its occurrence was skipped.
-                reason: entry.state == .finished && !entry.isRepeating ? ReminderListing.skippedByMisfire : nil))
-        }
-        matched.sort { lhs, rhs in
-            switch (lhs.nextFireAt, rhs.nextFireAt) {
-            case (let a?, let b?) where a != b: return a < b
-            case (.some, nil): return true
-            case (nil, .some): return false
-            default: return lhs.reminder.id < rhs.reminder.id
-            }
-        }
-        let total = matched.count
-        if let limit, limit >= 0, limit < matched.count {
-            matched.removeSubrange(limit...)
-        }
-        return ListResult(reminders: matched, total: total)
     }
 
     mutating func cancel(_ filter: ReminderFilter, at now: Date, directives: inout [CoordinatorDirective])

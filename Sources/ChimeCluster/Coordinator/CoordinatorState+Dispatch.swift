@@ -307,15 +307,6 @@ extension CoordinatorState {
         return true
     }
 
-    /// Retained events with `seq > after`, in `seq` order, and the settled watermark.
-    func events(after: UInt64, recipient: RecipientID?, limit: Int?) -> EventsResult {
-        let (selected, truncated) = eventLog.events(after: after, recipient: recipient, limit: limit)
-        let oldestInFlight = inFlight.values.map(\.seq).min()
-        let through = (oldestInFlight ?? nextEventSeq) - 1
-        return EventsResult(events: selected, through: truncated ? min(through, selected.last?.seq ?? through) : through,
-                            oldestRetained: eventLog.oldestSeq, truncated: truncated)
-    }
-
     /// The first occurrence after `occurrence` that is after `notBefore`; missed ones in
     /// between are coalesced into the firing being made now.
     /// The newest of the missed occurrences from `oldest` up to (not including) `next`, at or

@@ -96,11 +96,13 @@ extension CoordinatorState {
             }
         }
         schedule.schedule(contentsOf: uncapped)
+        reminderIndex = SortedKeySet(entries.keys)
         for var firing in snapshot.unsettled {
             firing.seq = nil
             unsettled[firing.firingId] = SharedFiring(firing)
         }
         for firing in snapshot.deadLetters { deadLetters[firing.firingId] = firing }
+        deadLetterIndex = SortedKeySet(deadLetters.keys.map(DeadLetterKey.init))
         eventSeqReserved = max(eventSeqReserved, snapshot.nextEventSeq - min(snapshot.nextEventSeq, 1))
         for (id, count) in snapshot.lateFirings { lateFirings[ReminderID(id)] = count }
         for job in snapshot.pendingJobs { accept(job) }

@@ -138,6 +138,9 @@ public struct CoordinatorState: Sendable {
     public internal(set) var configuration: CoordinatorConfiguration
     var startedAt: Date
     var entries: [ReminderID: Entry] = [:]
+    /// The ids of `entries` in order, for `list` pages (kept by `place` and `removeEntry`, the
+    /// only places that add or remove an entry, and rebuilt by `load`).
+    var reminderIndex = SortedKeySet<ReminderID>()
     /// The occurrence sequence of every repeating reminder in `entries` (one-shots rebuild
     /// theirs on demand), with recipient zones resolved.
     var recurrences: [ReminderID: Recurrence] = [:]
@@ -162,6 +165,9 @@ public struct CoordinatorState: Sendable {
     /// and its `seq` are volatile (`inFlight`).
     var unsettled: [FiringID: SharedFiring] = [:]
     var deadLetters: [FiringID: Firing] = [:]
+    /// The keys of `deadLetters` in listing order (kept by the fold of `.deadLettered` and
+    /// `.retried`, rebuilt by `load`).
+    var deadLetterIndex = SortedKeySet<DeadLetterKey>()
     /// Encoded replies of recent mutating requests, for idempotent retries.
     var requestLog: RequestLog
     /// When recovery finished: occurrences due before it are misfires.

@@ -70,7 +70,7 @@ enum ControlCommand: Command {
             let (_, raw) = try client.call(ControlRequest(command: .ping), PongResult.self)
             if json { printJSON(raw) } else { output(String(format: "pong in %.2f ms", Date().timeIntervalSince(started) * 1000)) }
         case "dead-letters":
-            let (reply, raw) = try client.call(ControlRequest(command: .deadLetters), DeadLettersResult.self)
+            let (reply, raw) = try client.call(ControlRequest(command: .deadLetters()), DeadLettersResult.self)
             guard !json, let result = reply.result else { printJSON(raw); return 0 }
             if result.firings.isEmpty { output("no dead letters") }
             for firing in result.firings {

@@ -28,42 +28,76 @@ enum FilterOptions {
 enum ListCommand: Command {
     static let spec = CommandSpec(
         name: "list",
-        summary: "List reminders in next-fire order.",
-        usage: "chime list [ID...] [--recipient R] [--match KEY=VALUE] [--all] [--limit N] [--json]",
+        summary: "List reminders in id order, one page (1,000 by default) or every page.",
+        usage: "chime list [ID...] [--recipient R] [--match KEY=VALUE] [--all] [--limit N] [--cursor C | --all-pages] [--json]",
         options: FilterOptions.specs + [
             OptionSpec(name: "all", value: nil, help: "Include delivered, disabled and finished reminders."),
-            OptionSpec(name: "limit", value: "N", help: "Show at most N."),
-            OptionSpec(name: "json", value: nil, help: "Print the coordinator's JSON reply."),
+            OptionSpec(name: "limit", value: "N", help: "Page size: at most N per page (1-\(PageSize.maximum), default \(PageSize.default))."),
+            OptionSpec(name: "cursor", value: "C", help: "Start after the page that printed this nextCursor."),
+            OptionSpec(
+                name: "all-pages", value: nil,
+                help: "Fetch every page in turn; with --json print one reminder listing per line (NDJSON)."),
+            OptionSpec(name: "json", value: nil, help: "Print the coordinator's JSON reply (one page)."),
         ] + CommonOptions.specs)
 
     static func run(_ arguments: Arguments) throws -> Int32 {
         let filter = try FilterOptions.filter(arguments, ids: arguments.positionals)
+        let allPages = arguments.has("all-pages")
+        if allPages && arguments.value("cursor") != nil {
+            throw UsageError("give --cursor or --all-pages, not both")
+        }
+        let json = arguments.has("json")
+        let limit = try arguments.integer("limit")
+        if let limit, !(1...PageSize.maximum).contains(limit) {
+            throw UsageError("--limit must be from 1 to \(PageSize.maximum), not \(limit)")
+        }
+        var cursor: PageCursor?
+        if let text = arguments.value("cursor") {
+            do { cursor = try PageCursor(text: text, expecting: .list) } catch { throw UsageError(error.message) }
+        }
         let client = try makeControlClient(arguments)
-        let (reply, raw) = try client.call(
-            ControlRequest(command: .list(filter, all: arguments.has("all"), limit: try arguments.integer("limit"))),
-            ListResult.self)
-        if arguments.has("json") {
-            printJSON(raw)
-            return 0
-        }
-        guard let result = reply.result, !result.reminders.isEmpty else {
-            output("no reminders")
-            return 0
-        }
-        output(column("NEXT FIRE (UTC)", 26) + column("ID", 20) + column("RECIPIENT", 12) + column("STATE", 10)
-            + column("REPEAT", 12) + "TEXT")
-        for listing in result.reminders {
-            let reminder = listing.reminder
-            let next = listing.nextFireAt.map(RFC3339.format) ?? "-"
-            let repeatText = reminder.trigger.repeatSummary
-            let text = [reminder.content.title, reminder.content.body].compactMap { $0 }.joined(separator: " — ")
-            output(column(next, 26) + column(reminder.id.rawValue, 20) + column(reminder.recipient.rawValue, 12)
-                + column(listing.state.rawValue, 10) + column(repeatText, 12) + text)
-        }
-        if result.total > result.reminders.count {
-            output("(\(result.reminders.count) of \(result.total) shown)")
-        }
+        var printedHeader = false
+        var shown = 0
+        let codec = WireCodec()
+        repeat {
+            let (reply, raw) = try client.call(
+                ControlRequest(command: .list(filter, all: arguments.has("all"), limit: limit, cursor: cursor)),
+                ListResult.self)
+            guard let result = reply.result else { break }
+            if json && !allPages {
+                printJSON(raw)
+                return 0
+            }
+            if json {
+                for listing in result.reminders { printJSON(codec.encode(listing)) }
+            } else {
+                if !printedHeader && !result.reminders.isEmpty {
+                    printedHeader = true
+                    output(column("NEXT FIRE (UTC)", 26) + column("ID", 20) + column("RECIPIENT", 12) + column("STATE", 10)
+                        + column("REPEAT", 12) + "TEXT")
+                }
+                for listing in result.reminders { output(row(listing)) }
+            }
+            shown += result.reminders.count
+            cursor = try result.nextCursor.map { text in try PageCursor(text: text, expecting: .list) }
+            if !allPages {
+                if shown == 0 && cursor == nil { output("no reminders") }
+                if let next = result.nextCursor {
+                    output("(\(shown) shown; more after this page: --cursor \(next), or --all-pages for every page)")
+                }
+                return 0
+            }
+        } while cursor != nil
+        if !json && shown == 0 { output("no reminders") }
         return 0
+    }
+
+    static func row(_ listing: ReminderListing) -> String {
+        let reminder = listing.reminder
+        let next = listing.nextFireAt.map(RFC3339.format) ?? "-"
+        let text = [reminder.content.title, reminder.content.body].compactMap { $0 }.joined(separator: " — ")
+        return column(next, 26) + column(reminder.id.rawValue, 20) + column(reminder.recipient.rawValue, 12)
+            + column(listing.state.rawValue, 10) + column(reminder.trigger.repeatSummary, 12) + text
     }
 }
 
