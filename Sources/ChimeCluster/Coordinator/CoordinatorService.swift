@@ -67,6 +67,8 @@ public final class CoordinatorService {
     var immediateReplies: [(body: Data, client: ClientAddress)] = []
     /// Entries the store holds buffered since a start on a full store (0 or 1: `started`).
     var unwrittenAtStart = 0
+    /// Rate-limited lines: redeliveries, dead letters, refused connections.
+    lazy var operatorLog = OperatorLog(logger: logger)
 
     /// A message the loop sends once the journal entries it reports on are durable.
     enum OutboundMessage {
@@ -162,9 +164,10 @@ public final class CoordinatorService {
         // Bound before any CURVE socket: without a handler libzmq admits every client that
         // knows the server key. Stopped last (deferred first), after every socket closed.
         let zapHandler = try security.map { security in
-            try security.startZAPHandler(context: context) { [logger] request, decision in
+            try security.startZAPHandler(context: context) { [operatorLog] request, decision in
                 if case .deny(let reason) = decision, request.domain != SocketDomain.selfTest.rawValue {
-                    logger.warning("connection refused", ["socket": request.domain, "address": request.address, "reason": reason])
+                    operatorLog.refusedConnections.record(
+                        examples: [request.address], metadata: ["socket": "\(request.domain)", "reason": "\(reason)"])
                 }
             }
         }
@@ -258,9 +261,9 @@ public final class CoordinatorService {
             journalSignal.close()
         }
         logger.info(
-            "coordinator ready", ["control": endpoints.control.bind, "dispatch": endpoints.dispatch.bind,
-                                  "results": endpoints.results.bind, "events": endpoints.events.bind,
-                                  "eventsIngest": endpoints.eventsIngest.bind, "pid": String(getpid())])
+            "coordinator ready", ["control": "\(endpoints.control.bind)", "dispatch": "\(endpoints.dispatch.bind)",
+                                  "results": "\(endpoints.results.bind)", "events": "\(endpoints.events.bind)",
+                                  "eventsIngest": "\(endpoints.eventsIngest.bind)", "pid": .integer(getpid())])
         notifier?.notifyReady(status: activeStatusLine())
         onReady()
 
@@ -294,6 +297,7 @@ public final class CoordinatorService {
             }
             noticeWallClockStep()
             if !isJournalBehind { directives += state.onTick(now: clock.now, monotonic: clock.monotonic) }
+            logOperatorEvents(directives)
             do {
                 try carryOut(directives, control: control, dispatch: dispatch, events: events)
                 try serveStoreRequests(control: control, events: events)
@@ -314,7 +318,7 @@ public final class CoordinatorService {
             } catch let error as JournalError where error.code == .noSpace {
                 logger.warning(
                     "stopping with a full store: entries not yet written are lost as in a crash (no reply depending on them was sent; recovery redoes firings)",
-                    ["unwritten": String(journalWriter.undurableCount)])
+                    ["unwritten": .int(journalWriter.undurableCount)])
             }
             do {
                 try flushOutbox(control: control, events: events)
@@ -322,7 +326,7 @@ public final class CoordinatorService {
                 logger.warning("replies not sent at shutdown", ["error": "\(error)"])
             }
         }
-        logger.info("coordinator stopping", ["inFlight": String(state.inFlightCount)])
+        logger.info("coordinator stopping", ["inFlight": .int(state.inFlightCount)])
     }
 
     /// Logs a step of the wall clock (the wall clock moved more than a second more or less
@@ -335,7 +339,7 @@ public final class CoordinatorService {
         let step = current.wall.timeIntervalSince(previous.wall) - (current.monotonic - previous.monotonic)
         if abs(step) > Self.wallClockStepThreshold {
             logger.warning(
-                "wall clock stepped", ["seconds": String(format: "%.3f", step), "now": RFC3339.format(current.wall)])
+                "wall clock stepped", ["seconds": .rounded(step, digits: 3), "now": "\(RFC3339.format(current.wall))"])
         }
     }
 
@@ -504,7 +508,7 @@ public final class CoordinatorService {
     func send(_ batch: DispatchBatch, to worker: WorkerID, on dispatch: Socket) {
         do {
             if try dispatch.send([Data(worker.rawValue.utf8)] + codec.encodeFrames(batch), dontWait: true) { return }
-            logger.warning("worker queue full; firings wait", ["worker": worker.rawValue, "firings": String(batch.firings.count)])
+            logger.warning("worker queue full; firings wait", ["worker": "\(worker.rawValue)", "firings": .int(batch.firings.count)])
         } catch let error as ZeroMQError where error.code == .hostUnreachable {
             logger.warning("worker not connected; firings wait", ["worker": worker.rawValue])
         } catch {
