@@ -4,7 +4,7 @@
 # Build stage: the Swift 6 toolchain on Debian 12, linking the Swift runtime and Foundation
 # statically, so the runtime stage needs only the C libraries (libzmq, libmicrohttpd) and
 # the time zone database that Chime's floating reminders read.
-ARG SWIFT_VERSION=6.1
+ARG SWIFT_VERSION=6.3
 FROM swift:${SWIFT_VERSION}-bookworm AS build
 # hadolint ignore=DL3008
 RUN apt-get update \
