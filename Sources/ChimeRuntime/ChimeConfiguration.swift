@@ -200,6 +200,8 @@ public struct ChimeConfiguration: Codable, Hashable, Sendable {
     public var eventHighWaterMark: Int32 = 250_000
     /// Reminder files `chime up` loads at start (paths relative to the configuration file).
     public var sampleReminders: [String] = []
+    /// How long-running roles log.
+    public var log = Log()
 
     /// The defaults shown on each property.
     public init() {}

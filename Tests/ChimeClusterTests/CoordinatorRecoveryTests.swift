@@ -123,8 +123,10 @@ import Testing
         let listed = listing(&loaded, at: Self.noon)
         #expect(listed == listing(&reference, at: Self.noon))
         #expect(listed == listing(&replayed, at: Self.noon))
-        #expect(listed.map(\.armed) == [true, false], "alice's cap of 1 still holds back the later one")
-        #expect(listed.first?.nextFireAt == Date(timeIntervalSince1970: 1_798_156_800), "09:00 in Tokyo, 2026-12-25T00:00:00Z")
+        // Listings come in id order: "later", then "local".
+        #expect(listed.map(\.reminder.id) == ["later", "local"])
+        #expect(listed.map(\.armed) == [false, true], "alice's cap of 1 still holds back the later one")
+        #expect(listed.last?.nextFireAt == Date(timeIntervalSince1970: 1_798_156_800), "09:00 in Tokyo, 2026-12-25T00:00:00Z")
         let retry = loaded.onRequest(ControlRequest(requestId: "q1", command: .schedule([local])), from: client, at: Self.noon)
         guard case .replyEncoded(let reply, _)? = retry.first, retry.count == 1 else {
             Issue.record("the remembered answer survives the snapshot: \(retry)")

@@ -152,10 +152,11 @@ enum Durability {
 
     /// Every reminder in any state, from `chime list --all --json`.
     static func listAll(_ cluster: LocalCluster) throws -> [ReminderID: ReminderListing] {
-        let (status, output, error) = try cluster.run(["list", "--all", "--json"])
-        try #require(status == 0, "chime list --all --json failed: \(error)")
-        let reply = try WireCodec().decode(ControlReply<ListResult>.self, from: Data(output.utf8))
-        let listings = try #require(reply.result).reminders
+        // Every page (the default page is 250 listings): one listing a line.
+        let (status, output, error) = try cluster.run(["list", "--all", "--all-pages", "--json"])
+        try #require(status == 0, "chime list --all --all-pages --json failed: \(error)")
+        let codec = WireCodec()
+        let listings = try output.split(separator: "\n").map { try codec.decode(ReminderListing.self, from: Data($0.utf8)) }
         return Dictionary(listings.map { ($0.reminder.id, $0) }, uniquingKeysWith: { first, _ in first })
     }
 

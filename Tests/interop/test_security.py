@@ -552,4 +552,7 @@ def test_binding_a_non_loopback_address_without_keys_is_refused(tmp_path):
             os.kill(started.pid, signal.SIGKILL)
             started.wait()
     assert started.returncode == 1
-    assert stderr.startswith(f"chime: insecure_bind: refusing to bind control at tcp://0.0.0.0:{port} without CURVE keys"), stderr
+    # The `configuration loaded` log line comes first; the refusal is the one error line.
+    errors = [line for line in stderr.splitlines() if line.startswith("chime:")]
+    assert len(errors) == 1, stderr
+    assert errors[0].startswith(f"chime: insecure_bind: refusing to bind control at tcp://0.0.0.0:{port} without CURVE keys"), stderr

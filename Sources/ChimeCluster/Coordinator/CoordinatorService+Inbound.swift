@@ -91,7 +91,7 @@ extension CoordinatorService {
             let error = WireError(
                 .tooLarge,
                 "the request is \(envelope.body.count) bytes; the limit is \(configuration.coordinator.maxRequestBytes)")
-            logger.warning("rejected control message", ["code": error.code.rawValue, "bytes": String(envelope.body.count)])
+            logger.warning("rejected control message", ["code": "\(error.code.rawValue)", "bytes": .int(envelope.body.count)])
             return state.onUndecodableRequest(error, from: address)
         }
         do throws(WireError) {
@@ -161,7 +161,7 @@ extension CoordinatorService {
                     guard bound == sender?.publicKey else {
                         logger.warning(
                             "dropped worker message from a connection without the worker's key",
-                            ["worker": message.worker.rawValue, "acks": String(message.acks.count)])
+                            ["worker": "\(message.worker.rawValue)", "acks": .int(message.acks.count)])
                         continue
                     }
                 }

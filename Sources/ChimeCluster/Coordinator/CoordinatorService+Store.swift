@@ -53,7 +53,7 @@ extension CoordinatorService {
             guard let (acquired, warmed) = try waitForLock(directory: directory, tunables: tunables) else { return nil }
             lock = acquired
             warm = warmed
-            logger.info("standby: took over the store", ["store": directory.path, "warm": String(warmed != nil)])
+            logger.info("standby: took over the store", ["store": "\(directory.path)", "warm": .bool(warmed != nil)])
             notifier?.notifyStatus("taking over: \(warmed == nil ? "recovering the store" : "replaying the last records")")
         } else {
             lock = try StoreLock.tryAcquire(directory: directory)
@@ -64,7 +64,7 @@ extension CoordinatorService {
             // coordinator, which notices within its ownership check interval and stops.
             logger.warning(
                 "LOCK was missing from an existing store: created a new one; waiting for a coordinator that may still hold the deleted one to stop",
-                ["store": directory.path, "waitMilliseconds": String(Int(Self.lostLockGrace * 1000))])
+                ["store": "\(directory.path)", "waitMilliseconds": .int(Int(Self.lostLockGrace * 1000))])
             Thread.sleep(forTimeInterval: Self.lostLockGrace)
         }
         try lock.verifyOwnership()
@@ -98,7 +98,7 @@ extension CoordinatorService {
         if epochFile == nil && (warm != nil || recovery.snapshot != nil || !recovery.entries.isEmpty) {
             logger.warning(
                 "EPOCH file missing: rebuilt from the journal and snapshot",
-                ["recordedEpoch": String(recordedEpoch), "epoch": String(tunables.epoch), "store": directory.path])
+                ["recordedEpoch": .integer(recordedEpoch), "epoch": .integer(tunables.epoch), "store": "\(directory.path)"])
         }
         // Journaled before anything is served, so a lost EPOCH file is rebuilt from it.
         let startedEntry = JournalEntry.started(epoch: tunables.epoch, at: clock.now)
@@ -116,25 +116,25 @@ extension CoordinatorService {
         state.apply(startedEntry)
         state.finishRecovery(at: clock.now)
         let report = recovery.report
-        var details = [
-            "reminders": String(state.reminderCount), "redeliveries": String(state.waitingCount),
-            "journalEntries": String(report.entriesReplayed), "epoch": String(tunables.epoch),
-            "milliseconds": String(format: "%.1f", Date().timeIntervalSince(started) * 1000),
+        var details: [String: LogValue] = [
+            "reminders": .int(state.reminderCount), "redeliveries": .int(state.waitingCount),
+            "journalEntries": .int(report.entriesReplayed), "epoch": .integer(tunables.epoch),
+            "milliseconds": .rounded(Date().timeIntervalSince(started) * 1000, digits: 1),
         ]
-        if let sequence = report.snapshotSequence { details["snapshotSequence"] = String(sequence) }
+        if let sequence = report.snapshotSequence { details["snapshotSequence"] = .integer(sequence) }
         if standby {
             let elapsed = ContinuousClock.now - lockedAt
-            details["takeoverMilliseconds"] = String(format: "%.1f", Double(elapsed.components.attoseconds) / 1e15 + Double(elapsed.components.seconds) * 1000)
-            details["warm"] = String(warmReplayed != nil)
+            details["takeoverMilliseconds"] = .rounded(Double(elapsed.components.attoseconds) / 1e15 + Double(elapsed.components.seconds) * 1000, digits: 1)
+            details["warm"] = .bool(warmReplayed != nil)
         }
         if let truncation = report.truncation {
             logger.warning("journal tail truncated", ["detail": truncation.description])
-            details["truncatedBytes"] = String(truncation.bytesDiscarded)
+            details["truncatedBytes"] = .integer(truncation.bytesDiscarded)
         }
         for skipped in report.skippedSnapshots {
             logger.warning("skipped a damaged snapshot", ["detail": "\(skipped)"])
         }
-        if state.skippedEntries > 0 { details["skippedEntries"] = String(state.skippedEntries) }
+        if state.skippedEntries > 0 { details["skippedEntries"] = .int(state.skippedEntries) }
         logger.info("recovered", details)
         // Count the replayed entries toward the next snapshot, so a coordinator that keeps
         // restarting still snapshots and its journal stays bounded.
@@ -178,9 +178,9 @@ extension CoordinatorService {
                     warm = loaded
                     let elapsed = ContinuousClock.now - started
                     logger.info("standby: warm state loaded; following the journal", [
-                        "reminders": String(loaded.state.reminderCount), "heldThrough": String(loaded.heldThrough),
-                        "snapshotSequence": loaded.snapshotSequence.map { String($0) } ?? "none",
-                        "milliseconds": String(elapsed.components.seconds * 1000 + elapsed.components.attoseconds / 1_000_000_000_000_000)])
+                        "reminders": .int(loaded.state.reminderCount), "heldThrough": .integer(loaded.heldThrough),
+                        "snapshotSequence": loaded.snapshotSequence.map { .integer($0) } ?? "none",
+                        "milliseconds": .integer(elapsed.components.seconds * 1000 + elapsed.components.attoseconds / 1_000_000_000_000_000)])
                     notifier?.notifyStatus("standby (warm through \(loaded.heldThrough)): waiting for the store lock (\(holder))")
                 } catch {
                     logger.warning("standby: no warm state yet; a takeover would recover cold", ["reason": "\(error)"])
@@ -218,7 +218,11 @@ extension CoordinatorService {
             do {
                 milliseconds = try writeSnapshot(to: store)
                 if request.operation == .compact, let newest = store.statistics.newestSnapshotSequence {
-                    _ = try store.journal.removeSegments(through: newest)
+                    let removed = try store.journal.removeSegments(through: newest)
+                    logger.info("journal compacted", [
+                        "segmentsRemoved": .int(removed), "snapshotSequence": .integer(newest),
+                        "journalBytes": .integer(store.statistics.journalBytes),
+                    ])
                 }
             } catch {
                 logger.error("snapshot failed", ["error": "\(error)"])
@@ -243,8 +247,8 @@ extension CoordinatorService {
         }
         recordsSinceSnapshot = 0
         let milliseconds = Date().timeIntervalSince(started) * 1000
-        logger.info("snapshot written", ["sequence": String(file.sequence), "bytes": String(counter.count),
-                                         "milliseconds": String(format: "%.1f", milliseconds)])
+        logger.info("snapshot written", ["sequence": .integer(file.sequence), "bytes": .int(counter.count),
+                                         "milliseconds": .rounded(milliseconds, digits: 1)])
         return milliseconds
     }
 

@@ -75,7 +75,7 @@ extension CoordinatorService {
         if isFull {
             logger.warning(
                 "the store is full: refusing changes with store_full, answering reads, firing what is durable; retrying the journal write",
-                ["unwritten": String(journalWriter?.undurableCount ?? 0)])
+                ["unwritten": .int(journalWriter?.undurableCount ?? 0)])
         } else {
             logger.info("the store has space again: every waiting entry is written; accepting changes")
         }

@@ -46,7 +46,7 @@ extension CoordinatorService {
         let seconds = Double(stall.components.seconds) + Double(stall.components.attoseconds) / 1e18
         logger.warning(
             "the loop stalled; checking that the store is still ours before sending anything",
-            ["stallSeconds": String(format: "%.3f", seconds), "epoch": String(state.configuration.epoch)])
+            ["stallSeconds": .rounded(seconds, digits: 3), "epoch": .integer(state.configuration.epoch)])
         try fencing {
             try store.lock.verifyOwnership()
             let recorded = try StoreLock.recordedEpoch(of: store.directory) ?? 0

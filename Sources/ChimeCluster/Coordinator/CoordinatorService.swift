@@ -69,6 +69,8 @@ public final class CoordinatorService {
     var unwrittenAtStart = 0
     /// Per-peer token buckets of the control socket (`control.rateLimit`).
     var rateLimiter: ControlRateLimiter
+    /// Rate-limited lines: redeliveries, dead letters, refused connections.
+    lazy var operatorLog = OperatorLog(logger: logger)
 
     /// A message the loop sends once the journal entries it reports on are durable.
     enum OutboundMessage {
@@ -165,9 +167,10 @@ public final class CoordinatorService {
         // Bound before any CURVE socket: without a handler libzmq admits every client that
         // knows the server key. Stopped last (deferred first), after every socket closed.
         let zapHandler = try security.map { security in
-            try security.startZAPHandler(context: context) { [logger] request, decision in
+            try security.startZAPHandler(context: context) { [operatorLog] request, decision in
                 if case .deny(let reason) = decision, request.domain != SocketDomain.selfTest.rawValue {
-                    logger.warning("connection refused", ["socket": request.domain, "address": request.address, "reason": reason])
+                    operatorLog.refusedConnections.record(
+                        examples: [request.address], metadata: ["socket": "\(request.domain)", "reason": "\(reason)"])
                 }
             }
         }
@@ -262,9 +265,9 @@ public final class CoordinatorService {
             journalSignal.close()
         }
         logger.info(
-            "coordinator ready", ["control": endpoints.control.bind, "dispatch": endpoints.dispatch.bind,
-                                  "results": endpoints.results.bind, "events": endpoints.events.bind,
-                                  "eventsIngest": endpoints.eventsIngest.bind, "pid": String(getpid())])
+            "coordinator ready", ["control": "\(endpoints.control.bind)", "dispatch": "\(endpoints.dispatch.bind)",
+                                  "results": "\(endpoints.results.bind)", "events": "\(endpoints.events.bind)",
+                                  "eventsIngest": "\(endpoints.eventsIngest.bind)", "pid": .integer(getpid())])
         notifier?.notifyReady(status: activeStatusLine())
         onReady()
 
@@ -298,6 +301,7 @@ public final class CoordinatorService {
             }
             noticeWallClockStep()
             if !isJournalBehind { directives += state.onTick(now: clock.now, monotonic: clock.monotonic) }
+            logOperatorEvents(directives)
             do {
                 try carryOut(directives, control: control, dispatch: dispatch, events: events)
                 try serveStoreRequests(control: control, events: events)
@@ -318,7 +322,7 @@ public final class CoordinatorService {
             } catch let error as JournalError where error.code == .noSpace {
                 logger.warning(
                     "stopping with a full store: entries not yet written are lost as in a crash (no reply depending on them was sent; recovery redoes firings)",
-                    ["unwritten": String(journalWriter.undurableCount)])
+                    ["unwritten": .int(journalWriter.undurableCount)])
             }
             do {
                 try flushOutbox(control: control, events: events)
@@ -326,7 +330,7 @@ public final class CoordinatorService {
                 logger.warning("replies not sent at shutdown", ["error": "\(error)"])
             }
         }
-        logger.info("coordinator stopping", ["inFlight": String(state.inFlightCount)])
+        logger.info("coordinator stopping", ["inFlight": .int(state.inFlightCount)])
     }
 
     /// Logs a step of the wall clock (the wall clock moved more than a second more or less
@@ -339,7 +343,7 @@ public final class CoordinatorService {
         let step = current.wall.timeIntervalSince(previous.wall) - (current.monotonic - previous.monotonic)
         if abs(step) > Self.wallClockStepThreshold {
             logger.warning(
-                "wall clock stepped", ["seconds": String(format: "%.3f", step), "now": RFC3339.format(current.wall)])
+                "wall clock stepped", ["seconds": .rounded(step, digits: 3), "now": "\(RFC3339.format(current.wall))"])
         }
     }
 
@@ -508,7 +512,7 @@ public final class CoordinatorService {
     func send(_ batch: DispatchBatch, to worker: WorkerID, on dispatch: Socket) {
         do {
             if try dispatch.send([Data(worker.rawValue.utf8)] + codec.encodeFrames(batch), dontWait: true) { return }
-            logger.warning("worker queue full; firings wait", ["worker": worker.rawValue, "firings": String(batch.firings.count)])
+            logger.warning("worker queue full; firings wait", ["worker": "\(worker.rawValue)", "firings": .int(batch.firings.count)])
         } catch let error as ZeroMQError where error.code == .hostUnreachable {
             logger.warning("worker not connected; firings wait", ["worker": worker.rawValue])
         } catch {

@@ -138,6 +138,9 @@ extension CoordinatorState {
             let held = inFlight.filter { $0.value.worker == id }.sorted {
                 ($0.value.firing.dueAt, $0.key) < ($1.value.firing.dueAt, $1.key)
             }
+            note(.workerLost(
+                id, host: worker.host, pid: worker.pid, silentSeconds: elapsed - worker.lastSeenElapsed, leases: held.count,
+                firings: held.prefix(CoordinatorNotice.maximumListedFirings).map(\.key)))
             for (firingId, _) in held {
                 inFlight[firingId] = nil
                 requeue(firingId, at: now, directives: &directives)
@@ -252,9 +255,15 @@ extension CoordinatorState {
         var record = workers[message.worker]
             ?? WorkerRecord(
                 host: message.host, pid: message.pid, lastSeenAt: now, lastSeenElapsed: elapsed, capacity: message.capacity)
+        let isNew = workers[message.worker] == nil
         if record.pid != message.pid || !record.isAlive {
             // A restarted or returning worker: whatever it held before was requeued.
             record.outstanding = inFlight.values.filter { $0.worker == message.worker }.count
+        }
+        if isNew || record.pid != message.pid || !record.isAlive {
+            note(.workerJoined(
+                message.worker, host: message.host, pid: message.pid,
+                capacity: min(max(0, message.capacity), WorkerMessage.maximumCapacity), isReturning: !isNew))
         }
         record.host = message.host
         record.pid = message.pid

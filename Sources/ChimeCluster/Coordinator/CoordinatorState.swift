@@ -214,6 +214,8 @@ public struct CoordinatorState: Sendable {
     var acknowledgedCount = 0
     /// Worker messages dropped because `maxWorkers` records were kept and none could go.
     public internal(set) var refusedWorkerMessages = 0
+    /// Worker joins and losses for the service's log (`takeNotices()`).
+    var notices: [CoordinatorNotice] = []
 
     /// Makes an empty coordinator state.
     /// - Parameters:

@@ -168,7 +168,7 @@ public final class WorkerService {
             // Shut down by the stop signal; unacknowledged firings are redelivered by lease.
         }
         notifier?.notifyStopping(status: "worker \(state.id.rawValue): stopping")
-        logger.info("worker stopping", ["id": state.id.rawValue, "delivered": String(state.deliveredCount)])
+        logger.info("worker stopping", ["id": "\(state.id.rawValue)", "delivered": .int(state.deliveredCount)])
     }
 
     func deliver(_ frames: [Data], events: Socket) throws {
@@ -191,7 +191,7 @@ public final class WorkerService {
                     let event = ActionEvent(type: "action", job: job, at: now)
                     _ = try events.send([Data(Topic.action(job.recipient).utf8), codec.encode(event)], dontWait: true)
                 }
-                logger.info("action", ["job": job.jobId, "action": job.action, "destructive": String(job.destructive)])
+                logger.info("action", ["job": "\(job.jobId)", "action": "\(job.action)", "destructive": .bool(job.destructive)])
                 actions.start(job, at: now)
             case .report, .announce:
                 preconditionFailure("onBatch neither reports nor announces")

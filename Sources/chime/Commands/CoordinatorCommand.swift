@@ -3,25 +3,6 @@ import ChimeCore
 import ChimeRuntime
 import Foundation
 
-/// Options for the log output of long-running roles.
-enum LogOptions {
-    static let specs: [OptionSpec] = [
-        OptionSpec(name: "log-level", value: "LEVEL", help: "debug, info (default), warning or error."),
-        OptionSpec(name: "log-json", value: nil, help: "Log one JSON object a line."),
-    ]
-
-    static func logger(_ label: String, _ arguments: Arguments) throws -> Logger {
-        var level = Logger.Level.info
-        if let name = arguments.value("log-level") {
-            guard let parsed = Logger.Level.allCases.first(where: { "\($0)" == name }) else {
-                throw UsageError("--log-level must be debug, info, warning or error, not '\(name)'")
-            }
-            level = parsed
-        }
-        return Logger(label: label, minimumLevel: level, json: arguments.has("log-json"))
-    }
-}
-
 enum CoordinatorCommand: Command {
     static let spec = CommandSpec(
         name: "coordinator",
@@ -33,7 +14,7 @@ enum CoordinatorCommand: Command {
             OptionSpec(name: "standby", value: nil, help: "Wait for the store's lock and take over when the active coordinator dies (warm: loads the snapshot and follows the journal meanwhile)."),
             OptionSpec(name: "cold-standby", value: nil, help: "With --standby: do not load the store while waiting (less memory; the takeover recovers from the files)."),
         ] + CommonOptions.specs + LogOptions.specs,
-        details: "Recovers from the store, then binds control (ROUTER), dispatch (ROUTER), results (PULL) and the\nevent forwarder (XSUB/XPUB). Stops cleanly on SIGINT or SIGTERM. With --keys DIR every endpoint runs\nCURVE and only the keys of DIR's allow-lists get in; SIGHUP reloads them. Without keys only loopback\naddresses may be bound (unless security.insecure is true).")
+        details: "Recovers from the store, then binds control (ROUTER), dispatch (ROUTER), results (PULL) and the\nevent forwarder (XSUB/XPUB). Stops cleanly on SIGINT or SIGTERM. With --keys DIR every endpoint runs\nCURVE and only the keys of DIR's allow-lists get in. SIGHUP reloads the allow-lists and log.level. Without keys only loopback\naddresses may be bound (unless security.insecure is true).")
 
     static func run(_ arguments: Arguments) throws -> Int32 {
         var configuration = try CommonOptions.configuration(arguments)
@@ -44,19 +25,14 @@ enum CoordinatorCommand: Command {
             }
             configuration.store.fsync = fsync
         }
-        let logger = try LogOptions.logger("coordinator", arguments)
+        let logger = try LogOptions.logger("coordinator", arguments, configuration)
         let stop = StopSignal()
         installTerminationHandlers(stop)
         let security = try SecuritySettings.server(configuration)
-        if let security {
-            installReloadHandler {
-                do {
-                    let counts = try security.reload()
-                    logger.info("allow-lists reloaded", Dictionary(uniqueKeysWithValues: counts.map { ($0.key.rawValue, String($0.value)) }))
-                } catch {
-                    logger.error("allow-lists not reloaded; the previous ones stay in force", ["error": "\(error)"])
-                }
-            }
+        LogOptions.installReload(arguments, logger: logger) {
+            guard let security else { return [:] }
+            let counts = try security.reload()
+            return Dictionary(uniqueKeysWithValues: counts.map { ("\($0.key.rawValue)Keys", .int($0.value)) })
         }
         let service = CoordinatorService(
             configuration: configuration, logger: logger, stop: stop, standby: arguments.has("standby"),
@@ -75,13 +51,14 @@ enum WorkerCommand: Command {
         usage: "chime worker [--id ID] [--config PATH] [--port-base PORT] [endpoint overrides]",
         options: [OptionSpec(name: "id", value: "ID", help: "Worker id (default: <host>-<pid>).")]
             + CommonOptions.specs + LogOptions.specs,
-        details: "Connects to dispatch (PULL), results (PUSH) and events-ingest (PUB); heartbeats every interval.\nStops cleanly on SIGINT or SIGTERM.")
+        details: "Connects to dispatch (PULL), results (PUSH) and events-ingest (PUB); heartbeats every interval.\nStops cleanly on SIGINT or SIGTERM; SIGHUP re-reads log.level.")
 
     static func run(_ arguments: Arguments) throws -> Int32 {
         let configuration = try CommonOptions.configuration(arguments)
-        let logger = try LogOptions.logger("worker", arguments)
+        let logger = try LogOptions.logger("worker", arguments, configuration)
         let stop = StopSignal()
         installTerminationHandlers(stop)
+        LogOptions.installReload(arguments, logger: logger)
         let service = WorkerService(
             configuration: configuration, id: arguments.value("id").map { WorkerID($0) }, logger: logger, stop: stop,
             curve: try CommonOptions.clientKeys(configuration, role: .worker),

@@ -1,0 +1,36 @@
+# Chime's image: one `chime` executable for every role (coordinator, worker, CLI).
+#   docker build -t chime:0.1.0 .
+#   docker run --rm chime:0.1.0 version
+# Build stage: the Swift 6 toolchain on Debian 12, linking the Swift runtime and Foundation
+# statically, so the runtime stage needs only the C libraries (libzmq, libmicrohttpd) and
+# the time zone database that Chime's floating reminders read.
+ARG SWIFT_VERSION=6.3
+FROM swift:${SWIFT_VERSION}-bookworm AS build
+# hadolint ignore=DL3008
+RUN apt-get update \
+    && apt-get install -y --no-install-recommends libzmq3-dev libmicrohttpd-dev pkg-config \
+    && rm -rf /var/lib/apt/lists/*
+WORKDIR /src
+COPY . .
+RUN swift build -c release --static-swift-stdlib --product chime \
+    && install -m 0755 "$(swift build -c release --show-bin-path)/chime" /usr/local/bin/chime
+
+FROM debian:bookworm-slim
+# libzmq5 is built with libsodium (CURVE); tzdata holds the IANA zones; ca-certificates for
+# command hooks that call HTTPS services.
+# hadolint ignore=DL3008
+RUN apt-get update \
+    && apt-get install -y --no-install-recommends libzmq5 libmicrohttpd12 libstdc++6 tzdata ca-certificates \
+    && rm -rf /var/lib/apt/lists/* \
+    && groupadd --system --gid 10001 chime \
+    && useradd --system --uid 10001 --gid chime --home-dir /var/lib/chime --shell /usr/sbin/nologin chime \
+    && install -d -o chime -g chime -m 0750 /var/lib/chime
+COPY --from=build /usr/local/bin/chime /usr/local/bin/chime
+# A named volume mounted here starts owned by chime (Docker copies the directory's owner).
+WORKDIR /var/lib/chime
+USER 10001:10001
+# control, dispatch, results, events (XPUB), events ingest (XSUB), HTTP (/metrics /healthz /readyz)
+EXPOSE 7700 7701 7702 7703 7704 7705
+STOPSIGNAL SIGTERM
+ENTRYPOINT ["/usr/local/bin/chime"]
+CMD ["coordinator", "--store", "/var/lib/chime/store"]

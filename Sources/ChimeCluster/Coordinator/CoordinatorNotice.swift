@@ -1,0 +1,34 @@
+import ChimeCore
+import Foundation
+
+/// A change in the cluster an operator acts on, which the state notes for its service to log
+/// (`CoordinatorState.takeNotices()`). Not journaled and not part of the fold: a recovery
+/// notes nothing, and the next worker message or tick notes what it changes.
+public enum CoordinatorNotice: Sendable, Hashable {
+    /// A worker announced itself for the first time, after it was lost, or with another
+    /// process id (restarted). `capacity`: the firings it accepts at once.
+    case workerJoined(WorkerID, host: String, pid: Int32, capacity: Int, isReturning: Bool)
+    /// A worker missed `liveness` heartbeats: its leases ended and the firings it held wait
+    /// for another worker. `leases`: how many it held; `firings`: the first few of them, in
+    /// due order (at most `CoordinatorNotice.maximumListedFirings`); `silentSeconds`: since
+    /// its last message, on the monotonic clock.
+    case workerLost(WorkerID, host: String, pid: Int32, silentSeconds: Double, leases: Int, firings: [FiringID])
+
+    /// Firing ids a `workerLost` notice lists at most.
+    public static let maximumListedFirings = 5
+    /// Notices kept between two `takeNotices()` calls at most (later ones are dropped: a
+    /// service drains them every loop turn, so only a state without a service gets there).
+    static let capacity = 256
+}
+
+extension CoordinatorState {
+    /// The notices since the last call, oldest first; the list is emptied.
+    public mutating func takeNotices() -> [CoordinatorNotice] {
+        defer { notices.removeAll(keepingCapacity: true) }
+        return notices
+    }
+
+    mutating func note(_ notice: CoordinatorNotice) {
+        if notices.count < CoordinatorNotice.capacity { notices.append(notice) }
+    }
+}
