@@ -35,7 +35,7 @@ enum ControlCommand: Command {
         case "status":
             let (reply, raw) = try client.call(ControlRequest(command: .status), StatusReport.self)
             guard !json, let status = reply.result else { printJSON(raw); return 0 }
-            output("coordinator pid \(status.pid), chime \(status.version), up \(DurationParser.format(seconds: status.uptimeSeconds.rounded()))")
+            output("coordinator pid \(status.pid), chime \(status.version), up \(HumanTime.duration(seconds: status.uptimeSeconds))")
             let counts = ReminderState.allCases.map { "\($0.rawValue) \(status.reminders[$0.rawValue] ?? 0)" }
             output("reminders: " + counts.joined(separator: ", "))
             output("in flight: \(status.inFlight), workers alive: \(status.workersAlive)")

@@ -75,14 +75,14 @@ enum ScheduleCommand: Command {
             throw UsageError("give either --at or --in, not both")
         case (let at?, nil):
             if let zone = arguments.value("tz") {
-                start = .wallClock(try LocalDateTime(parsing: at), zoneIdentifier: zone)
+                start = .wallClock(try Arguments.parse(at, flag: "at") { text throws(ValidationError) in try LocalDateTime(parsing: text) }, zoneIdentifier: zone)
             } else {
-                start = .instant(try RFC3339.parseInstant(at))
+                start = .instant(try Arguments.parse(at, flag: "at") { text throws(ValidationError) in try RFC3339.parseInstant(text) })
             }
         case (nil, let duration?):
-            let instant = Date().addingTimeInterval(try DurationParser.parseSeconds(duration))
+            let instant = Date().addingTimeInterval(try Arguments.seconds(duration, flag: "in"))
             if let zone = arguments.value("tz") {
-                let timeZone = try ZoneRules.zone(named: zone)
+                let timeZone = try Arguments.parse(zone, flag: "tz") { name throws(ValidationError) in try ZoneRules.zone(named: name) }
                 start = .wallClock(ZoneRules.localDateTime(at: instant, in: timeZone), zoneIdentifier: zone)
             } else {
                 start = .instant(instant)
@@ -100,11 +100,15 @@ enum ScheduleCommand: Command {
         var recurrenceRule: RecurrenceRule?
         if let text = arguments.value("rrule") {
             if repeatRule != nil { throw UsageError("give --repeat or --rrule, not both") }
-            recurrenceRule = try RecurrenceRule(parsing: text)
+            recurrenceRule = try Arguments.parse(text, flag: "rrule") { rule throws(ValidationError) in try RecurrenceRule(parsing: rule) }
         }
         func dates(_ name: String) throws -> [RecurrenceDateTime] {
             try arguments.all(name).map { text in
-                try WireCodec().decode(RecurrenceDateTime.self, from: try JSONEncoder().encode(text))
+                do {
+                    return try WireCodec().decode(RecurrenceDateTime.self, from: try JSONEncoder().encode(text))
+                } catch let error as WireError {
+                    throw UsageError("--\(name): \(error.message)")
+                }
             }
         }
         var monthEnd = MonthEndPolicy.skip
@@ -136,7 +140,7 @@ enum ScheduleCommand: Command {
         }
         var nag: NagPolicy?
         if let count = try arguments.integer("nag") {
-            nag = NagPolicy(count: count, interval: try DurationParser.parseSeconds(arguments.value("nag-every") ?? "10m"))
+            nag = NagPolicy(count: count, interval: try arguments.seconds("nag-every") ?? 600)
         } else if arguments.value("nag-every") != nil {
             throw UsageError("--nag-every needs --nag N")
         }
@@ -145,8 +149,8 @@ enum ScheduleCommand: Command {
             trigger: Trigger(
                 start: start, repeatRule: repeatRule, recurrenceRule: recurrenceRule,
                 recurrenceDates: try dates("rdate"), exceptionDates: try dates("exdate"), monthEnd: monthEnd,
-                offset: try arguments.value("before").map { try Trigger.parseOffset($0) }, misfire: misfire,
-                misfireThreshold: try arguments.value("misfire-threshold").map { try DurationParser.parseSeconds($0) }),
+                offset: try arguments.parsed("before") { text throws(ValidationError) in try Trigger.parseOffset(text) },
+                misfire: misfire, misfireThreshold: try arguments.seconds("misfire-threshold")),
             enabled: !arguments.has("disabled"), nag: nag)
     }
 }

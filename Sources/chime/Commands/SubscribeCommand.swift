@@ -24,8 +24,7 @@ enum SubscribeCommand: Command {
         let stop = StopSignal()
         installTerminationHandlers(stop)
         var timedOut = false
-        if let timeout = arguments.value("timeout") {
-            let seconds = try DurationParser.parseSeconds(timeout)
+        if let seconds = try arguments.seconds("timeout") {
             DispatchQueue.global().asyncAfter(deadline: .now() + seconds) { @Sendable in stop.requestStop() }
             timedOut = true
         }
