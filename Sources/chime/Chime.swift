@@ -43,19 +43,7 @@ func runMain() -> Int32 {
     }
     argv.removeFirst()
     do {
-        if name == "version" || name == "--version" {
-            return try VersionCommand.run(try Arguments(argv, spec: VersionCommand.spec))
-        }
-        guard let command = commands.first(where: { $0.spec.name == name }) else {
-            let hint = Suggestions.hint(for: name, among: commands.map(\.spec.name) + ["version"])
-            throw UsageError("unknown command '\(name)'\(hint); see 'chime --help'")
-        }
-        let arguments = try Arguments(argv, spec: command.spec)
-        if arguments.has("help") {
-            output(command.spec.helpText, terminator: "")
-            return 0
-        }
-        return try command.run(arguments)
+        return try dispatch(name, argv)
     } catch {
         let failure = CommandFailure(error)
         if json {
@@ -65,6 +53,25 @@ func runMain() -> Int32 {
         }
         return failure.exitStatus
     }
+}
+
+/// Runs command `name` with its arguments.
+/// - Throws: whatever the command throws; `UsageError` for an unknown command or option.
+func dispatch(_ name: String, _ argv: [String]) throws -> Int32 {
+    if name == "version" || name == "--version" {
+        let arguments: Arguments = try Arguments(argv, spec: VersionCommand.spec)
+        return try VersionCommand.run(arguments)
+    }
+    guard let command = commands.first(where: { $0.spec.name == name }) else {
+        let hint = Suggestions.hint(for: name, among: commands.map { $0.spec.name } + ["version"])
+        throw UsageError("unknown command '\(name)'\(hint); see 'chime --help'")
+    }
+    let arguments = try Arguments(argv, spec: command.spec)
+    if arguments.has("help") {
+        output(command.spec.helpText, terminator: "")
+        return 0
+    }
+    return try command.run(arguments)
 }
 
 enum VersionCommand {

@@ -21,9 +21,15 @@ enum ControlCommand: Command {
             store         journal and snapshot sizes, segments, last fsync latency
             """)
 
+    static let subcommands = ["status", "workers", "stats", "ping", "dead-letters", "retry", "snapshot", "compact", "store"]
+
     static func run(_ arguments: Arguments) throws -> Int32 {
         guard let name = arguments.positionals.first else {
             throw UsageError("name one of: status, workers, stats, ping, dead-letters, retry, snapshot, compact, store")
+        }
+        guard subcommands.contains(name) else {
+            let hint = Suggestions.hint(for: name, among: subcommands)
+            throw UsageError("unknown ctl command '\(name)'\(hint); expected status, workers, stats, ping, dead-letters, retry, snapshot, compact or store")
         }
         let expectedCount = name == "retry" ? 2 : 1
         guard arguments.positionals.count == expectedCount else {
@@ -86,7 +92,7 @@ enum ControlCommand: Command {
             guard !json, let store = reply.result else { printJSON(raw); return 0 }
             output(store.humanDescription)
         default:
-            throw UsageError("unknown ctl command '\(name)'; expected status, workers, stats, ping, dead-letters, retry, snapshot, compact or store")
+            preconditionFailure("ctl \(name) passed the name check")
         }
         return 0
     }

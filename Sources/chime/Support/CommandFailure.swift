@@ -8,10 +8,12 @@ struct RuntimeFailure: Error, CustomStringConvertible {
     /// A stable code in the wire's spelling (`failed`, `timeout`).
     var code: String
     var message: String
-    init(_ code: String = "failed", _ message: String) {
+    init(_ code: String, _ message: String) {
         self.code = code
         self.message = message
     }
+
+    init(_ message: String) { self.init("failed", message) }
     var description: String { message }
 }
 

@@ -14,9 +14,9 @@ enum Suggestions {
         return best?.candidate
     }
 
-    /// `; did you mean 'schedule'?`, or an empty string without a close candidate.
+    /// ` (did you mean 'schedule'?)`, or an empty string without a close candidate.
     static func hint(for word: String, among candidates: [String], prefix: String = "") -> String {
-        closest(to: word, among: candidates).map { "; did you mean '\(prefix)\($0)'?" } ?? ""
+        closest(to: word, among: candidates).map { " (did you mean '\(prefix)\($0)'?)" } ?? ""
     }
 
     /// The optimal-string-alignment distance between `a` and `b` (Damerau 1964, Wagner–Fischer table).
