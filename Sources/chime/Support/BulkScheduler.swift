@@ -167,14 +167,14 @@ final class BulkScheduler {
         onFailure(failure)
     }
 
-    /// `{"scheduled", "failed", "seconds", "rate", "errors": [first 1,000 failures]}`.
+    /// `{"scheduled", "failed", "warnings", "seconds", "rate", "errors": [first 1,000 failures by index]}`.
     var resultObject: [String: Any] {
         let seconds = progress.elapsed
         return [
             "scheduled": scheduled, "failed": failed, "warnings": warningCount,
             "seconds": (seconds * 1000).rounded() / 1000,
             "rate": seconds > 0 ? (Double(scheduled + failed) / seconds).rounded() : 0,
-            "errors": failures.map(\.object),
+            "errors": failures.sorted { $0.index < $1.index }.map(\.object),
         ]
     }
 }
