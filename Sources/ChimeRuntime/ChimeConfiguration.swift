@@ -220,7 +220,8 @@ public struct ChimeConfiguration: Codable, Hashable, Sendable {
 
     /// Decodes configuration JSON over the defaults: the file's keys replace the default
     /// values, objects merge key by key, and a key Chime does not know is an error (a typo
-    /// would otherwise be silently ignored).
+    /// would otherwise be silently ignored); every numeric key is range-checked
+    /// (``checkRanges(source:)``).
     /// - Throws: `ConfigurationError` naming `source` and the problem.
     public static func decode(_ data: Data, source: String) throws(ConfigurationError) -> ChimeConfiguration {
         let defaults: Any
@@ -232,11 +233,11 @@ public struct ChimeConfiguration: Codable, Hashable, Sendable {
             throw ConfigurationError("\(source): not valid JSON")
         }
         let merged = try merge(overrides, over: defaults, path: "", source: source)
+        let configuration: ChimeConfiguration
         do {
             let mergedData = try JSONSerialization.data(withJSONObject: merged)
-            let configuration = try JSONDecoder().decode(ChimeConfiguration.self, from: mergedData)
+            configuration = try JSONDecoder().decode(ChimeConfiguration.self, from: mergedData)
             try configuration.checkLimits(source: source)
-            return configuration
         } catch let error as ConfigurationError {
             throw error
         } catch let error as DecodingError {
@@ -244,6 +245,8 @@ public struct ChimeConfiguration: Codable, Hashable, Sendable {
         } catch {
             throw ConfigurationError("\(source): \(error)")
         }
+        try configuration.checkRanges(source: source)
+        return configuration
     }
 
     /// Moves every endpoint to loopback ports `base` … `base + 4` (control, dispatch,

@@ -36,36 +36,64 @@ func mainHelp() -> String {
 
 func runMain() -> Int32 {
     var argv = Array(CommandLine.arguments.dropFirst())
+    let json = argv.prefix(while: { $0 != "--" }).contains("--json")
     guard let name = argv.first, !["--help", "-h", "help"].contains(name) else {
         output(mainHelp(), terminator: "")
         return argv.isEmpty ? 2 : 0
     }
     argv.removeFirst()
+    do {
+        return try dispatch(name, argv)
+    } catch {
+        let failure = CommandFailure(error)
+        if json {
+            output(failure.jsonDocument)
+        } else {
+            printError(failure.humanMessage)
+        }
+        return failure.exitStatus
+    }
+}
+
+/// Runs command `name` with its arguments.
+/// - Throws: whatever the command throws; `UsageError` for an unknown command or option.
+func dispatch(_ name: String, _ argv: [String]) throws -> Int32 {
     if name == "version" || name == "--version" {
-        let curve = zeroMQSupports("curve") ? "CURVE available" : "no CURVE: install a libzmq built with libsodium"
-        output("chime \(ChimeVersion.current) (libzmq \(zeroMQVersion.major).\(zeroMQVersion.minor).\(zeroMQVersion.patch), \(curve))")
-        return 0
+        let arguments: Arguments = try Arguments(argv, spec: VersionCommand.spec)
+        return try VersionCommand.run(arguments)
     }
     guard let command = commands.first(where: { $0.spec.name == name }) else {
-        printError("unknown command '\(name)'; see 'chime --help'")
-        return 2
+        let hint = Suggestions.hint(for: name, among: commands.map { $0.spec.name } + ["version"])
+        throw UsageError("unknown command '\(name)'\(hint); see 'chime --help'")
     }
-    do {
-        let arguments = try Arguments(argv, spec: command.spec)
+    let arguments = try Arguments(argv, spec: command.spec)
+    if arguments.has("help") {
+        output(command.spec.helpText, terminator: "")
+        return 0
+    }
+    return try command.run(arguments)
+}
+
+enum VersionCommand {
+    static let spec = CommandSpec(
+        name: "version", summary: "Print the version.", usage: "chime version [--json]",
+        options: [OptionSpec(name: "json", value: nil, help: "Print {\"ok\":true,\"result\":{\"version\",\"libzmq\",\"curve\"}}.")])
+
+    static func run(_ arguments: Arguments) throws -> Int32 {
         if arguments.has("help") {
-            output(command.spec.helpText, terminator: "")
+            output(spec.helpText, terminator: "")
             return 0
         }
-        return try command.run(arguments)
-    } catch let error as UsageError {
-        printError(error.message)
-        return 2
-    } catch let error as WireError {
-        printError("\(error.code): \(error.field.map { "\($0): " } ?? "")\(error.message)")
-        return 1
-    } catch {
-        printError("\(error)")
-        return 1
+        guard arguments.positionals.isEmpty else { throw UsageError("version takes no arguments") }
+        let libzmq = "\(zeroMQVersion.major).\(zeroMQVersion.minor).\(zeroMQVersion.patch)"
+        let curve = zeroMQSupports("curve")
+        if arguments.has("json") {
+            output(jsonLine(["ok": true, "result": ["version": ChimeVersion.current, "libzmq": libzmq, "curve": curve]]))
+        } else {
+            let curveText = curve ? "CURVE available" : "no CURVE: install a libzmq built with libsodium"
+            output("chime \(ChimeVersion.current) (libzmq \(libzmq), \(curveText))")
+        }
+        return 0
     }
 }
 

@@ -6,6 +6,11 @@ import ZeroMQ
 /// Sends control requests to the coordinator and waits for replies, retrying on timeout
 /// with a fresh socket and the same `requestId` (Lazy Pirate, ZeroMQ Guide ch. 4), so a
 /// retried `schedule` is applied once. Not `Sendable`: one thread uses a client.
+///
+/// Until the coordinator has answered once, a refused connection (nothing listens at a
+/// `tcp://` or `ipc://` endpoint) fails fast: after `refusedGrace` of refusals the request
+/// throws `.unavailable` without waiting out the timeouts. After a first reply, a refusal is
+/// taken for a restart or failover and the normal retries apply.
 public final class ControlClient {
     let context: Context
     let endpoint: String
@@ -14,6 +19,9 @@ public final class ControlClient {
     let codec = WireCodec()
     var socket: Socket?
     let curve: CurveClientKeys?
+    let refusedGrace: Duration
+    /// Whether a reply ever came: from then on refusals are transient (a failover).
+    var hasHeardFromCoordinator = false
 
     /// - Parameters:
     ///   - endpoint: the coordinator's control endpoint (`tcp://127.0.0.1:7700`).
@@ -23,12 +31,15 @@ public final class ControlClient {
     ///     A key the coordinator does not know gets no connection, so `.unavailable`.
     ///   - context: the ZeroMQ context to use; `nil` makes one (pass the coordinator's to
     ///     reach it over `inproc://` in the same process).
+    ///   - refusedGrace: how long refused connections are tolerated before the first reply
+    ///     (a coordinator starting up) before `.unavailable` is thrown.
     /// - Throws: `ZeroMQError` when no context can be made.
     public init(
         endpoint: String, timeout: Duration = .seconds(3), retries: Int = 2, curve: CurveClientKeys? = nil,
-        context: Context? = nil
+        context: Context? = nil, refusedGrace: Duration = .milliseconds(500)
     ) throws {
         self.curve = curve
+        self.refusedGrace = refusedGrace
         self.context = try context ?? Context()
         self.endpoint = endpoint
         self.timeout = timeout
@@ -100,6 +111,7 @@ public final class ControlClient {
     func exchangeOnce(_ body: Data) throws(WireError) -> Data {
         do {
             for _ in 0...retries {
+                if socket == nil && !hasHeardFromCoordinator { try waitForListener() }
                 let socket = try currentSocket()
                 _ = try socket.send([Data(), body], dontWait: false)
                 let poller = Poller()
@@ -108,6 +120,7 @@ public final class ControlClient {
                     guard let reply = frames.last, frames.count == 2, frames[0].isEmpty else {
                         throw WireError(.malformed, "the coordinator's reply has \(frames.count) frames")
                     }
+                    hasHeardFromCoordinator = true
                     return reply
                 }
                 // No reply: the request or the reply may be lost, or the coordinator is down or
@@ -123,6 +136,20 @@ public final class ControlClient {
         let hint = curve == nil ? "" : " (with CURVE: is this key on an allow-list, and is the server key the coordinator's?)"
         throw WireError(
             .unavailable, "no reply from the coordinator at \(endpoint) after \(retries + 1) attempts of \(timeout)\(hint)")
+    }
+
+    /// Returns once the endpoint accepts connections or gives no verdict; polls every 50 ms
+    /// while it refuses.
+    /// - Throws: `WireError(.unavailable)` when it still refuses after `refusedGrace`.
+    func waitForListener() throws(WireError) {
+        let clock = ContinuousClock()
+        let deadline = clock.now.advanced(by: refusedGrace)
+        while EndpointProbe.probe(endpoint) == .refused {
+            guard clock.now < deadline else {
+                throw WireError(.unavailable, "nothing is listening at \(endpoint) (connection refused)")
+            }
+            Thread.sleep(forTimeInterval: 0.05)
+        }
     }
 
     func currentSocket() throws -> Socket {

@@ -7,8 +7,12 @@ enum ControlCommand: Command {
     static let spec = CommandSpec(
         name: "ctl",
         summary: "Operator commands: status, workers, stats, dead letters, store.",
-        usage: "chime ctl status|workers|stats|ping|dead-letters|snapshot|compact|store [--json]\n       chime ctl retry FIRING_ID [--json]",
-        options: [OptionSpec(name: "json", value: nil, help: "Print the coordinator's JSON reply.")] + CommonOptions.specs,
+        usage: "chime ctl status|workers|stats|ping|dead-letters|snapshot|compact|store [--json]\n       chime ctl retry FIRING_ID [--json]\n       chime ctl retry --all [--quiet] [--json]",
+        options: [
+            OptionSpec(name: "all", value: nil, help: "With retry: retry every dead letter, with progress and a summary."),
+            OptionSpec(name: "quiet", value: nil, help: "With retry --all: no progress and no summary."),
+            OptionSpec(name: "json", value: nil, help: "Print the coordinator's JSON reply."),
+        ] + CommonOptions.specs,
         details: """
             status   reminder counts by state, in-flight firings, live workers, next fire
             workers  each worker's id, liveness, last heartbeat and counts
@@ -16,18 +20,28 @@ enum ControlCommand: Command {
             ping          round trip to the coordinator
             dead-letters  firings that exhausted their attempts
             retry ID      send a dead-lettered firing again (same firing id)
+            retry --all   send every dead-lettered firing again
             snapshot      write a snapshot of the schedule now
             compact       write a snapshot and remove the journal segments it covers
             store         journal and snapshot sizes, segments, last fsync latency
             """)
 
+    static let subcommands = ["status", "workers", "stats", "ping", "dead-letters", "retry", "snapshot", "compact", "store"]
+
     static func run(_ arguments: Arguments) throws -> Int32 {
         guard let name = arguments.positionals.first else {
             throw UsageError("name one of: status, workers, stats, ping, dead-letters, retry, snapshot, compact, store")
         }
-        let expectedCount = name == "retry" ? 2 : 1
+        guard subcommands.contains(name) else {
+            let hint = Suggestions.hint(for: name, among: subcommands)
+            throw UsageError("unknown ctl command '\(name)'\(hint); expected status, workers, stats, ping, dead-letters, retry, snapshot, compact or store")
+        }
+        let retriesAll = name == "retry" && arguments.has("all")
+        if arguments.has("all") && name != "retry" { throw UsageError("--all applies to ctl retry only") }
+        let expectedCount = name == "retry" && !retriesAll ? 2 : 1
         guard arguments.positionals.count == expectedCount else {
-            throw UsageError(name == "retry" ? "ctl retry needs one FIRING_ID" : "ctl \(name) takes no arguments")
+            if retriesAll { throw UsageError("ctl retry --all takes no FIRING_ID") }
+            throw UsageError(name == "retry" ? "ctl retry needs one FIRING_ID (or --all)" : "ctl \(name) takes no arguments")
         }
         let client = try makeControlClient(arguments)
         let json = arguments.has("json")
@@ -35,7 +49,7 @@ enum ControlCommand: Command {
         case "status":
             let (reply, raw) = try client.call(ControlRequest(command: .status), StatusReport.self)
             guard !json, let status = reply.result else { printJSON(raw); return 0 }
-            output("coordinator pid \(status.pid), chime \(status.version), up \(DurationParser.format(seconds: status.uptimeSeconds.rounded()))")
+            output("coordinator pid \(status.pid), chime \(status.version), up \(HumanTime.duration(seconds: status.uptimeSeconds))")
             let counts = ReminderState.allCases.map { "\($0.rawValue) \(status.reminders[$0.rawValue] ?? 0)" }
             output("reminders: " + counts.joined(separator: ", "))
             output("in flight: \(status.inFlight), workers alive: \(status.workersAlive)")
@@ -76,6 +90,8 @@ enum ControlCommand: Command {
             for firing in result.firings {
                 output("\(firing.firingId)  recipient \(firing.recipient)  attempts \(firing.attempt)")
             }
+        case "retry" where retriesAll:
+            return try retryAll(client, arguments)
         case "retry":
             let firingId = try firingID(arguments.positionals[1])
             let (reply, raw) = try client.call(ControlRequest(command: .retry(firingId)), RetryResult.self)
@@ -86,8 +102,47 @@ enum ControlCommand: Command {
             guard !json, let store = reply.result else { printJSON(raw); return 0 }
             output(store.humanDescription)
         default:
-            throw UsageError("unknown ctl command '\(name)'; expected status, workers, stats, ping, dead-letters, retry, snapshot, compact or store")
+            preconditionFailure("ctl \(name) passed the name check")
         }
         return 0
+    }
+
+    /// `ctl retry --all`: every dead letter listed now, retried one request each (the
+    /// coordinator's `retry` takes one firing id), with progress and a summary.
+    /// TODO(issue 15 item 1): page through `deadLetters` once it takes a cursor.
+    static func retryAll(_ client: ControlClient, _ arguments: Arguments) throws -> Int32 {
+        let json = arguments.has("json")
+        let progress = BulkProgress(verb: "retried", quiet: arguments.has("quiet") || json)
+        let (listed, _) = try client.call(ControlRequest(command: .deadLetters), DeadLettersResult.self)
+        let firings = listed.result?.firings ?? []
+        var retried = 0
+        var failures: [ItemFailure] = []
+        for (index, firing) in firings.enumerated() {
+            do {
+                _ = try client.call(ControlRequest(command: .retry(firing.firingId)), RetryResult.self)
+                retried += 1
+            } catch let error as WireError where error.code != .unavailable {
+                let failure = ItemFailure(index: index, id: firing.firingId.description, error: error)
+                failures.append(failure)
+                progress.clear()
+                FileHandle.standardError.write(Data("chime: \(failure.line)\n".utf8))
+            }
+            progress.update(done: retried, failed: failures.count, fraction: Double(index + 1) / Double(firings.count))
+        }
+        progress.clear()
+        if json {
+            var document: [String: Any] = [
+                "ok": failures.isEmpty,
+                "result": ["retried": retried, "failed": failures.count, "seconds": (progress.elapsed * 1000).rounded() / 1000,
+                           "errors": failures.map(\.object)] as [String: Any],
+            ]
+            if !failures.isEmpty {
+                document["error"] = ["code": "partial", "message": "\(failures.count) of \(firings.count) retries failed"]
+            }
+            output(jsonLine(document))
+        } else if !arguments.has("quiet") {
+            output(progress.summary(done: retried, failed: failures.count))
+        }
+        return failures.isEmpty ? 0 : 1
     }
 }

@@ -18,9 +18,9 @@ enum ImportCommand: Command {
         options: calendarOptions + [
             OptionSpec(name: "tz", value: "ZONE", help: "IANA zone of floating times when the file has no X-WR-TIMEZONE (default UTC)."),
             OptionSpec(name: "dry-run", value: nil, help: "Print what would be imported; send nothing."),
-            OptionSpec(name: "json", value: nil, help: "Print {\"reminders\", \"skipped\", \"summary\", \"notes\"} (and the reply) as JSON."),
-        ] + CommonOptions.specs,
-        details: "Each VALARM of a VEVENT or VTODO becomes one reminder with id ics-<hash of UID, RECURRENCE-ID, alarm>;\ncomponents that cannot be imported are listed with the reason and the rest still import. Past alarms,\nalarms acknowledged (ACKNOWLEDGED, X-MOZ-LASTACK) and alarms replaced by a snooze are left out and counted.")
+            OptionSpec(name: "json", value: nil, help: "Print {\"ok\",\"result\":{\"scheduled\",\"failed\",\"errors\",\"skipped\",\"summary\",\"notes\",…}} (with --dry-run: \"reminders\" instead of the counts)."),
+        ] + BulkOptions.specs + CommonOptions.specs,
+        details: "Each VALARM of a VEVENT or VTODO becomes one reminder with id ics-<hash of UID, RECURRENCE-ID, alarm>;\ncomponents that cannot be imported are listed with the reason and the rest still import. Past alarms,\nalarms acknowledged (ACKNOWLEDGED, X-MOZ-LASTACK) and alarms replaced by a snooze are left out and counted.\nThe reminders are sent in chunks as 'schedule --file' sends them (progress, summary, item errors by index).")
 
     static func run(_ arguments: Arguments) throws -> Int32 {
         guard let path = arguments.positionals.first, arguments.positionals.count == 1 else {
@@ -29,45 +29,49 @@ enum ImportCommand: Command {
         guard arguments.value("recipient") != nil else { throw UsageError("--recipient is required") }
         let calendarImport = try makeImport(path: path, arguments, defaultRecipient: nil, skipsPast: !arguments.has("include-past"))
         let json = arguments.has("json")
-        var reply: Data?
-        var warnings: [String] = []
-        if !arguments.has("dry-run"), !calendarImport.reminders.isEmpty {
-            let client = try makeControlClient(arguments)
-            let (decoded, bytes) = try client.call(ControlRequest(command: .schedule(calendarImport.reminders)), ScheduleResult.self)
-            reply = bytes
-            warnings = decoded.warnings ?? []
-        }
-        if json {
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-            var object: [String: Any] = [
-                "reminders": try JSONSerialization.jsonObject(with: encoder.encode(calendarImport.reminders)),
-                "skipped": try JSONSerialization.jsonObject(with: encoder.encode(calendarImport.skipped)),
-                "summary": try JSONSerialization.jsonObject(with: encoder.encode(calendarImport.summary)),
-                "notes": calendarImport.notes,
-            ]
-            if let reply { object["reply"] = try JSONSerialization.jsonObject(with: reply) }
-            output(jsonLine(object))
-            return 0
-        }
-        let verb = arguments.has("dry-run") ? "to import" : "imported"
-        for reminder in calendarImport.reminders {
-            var timing: String
-            switch reminder.trigger.start {
-            case .instant(let date): timing = RFC3339.format(date)
-            case .wallClock(let local, let zone): timing = "\(local) \(zone)"
+        let isDryRun = arguments.has("dry-run")
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        var calendarObject: [String: Any] = [
+            "skipped": try JSONSerialization.jsonObject(with: encoder.encode(calendarImport.skipped)),
+            "summary": try JSONSerialization.jsonObject(with: encoder.encode(calendarImport.summary)),
+            "notes": calendarImport.notes,
+        ]
+        // Printed before sending: the bulk summary line then says what was scheduled.
+        let verb = "to import"
+        if isDryRun {
+            if json {
+                calendarObject["reminders"] = try JSONSerialization.jsonObject(with: encoder.encode(calendarImport.reminders))
+                output(jsonLine(["ok": true, "result": calendarObject]))
+                return 0
             }
-            if let rule = reminder.trigger.recurrenceRule { timing += " RRULE:\(rule)" }
-            if let before = reminder.trigger.offset { timing += " before \(DurationParser.format(seconds: before))" }
-            output("\(verb) \(reminder.id) \"\(reminder.content.title ?? "")\": \(timing)")
+            for reminder in calendarImport.reminders { output("\(verb) \(reminder.id) \"\(reminder.content.title ?? "")\": \(timing(of: reminder))") }
         }
-        output(summaryLine(calendarImport, verb: verb, defaultAlarm: arguments.value("default-alarm")))
-        for note in calendarImport.notes { output("note: \(note)") }
-        reportSkipped(calendarImport.skipped, json: false)
-        for warning in warnings {
-            FileHandle.standardError.write(Data("chime: warning: \(warning)\n".utf8))
+        if !json {
+            output(summaryLine(calendarImport, verb: verb, defaultAlarm: arguments.value("default-alarm")))
+            for note in calendarImport.notes { output("note: \(note)") }
+            reportSkipped(calendarImport.skipped, json: false)
         }
-        return 0
+        if isDryRun { return 0 }
+        let run = try BulkRun(arguments, verb: "scheduled")
+        let total = Double(max(1, calendarImport.reminders.count))
+        for (index, reminder) in calendarImport.reminders.enumerated() {
+            run.scheduler.fraction = Double(index) / total
+            try run.scheduler.add(reminder, index: index)
+        }
+        return try run.finish(extra: json ? calendarObject : [:])
+    }
+
+    /// `2030-10-27T01:30:00 Europe/Berlin RRULE:FREQ=HOURLY;COUNT=3 before 15m`.
+    static func timing(of reminder: Reminder) -> String {
+        var timing: String
+        switch reminder.trigger.start {
+        case .instant(let date): timing = RFC3339.format(date)
+        case .wallClock(let local, let zone): timing = "\(local) \(zone)"
+        }
+        if let rule = reminder.trigger.recurrenceRule { timing += " RRULE:\(rule)" }
+        if let before = reminder.trigger.offset { timing += " before \(DurationParser.format(seconds: before))" }
+        return timing
     }
 
     /// `3 reminder(s) imported; left out: 7 past alarm(s) (--include-past imports them), …`.

@@ -108,8 +108,10 @@ enum CancelCommand: Command {
         usage: "chime cancel [ID...] [--recipient R] [--match KEY=VALUE] [--all] [--json]",
         options: FilterOptions.specs + [
             OptionSpec(name: "all", value: nil, help: "Cancel every reminder (needed when no other filter is given)."),
+            OptionSpec(name: "quiet", value: nil, help: "Print nothing on success."),
             OptionSpec(name: "json", value: nil, help: "Print the coordinator's JSON reply."),
-        ] + CommonOptions.specs)
+        ] + CommonOptions.specs,
+        details: "Prints one summary line: how many were cancelled, the first 10 ids, and the time taken.")
 
     static func run(_ arguments: Arguments) throws -> Int32 {
         let filter = try FilterOptions.filter(arguments, ids: arguments.positionals)
@@ -117,13 +119,22 @@ enum CancelCommand: Command {
             throw UsageError("name reminder ids, --recipient or --match (or --all to cancel everything)")
         }
         let client = try makeControlClient(arguments)
+        let started = Date()
+        // One server-side filtered request (the coordinator applies it in one go).
+        // TODO(issue 15 item 1): with paged cancel, report progress per page here.
         let (reply, raw) = try client.call(ControlRequest(command: .cancel(filter)), CancelResult.self)
         if arguments.has("json") {
             printJSON(raw)
             return 0
         }
+        if arguments.has("quiet") { return 0 }
         let cancelled = reply.result?.cancelled ?? []
-        output(cancelled.isEmpty ? "nothing cancelled" : "cancelled \(cancelled.count): \(cancelled.map(\.rawValue).joined(separator: ", "))")
+        guard !cancelled.isEmpty else {
+            output("nothing cancelled")
+            return 0
+        }
+        let shown = cancelled.prefix(10).map(\.rawValue).joined(separator: ", ") + (cancelled.count > 10 ? ", …" : "")
+        output("cancelled \(cancelled.count) in \(String(format: "%.1f", Date().timeIntervalSince(started))) s: \(shown)")
         return 0
     }
 }

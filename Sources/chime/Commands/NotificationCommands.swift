@@ -31,7 +31,7 @@ enum RegisterCommand: Command {
                 throw UsageError("\(path): \(error.field.map { "\($0): " } ?? "")\(error.message)")
             }
         }
-        let settings = try arguments.value("allow").map { try NotificationSettings(parsing: $0) } ?? .all
+        let settings = try arguments.parsed("allow") { text throws(ValidationError) in try NotificationSettings(parsing: text) } ?? .all
         let recipient = Recipient(
             id: RecipientID(arguments.positionals[0]), settings: settings, categories: categories,
             zone: arguments.value("zone"), token: arguments.value("token"), maxPending: try arguments.integer("max-pending"))
@@ -146,7 +146,7 @@ enum ActCommand: Command {
     static func run(_ arguments: Arguments) throws -> Int32 {
         guard arguments.positionals.count == 2 else { throw UsageError("give FIRING_ID and ACTION_ID") }
         let client = try makeControlClient(arguments)
-        let snooze = try arguments.value("snooze").map { try DurationParser.parseSeconds($0) }
+        let snooze = try arguments.seconds("snooze")
         var (reply, raw) = try client.call(
             ControlRequest(command: .act(
                 firingId: try firingID(arguments.positionals[0]), action: arguments.positionals[1],

@@ -35,17 +35,23 @@ enum ScheduleCommand: Command {
             OptionSpec(name: "category", value: "ID", help: "Category identifier."),
             OptionSpec(name: "thread", value: "ID", help: "Thread identifier."),
             OptionSpec(name: "disabled", value: nil, help: "Schedule with the switch off."),
-            OptionSpec(name: "file", value: "PATH", help: "JSON array of reminders (wire shape; a trigger may use \"in\": \"5s\" instead of \"at\"); '-' reads stdin."),
-            OptionSpec(name: "json", value: nil, help: "Print the coordinator's JSON reply."),
-        ] + CommonOptions.specs)
+            OptionSpec(name: "file", value: "PATH", help: "JSON array or NDJSON of reminders (wire shape; a trigger may use \"in\": \"5s\" instead of \"at\"); '-' reads stdin. Streamed and sent in chunks."),
+        ] + BulkOptions.specs + [
+            OptionSpec(name: "json", value: nil, help: "Print the coordinator's JSON reply (with --file: {\"ok\",\"result\":{\"scheduled\",\"failed\",\"errors\",…}})."),
+        ] + CommonOptions.specs,
+        details: """
+            With --file, reminders are read one at a time and sent in requests of at most --chunk reminders
+            (and half of coordinator.maxRequestBytes, at most 4 MiB), each with its own requestId: a retried
+            chunk is applied once, but the file as a whole is not atomic. A reminder the coordinator refuses
+            is reported with its 0-based index in the file and the rest go on; exit 1
+            when any failed. Progress on standard error (a bar on a terminal); one summary line at the end.
+            """)
 
     static func run(_ arguments: Arguments) throws -> Int32 {
-        let reminders: [Reminder]
         if let path = arguments.value("file") {
-            reminders = try ReminderFile.load(path: path, now: Date())
-        } else {
-            reminders = [try reminderFromFlags(arguments)]
+            return try scheduleFile(path: path, arguments)
         }
+        let reminders = [try reminderFromFlags(arguments)]
         let client = try makeControlClient(arguments)
         let (reply, raw) = try client.call(
             ControlRequest(command: .schedule(reminders)), ScheduleResult.self)
@@ -63,6 +69,22 @@ enum ScheduleCommand: Command {
         return 0
     }
 
+    /// `schedule --file`: streams the file into chunked requests.
+    static func scheduleFile(path: String, _ arguments: Arguments) throws -> Int32 {
+        let flagged = ["recipient", "at", "in", "id", "title", "body"].filter { arguments.value($0) != nil }
+        if let first = flagged.first { throw UsageError("--file takes the reminders from the file; remove --\(first)") }
+        let run = try BulkRun(arguments, verb: "scheduled")
+        let now = Date()
+        try ReminderFile.forEach(path: path, now: now) { index, item, fraction in
+            run.scheduler.fraction = fraction
+            switch item {
+            case .success(let json): try run.scheduler.add(json: json, id: "", index: index)
+            case .failure(let error): run.scheduler.fail(index: index, id: nil, error)
+            }
+        }
+        return try run.finish()
+    }
+
     static func reminderFromFlags(_ arguments: Arguments) throws -> Reminder {
         guard let recipient = arguments.value("recipient") else {
             throw UsageError("--recipient is required (or use --file)")
@@ -75,14 +97,14 @@ enum ScheduleCommand: Command {
             throw UsageError("give either --at or --in, not both")
         case (let at?, nil):
             if let zone = arguments.value("tz") {
-                start = .wallClock(try LocalDateTime(parsing: at), zoneIdentifier: zone)
+                start = .wallClock(try Arguments.parse(at, flag: "at") { text throws(ValidationError) in try LocalDateTime(parsing: text) }, zoneIdentifier: zone)
             } else {
-                start = .instant(try RFC3339.parseInstant(at))
+                start = .instant(try Arguments.parse(at, flag: "at") { text throws(ValidationError) in try RFC3339.parseInstant(text) })
             }
         case (nil, let duration?):
-            let instant = Date().addingTimeInterval(try DurationParser.parseSeconds(duration))
+            let instant = Date().addingTimeInterval(try Arguments.seconds(duration, flag: "in"))
             if let zone = arguments.value("tz") {
-                let timeZone = try ZoneRules.zone(named: zone)
+                let timeZone = try Arguments.parse(zone, flag: "tz") { name throws(ValidationError) in try ZoneRules.zone(named: name) }
                 start = .wallClock(ZoneRules.localDateTime(at: instant, in: timeZone), zoneIdentifier: zone)
             } else {
                 start = .instant(instant)
@@ -100,11 +122,15 @@ enum ScheduleCommand: Command {
         var recurrenceRule: RecurrenceRule?
         if let text = arguments.value("rrule") {
             if repeatRule != nil { throw UsageError("give --repeat or --rrule, not both") }
-            recurrenceRule = try RecurrenceRule(parsing: text)
+            recurrenceRule = try Arguments.parse(text, flag: "rrule") { rule throws(ValidationError) in try RecurrenceRule(parsing: rule) }
         }
         func dates(_ name: String) throws -> [RecurrenceDateTime] {
             try arguments.all(name).map { text in
-                try WireCodec().decode(RecurrenceDateTime.self, from: try JSONEncoder().encode(text))
+                do {
+                    return try WireCodec().decode(RecurrenceDateTime.self, from: try JSONEncoder().encode(text))
+                } catch let error as WireError {
+                    throw UsageError("--\(name): \(error.message)")
+                }
             }
         }
         var monthEnd = MonthEndPolicy.skip
@@ -136,7 +162,7 @@ enum ScheduleCommand: Command {
         }
         var nag: NagPolicy?
         if let count = try arguments.integer("nag") {
-            nag = NagPolicy(count: count, interval: try DurationParser.parseSeconds(arguments.value("nag-every") ?? "10m"))
+            nag = NagPolicy(count: count, interval: try arguments.seconds("nag-every") ?? 600)
         } else if arguments.value("nag-every") != nil {
             throw UsageError("--nag-every needs --nag N")
         }
@@ -145,48 +171,8 @@ enum ScheduleCommand: Command {
             trigger: Trigger(
                 start: start, repeatRule: repeatRule, recurrenceRule: recurrenceRule,
                 recurrenceDates: try dates("rdate"), exceptionDates: try dates("exdate"), monthEnd: monthEnd,
-                offset: try arguments.value("before").map { try Trigger.parseOffset($0) }, misfire: misfire,
-                misfireThreshold: try arguments.value("misfire-threshold").map { try DurationParser.parseSeconds($0) }),
+                offset: try arguments.parsed("before") { text throws(ValidationError) in try Trigger.parseOffset(text) },
+                misfire: misfire, misfireThreshold: try arguments.seconds("misfire-threshold")),
             enabled: !arguments.has("disabled"), nag: nag)
-    }
-}
-
-/// Reads a JSON array of reminders, turning `"trigger": {"in": "5s"}` into an absolute `at`.
-enum ReminderFile {
-    /// - Throws: `UsageError` when the file cannot be read or is not an array of reminders.
-    static func load(path: String, now: Date) throws -> [Reminder] {
-        let data: Data
-        if path == "-" {
-            data = FileHandle.standardInput.readDataToEndOfFile()
-        } else {
-            guard let contents = FileManager.default.contents(atPath: path) else {
-                throw UsageError("cannot read \(path)")
-            }
-            data = contents
-        }
-        guard var objects = try? JSONSerialization.jsonObject(with: data) as? [[String: Any]] else {
-            throw UsageError("\(path) must hold a JSON array of reminder objects")
-        }
-        for index in objects.indices {
-            guard var trigger = objects[index]["trigger"] as? [String: Any], let relativeTime = trigger["in"] else {
-                continue
-            }
-            guard let text = relativeTime as? String else {
-                throw UsageError("\(path): [\(index)].trigger.in must be a duration string such as \"5s\"")
-            }
-            let instant = now.addingTimeInterval(try DurationParser.parseSeconds(text))
-            trigger["in"] = nil
-            if let zone = trigger["timeZone"] as? String {
-                trigger["at"] = ZoneRules.localDateTime(at: instant, in: try ZoneRules.zone(named: zone)).description
-            } else {
-                trigger["at"] = RFC3339.format(instant)
-            }
-            objects[index]["trigger"] = trigger
-        }
-        do {
-            return try WireCodec().decode([Reminder].self, from: try JSONSerialization.data(withJSONObject: objects))
-        } catch let error as WireError {
-            throw UsageError("\(path): \(error.field.map { "\($0): " } ?? "")\(error.message)")
-        }
     }
 }

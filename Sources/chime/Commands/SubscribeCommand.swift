@@ -8,9 +8,10 @@ enum SubscribeCommand: Command {
     static let spec = CommandSpec(
         name: "subscribe",
         summary: "Print fire events as they happen, each firing id once, with no gap across coordinator restarts.",
-        usage: "chime subscribe [--recipient R] [--since SEQ | --no-gap-fill] [--json] [--count N] [--timeout DURATION]",
+        usage: "chime subscribe [--topic fire|badge|action] [--recipient R] [--since SEQ | --no-gap-fill] [--json] [--count N] [--timeout DURATION]",
         options: [
-            OptionSpec(name: "recipient", value: "R", help: "Only this recipient's events (topic fire.R); all when absent."),
+            OptionSpec(name: "topic", value: "fire|badge|action", help: "Which events: fire (default; with catch-up), badge or action (live only)."),
+            OptionSpec(name: "recipient", value: "R", help: "Only this recipient's events (topic fire.R, badge.R or action.R); all when absent."),
             OptionSpec(name: "since", value: "SEQ", help: "First replay retained events with seq > SEQ (from the coordinator), then go on live with no gap and no duplicate."),
             OptionSpec(name: "no-gap-fill", value: nil, help: "Print the live stream only: no catch-up after a coordinator restart or a seq gap."),
             OptionSpec(name: "json", value: nil, help: "Print each event's JSON, one a line."),
@@ -21,15 +22,34 @@ enum SubscribeCommand: Command {
     static func run(_ arguments: Arguments) throws -> Int32 {
         let configuration = try CommonOptions.configuration(arguments)
         let count = try arguments.integer("count")
+        if let count, count < 1 { throw UsageError("--count must be at least 1, not \(count)") }
+        let topic = arguments.value("topic") ?? "fire"
+        guard ["fire", "badge", "action"].contains(topic) else {
+            throw UsageError("--topic must be fire, badge or action, not '\(topic)'\(Suggestions.hint(for: topic, among: ["fire", "badge", "action"]))")
+        }
         let stop = StopSignal()
         installTerminationHandlers(stop)
         var timedOut = false
-        if let timeout = arguments.value("timeout") {
-            let seconds = try DurationParser.parseSeconds(timeout)
+        if let seconds = try arguments.seconds("timeout") {
             DispatchQueue.global().asyncAfter(deadline: .now() + seconds) { @Sendable in stop.requestStop() }
             timedOut = true
         }
         var received = 0
+        if topic != "fire" {
+            if arguments.value("since") != nil { throw UsageError("--since applies to fire events only") }
+            let subscriber = TopicSubscriber(
+                endpoint: configuration.endpoints.events.connect, prefix: topic + ".",
+                recipient: arguments.value("recipient").map { RecipientID($0) }, stop: stop,
+                highWaterMark: configuration.eventHighWaterMark,
+                curve: try CommonOptions.clientKeys(configuration, role: .subscriber))
+            try subscriber.run { topicName, raw in
+                if let count, received >= count { return }
+                output(arguments.has("json") ? String(decoding: raw, as: UTF8.self) : "\(topicName) \(String(decoding: raw, as: UTF8.self))")
+                received += 1
+                if let count, received >= count { stop.requestStop() }
+            }
+            return try finish(received: received, count: count, timedOut: timedOut)
+        }
         let client = SubscriberClient(
             endpoint: configuration.endpoints.events.connect,
             recipient: arguments.value("recipient").map { RecipientID($0) }, stop: stop,
@@ -53,6 +73,8 @@ enum SubscribeCommand: Command {
             throw UsageError("--since needs the catch-up that --no-gap-fill turns off")
         }
         try client.run(catchUp: catchUp) { event, raw in
+            // A catch-up page delivers many events in one go: stop printing at --count.
+            if let count, received >= count { return }
             if arguments.has("json") {
                 printJSON(raw)
             } else {
@@ -61,9 +83,14 @@ enum SubscribeCommand: Command {
             received += 1
             if let count, received >= count { stop.requestStop() }
         }
+        return try finish(received: received, count: count, timedOut: timedOut)
+    }
+
+    /// Exit status 1 when `--timeout` ended the wait before `--count` events came.
+    /// - Throws: `RuntimeFailure` `timeout` in that case.
+    static func finish(received: Int, count: Int?, timedOut: Bool) throws -> Int32 {
         if let count, timedOut, received < count {
-            printError("timed out after \(received) of \(count) events")
-            return 1
+            throw RuntimeFailure("timeout", "timed out after \(received) of \(count) events")
         }
         return 0
     }

@@ -8,9 +8,10 @@ enum UpCommand: Command {
     static let spec = CommandSpec(
         name: "up",
         summary: "Run a local cluster: a coordinator and N workers as child processes, printing fire events.",
-        usage: "chime up [--workers N] [--no-samples] [--json] [--config PATH] [--port-base PORT]",
+        usage: "chime up [--workers N] [--store DIR] [--no-samples] [--json] [--config PATH] [--port-base PORT]",
         options: [
             OptionSpec(name: "workers", value: "N", help: "How many workers to start (default 2)."),
+            OptionSpec(name: "store", value: "DIR", help: "The coordinator's store directory ('none': in memory). Default from store.directory."),
             OptionSpec(name: "no-samples", value: nil, help: "Do not schedule the sample reminders named in the configuration."),
             OptionSpec(name: "json", value: nil, help: "Print fire events as JSON lines."),
             OptionSpec(name: "verbose", value: nil, help: "Show the children's info logs (default: warnings and errors)."),
@@ -33,7 +34,8 @@ enum UpCommand: Command {
 
         let children = ChildProcesses()
         defer { children.terminateAll(grace: 5) }
-        let coordinator = try children.spawn(["coordinator"] + childArguments)
+        let storeArguments = arguments.value("store").map { ["--store", $0] } ?? []
+        let coordinator = try children.spawn(["coordinator"] + childArguments + storeArguments)
         let client = try ControlClient(
             endpoint: configuration.endpoints.control.connect, timeout: .milliseconds(500), retries: 0,
             curve: try CommonOptions.clientKeys(configuration, role: .operator))
@@ -102,11 +104,11 @@ enum UpCommand: Command {
         while Date() < end {
             if condition() { return }
             if let (pid, status) = children.firstExited() {
-                throw UsageError("child \(pid) exited with status \(status) while waiting for \(what)")
+                throw RuntimeFailure("child \(pid) exited with status \(status) while waiting for \(what)")
             }
             Thread.sleep(forTimeInterval: 0.1)
         }
-        throw UsageError("timed out after \(Int(deadline)) s waiting for \(what)")
+        throw RuntimeFailure("timeout", "timed out after \(Int(deadline)) s waiting for \(what)")
     }
 }
 

@@ -77,7 +77,8 @@ struct Arguments {
                 continue
             }
             guard let option = spec.options.first(where: { $0.name == name }) else {
-                throw UsageError("unknown option --\(name) for '\(spec.name)'; see 'chime \(spec.name) --help'")
+                let hint = Suggestions.hint(for: name, among: spec.options.map(\.name) + ["help"], prefix: "--")
+                throw UsageError("unknown option --\(name) for '\(spec.name)'\(hint); see 'chime \(spec.name) --help'")
             }
             if option.value == nil {
                 if inlineValue != nil { throw UsageError("--\(name) takes no value") }
@@ -91,7 +92,7 @@ struct Arguments {
                 value = arguments[index]
                 index += 1
             } else {
-                throw UsageError("--\(name) needs a value (\(option.value!))")
+                throw UsageError("--\(name) needs a value (\(option.value ?? "VALUE"))")
             }
             if !option.repeats && values[name] != nil {
                 throw UsageError("--\(name) is given twice")
@@ -108,6 +109,43 @@ struct Arguments {
         guard let text = value(name) else { return nil }
         guard let number = Int(text) else { throw UsageError("--\(name) must be an integer, not '\(text)'") }
         return number
+    }
+
+    /// The value of `--name` as seconds (`90s`, `5m`, `1h30m`).
+    /// - Throws: `UsageError` (exit 2) naming the flag when the text is not a duration.
+    func seconds(_ name: String) throws(UsageError) -> Double? {
+        guard let text = value(name) else { return nil }
+        return try Self.seconds(text, flag: name)
+    }
+
+    /// `text` as seconds, a mistake reported against `--flag`.
+    /// - Throws: `UsageError` (exit 2).
+    static func seconds(_ text: String, flag: String) throws(UsageError) -> Double {
+        do {
+            return try DurationParser.parseSeconds(text)
+        } catch {
+            throw UsageError("--\(flag): \(error.message)")
+        }
+    }
+
+    /// The value of `--name` parsed by `parse`, a `ValidationError` turned into a usage error
+    /// naming the flag.
+    /// - Throws: `UsageError` (exit 2).
+    func parsed<Value>(_ name: String, _ parse: (String) throws(ValidationError) -> Value) throws(UsageError) -> Value? {
+        guard let text = value(name) else { return nil }
+        return try Self.parse(text, flag: name, parse)
+    }
+
+    /// `text` parsed by `parse`, a `ValidationError` turned into a usage error naming `--flag`.
+    /// - Throws: `UsageError` (exit 2).
+    static func parse<Value>(_ text: String, flag: String, _ parse: (String) throws(ValidationError) -> Value)
+        throws(UsageError) -> Value
+    {
+        do {
+            return try parse(text)
+        } catch {
+            throw UsageError("--\(flag): \(error.message)")
+        }
     }
 }
 

@@ -8,11 +8,9 @@ func printJSON(_ data: Data) {
     output(String(decoding: data, as: UTF8.self))
 }
 
-/// "in 2s", "3m ago": a short relative description of `date` from `now`.
+/// "in 2s", "3m ago", or an absolute UTC date past a week (``HumanTime``).
 func relative(_ date: Date, from now: Date = Date()) -> String {
-    let seconds = date.timeIntervalSince(now)
-    let text = DurationParser.format(seconds: abs(seconds).rounded())
-    return seconds >= 0 ? "in \(text)" : "\(text) ago"
+    HumanTime.describe(date, relativeTo: now)
 }
 
 /// Pads or truncates to `width` characters.

@@ -1,0 +1,121 @@
+import Foundation
+
+/// Splits a stream of bytes holding JSON objects, either one JSON array of objects
+/// (`[{…}, {…}]`) or newline-delimited JSON (`{…}\n{…}`), into the bytes of each object,
+/// without holding more than one object (plus one read buffer) at a time.
+///
+/// Only the structure is checked here (brackets, strings, escapes, commas); each object's
+/// bytes are then decoded by the caller, which reports item errors by index. Total over any
+/// bytes: a value, or a `WireError` `.malformed` naming the byte offset; `.tooLarge` when
+/// one object exceeds `maximumObjectBytes`.
+public struct JSONObjectSplitter {
+    enum Mode { case start, array, lines, finished }
+
+    /// The largest object accepted, in bytes.
+    public let maximumObjectBytes: Int
+    var mode = Mode.start
+    /// Whether the array expects `,` or `]` next (an object just ended).
+    var expectsSeparator = false
+    var current: [UInt8] = []
+    var depth = 0
+    var isInString = false
+    var isEscaped = false
+    /// Bytes consumed so far, for error offsets.
+    var offset = 0
+    /// Objects completed so far.
+    var emitted = 0
+
+    /// - Parameter maximumObjectBytes: the largest object accepted (16 MiB by default).
+    public init(maximumObjectBytes: Int = 16 << 20) {
+        self.maximumObjectBytes = maximumObjectBytes
+    }
+
+    /// Consumes `bytes` and returns every object they complete, in order.
+    /// - Throws: `WireError` `.malformed` for bytes that are not an array of objects or
+    ///   NDJSON objects, `.tooLarge` for an object beyond `maximumObjectBytes`.
+    public mutating func feed(_ bytes: Data) throws(WireError) -> [Data] {
+        var objects: [Data] = []
+        for byte in bytes {
+            offset += 1
+            if depth > 0 {
+                try append(byte, to: &objects)
+                continue
+            }
+            if Self.isWhitespace(byte) { continue }
+            switch (mode, byte) {
+            case (.start, UInt8(ascii: "[")):
+                mode = .array
+            case (.start, UInt8(ascii: "{")), (.lines, UInt8(ascii: "{")):
+                mode = .lines
+                try append(byte, to: &objects)
+            case (.array, UInt8(ascii: "{")) where !expectsSeparator:
+                try append(byte, to: &objects)
+            case (.array, UInt8(ascii: ",")) where expectsSeparator:
+                expectsSeparator = false
+            case (.array, UInt8(ascii: "]")) where expectsSeparator || emitted == 0:
+                mode = .finished
+            default:
+                throw unexpected(byte)
+            }
+        }
+        return objects
+    }
+
+    /// Checks that the input ended at a boundary: the array closed, no object cut short.
+    /// - Throws: `WireError` `.malformed`.
+    public func finish() throws(WireError) {
+        if depth > 0 { throw WireError(.malformed, "the input ends inside an object (byte \(offset))") }
+        switch mode {
+        case .start: throw WireError(.malformed, "the input holds no JSON array or object")
+        case .array: throw WireError(.malformed, "the JSON array is not closed with ] (byte \(offset))")
+        case .lines, .finished: return
+        }
+    }
+
+    mutating func append(_ byte: UInt8, to objects: inout [Data]) throws(WireError) {
+        guard current.count < maximumObjectBytes else {
+            throw WireError(.tooLarge, "an object is larger than \(maximumObjectBytes) bytes (byte \(offset))")
+        }
+        current.append(byte)
+        if isInString {
+            if isEscaped {
+                isEscaped = false
+            } else if byte == UInt8(ascii: "\\") {
+                isEscaped = true
+            } else if byte == UInt8(ascii: "\"") {
+                isInString = false
+            }
+            return
+        }
+        switch byte {
+        case UInt8(ascii: "\""): isInString = true
+        case UInt8(ascii: "{"), UInt8(ascii: "["): depth += 1
+        case UInt8(ascii: "}"), UInt8(ascii: "]"):
+            depth -= 1
+            if depth == 0 {
+                guard byte == UInt8(ascii: "}") else { throw unexpected(byte) }
+                objects.append(Data(current))
+                emitted += 1
+                current.removeAll(keepingCapacity: true)
+                expectsSeparator = mode == .array
+            }
+        default: break
+        }
+    }
+
+    func unexpected(_ byte: UInt8) -> WireError {
+        let shown = byte >= 0x20 && byte < 0x7F ? "'\(Character(Unicode.Scalar(byte)))'" : "byte 0x\(String(byte, radix: 16))"
+        let expected: String
+        switch mode {
+        case .start: expected = "[ or {"
+        case .array: expected = expectsSeparator ? ", or ]" : "{"
+        case .lines: expected = "{"
+        case .finished: expected = "nothing after ]"
+        }
+        return WireError(.malformed, "unexpected \(shown) at byte \(offset); expected \(expected)")
+    }
+
+    static func isWhitespace(_ byte: UInt8) -> Bool {
+        byte == 0x20 || byte == 0x0A || byte == 0x0D || byte == 0x09
+    }
+}

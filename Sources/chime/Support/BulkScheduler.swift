@@ -1,0 +1,180 @@
+import ChimeCluster
+import ChimeCore
+import ChimeRuntime
+import ChimeWire
+import Foundation
+
+/// One input item that was not scheduled: its 0-based index in the input and why.
+struct ItemFailure {
+    var index: Int
+    var id: String?
+    var error: WireError
+
+    /// `item 12 (id standup): invalid_argument: trigger.at: …`.
+    var line: String {
+        "item \(index)\(id.map { " (id \($0))" } ?? ""): \(error.code): \(error.field.map { "\($0): " } ?? "")\(error.message)"
+    }
+
+    var object: [String: Any] {
+        var object: [String: Any] = ["index": index, "code": error.code.rawValue, "message": error.message]
+        if let id { object["id"] = id }
+        if let field = error.field { object["field"] = field }
+        return object
+    }
+}
+
+/// Sends reminders to the coordinator in `schedule` requests under the limits: at most
+/// `maximumCount` reminders and `maximumBytes` of JSON each, one chunk encoded at a time.
+///
+/// Each chunk carries its own `requestId`, so the client's retry after a timeout is applied
+/// once. A chunk the coordinator refuses because of one reminder (`reminders[k]…`) is sent
+/// again without it, that reminder counted failed with its input index; a chunk refused
+/// without naming a reminder is sent again in halves; `unavailable`, `store_full`,
+/// `unauthenticated` and `internal` stop the run.
+final class BulkScheduler {
+    let client: ControlClient
+    let maximumCount: Int
+    let maximumBytes: Int
+    let progress: BulkProgress
+    let codec = WireCodec()
+    let runID = UUID().uuidString
+    var chunkNumber = 0
+    var pending: [(index: Int, id: String, bytes: Data)] = []
+    var pendingBytes = 0
+    private(set) var scheduled = 0
+    private(set) var failed = 0
+    /// The first ``keptFailures`` failures (all are passed to `onFailure`).
+    private(set) var failures: [ItemFailure] = []
+    private(set) var warningCount = 0
+    /// Called for each failed item as it is known (to print it at once).
+    var onFailure: (ItemFailure) -> Void = { _ in }
+    /// Called for each coordinator warning.
+    var onWarning: (String) -> Void = { _ in }
+    static let keptFailures = 1000
+    /// The share of the input read so far, for the ETA.
+    var fraction: Double?
+
+    /// The request's fixed bytes around the reminders: `{"op":"schedule","requestId":"…","reminders":[` … `]}`.
+    static let envelopeBytes = 128
+
+    init(client: ControlClient, configuration: ChimeConfiguration, chunkSize: Int, progress: BulkProgress) {
+        self.client = client
+        self.maximumCount = max(1, min(chunkSize, configuration.coordinator.maxRemindersPerRequest))
+        // Half the request limit, at most 4 MiB: short loop turns on the coordinator.
+        self.maximumBytes = max(1024, min(configuration.coordinator.maxRequestBytes / 2, 4 << 20))
+        self.progress = progress
+    }
+
+    /// Queues one reminder (sending a full chunk first when this one would not fit).
+    /// - Throws: `WireError(.unavailable)` when the coordinator does not answer.
+    func add(_ reminder: Reminder, index: Int) throws(WireError) {
+        try add(json: codec.encode(reminder), id: reminder.id.rawValue, index: index)
+    }
+
+    /// Queues one reminder already in its wire JSON (checked by the caller).
+    /// - Throws: `WireError(.unavailable)` when the coordinator does not answer.
+    func add(json bytes: Data, id: String, index: Int) throws(WireError) {
+        if !pending.isEmpty && (pending.count >= maximumCount || pendingBytes + bytes.count + 1 + Self.envelopeBytes > maximumBytes) {
+            try flush()
+        }
+        pending.append((index, id, bytes))
+        pendingBytes += bytes.count + 1
+    }
+
+    /// Counts an item that failed before sending (it did not decode).
+    func fail(index: Int, id: String?, _ error: WireError) {
+        record(ItemFailure(index: index, id: id, error: error))
+    }
+
+    /// Sends what is queued.
+    /// - Throws: `WireError(.unavailable)`.
+    func flush() throws(WireError) {
+        let chunk = pending
+        pending.removeAll(keepingCapacity: true)
+        pendingBytes = 0
+        try deliver(chunk)
+        progress.update(done: scheduled, failed: failed, fraction: fraction)
+    }
+
+    /// Sends `chunk`; without the reminder an error names, or in halves when the error names
+    /// none (`malformed` JSON in one object), until each failing reminder stands alone.
+    func deliver(_ items: [(index: Int, id: String, bytes: Data)]) throws(WireError) {
+        var chunk = items
+        while !chunk.isEmpty {
+            let reply = try send(chunk)
+            if reply.ok {
+                scheduled += chunk.count
+                for warning in reply.warnings ?? [] {
+                    warningCount += 1
+                    onWarning(warning)
+                }
+                return
+            }
+            let error = reply.error ?? WireError(.malformed, "the reply has ok=false and no error")
+            if Self.stopsTheRun.contains(error.code) { throw error }
+            if let (position, field) = Self.item(of: error, count: chunk.count) {
+                var itemError = error
+                itemError.field = field
+                record(ItemFailure(index: chunk[position].index, id: chunk[position].id.isEmpty ? nil : chunk[position].id, error: itemError))
+                chunk.remove(at: position)
+                continue
+            }
+            if chunk.count > 1 {
+                let middle = chunk.count / 2
+                try deliver(Array(chunk[..<middle]))
+                try deliver(Array(chunk[middle...]))
+                return
+            }
+            record(ItemFailure(index: chunk[0].index, id: chunk[0].id.isEmpty ? nil : chunk[0].id, error: error))
+            return
+        }
+    }
+
+    /// Errors about the connection or the whole cluster, not about a reminder.
+    static let stopsTheRun: Set<WireError.Code> = [.unavailable, .storeFull, .unauthenticated, .internal]
+
+    func send(_ chunk: [(index: Int, id: String, bytes: Data)]) throws(WireError) -> ControlReply<ScheduleResult> {
+        chunkNumber += 1
+        var body = Data(#"{"op":"schedule","requestId":"\#(runID)-\#(chunkNumber)","reminders":["#.utf8)
+        body.reserveCapacity(pendingBytes + Self.envelopeBytes)
+        for (position, item) in chunk.enumerated() {
+            if position > 0 { body.append(UInt8(ascii: ",")) }
+            body.append(item.bytes)
+        }
+        body.append(contentsOf: Array("]}".utf8))
+        let reply = try client.exchange(body)
+        return try codec.decode(ControlReply<ScheduleResult>.self, from: reply)
+    }
+
+    /// The chunk position an error's `field` names (`reminders[3].trigger` → 3, `trigger`),
+    /// or `nil` when the error is not about one reminder. A one-reminder request says `reminder`.
+    static func item(of error: WireError, count: Int) -> (Int, String?)? {
+        guard let field = error.field else { return nil }
+        if count == 1, field == "reminder" || field.hasPrefix("reminder.") {
+            return (0, field == "reminder" ? nil : String(field.dropFirst("reminder.".count)))
+        }
+        guard field.hasPrefix("reminders["), let close = field.firstIndex(of: "]"),
+            let position = Int(field[field.index(field.startIndex, offsetBy: 10)..<close]), (0..<count).contains(position)
+        else { return nil }
+        let rest = field[field.index(after: close)...]
+        return (position, rest.hasPrefix(".") ? String(rest.dropFirst()) : nil)
+    }
+
+    func record(_ failure: ItemFailure) {
+        failed += 1
+        // Memory stays bounded on a file of bad items; each one still reaches onFailure.
+        if failures.count < Self.keptFailures { failures.append(failure) }
+        onFailure(failure)
+    }
+
+    /// `{"scheduled", "failed", "warnings", "seconds", "rate", "errors": [first 1,000 failures by index]}`.
+    var resultObject: [String: Any] {
+        let seconds = progress.elapsed
+        return [
+            "scheduled": scheduled, "failed": failed, "warnings": warningCount,
+            "seconds": (seconds * 1000).rounded() / 1000,
+            "rate": seconds > 0 ? (Double(scheduled + failed) / seconds).rounded() : 0,
+            "errors": failures.sorted { $0.index < $1.index }.map(\.object),
+        ]
+    }
+}
