@@ -109,12 +109,18 @@ enum ControlCommand: Command {
 
     /// `ctl retry --all`: every dead letter listed now, retried one request each (the
     /// coordinator's `retry` takes one firing id), with progress and a summary.
-    /// TODO(issue 15 item 1): page through `deadLetters` once it takes a cursor.
+    /// Every page of dead letters is read first (1,000 a page), then each is retried.
     static func retryAll(_ client: ControlClient, _ arguments: Arguments) throws -> Int32 {
         let json = arguments.has("json")
         let progress = BulkProgress(verb: "retried", quiet: arguments.has("quiet") || json)
-        let (listed, _) = try client.call(ControlRequest(command: .deadLetters), DeadLettersResult.self)
-        let firings = listed.result?.firings ?? []
+        var firings: [Firing] = []
+        var cursor: PageCursor?
+        repeat {
+            let (listed, _) = try client.call(
+                ControlRequest(command: .deadLetters(limit: 1000, cursor: cursor)), DeadLettersResult.self)
+            firings += listed.result?.firings ?? []
+            cursor = try listed.result?.nextCursor.map { try PageCursor(text: $0, expecting: .deadLetters) }
+        } while cursor != nil
         var retried = 0
         var failures: [ItemFailure] = []
         for (index, firing) in firings.enumerated() {
