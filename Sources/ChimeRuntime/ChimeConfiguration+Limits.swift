@@ -52,22 +52,4 @@ extension ChimeConfiguration {
         public init() {}
     }
 
-    /// Checks the ranges of the limits above.
-    /// - Throws: `ConfigurationError` naming `source` and the key out of range.
-    func checkLimits(source: String) throws(ConfigurationError) {
-        let rate = control.rateLimit
-        guard rate.requestsPerSecond.isFinite, (0...1_000_000).contains(rate.requestsPerSecond) else {
-            throw ConfigurationError("\(source): control.rateLimit.requestsPerSecond must be 0 … 1000000, not \(rate.requestsPerSecond)")
-        }
-        guard (1...1_000_000).contains(rate.burst) else {
-            throw ConfigurationError("\(source): control.rateLimit.burst must be 1 … 1000000, not \(rate.burst)")
-        }
-        guard (1...1_000_000).contains(rate.maxPeers) else {
-            throw ConfigurationError("\(source): control.rateLimit.maxPeers must be 1 … 1000000, not \(rate.maxPeers)")
-        }
-        guard (65_536...(1 << 32)).contains(events.subscriberQueueBytes) else {
-            throw ConfigurationError(
-                "\(source): events.subscriberQueueBytes must be 65536 … 4294967296, not \(events.subscriberQueueBytes)")
-        }
-    }
 }

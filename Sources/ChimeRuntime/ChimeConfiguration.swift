@@ -237,9 +237,6 @@ public struct ChimeConfiguration: Codable, Hashable, Sendable {
         do {
             let mergedData = try JSONSerialization.data(withJSONObject: merged)
             configuration = try JSONDecoder().decode(ChimeConfiguration.self, from: mergedData)
-            try configuration.checkLimits(source: source)
-        } catch let error as ConfigurationError {
-            throw error
         } catch let error as DecodingError {
             throw ConfigurationError("\(source): \(describe(error))")
         } catch {

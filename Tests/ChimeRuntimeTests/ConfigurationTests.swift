@@ -74,10 +74,10 @@ import Testing
     }
 
     @Test(arguments: [
-        (#"{"control":{"rateLimit":{"requestsPerSecond":-1}}}"#, "test: control.rateLimit.requestsPerSecond must be 0 … 1000000, not -1.0"),
-        (#"{"control":{"rateLimit":{"burst":0}}}"#, "test: control.rateLimit.burst must be 1 … 1000000, not 0"),
-        (#"{"control":{"rateLimit":{"maxPeers":2000000}}}"#, "test: control.rateLimit.maxPeers must be 1 … 1000000, not 2000000"),
-        (#"{"events":{"subscriberQueueBytes":1024}}"#, "test: events.subscriberQueueBytes must be 65536 … 4294967296, not 1024"),
+        (#"{"control":{"rateLimit":{"requestsPerSecond":-1}}}"#, "test: control.rateLimit.requestsPerSecond must be between 0 and 1000000 (0: off), not -1"),
+        (#"{"control":{"rateLimit":{"burst":0}}}"#, "test: control.rateLimit.burst must be between 1 and 1000000, not 0"),
+        (#"{"control":{"rateLimit":{"maxPeers":2000000}}}"#, "test: control.rateLimit.maxPeers must be between 1 and 1000000, not 2000000"),
+        (#"{"events":{"subscriberQueueBytes":1024}}"#, "test: events.subscriberQueueBytes must be between 65536 and 4294967296, not 1024"),
         (#"{"control":{"rateLimit":{"burts":3}}}"#, "test: unknown key control.rateLimit.burts"),
     ])
     func limitsOutOfRangeAreRefused(json: String, message: String) {
