@@ -49,10 +49,12 @@ extension CoordinatorService {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let lock: StoreLock
         var warm: WarmStandby?
+        probe.enter(standby ? .standby : .recovering)
         if standby {
             guard let (acquired, warmed) = try waitForLock(directory: directory, tunables: tunables) else { return nil }
             lock = acquired
             warm = warmed
+            probe.enter(.recovering)
             logger.info("standby: took over the store", ["store": directory.path, "warm": String(warmed != nil)])
             notifier?.notifyStatus("taking over: \(warmed == nil ? "recovering the store" : "replaying the last records")")
         } else {
@@ -235,6 +237,7 @@ extension CoordinatorService {
         let payload = state.makeSnapshot(at: clock.now).encodedPayload()
         let file = try store.writeSnapshot(payload)
         recordsSinceSnapshot = 0
+        publishSnapshotFigures()
         let milliseconds = Date().timeIntervalSince(started) * 1000
         logger.info("snapshot written", ["sequence": String(file.sequence), "bytes": String(payload.count),
                                          "milliseconds": String(format: "%.1f", milliseconds)])
