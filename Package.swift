@@ -51,7 +51,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "chime",
-            dependencies: ["ChimeBench", "ChimeCluster", "ChimeCore", "ChimeStore", "ChimeWire", "ChimeRuntime", "ZeroMQ"]
+            dependencies: ["ChimeBench", "ChimeCluster", "ChimeCore", "ChimeStore", "ChimeWire", "ChimeRuntime", "ZeroMQ", "HTTPServer"]
         ),
         .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ", "ChimeTestSupport"]),
         .testTarget(name: "ChimeCoreTests", dependencies: ["ChimeCore", "ChimeTestSupport"]),
