@@ -14,7 +14,11 @@ extension TimerQueue {
             guard entries[position].priority.deadline <= cutoff else { continue }
             count += 1
             let firstChild = arity * position + 1
-            for child in firstChild..<min(firstChild + arity, entries.count) { pending.append(child) }
+            var child = firstChild
+            while child < firstChild + arity && child < entries.count {
+                pending.append(child)
+                child += 1
+            }
         }
         return count
     }
