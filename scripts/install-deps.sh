@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what Chime needs beyond the Swift toolchain, only when missing:
-#   Debian: libzmq3-dev (build and run)      PyPI (with --test): Tests/interop/requirements.txt
+#   Debian: libzmq3-dev, libmicrohttpd-dev (build and run)
+#   PyPI (with --test): Tests/interop/requirements.txt
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -22,13 +23,14 @@ apt_install() {
 
 # Debian's libzmq5 (a dependency of libzmq3-dev) is built with libsodium, so CURVE works
 # (zmq_has("curve") is true; `chime version` says so); nothing more to install for --keys.
-apt_install libzmq3-dev pkg-config
+# libmicrohttpd serves /metrics, /healthz and /readyz (runtime package: libmicrohttpd12).
+apt_install libzmq3-dev libmicrohttpd-dev pkg-config
 
 if [ "${1:-}" = "--test" ]; then
     if ! python3 -m pip --version >/dev/null 2>&1; then
         apt_install python3-pip
     fi
-    if ! python3 -c 'import zmq, pytest, dateutil, recurring_ical_events' >/dev/null 2>&1; then
+    if ! python3 -c 'import zmq, pytest, dateutil, recurring_ical_events, prometheus_client' >/dev/null 2>&1; then
         echo "installing Python test tools from PyPI" >&2
         python3 -m pip install -q --disable-pip-version-check -r Tests/interop/requirements.txt 2>/dev/null \
             || python3 -m pip install -q --disable-pip-version-check --break-system-packages -r Tests/interop/requirements.txt

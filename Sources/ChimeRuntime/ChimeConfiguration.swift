@@ -250,10 +250,10 @@ public struct ChimeConfiguration: Codable, Hashable, Sendable {
     }
 
     /// Moves every endpoint to loopback ports `base` … `base + 4` (control, dispatch,
-    /// results, events, eventsIngest) and the coordinator's HTTP to `base + 5`: one flag to
-    /// run a second cluster beside the first.
+    /// results, events, eventsIngest) and the coordinator's HTTP to `base + 5` (unless it is
+    /// `off`): one flag to run a second cluster beside the first.
     public mutating func useLoopbackPorts(from base: Int) {
-        http.listen = "127.0.0.1:\(base + 5)"
+        if http.listen != "off" { http.listen = "127.0.0.1:\(base + 5)" }
         endpoints.control = .loopback(base)
         endpoints.dispatch = .loopback(base + 1)
         endpoints.results = .loopback(base + 2)
