@@ -79,7 +79,7 @@ public final class HTTPServer: Sendable {
         }
         guard let started else {
             box.release()
-            throw HTTPServerError(.cannotListen, "cannot listen on \(address) (in use, or not an address of this machine)")
+            throw HTTPServerError(.cannotListen, "cannot listen for HTTP on \(address) (in use, or not an address of this machine)")
         }
         self.address = address
         self.handlerBox = box
