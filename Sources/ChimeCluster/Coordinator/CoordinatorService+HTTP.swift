@@ -35,7 +35,8 @@ extension CoordinatorService {
                 ["listen": httpAddress.description])
             return nil
         }
-        logger.info("http ready", ["listen": "\(httpAddress.host):\(server.port)", "paths": "/metrics /healthz /readyz"])
+        // Logged with "coordinator ready" (`httpDescription`): a start that fails later
+        // prints one line.
         return server
     }
 
@@ -44,13 +45,18 @@ extension CoordinatorService {
     func startHTTPAfterTakeover() -> HTTPServer? {
         guard let httpAddress else { return nil }
         do {
-            let server = try HTTPServer(address: httpAddress) { [routes = Self.routes(for: probe)] in routes.respond(to: $0) }
-            logger.info("http ready", ["listen": "\(httpAddress.host):\(server.port)", "paths": "/metrics /healthz /readyz"])
-            return server
+            return try HTTPServer(address: httpAddress) { [routes = Self.routes(for: probe)] in routes.respond(to: $0) }
         } catch {
             logger.error("http not served after the takeover", ["listen": httpAddress.description, "error": "\(error)"])
             return nil
         }
+    }
+
+    /// Where `server` listens, for the start-up line: `HOST:PORT`, or `off`.
+    static func httpDescription(_ server: HTTPServer?) -> String {
+        guard let server else { return "off" }
+        let address = HTTPListenAddress(host: server.address.host, port: server.port)
+        return address.description
     }
 
     /// Takes the snapshot a scrape waits for.

@@ -282,7 +282,8 @@ public final class CoordinatorService {
         logger.info(
             "coordinator ready", ["control": endpoints.control.bind, "dispatch": endpoints.dispatch.bind,
                                   "results": endpoints.results.bind, "events": endpoints.events.bind,
-                                  "eventsIngest": endpoints.eventsIngest.bind, "pid": String(getpid())])
+                                  "eventsIngest": endpoints.eventsIngest.bind, "pid": String(getpid()),
+                                  "http": Self.httpDescription(httpServer)])
         notifier?.notifyReady(status: activeStatusLine())
         probe.enter(.active)
         onReady()

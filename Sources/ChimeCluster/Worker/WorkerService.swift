@@ -78,9 +78,7 @@ public final class WorkerService {
     ///   address cannot be listened on.
     public func run(onReady: () -> Void = {}) throws {
         let httpServer = try httpAddress.map { address throws(HTTPServerError) in
-            let server = try HTTPServer(address: address) { [routes = probe.routes] in routes.respond(to: $0) }
-            logger.info("http ready", ["listen": "\(address.host):\(server.port)", "paths": "/metrics /healthz /readyz"])
-            return server
+            try HTTPServer(address: address) { [routes = probe.routes] in routes.respond(to: $0) }
         }
         defer { httpServer?.stop() }
         let context: Context
@@ -117,7 +115,10 @@ public final class WorkerService {
             results.close()
             events.close()
         }
-        logger.info("worker ready", ["id": state.id.rawValue, "dispatch": endpoints.dispatch.connect])
+        logger.info(
+            "worker ready",
+            ["id": state.id.rawValue, "dispatch": endpoints.dispatch.connect,
+             "http": httpServer.map { HTTPListenAddress(host: $0.address.host, port: $0.port).description } ?? "off"])
         notifier?.notifyReady(status: "worker \(state.id.rawValue): connected to \(endpoints.dispatch.connect)")
         onReady()
         var watchdog = WatchdogPacer(notifier: notifier)
