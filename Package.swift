@@ -21,13 +21,20 @@ let package = Package(
             providers: [.apt(["libzmq3-dev"])]
         ),
         .target(name: "ZeroMQ", dependencies: ["CZeroMQ"]),
+        // GNU libmicrohttpd from Debian's libmicrohttpd-dev (runtime: libmicrohttpd12), for
+        // /metrics, /healthz and /readyz.
+        .systemLibrary(
+            name: "CMicroHTTPD",
+            providers: [.apt(["libmicrohttpd-dev"])]
+        ),
+        .target(name: "HTTPServer", dependencies: ["CMicroHTTPD"]),
         .target(name: "ChimeCore"),
         .target(name: "ChimeStore", dependencies: ["ChimeCore"]),
         .target(name: "ChimeWire", dependencies: ["ChimeCore"]),
         .target(name: "ChimeRuntime"),
         .target(
             name: "ChimeCluster",
-            dependencies: ["ZeroMQ", "ChimeCore", "ChimeStore", "ChimeWire", "ChimeRuntime"]
+            dependencies: ["ZeroMQ", "ChimeCore", "ChimeStore", "ChimeWire", "ChimeRuntime", "HTTPServer"]
         ),
         .target(
             name: "ChimeTestSupport",
@@ -44,12 +51,13 @@ let package = Package(
         ),
         .executableTarget(
             name: "chime",
-            dependencies: ["ChimeBench", "ChimeCluster", "ChimeCore", "ChimeStore", "ChimeWire", "ChimeRuntime", "ZeroMQ"]
+            dependencies: ["ChimeBench", "ChimeCluster", "ChimeCore", "ChimeStore", "ChimeWire", "ChimeRuntime", "ZeroMQ", "HTTPServer"]
         ),
         .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ", "ChimeTestSupport"]),
         .testTarget(name: "ChimeCoreTests", dependencies: ["ChimeCore", "ChimeTestSupport"]),
         .testTarget(name: "ChimeWireTests", dependencies: ["ChimeWire", "ChimeCore", "ChimeTestSupport"]),
         .testTarget(name: "ChimeRuntimeTests", dependencies: ["ChimeRuntime"]),
+        .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer"]),
         .testTarget(name: "ChimeBenchTests", dependencies: ["ChimeBench"]),
         .testTarget(
             name: "ChimeStoreTests",

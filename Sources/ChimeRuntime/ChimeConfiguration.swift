@@ -173,8 +173,21 @@ public struct ChimeConfiguration: Codable, Hashable, Sendable {
         public init() {}
     }
 
+    /// The HTTP endpoint for machines (`/metrics`, `/healthz`, `/readyz`).
+    public struct HTTP: Codable, Hashable, Sendable {
+        /// Where the coordinator serves HTTP: `HOST:PORT` (an IP address literal, IPv6 in
+        /// brackets), or `off`. Default: loopback, port base + 5. Workers serve HTTP only
+        /// with `--http`.
+        public var listen = "127.0.0.1:7705"
+
+        /// The defaults shown on each property.
+        public init() {}
+    }
+
     /// The five sockets' addresses.
     public var endpoints = Endpoints()
+    /// The HTTP endpoint for metrics and probes.
+    public var http = HTTP()
     /// CURVE keys and the loopback rule.
     public var security = Security()
     /// The local-notification model's options.
@@ -247,8 +260,10 @@ public struct ChimeConfiguration: Codable, Hashable, Sendable {
     }
 
     /// Moves every endpoint to loopback ports `base` … `base + 4` (control, dispatch,
-    /// results, events, eventsIngest): one flag to run a second cluster beside the first.
+    /// results, events, eventsIngest) and the coordinator's HTTP to `base + 5` (unless it is
+    /// `off`): one flag to run a second cluster beside the first.
     public mutating func useLoopbackPorts(from base: Int) {
+        if http.listen != "off" { http.listen = "127.0.0.1:\(base + 5)" }
         endpoints.control = .loopback(base)
         endpoints.dispatch = .loopback(base + 1)
         endpoints.results = .loopback(base + 2)

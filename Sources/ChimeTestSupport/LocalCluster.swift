@@ -178,11 +178,12 @@ public final class LocalCluster {
         throw DeadlineExceeded(what: "the chime executable (set CHIME_BINARY); looked in \(candidates.map(\.path))", seconds: 0)
     }
 
-    /// A base port whose five ports are free on 127.0.0.1 (see `LoopbackPorts`).
+    /// A base port whose six ports (five endpoints, the coordinator's HTTP at base + 5) are
+    /// free on 127.0.0.1 (see `LoopbackPorts`).
     /// - Throws: `DeadlineExceeded` when none is found.
     public static func freePortBase() throws -> Int {
-        guard let base = LoopbackPorts.freeBase(count: 5) else {
-            throw DeadlineExceeded(what: "five free loopback ports", seconds: 0)
+        guard let base = LoopbackPorts.freeBase(count: 6) else {
+            throw DeadlineExceeded(what: "six free loopback ports", seconds: 0)
         }
         return base
     }

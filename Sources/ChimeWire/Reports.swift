@@ -92,6 +92,20 @@ public struct StatsReport: Codable, Hashable, Sendable {
     public var dispatchLateness: LatenessSummary?
     /// `firedAt − dueAt` as the delivering worker measured it, in milliseconds.
     public var fireLateness: LatenessSummary?
+    /// Firings that exhausted their attempts since start.
+    public var deadLettered: Int?
+    /// Occurrences due and not yet handed to a worker (waiting for credit, or not yet fired
+    /// because no worker can take them).
+    public var dueBacklog: Int?
+    /// How long the oldest due, unacknowledged firing or occurrence has waited, in seconds
+    /// (0 when none).
+    public var oldestUndeliveredAgeSeconds: Double?
+    /// Firings dispatched per second over the last `rateWindowSeconds`.
+    public var dispatchedPerSecond: Double?
+    /// Firings acknowledged per second over the last `rateWindowSeconds`.
+    public var acknowledgedPerSecond: Double?
+    /// The window the rates cover, in seconds (up to a minute; shorter just after start).
+    public var rateWindowSeconds: Double?
 
     /// Creates the value from its fields (see each property for meaning and units).
     public init(

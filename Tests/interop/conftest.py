@@ -52,7 +52,11 @@ def chime_binary() -> Path:
 # --------------------------------------------------------------------------- ports
 
 
-def _range_is_free(base: int, count: int = 5) -> bool:
+# Five ZeroMQ endpoints (port base … base + 4) and the coordinator's HTTP (base + 5).
+PORTS_PER_CLUSTER = 6
+
+
+def _range_is_free(base: int, count: int = PORTS_PER_CLUSTER) -> bool:
     """Binds test sockets on 127.0.0.1 to `base` … `base + count - 1`, all at once."""
     held = []
     try:
@@ -69,12 +73,12 @@ def _range_is_free(base: int, count: int = 5) -> bool:
 
 
 def free_port_base(attempts: int = 200) -> int:
-    """A random base in 20000-59999 whose five consecutive loopback ports are free."""
+    """A random base in 20000-59999 whose six consecutive loopback ports are free."""
     for _ in range(attempts):
-        base = random.randint(20000, 59995)
+        base = random.randint(20000, 60000 - PORTS_PER_CLUSTER)
         if _range_is_free(base):
             return base
-    raise RuntimeError("no five consecutive free loopback ports found in 20000-59999")
+    raise RuntimeError("no six consecutive free loopback ports found in 20000-59999")
 
 
 # --------------------------------------------------------------------------- control
@@ -119,7 +123,7 @@ def control_request(
 
 
 class ChimeCluster:
-    """A coordinator and `workers` workers of the binary under test on five loopback ports."""
+    """A coordinator and `workers` workers of the binary under test on six loopback ports."""
 
     def __init__(self, binary: Path, directory: Path, configuration: dict | None = None, workers: int = WORKER_COUNT):
         self.binary = binary
@@ -144,6 +148,11 @@ class ChimeCluster:
     @property
     def events_endpoint(self) -> str:
         return f"tcp://127.0.0.1:{self.port_base + 3}"
+
+    @property
+    def http_url(self) -> str:
+        """The coordinator's HTTP endpoint (port base + 5): /metrics, /healthz, /readyz."""
+        return f"http://127.0.0.1:{self.port_base + 5}"
 
     @property
     def coordinator_pid(self) -> int:

@@ -56,7 +56,10 @@ extension CoordinatorService {
     ///   operation); else the authenticated peer, or `.some(nil)` for a connection without a
     ///   ZAP user id, which may use none.
     func handleControlMessage(_ frames: [Data], from peer: Principal??) -> [CoordinatorDirective] {
+        let started = ContinuousClock.now
+        decodedRequest = nil
         let directives = decideControlMessage(frames, from: peer)
+        recordRequest(directives, since: started)
         if frames.last.map({ $0.count >= Self.trimAfterRefusedBytes }) ?? false, directives.contains(where: \.isRefusal) {
             // Decoding a large request that was then refused freed tens of megabytes that
             // glibc keeps for reuse; they go back at the end of the turn, once the message
@@ -96,6 +99,7 @@ extension CoordinatorService {
         }
         do throws(WireError) {
             let request = try codec.decodeRequest(envelope.body)
+            decodedRequest = (request.operation, request.isMutating)
             if envelope.body.count > Self.maximumSingleRecordRequestBytes,
                 ![.schedule, .cancel, .enable, .disable, .list].contains(request.operation)
             {

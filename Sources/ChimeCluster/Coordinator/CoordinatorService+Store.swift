@@ -49,10 +49,12 @@ extension CoordinatorService {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let lock: StoreLock
         var warm: WarmStandby?
+        probe.enter(standby ? .standby : .recovering)
         if standby {
             guard let (acquired, warmed) = try waitForLock(directory: directory, tunables: tunables) else { return nil }
             lock = acquired
             warm = warmed
+            probe.enter(.recovering)
             logger.info("standby: took over the store", ["store": "\(directory.path)", "warm": .bool(warmed != nil)])
             notifier?.notifyStatus("taking over: \(warmed == nil ? "recovering the store" : "replaying the last records")")
         } else {
@@ -246,6 +248,7 @@ extension CoordinatorService {
             snapshot.encodePayload(json: json, into: &sink)
         }
         recordsSinceSnapshot = 0
+        publishSnapshotFigures()
         let milliseconds = Date().timeIntervalSince(started) * 1000
         logger.info("snapshot written", ["sequence": .integer(file.sequence), "bytes": .int(counter.count),
                                          "milliseconds": .rounded(milliseconds, digits: 1)])

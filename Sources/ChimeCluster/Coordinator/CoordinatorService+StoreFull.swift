@@ -72,6 +72,7 @@ extension CoordinatorService {
     /// Enters or leaves the store-full mode (logged, and told to the supervisor).
     func noteStoreMode(isFull: Bool) {
         isStoreFull = isFull
+        probe.updateStore { $0.isFull = isFull }
         if isFull {
             logger.warning(
                 "the store is full: refusing changes with store_full, answering reads, firing what is durable; retrying the journal write",

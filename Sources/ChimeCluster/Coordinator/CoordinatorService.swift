@@ -3,6 +3,7 @@ import ChimeRuntime
 import ChimeStore
 import ChimeWire
 import Foundation
+import HTTPServer
 import ZeroMQ
 
 /// The coordinator process's shell: owns the sockets, feeds `CoordinatorState`, carries out
@@ -71,6 +72,17 @@ public final class CoordinatorService {
     var rateLimiter: ControlRateLimiter
     /// Rate-limited lines: redeliveries, dead letters, refused connections.
     lazy var operatorLog = OperatorLog(logger: logger)
+    /// What `/metrics`, `/healthz` and `/readyz` read (see `CoordinatorService+HTTP.swift`).
+    public let probe = CoordinatorProbe()
+    /// Where to serve HTTP; `nil` serves none.
+    let httpAddress: HTTPListenAddress?
+    /// Control requests answered since start, by operation and code, for `/metrics`.
+    var requestCounts: [CoordinatorMetrics.RequestKey: Int] = [:]
+    /// From reading a control request to deciding its reply, in seconds.
+    var requestDuration = Histogram(upperBounds: Histogram.durationSecondsBounds)
+    /// The operation of the control request being decided and whether it changes something
+    /// (`nil` until it decodes), for `recordRequest`.
+    var decodedRequest: (operation: ControlOperation, isMutating: Bool)?
 
     /// A message the loop sends once the journal entries it reports on are durable.
     enum OutboundMessage {
@@ -92,11 +104,14 @@ public final class CoordinatorService {
     ///   - warmStandby: with `standby`, load the snapshot and follow the journal while
     ///     waiting, so a takeover replays only the last records (it holds a copy of the
     ///     state: as much memory as the active coordinator); `false` recovers at takeover.
+    ///   - http: where to serve `/metrics`, `/healthz` and `/readyz` (from before the store
+    ///     is opened, so a standby and a recovery answer too); `nil` serves no HTTP.
     public init(
         configuration: ChimeConfiguration, logger: Logger, stop: StopSignal, standby: Bool = false,
         clock: any ServiceClock = SystemClock(), context: Context? = nil, security: ServerSecurity? = nil,
-        notifier: SystemdNotifier? = nil, warmStandby: Bool = true
+        notifier: SystemdNotifier? = nil, warmStandby: Bool = true, http: HTTPListenAddress? = nil
     ) {
+        self.httpAddress = http
         self.isWarmStandby = warmStandby
         self.notifier = notifier
         self.watchdog = WatchdogPacer(notifier: notifier)
@@ -175,6 +190,11 @@ public final class CoordinatorService {
             }
         }
         defer { zapHandler?.stop() }
+        var httpServer = try startHTTP(isStandby: standby)
+        defer {
+            probe.enter(.stopping)
+            httpServer?.stop()
+        }
         if let security {
             logger.info(
                 "CURVE on every endpoint; ZAP self-test refused an unknown key",
@@ -195,6 +215,8 @@ public final class CoordinatorService {
         guard let (storage, recovered) = opened else { return }
         self.storage = storage
         self.state = recovered
+        if httpServer == nil && httpAddress != nil { httpServer = startHTTPAfterTakeover() }
+        publishSnapshotFigures()
         defer {
             // Unbind before the lock goes: a standby binds these endpoints once it has the lock.
             forwarder?.stop()
@@ -251,7 +273,7 @@ public final class CoordinatorService {
         try journalSignal.bind(to: signalEndpoint)
         if case .file(let store) = storage {
             journalWriter = try JournalWriter(
-                store: store, context: context, signalEndpoint: signalEndpoint, unwrittenEntries: unwrittenAtStart)
+                store: store, context: context, signalEndpoint: signalEndpoint, unwrittenEntries: unwrittenAtStart, probe: probe)
         }
         defer {
             if let journalWriter {
@@ -267,8 +289,10 @@ public final class CoordinatorService {
         logger.info(
             "coordinator ready", ["control": "\(endpoints.control.bind)", "dispatch": "\(endpoints.dispatch.bind)",
                                   "results": "\(endpoints.results.bind)", "events": "\(endpoints.events.bind)",
-                                  "eventsIngest": "\(endpoints.eventsIngest.bind)", "pid": .integer(getpid())])
+                                  "eventsIngest": "\(endpoints.eventsIngest.bind)", "pid": .integer(getpid()),
+                                  "http": "\(Self.httpDescription(httpServer))"])
         notifier?.notifyReady(status: activeStatusLine())
+        probe.enter(.active)
         onReady()
 
         let poller = Poller()
@@ -288,7 +312,9 @@ public final class CoordinatorService {
             }
             // Before anything of this turn reaches the journal or a worker: one monotonic
             // reading a turn drives the watchdog, the stall check and the ownership check.
-            try superviseTurn(at: ContinuousClock.now)
+            let turnStart = ContinuousClock.now
+            try superviseTurn(at: turnStart)
+            probe.noteTurn(at: turnStart)
             var directives: [CoordinatorDirective] = []
             do {
                 while try journalSignal.receiveMessage(dontWait: true) != nil {}
@@ -313,7 +339,9 @@ public final class CoordinatorService {
                 isMemoryTrimDue = false
                 MemoryTrim.releaseFreePages()
             }
+            if probe.wantsMetrics { publishMetrics() }
         }
+        probe.enter(.stopping)
         notifier?.notifyStopping(status: "stopping: answering what the journal makes durable")
         // Answer what is waiting for the journal before the sockets close.
         if let journalWriter {

@@ -36,6 +36,15 @@ extension CoordinatorState {
                 dispatched: dispatchedCount, redelivered: redeliveredCount, acknowledged: acknowledgedCount,
                 dispatchLateness: dispatchLateness.summary(), fireLateness: fireLateness.summary())
             stats.suppressed = suppressedCount
+            stats.deadLettered = deadLetteredCount
+            let backlog = backlog(at: now)
+            stats.dueBacklog = backlog.due
+            stats.oldestUndeliveredAgeSeconds = backlog.oldestAgeSeconds
+            if let rates = throughput.rates(elapsed: elapsed, dispatched: dispatchedCount, acknowledged: acknowledgedCount) {
+                stats.dispatchedPerSecond = rates.dispatchedPerSecond
+                stats.acknowledgedPerSecond = rates.acknowledgedPerSecond
+                stats.rateWindowSeconds = rates.windowSeconds
+            }
             outcome = .stats(stats)
         case .ping:
             outcome = .pong(PongResult(now: now))

@@ -23,6 +23,7 @@ extension CoordinatorState {
     ///     liveness; `nil` measures them on `now`.
     public mutating func onTick(now: Date, monotonic: Double? = nil) -> [CoordinatorDirective] {
         observeClocks(now, monotonic: monotonic)
+        throughput.sampleIfDue(elapsed: elapsed, dispatched: dispatchedCount, acknowledged: acknowledgedCount)
         var directives: [CoordinatorDirective] = []
         let budget = max(0, freeCredit().saturatingAdding(configuration.maxBatchSize) - waitingCount)
         for (id, _) in schedule.popDue(at: now, limit: budget) {
@@ -114,6 +115,7 @@ extension CoordinatorState {
         guard let firing = unsettled[firingId]?.firing else { return }
         if firing.attempt >= configuration.maxAttempts {
             record(.deadLettered(firingId, at: now), into: &directives)
+            deadLetteredCount += 1
             return
         }
         record(.leaseExpired(firingId, at: now), into: &directives)
@@ -287,7 +289,9 @@ extension CoordinatorState {
             }
             acknowledged += 1
             acknowledgedCount += 1
-            fireLateness.record(milliseconds: ack.firedAt.timeIntervalSince(flight.firing.dueAt) * 1000)
+            let lateness = ack.firedAt.timeIntervalSince(flight.firing.dueAt)
+            fireLateness.record(milliseconds: lateness * 1000)
+            fireLatenessSeconds.observe(lateness)
             let entry = JournalEntry.acknowledged(
                 ack.firingId, seq: flight.seq, worker: message.worker, firedAt: ack.firedAt)
             if let update = self.record(entry, into: &directives).badge {

@@ -1,4 +1,5 @@
 import ChimeCore
+import ChimeRuntime
 import ChimeStore
 import ChimeWire
 import Foundation
@@ -212,6 +213,12 @@ public struct CoordinatorState: Sendable {
     var dispatchedCount = 0
     var redeliveredCount = 0
     var acknowledgedCount = 0
+    /// Firings dead-lettered since start (`deadLetters` holds those not yet retried).
+    var deadLetteredCount = 0
+    /// `firedAt − dueAt` of acknowledged firings, in seconds, for `/metrics`.
+    var fireLatenessSeconds = Histogram(upperBounds: Histogram.latencySecondsBounds)
+    /// Counters once a second, for the rates of `stats`.
+    var throughput = ThroughputWindow()
     /// Worker messages dropped because `maxWorkers` records were kept and none could go.
     public internal(set) var refusedWorkerMessages = 0
     /// Worker joins and losses for the service's log (`takeNotices()`).

@@ -43,6 +43,8 @@ final class JournalWriter: @unchecked Sendable {
     private var noSpace: JournalError?
     private var isStopping = false
     private let finished = DispatchSemaphore(value: 0)
+    /// Told the fsync durations and journal size after each write; `nil` tells nobody.
+    private let probe: CoordinatorProbe?
 
     /// What the loop reads once a turn.
     struct Status {
@@ -59,9 +61,13 @@ final class JournalWriter: @unchecked Sendable {
     ///   - signalEndpoint: the inproc endpoint the loop has bound a PULL socket to.
     ///   - unwrittenEntries: entries the store already holds buffered because its last
     ///     `sync` found no space (a start on a full store); the writer retries them first.
+    ///   - probe: told each fsync's duration and the journal's size after each write.
     /// - Throws: `ZeroMQError` when the signal socket cannot be made or connected.
-    init(store: FileStore, context: Context, signalEndpoint: String, unwrittenEntries: Int = 0) throws {
+    init(
+        store: FileStore, context: Context, signalEndpoint: String, unwrittenEntries: Int = 0, probe: CoordinatorProbe? = nil
+    ) throws {
         self.store = store
+        self.probe = probe
         if unwrittenEntries > 0 {
             undurable = unwrittenEntries
             noSpace = JournalError(.noSpace, path: store.journal.directory.path, message: "the store was full at start")
@@ -157,6 +163,7 @@ final class JournalWriter: @unchecked Sendable {
     private func run(signal: Socket, carried initiallyCarried: Int) {
         var carried = initiallyCarried
         var lastOwnershipCheck = ContinuousClock.now
+        var reported = store.journal.statistics
         while true {
             condition.lock()
             var isRetryDue = false
@@ -204,6 +211,7 @@ final class JournalWriter: @unchecked Sendable {
                 _ = try? signal.send(Data(), dontWait: true)
                 return
             }
+            if let probe { reported = report(to: probe, since: reported) }
             condition.lock()
             durable = through
             undurable -= carried
@@ -214,6 +222,24 @@ final class JournalWriter: @unchecked Sendable {
             // A full signal queue already holds a wake-up for the loop.
             _ = try? signal.send(Data(), dontWait: true)
         }
+    }
+}
+
+extension JournalWriter {
+    /// Tells `probe` the fsyncs since `previous` (the last one's duration; the mean when one
+    /// write made several) and the journal's size; returns the statistics now.
+    private func report(to probe: CoordinatorProbe, since previous: JournalStatistics) -> JournalStatistics {
+        let current = store.journal.statistics
+        let fsyncs = current.fsyncCount - previous.fsyncCount
+        probe.updateStore { figures in
+            if fsyncs == 1, let latency = current.lastFsyncLatency {
+                figures.fsyncDuration.observe(latency)
+            } else if fsyncs > 1 {
+                figures.fsyncDuration.observe((current.totalFsyncSeconds - previous.totalFsyncSeconds) / Double(fsyncs), times: fsyncs)
+            }
+            figures.journalBytes = current.journalBytes
+        }
+        return current
     }
 }
 

@@ -2,6 +2,7 @@ import ChimeCore
 import ChimeRuntime
 import ChimeWire
 import Foundation
+import HTTPServer
 import ZeroMQ
 
 /// The worker process's shell: pulls dispatch batches, publishes fire events, pushes
@@ -21,6 +22,10 @@ public final class WorkerService {
     let curve: CurveClientKeys?
     /// The service supervisor (systemd's `NOTIFY_SOCKET`); `nil` when there is none.
     let notifier: SystemdNotifier?
+    /// What `/metrics`, `/healthz` and `/readyz` read.
+    public let probe = WorkerProbe()
+    /// Where to serve HTTP; `nil` serves none.
+    let httpAddress: HTTPListenAddress?
     let userInfoEncoder: JSONEncoder = {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
@@ -37,11 +42,13 @@ public final class WorkerService {
     ///     runs CURVE; `nil` connects without.
     ///   - notifier: told `READY=1` once connected, `WATCHDOG=1` from the loop (at most every
     ///     half of `WATCHDOG_USEC`) and `STOPPING=1`; `nil` notifies nobody.
+    ///   - http: where to serve `/metrics`, `/healthz` and `/readyz`; `nil` serves no HTTP.
     public init(
         configuration: ChimeConfiguration, id: WorkerID?, logger: Logger, stop: StopSignal,
         clock: any ServiceClock = SystemClock(), context: Context? = nil, curve: CurveClientKeys? = nil,
-        notifier: SystemdNotifier? = nil
+        notifier: SystemdNotifier? = nil, http: HTTPListenAddress? = nil
     ) {
+        self.httpAddress = http
         self.curve = curve
         self.notifier = notifier
         self.configuration = configuration
@@ -67,8 +74,13 @@ public final class WorkerService {
     static let eventPathWait = 1.0
 
     /// Connects and serves until the stop signal.
-    /// - Throws: `ZeroMQError` when an endpoint is invalid.
+    /// - Throws: `ZeroMQError` when an endpoint is invalid; `HTTPServerError` when the HTTP
+    ///   address cannot be listened on.
     public func run(onReady: () -> Void = {}) throws {
+        let httpServer = try httpAddress.map { address throws(HTTPServerError) in
+            try HTTPServer(address: address) { [routes = probe.routes] in routes.respond(to: $0) }
+        }
+        defer { httpServer?.stop() }
         let context: Context
         if let sharedContext {
             // Shared with others: the loop sees the stop flag within one poll (≤ 100 ms).
@@ -103,7 +115,10 @@ public final class WorkerService {
             results.close()
             events.close()
         }
-        logger.info("worker ready", ["id": state.id.rawValue, "dispatch": endpoints.dispatch.connect])
+        logger.info(
+            "worker ready",
+            ["id": state.id.rawValue, "dispatch": endpoints.dispatch.connect,
+             "http": httpServer.map { HTTPListenAddress(host: $0.address.host, port: $0.port).description } ?? "off"])
         notifier?.notifyReady(status: "worker \(state.id.rawValue): connected to \(endpoints.dispatch.connect)")
         onReady()
         var watchdog = WatchdogPacer(notifier: notifier)
@@ -122,6 +137,7 @@ public final class WorkerService {
         poller.register(events, for: .readable)
         func becomeReady() {
             isEventPathReady = true
+            probe.noteTakingFirings()
             state.announceAtNextTick()
             poller = Poller()
             poller.register(incoming, for: .readable)
@@ -129,7 +145,9 @@ public final class WorkerService {
         }
         do {
             while !stop.isStopRequested {
-                watchdog.pingIfDue(at: .now)
+                let turnStart = ContinuousClock.now
+                watchdog.pingIfDue(at: turnStart)
+                probe.noteTurn(at: turnStart, delivered: state.deliveredCount)
                 let now = clock.monotonic
                 var wait = state.nextWake.map { max(0, min(0.1, $0 - now)) } ?? 0
                 if !isEventPathReady { wait = max(0, min(wait, eventPathDeadline.timeIntervalSince(Date()))) }

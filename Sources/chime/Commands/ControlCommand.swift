@@ -16,7 +16,8 @@ enum ControlCommand: Command {
         details: """
             status   reminder counts by state, in-flight firings, live workers, next fire
             workers  each worker's id, liveness, last heartbeat and counts
-            stats    dispatch and fire lateness p50/p99/max (ms), counters
+            stats    counters, backlog (due, not dispatched) and oldest undelivered age, rates per
+                     second over the last minute, dispatch and fire lateness p50/p99/max (ms)
             ping          round trip to the coordinator
             dead-letters  firings that exhausted their attempts
             retry ID      send a dead-lettered firing again (same firing id)
@@ -72,7 +73,16 @@ enum ControlCommand: Command {
         case "stats":
             let (reply, raw) = try client.call(ControlRequest(command: .stats), StatsReport.self)
             guard !json, let stats = reply.result else { printJSON(raw); return 0 }
-            output("dispatched \(stats.dispatched), redelivered \(stats.redelivered), acknowledged \(stats.acknowledged), suppressed \(stats.suppressed)")
+            output("dispatched \(stats.dispatched), redelivered \(stats.redelivered), acknowledged \(stats.acknowledged), dead-lettered \(stats.deadLettered ?? 0), suppressed \(stats.suppressed)")
+            if let backlog = stats.dueBacklog {
+                output(String(format: "backlog: %d due, not dispatched; oldest undelivered %.1f s", backlog, stats.oldestUndeliveredAgeSeconds ?? 0))
+            }
+            if let window = stats.rateWindowSeconds {
+                output(String(format: "rates (last %.0f s): dispatched %.1f/s, acknowledged %.1f/s", window,
+                              stats.dispatchedPerSecond ?? 0, stats.acknowledgedPerSecond ?? 0))
+            } else {
+                output("rates: not yet (less than a second of samples)")
+            }
             func line(_ name: String, _ summary: LatenessSummary?) {
                 guard let summary else { output("\(name): no samples"); return }
                 output(String(format: "%@ (ms, last %d): p50 %.2f  p99 %.2f  max %.2f", name, summary.count, summary.p50, summary.p99, summary.max))

@@ -2,6 +2,7 @@ import ChimeCluster
 import ChimeCore
 import ChimeRuntime
 import Foundation
+import HTTPServer
 
 enum CoordinatorCommand: Command {
     static let spec = CommandSpec(
@@ -13,6 +14,7 @@ enum CoordinatorCommand: Command {
             OptionSpec(name: "fsync", value: "POLICY", help: "always (default), interval or never."),
             OptionSpec(name: "standby", value: nil, help: "Wait for the store's lock and take over when the active coordinator dies (warm: loads the snapshot and follows the journal meanwhile)."),
             OptionSpec(name: "cold-standby", value: nil, help: "With --standby: do not load the store while waiting (less memory; the takeover recovers from the files)."),
+            OptionSpec(name: "http", value: "ADDR", help: "Serve /metrics, /healthz and /readyz on HOST:PORT, or 'off'. Default from http.listen: 127.0.0.1:7705 (port base + 5)."),
         ] + CommonOptions.specs + LogOptions.specs,
         details: "Recovers from the store, then binds control (ROUTER), dispatch (ROUTER), results (PULL) and the\nevent forwarder (XSUB/XPUB). Stops cleanly on SIGINT or SIGTERM. With --keys DIR every endpoint runs\nCURVE and only the keys of DIR's allow-lists get in. SIGHUP reloads the allow-lists and log.level. Without keys only loopback\naddresses may be bound (unless security.insecure is true).")
 
@@ -38,7 +40,8 @@ enum CoordinatorCommand: Command {
             configuration: configuration, logger: logger, stop: stop, standby: arguments.has("standby"),
             security: security,
             notifier: SystemdNotifier(environment: ProcessInfo.processInfo.environment),
-            warmStandby: !arguments.has("cold-standby"))
+            warmStandby: !arguments.has("cold-standby"),
+            http: try HTTPOptions.address(arguments.value("http"), configured: configuration.http.listen))
         try service.run()
         return 0
     }
@@ -49,8 +52,10 @@ enum WorkerCommand: Command {
         name: "worker",
         summary: "Run a worker: delivers firings as fire events and acknowledges them.",
         usage: "chime worker [--id ID] [--config PATH] [--port-base PORT] [endpoint overrides]",
-        options: [OptionSpec(name: "id", value: "ID", help: "Worker id (default: <host>-<pid>).")]
-            + CommonOptions.specs + LogOptions.specs,
+        options: [
+            OptionSpec(name: "id", value: "ID", help: "Worker id (default: <host>-<pid>)."),
+            OptionSpec(name: "http", value: "ADDR", help: "Serve /metrics, /healthz and /readyz on HOST:PORT (default: no HTTP)."),
+        ] + CommonOptions.specs + LogOptions.specs,
         details: "Connects to dispatch (PULL), results (PUSH) and events-ingest (PUB); heartbeats every interval.\nStops cleanly on SIGINT or SIGTERM; SIGHUP re-reads log.level.")
 
     static func run(_ arguments: Arguments) throws -> Int32 {
@@ -62,8 +67,26 @@ enum WorkerCommand: Command {
         let service = WorkerService(
             configuration: configuration, id: arguments.value("id").map { WorkerID($0) }, logger: logger, stop: stop,
             curve: try CommonOptions.clientKeys(configuration, role: .worker),
-            notifier: SystemdNotifier(environment: ProcessInfo.processInfo.environment))
+            notifier: SystemdNotifier(environment: ProcessInfo.processInfo.environment),
+            http: try HTTPOptions.address(arguments.value("http"), configured: nil))
         try service.run()
         return 0
+    }
+}
+
+/// The `--http ADDR` flag and `http.listen`.
+enum HTTPOptions {
+    /// Where to serve HTTP: the flag's address, else the configured one; `nil` for `off`
+    /// (or no flag and nothing configured).
+    /// - Throws: `UsageError` for a flag, `ConfigurationError` for `http.listen`, that is
+    ///   neither `off` nor `HOST:PORT`.
+    static func address(_ flag: String?, configured: String?) throws -> HTTPListenAddress? {
+        guard let text = flag ?? configured, text != "off" else { return nil }
+        do throws(HTTPServerError) {
+            return try HTTPListenAddress.parse(text)
+        } catch {
+            if flag != nil { throw UsageError("--http: \(error.message), or off") }
+            throw ConfigurationError("http.listen: \(error.message), or off")
+        }
     }
 }

@@ -6,7 +6,7 @@ import Foundation
 enum CommonOptions {
     static let specs: [OptionSpec] = [
         OptionSpec(name: "config", value: "PATH", help: "Configuration file (default: $CHIME_CONFIG, else ./config/chime.json when present, else built-in defaults)."),
-        OptionSpec(name: "port-base", value: "PORT", help: "Use loopback ports PORT..PORT+4 for control, dispatch, results, events, events-ingest."),
+        OptionSpec(name: "port-base", value: "PORT", help: "Use loopback ports PORT..PORT+4 for control, dispatch, results, events, events-ingest, and PORT+5 for the coordinator's HTTP."),
         OptionSpec(name: "control", value: "ENDPOINT", help: "Control endpoint (bind for the coordinator, connect for others)."),
         OptionSpec(name: "dispatch", value: "ENDPOINT", help: "Dispatch endpoint."),
         OptionSpec(name: "results", value: "ENDPOINT", help: "Results endpoint."),

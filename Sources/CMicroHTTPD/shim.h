@@ -1,0 +1,17 @@
+#ifndef CHIME_CMICROHTTPD_SHIM_H
+#define CHIME_CMICROHTTPD_SHIM_H
+
+#include <stdarg.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <sys/socket.h>
+#include <microhttpd.h>
+
+/* MHD_get_daemon_info is variadic, which Swift cannot call: the port a daemon bound
+   (the one the kernel chose for port 0), or 0 when libmicrohttpd cannot say. */
+static inline uint16_t chime_mhd_bound_port(struct MHD_Daemon *daemon) {
+    const union MHD_DaemonInfo *info = MHD_get_daemon_info(daemon, MHD_DAEMON_INFO_BIND_PORT);
+    return info == NULL ? 0 : info->port;
+}
+
+#endif

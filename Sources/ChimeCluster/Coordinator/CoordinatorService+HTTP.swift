@@ -1,0 +1,111 @@
+import ChimeRuntime
+import ChimeStore
+import ChimeWire
+import Foundation
+import HTTPServer
+
+/// HTTP for machines: `/metrics` (Prometheus text format 0.0.4), `/healthz` (the loop is
+/// turning) and `/readyz` (active: recovered, owning the store, the store takes writes),
+/// served on libmicrohttpd's thread from `probe`; the loop only stores an instant a turn and,
+/// when a scrape asks, publishes a snapshot.
+extension CoordinatorService {
+    /// The routes every coordinator serves.
+    static func routes(for probe: CoordinatorProbe) -> HTTPRoutes {
+        HTTPRoutes([
+            "/metrics": { probe.metricsResponse() },
+            "/healthz": { probe.health() },
+            "/readyz": { probe.readiness() },
+        ])
+    }
+
+    /// Starts the HTTP server on `httpAddress`, if any. A standby on the same host as the
+    /// active coordinator finds the address taken; it then serves HTTP from its takeover on.
+    /// - Throws: `HTTPServerError` when the address cannot be listened on (a standby: only
+    ///   when it is not merely in use).
+    func startHTTP(isStandby: Bool) throws -> HTTPServer? {
+        guard let httpAddress else { return nil }
+        let routes = Self.routes(for: probe)
+        let server: HTTPServer
+        do throws(HTTPServerError) {
+            server = try HTTPServer(address: httpAddress) { routes.respond(to: $0) }
+        } catch {
+            guard isStandby && error.code == .cannotListen else { throw error }
+            logger.warning(
+                "http address taken (the active coordinator on this host?); serving it after a takeover",
+                ["listen": httpAddress.description])
+            return nil
+        }
+        // Logged with "coordinator ready" (`httpDescription`): a start that fails later
+        // prints one line.
+        return server
+    }
+
+    /// The second try of a standby whose HTTP address was taken: the active coordinator is
+    /// gone now. A failure is logged, not thrown: the schedule matters more than metrics.
+    func startHTTPAfterTakeover() -> HTTPServer? {
+        guard let httpAddress else { return nil }
+        do {
+            return try HTTPServer(address: httpAddress) { [routes = Self.routes(for: probe)] in routes.respond(to: $0) }
+        } catch {
+            logger.error("http not served after the takeover", ["listen": httpAddress.description, "error": "\(error)"])
+            return nil
+        }
+    }
+
+    /// Where `server` listens, for the start-up line: `HOST:PORT`, or `off`.
+    static func httpDescription(_ server: HTTPServer?) -> String {
+        guard let server else { return "off" }
+        let address = HTTPListenAddress(host: server.address.host, port: server.port)
+        return address.description
+    }
+
+    /// Takes the snapshot a scrape waits for.
+    func publishMetrics() {
+        var metrics = state.metrics(at: clock.now)
+        metrics.requests = requestCounts
+        metrics.requestDuration = requestDuration
+        probe.publish(metrics)
+    }
+
+    /// Publishes the snapshot files' size and the newest one's time (at start and after each
+    /// snapshot; the journal writer is idle then).
+    func publishSnapshotFigures() {
+        guard case .file(let store) = storage else { return }
+        let statistics = store.statistics
+        var newestTime: Double?
+        if let newest = try? store.snapshots.list().last,
+            let modified = (try? FileManager.default.attributesOfItem(atPath: newest.path))?[.modificationDate] as? Date
+        {
+            newestTime = modified.timeIntervalSince1970
+        }
+        probe.updateStore {
+            $0.hasStore = true
+            $0.journalBytes = statistics.journalBytes
+            $0.snapshotBytes = statistics.snapshotBytes
+            $0.lastSnapshotAt = newestTime
+        }
+    }
+
+    /// Counts one answered control request by operation and reply code, with its duration.
+    /// A request answered outside the directives (a store operation, or a read or refusal
+    /// while the store is full) counts as `ok`, or `store_full` when it changes something
+    /// while the store is full.
+    func recordRequest(_ directives: [CoordinatorDirective], since started: ContinuousClock.Instant) {
+        var code = "ok"
+        if let request = decodedRequest, isStoreFull,
+            request.isMutating || [.snapshot, .compact, .store].contains(request.operation)
+        {
+            code = WireError.Code.storeFull.rawValue
+        }
+        for directive in directives {
+            if case .reply(.failed(let error), _, _) = directive {
+                code = error.code.rawValue
+                break
+            }
+        }
+        let key = CoordinatorMetrics.RequestKey(operation: decodedRequest?.operation.rawValue ?? "undecodable", code: code)
+        requestCounts[key, default: 0] += 1
+        let elapsed = (ContinuousClock.now - started).components
+        requestDuration.observe(Double(elapsed.seconds) + Double(elapsed.attoseconds) / 1e18)
+    }
+}

@@ -1,0 +1,144 @@
+internal import CMicroHTTPD
+import Foundation
+import Synchronization
+
+/// One request as a handler sees it: the method and the path (without the query string).
+public struct HTTPRequest: Hashable, Sendable {
+    /// `GET`, `HEAD`, `POST`, … as the client sent it.
+    public var method: String
+    /// The request target's path, such as `/metrics`.
+    public var path: String
+
+    /// Creates the value from its fields.
+    public init(method: String, path: String) {
+        self.method = method
+        self.path = path
+    }
+}
+
+/// What a handler answers.
+public struct HTTPResponse: Hashable, Sendable {
+    /// The status code, such as 200 or 503.
+    public var status: Int
+    /// The `Content-Type` header.
+    public var contentType: String
+    /// The body bytes (libmicrohttpd leaves them out for `HEAD`).
+    public var body: [UInt8]
+    /// More headers, such as `Allow` on a 405.
+    public var headers: [String: String]
+
+    /// Creates a response; `text` is sent as UTF-8.
+    public init(status: Int, contentType: String = "text/plain; charset=utf-8", text: String, headers: [String: String] = [:]) {
+        self.status = status
+        self.contentType = contentType
+        self.body = Array(text.utf8)
+        self.headers = headers
+    }
+}
+
+/// A small HTTP/1.1 server for machines (metrics and probes) on GNU libmicrohttpd: one
+/// internal thread polls (`MHD_USE_POLL_INTERNAL_THREAD`) and calls the handler for each
+/// request, so the handler must be quick and must not wait on the caller's threads.
+///
+/// Odd requests are libmicrohttpd's to refuse before the handler sees them: a request line
+/// or headers beyond 16 KiB (`MHD_OPTION_CONNECTION_MEMORY_LIMIT`, answered 414 or 431),
+/// bytes that are not HTTP (400, or the connection is closed), idle connections after
+/// 10 s, more than 64 connections at once.
+public final class HTTPServer: Sendable {
+    /// The port the server listens on (the kernel's choice when the address said 0).
+    public let port: UInt16
+    /// The address it was asked to listen on.
+    public let address: HTTPListenAddress
+    private let daemon: Mutex<OpaquePointer?>
+    private let handlerBox: Unmanaged<HandlerBox>
+
+    /// Starts listening at once; requests are served on libmicrohttpd's thread until `stop`.
+    /// - Parameter handler: answers one request; it runs on libmicrohttpd's thread, never
+    ///   on the caller's (hence `@Sendable` and nonisolated).
+    /// - Throws: `HTTPServerError` `.cannotListen` when the address is in use or not on
+    ///   this machine. The corresponding libmicrohttpd call is `MHD_start_daemon_va`.
+    public init(address: HTTPListenAddress, handler: @escaping @Sendable (HTTPRequest) -> HTTPResponse) throws(HTTPServerError) {
+        guard var socketAddress = address.socketAddress() else {
+            throw HTTPServerError(.invalidAddress, "'\(address.host)' is not an IP address literal")
+        }
+        let box = Unmanaged.passRetained(HandlerBox(handler))
+        var flags = UInt32(MHD_USE_POLL_INTERNAL_THREAD.rawValue)
+        if address.isIPv6 { flags |= UInt32(MHD_USE_IPv6.rawValue) }
+        let started: OpaquePointer? = socketAddress.withUnsafeMutableBytes { bytes in
+            // The option list is read inside the call: the sockaddr need not outlive it.
+            let options: [any CVarArg] = [
+                Int32(bitPattern: MHD_OPTION.SOCK_ADDR.rawValue), OpaquePointer(bytes.baseAddress!),
+                Int32(bitPattern: MHD_OPTION.CONNECTION_MEMORY_LIMIT.rawValue), Int(Self.connectionMemoryBytes),
+                Int32(bitPattern: MHD_OPTION.CONNECTION_LIMIT.rawValue), UInt32(Self.connectionLimit),
+                Int32(bitPattern: MHD_OPTION.CONNECTION_TIMEOUT.rawValue), UInt32(Self.connectionTimeoutSeconds),
+                Int32(bitPattern: MHD_OPTION.END.rawValue),
+            ]
+            return withVaList(options) { arguments in
+                MHD_start_daemon_va(flags, address.port, nil, nil, accessHandler, box.toOpaque(), arguments)
+            }
+        }
+        guard let started else {
+            box.release()
+            throw HTTPServerError(.cannotListen, "cannot listen for HTTP on \(address) (in use, or not an address of this machine)")
+        }
+        self.address = address
+        self.handlerBox = box
+        self.port = address.port != 0 ? address.port : chime_mhd_bound_port(started)
+        self.daemon = Mutex(started)
+    }
+
+    /// The most memory one connection may use, request line and headers included, in bytes.
+    public static let connectionMemoryBytes = 16 * 1024
+    /// The most connections served at once.
+    public static let connectionLimit = 64
+    /// How long an idle connection stays open, in seconds.
+    public static let connectionTimeoutSeconds = 10
+
+    /// Stops listening, closes every connection and waits for libmicrohttpd's thread to end
+    /// (a handler under way finishes first). Later calls do nothing. The corresponding
+    /// libmicrohttpd call is `MHD_stop_daemon`.
+    public func stop() {
+        let stopped = daemon.withLock { daemon -> Bool in
+            guard let running = daemon else { return false }
+            MHD_stop_daemon(running)
+            daemon = nil
+            return true
+        }
+        if stopped { handlerBox.release() }
+    }
+
+    deinit { stop() }
+}
+
+/// Carries the handler through libmicrohttpd's `void *` context.
+private final class HandlerBox: Sendable {
+    let handler: @Sendable (HTTPRequest) -> HTTPResponse
+    init(_ handler: @escaping @Sendable (HTTPRequest) -> HTTPResponse) { self.handler = handler }
+}
+
+/// libmicrohttpd's request callback: a file-level function, so it captures nothing and is
+/// isolated to no actor (it runs on libmicrohttpd's thread).
+private func accessHandler(
+    context: UnsafeMutableRawPointer?, connection: OpaquePointer?, url: UnsafePointer<CChar>?,
+    method: UnsafePointer<CChar>?, version: UnsafePointer<CChar>?, uploadData: UnsafePointer<CChar>?,
+    uploadDataSize: UnsafeMutablePointer<Int>?, connectionContext: UnsafeMutablePointer<UnsafeMutableRawPointer?>?
+) -> MHD_Result {
+    guard let context, let connection else { return MHD_Result.NO }
+    let box = Unmanaged<HandlerBox>.fromOpaque(context).takeUnretainedValue()
+    // Bytes that are not UTF-8 become U+FFFD: no route matches them, which is a 404.
+    let request = HTTPRequest(
+        method: method.map { String(decoding: UnsafeRawBufferPointer(start: $0, count: strlen($0)), as: UTF8.self) } ?? "",
+        path: url.map { String(decoding: UnsafeRawBufferPointer(start: $0, count: strlen($0)), as: UTF8.self) } ?? "")
+    // Answered on the first call, before any request body is read: a body is never wanted.
+    let response = box.handler(request)
+    let body = response.body
+    let created = body.withUnsafeBytes { bytes in
+        MHD_create_response_from_buffer(bytes.count, UnsafeMutableRawPointer(mutating: bytes.baseAddress), .RESPMEM_MUST_COPY)
+    }
+    guard let created else { return MHD_Result.NO }
+    defer { MHD_destroy_response(created) }
+    _ = MHD_add_response_header(created, "Content-Type", response.contentType)
+    for (name, value) in response.headers { _ = MHD_add_response_header(created, name, value) }
+    let status = UInt32(clamping: max(100, min(599, response.status)))
+    return MHD_queue_response(connection, status, created)
+}
