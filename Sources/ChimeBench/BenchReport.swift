@@ -40,6 +40,15 @@ public struct BenchReport: Codable, Sendable {
     public var ingestSeconds: Double?
     public var ingestRate: Double?
     public var ingestRequests: Int?
+    /// One call at a time (W4, batch 1, pipeline 1): the mean round trip of a `schedule`
+    /// request, milliseconds (ingest time / requests).
+    public var roundTripMeanMs: Double?
+    /// The same run's bare libzmq DEALER → ROUTER echo of a same-sized body over TCP
+    /// loopback (``RoundTripBaselines/echo(body:count:)``), milliseconds.
+    public var echoRoundTripMs: RoundTripBaselines.Figures?
+    /// The same run's `write` + `fdatasync` of a 256-byte record on the store's disk,
+    /// milliseconds.
+    public var fdatasyncMs: RoundTripBaselines.Figures?
     /// `T − end of ingestion`, seconds (must be ≥ 1 s for W1/W2, ≥ 7 s for W3).
     public var ingestEndsBeforeTSeconds: Double?
 

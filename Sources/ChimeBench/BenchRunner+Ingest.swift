@@ -15,6 +15,17 @@ extension BenchRunner {
             workload: .w4, count: settings.count, plannedAt: Date().timeIntervalSince1970, lead: 0)
         note("W4: N=\(plan.count), batch \(settings.batch), pipeline \(settings.pipeline); ingesting")
         try ingest(plan, cluster: cluster, into: &report)
+        if settings.batch == 1 && settings.pipeline == 1, let seconds = report.ingestSeconds, let requests = report.ingestRequests {
+            // One call at a time: the floors it is held against, measured now, on this machine.
+            report.roundTripMeanMs = (seconds / Double(max(1, requests)) * 1e6).rounded() / 1000
+            let body = Ingestor.requestBody(
+                requestId: "bench-echo", ids: 0..<1, dues: plan.dues,
+                shape: Ingestor.ReminderShape(recipient: { _ in "bench" }, content: { _ in "{}" }))
+            report.echoRoundTripMs = try RoundTripBaselines.echo(body: body, count: min(10_000, max(1_000, plan.count)))
+            report.fdatasyncMs = try RoundTripBaselines.fdatasyncCost(in: cluster.directory)
+            note(String(format: "one call at a time: round trip %.3f ms; bare echo mean %.3f ms; fdatasync p50 %.3f ms",
+                        report.roundTripMeanMs ?? 0, report.echoRoundTripMs?.mean ?? 0, report.fdatasyncMs?.p50 ?? 0))
+        }
         if let pid = cluster.coordinatorPID, let bytes = RSSSampler.residentBytes(of: pid) {
             report.coordinatorRssAfterIngestMB = Double(bytes) / 1e6
         }

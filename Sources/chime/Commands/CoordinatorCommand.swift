@@ -27,6 +27,8 @@ enum CoordinatorCommand: Command {
             }
             configuration.store.fsync = fsync
         }
+        // Every flag is checked before the first log line, so a usage error is the only line.
+        let http = try HTTPOptions.address(arguments.value("http"), configured: configuration.http.listen)
         let logger = try LogOptions.logger("coordinator", arguments, configuration)
         let stop = StopSignal()
         installTerminationHandlers(stop)
@@ -41,7 +43,7 @@ enum CoordinatorCommand: Command {
             security: security,
             notifier: SystemdNotifier(environment: ProcessInfo.processInfo.environment),
             warmStandby: !arguments.has("cold-standby"),
-            http: try HTTPOptions.address(arguments.value("http"), configured: configuration.http.listen))
+            http: http)
         try service.run()
         return 0
     }
@@ -60,6 +62,7 @@ enum WorkerCommand: Command {
 
     static func run(_ arguments: Arguments) throws -> Int32 {
         let configuration = try CommonOptions.configuration(arguments)
+        let http = try HTTPOptions.address(arguments.value("http"), configured: nil)
         let logger = try LogOptions.logger("worker", arguments, configuration)
         let stop = StopSignal()
         installTerminationHandlers(stop)
@@ -68,7 +71,7 @@ enum WorkerCommand: Command {
             configuration: configuration, id: arguments.value("id").map { WorkerID($0) }, logger: logger, stop: stop,
             curve: try CommonOptions.clientKeys(configuration, role: .worker),
             notifier: SystemdNotifier(environment: ProcessInfo.processInfo.environment),
-            http: try HTTPOptions.address(arguments.value("http"), configured: nil))
+            http: http)
         try service.run()
         return 0
     }
