@@ -49,6 +49,7 @@ extension BenchReport {
         summary.peakRssCoordinatorMB = median(\.peakRssCoordinatorMB)
         summary.peakRssWorkersMB = median(\.peakRssWorkersMB)
         summary.peakRssTotalMB = median(\.peakRssTotalMB)
+        summary.peakPssTotalMB = median(\.peakPssTotalMB)
         summary.coordinatorDelivered = median(\.coordinatorDelivered)
         summary.coordinatorFireLatenessP99Ms = median(\.coordinatorFireLatenessP99Ms)
         summary.coordinatorDispatchLatenessP99Ms = median(\.coordinatorDispatchLatenessP99Ms)

@@ -80,6 +80,8 @@ public struct BenchReport: Codable, Sendable {
     public var peakRssCoordinatorMB: Double?
     public var peakRssWorkersMB: Double?
     public var peakRssTotalMB: Double?
+    /// Peak of the processes' summed proportional set sizes (shared pages counted once), MB.
+    public var peakPssTotalMB: Double?
     /// The coordinator's own view after observation (`status` and `stats`): reminders
     /// delivered and its dispatch/fire lateness p99, to tell cluster loss from subscriber loss.
     public var coordinatorDelivered: Int?
@@ -159,6 +161,7 @@ extension BenchReport {
         copy.peakRssCoordinatorMB = places(peakRssCoordinatorMB, 1)
         copy.peakRssWorkersMB = places(peakRssWorkersMB, 1)
         copy.peakRssTotalMB = places(peakRssTotalMB, 1)
+        copy.peakPssTotalMB = places(peakPssTotalMB, 1)
         copy.coordinatorFireLatenessP99Ms = places(coordinatorFireLatenessP99Ms, 3)
         copy.coordinatorDispatchLatenessP99Ms = places(coordinatorDispatchLatenessP99Ms, 3)
         return copy

@@ -206,6 +206,7 @@ public final class BenchRunner {
         report.peakRssCoordinatorMB = Double(peaks.coordinator) / 1e6
         report.peakRssWorkersMB = Double(peaks.workers) / 1e6
         report.peakRssTotalMB = Double(peaks.total) / 1e6
+        report.peakPssTotalMB = Double(peaks.proportionalTotal) / 1e6
     }
 }
 

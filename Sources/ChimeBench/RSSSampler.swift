@@ -9,6 +9,10 @@ public final class RSSSampler: Sendable {
         public var coordinator = 0
         public var workers = 0
         public var total = 0
+        /// Peak of the summed proportional set sizes (`Pss` of `/proc/PID/smaps_rollup`):
+        /// pages shared by the processes (the `chime` binary, Swift runtime, Foundation,
+        /// libzmq: about 22 MB each in RSS) counted once in all, not once per process.
+        public var proportionalTotal = 0
     }
 
     private let coordinatorPIDs = Mutex<[Int32]>([])
@@ -51,11 +55,20 @@ public final class RSSSampler: Sendable {
     func sample() {
         let coordinator = coordinatorPIDs.withLock { $0 }.compactMap(Self.residentBytes).reduce(0, +)
         let workers = workerPIDs.withLock { $0 }.compactMap(Self.residentBytes).reduce(0, +)
+        let proportional = (coordinatorPIDs.withLock { $0 } + workerPIDs.withLock { $0 })
+            .compactMap(Self.proportionalBytes).reduce(0, +)
         peaks.withLock { peaks in
             peaks.coordinator = max(peaks.coordinator, coordinator)
             peaks.workers = max(peaks.workers, workers)
             peaks.total = max(peaks.total, coordinator + workers)
+            peaks.proportionalTotal = max(peaks.proportionalTotal, proportional)
         }
+    }
+
+    /// `Pss` of a live process's `/proc/PID/smaps_rollup` in bytes; `nil` when it has exited.
+    public static func proportionalBytes(of pid: Int32) -> Int? {
+        guard let rollup = try? String(contentsOfFile: "/proc/\(pid)/smaps_rollup", encoding: .utf8) else { return nil }
+        return parseKilobytes(field: "Pss:", in: rollup)
     }
 
     /// VmRSS of a live process in bytes; `nil` when it has exited.
@@ -65,11 +78,15 @@ public final class RSSSampler: Sendable {
     }
 
     /// The `VmRSS:   1234 kB` line of a `/proc/PID/status` text, in bytes.
-    static func parseResidentBytes(status: String) -> Int? {
-        for line in status.split(separator: "\n") where line.hasPrefix("VmRSS:") {
+    static func parseResidentBytes(status: String) -> Int? { parseKilobytes(field: "VmRSS:", in: status) }
+
+    /// The `<field>   1234 kB` line of a `/proc` text, in bytes.
+    static func parseKilobytes(field: String, in status: String) -> Int? {
+        for line in status.split(separator: "\n") where line.hasPrefix(field) {
             let fields = line.split(whereSeparator: { $0 == " " || $0 == "\t" })
             guard fields.count >= 2, let kilobytes = Int(fields[1]) else { return nil }
-            return kilobytes * 1024
+            let (bytes, overflow) = kilobytes.multipliedReportingOverflow(by: 1024)
+            return overflow || bytes < 0 ? nil : bytes
         }
         return nil
     }
