@@ -23,7 +23,10 @@ extension CoordinatorState {
         let unsettled = unsettled.values.map(\.firing).sorted { ($0.dueAt, $0.firingId) < ($1.dueAt, $1.firingId) }
         var reminders: [CoordinatorSnapshot.ReminderRecord] = []
         reminders.reserveCapacity(entries.count)
-        for (id, entry) in entries {
+        // In id order (the paging index's), so a load rebuilds that index from sorted keys in
+        // one linear pass instead of sorting a million ids (seconds of a restart).
+        for id in reminderIndex {
+            guard let entry = entries[id] else { continue }
             reminders.append(CoordinatorSnapshot.ReminderRecord(
                 reminderBytes: entry.bytes, id: id, nextIndex: entry.next?.index, nextFireAt: entry.next?.instant,
                 armedAt: schedule.deadline(of: id) ?? armedAt(of: id, entry), state: entry.state,
@@ -65,6 +68,8 @@ extension CoordinatorState {
         // Reminders of recipients without a cap are armed in one bulk build of the heap.
         var uncapped: [(key: ReminderID, deadline: Date)] = []
         uncapped.reserveCapacity(snapshot.reminders.count)
+        var loadedIDs: [ReminderID] = []
+        loadedIDs.reserveCapacity(snapshot.reminders.count)
         for record in snapshot.reminders {
             let next = zip(record.nextIndex, record.nextFireAt).map { Occurrence(index: $0, instant: $1) }
             guard let entry = try? Entry(
@@ -87,6 +92,7 @@ extension CoordinatorState {
                 armedAt = armedAt ?? next.map { fireInstant(of: reminder, $0) }
             }
             entries[record.id] = entry
+            loadedIDs.append(record.id)
             if record.state == .pending, let armedAt {
                 if pendingLimit(for: entry.recipient) == nil {
                     uncapped.append((record.id, armedAt))
@@ -96,7 +102,8 @@ extension CoordinatorState {
             }
         }
         schedule.schedule(contentsOf: uncapped)
-        reminderIndex = SortedKeySet(entries.keys)
+        // Sorted already when the snapshot was written in id order: the sort is then one run.
+        reminderIndex = SortedKeySet(loadedIDs)
         for var firing in snapshot.unsettled {
             firing.seq = nil
             unsettled[firing.firingId] = SharedFiring(firing)
