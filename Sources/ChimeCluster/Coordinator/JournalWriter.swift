@@ -218,7 +218,7 @@ final class JournalWriter: @unchecked Sendable {
 }
 
 /// Carries a socket to the thread that takes it over.
-private final class SocketBox: @unchecked Sendable {
+final class SocketBox: @unchecked Sendable {
     let socket: Socket
     init(_ socket: Socket) { self.socket = socket }
 }
