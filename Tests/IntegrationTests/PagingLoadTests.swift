@@ -130,6 +130,14 @@ import Testing
                 ids.count, listingEnded.timeIntervalSince(listingStarted), roundTrips.count, percentile(roundTrips, 0.5),
                 percentile(roundTrips, 0.99), roundTrips.last ?? .nan, pings.failures.count, lateness.count,
                 percentile(lateness, 0.5), percentile(lateness, 0.99), lateness.last ?? .nan))
+            // Where a late firing lost its time: the coordinator's own dispatch lateness (due to
+            // handed to a worker, every firing of the run) against the worker's fire lateness.
+            if let stats = try? client.send(ControlRequest(command: .stats), expecting: StatsReport.self).result {
+                print(String(
+                    format: "paging load: coordinator dispatch lateness p99 %.2f ms, max %.2f ms; fire lateness max %.2f ms (%d firings)",
+                    stats.dispatchLateness?.p99 ?? .nan, stats.dispatchLateness?.max ?? .nan, stats.fireLateness?.max ?? .nan,
+                    stats.dispatchLateness?.count ?? 0))
+            }
             #expect(pings.failures.isEmpty, "\(pings.failures)")
             #expect(roundTrips.count >= 5)
             #expect(lateness.count == duringListing.count && !duringListing.isEmpty)
