@@ -535,6 +535,8 @@ public final class CoordinatorService {
             // cannot be read or snapshotted now.
             isFull = true
         }
+        // Pages still being encoded go before these too (store requests are rare and pause anyway).
+        replyEncoder?.drain()
         try flushOutbox(control: control, events: events)
         let requests = pendingStoreRequests
         pendingStoreRequests.removeAll()
