@@ -43,7 +43,7 @@ import Testing
         let parsed = try cursor.map { try PageCursor(text: $0, expecting: .list) }
         let listed = outcome(&state, .list(ReminderFilter(), all: true, limit: limit, cursor: parsed))
         guard case .listed(let result) = listed else { throw WireError(.internal, "\(listed)") }
-        return result
+        return result.result
     }
 
     @Test func everyReminderPresentThroughoutIsListedExactlyOnceWhileOthersComeAndGo() throws {

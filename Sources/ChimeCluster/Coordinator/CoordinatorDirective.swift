@@ -15,7 +15,8 @@ public struct ClientAddress: Hashable, Sendable {
 /// to mutating requests are journaled as those bytes (`.answered`).
 public enum ControlOutcome: Sendable, Hashable {
     case scheduled(ScheduleResult, warnings: [String])
-    case listed(ListResult)
+    /// A page of `list`, decoded and encoded off the loop (`ListingPage.result`).
+    case listed(ListingPage)
     case cancelled(CancelResult)
     case status(StatusReport)
     case workers(WorkersResult)

@@ -34,6 +34,8 @@ public final class CoordinatorService {
     var pendingStoreRequests: [(ControlRequest, ClientAddress)] = []
     /// The file store's journal writer thread (`nil` with the in-memory journal).
     var journalWriter: JournalWriter?
+    /// The thread that encodes long replies (pages) off the loop; set while `run` serves.
+    var replyEncoder: ReplyEncoder?
     /// Where the loop reads the time it schedules by.
     let clock: any ServiceClock
     /// The ZeroMQ context to open sockets in; `nil` makes one per `run` (in-process tests
@@ -87,6 +89,8 @@ public final class CoordinatorService {
     /// A message the loop sends once the journal entries it reports on are durable.
     enum OutboundMessage {
         case reply(Data, to: ClientAddress)
+        /// A reply the reply encoder is still encoding (its job number).
+        case encoding(UInt64, to: ClientAddress)
         case event(topic: String, body: Data)
     }
 
@@ -276,6 +280,8 @@ public final class CoordinatorService {
                 store: store, context: context, signalEndpoint: signalEndpoint, unwrittenEntries: unwrittenAtStart, probe: probe)
         }
         defer {
+            replyEncoder?.stop()
+            replyEncoder = nil
             if let journalWriter {
                 if hasLostOwnership { journalWriter.abandon() } else { journalWriter.stop() }
                 self.journalWriter = nil
@@ -286,6 +292,7 @@ public final class CoordinatorService {
             events.close()
             journalSignal.close()
         }
+        replyEncoder = try ReplyEncoder(context: context, signalEndpoint: signalEndpoint)
         logger.info(
             "coordinator ready", ["control": "\(endpoints.control.bind)", "dispatch": "\(endpoints.dispatch.bind)",
                                   "results": "\(endpoints.results.bind)", "events": "\(endpoints.events.bind)",
@@ -352,6 +359,7 @@ public final class CoordinatorService {
                     "stopping with a full store: entries not yet written are lost as in a crash (no reply depending on them was sent; recovery redoes firings)",
                     ["unwritten": .int(journalWriter.undurableCount)])
             }
+            replyEncoder?.drain()
             do {
                 try flushOutbox(control: control, events: events)
             } catch {
@@ -443,8 +451,13 @@ public final class CoordinatorService {
                 }
                 outbox.append((ticket, .event(topic: event.topic, body: body)))
             case .reply(let outcome, let requestId, let client):
-                let body = requestId.flatMap { answeredReplies[$0] } ?? outcome.encodedReply(requestId: requestId)
-                outbox.append((ticket, .reply(body, to: client)))
+                if let body = requestId.flatMap({ answeredReplies[$0] }) {
+                    outbox.append((ticket, .reply(body, to: client)))
+                } else if let replyEncoder, ReplyEncoder.isLong(outcome) {
+                    outbox.append((ticket, .encoding(replyEncoder.submit(outcome, requestId: requestId), to: client)))
+                } else {
+                    outbox.append((ticket, .reply(outcome.encodedReply(requestId: requestId), to: client)))
+                }
             case .replyEncoded(let body, let client):
                 outbox.append((ticket, .reply(body, to: client)))
             }
@@ -453,6 +466,10 @@ public final class CoordinatorService {
     }
 
     /// Sends the waiting replies and events whose journal entries are durable, in order.
+    ///
+    /// A reply still being encoded (`.encoding`) holds back the later replies to its client
+    /// only: one connection's replies keep their order, and other clients (a ping) do not wait
+    /// for a page's JSON.
     /// - Throws: the journal writer's error, when a write or fsync failed (the coordinator
     ///   then stops: it cannot promise durability).
     func flushOutbox(control: Socket, events: Socket) throws {
@@ -463,16 +480,35 @@ public final class CoordinatorService {
             durable = status.durableTicket
             if status.isStoreFull != isStoreFull { noteStoreMode(isFull: status.isStoreFull) }
         }
+        var held: [(ticket: UInt64, message: OutboundMessage)] = []
+        var waitingClients = Set<[Data]>()
         while let next = outbox.first, next.ticket <= durable {
             _ = outbox.popFirst()
             switch next.message {
             case .reply(let body, let client):
-                sendReply(body, to: client, on: control)
+                if waitingClients.contains(client.routing) {
+                    held.append(next)
+                } else {
+                    sendReply(body, to: client, on: control)
+                }
+            case .encoding(let job, let client):
+                if !waitingClients.contains(client.routing), let body = replyEncoder?.take(job) {
+                    sendReply(body, to: client, on: control)
+                } else {
+                    waitingClients.insert(client.routing)
+                    held.append(next)
+                }
             case .event(let topic, let body):
                 // PUB drops at its high-water mark rather than block the loop; badge state is
                 // durable and `chime delivered` / `recipient` show it.
                 _ = try events.send([Data(topic.utf8), body], dontWait: true)
             }
+        }
+        if !held.isEmpty {
+            // Rare (a page is being encoded) and short: the held replies go back in front.
+            var rest = held
+            while let next = outbox.popFirst() { rest.append(next) }
+            outbox = RingQueue(rest)
         }
     }
 
@@ -527,6 +563,8 @@ public final class CoordinatorService {
             // cannot be read or snapshotted now.
             isFull = true
         }
+        // Pages still being encoded go before these too (store requests are rare and pause anyway).
+        replyEncoder?.drain()
         try flushOutbox(control: control, events: events)
         let requests = pendingStoreRequests
         pendingStoreRequests.removeAll()

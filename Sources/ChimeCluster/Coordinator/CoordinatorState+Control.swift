@@ -26,7 +26,9 @@ extension CoordinatorState {
         case .list(let filter, let all, let limit, let cursor):
             outcome = list(filter, includeInactive: all, limit: limit, cursor: cursor)
         case .cancel(let filter):
-            outcome = cancel(filter, at: now, directives: &directives)
+            guard let finished = startCancel(filter, requestId: request.requestId, from: client, at: now, directives: &directives)
+            else { return directives }
+            outcome = finished
         case .status:
             outcome = .status(status(at: now))
         case .workers:
@@ -77,19 +79,51 @@ extension CoordinatorState {
             // The service answers these: they need the store, which the pure state does not see.
             outcome = .failed(WireError(.unavailable, "\(request.operation.rawValue) needs a file store"))
         }
-        if isMutating, let requestId = request.requestId {
-            let reply = outcome.encodedReply(requestId: requestId)
-            guard Self.fitsOneRecord(answeredReplyBytes: reply.count, requestIdBytes: requestId.utf8.count) else {
-                // Answered but not remembered: a journal record holds at most 16 MiB. A retry
-                // with this id is applied again (replacing the same ids changes nothing).
-                directives.append(.replyEncoded(reply, to: client))
-                return directives
-            }
-            // The service sends these same bytes (it finds them in the `answered` entry).
-            record(.answered(requestId: requestId, reply: reply, at: now), into: &directives)
-        }
-        directives.append(.reply(outcome, requestId: request.requestId, to: client))
+        answer(outcome, requestId: request.requestId, isMutating: isMutating, to: client, at: now, directives: &directives)
         return directives
+    }
+
+    /// Replies `outcome`; for a mutating request with a `requestId`, first records the reply's
+    /// bytes as `.answered` (remembered for retries) when they fit one journal record.
+    mutating func answer(
+        _ outcome: ControlOutcome, requestId: String?, isMutating: Bool, to client: ClientAddress, at now: Date,
+        directives: inout [CoordinatorDirective]
+    ) {
+        if isMutating, let requestId {
+            let reply = outcome.encodedReply(requestId: requestId)
+            guard rememberAnswer(reply, requestId: requestId, to: client, at: now, directives: &directives) else { return }
+        }
+        directives.append(.reply(outcome, requestId: requestId, to: client))
+    }
+
+    /// Replies with bytes already encoded (a mutating request's), remembered as `answer` does.
+    mutating func answer(
+        encoded reply: Data, requestId: String?, to client: ClientAddress, at now: Date, directives: inout [CoordinatorDirective]
+    ) {
+        if let requestId, !rememberAnswer(reply, requestId: requestId, to: client, at: now, directives: &directives) { return }
+        directives.append(.replyEncoded(reply, to: client))
+    }
+
+    /// Records `reply` as `.answered` when it fits one journal record and is not remembered
+    /// yet; otherwise appends the reply itself.
+    /// - Returns: whether it was recorded (the caller then appends the reply).
+    private mutating func rememberAnswer(
+        _ reply: Data, requestId: String, to client: ClientAddress, at now: Date, directives: inout [CoordinatorDirective]
+    ) -> Bool {
+        guard Self.fitsOneRecord(answeredReplyBytes: reply.count, requestIdBytes: requestId.utf8.count) else {
+            // Answered but not remembered: a journal record holds at most 16 MiB. A retry
+            // with this id is applied again (replacing the same ids changes nothing).
+            directives.append(.replyEncoded(reply, to: client))
+            return false
+        }
+        guard requestLog.reply(to: requestId) == nil else {
+            // A second client of the same walking cancel: answered once already.
+            directives.append(.replyEncoded(reply, to: client))
+            return false
+        }
+        // The service sends these same bytes (it finds them in the `answered` entry).
+        record(.answered(requestId: requestId, reply: reply, at: now), into: &directives)
+        return true
     }
 
     /// Whether an `answered` entry with a reply and request id of these sizes fits one journal
@@ -244,26 +278,8 @@ extension CoordinatorState {
         return .retried(RetryResult(firingId: firingId))
     }
 
-    mutating func cancel(_ filter: ReminderFilter, at now: Date, directives: inout [CoordinatorDirective])
-        -> ControlOutcome
-    {
-        var cancelled: [ReminderID]
-        if let ids = filter.ids {
-            cancelled = ids.filter { id in entries[id].map { filter.matches($0.reminder) } ?? false }
-        } else {
-            cancelled = entries.values.filter { filter.matches($0.reminder) }.map(\.reminder.id)
-        }
-        cancelled = Array(Set(cancelled)).sorted()
-        // Several entries when one would not fit a journal record; each cancels its ids.
-        for run in Self.recordSizedRuns(of: cancelled) {
-            record(.cancelled(Array(run), at: now), into: &directives)
-        }
-        return .cancelled(CancelResult(cancelled: cancelled))
-    }
-
     func status(at now: Date) -> StatusReport {
-        var counts = Dictionary(uniqueKeysWithValues: ReminderState.allCases.map { ($0.rawValue, 0) })
-        for entry in entries.values { counts[entry.state.rawValue, default: 0] += 1 }
+        let counts = Dictionary(uniqueKeysWithValues: ReminderState.allCases.map { ($0.rawValue, entries.stateCounts[$0] ?? 0) })
         return StatusReport(
             version: configuration.version, pid: configuration.pid, startedAt: startedAt,
             uptimeSeconds: now.timeIntervalSince(startedAt), reminders: counts, inFlight: inFlight.count,
@@ -292,8 +308,8 @@ extension ControlOutcome {
         switch self {
         case .scheduled(let result, let warnings):
             return ControlReply(requestId: requestId, result: result, warnings: warnings.isEmpty ? nil : warnings).fastJSON()
-        case .listed(let result): return reply(result)
-        case .cancelled(let result): return reply(result)
+        case .listed(let page): return reply(page.result)
+        case .cancelled(let result): return ControlReply(requestId: requestId, result: result).fastJSON()
         case .status(let result): return reply(result)
         case .workers(let result): return reply(result)
         case .stats(let result): return reply(result)

@@ -42,6 +42,7 @@ extension CoordinatorState {
         }
         assignJobs(at: now, directives: &directives)
         assignWaiting(at: now, directives: &directives)
+        continueBulkCancel(at: now, directives: &directives)
         // Firings still waiting means no worker has credit left; credit comes back with a
         // worker message, which wakes the loop.
         isScheduleBacklogged = waitingCount > 0 && (schedule.nextDeadline.map { $0 <= now } ?? false)

@@ -26,11 +26,14 @@ extension CoordinatorState {
         } catch {
             return .failed(error)
         }
-        var page: [ReminderListing] = []
+        var page: [ListingPage.Item] = []
+        page.reserveCapacity(min(pageSize, entries.count))
         var examined = 0
         var lastExamined: ReminderID?
         var isComplete = true
         let budget = max(Self.maximumExaminedPerPage, 2 * pageSize)
+        // Only a userInfo match needs the reminder decoded; ids and recipient are on the entry.
+        let isMatching = !(filter.match?.isEmpty ?? true)
         let candidates: AnySequence<ReminderID>
         if let ids = filter.ids {
             // Named ids are few (bounded by the request's size): sorting them costs little.
@@ -49,22 +52,22 @@ extension CoordinatorState {
             lastExamined = id
             guard let entry = entries[id], includeInactive || entry.state == .pending else { continue }
             if let recipient = filter.recipient, entry.recipient != recipient { continue }
-            let reminder = entry.reminder
-            guard filter.matches(reminder) else { continue }
-            page.append(listing(of: entry, reminder))
+            if isMatching && !filter.matches(entry.reminder) { continue }
+            page.append(listingItem(of: id, entry))
         }
         let nextCursor = isComplete ? nil : lastExamined.map { PageCursor(kind: .list, text: $0.rawValue).text }
-        return .listed(ListResult(
-            reminders: page, total: cursor == nil && nextCursor == nil ? page.count : nil, nextCursor: nextCursor))
+        return .listed(ListingPage(
+            items: page, total: cursor == nil && nextCursor == nil ? page.count : nil, nextCursor: nextCursor))
     }
 
-    /// How `list` shows one reminder.
-    func listing(of entry: Entry, _ reminder: Reminder) -> ReminderListing {
-        ReminderListing(
-            reminder: reminder, state: entry.state,
-            nextFireAt: entry.state == .pending ? entry.next.map { fireInstant(of: reminder, $0) } : nil,
+    /// How `list` shows one reminder, without decoding it (the reply encoder does that).
+    func listingItem(of id: ReminderID, _ entry: Entry) -> ListingPage.Item {
+        let isPending = entry.state == .pending
+        return ListingPage.Item(
+            bytes: entry.bytes, state: entry.state,
+            nextFireAt: isPending ? entry.next.map { Self.fireInstant(of: entry, $0) } : nil,
             deliveredCount: entry.deliveredCount, lastFiredAt: entry.lastFiredAt,
-            armed: entry.state == .pending ? isArmed(reminder.id, of: reminder.recipient) : nil,
+            armed: isPending ? isArmed(id, of: entry.recipient) : nil,
             // Derived: a one-shot ends `finished` only when its occurrence was skipped.
             reason: entry.state == .finished && !entry.isRepeating ? ReminderListing.skippedByMisfire : nil)
     }

@@ -138,7 +138,7 @@ public struct CoordinatorState: Sendable {
     /// The tunables this state decides with.
     public internal(set) var configuration: CoordinatorConfiguration
     var startedAt: Date
-    var entries: [ReminderID: Entry] = [:]
+    var entries = EntryTable()
     /// The ids of `entries` in order, for `list` pages (kept by `place` and `removeEntry`, the
     /// only places that add or remove an entry, and rebuilt by `load`).
     var reminderIndex = SortedKeySet<ReminderID>()
@@ -223,6 +223,9 @@ public struct CoordinatorState: Sendable {
     public internal(set) var refusedWorkerMessages = 0
     /// Worker joins and losses for the service's log (`takeNotices()`).
     var notices: [CoordinatorNotice] = []
+    /// Cancels by filter still walking, oldest first (volatile: a crash loses the walk; the
+    /// request was not answered, so its client retries).
+    var bulkCancels: [BulkCancel] = []
 
     /// Makes an empty coordinator state.
     /// - Parameters:
@@ -253,6 +256,8 @@ public struct CoordinatorState: Sendable {
         if !inFlight.isEmpty, let liveness = nextLivenessDeadline {
             wake = min(wake ?? liveness, liveness)
         }
+        // A walking cancel goes on next turn, right after the poll.
+        if !bulkCancels.isEmpty { wake = min(wake ?? elapsedWall, elapsedWall) }
         return wake
     }
 

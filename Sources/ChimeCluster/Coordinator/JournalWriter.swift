@@ -244,7 +244,7 @@ extension JournalWriter {
 }
 
 /// Carries a socket to the thread that takes it over.
-private final class SocketBox: @unchecked Sendable {
+final class SocketBox: @unchecked Sendable {
     let socket: Socket
     init(_ socket: Socket) { self.socket = socket }
 }

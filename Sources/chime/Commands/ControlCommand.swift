@@ -7,10 +7,17 @@ enum ControlCommand: Command {
     static let spec = CommandSpec(
         name: "ctl",
         summary: "Operator commands: status, workers, stats, dead letters, store.",
-        usage: "chime ctl status|workers|stats|ping|dead-letters|snapshot|compact|store [--json]\n       chime ctl retry FIRING_ID [--json]\n       chime ctl retry --all [--quiet] [--json]",
+        usage: "chime ctl status|workers|stats|ping|dead-letters|snapshot|compact|store [--json]\n       chime ctl dead-letters [--limit N] [--cursor C | --all-pages] [--json]\n       chime ctl retry FIRING_ID [--json]\n       chime ctl retry --all [--quiet] [--json]",
         options: [
             OptionSpec(name: "all", value: nil, help: "With retry: retry every dead letter, with progress and a summary."),
             OptionSpec(name: "quiet", value: nil, help: "With retry --all: no progress and no summary."),
+            OptionSpec(
+                name: "limit", value: "N",
+                help: "With dead-letters: page size, at most N per page (1-\(PageSize.maximum), default \(PageSize.default))."),
+            OptionSpec(name: "cursor", value: "C", help: "With dead-letters: start after the page that printed this nextCursor."),
+            OptionSpec(
+                name: "all-pages", value: nil,
+                help: "With dead-letters: fetch every page in turn; with --json print one firing per line (NDJSON)."),
             OptionSpec(name: "json", value: nil, help: "Print the coordinator's JSON reply."),
         ] + CommonOptions.specs,
         details: """
@@ -38,6 +45,10 @@ enum ControlCommand: Command {
             throw UsageError("unknown ctl command '\(name)'\(hint); expected status, workers, stats, ping, dead-letters, retry, snapshot, compact or store")
         }
         let retriesAll = name == "retry" && arguments.has("all")
+        for paging in ["limit", "cursor", "all-pages"]
+        where name != "dead-letters" && (arguments.has(paging) || arguments.value(paging) != nil) {
+            throw UsageError("--\(paging) applies to ctl dead-letters only")
+        }
         if arguments.has("all") && name != "retry" { throw UsageError("--all applies to ctl retry only") }
         let expectedCount = name == "retry" && !retriesAll ? 2 : 1
         guard arguments.positionals.count == expectedCount else {
@@ -94,12 +105,7 @@ enum ControlCommand: Command {
             let (_, raw) = try client.call(ControlRequest(command: .ping), PongResult.self)
             if json { printJSON(raw) } else { output(String(format: "pong in %.2f ms", Date().timeIntervalSince(started) * 1000)) }
         case "dead-letters":
-            let (reply, raw) = try client.call(ControlRequest(command: .deadLetters()), DeadLettersResult.self)
-            guard !json, let result = reply.result else { printJSON(raw); return 0 }
-            if result.firings.isEmpty { output("no dead letters") }
-            for firing in result.firings {
-                output("\(firing.firingId)  recipient \(firing.recipient)  attempts \(firing.attempt)")
-            }
+            return try deadLetters(client, arguments)
         case "retry" where retriesAll:
             return try retryAll(client, arguments)
         case "retry":
@@ -114,6 +120,48 @@ enum ControlCommand: Command {
         default:
             preconditionFailure("ctl \(name) passed the name check")
         }
+        return 0
+    }
+
+    /// `ctl dead-letters`: one page (its JSON reply with `--json`), or with `--all-pages` every
+    /// page in turn (with `--json` one firing per line, NDJSON), as `chime list` pages.
+    static func deadLetters(_ client: ControlClient, _ arguments: Arguments) throws -> Int32 {
+        let json = arguments.has("json")
+        let allPages = arguments.has("all-pages")
+        if allPages && arguments.value("cursor") != nil { throw UsageError("give --cursor or --all-pages, not both") }
+        let limit = try arguments.integer("limit")
+        if let limit, !(1...PageSize.maximum).contains(limit) {
+            throw UsageError("--limit must be from 1 to \(PageSize.maximum), not \(limit)")
+        }
+        var cursor: PageCursor?
+        if let text = arguments.value("cursor") {
+            do { cursor = try PageCursor(text: text, expecting: .deadLetters) } catch { throw UsageError(error.message) }
+        }
+        let codec = WireCodec()
+        var shown = 0
+        repeat {
+            let (reply, raw) = try client.call(
+                ControlRequest(command: .deadLetters(limit: limit, cursor: cursor)), DeadLettersResult.self)
+            guard let result = reply.result else { break }
+            if json && !allPages {
+                printJSON(raw)
+                return 0
+            }
+            for firing in result.firings {
+                if json {
+                    printJSON(codec.encode(firing))
+                } else {
+                    output("\(firing.firingId)  recipient \(firing.recipient)  attempts \(firing.attempt)")
+                }
+            }
+            shown += result.firings.count
+            cursor = try result.nextCursor.map { try PageCursor(text: $0, expecting: .deadLetters) }
+            if !allPages, let next = result.nextCursor {
+                output("(\(shown) shown; more after this page: --cursor \(next), or --all-pages for every page)")
+                return 0
+            }
+        } while allPages && cursor != nil
+        if !json && shown == 0 { output("no dead letters") }
         return 0
     }
 

@@ -60,9 +60,17 @@ enum ListCommand: Command {
         var shown = 0
         let codec = WireCodec()
         repeat {
-            let (reply, raw) = try client.call(
-                ControlRequest(command: .list(filter, all: arguments.has("all"), limit: limit, cursor: cursor)),
-                ListResult.self)
+            let request = ControlRequest(command: .list(filter, all: arguments.has("all"), limit: limit, cursor: cursor))
+            if json && allPages {
+                // Each listing printed as the coordinator wrote it: only the cursor is decoded.
+                let (reply, raw) = try client.call(request, PageCursorOnly.self)
+                if let listings = JSONArrayElements.elements(ofFirst: "reminders", in: raw) {
+                    for listing in listings { printJSON(listing) }
+                    cursor = try reply.result?.nextCursor.map { text in try PageCursor(text: text, expecting: .list) }
+                    continue
+                }
+            }
+            let (reply, raw) = try client.call(request, ListResult.self)
             guard let result = reply.result else { break }
             if json && !allPages {
                 printJSON(raw)
@@ -90,6 +98,11 @@ enum ListCommand: Command {
         } while cursor != nil
         if !json && shown == 0 { output("no reminders") }
         return 0
+    }
+
+    /// A page's `nextCursor`, decoded without the rest of the page.
+    struct PageCursorOnly: Codable, Sendable {
+        var nextCursor: String?
     }
 
     static func row(_ listing: ReminderListing) -> String {
