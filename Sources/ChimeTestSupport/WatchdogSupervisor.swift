@@ -25,6 +25,8 @@ public final class WatchdogSupervisor: Sendable {
     struct State {
         var pid: Int32?
         var isReady = false
+        /// Whether any `READY=1` or `WATCHDOG=1` arrived yet (`lastPing` is then its time).
+        var hasPinged = false
         var lastPing = ContinuousClock.now
         var messages: [String] = []
         var kills: [Int32] = []
@@ -73,11 +75,15 @@ public final class WatchdogSupervisor: Sendable {
         return ["NOTIFY_SOCKET": socketPath, "WATCHDOG_USEC": String(microseconds)]
     }
 
-    /// Watches the process `pid` from now on (its `READY=1` arms the watchdog).
+    /// Watches the process `pid` from now on, giving it a whole `timeout` from now: its
+    /// `READY=1` or first ping arms the watchdog. A `READY=1` or ping that came within the
+    /// last `timeout` — the child's own, sent between its spawn and this call — arms it at
+    /// once: disarming here let a child paused right after its first ping live forever.
     public func watch(pid: Int32) {
+        let timeout = timeout
         state.withLock {
             $0.pid = pid
-            $0.isReady = false
+            $0.isReady = $0.hasPinged && ContinuousClock.now - $0.lastPing < timeout
             $0.lastPing = .now
         }
     }
@@ -121,11 +127,13 @@ public final class WatchdogSupervisor: Sendable {
             let lines = message.split(separator: "\n")
             if lines.contains("READY=1") {
                 state.isReady = true
+                state.hasPinged = true
                 state.lastPing = .now
             }
             // A ping arms the watchdog too: a READY=1 sent before `watch(pid:)` is not lost.
             if lines.contains("WATCHDOG=1") {
                 state.isReady = true
+                state.hasPinged = true
                 state.lastPing = .now
             }
         }
