@@ -36,14 +36,17 @@ public struct HTTPResponse: Hashable, Sendable {
     }
 }
 
-/// A small HTTP/1.1 server for machines (metrics and probes) on GNU libmicrohttpd: one
-/// internal thread polls (`MHD_USE_POLL_INTERNAL_THREAD`) and calls the handler for each
-/// request, so the handler must be quick and must not wait on the caller's threads.
+/// A small HTTP/1.1 server for machines (metrics and probes) on GNU libmicrohttpd: a thread
+/// per connection (`MHD_USE_THREAD_PER_CONNECTION` with an internal `poll` thread
+/// accepting), so a scrape that waits for the coordinator's next loop turn never holds up a
+/// `/healthz` probe on another connection.
 ///
 /// Odd requests are libmicrohttpd's to refuse before the handler sees them: a request line
 /// or headers beyond 16 KiB (`MHD_OPTION_CONNECTION_MEMORY_LIMIT`, answered 414 or 431),
 /// bytes that are not HTTP (400, or the connection is closed), idle connections after
-/// 10 s, more than 64 connections at once.
+/// 10 s, more than 64 connections at once, more than 32 from one IP address
+/// (`MHD_OPTION_PER_IP_CONNECTION_LIMIT`: a client trickling header bytes on many
+/// connections — slowloris — cannot take every slot from the probes of another address).
 public final class HTTPServer: Sendable {
     /// The port the server listens on (the kernel's choice when the address said 0).
     public let port: UInt16
@@ -62,7 +65,7 @@ public final class HTTPServer: Sendable {
             throw HTTPServerError(.invalidAddress, "'\(address.host)' is not an IP address literal")
         }
         let box = Unmanaged.passRetained(HandlerBox(handler))
-        var flags = UInt32(MHD_USE_POLL_INTERNAL_THREAD.rawValue)
+        var flags = UInt32(MHD_USE_POLL_INTERNAL_THREAD.rawValue) | UInt32(MHD_USE_THREAD_PER_CONNECTION.rawValue)
         if address.isIPv6 { flags |= UInt32(MHD_USE_IPv6.rawValue) }
         let started: OpaquePointer? = socketAddress.withUnsafeMutableBytes { bytes in
             // The option list is read inside the call: the sockaddr need not outlive it.
@@ -71,6 +74,7 @@ public final class HTTPServer: Sendable {
                 Int32(bitPattern: MHD_OPTION.CONNECTION_MEMORY_LIMIT.rawValue), Int(Self.connectionMemoryBytes),
                 Int32(bitPattern: MHD_OPTION.CONNECTION_LIMIT.rawValue), UInt32(Self.connectionLimit),
                 Int32(bitPattern: MHD_OPTION.CONNECTION_TIMEOUT.rawValue), UInt32(Self.connectionTimeoutSeconds),
+                Int32(bitPattern: MHD_OPTION.PER_IP_CONNECTION_LIMIT.rawValue), UInt32(Self.connectionsPerAddress),
                 Int32(bitPattern: MHD_OPTION.END.rawValue),
             ]
             return withVaList(options) { arguments in
@@ -93,6 +97,8 @@ public final class HTTPServer: Sendable {
     public static let connectionLimit = 64
     /// How long an idle connection stays open, in seconds.
     public static let connectionTimeoutSeconds = 10
+    /// Most connections at once from one IP address.
+    public static let connectionsPerAddress = 32
 
     /// Stops listening, closes every connection and waits for libmicrohttpd's thread to end
     /// (a handler under way finishes first). Later calls do nothing. The corresponding
