@@ -68,18 +68,21 @@ import Testing
                 #"{"id":"g2","recipient":"a","trigger":{"in":"5x"}}"#,
                 #"{"id":"g3","recipient":"a","trigger":{"at":}}"#,
                 #"{"id":"g4","recipient":"a","trigger":{"at":"2030-01-01T00:00:00Z"}}"#,
+                // Read as strictly as the coordinator reads it, though the client rewrites `in`.
+                #"{"id":"g5","recipient":"a","recipient":"b","trigger":{"in":"1h"}}"#,
             ]
             let file = cluster.directory.path("mixed.ndjson")
             try Data(lines.joined(separator: "\n").utf8).write(to: URL(fileURLWithPath: file))
             let human = try cluster.run(["schedule", "--file", file])
             #expect(human.status == 1)
-            #expect(human.output.hasPrefix("scheduled 2, failed 3 in "))
+            #expect(human.output.hasPrefix("scheduled 2, failed 4 in "))
             // Items refused locally are reported at once, the coordinator's at the chunk's reply.
             let errors = human.error.split(separator: "\n").filter { $0.hasPrefix("chime: item ") }.sorted()
             #expect(errors == [
                 #"chime: item 1: unknown_field: bogus: unknown field "bogus""#,
                 "chime: item 2: invalid_argument: trigger.in: '5x' is not a duration such as 90s, 5m, 1h30m or 500ms: unknown unit 'x'; use w, d, h, m, s or ms",
                 "chime: item 3: malformed: the message is not valid JSON",
+                #"chime: item 5: malformed: the key "recipient" appears twice in one object"#,
             ])
             let json = try cluster.run(["schedule", "--file", file, "--json", "--chunk", "2"])
             #expect(json.status == 1)
@@ -88,7 +91,7 @@ import Testing
             #expect((document["error"] as? [String: Any])?["code"] as? String == "partial")
             let result = try #require(document["result"] as? [String: Any])
             #expect(result["scheduled"] as? Int == 2)
-            #expect((result["errors"] as? [[String: Any]])?.compactMap { $0["index"] as? Int } == [1, 2, 3])
+            #expect((result["errors"] as? [[String: Any]])?.compactMap { $0["index"] as? Int } == [1, 2, 3, 5])
 
             let notJSON = cluster.directory.path("broken.json")
             try Data("[{}, 3]".utf8).write(to: URL(fileURLWithPath: notJSON))

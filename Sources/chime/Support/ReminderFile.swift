@@ -73,6 +73,9 @@ enum ReminderFile {
     /// The object with `trigger.in` (a duration from `now`) replaced by `trigger.at`.
     /// - Throws: `WireError` `.invalidArgument` for a bad duration or zone.
     static func rewritingRelativeTime(_ object: Data, now: Date) throws(WireError) -> Data {
+        // The strict reading first, as the coordinator's: `JSONSerialization` keeps the last of
+        // two equal keys, and the rewrite would send one of them without a word.
+        try StrictJSON.check(object)
         guard var reminder = (try? JSONSerialization.jsonObject(with: object)) as? [String: Any],
             var trigger = reminder["trigger"] as? [String: Any], let relativeTime = trigger["in"]
         else { return object }
