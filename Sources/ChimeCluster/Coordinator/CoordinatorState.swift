@@ -48,6 +48,17 @@ public struct CoordinatorState: Sendable {
             self.lastFiredAt = lastFiredAt
         }
 
+        /// Decodes an entry's bytes: the coordinator's own encoding, or a snapshot's that passed
+        /// the file's CRC-32C and `binarySummary`, so a failure is a bug in this code (the one
+        /// place that says so, for entries and for listing pages decoded off the loop).
+        static func decodeStored(_ bytes: ArraySlice<UInt8>) -> Reminder {
+            do {
+                return try Reminder(binary: bytes)
+            } catch {
+                preconditionFailure("a reminder the coordinator encoded does not decode: \(error)")
+            }
+        }
+
         /// Takes bytes a snapshot holds as they are (checked: they must decode).
         /// - Throws: `ReminderBinaryError` when they do not.
         init(bytes: [UInt8], next: Occurrence?, state: ReminderState, deliveredCount: Int, lastFiredAt: Date?)
@@ -67,13 +78,7 @@ public struct CoordinatorState: Sendable {
 
         /// The reminder, decoded from `bytes`; setting it re-encodes.
         var reminder: Reminder {
-            get {
-                do {
-                    return try Reminder(binary: bytes)
-                } catch {
-                    preconditionFailure("a reminder the coordinator encoded does not decode: \(error)")
-                }
-            }
+            get { Self.decodeStored(bytes[...]) }
             set {
                 bytes = newValue.binaryEncoded()
                 recipient = newValue.recipient

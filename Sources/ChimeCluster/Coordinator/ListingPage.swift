@@ -32,14 +32,9 @@ public struct ListingPage: Sendable, Hashable {
     /// The page's reminders, decoded (O(page)).
     public var reminders: [ReminderListing] {
         items.map { item in
-            let reminder: Reminder
-            do {
-                reminder = try Reminder(binary: item.bytes[...])
-            } catch {
-                preconditionFailure("a reminder the coordinator encoded does not decode: \(error)")
-            }
-            return ReminderListing(
-                reminder: reminder, state: item.state, nextFireAt: item.nextFireAt, deliveredCount: item.deliveredCount,
+            ReminderListing(
+                reminder: CoordinatorState.Entry.decodeStored(item.bytes[...]), state: item.state,
+                nextFireAt: item.nextFireAt, deliveredCount: item.deliveredCount,
                 lastFiredAt: item.lastFiredAt, armed: item.armed, reason: item.reason)
         }
     }
