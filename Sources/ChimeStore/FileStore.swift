@@ -140,12 +140,22 @@ public final class FileStore: Journal {
     ) throws -> SnapshotStore.File {
         try journal.sync()
         let file = try snapshots.write(payloadLength: payloadLength, coveringThrough: journal.lastSequence, payload: payload)
+        try adoptSnapshot()
+        return file
+    }
+
+    /// Takes in a snapshot written into `snapshots` by another thread (the coordinator's
+    /// `SnapshotWriter`, from a copy of its state covering entries already synced): keeps the
+    /// newest `retainedSnapshots`, and deletes the journal segments the oldest retained
+    /// snapshot covers. Call it from the thread that uses the journal, while nothing else
+    /// writes to it.
+    /// - Throws: `JournalError` `.io`.
+    public func adoptSnapshot() throws {
         try snapshots.removeAll(keepingNewest: retainedSnapshots)
         snapshotFiles = try snapshots.list()
         if snapshotFiles.count >= retainedSnapshots, let oldest = snapshotFiles.first {
             try journal.removeSegments(through: oldest.sequence)
         }
-        return file
     }
 
     /// Adds one to the persisted coordinator epoch (see `StoreLock.incrementEpoch`).

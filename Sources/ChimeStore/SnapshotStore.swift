@@ -83,14 +83,20 @@ public struct SnapshotStore: Sendable {
     /// payload of any size costs the writer one chunk of memory: temp file (header with the
     /// CRC left zero, payload, then the header again with its CRC), `fsync`, rename,
     /// directory `fsync`. An existing snapshot of the same sequence is replaced.
-    /// - Parameter payloadLength: the exact number of bytes `payload` writes, in the header
-    ///   before the payload is written (count them first with a `ByteCounter`).
-    /// - Returns: the new file.
+    /// - Parameters:
+    ///   - payloadLength: the exact number of bytes `payload` writes, in the header before
+    ///     the payload is written (count them first with a `ByteCounter`).
+    ///   - sequence: the journal sequence number the payload reflects every entry through.
+    ///   - beforeRename: called once the file is written and synced, before it is renamed into
+    ///     place; an error it throws abandons the file (e.g. `StoreLock.verifyOwnership`).
     /// - Throws: `JournalError` `.io` (also when `payload` writes other than
-    ///   `payloadLength` bytes); the temp file is then removed when possible.
+    ///   `payloadLength` bytes); what `beforeRename` throws; the temp file is then removed
+    ///   when possible.
+    /// - Returns: the new file.
     @discardableResult
     public func write(
-        payloadLength: Int, coveringThrough sequence: UInt64, payload: (inout SnapshotPayloadSink) -> Void
+        payloadLength: Int, coveringThrough sequence: UInt64, beforeRename: (() throws -> Void)? = nil,
+        payload: (inout SnapshotPayloadSink) -> Void
     ) throws -> File {
         if !FileCalls.isDirectory(directory.path) {
             try FileCalls.makeDirectory(directory.path)
@@ -100,6 +106,8 @@ public struct SnapshotStore: Sendable {
         let temporaryPath = path + ".tmp"
         var header = Self.makeHeader(sequence: sequence, payloadLength: payloadLength)
         let descriptor = try FileCalls.openFile(temporaryPath, O_WRONLY | O_CREAT | O_TRUNC)
+        // Closed exactly once: another thread may reuse the number as soon as it is closed.
+        var isOpen = true
         do {
             try header.withUnsafeBytes { try FileCalls.writeAll(descriptor, $0, path: temporaryPath) }
             var crc = CRC32C()
@@ -117,9 +125,11 @@ public struct SnapshotStore: Sendable {
             try header.withUnsafeBytes { try FileCalls.writeAll(descriptor, $0, at: 0, path: temporaryPath) }
             try FileCalls.syncFile(descriptor, path: temporaryPath)
             FileCalls.closeFile(descriptor)
+            isOpen = false
+            try beforeRename?()
             try FileCalls.renameFile(temporaryPath, to: path)
         } catch {
-            FileCalls.closeFile(descriptor)
+            if isOpen { FileCalls.closeFile(descriptor) }
             // Best effort: the write already failed, and a leftover .tmp is never read.
             try? FileCalls.removeFile(temporaryPath)
             throw error

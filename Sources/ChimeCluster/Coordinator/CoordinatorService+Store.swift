@@ -208,62 +208,11 @@ extension CoordinatorService {
         }
     }
 
-    /// Answers `snapshot`, `compact` and `store`, which need the store; called between loop
-    /// turns, after the turn's journal entries are synced, so the snapshot matches the journal.
+    /// Answers `store` (and, with the in-memory journal, `snapshot` and `compact`, which then
+    /// write nothing); called between loop turns, after the turn's journal entries are synced.
+    /// With a file store `snapshot` and `compact` are answered by `finishSnapshot`.
     func handleStoreRequest(_ request: ControlRequest) -> Data {
-        let requestId = request.requestId
-        guard case .file(let store) = storage else {
-            return codec.encode(ControlReply(requestId: requestId, result: storeReport(snapshotMilliseconds: nil)))
-        }
-        var milliseconds: Double?
-        if request.operation == .snapshot || request.operation == .compact {
-            do {
-                milliseconds = try writeSnapshot(to: store)
-                if request.operation == .compact, let newest = store.statistics.newestSnapshotSequence {
-                    let removed = try store.journal.removeSegments(through: newest)
-                    logger.info("journal compacted", [
-                        "segmentsRemoved": .int(removed), "snapshotSequence": .integer(newest),
-                        "journalBytes": .integer(store.statistics.journalBytes),
-                    ])
-                }
-            } catch {
-                logger.error("snapshot failed", ["error": "\(error)"])
-                return codec.encode(ControlReply<EmptyResult>(requestId: requestId, error: WireError(.internal, "snapshot failed: \(error)")))
-            }
-        }
-        return codec.encode(ControlReply(requestId: requestId, result: storeReport(snapshotMilliseconds: milliseconds)))
-    }
-
-    /// Writes a snapshot of the current state; returns how long it took, in milliseconds.
-    @discardableResult
-    func writeSnapshot(to store: FileStore) throws -> Double {
-        let started = ContinuousClock.now
-        func milliseconds(since instant: ContinuousClock.Instant) -> Double {
-            let elapsed = ContinuousClock.now - instant
-            return Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15
-        }
-        // Streamed to the file in chunks: a burst's snapshot used to hold the whole payload
-        // twice (the encoder's buffer and its copy), 40 MB at 100k reminders.
-        let snapshot = state.makeSnapshot(at: clock.now)
-        let made = milliseconds(since: started)
-        let json = snapshot.payloadJSON()
-        let encoded = milliseconds(since: started)
-        var counter = ByteCounter()
-        snapshot.encodePayload(json: json, into: &counter)
-        let file = try store.writeSnapshot(payloadLength: counter.count) { sink in
-            snapshot.encodePayload(json: json, into: &sink)
-        }
-        recordsSinceSnapshot = 0
-        publishSnapshotFigures()
-        let total = milliseconds(since: started)
-        // The parts say what pauses the loop: the state's copy, the JSON part (events, dead
-        // letters, recipients), the binary part counted and streamed with the file's fsyncs.
-        logger.info("snapshot written", [
-            "sequence": .integer(file.sequence), "bytes": .int(counter.count), "milliseconds": .rounded(total, digits: 1),
-            "makeMilliseconds": .rounded(made, digits: 1), "jsonMilliseconds": .rounded(encoded - made, digits: 1),
-            "writeMilliseconds": .rounded(total - encoded, digits: 1),
-        ])
-        return total
+        codec.encode(ControlReply(requestId: request.requestId, result: storeReport(snapshotMilliseconds: nil)))
     }
 
     func storeReport(snapshotMilliseconds: Double?) -> StoreReport {

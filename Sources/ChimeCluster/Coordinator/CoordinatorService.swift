@@ -32,6 +32,18 @@ public final class CoordinatorService {
     /// The wall and monotonic readings of the previous loop turn, to notice a wall-clock step.
     var previousClocks: (wall: Date, monotonic: Double)?
     var pendingStoreRequests: [(ControlRequest, ClientAddress)] = []
+    /// The thread that writes snapshots off the loop (`nil` with the in-memory journal, or
+    /// outside `run`).
+    var snapshotWriter: SnapshotWriter?
+    /// The snapshot being written, when one is.
+    var snapshotInFlight: SnapshotInFlight?
+    /// `snapshot` and `compact` requests waiting for the next snapshot to start (one under
+    /// way may not cover them).
+    var snapshotRequests: [(ControlRequest, ClientAddress)] = []
+    /// When (monotonic seconds) an automatic snapshot may be tried again after one failed.
+    var snapshotRetryAt: Double?
+    /// Whether a written snapshot still waits for the store's retention (the store was full).
+    var isSnapshotAdoptionPending = false
     /// The file store's journal writer thread (`nil` with the in-memory journal).
     var journalWriter: JournalWriter?
     /// The thread that encodes long replies (pages) off the loop; set while `run` serves.
@@ -280,6 +292,8 @@ public final class CoordinatorService {
                 store: store, context: context, signalEndpoint: signalEndpoint, unwrittenEntries: unwrittenAtStart, probe: probe)
         }
         defer {
+            snapshotWriter?.stop()
+            snapshotWriter = nil
             replyEncoder?.stop()
             replyEncoder = nil
             if let journalWriter {
@@ -293,6 +307,10 @@ public final class CoordinatorService {
             journalSignal.close()
         }
         replyEncoder = try ReplyEncoder(context: context, signalEndpoint: signalEndpoint)
+        if case .file(let store) = storage {
+            snapshotWriter = try SnapshotWriter(
+                snapshots: store.snapshots, lock: store.lock, context: context, signalEndpoint: signalEndpoint)
+        }
         logger.info(
             "coordinator ready", ["control": "\(endpoints.control.bind)", "dispatch": "\(endpoints.dispatch.bind)",
                                   "results": "\(endpoints.results.bind)", "events": "\(endpoints.events.bind)",
@@ -338,7 +356,7 @@ public final class CoordinatorService {
             do {
                 try carryOut(directives, control: control, dispatch: dispatch, events: events)
                 try serveStoreRequests(control: control, events: events)
-                try snapshotIfDue()
+                snapshotIfDue(control: control)
             } catch let error as ZeroMQError where error.code == .contextTerminated {
                 break
             }
@@ -365,6 +383,7 @@ public final class CoordinatorService {
             } catch {
                 logger.warning("replies not sent at shutdown", ["error": "\(error)"])
             }
+            finishSnapshotsAtStop(control: control)
         }
         logger.info("coordinator stopping", ["inFlight": .int(state.inFlightCount)])
     }
@@ -512,35 +531,6 @@ public final class CoordinatorService {
         }
     }
 
-    /// Writes a snapshot once `snapshotEveryRecords` entries (and at least half as many as
-    /// there are reminders, so snapshots cost O(1) amortized per entry however large the
-    /// schedule) were journaled since the last one. A snapshot pauses the loop and takes a
-    /// core, so it waits until nothing has been due, waiting or in flight for a second (the
-    /// events of a burst are still on their way to subscribers when its last firing is
-    /// acknowledged), unless the journal has grown 4× past the threshold.
-    func snapshotIfDue() throws {
-        guard case .file(let store) = storage else { return }
-        let monotonic = clock.monotonic
-        if state.isQuiet(at: clock.now) {
-            quietSince = quietSince ?? monotonic
-        } else {
-            quietSince = nil
-        }
-        let threshold = max(configuration.store.snapshotEveryRecords, state.reminderCount / 2)
-        guard recordsSinceSnapshot >= threshold else { return }
-        if quietSince.map({ monotonic - $0 >= 1 }) ?? false || recordsSinceSnapshot >= 4 * threshold {
-            // No snapshot while the store is full: it could not be written, and it needs a
-            // drained (idle) writer, which a full store does not have.
-            guard !isStoreFull else { return }
-            do {
-                try journalWriter?.drain()
-                try writeSnapshot(to: store)
-            } catch let error as JournalError where error.code == .noSpace {
-                logger.warning("snapshot postponed: the store is full", ["error": "\(error)"])
-            }
-        }
-    }
-
     func sendReply(_ body: Data, to client: ClientAddress, on control: Socket) {
         do {
             _ = try control.send(client.routing + [body], dontWait: true)
@@ -569,6 +559,11 @@ public final class CoordinatorService {
         let requests = pendingStoreRequests
         pendingStoreRequests.removeAll()
         for (request, client) in requests {
+            if !isFull, case .file = storage, request.operation == .snapshot || request.operation == .compact {
+                // Answered once the snapshot thread has written it (`snapshotIfDue`).
+                snapshotRequests.append((request, client))
+                continue
+            }
             let body = isFull ? storeFullReply(to: request) : handleStoreRequest(request)
             _ = try control.send(client.routing + [body], dontWait: true)
         }

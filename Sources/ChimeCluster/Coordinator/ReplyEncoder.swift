@@ -119,7 +119,7 @@ final class ReplyEncoder: @unchecked Sendable {
     /// Nice +10 for the calling thread only: on Linux the nice value is a per-thread attribute
     /// and `setpriority(PRIO_PROCESS, 0, …)` sets the calling thread's (setpriority(2), NOTES).
     /// Best effort: failing leaves the default priority.
-    private static func lowerPriorityOfCurrentThread() {
+    static func lowerPriorityOfCurrentThread() {
         #if os(Linux)
         _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, 10)
         #endif

@@ -1,0 +1,182 @@
+import ChimeCore
+import ChimeStore
+import Foundation
+import ZeroMQ
+
+/// Writes the coordinator's snapshots on a thread of its own, so the loop never pauses for
+/// one: the loop hands over a copy of its state (`CoordinatorState` is a value of
+/// copy-on-write collections, so the copy is O(1) and the loop's next changes copy only the
+/// collections they touch) with the journal sequence number it covers; this thread builds the
+/// records, encodes them, streams them to `snapshot/` (fsync, rename, directory fsync) and
+/// wakes the loop through `signalEndpoint` (inproc PUSH → the loop's PULL, as `JournalWriter`
+/// does). The loop then adopts the file (`FileStore.adoptSnapshot`: retention and the journal
+/// segments the oldest kept snapshot covers), because the journal belongs to the journal
+/// writer and is touched only while that writer is idle.
+///
+/// At most one snapshot is under way. The thread runs at a lower scheduling priority
+/// (nice +10): on a busy machine the loop's turns win the core and the snapshot waits.
+///
+/// Before it writes, and again before it renames the finished file into place, the thread
+/// checks that the store's `LOCK` still names the file this coordinator locked, so a
+/// coordinator that lost the store (SIGSTOP, then a takeover) adds nothing to it.
+///
+/// Thread safety: the job and the outcome are guarded by one condition lock; the signal
+/// socket is used by the snapshot thread only (moved to it at start).
+final class SnapshotWriter: @unchecked Sendable {
+    /// What the loop hands over.
+    struct Job: Sendable {
+        /// The state as of `coveringThrough`.
+        var state: CoordinatorState
+        /// The wall-clock instant the snapshot is taken at (`CoordinatorSnapshot.takenAt`).
+        var takenAt: Date
+        /// The journal sequence number the state reflects every entry through.
+        var coveringThrough: UInt64
+    }
+
+    /// How a snapshot went.
+    struct Outcome: Sendable {
+        /// The file written (not yet adopted by the store), or the error that stopped it.
+        var result: Result<SnapshotStore.File, any Error>
+        /// The payload's size in bytes (0 when it failed before counting).
+        var bytes: Int
+        /// Milliseconds spent building the records from the state copy.
+        var makeMilliseconds: Double
+        /// Milliseconds spent on the payload's JSON part.
+        var jsonMilliseconds: Double
+        /// Milliseconds spent counting, streaming and syncing the file.
+        var writeMilliseconds: Double
+        /// From the hand-over to the renamed file, in milliseconds.
+        var totalMilliseconds: Double { makeMilliseconds + jsonMilliseconds + writeMilliseconds }
+    }
+
+    private let snapshots: SnapshotStore
+    private let lock: StoreLock
+    private let condition = NSCondition()
+    private var job: Job?
+    private var isWriting = false
+    private var outcome: Outcome?
+    private var isStopping = false
+    private let stopped = DispatchSemaphore(value: 0)
+
+    /// Starts the snapshot thread.
+    /// - Parameters:
+    ///   - snapshots: the store's `snapshot/` directory.
+    ///   - lock: the store's lock, checked before writing and before the rename.
+    ///   - context: the ZeroMQ context the loop's PULL socket lives in.
+    ///   - signalEndpoint: the inproc endpoint the loop has bound a PULL socket to.
+    /// - Throws: `ZeroMQError` when the signal socket cannot be made or connected.
+    init(snapshots: SnapshotStore, lock: StoreLock, context: Context, signalEndpoint: String) throws {
+        self.snapshots = snapshots
+        self.lock = lock
+        let signal = try Socket(.push, context: context)
+        try signal.set(.linger(milliseconds: 0))
+        try signal.connect(to: signalEndpoint)
+        // The socket moves to the snapshot thread here; the thread's start is a full barrier.
+        let box = SocketBox(signal)
+        let thread = Thread { [self] in
+            ReplyEncoder.lowerPriorityOfCurrentThread()
+            self.run(signal: box.socket)
+            box.socket.close()
+            self.stopped.signal()
+        }
+        thread.name = "chime-snapshot"
+        thread.start()
+    }
+
+    /// Whether a snapshot is under way or finished and not yet taken.
+    var isBusy: Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        return job != nil || isWriting || outcome != nil
+    }
+
+    /// Starts writing a snapshot of `job`; `false` (nothing started) while another is busy.
+    func start(_ job: Job) -> Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        guard self.job == nil, !isWriting, outcome == nil, !isStopping else { return false }
+        self.job = job
+        condition.broadcast()
+        return true
+    }
+
+    /// The finished snapshot's outcome (taken: the writer is free again), else `nil`.
+    func take() -> Outcome? {
+        condition.lock()
+        defer { condition.unlock() }
+        defer { outcome = nil }
+        return outcome
+    }
+
+    /// Waits until the snapshot under way (if any) has finished, then takes its outcome.
+    func wait() -> Outcome? {
+        condition.lock()
+        defer { condition.unlock() }
+        while job != nil || isWriting { condition.wait() }
+        defer { outcome = nil }
+        return outcome
+    }
+
+    /// Finishes the snapshot under way, then stops the thread and waits for it.
+    func stop() {
+        condition.lock()
+        isStopping = true
+        condition.broadcast()
+        condition.unlock()
+        stopped.wait()
+    }
+
+    private func run(signal: Socket) {
+        while true {
+            condition.lock()
+            while job == nil && !isStopping { condition.wait() }
+            guard let next = job else {
+                condition.unlock()
+                return
+            }
+            isWriting = true
+            job = nil
+            condition.unlock()
+            let finished = write(next)
+            condition.lock()
+            isWriting = false
+            outcome = finished
+            condition.broadcast()
+            condition.unlock()
+            // A full signal queue already holds a wake-up for the loop.
+            _ = try? signal.send(Data(), dontWait: true)
+        }
+    }
+
+    /// Builds, encodes and writes the snapshot of `job` (streamed in chunks: the payload is
+    /// never held whole).
+    private func write(_ job: Job) -> Outcome {
+        let started = ContinuousClock.now
+        func milliseconds(since instant: ContinuousClock.Instant) -> Double {
+            let elapsed = ContinuousClock.now - instant
+            return Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15
+        }
+        var outcome = Outcome(result: .failure(CancellationError()), bytes: 0, makeMilliseconds: 0, jsonMilliseconds: 0, writeMilliseconds: 0)
+        do {
+            try lock.verifyOwnership()
+            let snapshot = job.state.makeSnapshot(at: job.takenAt)
+            outcome.makeMilliseconds = milliseconds(since: started)
+            let json = snapshot.payloadJSON()
+            outcome.jsonMilliseconds = milliseconds(since: started) - outcome.makeMilliseconds
+            var counter = ByteCounter()
+            snapshot.encodePayload(json: json, into: &counter)
+            outcome.bytes = counter.count
+            let file = try snapshots.write(
+                payloadLength: counter.count, coveringThrough: job.coveringThrough,
+                beforeRename: { try self.lock.verifyOwnership() }
+            ) { sink in
+                snapshot.encodePayload(json: json, into: &sink)
+            }
+            outcome.result = .success(file)
+        } catch {
+            outcome.result = .failure(error)
+        }
+        outcome.writeMilliseconds = milliseconds(since: started) - outcome.makeMilliseconds - outcome.jsonMilliseconds
+        return outcome
+    }
+}
