@@ -98,6 +98,43 @@ import Testing
         #expect(try contentsOfTree(directory) == before)
     }
 
+    /// The coordinator's snapshot thread writes into `snapshots` on its own and the store
+    /// adopts the file later; a `beforeRename` that throws (the lock was lost) leaves nothing.
+    @Test func aSnapshotWrittenElsewhereIsAdoptedAndAnAbandonedOneLeavesNoFile() throws {
+        let (store, _) = try open()
+        try store.append(makeEntries(1_000))
+        try store.sync()
+        try store.writeSnapshot(Data("state@1000".utf8))
+        try store.append(makeEntries(1_000, from: 1_000))
+        try store.sync()
+        struct Refused: Error {}
+        let payload = Data("state@2000".utf8)
+        #expect(throws: Refused.self) {
+            try store.snapshots.write(
+                payloadLength: payload.count, coveringThrough: 2_000, beforeRename: { throw Refused() }
+            ) { sink in payload.withUnsafeBytes { sink.writeBytes($0) } }
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: snapshotDirectory.path).sorted() == [
+            SnapshotStore.fileName(sequence: 1_000)
+        ])
+        let file = try store.snapshots.write(payloadLength: payload.count, coveringThrough: 2_000, beforeRename: {}) { sink in
+            payload.withUnsafeBytes { sink.writeBytes($0) }
+        }
+        #expect(file.sequence == 2_000)
+        // Not adopted yet: the store's figures still show one snapshot, the journal is whole.
+        #expect(store.statistics.snapshotCount == 1)
+        #expect(store.journal.firstSequence == 1)
+        try store.adoptSnapshot()
+        #expect(store.statistics.snapshotCount == 2)
+        #expect(store.statistics.newestSnapshotSequence == 2_000)
+        #expect(store.journal.firstSequence > 1)
+        #expect(store.journal.firstSequence <= 1_001)
+        try store.close()
+        let (_, recovery) = try open()
+        #expect(recovery.snapshot?.payload == payload)
+        #expect(recovery.entries.isEmpty)
+    }
+
     @Test func removesSegmentsOnceTheOlderRetainedSnapshotCoversThem() throws {
         let (store, _) = try open()
         try store.append(makeEntries(1_000))

@@ -90,4 +90,51 @@ import Testing
             #expect(recovered >= count + due.count)
         }
     }
+
+    /// SIGTERM while the snapshot thread writes: the coordinator finishes the snapshot, answers
+    /// the request that asked for it, exits 0, and the next start recovers from that snapshot.
+    @Test func aStopWhileASnapshotIsWrittenFinishesItAndAnswers() throws {
+        try withLocalCluster(workers: 0, configuration: PagingLoadTests.configuration) { cluster in
+            let client = try ControlClient(endpoint: cluster.controlEndpoint, timeout: .seconds(60), retries: 0)
+            let farAway = Date().addingTimeInterval(86_400)
+            for start in stride(from: 0, to: 40_000, by: 1000) {
+                let reminders = (start..<(start + 1000)).map { index in
+                    Reminder(
+                        id: ReminderID(String(format: "bulk-%07d", index)), recipient: "bulk",
+                        content: Content(body: "b"), trigger: Trigger(start: .instant(farAway)))
+                }
+                _ = try client.send(ControlRequest(command: .schedule(reminders)), expecting: ScheduleResult.self)
+            }
+            let snapshots = cluster.directory.url.appendingPathComponent(".chime/store/snapshot")
+            let reply = Mutex<Result<StoreReport?, any Error>?>(nil)
+            let endpoint = cluster.controlEndpoint
+            let requester = Thread {
+                let outcome = Result {
+                    try ControlClient(endpoint: endpoint, timeout: .seconds(60), retries: 0)
+                        .send(ControlRequest(command: .snapshot), expecting: StoreReport.self).result
+                }
+                reply.withLock { $0 = outcome }
+            }
+            requester.start()
+            // The snapshot thread has its temp file open: the stop comes in the middle of it.
+            try expectEventually(timeout: 30, interval: 0.002, "the snapshot's temp file appeared") {
+                ((try? FileManager.default.contentsOfDirectory(atPath: snapshots.path)) ?? []).contains { $0.hasSuffix(".tmp") }
+            }
+            let status = cluster.stop("coordinator")
+            #expect(status == 0)
+            try expectEventually(timeout: 30, "the snapshot request was answered") { reply.withLock { $0 != nil } }
+            let report = try #require(try reply.withLock { try $0?.get() })
+            #expect(report.snapshotMilliseconds != nil)
+            let names = try FileManager.default.contentsOfDirectory(atPath: snapshots.path)
+            #expect(names.filter { $0.hasSuffix(".tmp") }.isEmpty, "\(names)")
+            #expect(names.count == 1, "\(names)")
+
+            try cluster.restart("coordinator")
+            _ = try cluster.waitForCoordinator(timeout: 60)
+            let recovered = try #require(
+                client.send(ControlRequest(command: .status), expecting: StatusReport.self).result?.reminders.values.reduce(0, +))
+            #expect(recovered == 40_000)
+            #expect(cluster.log(of: "coordinator").contains("snapshotSequence"))
+        }
+    }
 }
