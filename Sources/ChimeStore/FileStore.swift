@@ -41,7 +41,8 @@ public final class FileStore: Journal {
     public let journal: FileJournal
     /// The snapshots in `snapshot/`.
     public let snapshots: SnapshotStore
-    let retainedSnapshots: Int
+    /// How many snapshots are kept, newest first (`Options.retainedSnapshots`).
+    public let retainedSnapshots: Int
     var snapshotFiles: [SnapshotStore.File]
 
     private init(
@@ -140,22 +141,28 @@ public final class FileStore: Journal {
     ) throws -> SnapshotStore.File {
         try journal.sync()
         let file = try snapshots.write(payloadLength: payloadLength, coveringThrough: journal.lastSequence, payload: payload)
-        try adoptSnapshot()
+        try applyRetention()
         return file
     }
 
-    /// Takes in a snapshot written into `snapshots` by another thread (the coordinator's
-    /// `SnapshotWriter`, from a copy of its state covering entries already synced): keeps the
-    /// newest `retainedSnapshots`, and deletes the journal segments the oldest retained
-    /// snapshot covers. Call it from the thread that uses the journal, while nothing else
-    /// writes to it.
+    /// Keeps the newest `retainedSnapshots`, and deletes the journal segments the oldest
+    /// retained snapshot covers.
     /// - Throws: `JournalError` `.io`.
-    public func adoptSnapshot() throws {
+    private func applyRetention() throws {
         try snapshots.removeAll(keepingNewest: retainedSnapshots)
-        snapshotFiles = try snapshots.list()
-        if snapshotFiles.count >= retainedSnapshots, let oldest = snapshotFiles.first {
-            try journal.removeSegments(through: oldest.sequence)
-        }
+        noteSnapshots(try snapshots.list())
+        if let bound = segmentRemovalBound { try journal.removeSegments(through: bound) }
+    }
+
+    /// Takes in the snapshot files after another thread wrote one and applied the retention
+    /// (the coordinator's snapshot thread), for `statistics`.
+    public func noteSnapshots(_ files: [SnapshotStore.File]) { snapshotFiles = files }
+
+    /// The sequence number through which journal segments may be removed: the oldest retained
+    /// snapshot's, once `retainedSnapshots` are kept (so a damaged newest snapshot still falls
+    /// back to the previous one plus the journal); `nil` before.
+    public var segmentRemovalBound: UInt64? {
+        snapshotFiles.count >= retainedSnapshots ? snapshotFiles.first?.sequence : nil
     }
 
     /// Adds one to the persisted coordinator epoch (see `StoreLock.incrementEpoch`).
@@ -163,9 +170,13 @@ public final class FileStore: Journal {
     public func incrementEpoch() throws -> UInt64 { try lock.incrementEpoch() }
 
     /// Sizes and counters for `chime ctl store`.
-    public var statistics: StoreStatistics {
+    public var statistics: StoreStatistics { statistics(journal: journal.statistics) }
+
+    /// ``statistics`` with the journal's figures as given (taken on the thread that writes
+    /// the journal) instead of read from it.
+    public func statistics(journal: JournalStatistics) -> StoreStatistics {
         StoreStatistics(
-            journal: journal.statistics, snapshotCount: snapshotFiles.count,
+            journal: journal, snapshotCount: snapshotFiles.count,
             snapshotBytes: snapshotFiles.reduce(0) { $0 + $1.size },
             newestSnapshotSequence: snapshotFiles.last?.sequence)
     }

@@ -27,7 +27,9 @@ import ZeroMQ
         try signal.set(.receiveTimeout(milliseconds: 30_000))
         let endpoint = "inproc://snapshot-writer-\(UUID().uuidString)"
         try signal.bind(to: endpoint)
-        let writer = try SnapshotWriter(snapshots: store.snapshots, lock: store.lock, context: context, signalEndpoint: endpoint)
+        let journalWriter = try JournalWriter(store: store, context: context, signalEndpoint: endpoint)
+        defer { journalWriter.stop() }
+        let writer = try SnapshotWriter(store: store, journalWriter: journalWriter, context: context, signalEndpoint: endpoint)
         defer { writer.stop() }
         try body(writer, store, signal)
     }
@@ -45,13 +47,13 @@ import ZeroMQ
             var live = helpers.makeState()
             _ = helpers.schedule(&live, reminders(0..<5000), at: Self.noon)
             let handedOver = live
-            #expect(writer.start(SnapshotWriter.Job(state: live, takenAt: Self.noon, coveringThrough: 42)))
+            #expect(writer.start(SnapshotWriter.Job(state: live, takenAt: Self.noon, coveringThrough: 42, ticket: 0)))
             // The loop goes on changing its state while the thread writes.
             _ = helpers.schedule(&live, reminders(5000..<6000), at: Self.noon)
             _ = live.onRequest(
                 ControlRequest(command: .cancel(ReminderFilter(ids: (0..<100).map { ReminderID(String(format: "r%05d", $0)) }))),
                 from: helpers.client, at: Self.noon)
-            #expect(!writer.start(SnapshotWriter.Job(state: live, takenAt: Self.noon, coveringThrough: 43)))
+            #expect(!writer.start(SnapshotWriter.Job(state: live, takenAt: Self.noon, coveringThrough: 43, ticket: 0)))
             #expect(try signal.receiveMessage() != nil)
             let outcome = try #require(writer.take())
             let file = try outcome.result.get()
@@ -76,7 +78,7 @@ import ZeroMQ
             let lockPath = store.directory.appendingPathComponent("LOCK").path
             try FileManager.default.removeItem(atPath: lockPath)
             #expect(FileManager.default.createFile(atPath: lockPath, contents: Data()))
-            #expect(writer.start(SnapshotWriter.Job(state: live, takenAt: Self.noon, coveringThrough: 7)))
+            #expect(writer.start(SnapshotWriter.Job(state: live, takenAt: Self.noon, coveringThrough: 7, ticket: 0)))
             #expect(try signal.receiveMessage() != nil)
             let outcome = try #require(writer.take())
             #expect(throws: JournalError.self) { try outcome.result.get() }
@@ -91,7 +93,7 @@ import ZeroMQ
             #expect(writer.wait() == nil)
             var live = helpers.makeState()
             _ = helpers.schedule(&live, reminders(0..<2000), at: Self.noon)
-            #expect(writer.start(SnapshotWriter.Job(state: live, takenAt: Self.noon, coveringThrough: 9)))
+            #expect(writer.start(SnapshotWriter.Job(state: live, takenAt: Self.noon, coveringThrough: 9, ticket: 0)))
             let outcome = try #require(writer.wait())
             #expect(try outcome.result.get().sequence == 9)
             #expect(!writer.isBusy)

@@ -99,7 +99,7 @@ import Testing
     }
 
     /// The coordinator's snapshot thread writes into `snapshots` on its own and the store
-    /// adopts the file later; a `beforeRename` that throws (the lock was lost) leaves nothing.
+    /// takes the files in later (`noteSnapshots`, then the segments below `segmentRemovalBound`); a `beforeRename` that throws (the lock was lost) leaves nothing.
     @Test func aSnapshotWrittenElsewhereIsAdoptedAndAnAbandonedOneLeavesNoFile() throws {
         let (store, _) = try open()
         try store.append(makeEntries(1_000))
@@ -124,9 +124,12 @@ import Testing
         // Not adopted yet: the store's figures still show one snapshot, the journal is whole.
         #expect(store.statistics.snapshotCount == 1)
         #expect(store.journal.firstSequence == 1)
-        try store.adoptSnapshot()
+        #expect(store.segmentRemovalBound == nil)
+        store.noteSnapshots(try store.snapshots.list())
         #expect(store.statistics.snapshotCount == 2)
         #expect(store.statistics.newestSnapshotSequence == 2_000)
+        #expect(store.segmentRemovalBound == 1_000)
+        #expect(try store.journal.removeSegments(through: 1_000) > 0)
         #expect(store.journal.firstSequence > 1)
         #expect(store.journal.firstSequence <= 1_001)
         try store.close()

@@ -71,7 +71,7 @@ extension CoordinatorService {
     /// snapshot; the journal writer is idle then).
     func publishSnapshotFigures() {
         guard case .file(let store) = storage else { return }
-        let statistics = store.statistics
+        let statistics = journalWriter.map { store.statistics(journal: $0.statistics) } ?? store.statistics
         var newestTime: Double?
         if let newest = try? store.snapshots.list().last,
             let modified = (try? FileManager.default.attributesOfItem(atPath: newest.path))?[.modificationDate] as? Date

@@ -223,7 +223,8 @@ extension CoordinatorService {
                 snapshots: 0, snapshotBytes: 0, snapshotSequence: nil, appendedRecords: journal.appendedCount,
                 lastFsyncMilliseconds: nil)
         case .file(let store):
-            let statistics = store.statistics
+            // While the journal writer runs, the journal is its thread's: read its copy.
+            let statistics = journalWriter.map { store.statistics(journal: $0.statistics) } ?? store.statistics
             return StoreReport(
                 directory: store.directory.path, fsync: configuration.store.fsync, epoch: state.configuration.epoch,
                 journalBytes: statistics.journalBytes, segments: statistics.segmentCount,

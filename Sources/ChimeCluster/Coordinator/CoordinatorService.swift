@@ -42,8 +42,8 @@ public final class CoordinatorService {
     var snapshotRequests: [(ControlRequest, ClientAddress)] = []
     /// When (monotonic seconds) an automatic snapshot may be tried again after one failed.
     var snapshotRetryAt: Double?
-    /// Whether a written snapshot still waits for the store's retention (the store was full).
-    var isSnapshotAdoptionPending = false
+    /// `compact` requests waiting for the journal writer to remove their segments.
+    var pendingCompactions: [PendingCompaction] = []
     /// The file store's journal writer thread (`nil` with the in-memory journal).
     var journalWriter: JournalWriter?
     /// The thread that encodes long replies (pages) off the loop; set while `run` serves.
@@ -307,9 +307,9 @@ public final class CoordinatorService {
             journalSignal.close()
         }
         replyEncoder = try ReplyEncoder(context: context, signalEndpoint: signalEndpoint)
-        if case .file(let store) = storage {
+        if case .file(let store) = storage, let journalWriter {
             snapshotWriter = try SnapshotWriter(
-                snapshots: store.snapshots, lock: store.lock, context: context, signalEndpoint: signalEndpoint)
+                store: store, journalWriter: journalWriter, context: context, signalEndpoint: signalEndpoint)
         }
         logger.info(
             "coordinator ready", ["control": "\(endpoints.control.bind)", "dispatch": "\(endpoints.dispatch.bind)",

@@ -23,8 +23,11 @@ import ZeroMQ
 /// store's `LOCK` still names the file it locked, so after a stall (SIGSTOP) it does not
 /// write into a store another coordinator took over before the loop has looked.
 ///
+/// It also removes the journal segments a snapshot covers (`removeSegments(through:)`), so
+/// the snapshot thread and the loop never touch the journal.
+///
 /// Thread safety: `FileStore` is touched by the writer thread only, except while the writer
-/// is idle after `drain()` (snapshots, store reports), which the lock orders.
+/// is idle after `drain()` (store reports), which the lock orders.
 final class JournalWriter: @unchecked Sendable {
     /// How long the writer waits between attempts while the disk is full, in seconds.
     static let noSpaceRetryInterval = 0.25
@@ -38,6 +41,26 @@ final class JournalWriter: @unchecked Sendable {
     private var undurable = 0
     private var submitted: UInt64 = 0
     private var durable: UInt64 = 0
+    /// The journal sequence number of the last entry submitted: `FileJournal.append` numbers
+    /// entries consecutively in the order they are submitted.
+    private var submittedSequence: UInt64
+    /// The journal's figures after the newest write or segment removal, for readers on other
+    /// threads (the journal itself is the writer thread's).
+    private var published: JournalStatistics
+    /// The newest segment removal asked for and not yet done: remove through this sequence.
+    private var requestedRemoval: UInt64?
+    private var removalsRequested: UInt64 = 0
+    private var removalsDone: UInt64 = 0
+    /// What the newest removal done returned, or its error.
+    private var removalOutcome: Result<SegmentRemoval, any Error> = .success(SegmentRemoval(removed: 0, statistics: JournalStatistics()))
+
+    /// What a segment removal did.
+    struct SegmentRemoval: Sendable {
+        /// How many segment files were removed.
+        var removed: Int
+        /// The journal's figures just after (sizes, segment count).
+        var statistics: JournalStatistics
+    }
     private var failure: (any Error)?
     /// The write error while the disk is full (`JournalError.noSpace`), else `nil`.
     private var noSpace: JournalError?
@@ -68,6 +91,8 @@ final class JournalWriter: @unchecked Sendable {
     ) throws {
         self.store = store
         self.probe = probe
+        submittedSequence = store.journal.lastSequence
+        published = store.journal.statistics
         if unwrittenEntries > 0 {
             undurable = unwrittenEntries
             noSpace = JournalError(.noSpace, path: store.journal.directory.path, message: "the store was full at start")
@@ -93,6 +118,7 @@ final class JournalWriter: @unchecked Sendable {
         defer { condition.unlock() }
         queue.append(contentsOf: entries)
         undurable += entries.count
+        submittedSequence += UInt64(entries.count)
         submitted += 1
         condition.signal()
         return submitted
@@ -103,6 +129,54 @@ final class JournalWriter: @unchecked Sendable {
         condition.lock()
         defer { condition.unlock() }
         return submitted
+    }
+
+    /// The newest ticket submitted and the journal sequence number of its last entry: a copy
+    /// of the state taken now reflects every entry through that sequence number, which is
+    /// on disk once `waitUntilDurable(ticket:)` returns.
+    var submittedPosition: (ticket: UInt64, sequence: UInt64) {
+        condition.lock()
+        defer { condition.unlock() }
+        return (submitted, submittedSequence)
+    }
+
+    /// Waits until the entries of `ticket` (and every earlier one) are durable.
+    /// - Throws: the error a write or fsync failed with; `JournalError.noSpace` while the
+    ///   disk is full and they are not written yet.
+    func waitUntilDurable(ticket: UInt64) throws {
+        condition.lock()
+        defer { condition.unlock() }
+        while durable < ticket && failure == nil && noSpace == nil { condition.wait() }
+        if let failure { throw failure }
+        if durable < ticket, let noSpace { throw noSpace }
+    }
+
+    /// Asks the writer thread to remove the journal segments whose entries are all at or
+    /// below `sequence` (`FileJournal.removeSegments(through:)`), after checking the store's
+    /// `LOCK`; returns the number `segmentRemoval(_:)` reports it by.
+    func removeSegments(through sequence: UInt64) -> UInt64 {
+        condition.lock()
+        defer { condition.unlock() }
+        requestedRemoval = max(requestedRemoval ?? 0, sequence)
+        removalsRequested += 1
+        condition.signal()
+        return removalsRequested
+    }
+
+    /// How removal `number` went (how many segments were removed), once it is done; `nil`
+    /// before. A later removal done first answers for it too.
+    func segmentRemoval(_ number: UInt64) -> Result<SegmentRemoval, any Error>? {
+        condition.lock()
+        defer { condition.unlock() }
+        return removalsDone >= number ? removalOutcome : nil
+    }
+
+    /// The journal's figures after the newest write or segment removal (sizes, segment count,
+    /// fsync latency), safe to read from any thread.
+    var statistics: JournalStatistics {
+        condition.lock()
+        defer { condition.unlock() }
+        return published
     }
 
     /// How many submitted entries are not durable yet.
@@ -167,17 +241,19 @@ final class JournalWriter: @unchecked Sendable {
         while true {
             condition.lock()
             var isRetryDue = false
-            while queue.isEmpty && !isStopping && !isRetryDue {
+            while queue.isEmpty && requestedRemoval == nil && !isStopping && !isRetryDue {
                 if carried > 0 {
                     isRetryDue = !condition.wait(until: Date(timeIntervalSinceNow: Self.noSpaceRetryInterval))
                 } else {
                     condition.wait()
                 }
             }
-            if queue.isEmpty && carried == 0 {
+            if queue.isEmpty && carried == 0 && requestedRemoval == nil {
                 condition.unlock()
                 return
             }
+            let removal = requestedRemoval.map { (through: $0, number: removalsRequested) }
+            requestedRemoval = nil
             let isLastAttempt = isStopping
             let batch = queue
             let through = submitted
@@ -185,9 +261,27 @@ final class JournalWriter: @unchecked Sendable {
             condition.unlock()
             do {
                 let now = ContinuousClock.now
-                if now - lastOwnershipCheck >= .seconds(Self.ownershipCheckInterval) {
+                if now - lastOwnershipCheck >= .seconds(Self.ownershipCheckInterval) || removal != nil {
                     try store.lock.verifyOwnership()
                     lastOwnershipCheck = now
+                }
+                if let removal {
+                    // Old segments only: the tail and what is buffered are never removed, so
+                    // this is safe while the disk is full (and frees space).
+                    let outcome = Result {
+                        SegmentRemoval(
+                            removed: try store.journal.removeSegments(through: removal.through), statistics: store.journal.statistics)
+                    }
+                    if case .success(let done) = outcome {
+                        probe?.updateStore { $0.journalBytes = done.statistics.journalBytes }
+                    }
+                    condition.lock()
+                    if case .success(let done) = outcome { published = done.statistics }
+                    removalsDone = removal.number
+                    removalOutcome = outcome
+                    condition.broadcast()
+                    condition.unlock()
+                    _ = try? signal.send(Data(), dontWait: true)
                 }
                 if !batch.isEmpty { try store.append(batch) }
                 // Entries appended are the journal's now: if the write below finds no space it
@@ -211,8 +305,11 @@ final class JournalWriter: @unchecked Sendable {
                 _ = try? signal.send(Data(), dontWait: true)
                 return
             }
-            if let probe { reported = report(to: probe, since: reported) }
+            let current = store.journal.statistics
+            if let probe { report(current, to: probe, since: reported) }
+            reported = current
             condition.lock()
+            published = current
             durable = through
             undurable -= carried
             carried = 0
@@ -226,10 +323,9 @@ final class JournalWriter: @unchecked Sendable {
 }
 
 extension JournalWriter {
-    /// Tells `probe` the fsyncs since `previous` (the last one's duration; the mean when one
-    /// write made several) and the journal's size; returns the statistics now.
-    private func report(to probe: CoordinatorProbe, since previous: JournalStatistics) -> JournalStatistics {
-        let current = store.journal.statistics
+    /// Tells `probe` the fsyncs between `previous` and `current` (the last one's duration; the
+    /// mean when one write made several) and the journal's size.
+    private func report(_ current: JournalStatistics, to probe: CoordinatorProbe, since previous: JournalStatistics) {
         let fsyncs = current.fsyncCount - previous.fsyncCount
         probe.updateStore { figures in
             if fsyncs == 1, let latency = current.lastFsyncLatency {
@@ -239,7 +335,6 @@ extension JournalWriter {
             }
             figures.journalBytes = current.journalBytes
         }
-        return current
     }
 }
 

@@ -6,12 +6,15 @@ import ZeroMQ
 /// Writes the coordinator's snapshots on a thread of its own, so the loop never pauses for
 /// one: the loop hands over a copy of its state (`CoordinatorState` is a value of
 /// copy-on-write collections, so the copy is O(1) and the loop's next changes copy only the
-/// collections they touch) with the journal sequence number it covers; this thread builds the
-/// records, encodes them, streams them to `snapshot/` (fsync, rename, directory fsync) and
-/// wakes the loop through `signalEndpoint` (inproc PUSH → the loop's PULL, as `JournalWriter`
-/// does). The loop then adopts the file (`FileStore.adoptSnapshot`: retention and the journal
-/// segments the oldest kept snapshot covers), because the journal belongs to the journal
-/// writer and is touched only while that writer is idle.
+/// collections they touch) with the journal position it covers (`JournalWriter.submittedPosition`:
+/// the loop does not wait for the journal either); this thread builds the records, encodes
+/// them, streams them to `snapshot/` (writeback started chunk by chunk, fsync), waits until
+/// the journal has every entry the copy reflects on disk (a snapshot must never cover an entry
+/// the journal could lose), renames the file into place, fsyncs the directory, applies the
+/// store's retention to the snapshot files, and wakes the loop through `signalEndpoint`
+/// (inproc PUSH → the loop's PULL, as `JournalWriter` does). The loop then asks the journal
+/// writer to remove the segments the oldest kept snapshot covers: only that thread touches
+/// the journal.
 ///
 /// At most one snapshot is under way. The thread runs at a lower scheduling priority
 /// (nice +10): on a busy machine the loop's turns win the core and the snapshot waits.
@@ -31,12 +34,17 @@ final class SnapshotWriter: @unchecked Sendable {
         var takenAt: Date
         /// The journal sequence number the state reflects every entry through.
         var coveringThrough: UInt64
+        /// The journal writer's ticket of that entry: the file is renamed into place only once
+        /// it is durable.
+        var ticket: UInt64
     }
 
     /// How a snapshot went.
     struct Outcome: Sendable {
-        /// The file written (not yet adopted by the store), or the error that stopped it.
+        /// The file written, or the error that stopped it.
         var result: Result<SnapshotStore.File, any Error>
+        /// The snapshot files kept after retention, oldest first (empty when it failed).
+        var files: [SnapshotStore.File] = []
         /// The payload's size in bytes (0 when it failed before counting).
         var bytes: Int
         /// Milliseconds spent building the records from the state copy.
@@ -51,6 +59,8 @@ final class SnapshotWriter: @unchecked Sendable {
 
     private let snapshots: SnapshotStore
     private let lock: StoreLock
+    private let retainedSnapshots: Int
+    private let journalWriter: JournalWriter
     private let condition = NSCondition()
     private var job: Job?
     private var isWriting = false
@@ -60,14 +70,16 @@ final class SnapshotWriter: @unchecked Sendable {
 
     /// Starts the snapshot thread.
     /// - Parameters:
-    ///   - snapshots: the store's `snapshot/` directory.
-    ///   - lock: the store's lock, checked before writing and before the rename.
+    ///   - store: the store; only its `snapshot/` directory and its lock are touched here.
+    ///   - journalWriter: the store's journal writer, waited on before a rename.
     ///   - context: the ZeroMQ context the loop's PULL socket lives in.
     ///   - signalEndpoint: the inproc endpoint the loop has bound a PULL socket to.
     /// - Throws: `ZeroMQError` when the signal socket cannot be made or connected.
-    init(snapshots: SnapshotStore, lock: StoreLock, context: Context, signalEndpoint: String) throws {
-        self.snapshots = snapshots
-        self.lock = lock
+    init(store: FileStore, journalWriter: JournalWriter, context: Context, signalEndpoint: String) throws {
+        snapshots = store.snapshots
+        lock = store.lock
+        retainedSnapshots = store.retainedSnapshots
+        self.journalWriter = journalWriter
         let signal = try Socket(.push, context: context)
         try signal.set(.linger(milliseconds: 0))
         try signal.connect(to: signalEndpoint)
@@ -168,11 +180,16 @@ final class SnapshotWriter: @unchecked Sendable {
             outcome.bytes = counter.count
             let file = try snapshots.write(
                 payloadLength: counter.count, coveringThrough: job.coveringThrough,
-                beforeRename: { try self.lock.verifyOwnership() }
+                beforeRename: {
+                    try self.journalWriter.waitUntilDurable(ticket: job.ticket)
+                    try self.lock.verifyOwnership()
+                }
             ) { sink in
                 snapshot.encodePayload(json: json, into: &sink)
             }
             outcome.result = .success(file)
+            try snapshots.removeAll(keepingNewest: retainedSnapshots)
+            outcome.files = try snapshots.list()
         } catch {
             outcome.result = .failure(error)
         }

@@ -10,12 +10,15 @@
 @usableFromInline
 struct IndexedHeap<Key: Hashable & Sendable, Priority: Comparable & Sendable>: Sendable {
     @usableFromInline var entries: [(key: Key, priority: Priority)] = []
-    @usableFromInline var positions: [Key: Int] = [:]
+    /// Where each key is in `entries`; sharded (`ShardedDictionary`) for a big heap whose
+    /// state is copied for a snapshot, so the next change copies a shard, not the index.
+    @usableFromInline var positions: ShardedDictionary<Key, Int>
     @usableFromInline let isMaxHeap: Bool
 
     @inlinable
-    init(isMaxHeap: Bool) {
+    init(isMaxHeap: Bool, shardCount: Int = 1) {
         self.isMaxHeap = isMaxHeap
+        positions = ShardedDictionary(shardCount: shardCount)
     }
 
     @inlinable var count: Int { entries.count }

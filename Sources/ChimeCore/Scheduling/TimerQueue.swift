@@ -32,12 +32,17 @@ public struct TimerQueue<Key: Hashable & Sendable>: Sendable {
         @inlinable var instant: Date { Date(timeIntervalSinceReferenceDate: deadline) }
     }
 
-    @usableFromInline var heap = IndexedHeap<Key, Stamp>(isMaxHeap: false)
+    @usableFromInline var heap: IndexedHeap<Key, Stamp>
     @usableFromInline var nextSequence: UInt64 = 0
 
     /// Creates an empty queue.
+    /// - Parameter shardCount: how many shards the key index is split into (see
+    ///   `ShardedDictionary`): 1 for a small queue; more for a big one that is copied for
+    ///   snapshots while it keeps changing.
     @inlinable
-    public init() {}
+    public init(shardCount: Int = 1) {
+        heap = IndexedHeap(isMaxHeap: false, shardCount: shardCount)
+    }
 
     /// How many keys have a deadline.
     @inlinable

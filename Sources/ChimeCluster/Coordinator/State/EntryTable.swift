@@ -6,8 +6,14 @@ extension CoordinatorState {
     ///
     /// Every change of an entry goes through the subscript's setter or `removeValue`, which
     /// adjust the counts from the old and the new entry's state.
+    ///
+    /// Sharded (`ShardedDictionary`): the loop's first change after it hands a copy of the
+    /// state to the snapshot thread copies one shard of the table, not the table.
     struct EntryTable: Sendable, Sequence {
-        private var byID: [ReminderID: Entry] = [:]
+        /// How many shards hold the entries (and the schedule's index): about 4,000 entries
+        /// each at a million reminders.
+        static let shardCount = 256
+        private var byID = ShardedDictionary<ReminderID, Entry>(shardCount: shardCount)
         /// How many entries are in each state (states with none may be absent).
         private(set) var stateCounts: [ReminderState: Int] = [:]
 
@@ -32,11 +38,11 @@ extension CoordinatorState {
 
         var count: Int { byID.count }
         var isEmpty: Bool { byID.isEmpty }
-        var keys: Dictionary<ReminderID, Entry>.Keys { byID.keys }
-        var values: Dictionary<ReminderID, Entry>.Values { byID.values }
+        var values: LazyMapSequence<FlattenSequence<[[ReminderID: Entry]]>, Entry> { byID.values }
+        var keys: LazyMapSequence<FlattenSequence<[[ReminderID: Entry]]>, ReminderID> { byID.keys }
 
         mutating func reserveCapacity(_ capacity: Int) { byID.reserveCapacity(capacity) }
 
-        func makeIterator() -> Dictionary<ReminderID, Entry>.Iterator { byID.makeIterator() }
+        func makeIterator() -> FlattenSequence<[[ReminderID: Entry]]>.Iterator { byID.makeIterator() }
     }
 }
