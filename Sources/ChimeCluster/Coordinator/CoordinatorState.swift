@@ -150,7 +150,7 @@ public struct CoordinatorState: Sendable {
     /// The occurrence sequence of every repeating reminder in `entries` (one-shots rebuild
     /// theirs on demand), with recipient zones resolved.
     var recurrences: [ReminderID: Recurrence] = [:]
-    var schedule = TimerQueue<ReminderID>(shardCount: EntryTable.shardCount)
+    var schedule = TimerQueue<ReminderID>(shardCount: EntryTable.shardCount, shardHash: { $0.shardHash })
     /// Unsettled firings not yet assigned to a worker, oldest first (the boxes `unsettled`
     /// holds).
     var waiting = RingQueue<SharedFiring>()

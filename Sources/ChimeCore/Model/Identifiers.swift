@@ -11,6 +11,26 @@ extension StringIdentifier {
     public init(_ rawValue: String) { self.init(rawValue: rawValue) }
     public init(stringLiteral value: String) { self.init(rawValue: value) }
     public var description: String { rawValue }
+
+    /// FNV-1a (64-bit) of the last 16 UTF-8 bytes and the length, folded: a cheap, unseeded
+    /// spread to pick a shard of a `ShardedDictionary` (ids tend to differ at the end:
+    /// counters, random suffixes). Not for a hash table's buckets: ids chosen to collide only
+    /// make shards uneven (and a snapshot's copy-on-write copy bigger), never a lookup slower.
+    @inlinable
+    public var shardHash: UInt {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        let utf8 = rawValue.utf8
+        let mixed = utf8.withContiguousStorageIfAvailable { bytes in
+            for byte in bytes.suffix(16) { hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3 }
+            return true
+        }
+        if mixed == nil {
+            for byte in utf8.suffix(16) { hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3 }
+        }
+        hash = (hash ^ UInt64(truncatingIfNeeded: utf8.count)) &* 0x0000_0100_0000_01b3
+        return UInt(truncatingIfNeeded: hash ^ (hash >> 29))
+    }
+
     public static func < (lhs: Self, rhs: Self) -> Bool { lhs.rawValue < rhs.rawValue }
 
     public init(from decoder: any Decoder) throws {

@@ -9,26 +9,28 @@
 /// generic metadata at run time).
 @usableFromInline
 struct IndexedHeap<Key: Hashable & Sendable, Priority: Comparable & Sendable>: Sendable {
-    @usableFromInline var entries: [(key: Key, priority: Priority)] = []
+    /// The heap, each entry with the shard of `positions` its key lives in (hashed once, at
+    /// insertion, not at every move).
+    @usableFromInline var entries: [(key: Key, priority: Priority, shard: Int)] = []
     /// Where each key is in `entries`; sharded (`ShardedDictionary`) for a big heap whose
     /// state is copied for a snapshot, so the next change copies a shard, not the index.
     @usableFromInline var positions: ShardedDictionary<Key, Int>
     @usableFromInline let isMaxHeap: Bool
 
     @inlinable
-    init(isMaxHeap: Bool, shardCount: Int = 1) {
+    init(isMaxHeap: Bool, shardCount: Int = 1, shardHash: (@Sendable (Key) -> UInt)? = nil) {
         self.isMaxHeap = isMaxHeap
-        positions = ShardedDictionary(shardCount: shardCount)
+        positions = ShardedDictionary(shardCount: shardCount, shardHash: shardHash)
     }
 
     @inlinable var count: Int { entries.count }
-    @inlinable var top: (key: Key, priority: Priority)? { entries.first }
+    @inlinable var top: (key: Key, priority: Priority)? { entries.first.map { ($0.key, $0.priority) } }
 
     @inlinable func contains(_ key: Key) -> Bool { positions[key] != nil }
     @inlinable func priority(of key: Key) -> Priority? { positions[key].map { entries[$0].priority } }
 
     /// The entries in heap order (not sorted).
-    @inlinable var unorderedEntries: [(key: Key, priority: Priority)] { entries }
+    @inlinable var unorderedEntries: [(key: Key, priority: Priority, shard: Int)] { entries }
 
     /// Makes room for `capacity` keys without reallocating.
     @inlinable
@@ -44,7 +46,8 @@ struct IndexedHeap<Key: Hashable & Sendable, Priority: Comparable & Sendable>: S
             entries[position].priority = priority
             restoreOrder(at: position)
         } else {
-            entries.append((key, priority))
+            let shard = positions.shard(of: key)
+            entries.append((key, priority, shard))
             positions[key] = entries.count - 1
             siftUp(from: entries.count - 1)
         }
@@ -64,7 +67,7 @@ struct IndexedHeap<Key: Hashable & Sendable, Priority: Comparable & Sendable>: S
                 entries[position].priority = priority
             } else {
                 positions[key] = entries.count
-                entries.append((key, priority))
+                entries.append((key, priority, positions.shard(of: key)))
             }
         }
         guard entries.count > 1 else { return }
@@ -82,7 +85,7 @@ struct IndexedHeap<Key: Hashable & Sendable, Priority: Comparable & Sendable>: S
         let last = entries.removeLast()
         if position < entries.count {
             entries[position] = last
-            positions[last.key] = position
+            positions[last.key, inShard: last.shard] = position
             restoreOrder(at: position)
         }
         return removed.priority
@@ -93,7 +96,7 @@ struct IndexedHeap<Key: Hashable & Sendable, Priority: Comparable & Sendable>: S
     mutating func popTop() -> (key: Key, priority: Priority)? {
         guard let first = entries.first else { return nil }
         remove(first.key)
-        return first
+        return (first.key, first.priority)
     }
 
     @inlinable static var arity: Int { 4 }
@@ -121,11 +124,11 @@ struct IndexedHeap<Key: Hashable & Sendable, Priority: Comparable & Sendable>: S
             let parent = (position - 1) / Self.arity
             guard isAbove(moving.priority, entries[parent].priority) else { break }
             entries[position] = entries[parent]
-            positions[entries[position].key] = position
+            positions[entries[position].key, inShard: entries[position].shard] = position
             position = parent
         }
         entries[position] = moving
-        positions[moving.key] = position
+        positions[moving.key, inShard: moving.shard] = position
     }
 
     /// Moves the entry at `start` down, shifting the best child up into the hole each time.
@@ -143,10 +146,10 @@ struct IndexedHeap<Key: Hashable & Sendable, Priority: Comparable & Sendable>: S
             }
             guard isAbove(entries[child].priority, moving.priority) else { break }
             entries[position] = entries[child]
-            positions[entries[position].key] = position
+            positions[entries[position].key, inShard: entries[position].shard] = position
             position = child
         }
         entries[position] = moving
-        positions[moving.key] = position
+        positions[moving.key, inShard: moving.shard] = position
     }
 }

@@ -6,25 +6,43 @@
 /// it. One `Dictionary` of 300,000 reminders took the loop 67–129 ms to copy (release build,
 /// 2 shared cores); split 256 ways, a change copies one shard of about 1,200 (4,000 at a
 /// million), and the copies spread over the turns that make changes. Each access hashes the
-/// key twice (the shard, then the shard's own lookup), so a small table should use one shard.
+/// key twice (the shard, then the shard's own lookup), so a small table should use one shard
+/// and a big one a cheap `shardHash` (such as `StringIdentifier.shardHash`).
 ///
 /// Iteration visits the shards in order, each in its own (unspecified) order.
 public struct ShardedDictionary<Key: Hashable, Value>: Sequence {
     @usableFromInline var shards: [[Key: Value]]
     @usableFromInline var storedCount = 0
+    /// Picks a key's shard (modulo the shard count); `nil`: the key's `hashValue`.
+    @usableFromInline let shardHash: (@Sendable (Key) -> UInt)?
 
     /// How many keys there are.
     @inlinable public var count: Int { storedCount }
 
-    /// An empty dictionary of `shardCount` shards (at least 1).
+    /// An empty dictionary of `shardCount` shards (at least 1), a key's shard picked by
+    /// `shardHash` (by default the key's `hashValue`, a second full hash per access).
     @inlinable
-    public init(shardCount: Int = 1) {
+    public init(shardCount: Int = 1, shardHash: (@Sendable (Key) -> UInt)? = nil) {
         shards = [[Key: Value]](repeating: [:], count: Swift.max(1, shardCount))
+        self.shardHash = shardHash
     }
 
+    /// The shard `key` lives in: a caller that keeps it (as `IndexedHeap` does with each
+    /// entry) can skip the second hashing with `subscript(_:inShard:)`.
     @inlinable
-    func shard(of key: Key) -> Int {
-        shards.count == 1 ? 0 : Int(UInt(bitPattern: key.hashValue) % UInt(shards.count))
+    public func shard(of key: Key) -> Int {
+        guard shards.count > 1 else { return 0 }
+        return Int((shardHash?(key) ?? UInt(bitPattern: key.hashValue)) % UInt(shards.count))
+    }
+
+    /// The value of `key`, which lives in `shard` (`shard(of: key)`); setting it (never to
+    /// `nil`: use `removeValue`) replaces an existing value.
+    /// - Precondition: `shard == shard(of: key)` and, when setting, `key` is present
+    ///   (programmer errors; no outside bytes choose either).
+    @inlinable
+    public subscript(key: Key, inShard shard: Int) -> Value? {
+        get { shards[shard][key] }
+        set { shards[shard][key] = newValue }
     }
 
     /// The value of `key`; setting `nil` removes it.

@@ -36,12 +36,14 @@ public struct TimerQueue<Key: Hashable & Sendable>: Sendable {
     @usableFromInline var nextSequence: UInt64 = 0
 
     /// Creates an empty queue.
-    /// - Parameter shardCount: how many shards the key index is split into (see
-    ///   `ShardedDictionary`): 1 for a small queue; more for a big one that is copied for
-    ///   snapshots while it keeps changing.
+    /// - Parameters:
+    ///   - shardCount: how many shards the key index is split into (see `ShardedDictionary`):
+    ///     1 for a small queue; more for a big one that is copied for snapshots while it
+    ///     keeps changing.
+    ///   - shardHash: picks a key's shard; `nil`: the key's `hashValue`.
     @inlinable
-    public init(shardCount: Int = 1) {
-        heap = IndexedHeap(isMaxHeap: false, shardCount: shardCount)
+    public init(shardCount: Int = 1, shardHash: (@Sendable (Key) -> UInt)? = nil) {
+        heap = IndexedHeap(isMaxHeap: false, shardCount: shardCount, shardHash: shardHash)
     }
 
     /// How many keys have a deadline.

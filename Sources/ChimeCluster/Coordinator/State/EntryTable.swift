@@ -13,7 +13,7 @@ extension CoordinatorState {
         /// How many shards hold the entries (and the schedule's index): about 4,000 entries
         /// each at a million reminders.
         static let shardCount = 256
-        private var byID = ShardedDictionary<ReminderID, Entry>(shardCount: shardCount)
+        private var byID = ShardedDictionary<ReminderID, Entry>(shardCount: shardCount) { $0.shardHash }
         /// How many entries are in each state (states with none may be absent).
         private(set) var stateCounts: [ReminderState: Int] = [:]
 

@@ -1,0 +1,71 @@
+import ChimeCore
+import Testing
+
+/// The sharded dictionary behind the reminder table and the schedule's index: a dictionary in
+/// every observable way, whatever the shard count, and a copy stays as it was.
+@Suite struct ShardedDictionaryTests {
+    @Test(arguments: [1, 7, 256])
+    func behavesAsOneDictionary(shardCount: Int) {
+        var sharded = ShardedDictionary<ReminderID, Int>(shardCount: shardCount) { $0.shardHash }
+        var plain: [ReminderID: Int] = [:]
+        var generator = SystemRandomNumberGenerator()
+        for step in 0..<5_000 {
+            let key = ReminderID("r\(Int.random(in: 0..<700, using: &generator))")
+            switch step % 4 {
+            case 0, 1:
+                #expect(sharded.updateValue(step, forKey: key) == plain.updateValue(step, forKey: key))
+            case 2:
+                #expect(sharded.removeValue(forKey: key) == plain.removeValue(forKey: key))
+            default:
+                sharded[key] = nil
+                plain[key] = nil
+            }
+            #expect(sharded.count == plain.count)
+        }
+        #expect(Dictionary(uniqueKeysWithValues: sharded.map { ($0.key, $0.value) }) == plain)
+        #expect(Set(sharded.keys) == Set(plain.keys))
+        #expect(sharded.values.sorted() == plain.values.sorted())
+        for (key, value) in plain {
+            #expect(sharded[key] == value)
+            #expect(sharded[key, inShard: sharded.shard(of: key)] == value)
+        }
+        #expect(sharded.isEmpty == plain.isEmpty)
+    }
+
+    @Test func aCopyKeepsItsValuesWhileTheOriginalChanges() {
+        var original = ShardedDictionary<ReminderID, Int>(shardCount: 256) { $0.shardHash }
+        for index in 0..<1_000 { original[ReminderID("r\(index)")] = index }
+        let copy = original
+        for index in 0..<500 { original[ReminderID("r\(index)")] = nil }
+        original[ReminderID("r999")] = -1
+        #expect(copy.count == 1_000)
+        #expect(original.count == 500)
+        #expect(copy[ReminderID("r0")] == 0)
+        #expect(copy[ReminderID("r999")] == 999)
+        #expect(original[ReminderID("r999")] == -1)
+        #expect(copy != original)
+    }
+
+    @Test func equalityIgnoresTheShardCount() {
+        var one = ShardedDictionary<ReminderID, Int>()
+        var many = ShardedDictionary<ReminderID, Int>(shardCount: 64)
+        for index in 0..<300 {
+            one[ReminderID("r\(index)")] = index
+            many[ReminderID("r\(index)")] = index
+        }
+        #expect(one == many)
+        many[ReminderID("r5")] = 6
+        #expect(one != many)
+    }
+
+    /// FNV-1a of the last 16 bytes and the length, folded: fixed, so shards do not depend on
+    /// the process's hash seed (value computed independently in Python).
+    @Test func theShardHashOfAnIdIsFixed() {
+        #expect(ReminderID("bulk-0000123").shardHash == 0x4a32_5600_8623_36a2)
+        #expect(ReminderID("bulk-0000123").shardHash % 256 == 162)
+        #expect(ReminderID("").shardHash != ReminderID("a").shardHash)
+        // Ids of one prefix spread over the shards.
+        let shards = Set((0..<10_000).map { ReminderID("reminder-\($0)").shardHash % 256 })
+        #expect(shards.count == 256)
+    }
+}
