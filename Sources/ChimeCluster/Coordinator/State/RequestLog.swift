@@ -111,15 +111,20 @@ public struct RequestLog: Sendable, Equatable {
     }
 
     private mutating func evictBeyondBounds(_ isLarge: Bool) {
-        let countLimit = isLarge ? Int.max : capacity
-        let bytes = isLarge ? largeByteLimit : byteLimit
-        var tier = isLarge ? large : small
-        while tier.order.count > 1 && (tier.order.count > countLimit || tier.byteCount > bytes),
+        if isLarge {
+            Self.evict(from: &large, replies: &replies, countLimit: Int.max, byteLimit: largeByteLimit)
+        } else {
+            Self.evict(from: &small, replies: &replies, countLimit: capacity, byteLimit: byteLimit)
+        }
+    }
+
+    /// Forgets the oldest of `tier` while it holds more than one reply and exceeds a bound.
+    private static func evict(from tier: inout Tier, replies: inout [String: Kept], countLimit: Int, byteLimit: Int) {
+        while tier.order.count > 1 && (tier.order.count > countLimit || tier.byteCount > byteLimit),
             let evicted = tier.order.popFirst()
         {
             tier.byteCount -= replies.removeValue(forKey: evicted)?.reply.count ?? 0
         }
-        if isLarge { large = tier } else { small = tier }
     }
 
     /// The kept replies of both tiers, oldest first (by arrival): remembering them again in
