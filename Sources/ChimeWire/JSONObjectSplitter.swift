@@ -6,8 +6,11 @@ import Foundation
 ///
 /// Only the structure is checked here (brackets, strings, escapes, commas); each object's
 /// bytes are then decoded by the caller, which reports item errors by index. Total over any
-/// bytes: a value, or a `WireError` `.malformed` naming the byte offset; `.tooLarge` when
-/// one object exceeds `maximumObjectBytes`.
+/// bytes: a value, or a `WireError` `.malformed` naming where the input went wrong — the
+/// line and column of the unexpected byte, or of the start of the object the input ended in
+/// (an NDJSON line cut short swallows the lines after it up to the end) — and the byte
+/// offset; `.tooLarge` when one object exceeds `maximumObjectBytes`. Lines and columns count
+/// from 1, columns in bytes.
 public struct JSONObjectSplitter {
     enum Mode { case start, array, lines, finished }
 
@@ -22,6 +25,11 @@ public struct JSONObjectSplitter {
     var isEscaped = false
     /// Bytes consumed so far, for error offsets.
     var offset = 0
+    /// The line (from 1) and column (in bytes, from 1) of the last byte consumed.
+    var line = 1
+    var column = 0
+    /// Where the object being read started: line and column.
+    var objectStart = (line: 1, column: 1)
     /// Objects completed so far.
     var emitted = 0
 
@@ -37,6 +45,12 @@ public struct JSONObjectSplitter {
         var objects: [Data] = []
         for byte in bytes {
             offset += 1
+            if byte == 0x0A {
+                line += 1
+                column = 0
+            } else {
+                column += 1
+            }
             if depth > 0 {
                 try append(byte, to: &objects)
                 continue
@@ -64,17 +78,24 @@ public struct JSONObjectSplitter {
     /// Checks that the input ended at a boundary: the array closed, no object cut short.
     /// - Throws: `WireError` `.malformed`.
     public func finish() throws(WireError) {
-        if depth > 0 { throw WireError(.malformed, "the input ends inside an object (byte \(offset))") }
+        if depth > 0 {
+            throw WireError(
+                .malformed,
+                "the object at line \(objectStart.line), column \(objectStart.column) is not closed at the end of the input (byte \(offset))")
+        }
         switch mode {
         case .start: throw WireError(.malformed, "the input holds no JSON array or object")
-        case .array: throw WireError(.malformed, "the JSON array is not closed with ] (byte \(offset))")
+        case .array: throw WireError(.malformed, "the JSON array is not closed with ] (line \(line), byte \(offset))")
         case .lines, .finished: return
         }
     }
 
     mutating func append(_ byte: UInt8, to objects: inout [Data]) throws(WireError) {
+        if depth == 0 { objectStart = (line, column) }
         guard current.count < maximumObjectBytes else {
-            throw WireError(.tooLarge, "an object is larger than \(maximumObjectBytes) bytes (byte \(offset))")
+            throw WireError(
+                .tooLarge,
+                "the object at line \(objectStart.line), column \(objectStart.column) is larger than \(maximumObjectBytes) bytes")
         }
         current.append(byte)
         if isInString {
@@ -112,7 +133,7 @@ public struct JSONObjectSplitter {
         case .lines: expected = "{"
         case .finished: expected = "nothing after ]"
         }
-        return WireError(.malformed, "unexpected \(shown) at byte \(offset); expected \(expected)")
+        return WireError(.malformed, "unexpected \(shown) at line \(line), column \(column) (byte \(offset)); expected \(expected)")
     }
 
     static func isWhitespace(_ byte: UInt8) -> Bool {

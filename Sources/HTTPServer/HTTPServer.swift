@@ -67,6 +67,8 @@ public final class HTTPServer: Sendable {
         let box = Unmanaged.passRetained(HandlerBox(handler))
         var flags = UInt32(MHD_USE_POLL_INTERNAL_THREAD.rawValue) | UInt32(MHD_USE_THREAD_PER_CONNECTION.rawValue)
         if address.isIPv6 { flags |= UInt32(MHD_USE_IPv6.rawValue) }
+        let unescape: @convention(c) (UnsafeMutableRawPointer?, OpaquePointer?, UnsafeMutablePointer<CChar>?) -> Int =
+            unescapeCallback
         let started: OpaquePointer? = socketAddress.withUnsafeMutableBytes { bytes in
             // The option list is read inside the call: the sockaddr need not outlive it.
             let options: [any CVarArg] = [
@@ -75,6 +77,9 @@ public final class HTTPServer: Sendable {
                 Int32(bitPattern: MHD_OPTION.CONNECTION_LIMIT.rawValue), UInt32(Self.connectionLimit),
                 Int32(bitPattern: MHD_OPTION.CONNECTION_TIMEOUT.rawValue), UInt32(Self.connectionTimeoutSeconds),
                 Int32(bitPattern: MHD_OPTION.PER_IP_CONNECTION_LIMIT.rawValue), UInt32(Self.connectionsPerAddress),
+                // A function pointer and its (unused, null) context pointer.
+                Int32(bitPattern: MHD_OPTION.UNESCAPE_CALLBACK.rawValue), unsafeBitCast(unescape, to: OpaquePointer.self),
+                Int(0),
                 Int32(bitPattern: MHD_OPTION.END.rawValue),
             ]
             return withVaList(options) { arguments in
@@ -120,6 +125,18 @@ public final class HTTPServer: Sendable {
 private final class HandlerBox: Sendable {
     let handler: @Sendable (HTTPRequest) -> HTTPResponse
     init(_ handler: @escaping @Sendable (HTTPRequest) -> HTTPResponse) { self.handler = handler }
+}
+
+/// libmicrohttpd's unescape callback (`MHD_OPTION_UNESCAPE_CALLBACK`) for the path and the
+/// query: ``PathUnescaping`` (`%00` kept, so no NUL cuts a path short), then the
+/// 0-terminator after the decoded bytes. A file-level function, as `accessHandler`.
+private func unescapeCallback(
+    context: UnsafeMutableRawPointer?, connection: OpaquePointer?, text: UnsafeMutablePointer<CChar>?
+) -> Int {
+    guard let text else { return 0 }
+    let length = PathUnescaping.decodeInPlace(UnsafeMutableRawBufferPointer(start: text, count: strlen(text)))
+    text[length] = 0
+    return length
 }
 
 /// libmicrohttpd's request callback: a file-level function, so it captures nothing and is

@@ -229,3 +229,28 @@ import Testing
         ])
     }
 }
+
+/// What a skipped component echoes back is bounded, whatever the calendar holds.
+@Suite struct SkippedComponentEchoTests {
+    @Test func aHugeSummaryUIDAndZoneAreEchoedCutTo200And400Scalars() throws {
+        let summary = String(repeating: "S", count: 2 << 20)
+        let uid = String(repeating: "u", count: 1000)
+        let zone = String(repeating: "z", count: 5000)
+        let text = ICalendarAlarmStateTests.calendar(
+            "BEGIN:VEVENT\r\nUID:\(uid)\r\nSUMMARY:\(summary)\r\nDTSTART;TZID=\(zone):20260101T090000\r\nEND:VEVENT\r\n")
+        let (result, _) = try ICalendarAlarmStateTests.run(text, now: nil, defaultAlarm: 0)
+        #expect(result.skipped.count == 1)
+        let skipped = try #require(result.skipped.first)
+        #expect(skipped.summary == String(repeating: "S", count: 200) + "…")
+        #expect(skipped.uid == String(repeating: "u", count: 200) + "…")
+        #expect(skipped.reason == "time zone '" + String(repeating: "z", count: 389) + "…")
+    }
+
+    @Test(arguments: [
+        ("", 3, ""), ("abc", 3, "abc"), ("abcd", 3, "abc…"), ("e\u{301}e\u{301}", 3, "e\u{301}e…"), ("ab", 0, "…"),
+    ])
+    func boundedCutsAtScalars(text: String, limit: Int, expected: String) {
+        #expect(SkippedComponent.bounded(text, to: limit) == expected)
+        #expect(SkippedComponent.bounded(text, to: limit).unicodeScalars.count <= limit + 1)
+    }
+}

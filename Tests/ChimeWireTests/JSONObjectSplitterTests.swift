@@ -31,15 +31,20 @@ import Testing
 
     @Test(arguments: [
         ("", "the input holds no JSON array or object"),
-        ("[{}", "the JSON array is not closed with ] (byte 3)"),
-        ("[{},]", "unexpected ']' at byte 5; expected {"),
-        ("[{} {}]", "unexpected '{' at byte 5; expected , or ]"),
-        ("[1]", "unexpected '1' at byte 2; expected {"),
-        ("{\"a\":1", "the input ends inside an object (byte 6)"),
-        ("{]", "unexpected ']' at byte 2; expected {"),
-        ("[{}] x", "unexpected 'x' at byte 6; expected nothing after ]"),
-        ("{} [", "unexpected '[' at byte 4; expected {"),
-        ("\u{1}", "unexpected byte 0x1 at byte 1; expected [ or {"),
+        ("[{}", "the JSON array is not closed with ] (line 1, byte 3)"),
+        ("[{},]", "unexpected ']' at line 1, column 5 (byte 5); expected {"),
+        ("[{} {}]", "unexpected '{' at line 1, column 5 (byte 5); expected , or ]"),
+        ("[1]", "unexpected '1' at line 1, column 2 (byte 2); expected {"),
+        ("{\"a\":1", "the object at line 1, column 1 is not closed at the end of the input (byte 6)"),
+        ("{]", "unexpected ']' at line 1, column 2 (byte 2); expected {"),
+        ("[{}] x", "unexpected 'x' at line 1, column 6 (byte 6); expected nothing after ]"),
+        ("{} [", "unexpected '[' at line 1, column 4 (byte 4); expected {"),
+        ("\u{1}", "unexpected byte 0x1 at line 1, column 1 (byte 1); expected [ or {"),
+        // NDJSON: a line cut short swallows the rest; the error names the line it starts on.
+        ("{\"a\":1}\n  {\"b\":\n{\"c\":3}\n{\"d\":4}\n", "the object at line 2, column 3 is not closed at the end of the input (byte 32)"),
+        ("{\"a\":1}\n{\"b\":2}}\n{\"c\":3}\n", "unexpected '}' at line 2, column 8 (byte 16); expected {"),
+        ("[\n {\"a\":1},\n {\"b\":2}\n {\"c\":3}\n]", "unexpected '{' at line 4, column 2 (byte 23); expected , or ]"),
+        ("{\"a\":1}\r\n{\"b\":[1}\r\n", "the object at line 2, column 1 is not closed at the end of the input (byte 19)"),
     ])
     func refusesWhatIsNotObjects(text: String, message: String) {
         #expect(throws: WireError(.malformed, "")) { _ = try split(text, step: 3) }
@@ -53,6 +58,14 @@ import Testing
     @Test func refusesAnObjectBeyondTheLimit() {
         let big = "[{\"a\":\"" + String(repeating: "x", count: 100) + "\"}]"
         #expect(throws: WireError(.tooLarge, "")) { _ = try split(big, step: 10) }
+        var splitter = JSONObjectSplitter(maximumObjectBytes: 8)
+        #expect(throws: WireError(.tooLarge, "")) { _ = try splitter.feed(Data("{}\n{}\n  {\"a\":12345}".utf8)) }
+        do {
+            var splitter = JSONObjectSplitter(maximumObjectBytes: 8)
+            _ = try splitter.feed(Data("{}\n{}\n  {\"a\":12345}".utf8))
+        } catch {
+            #expect(error.message == "the object at line 3, column 3 is larger than 8 bytes")
+        }
     }
 
     @Test func garbageNeverTraps() {

@@ -1,6 +1,7 @@
 import Foundation
-import HTTPServer
 import Testing
+
+@testable import HTTPServer
 
 @Suite struct HTTPServerTests {
     static let routes = HTTPRoutes([
@@ -68,6 +69,48 @@ import Testing
             #expect(longURL.hasPrefix("HTTP/1.1 414 ") || longURL.isEmpty)
             let hello = try RawHTTP.exchange(port: port, "GET /hello HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
             #expect(hello.hasSuffix("\r\n\r\nhi\n"))
+        }
+    }
+
+    @Test func aPathThatDoesNotMatchExactlyIsNotFoundEvenWithAnEscapedNUL() throws {
+        try withServer { port in
+            func status(_ target: String) throws -> String {
+                let reply = try RawHTTP.exchange(port: port, "GET \(target) HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+                return String(reply.prefix(12))
+            }
+            let expected: [(target: String, status: String)] = [
+                ("/hello%00junk", "HTTP/1.1 404"), ("/hello%00", "HTTP/1.1 404"), ("/hello%2500", "HTTP/1.1 404"),
+                ("/hello/", "HTTP/1.1 404"), ("/hello%00?x=1", "HTTP/1.1 404"),
+                ("/hell%6F", "HTTP/1.1 200"),  // other escapes are still decoded
+                ("/hello?x=%00", "HTTP/1.1 200"),  // the query is not part of the path
+                ("/hello", "HTTP/1.1 200"),
+            ]
+            for (target, expectedStatus) in expected {
+                let answered = try status(target)
+                #expect(answered == expectedStatus, "\(target)")
+            }
+        }
+    }
+
+    @Test(arguments: [
+        ("/metrics%00junk", "/metrics%00junk"), ("/a%41%62", "/aAb"), ("%", "%"), ("%4", "%4"), ("%zz%4g", "%zz%4g"),
+        ("%2500", "%00"), ("%e2%82%ac", "\u{20AC}"), ("", ""), ("%%41", "%A"),
+    ])
+    func unescapesEveryEscapeButNUL(raw: String, decoded: String) {
+        var bytes = Array(raw.utf8)
+        let length = bytes.withUnsafeMutableBytes { PathUnescaping.decodeInPlace($0) }
+        #expect(Array(bytes[..<length]) == Array(decoded.utf8))
+    }
+
+    @Test func unescapingGarbageNeverMakesANULNorGrows() {
+        var generator = SystemRandomNumberGenerator()
+        let alphabet = Array("%0aF9gz\u{0}\u{ff}".utf8)
+        for _ in 0..<2000 {
+            var bytes = (0..<Int.random(in: 0...24, using: &generator)).map { _ in alphabet.randomElement(using: &generator)! }
+            let nulsBefore = bytes.filter { $0 == 0 }.count
+            let length = bytes.withUnsafeMutableBytes { PathUnescaping.decodeInPlace($0) }
+            #expect(length <= bytes.count)
+            #expect(bytes[..<length].filter { $0 == 0 }.count == nulsBefore, "\(bytes)")
         }
     }
 

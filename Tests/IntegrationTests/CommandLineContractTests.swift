@@ -29,6 +29,11 @@ import Testing
         (["subscribe", "--timeout", "soon"], "chime: --timeout: 'soon' is not a duration such as 90s, 5m, 1h30m or 500ms: expected a number\n"),
         (["version", "extra"], "chime: version takes no arguments\n"),
         (["ctl", "retry", "--all", "x@2026-01-01T00:00:00.000Z"], "chime: ctl retry --all takes no FIRING_ID\n"),
+        // A flag's value is never the next flag.
+        (["list", "--cursor"], "chime: --cursor needs a value (C)\n"),
+        (["list", "--limit", "--all-pages"], "chime: --limit needs a value (N); a value starting with -- is written --limit=N\n"),
+        (["schedule", "--recipient", "--in", "5s"], "chime: --recipient needs a value (R); a value starting with -- is written --recipient=R\n"),
+        (["ctl", "dead-letters", "--cursor", "--all-pages"], "chime: --cursor needs a value (C); a value starting with -- is written --cursor=C\n"),
     ])
     func usageErrorsExitTwoWithSuggestions(arguments: [String], message: String) throws {
         let result = try chime(arguments)
@@ -41,6 +46,7 @@ import Testing
         (["shedule", "--json"], "usage"),
         (["schedule", "--recipient", "a", "--in", "5x", "--json"], "usage"),
         (["list", "--colour", "--json"], "usage"),
+        (["list", "--cursor", "--json"], "usage"),
     ])
     func usageErrorsWithJSONAreOneDocumentOnStdout(arguments: [String], code: String) throws {
         let result = try chime(arguments)

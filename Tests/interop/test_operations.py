@@ -134,6 +134,7 @@ def test_sighup_reloads_the_log_level_and_keeps_serving(make_cluster):
     for name in ("coordinator", "pw-1"):
         os.kill(process(cluster, name).pid, signal.SIGHUP)
         reloaded = wait_for_line(cluster, name, lambda line: line["message"] == "reloaded", f"reloaded line of {name}")
+        assert reloaded["level"] == "info"
         assert reloaded["logLevel"] == "debug"
         assert reloaded["config"] == str(cluster.config_path)
     cluster.check_children()

@@ -83,9 +83,16 @@ public struct CoordinatorConfiguration: Sendable {
     /// Remembered request ids, for idempotent retries (each keeps its encoded reply; see
     /// also `rememberedReplyBytes`).
     public var rememberedRequests = 1000
-    /// The remembered replies' total size at most, in bytes: the oldest are forgotten first
-    /// (the newest is always kept). A bulk `schedule` of 1,000 reminders answers with ~80 KB.
+    /// The remembered small replies' total size at most, in bytes: the oldest are forgotten
+    /// first (the newest is always kept). Replies above `largeReplyThreshold` have their own
+    /// budget, `rememberedLargeReplyBytes`, so they never push a small one out.
     public var rememberedReplyBytes = 16 << 20
+    /// The size above which a remembered reply is large, in bytes (64 KiB). A bulk `schedule`
+    /// of 1,000 reminders answers with ~80 KB; a `schedule --file` chunk of 2,000 with ~200 KB.
+    public var largeReplyThreshold = RequestLog.defaultLargeReplyThreshold
+    /// The remembered large replies' total size at most, in bytes: the oldest large ones are
+    /// forgotten first (the newest is always kept).
+    public var rememberedLargeReplyBytes = 16 << 20
     /// How many missed occurrences one reminder may fire late under `fireAll`.
     public var fireAllCap = 100
     /// The default `misfireThreshold` (seconds) for reminders that give none; `nil`: no limit.

@@ -239,7 +239,9 @@ public struct CoordinatorState: Sendable {
     public init(configuration: CoordinatorConfiguration = CoordinatorConfiguration(), startedAt: Date) {
         self.configuration = configuration
         self.startedAt = startedAt
-        requestLog = RequestLog(capacity: configuration.rememberedRequests, byteLimit: configuration.rememberedReplyBytes)
+        requestLog = RequestLog(
+            capacity: configuration.rememberedRequests, byteLimit: configuration.rememberedReplyBytes,
+            largeReplyThreshold: configuration.largeReplyThreshold, largeByteLimit: configuration.rememberedLargeReplyBytes)
         eventLog = EventLog(capacity: configuration.eventRetention)
     }
 

@@ -56,11 +56,11 @@ public struct CalendarImportSummary: Codable, Hashable, Sendable {
 
 /// A VEVENT or VTODO that was not imported, and why.
 public struct SkippedComponent: Codable, Hashable, Sendable {
-    /// Its UID (empty when it has none).
+    /// Its UID (empty when it has none), cut to `maximumEchoedScalars` and `…`.
     public var uid: String
-    /// Its SUMMARY, if any.
+    /// Its SUMMARY, if any, cut to `maximumEchoedScalars` and `…`.
     public var summary: String?
-    /// One sentence saying why.
+    /// One sentence saying why, cut to `maximumReasonScalars` and `…`.
     public var reason: String
 }
 
@@ -230,7 +230,7 @@ struct SeriesBuilder {
     }
 
     private func skip(_ component: ICalendarComponent, _ reason: String) -> SkippedComponent {
-        SkippedComponent(uid: component.property("UID")?.text ?? "", summary: component.property("SUMMARY")?.text, reason: reason)
+        SkippedComponent(echoingUID: component.property("UID")?.text ?? "", summary: component.property("SUMMARY")?.text, reason: reason)
     }
 
     static func reminderID(uid: String, recurrenceKey: String?, alarm: String) -> ReminderID {

@@ -188,8 +188,10 @@ enum ControlCommand: Command {
             } catch let error as WireError where error.code != .unavailable {
                 let failure = ItemFailure(index: index, id: firing.firingId.description, error: error)
                 failures.append(failure)
-                progress.clear()
-                FileHandle.standardError.write(Data("chime: \(failure.line)\n".utf8))
+                if !json {
+                    progress.clear()
+                    FileHandle.standardError.write(Data("chime: \(failure.line)\n".utf8))
+                }
             }
             progress.update(done: retried, failed: failures.count, fraction: Double(index + 1) / Double(firings.count))
         }

@@ -133,8 +133,8 @@ enum CancelCommand: Command {
         }
         let client = try makeControlClient(arguments)
         let started = Date()
-        // One server-side filtered request (the coordinator applies it in one go).
-        // TODO(issue 15 item 1): with paged cancel, report progress per page here.
+        // One server-side filtered request: the coordinator walks it in slices and answers
+        // once, so there is no progress to show.
         let (reply, raw) = try client.call(ControlRequest(command: .cancel(filter)), CancelResult.self)
         if arguments.has("json") {
             printJSON(raw)

@@ -50,7 +50,9 @@ struct Arguments {
     var flags: Set<String> = []
     var positionals: [String] = []
 
-    /// Parses `--name value`, `--name=value`, flags and positionals (`--` ends options).
+    /// Parses `--name value`, `--name=value`, flags and positionals (`--` ends options). A
+    /// value given as the next argument never starts with `--`: `--cursor --json` is a
+    /// missing value, and `--title=--draft` gives such a value.
     /// - Throws: `UsageError` for an unknown option or a missing value.
     init(_ arguments: [String], spec: CommandSpec) throws {
         var index = 0
@@ -88,11 +90,15 @@ struct Arguments {
             let value: String
             if let inlineValue {
                 value = inlineValue
-            } else if index < arguments.count {
+            } else if index < arguments.count, !arguments[index].hasPrefix("--") {
                 value = arguments[index]
                 index += 1
             } else {
-                throw UsageError("--\(name) needs a value (\(option.value ?? "VALUE"))")
+                // `list --cursor --json` had taken `--json` as the cursor: a separate value never
+                // starts with `--` (one that does is written `--name=--value`).
+                let placeholder = option.value ?? "VALUE"
+                let hint = index < arguments.count ? "; a value starting with -- is written --\(name)=\(placeholder)" : ""
+                throw UsageError("--\(name) needs a value (\(placeholder))\(hint)")
             }
             if !option.repeats && values[name] != nil {
                 throw UsageError("--\(name) is given twice")

@@ -11,8 +11,9 @@ enum BulkOptions {
 }
 
 /// One bulk schedule from the command line: the scheduler, its progress, the output
-/// contract (item errors on standard error as they come, a summary line, or one JSON
-/// document with `--json`) and the exit status (1 when any item failed).
+/// contract (item errors on standard error as they come, a summary line, or with `--json`
+/// one JSON document on stdout and nothing on stderr) and the exit status (1 when any item
+/// failed).
 final class BulkRun {
     let scheduler: BulkScheduler
     let progress: BulkProgress
@@ -25,12 +26,15 @@ final class BulkRun {
         isQuiet = arguments.has("quiet")
         let chunk = try arguments.integer("chunk") ?? 2000
         guard (1...1_000_000).contains(chunk) else { throw UsageError("--chunk must be between 1 and 1000000, not \(chunk)") }
-        progress = BulkProgress(verb: verb, quiet: isQuiet)
+        // With --json the one document on stdout says everything: nothing goes to stderr.
+        progress = BulkProgress(verb: verb, quiet: isQuiet || isJSON)
         scheduler = BulkScheduler(
             client: try makeControlClient(arguments), configuration: try CommonOptions.configuration(arguments),
             chunkSize: chunk, progress: progress)
         let progress = progress
+        let isJSON = isJSON
         scheduler.onFailure = { failure in
+            guard !isJSON else { return }
             progress.clear()
             FileHandle.standardError.write(Data("chime: \(failure.line)\n".utf8))
         }
@@ -38,7 +42,7 @@ final class BulkRun {
         scheduler.onWarning = { warning in
             shownWarnings += 1
             // A file of past one-shots would print one warning per reminder: the first 10 show.
-            guard shownWarnings <= 10 else { return }
+            guard shownWarnings <= 10, !isJSON else { return }
             progress.clear()
             FileHandle.standardError.write(Data("chime: warning: \(warning)\n".utf8))
         }
@@ -50,7 +54,7 @@ final class BulkRun {
     func finish(extra: [String: Any] = [:]) throws -> Int32 {
         try scheduler.flush()
         progress.clear()
-        if scheduler.warningCount > 10 {
+        if scheduler.warningCount > 10 && !isJSON {
             FileHandle.standardError.write(Data("chime: \(scheduler.warningCount - 10) more warning(s) not shown\n".utf8))
         }
         let failed = scheduler.failed

@@ -46,8 +46,8 @@ enum LogOptions {
 
     /// Makes SIGHUP reload instead of terminate (its default action): re-reads the configuration
     /// file, sets the log level from `log.level` (unless `--log-level` was given), runs
-    /// `reloadMore` (the coordinator's allow-lists), and logs `reloaded` with the outcome, or
-    /// `reload failed` with the error while the previous settings stay in force.
+    /// `reloadMore` (the coordinator's allow-lists), and logs `reloaded` at info with the
+    /// outcome, or `reload failed` at error while the previous settings stay in force.
     static func installReload(
         _ arguments: Arguments, logger: Logger,
         reloadMore: @escaping @Sendable () throws -> [String: LogValue] = { [:] }
@@ -63,8 +63,9 @@ enum LogOptions {
                 }
                 details["logLevel"] = "\(logger.minimumLevel)"
                 details.merge(try reloadMore()) { $1 }
-                // At warning, so the line shows whatever level the reload set.
-                logger.warning("reloaded", details)
+                // At info, under the level the reload set: a reload is routine (a SIGHUP storm
+                // had filled the log with warnings), a failure is not.
+                logger.info("reloaded", details)
             } catch {
                 logger.error("reload failed; the previous settings stay in force", ["error": "\(error)"])
             }

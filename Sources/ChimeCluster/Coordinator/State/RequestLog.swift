@@ -5,52 +5,142 @@ import Foundation
 /// its `requestId`, so a retried request (same id, after a timeout, a crash or a takeover)
 /// gets the same bytes back and changes nothing. The fold of `.answered` journal entries.
 ///
-/// Bounded twice: at most `capacity` replies and `byteLimit` bytes in total; the oldest are
-/// forgotten first, and the newest is always kept (however large).
+/// Two tiers, each forgetting its own oldest first, so large replies cannot push out small
+/// ones (a 200,000-reminder import answers with 100 chunk replies of ~200 KB each; in one
+/// shared budget they had evicted every small reply, and a `cancel` retried after the import
+/// ran again):
+/// - replies of at most `largeReplyThreshold` bytes: at most `capacity` of them and
+///   `byteLimit` bytes in total;
+/// - larger replies: at most `largeByteLimit` bytes in total (so at most
+///   `largeByteLimit / largeReplyThreshold` of them, plus one).
+///
+/// In each tier the newest is always kept, however large. Which tier a reply goes to depends
+/// only on its size, so replaying the same `.answered` entries, or remembering ``entries``
+/// again in their order (a snapshot load), rebuilds an equal log.
 public struct RequestLog: Sendable, Equatable {
-    /// Most replies kept.
+    /// The size above which a reply counts as large, in bytes, unless told otherwise:
+    /// 64 KiB (a `schedule` of ~600 reminders, or a `cancel` of ~3,000 ids).
+    public static let defaultLargeReplyThreshold = 64 << 10
+
+    /// Most small replies kept.
     public let capacity: Int
-    /// Most bytes of replies kept, in total.
+    /// Most bytes of small replies kept, in total.
     public let byteLimit: Int
-    private var replies: [String: Data] = [:]
-    private var order = RingQueue<String>()
-    /// The total size of the kept replies, in bytes.
-    public private(set) var byteCount = 0
+    /// The size above which a reply is large, in bytes.
+    public let largeReplyThreshold: Int
+    /// Most bytes of large replies kept, in total.
+    public let largeByteLimit: Int
+
+    private struct Kept: Sendable {
+        var reply: Data
+        /// The order of arrival across both tiers (only ``entries`` reads it).
+        var arrival: UInt64
+        var isLarge: Bool
+    }
+
+    /// One tier's arrival order and size; the replies themselves are in `replies`.
+    private struct Tier: Sendable, Equatable {
+        var order = RingQueue<String>()
+        var byteCount = 0
+    }
+
+    private var replies: [String: Kept] = [:]
+    private var small = Tier()
+    private var large = Tier()
+    private var arrivals: UInt64 = 0
 
     /// An empty log with these bounds.
-    public init(capacity: Int, byteLimit: Int) {
+    /// - Parameters:
+    ///   - capacity: most small replies kept.
+    ///   - byteLimit: most bytes of small replies, in total.
+    ///   - largeReplyThreshold: the size above which a reply is large, in bytes.
+    ///   - largeByteLimit: most bytes of large replies, in total (default: `byteLimit`).
+    public init(
+        capacity: Int, byteLimit: Int, largeReplyThreshold: Int = defaultLargeReplyThreshold, largeByteLimit: Int? = nil
+    ) {
         self.capacity = capacity
         self.byteLimit = byteLimit
+        self.largeReplyThreshold = largeReplyThreshold
+        self.largeByteLimit = largeByteLimit ?? byteLimit
     }
 
-    /// How many replies are kept.
-    public var count: Int { order.count }
+    /// How many replies are kept, in both tiers.
+    public var count: Int { small.order.count + large.order.count }
+
+    /// How many large replies are kept.
+    public var largeCount: Int { large.order.count }
+
+    /// The total size of the kept replies, in bytes, in both tiers.
+    public var byteCount: Int { small.byteCount + large.byteCount }
+
+    /// The total size of the kept large replies, in bytes.
+    public var largeByteCount: Int { large.byteCount }
 
     /// The reply remembered for `requestId`, if any.
-    public func reply(to requestId: String) -> Data? { replies[requestId] }
+    public func reply(to requestId: String) -> Data? { replies[requestId]?.reply }
 
-    /// Remembers `reply` for `requestId` (replacing an earlier one), forgetting the oldest
-    /// beyond the bounds.
+    /// Remembers `reply` for `requestId`, forgetting the oldest of its tier beyond that
+    /// tier's bounds. A replaced reply keeps its place when it stays in its tier; one that
+    /// changes tier becomes the newest of the other.
     public mutating func remember(_ reply: Data, for requestId: String) {
-        if let previous = replies.updateValue(reply, forKey: requestId) {
-            byteCount -= previous.count
+        let isLarge = reply.count > largeReplyThreshold
+        if let previous = replies[requestId] {
+            if previous.isLarge == isLarge {
+                replies[requestId]?.reply = reply
+                modifyTier(isLarge) { $0.byteCount += reply.count - previous.reply.count }
+                evictBeyondBounds(isLarge)
+                return
+            }
+            // Rare (a request id reused with a reply of another size): O(tier) to leave it.
+            modifyTier(previous.isLarge) { tier in
+                tier.order = RingQueue(tier.order.filter { $0 != requestId })
+                tier.byteCount -= previous.reply.count
+            }
+        }
+        replies[requestId] = Kept(reply: reply, arrival: arrivals, isLarge: isLarge)
+        arrivals += 1
+        modifyTier(isLarge) { tier in
+            tier.order.append(requestId)
+            tier.byteCount += reply.count
+        }
+        evictBeyondBounds(isLarge)
+    }
+
+    private mutating func modifyTier(_ isLarge: Bool, _ body: (inout Tier) -> Void) {
+        if isLarge { body(&large) } else { body(&small) }
+    }
+
+    private mutating func evictBeyondBounds(_ isLarge: Bool) {
+        if isLarge {
+            Self.evict(from: &large, replies: &replies, countLimit: Int.max, byteLimit: largeByteLimit)
         } else {
-            order.append(requestId)
-        }
-        byteCount += reply.count
-        while order.count > 1 && (order.count > capacity || byteCount > byteLimit), let evicted = order.popFirst() {
-            byteCount -= replies.removeValue(forKey: evicted)?.count ?? 0
+            Self.evict(from: &small, replies: &replies, countLimit: capacity, byteLimit: byteLimit)
         }
     }
 
-    /// The kept replies, oldest first.
+    /// Forgets the oldest of `tier` while it holds more than one reply and exceeds a bound.
+    private static func evict(from tier: inout Tier, replies: inout [String: Kept], countLimit: Int, byteLimit: Int) {
+        while tier.order.count > 1 && (tier.order.count > countLimit || tier.byteCount > byteLimit),
+            let evicted = tier.order.popFirst()
+        {
+            tier.byteCount -= replies.removeValue(forKey: evicted)?.reply.count ?? 0
+        }
+    }
+
+    /// The kept replies of both tiers, oldest first (by arrival): remembering them again in
+    /// this order rebuilds an equal log (what a snapshot load does).
     public var entries: [(requestId: String, reply: Data)] {
-        order.compactMap { id in replies[id].map { (id, $0) } }
+        replies.sorted { $0.value.arrival < $1.value.arrival }.map { ($0.key, $0.value.reply) }
     }
 
-    /// Equal when they keep the same replies in the same order under the same bounds.
+    /// Equal when they keep the same replies in the same order in each tier under the same
+    /// bounds (arrival counters may differ: a log rebuilt from a snapshot counts from 0).
     public static func == (lhs: RequestLog, rhs: RequestLog) -> Bool {
-        lhs.capacity == rhs.capacity && lhs.byteLimit == rhs.byteLimit && lhs.order == rhs.order
-            && lhs.replies == rhs.replies
+        guard
+            lhs.capacity == rhs.capacity && lhs.byteLimit == rhs.byteLimit
+                && lhs.largeReplyThreshold == rhs.largeReplyThreshold && lhs.largeByteLimit == rhs.largeByteLimit
+                && lhs.small == rhs.small && lhs.large == rhs.large && lhs.replies.count == rhs.replies.count
+        else { return false }
+        return lhs.replies.allSatisfy { id, kept in rhs.replies[id]?.reply == kept.reply }
     }
 }
