@@ -158,8 +158,9 @@ public struct CoordinatorState: Sendable {
     /// Lease expiries in dispatch order. Every lease lasts `leaseDuration`, so expiries only
     /// grow (a clock stepped back merely delays them): a FIFO instead of a heap, with no
     /// hashing per firing. An entry is stale once its firing was acknowledged, requeued or
-    /// leased again (`inFlight[id]?.leaseExpiresAt` no longer matches); stale entries are
-    /// dropped when they reach the front.
+    /// leased again (`inFlight[id]?.leaseExpiresAt` no longer matches); `onTick` drops stale
+    /// entries as soon as they reach the front, not at their expiry, so the FIFO holds about
+    /// the in-flight window (one lookup per entry either way).
     var leases = RingQueue<(firingId: FiringID, expiresAt: Double)>()
     /// The monotonic reading of the current call, in seconds (`observeClocks`).
     var elapsed: Double = 0
