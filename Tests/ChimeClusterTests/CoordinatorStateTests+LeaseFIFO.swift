@@ -1,10 +1,17 @@
 import ChimeCore
+import ChimeWire
 import Foundation
 import Testing
 
 @testable import ChimeCluster
 
 extension CoordinatorStateTests {
+    /// Acknowledges `firings` from `w1`, which keeps announcing a capacity of 10.
+    func ackWithCapacity10(_ state: inout CoordinatorState, _ firings: [Firing], at now: Date) {
+        let acks = firings.map { WorkerMessage.Acknowledgement(firingId: $0.firingId, firedAt: now, attempt: $0.attempt, epoch: 1) }
+        _ = state.onWorkerMessage(WorkerMessage(worker: "w1", host: "h", pid: 1, capacity: 10, delivered: acks.count, acks: acks), at: now)
+    }
+
     @Test func acknowledgedLeasesLeaveTheFIFOAtTheNextTickNotAtTheirExpiry() {
         var state = makeState(workers: []) { $0.leaseDuration = 10 }
         join(&state, "w1", capacity: 10)
@@ -15,22 +22,22 @@ extension CoordinatorStateTests {
         #expect(state.leases.count == 10)
 
         // The oldest lease is still current, so the acknowledged ones behind it stay for now.
-        _ = ack(&state, Array(first.dropFirst()), by: "w1", at: Self.t0.addingTimeInterval(1))
+        ackWithCapacity10(&state, Array(first.dropFirst()), at: Self.t0.addingTimeInterval(1))
         let second = firings(state.onTick(now: Self.t0.addingTimeInterval(1)))
         #expect(second.count == 9)
         #expect(state.leases.count == 19)
 
-        _ = ack(&state, [first[0]], by: "w1", at: Self.t0.addingTimeInterval(2))
+        ackWithCapacity10(&state, [first[0]], at: Self.t0.addingTimeInterval(2))
         let third = firings(state.onTick(now: Self.t0.addingTimeInterval(2)))
         #expect(third.count == 1)
         #expect(state.leases.count == 10, "the first ten are acknowledged: gone, 8 s before their expiry")
 
-        _ = ack(&state, second + third, by: "w1", at: Self.t0.addingTimeInterval(3))
+        ackWithCapacity10(&state, second + third, at: Self.t0.addingTimeInterval(3))
         let fourth = firings(state.onTick(now: Self.t0.addingTimeInterval(3)))
         #expect(fourth.count == 10)
         #expect(state.leases.count == 10)
 
-        _ = ack(&state, fourth, by: "w1", at: Self.t0.addingTimeInterval(4))
+        ackWithCapacity10(&state, fourth, at: Self.t0.addingTimeInterval(4))
         #expect(state.onTick(now: Self.t0.addingTimeInterval(4)).allSatisfy { if case .dispatch = $0 { false } else { true } })
         #expect(state.leases.count == 0)
         #expect(state.inFlightCount == 0)
