@@ -14,11 +14,12 @@ private func glibcMallocTrim(_ pad: Int) -> Int32
 /// allocates (the coordinator's loop, its ZeroMQ I/O threads, the forwarder, the journal
 /// writer, the reply encoder, HTTP) may get an arena of its own whose free pages stay
 /// mapped, and after the first large block is freed the mmap threshold climbs (up to 32 MiB),
-/// so the large buffers of a burst — hash tables growing, directive arrays, ring queues — are
-/// carved out of the heap and leave it fragmented. Measured at the W1 100k burst (coordinator
-/// + 2 workers, summed `Pss`): 130–135 MB with the defaults, 123.5 MB with one arena, 118.2 MB
-/// with a fixed 256 KiB mmap threshold, 112.2 MB with both (`Benchmarks/README.md`, "Issue 17,
-/// fifth session").
+/// so the large buffers of a burst — hash tables growing, snapshot arrays — are carved out of
+/// the heap and leave it fragmented. Measured at the W1 100k burst (coordinator + 2 workers,
+/// summed `Pss`): 130–135 MB with the defaults, 123.5 MB with one arena, 118.2 MB with a fixed
+/// 256 KiB mmap threshold, 112.2 MB with both; a 4 MiB threshold keeps that (±2 MB) at half
+/// the 256 KiB threshold's extra system time (page faults of mapped blocks), per
+/// `Benchmarks/README.md`, "Issue 17, fifth session".
 public enum Allocator {
     /// One tunable of glibc malloc, as `mallopt` takes it.
     public struct Setting: Hashable, Sendable, CustomStringConvertible {
@@ -33,10 +34,10 @@ public enum Allocator {
         /// At most one malloc arena: every thread allocates from the main heap (each keeps
         /// glibc's per-thread cache of small blocks, so the lock is rarely contended).
         public static let singleArena = Setting(parameter: -8, value: 1, environmentName: "MALLOC_ARENA_MAX")
-        /// Blocks of 256 KiB (262,144 bytes) and more are mapped on their own and unmapped
+        /// Blocks of 4 MiB (4,194,304 bytes) and more are mapped on their own and unmapped
         /// when freed; a fixed threshold also stops glibc from raising it after each free.
         public static let mmapThreshold = Setting(
-            parameter: -3, value: 256 * 1024, environmentName: "MALLOC_MMAP_THRESHOLD_")
+            parameter: -3, value: 4 << 20, environmentName: "MALLOC_MMAP_THRESHOLD_")
 
         public var description: String { "\(environmentName)=\(value)" }
     }

@@ -3,10 +3,10 @@ import Testing
 @testable import ChimeRuntime
 
 @Suite struct AllocatorTests {
-    @Test func serviceSettingsAreOneArenaAndA256KiBMmapThreshold() {
+    @Test func serviceSettingsAreOneArenaAndA4MiBMmapThreshold() {
         #expect(Allocator.serviceSettings.map(\.parameter) == [-8, -3])
-        #expect(Allocator.serviceSettings.map(\.value) == [1, 262_144])
-        #expect(Allocator.serviceSettings.map(\.description) == ["MALLOC_ARENA_MAX=1", "MALLOC_MMAP_THRESHOLD_=262144"])
+        #expect(Allocator.serviceSettings.map(\.value) == [1, 4_194_304])
+        #expect(Allocator.serviceSettings.map(\.description) == ["MALLOC_ARENA_MAX=1", "MALLOC_MMAP_THRESHOLD_=4194304"])
     }
 
     @Test(arguments: [
