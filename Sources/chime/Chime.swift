@@ -110,6 +110,14 @@ func output(_ text: String = "", terminator: String = "\n") {
 @main
 enum Chime {
     static func main() {
+        // Before any thread starts: an arena limit holds only for arenas not yet made.
+        if let command = CommandLine.arguments.dropFirst().first, serviceCommands.contains(command) {
+            Allocator.apply(Allocator.settings(notOverriddenBy: ProcessInfo.processInfo.environment))
+        }
         exit(runMain())
     }
+
+    /// The commands that run a long-lived service process, which run with
+    /// `Allocator.serviceSettings` (clients and tools keep glibc's defaults).
+    static let serviceCommands: Set<String> = ["coordinator", "worker"]
 }

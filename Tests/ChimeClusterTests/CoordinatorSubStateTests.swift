@@ -64,4 +64,11 @@ import Testing
         none.retain(event(1, to: "a"))
         #expect(none.events.isEmpty)
     }
+
+    @Test func eventLogStorageStopsAtItsCapacityInsteadOfDoublingPastIt() {
+        var log = EventLog(capacity: 1000)
+        for seq in 1...2500 as ClosedRange<UInt64> { log.retain(event(seq, to: "a")) }
+        #expect(log.events.capacity == 1000, "16, 32, … 512, then 1000: not 1024")
+        #expect(log.events.map(\.seq) == Array(1501...2500))
+    }
 }

@@ -24,6 +24,23 @@ import Testing
         }
     }
 
+    @Test func reserveCapacityAllocatesExactlyThatManySlotsAndKeepsTheOrder() {
+        var queue = RingQueue(0..<16)
+        queue.removeFirst(5)
+        queue.append(contentsOf: 16..<21)  // wraps: the head is at slot 5
+        #expect(queue.capacity == 16)
+        queue.reserveCapacity(100)
+        #expect(queue.capacity == 100)
+        #expect(Array(queue) == Array(5..<21))
+        queue.reserveCapacity(50)
+        #expect(queue.capacity == 100, "never shrinks")
+        queue.append(contentsOf: 21..<105)
+        #expect(queue.capacity == 100)
+        queue.append(105)
+        #expect(queue.capacity == 200, "then doubles as before")
+        #expect(Array(queue) == Array(5...105))
+    }
+
     @Test func pushFrontKeepsTheGivenOrderAheadOfTheRest() {
         var queue = RingQueue([3, 4])
         _ = queue.popFirst()

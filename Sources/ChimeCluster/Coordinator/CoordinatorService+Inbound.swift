@@ -73,7 +73,7 @@ extension CoordinatorService {
     /// longer: a request is never split; long listings are paged instead).
     static let controlTurnBudget = Duration.milliseconds(5)
 
-    /// Requests at least this large (bytes) are followed by `MemoryTrim` when refused.
+    /// Requests at least this large (bytes) are followed by `Allocator.releaseFreePages()` when refused.
     static let trimAfterRefusedBytes = 1 << 20
 
     /// The largest request whose op journals its contents in one entry (`register`, `act`, …),

@@ -362,7 +362,7 @@ public final class CoordinatorService {
             }
             if isMemoryTrimDue {
                 isMemoryTrimDue = false
-                MemoryTrim.releaseFreePages()
+                Allocator.releaseFreePages()
             }
             if probe.wantsMetrics { publishMetrics() }
         }

@@ -32,11 +32,15 @@ extension CoordinatorState {
         }
         releaseDueNags(at: now, directives: &directives)
         dropSilentWorkers(at: now, directives: &directives)
-        while let lease = leases.first, lease.expiresAt <= elapsed {
-            _ = leases.popFirst()
+        // Stale entries (acknowledged, requeued or leased again) leave from the front at once,
+        // not at their expiry: in a burst the FIFO otherwise held every firing of the last lease
+        // period (100,000 entries at W1 100k) rather than about the in-flight window.
+        while let lease = leases.first {
             let firingId = lease.firingId
-            guard inFlight[firingId]?.leaseExpiresAt == lease.expiresAt, let flight = inFlight.removeValue(forKey: firingId)
-            else { continue }
+            let isCurrent = inFlight[firingId]?.leaseExpiresAt == lease.expiresAt
+            if isCurrent && lease.expiresAt > elapsed { break }
+            _ = leases.popFirst()
+            guard isCurrent, let flight = inFlight.removeValue(forKey: firingId) else { continue }
             workers[flight.worker]?.outstanding -= 1
             requeue(firingId, at: now, directives: &directives)
         }

@@ -45,6 +45,17 @@ public struct RingQueue<Element>: Sequence {
         return storage[slot(offset)].unsafelyUnwrapped
     }
 
+    /// How many elements the queue holds before its storage grows.
+    @inlinable public var capacity: Int { storage.count }
+
+    /// Makes room for at least `minimumCapacity` elements in one allocation of exactly that
+    /// many slots (when larger than now), so a queue with a known bound does not double past it.
+    @inlinable
+    public mutating func reserveCapacity(_ minimumCapacity: Int) {
+        guard minimumCapacity > storage.count else { return }
+        resize(to: minimumCapacity)
+    }
+
     /// Adds `element` as the newest.
     @inlinable
     public mutating func append(_ element: Element) {
@@ -121,8 +132,11 @@ public struct RingQueue<Element>: Sequence {
     }
 
     @inlinable
-    mutating func grow() {
-        var grown = [Element?](repeating: nil, count: Swift.max(16, storage.count * 2))
+    mutating func grow() { resize(to: Swift.max(16, storage.count * 2)) }
+
+    @inlinable
+    mutating func resize(to slots: Int) {
+        var grown = [Element?](repeating: nil, count: slots)
         for offset in 0..<count { grown[offset] = storage[slot(offset)] }
         storage = grown
         head = 0
