@@ -404,7 +404,9 @@ public final class CoordinatorService {
     }
 
     /// Hands the turn's dispatches to workers, the turn's journal entries to the journal
-    /// writer, then queues replies and events until those entries are durable.
+    /// writer (which writes a lone request's few entries on this thread when it is idle, so
+    /// the reply leaves this turn: `JournalWriter`), then queues replies and events until
+    /// those entries are durable.
     ///
     /// Dispatch does not wait for the fsync: a firing whose `dispatched` entry is lost in a
     /// crash is re-derived at recovery from the durable schedule and acknowledgements and sent
@@ -435,7 +437,7 @@ public final class CoordinatorService {
             }
         case .file:
             if let journalWriter {
-                ticket = entries.isEmpty ? journalWriter.lastSubmitted : journalWriter.submit(entries)
+                ticket = entries.isEmpty ? journalWriter.lastSubmitted : journalWriter.submit(entries, allowance: inlineAllowance())
             }
             recordsSinceSnapshot += entries.count
         }
