@@ -366,7 +366,9 @@ public final class CoordinatorService {
                 logger.warning("replies not sent at shutdown", ["error": "\(error)"])
             }
         }
-        logger.info("coordinator stopping", ["inFlight": .int(state.inFlightCount)])
+        logger.info(
+            "coordinator stopping",
+            ["inFlight": .int(state.inFlightCount), "journalWritesOnLoop": .int(journalWriter?.inlineWriteCount ?? 0)])
     }
 
     /// Logs a step of the wall clock (the wall clock moved more than a second more or less

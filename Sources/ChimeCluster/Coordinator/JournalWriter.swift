@@ -178,6 +178,9 @@ final class JournalWriter: @unchecked Sendable {
         // otherwise take it, so no one waits on it during the write.
         let outcome = write(entries, fsync: isFsyncingEveryWrite)
         finish(outcome, entries: entries.count, through: ticket)
+        // Only a full disk changes what the idle writer thread waits for (its retry timer);
+        // waking it for nothing would cost the context switch this path saves.
+        if case .noSpace = outcome { condition.broadcast() }
         return ticket
     }
 
@@ -303,6 +306,7 @@ final class JournalWriter: @unchecked Sendable {
             let outcome = write(batch, fsync: true)
             condition.lock()
             finish(outcome, entries: batch.count, through: through)
+            condition.broadcast()
             condition.unlock()
             switch outcome {
             case .written:
@@ -355,12 +359,9 @@ final class JournalWriter: @unchecked Sendable {
     }
 
     /// Records how a write of `count` entries through ticket `through` ended and releases
-    /// `isWriting`. Called with the lock held.
+    /// `isWriting`; the caller wakes whoever waits on that. Called with the lock held.
     private func finish(_ outcome: WriteOutcome, entries count: Int, through: UInt64) {
-        defer {
-            isWriting = false
-            condition.broadcast()
-        }
+        isWriting = false
         switch outcome {
         case .written(let hasUnsyncedWrites):
             durable = through
