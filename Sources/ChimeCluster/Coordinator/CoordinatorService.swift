@@ -416,6 +416,8 @@ public final class CoordinatorService {
     /// deduplicate on. Replies (and badge events) still wait: an acknowledged request is
     /// durable.
     func carryOut(_ directives: [CoordinatorDirective], control: Socket, dispatch: Socket, events: Socket) throws {
+        // Every turn, idle ones too, and before this turn's drains (store requests, snapshots).
+        journalWriter?.requestFsyncIfDue()
         guard !directives.isEmpty else { return }
         var entries: [JournalEntry] = []
         // Replies to requests with a `requestId` were encoded once, for their `answered` entry.

@@ -17,7 +17,7 @@ import ZeroMQ
 /// is idle (nothing queued, nothing being written or fsynced, the disk not full), a small
 /// submission (`maxInlineEntries`) is written by the caller itself: under `interval` and
 /// `never` with one `write` (the `fdatasync` stays with the writer thread, which the loop
-/// asks for once `interval` has passed — `status()`), under `always` with `write` and
+/// asks for once `interval` has passed — `requestFsyncIfDue()`), under `always` with `write` and
 /// `fdatasync`, only when the caller says it can spare that long (`InlineAllowance`). The
 /// ticket is then durable when `submit` returns. Who uses the store is decided under the
 /// writer's lock (`isWriting`), so the store has one writer at a time and entries reach it
@@ -224,21 +224,27 @@ final class JournalWriter: @unchecked Sendable {
     /// - Throws: the error a write or fsync failed with; the journal takes nothing more then.
     func durableTicket() throws -> UInt64 { try status().durableTicket }
 
-    /// The durable ticket and whether the disk is full, under one lock. Under `interval`,
-    /// also asks the writer thread for the `fdatasync` of written records once they have
-    /// waited `interval` and the writer is idle (the loop calls this every turn, at least
-    /// every 100 ms).
+    /// The durable ticket and whether the disk is full, under one lock.
     /// - Throws: the error a write or fsync failed with (never `.noSpace`, which is a mode).
     func status() throws -> Status {
         condition.lock()
         defer { condition.unlock() }
         if let failure { throw failure }
+        return Status(durableTicket: durable, isStoreFull: noSpace != nil)
+    }
+
+    /// Under `interval`: asks the writer thread for the `fdatasync` of written records once
+    /// they have waited `interval` and the writer is idle. The loop calls it once a turn (at
+    /// least every 100 ms), never between a `drain()` and its own use of the store.
+    func requestFsyncIfDue() {
+        guard fsyncInterval != nil else { return }
+        condition.lock()
+        defer { condition.unlock() }
         if let fsyncInterval, let since = unsyncedSince, !isFsyncRequested, !isWriting, queue.isEmpty, carried == 0,
            ContinuousClock.now - since >= fsyncInterval {
             isFsyncRequested = true
             condition.signal()
         }
-        return Status(durableTicket: durable, isStoreFull: noSpace != nil)
     }
 
     /// Waits until everything submitted is durable and the writer is idle (no write or
