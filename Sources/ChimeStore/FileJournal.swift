@@ -144,25 +144,34 @@ public final class FileJournal: Journal {
     public func sync() throws {
         try checkUsable()
         counters.syncCalls += 1
-        do {
-            if !pending.isEmpty {
-                while let write = pending.first {
-                    if let firstSequence = write.newSegmentFirstSequence {
-                        try roll(to: firstSequence)
-                        // The segment exists now: a retry after no space appends to it.
-                        pending[0].newSegmentFirstSequence = nil
-                        isDirectorySyncPending = true
-                    }
-                    try writeToTail(write.bytes)
-                    pending.removeFirst()
-                }
-                counters.writtenSequence = lastSequence
-            }
+        try keepingUsableOnlyForNoSpace {
+            try writePending()
             if hasUnsyncedBytes && isFsyncDue() { try syncTail() }
-            if isDirectorySyncPending {
-                try syncDirectory()
-                isDirectorySyncPending = false
-            }
+            try syncDirectoryIfPending()
+        }
+    }
+
+    /// Writes every buffered record as `sync` does, but leaves the `fdatasync` of the data to
+    /// a later `sync` whatever the policy: the records then survive a crash of the process
+    /// (`kill -9`), not yet of the machine. A segment roll still makes the old segment and
+    /// the directory durable (as `sync` does), so damage stays at the journal's end.
+    /// - Throws: as `sync`.
+    public func write() throws {
+        try checkUsable()
+        try keepingUsableOnlyForNoSpace {
+            try writePending()
+            try syncDirectoryIfPending()
+        }
+    }
+
+    /// Whether records were written that no `fdatasync` has covered yet (under `.interval`, a
+    /// `sync` once the interval has passed covers them).
+    public var hasUnsyncedWrites: Bool { hasUnsyncedBytes }
+
+    /// Runs a write step; a failure other than `.noSpace` makes the journal unusable.
+    private func keepingUsableOnlyForNoSpace(_ body: () throws -> Void) throws {
+        do {
+            try body()
         } catch let error as JournalError where error.code == .noSpace {
             counters.noSpaceFailures += 1
             throw error
@@ -170,6 +179,27 @@ public final class FileJournal: Journal {
             failure = error
             throw error
         }
+    }
+
+    private func writePending() throws {
+        guard !pending.isEmpty else { return }
+        while let write = pending.first {
+            if let firstSequence = write.newSegmentFirstSequence {
+                try roll(to: firstSequence)
+                // The segment exists now: a retry after no space appends to it.
+                pending[0].newSegmentFirstSequence = nil
+                isDirectorySyncPending = true
+            }
+            try writeToTail(write.bytes)
+            pending.removeFirst()
+        }
+        counters.writtenSequence = lastSequence
+    }
+
+    private func syncDirectoryIfPending() throws {
+        guard isDirectorySyncPending else { return }
+        try syncDirectory()
+        isDirectorySyncPending = false
     }
 
     /// Writes what is buffered, `fdatasync`s whatever is not yet on stable storage (under

@@ -119,6 +119,10 @@ public final class FileStore: Journal {
     /// - Throws: as `FileJournal.sync`.
     public func sync() throws { try journal.sync() }
 
+    /// Writes buffered entries without the data `fdatasync` (see `FileJournal.write`).
+    /// - Throws: as `FileJournal.write`.
+    public func write() throws { try journal.write() }
+
     /// Writes `payload` as a snapshot covering every entry appended so far (pending ones
     /// are synced first), keeps the newest `retainedSnapshots`, and deletes the journal
     /// segments the oldest retained snapshot covers. The payload must therefore reflect

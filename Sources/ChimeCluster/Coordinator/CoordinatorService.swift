@@ -385,7 +385,9 @@ public final class CoordinatorService {
             }
             finishSnapshotsAtStop(control: control)
         }
-        logger.info("coordinator stopping", ["inFlight": .int(state.inFlightCount)])
+        logger.info(
+            "coordinator stopping",
+            ["inFlight": .int(state.inFlightCount), "journalWritesOnLoop": .int(journalWriter?.inlineWriteCount ?? 0)])
     }
 
     /// Logs a step of the wall clock (the wall clock moved more than a second more or less
@@ -423,7 +425,9 @@ public final class CoordinatorService {
     }
 
     /// Hands the turn's dispatches to workers, the turn's journal entries to the journal
-    /// writer, then queues replies and events until those entries are durable.
+    /// writer (which writes a lone request's few entries on this thread when it is idle, so
+    /// the reply leaves this turn: `JournalWriter`), then queues replies and events until
+    /// those entries are durable.
     ///
     /// Dispatch does not wait for the fsync: a firing whose `dispatched` entry is lost in a
     /// crash is re-derived at recovery from the durable schedule and acknowledgements and sent
@@ -431,6 +435,8 @@ public final class CoordinatorService {
     /// deduplicate on. Replies (and badge events) still wait: an acknowledged request is
     /// durable.
     func carryOut(_ directives: [CoordinatorDirective], control: Socket, dispatch: Socket, events: Socket) throws {
+        // Every turn, idle ones too, and before this turn's drains (store requests, snapshots).
+        journalWriter?.requestFsyncIfDue()
         guard !directives.isEmpty else { return }
         var entries: [JournalEntry] = []
         // Replies to requests with a `requestId` were encoded once, for their `answered` entry.
@@ -454,7 +460,7 @@ public final class CoordinatorService {
             }
         case .file:
             if let journalWriter {
-                ticket = entries.isEmpty ? journalWriter.lastSubmitted : journalWriter.submit(entries)
+                ticket = entries.isEmpty ? journalWriter.lastSubmitted : journalWriter.submit(entries, allowance: inlineAllowance())
             }
             recordsSinceSnapshot += entries.count
         }
