@@ -36,6 +36,10 @@ final class SignalRelay: Sendable {
         actions.withLock { $0[signalNumber, default: []].append(action) }
         let isNew = installed.withLock { $0.insert(signalNumber).inserted }
         guard isNew else { return }
+        // A parent may start us with the signal blocked (Foundation's `Process` launched from
+        // a Dispatch thread passes its all-blocked mask on): blocked everywhere, it would stay
+        // pending forever. Unblocked here and on the relay thread, some thread takes it.
+        Self.unblock(signalNumber)
         var handler = sigaction()
         handler.__sigaction_handler.sa_handler = relaySignalNumber
         handler.sa_flags = SA_RESTART
@@ -43,7 +47,15 @@ final class SignalRelay: Sendable {
         sigaction(signalNumber, &handler, nil)
     }
 
+    private static func unblock(_ signalNumber: Int32) {
+        var set = sigset_t()
+        sigemptyset(&set)
+        sigaddset(&set, signalNumber)
+        pthread_sigmask(SIG_UNBLOCK, &set, nil)
+    }
+
     private func relay(from readEnd: Int32) {
+        for signalNumber in [SIGINT, SIGTERM, SIGHUP] { Self.unblock(signalNumber) }
         var signalNumber: Int32 = 0
         while true {
             let count = read(readEnd, &signalNumber, MemoryLayout<Int32>.size)
