@@ -30,43 +30,40 @@ public final class StopSignal: Sendable {
     }
 }
 
-/// Routes SIGINT and SIGTERM to `stop.requestStop()` through Dispatch sources (never work in
-/// the signal handler itself). A second signal of either kind exits at once with status 130.
+/// Routes SIGINT and SIGTERM to `stop.requestStop()` on the signal relay's thread (never
+/// work in the signal handler itself). A second signal of either kind exits at once with
+/// status 130. After the first signal the process exits within `exitDeadline` seconds: if
+/// the service has not returned by then (a blocked call that ignores the stop), a line goes
+/// to standard error and the process exits with status 70 (`EX_SOFTWARE`), so no second
+/// signal is ever needed.
 ///
-/// Call from any thread; the sources live for the rest of the process.
-public func installTerminationHandlers(_ stop: StopSignal) {
+/// Call from any thread; the handlers stay for the rest of the process.
+public func installTerminationHandlers(_ stop: StopSignal, exitDeadline: Double = 5) {
     for signalNumber in [SIGINT, SIGTERM] {
-        signal(signalNumber, SIG_IGN)
-        let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: .global())
-        source.setEventHandler { @Sendable in
+        SignalRelay.shared.onSignal(signalNumber) {
             if stop.isStopRequested { exit(130) }
             stop.requestStop()
+            startExitGuard(seconds: exitDeadline, signalNumber: signalNumber)
         }
-        source.resume()
-        SignalSources.keep(source)
     }
 }
 
-/// Keeps the signal sources alive for the process's life.
-/// `@unchecked Sendable`: `sources` is only read or written while holding `lock`.
-final class SignalSources: @unchecked Sendable {
-    private let lock = NSLock()
-    private var sources: [any DispatchSourceSignal] = []
-    static let shared = SignalSources()
-
-    static func keep(_ source: any DispatchSourceSignal) {
-        shared.lock.withLock { shared.sources.append(source) }
+/// Exits the process `seconds` after a termination signal if it is still running then.
+private func startExitGuard(seconds: Double, signalNumber: Int32) {
+    let thread = Thread {
+        Thread.sleep(forTimeInterval: max(0, seconds))
+        let message = "chime: still running \(seconds) s after signal \(signalNumber); exiting with status 70\n"
+        FileHandle.standardError.write(Data(message.utf8))
+        _exit(70)
     }
+    thread.name = "chime-exit-guard"
+    thread.start()
 }
 
-/// Runs `action` on a Dispatch queue each time the process receives SIGHUP (the
+/// Runs `action` on the signal relay's thread each time the process receives SIGHUP (the
 /// conventional "reload your configuration" signal), never inside the signal handler.
 ///
-/// Call from any thread; the source lives for the rest of the process.
+/// Call from any thread; the handler stays for the rest of the process.
 public func installReloadHandler(_ action: @escaping @Sendable () -> Void) {
-    signal(SIGHUP, SIG_IGN)
-    let source = DispatchSource.makeSignalSource(signal: SIGHUP, queue: .global())
-    source.setEventHandler { @Sendable in action() }
-    source.resume()
-    SignalSources.keep(source)
+    SignalRelay.shared.onSignal(SIGHUP, action)
 }

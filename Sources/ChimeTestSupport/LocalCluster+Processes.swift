@@ -9,6 +9,11 @@ extension LocalCluster {
         children.last { $0.name == name && $0.process.isRunning }?.process.processIdentifier
     }
 
+    /// The running child of that name (the last started), to signal or wait on; `nil` when none runs.
+    public func process(of name: String) -> Process? {
+        children.last { $0.name == name && $0.process.isRunning }?.process
+    }
+
     /// Sends `signal` (such as `SIGSTOP` or `SIGCONT`) to the running child `name` by its pid.
     public func send(_ signal: Int32, to name: String) {
         for child in children where child.name == name && child.process.isRunning {

@@ -3,6 +3,7 @@ import ChimeCore
 import ChimeRuntime
 import ChimeWire
 import Foundation
+import ZeroMQ
 
 enum SubscribeCommand: Command {
     static let spec = CommandSpec(
@@ -61,12 +62,17 @@ enum SubscribeCommand: Command {
                 guard let seq = UInt64(text) else { throw UsageError("--since must be a sequence number, not '\(text)'") }
                 return seq
             }
+            // A context the stop signal shuts down: a catch-up request waiting out its timeouts
+            // for a dead coordinator (seconds) then ends at once instead of holding up SIGTERM.
+            let catchUpContext = try Context()
+            stop.onStop { catchUpContext.shutdown() }
             // The subscriber key may catch up too (the control `events` request).
             catchUp = (
                 try ControlClient(
                     endpoint: configuration.endpoints.control.connect,
                     timeout: .milliseconds(configuration.client.requestTimeoutMilliseconds),
-                    retries: configuration.client.retries, curve: try CommonOptions.clientKeys(configuration, role: .subscriber)),
+                    retries: configuration.client.retries, curve: try CommonOptions.clientKeys(configuration, role: .subscriber),
+                    context: catchUpContext),
                 since
             )
         } else if arguments.value("since") != nil {
