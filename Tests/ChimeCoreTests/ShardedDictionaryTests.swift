@@ -68,4 +68,16 @@ import Testing
         let shards = Set((0..<10_000).map { ReminderID("reminder-\($0)").shardHash % 256 })
         #expect(shards.count == 256)
     }
+
+    /// Ids that share a long suffix (a mail domain, a fixed tail) and differ only at the
+    /// front still spread: the first 16 bytes count too, so copy-on-write after a snapshot
+    /// copies one shard of them, not all of them.
+    @Test func idsWithACommonSuffixSpreadOverTheShards() {
+        let mailLike = Set((0..<10_000).map { ReminderID("\($0)@calendar.example.com").shardHash % 256 })
+        #expect(mailLike.count == 256)
+        let fixedTail = Set((0..<10_000).map { ReminderID("u\($0)-daily-standup-reminder").shardHash % 256 })
+        #expect(fixedTail.count == 256)
+        // Up to 16 bytes the hash is unchanged: the whole id, then the length.
+        #expect(ReminderID("bulk-0000123").shardHash == 0x4a32_5600_8623_36a2)
+    }
 }

@@ -188,6 +188,9 @@ final class SnapshotWriter: @unchecked Sendable {
                 snapshot.encodePayload(json: json, into: &sink)
             }
             outcome.result = .success(file)
+            // Retention deletes files: only while the store is still this coordinator's (a
+            // stop between the rename and here must not let it delete a successor's).
+            try lock.verifyOwnership()
             try snapshots.removeAll(keepingNewest: retainedSnapshots)
             outcome.files = try snapshots.list()
         } catch {

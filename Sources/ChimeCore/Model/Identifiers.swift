@@ -12,22 +12,29 @@ extension StringIdentifier {
     public init(stringLiteral value: String) { self.init(rawValue: value) }
     public var description: String { rawValue }
 
-    /// FNV-1a (64-bit) of the last 16 UTF-8 bytes and the length, folded: a cheap, unseeded
-    /// spread to pick a shard of a `ShardedDictionary` (ids tend to differ at the end:
-    /// counters, random suffixes). Not for a hash table's buckets: ids chosen to collide only
-    /// make shards uneven (and a snapshot's copy-on-write copy bigger), never a lookup slower.
+    /// FNV-1a (64-bit) of the first 16 UTF-8 bytes (those not among the last 16), the last
+    /// 16 bytes and the length, folded: a cheap, unseeded spread (at most 32 bytes read) to
+    /// pick a shard of a `ShardedDictionary`. Both ends count, so ids that differ only at the
+    /// front (`<n>@calendar.example.com`) spread as well as ids that differ at the end
+    /// (counters, random suffixes); an id of at most 16 bytes hashes as before (whole, then
+    /// the length). Not for a hash table's buckets: ids chosen to collide only make shards
+    /// uneven (and a snapshot's copy-on-write copy bigger), never a lookup slower.
     @inlinable
     public var shardHash: UInt {
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
         let utf8 = rawValue.utf8
+        let count = utf8.count
+        let headCount = Swift.max(0, Swift.min(16, count - 16))
         let mixed = utf8.withContiguousStorageIfAvailable { bytes in
+            for byte in bytes.prefix(headCount) { hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3 }
             for byte in bytes.suffix(16) { hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3 }
             return true
         }
         if mixed == nil {
+            for byte in utf8.prefix(headCount) { hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3 }
             for byte in utf8.suffix(16) { hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3 }
         }
-        hash = (hash ^ UInt64(truncatingIfNeeded: utf8.count)) &* 0x0000_0100_0000_01b3
+        hash = (hash ^ UInt64(truncatingIfNeeded: count)) &* 0x0000_0100_0000_01b3
         return UInt(truncatingIfNeeded: hash ^ (hash >> 29))
     }
 
