@@ -35,10 +35,12 @@ public final class StopSignal: Sendable {
 /// status 130. After the first signal the process exits within `exitDeadline` seconds: if
 /// the service has not returned by then (a blocked call that ignores the stop), a line goes
 /// to standard error and the process exits with status 70 (`EX_SOFTWARE`), so no second
-/// signal is ever needed.
+/// signal is ever needed. The default, 25 s, leaves a coordinator time to finish a large
+/// snapshot and drain a slow disk, and stays under Kubernetes' 30 s grace period (systemd
+/// waits 90 s).
 ///
 /// Call from any thread; the handlers stay for the rest of the process.
-public func installTerminationHandlers(_ stop: StopSignal, exitDeadline: Double = 5) {
+public func installTerminationHandlers(_ stop: StopSignal, exitDeadline: Double = 25) {
     for signalNumber in [SIGINT, SIGTERM] {
         SignalRelay.shared.onSignal(signalNumber) {
             if stop.isStopRequested { exit(130) }
