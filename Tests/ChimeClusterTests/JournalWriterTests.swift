@@ -16,14 +16,15 @@ import ZeroMQ
         let store: FileStore
         let writer: JournalWriter
 
-        init(directory: URL, fsync: FsyncPolicy) throws {
+        init(directory: URL, fsync: FsyncPolicy, maxInlineFsyncSeconds: Double = 60) throws {
             context = try Context()
             signal = try Socket(.pull, context: context)
             try signal.set(.linger(milliseconds: 0))
             let endpoint = "inproc://journal-writer-test-\(UUID().uuidString)"
             try signal.bind(to: endpoint)
             store = try FileStore.open(directory: directory, fsync: fsync).store
-            writer = try JournalWriter(store: store, context: context, signalEndpoint: endpoint)
+            writer = try JournalWriter(
+                store: store, context: context, signalEndpoint: endpoint, maxInlineFsyncSeconds: maxInlineFsyncSeconds)
         }
 
         /// Stops the writer, closes the store and the socket.

@@ -58,21 +58,38 @@ import Testing
         Double(duration.components.seconds) * 1000 + Double(duration.components.attoseconds) / 1e15
     }
 
+    /// Schedules `count` reminders (`bulk-0000000`…, recipient `bulk`) due a day from now, in
+    /// requests of 1,000.
+    static func fill(_ client: ControlClient, count: Int) throws {
+        let farAway = Date().addingTimeInterval(86_400)
+        for start in stride(from: 0, to: count, by: 1000) {
+            let reminders = (start..<min(start + 1000, count)).map { index in
+                Reminder(
+                    id: ReminderID(String(format: "bulk-%07d", index)), recipient: "bulk",
+                    content: Content(body: "b"), trigger: Trigger(start: .instant(farAway)))
+            }
+            _ = try client.send(ControlRequest(command: .schedule(reminders)), expecting: ScheduleResult.self)
+        }
+    }
+
+    /// One reminder (`due-00000`…, recipient `due`) due every 100 ms for `window` seconds,
+    /// the first 0.5 s from now.
+    static func dueEvery100Milliseconds(for window: Double) -> [Reminder] {
+        let firstDue = (Date().timeIntervalSince1970 * 1000).rounded(.up) / 1000 + 0.5
+        return (0..<Int(window * 10)).map { index in
+            Reminder(
+                id: ReminderID(String(format: "due-%05d", index)), recipient: "due", content: Content(body: "d"),
+                trigger: Trigger(start: .instant(Date(timeIntervalSince1970: firstDue + Double(index) * 0.1))))
+        }
+    }
+
     @Test func listingEveryPageOfABigStoreKeepsPingsAndFiringsOnTime() throws {
         let isLong = ProcessInfo.processInfo.environment["CHIME_LONG_TESTS"] == "1"
         let count = isLong ? 300_000 : 30_000
         try withLocalCluster(workers: 1, configuration: Self.configuration) { cluster in
             let client = try ControlClient(endpoint: cluster.controlEndpoint, timeout: .seconds(10), retries: 0)
-            let farAway = Date().addingTimeInterval(86_400)
             let filling = ContinuousClock.now
-            for start in stride(from: 0, to: count, by: 1000) {
-                let reminders = (start..<min(start + 1000, count)).map { index in
-                    Reminder(
-                        id: ReminderID(String(format: "bulk-%07d", index)), recipient: "bulk",
-                        content: Content(body: "b"), trigger: Trigger(start: .instant(farAway)))
-                }
-                _ = try client.send(ControlRequest(command: .schedule(reminders)), expecting: ScheduleResult.self)
-            }
+            try Self.fill(client, count: count)
             print("paging load: \(count) reminders scheduled in \(String(format: "%.1f", Self.milliseconds(ContinuousClock.now - filling) / 1000)) s")
             let collector = EventCollector(endpoint: cluster.eventsEndpoint, recipient: "due")
             defer { collector.close() }
@@ -82,12 +99,7 @@ import Testing
 
             // One reminder due every 100 ms over a window longer than the listing takes.
             let window = isLong ? 240.0 : 60.0
-            let firstDue = (Date().timeIntervalSince1970 * 1000).rounded(.up) / 1000 + 0.5
-            let due = (0..<Int(window * 10)).map { index in
-                Reminder(
-                    id: ReminderID(String(format: "due-%05d", index)), recipient: "due", content: Content(body: "d"),
-                    trigger: Trigger(start: .instant(Date(timeIntervalSince1970: firstDue + Double(index) * 0.1))))
-            }
+            let due = Self.dueEvery100Milliseconds(for: window)
             _ = try client.send(ControlRequest(command: .schedule(due)), expecting: ScheduleResult.self)
             let pending = try #require(
                 client.send(ControlRequest(command: .status), expecting: StatusReport.self).result?.reminders.values.reduce(0, +))

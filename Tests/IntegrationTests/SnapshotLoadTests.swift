@@ -17,15 +17,7 @@ import Testing
         let count = isLong ? 300_000 : 30_000
         try withLocalCluster(workers: 1, configuration: PagingLoadTests.configuration) { cluster in
             let client = try ControlClient(endpoint: cluster.controlEndpoint, timeout: .seconds(60), retries: 0)
-            let farAway = Date().addingTimeInterval(86_400)
-            for start in stride(from: 0, to: count, by: 1000) {
-                let reminders = (start..<min(start + 1000, count)).map { index in
-                    Reminder(
-                        id: ReminderID(String(format: "bulk-%07d", index)), recipient: "bulk",
-                        content: Content(body: "b"), trigger: Trigger(start: .instant(farAway)))
-                }
-                _ = try client.send(ControlRequest(command: .schedule(reminders)), expecting: ScheduleResult.self)
-            }
+            try PagingLoadTests.fill(client, count: count)
             let collector = EventCollector(endpoint: cluster.eventsEndpoint, recipient: "due")
             defer { collector.close() }
             let probeCollector = EventCollector(endpoint: cluster.eventsEndpoint)
@@ -34,12 +26,7 @@ import Testing
 
             // One reminder due every 100 ms over a window longer than the snapshots take.
             let window = isLong ? 120.0 : 40.0
-            let firstDue = (Date().timeIntervalSince1970 * 1000).rounded(.up) / 1000 + 0.5
-            let due = (0..<Int(window * 10)).map { index in
-                Reminder(
-                    id: ReminderID(String(format: "due-%05d", index)), recipient: "due", content: Content(body: "d"),
-                    trigger: Trigger(start: .instant(Date(timeIntervalSince1970: firstDue + Double(index) * 0.1))))
-            }
+            let due = PagingLoadTests.dueEvery100Milliseconds(for: window)
             _ = try client.send(ControlRequest(command: .schedule(due)), expecting: ScheduleResult.self)
 
             let pinger = PagingLoadTests.Pinger(endpoint: cluster.controlEndpoint)
@@ -96,15 +83,7 @@ import Testing
     @Test func aStopWhileASnapshotIsWrittenFinishesItAndAnswers() throws {
         try withLocalCluster(workers: 0, configuration: PagingLoadTests.configuration) { cluster in
             let client = try ControlClient(endpoint: cluster.controlEndpoint, timeout: .seconds(60), retries: 0)
-            let farAway = Date().addingTimeInterval(86_400)
-            for start in stride(from: 0, to: 40_000, by: 1000) {
-                let reminders = (start..<(start + 1000)).map { index in
-                    Reminder(
-                        id: ReminderID(String(format: "bulk-%07d", index)), recipient: "bulk",
-                        content: Content(body: "b"), trigger: Trigger(start: .instant(farAway)))
-                }
-                _ = try client.send(ControlRequest(command: .schedule(reminders)), expecting: ScheduleResult.self)
-            }
+            try PagingLoadTests.fill(client, count: 40_000)
             let snapshots = cluster.directory.url.appendingPathComponent(".chime/store/snapshot")
             let reply = Mutex<Result<StoreReport?, any Error>?>(nil)
             let endpoint = cluster.controlEndpoint

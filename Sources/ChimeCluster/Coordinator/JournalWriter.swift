@@ -121,6 +121,8 @@ final class JournalWriter: @unchecked Sendable {
         /// The journal's figures just after (sizes, segment count).
         var statistics: JournalStatistics
     }
+    /// The slowest recent `fdatasync` (seconds) for which the caller still fsyncs inline.
+    private let inlineFsyncLimit: Double
     private let finished = DispatchSemaphore(value: 0)
     /// Told the fsync durations and journal size after each write; `nil` tells nobody.
     private let probe: CoordinatorProbe?
@@ -141,12 +143,17 @@ final class JournalWriter: @unchecked Sendable {
     ///   - unwrittenEntries: entries the store already holds buffered because its last
     ///     `sync` found no space (a start on a full store); the writer retries them first.
     ///   - probe: told each fsync's duration and the journal's size after each write.
+    ///   - maxInlineFsyncSeconds: the slowest recent `fdatasync` for which a caller with time to
+    ///     spare still fsyncs inline (`maxInlineFsyncSeconds` by default; tests raise it so a
+    ///     loaded machine's slow disk does not change what they check).
     /// - Throws: `ZeroMQError` when the signal socket cannot be made or connected.
     init(
-        store: FileStore, context: Context, signalEndpoint: String, unwrittenEntries: Int = 0, probe: CoordinatorProbe? = nil
+        store: FileStore, context: Context, signalEndpoint: String, unwrittenEntries: Int = 0, probe: CoordinatorProbe? = nil,
+        maxInlineFsyncSeconds: Double = JournalWriter.maxInlineFsyncSeconds
     ) throws {
         self.store = store
         self.probe = probe
+        inlineFsyncLimit = maxInlineFsyncSeconds
         reported = store.journal.statistics
         published = reported
         submittedSequence = store.journal.lastSequence
@@ -166,18 +173,9 @@ final class JournalWriter: @unchecked Sendable {
             carried = unwrittenEntries
             noSpace = JournalError(.noSpace, path: store.journal.directory.path, message: "the store was full at start")
         }
-        let signal = try Socket(.push, context: context)
-        try signal.set(.linger(milliseconds: 0))
-        try signal.connect(to: signalEndpoint)
-        // The socket moves to the writer thread here; the thread's start is a full barrier.
-        let box = SocketBox(signal)
-        let thread = Thread { [self] in
-            self.run(signal: box.socket)
-            box.socket.close()
-            self.finished.signal()
+        try SignalingThread.start(name: "chime-journal", context: context, signalEndpoint: signalEndpoint, finished: finished) {
+            [self] signal in run(signal: signal)
         }
-        thread.name = "chime-journal"
-        thread.start()
     }
 
     /// Queues entries for the writer thread, or writes them on the caller's thread when the
@@ -217,7 +215,7 @@ final class JournalWriter: @unchecked Sendable {
               carried == 0, noSpace == nil, failure == nil, durable == submitted - 1
         else { return false }
         guard isFsyncingEveryWrite else { return true }
-        guard recentFsyncSeconds <= Self.maxInlineFsyncSeconds else { return false }
+        guard recentFsyncSeconds <= inlineFsyncLimit else { return false }
         switch allowance {
         case .none: return false
         case .unlimited: return true
@@ -505,8 +503,3 @@ extension JournalWriter {
     }
 }
 
-/// Carries a socket to the thread that takes it over.
-final class SocketBox: @unchecked Sendable {
-    let socket: Socket
-    init(_ socket: Socket) { self.socket = socket }
-}

@@ -37,19 +37,9 @@ final class ReplyEncoder: @unchecked Sendable {
     ///   - signalEndpoint: the inproc endpoint the loop has bound a PULL socket to.
     /// - Throws: `ZeroMQError` when the signal socket cannot be made or connected.
     init(context: Context, signalEndpoint: String) throws {
-        let signal = try Socket(.push, context: context)
-        try signal.set(.linger(milliseconds: 0))
-        try signal.connect(to: signalEndpoint)
-        // The socket moves to the encoder thread here; the thread's start is a full barrier.
-        let box = SocketBox(signal)
-        let thread = Thread { [self] in
-            Self.lowerPriorityOfCurrentThread()
-            self.run(signal: box.socket)
-            box.socket.close()
-            self.stopped.signal()
-        }
-        thread.name = "chime-replies"
-        thread.start()
+        try SignalingThread.start(
+            name: "chime-replies", context: context, signalEndpoint: signalEndpoint, lowerPriority: true, finished: stopped
+        ) { [self] signal in run(signal: signal) }
     }
 
     /// Whether `outcome` is long enough to be encoded here.
@@ -114,14 +104,5 @@ final class ReplyEncoder: @unchecked Sendable {
             // A full signal queue already holds a wake-up for the loop.
             _ = try? signal.send(Data(), dontWait: true)
         }
-    }
-
-    /// Nice +10 for the calling thread only: on Linux the nice value is a per-thread attribute
-    /// and `setpriority(PRIO_PROCESS, 0, …)` sets the calling thread's (setpriority(2), NOTES).
-    /// Best effort: failing leaves the default priority.
-    static func lowerPriorityOfCurrentThread() {
-        #if os(Linux)
-        _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, 10)
-        #endif
     }
 }

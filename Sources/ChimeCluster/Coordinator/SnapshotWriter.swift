@@ -80,19 +80,9 @@ final class SnapshotWriter: @unchecked Sendable {
         lock = store.lock
         retainedSnapshots = store.retainedSnapshots
         self.journalWriter = journalWriter
-        let signal = try Socket(.push, context: context)
-        try signal.set(.linger(milliseconds: 0))
-        try signal.connect(to: signalEndpoint)
-        // The socket moves to the snapshot thread here; the thread's start is a full barrier.
-        let box = SocketBox(signal)
-        let thread = Thread { [self] in
-            ReplyEncoder.lowerPriorityOfCurrentThread()
-            self.run(signal: box.socket)
-            box.socket.close()
-            self.stopped.signal()
-        }
-        thread.name = "chime-snapshot"
-        thread.start()
+        try SignalingThread.start(
+            name: "chime-snapshot", context: context, signalEndpoint: signalEndpoint, lowerPriority: true, finished: stopped
+        ) { [self] signal in run(signal: signal) }
     }
 
     /// Whether a snapshot is under way or finished and not yet taken.
