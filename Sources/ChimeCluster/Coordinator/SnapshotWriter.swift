@@ -23,8 +23,8 @@ import ZeroMQ
 /// checks that the store's `LOCK` still names the file this coordinator locked, so a
 /// coordinator that lost the store (SIGSTOP, then a takeover) adds nothing to it.
 ///
-/// Thread safety: the job and the outcome are guarded by one condition lock; the signal
-/// socket is used by the snapshot thread only (moved to it at start).
+/// Thread safety: the snapshot thread is a `BackgroundQueue`; `start`, `take`, `wait` and
+/// `isBusy` are the loop's (one caller thread).
 final class SnapshotWriter: @unchecked Sendable {
     /// What the loop hands over.
     struct Job: Sendable {
@@ -57,16 +57,10 @@ final class SnapshotWriter: @unchecked Sendable {
         var totalMilliseconds: Double { makeMilliseconds + jsonMilliseconds + writeMilliseconds }
     }
 
-    private let snapshots: SnapshotStore
-    private let lock: StoreLock
-    private let retainedSnapshots: Int
-    private let journalWriter: JournalWriter
-    private let condition = NSCondition()
-    private var job: Job?
-    private var isWriting = false
-    private var outcome: Outcome?
-    private var isStopping = false
-    private let stopped = DispatchSemaphore(value: 0)
+    /// The snapshot thread.
+    private let jobs: BackgroundQueue<Job, Outcome>
+    /// The number of the snapshot under way or finished and not yet taken (the loop's only).
+    private var current: UInt64?
 
     /// Starts the snapshot thread.
     /// - Parameters:
@@ -76,83 +70,45 @@ final class SnapshotWriter: @unchecked Sendable {
     ///   - signalEndpoint: the inproc endpoint the loop has bound a PULL socket to.
     /// - Throws: `ZeroMQError` when the signal socket cannot be made or connected.
     init(store: FileStore, journalWriter: JournalWriter, context: Context, signalEndpoint: String) throws {
-        snapshots = store.snapshots
-        lock = store.lock
-        retainedSnapshots = store.retainedSnapshots
-        self.journalWriter = journalWriter
-        try SignalingThread.start(
-            name: "chime-snapshot", context: context, signalEndpoint: signalEndpoint, lowerPriority: true, finished: stopped
-        ) { [self] signal in run(signal: signal) }
+        let (snapshots, lock, retainedSnapshots) = (store.snapshots, store.lock, store.retainedSnapshots)
+        jobs = try BackgroundQueue(name: "chime-snapshot", context: context, signalEndpoint: signalEndpoint, lowerPriority: true) {
+            job in
+            Self.write(job, snapshots: snapshots, lock: lock, retainedSnapshots: retainedSnapshots, journalWriter: journalWriter)
+        }
     }
 
     /// Whether a snapshot is under way or finished and not yet taken.
-    var isBusy: Bool {
-        condition.lock()
-        defer { condition.unlock() }
-        return job != nil || isWriting || outcome != nil
-    }
+    var isBusy: Bool { current != nil }
 
     /// Starts writing a snapshot of `job`; `false` (nothing started) while another is busy.
     func start(_ job: Job) -> Bool {
-        condition.lock()
-        defer { condition.unlock() }
-        guard self.job == nil, !isWriting, outcome == nil, !isStopping else { return false }
-        self.job = job
-        condition.broadcast()
+        guard current == nil else { return false }
+        current = jobs.submit(job)
         return true
     }
 
     /// The finished snapshot's outcome (taken: the writer is free again), else `nil`.
     func take() -> Outcome? {
-        condition.lock()
-        defer { condition.unlock() }
-        defer { outcome = nil }
+        guard let current, let outcome = jobs.take(current) else { return nil }
+        self.current = nil
         return outcome
     }
 
     /// Waits until the snapshot under way (if any) has finished, then takes its outcome.
     func wait() -> Outcome? {
-        condition.lock()
-        defer { condition.unlock() }
-        while job != nil || isWriting { condition.wait() }
-        defer { outcome = nil }
-        return outcome
+        guard let current else { return nil }
+        self.current = nil
+        return jobs.wait(for: current)
     }
 
     /// Finishes the snapshot under way, then stops the thread and waits for it.
-    func stop() {
-        condition.lock()
-        isStopping = true
-        condition.broadcast()
-        condition.unlock()
-        stopped.wait()
-    }
-
-    private func run(signal: Socket) {
-        while true {
-            condition.lock()
-            while job == nil && !isStopping { condition.wait() }
-            guard let next = job else {
-                condition.unlock()
-                return
-            }
-            isWriting = true
-            job = nil
-            condition.unlock()
-            let finished = write(next)
-            condition.lock()
-            isWriting = false
-            outcome = finished
-            condition.broadcast()
-            condition.unlock()
-            // A full signal queue already holds a wake-up for the loop.
-            _ = try? signal.send(Data(), dontWait: true)
-        }
-    }
+    func stop() { jobs.stop() }
 
     /// Builds, encodes and writes the snapshot of `job` (streamed in chunks: the payload is
     /// never held whole).
-    private func write(_ job: Job) -> Outcome {
+    private static func write(
+        _ job: Job, snapshots: SnapshotStore, lock: StoreLock, retainedSnapshots: Int, journalWriter: JournalWriter
+    ) -> Outcome {
         let started = ContinuousClock.now
         func milliseconds(since instant: ContinuousClock.Instant) -> Double {
             let elapsed = ContinuousClock.now - instant
@@ -171,8 +127,8 @@ final class SnapshotWriter: @unchecked Sendable {
             let file = try snapshots.write(
                 payloadLength: counter.count, coveringThrough: job.coveringThrough,
                 beforeRename: {
-                    try self.journalWriter.waitUntilDurable(ticket: job.ticket)
-                    try self.lock.verifyOwnership()
+                    try journalWriter.waitUntilDurable(ticket: job.ticket)
+                    try lock.verifyOwnership()
                 }
             ) { sink in
                 snapshot.encodePayload(json: json, into: &sink)
