@@ -208,3 +208,18 @@ def test_a_worker_serves_http_when_asked(make_cluster):
         assert family.documentation and family.type in ("counter", "gauge")
     assert value(families, "chime_worker_firings_delivered", "chime_worker_firings_delivered_total") >= 0
     assert value(families, "process_open_fds") > 0
+
+
+def test_a_snapshot_sets_the_newest_snapshots_time_and_size(make_cluster):
+    """Written by the snapshot thread; the loop publishes when the snapshot was written."""
+    cluster = make_cluster({})
+    schedule_due_now(cluster, 5)
+    before = time.time()
+    reply = control_request(cluster.control_endpoint, {"op": "snapshot", "requestId": str(uuid.uuid4())}, timeout_s=30)
+    after = time.time()
+    assert reply is not None and reply["ok"] is True, reply
+    assert reply["result"]["snapshots"] >= 1
+    families = scrape(cluster)
+    written = value(families, "chime_last_snapshot_timestamp_seconds")
+    assert before - 1 <= written <= after + 1, (before, written, after)
+    assert value(families, "chime_snapshot_bytes") == reply["result"]["snapshotBytes"] > 0

@@ -67,13 +67,14 @@ extension CoordinatorService {
         probe.publish(metrics)
     }
 
-    /// Publishes the snapshot files' size and the newest one's time (at start and after each
-    /// snapshot; the journal writer is idle then).
-    func publishSnapshotFigures() {
+    /// Publishes the snapshot files' size and the newest one's time: `writtenAt` after a
+    /// snapshot this process wrote (nothing read from disk on the loop), else, at start, the
+    /// newest file's modification time.
+    func publishSnapshotFigures(writtenAt: Date? = nil) {
         guard case .file(let store) = storage else { return }
         let statistics = journalWriter.map { store.statistics(journal: $0.statistics) } ?? store.statistics
-        var newestTime: Double?
-        if let newest = try? store.snapshots.list().last,
+        var newestTime = writtenAt?.timeIntervalSince1970
+        if writtenAt == nil, let newest = try? store.snapshots.list().last,
             let modified = (try? FileManager.default.attributesOfItem(atPath: newest.path))?[.modificationDate] as? Date
         {
             newestTime = modified.timeIntervalSince1970

@@ -90,7 +90,7 @@ extension CoordinatorService {
         case .success(let file):
             snapshotRetryAt = nil
             store.noteSnapshots(outcome.files)
-            publishSnapshotFigures()
+            publishSnapshotFigures(writtenAt: clock.now)
             // The parts say where the time went, all of it on the snapshot thread: the
             // records built from the state's copy, the JSON part (events, dead letters,
             // recipients), the binary part counted and streamed with the file's fsyncs.
