@@ -153,8 +153,7 @@ public final class FileStore: Journal {
     /// retained snapshot covers.
     /// - Throws: `JournalError` `.io`.
     private func applyRetention() throws {
-        try snapshots.removeAll(keepingNewest: retainedSnapshots)
-        noteSnapshots(try snapshots.list())
+        noteSnapshots(try snapshots.retainNewest(retainedSnapshots))
         if let bound = segmentRemovalBound { try journal.removeSegments(through: bound) }
     }
 

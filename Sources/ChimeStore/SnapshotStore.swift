@@ -168,6 +168,14 @@ public struct SnapshotStore: Sendable {
         return removed
     }
 
+    /// The store's retention: deletes all but the newest `count` snapshot files.
+    /// - Returns: the files kept, oldest first.
+    /// - Throws: `JournalError` `.io`.
+    public func retainNewest(_ count: Int) throws -> [File] {
+        try removeAll(keepingNewest: count)
+        return try list()
+    }
+
     /// Renames a damaged snapshot to `<name>.snap.corrupt`, keeping it for inspection but
     /// out of every later load and of the retention count.
     /// - Returns: the new path.

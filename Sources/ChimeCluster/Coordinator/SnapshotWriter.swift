@@ -137,8 +137,7 @@ final class SnapshotWriter: @unchecked Sendable {
             // Retention deletes files: only while the store is still this coordinator's (a
             // stop between the rename and here must not let it delete a successor's).
             try lock.verifyOwnership()
-            try snapshots.removeAll(keepingNewest: retainedSnapshots)
-            outcome.files = try snapshots.list()
+            outcome.files = try snapshots.retainNewest(retainedSnapshots)
         } catch {
             outcome.result = .failure(error)
         }
