@@ -1,4 +1,4 @@
-import ChimeCluster
+import ChimeCoordinator
 import ChimeCore
 import ChimeStore
 import ChimeWire
