@@ -113,6 +113,8 @@ public struct CoordinatorConfiguration: Sendable {
     public var actionTimeLimit: Double = 10
     /// Acknowledged fire events kept for `events` catch-up requests.
     public var eventRetention = 10_000
+    /// Finished action jobs kept for `job` requests (the oldest finished are forgotten first).
+    public var finishedJobRetention = 1000
     /// Worker records kept at most (alive or recently lost); a message from a new worker
     /// id beyond this is dropped, so forged heartbeats cannot grow memory.
     public var maxWorkers = 1024
@@ -138,4 +140,13 @@ public struct CoordinatorConfiguration: Sendable {
 
     /// The defaults shown on each property.
     public init() {}
+
+    /// The tunables the fold reads, as the durable state records them.
+    public var durableSettings: DurableSettings {
+        DurableSettings(
+            maxPendingPerRecipient: maxPendingPerRecipient, requireRegistration: requireRegistration,
+            eventRetention: eventRetention, rememberedRequests: rememberedRequests,
+            rememberedReplyBytes: rememberedReplyBytes, largeReplyThreshold: largeReplyThreshold,
+            rememberedLargeReplyBytes: rememberedLargeReplyBytes, finishedJobRetention: finishedJobRetention)
+    }
 }
