@@ -122,7 +122,7 @@ extension CoordinatorSnapshot {
                 throw WireError(.invalidArgument, "the snapshot has \(reader.remainingCount) bytes after its answers")
             }
             snapshot.reminders = records
-        } catch let error as ReminderBinaryError {
+        } catch let error as BinaryDecodingError {
             throw WireError(.invalidArgument, "the snapshot's reminders do not decode: \(error)")
         } catch let error as WireError {
             throw error

@@ -52,9 +52,9 @@ struct ReminderEntry: Sendable, Equatable {
     }
 
     /// Takes bytes a snapshot holds as they are (checked: they must decode).
-    /// - Throws: `ReminderBinaryError` when they do not.
+    /// - Throws: `BinaryDecodingError` when they do not.
     init(bytes: [UInt8], next: Occurrence?, state: ReminderState, deliveredCount: Int, lastFiredAt: Date?)
-        throws(ReminderBinaryError)
+        throws(BinaryDecodingError)
     {
         let summary = try Reminder.binarySummary(in: bytes[...])
         recipient = summary.recipient
