@@ -446,7 +446,7 @@ public final class CoordinatorService {
             switch directive {
             case .append(let entry):
                 entries.append(entry)
-                if case .answered(let requestId, let reply, _) = entry { answeredReplies[requestId] = reply }
+                if case .answered(let requestId, let reply, _, _) = entry { answeredReplies[requestId] = reply }
             case .dispatch(let batch, let worker): send(batch, to: worker, on: dispatch)
             case .publish, .reply, .replyEncoded: continue
             }

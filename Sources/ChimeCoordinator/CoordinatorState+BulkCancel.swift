@@ -74,7 +74,7 @@ extension CoordinatorState {
         bulkCancels.removeFirst()
         let reply = job.cancelled.reply(requestId: job.requestId)
         for client in job.clients {
-            answer(encoded: reply, requestId: job.requestId, to: client, at: now, directives: &directives)
+            answer(encoded: reply, requestId: job.requestId, about: job.filter.recipient, to: client, at: now, directives: &directives)
         }
     }
 

@@ -79,28 +79,35 @@ extension CoordinatorState {
             // The service answers these: they need the store, which the pure state does not see.
             outcome = .failed(WireError(.unavailable, "\(request.operation.rawValue) needs a file store"))
         }
-        answer(outcome, requestId: request.requestId, isMutating: isMutating, to: client, at: now, directives: &directives)
+        answer(
+            outcome, requestId: request.requestId, isMutating: isMutating, about: request.routingRecipient, to: client, at: now,
+            directives: &directives)
         return directives
     }
 
     /// Replies `outcome`; for a mutating request with a `requestId`, first records the reply's
-    /// bytes as `.answered` (remembered for retries) when they fit one journal record.
+    /// bytes as `.answered` (remembered for retries, with the one recipient the request was
+    /// `about`, if any) when they fit one journal record.
     mutating func answer(
-        _ outcome: ControlOutcome, requestId: String?, isMutating: Bool, to client: ClientAddress, at now: Date,
-        directives: inout [CoordinatorDirective]
+        _ outcome: ControlOutcome, requestId: String?, isMutating: Bool, about recipient: RecipientID?, to client: ClientAddress,
+        at now: Date, directives: inout [CoordinatorDirective]
     ) {
         if isMutating, let requestId {
             let reply = outcome.encodedReply(requestId: requestId)
-            guard rememberAnswer(reply, requestId: requestId, to: client, at: now, directives: &directives) else { return }
+            guard rememberAnswer(reply, requestId: requestId, about: recipient, to: client, at: now, directives: &directives)
+            else { return }
         }
         directives.append(.reply(outcome, requestId: requestId, to: client))
     }
 
     /// Replies with bytes already encoded (a mutating request's), remembered as `answer` does.
     mutating func answer(
-        encoded reply: Data, requestId: String?, to client: ClientAddress, at now: Date, directives: inout [CoordinatorDirective]
+        encoded reply: Data, requestId: String?, about recipient: RecipientID?, to client: ClientAddress, at now: Date,
+        directives: inout [CoordinatorDirective]
     ) {
-        if let requestId, !rememberAnswer(reply, requestId: requestId, to: client, at: now, directives: &directives) { return }
+        if let requestId, !rememberAnswer(reply, requestId: requestId, about: recipient, to: client, at: now, directives: &directives) {
+            return
+        }
         directives.append(.replyEncoded(reply, to: client))
     }
 
@@ -108,7 +115,8 @@ extension CoordinatorState {
     /// yet; otherwise appends the reply itself.
     /// - Returns: whether it was recorded (the caller then appends the reply).
     private mutating func rememberAnswer(
-        _ reply: Data, requestId: String, to client: ClientAddress, at now: Date, directives: inout [CoordinatorDirective]
+        _ reply: Data, requestId: String, about recipient: RecipientID?, to client: ClientAddress, at now: Date,
+        directives: inout [CoordinatorDirective]
     ) -> Bool {
         guard Self.fitsOneRecord(answeredReplyBytes: reply.count, requestIdBytes: requestId.utf8.count) else {
             // Answered but not remembered: a journal record holds at most 16 MiB. A retry
@@ -122,14 +130,15 @@ extension CoordinatorState {
             return false
         }
         // The service sends these same bytes (it finds them in the `answered` entry).
-        record(.answered(requestId: requestId, reply: reply, at: now), into: &directives)
+        record(.answered(requestId: requestId, reply: reply, at: now, recipient: recipient), into: &directives)
         return true
     }
 
     /// Whether an `answered` entry with a reply and request id of these sizes fits one journal
-    /// record: kind, instant, two u32 lengths and the bytes (`CompactEntryEncoding`).
+    /// record: kind, instant, three u32 lengths, the bytes and a recipient of at most 256 bytes
+    /// (`CompactEntryEncoding`).
     static func fitsOneRecord(answeredReplyBytes replyBytes: Int, requestIdBytes: Int) -> Bool {
-        1 + 8 + 4 + requestIdBytes + 4 + replyBytes <= RecordFraming.maximumPayloadLength
+        1 + 8 + 4 + requestIdBytes + 4 + 256 + 4 + replyBytes <= RecordFraming.maximumPayloadLength
     }
 
     /// The bytes one id list entry may take at most: a `.cancelled` or `.switched` entry is

@@ -20,7 +20,8 @@ import Foundation
 ///   earlier builds, held the firing id as its text and is still read.)
 /// - kind 3, `scheduled`: at, then the rest of the payload is `Reminder.binaryEncoded()`
 ///   (ingest of a million reminders spent most of its time in JSON before).
-/// - kind 4, `answered`: at, requestId, reply (as a string: u32 count and the bytes).
+/// - kind 4, `answered`: at, requestId, reply (as a string: u32 count and the bytes); kind 7,
+///   the same about one recipient: at, requestId, recipient, reply.
 enum CompactEntryEncoding {
     static let encoding: UInt8 = 2
     static let firedKind: UInt8 = 5
@@ -28,6 +29,7 @@ enum CompactEntryEncoding {
     static let acknowledgedTextKind: UInt8 = 2
     static let scheduledKind: UInt8 = 3
     static let answeredKind: UInt8 = 4
+    static let answeredForRecipientKind: UInt8 = 7
 
     /// The compact payload of `entry`, or `nil` for kinds that stay JSON.
     static func encode(_ entry: JournalEntry) -> [UInt8]? {
@@ -61,11 +63,12 @@ enum CompactEntryEncoding {
             writer.writeByte(scheduledKind)
             writer.writeInstant(at)
             encoded.withUnsafeBytes { writer.writeBytes($0) }
-        case .answered(let requestId, let reply, let at):
-            writer = ByteWriter(capacity: 17 + requestId.utf8.count + reply.count)
-            writer.writeByte(answeredKind)
+        case .answered(let requestId, let reply, let at, let recipient):
+            writer = ByteWriter(capacity: 21 + requestId.utf8.count + reply.count + (recipient?.rawValue.utf8.count ?? 0))
+            writer.writeByte(recipient == nil ? answeredKind : answeredForRecipientKind)
             writer.writeInstant(at)
             writer.writeString(requestId, .fixed32)
+            if let recipient { writer.writeString(recipient.rawValue, .fixed32) }
             writer.writeBytes(reply, .fixed32)
         default:
             return nil
@@ -119,6 +122,11 @@ enum CompactEntryEncoding {
             let at = try reader.readInstant()
             let requestId = try reader.readString(.fixed32)
             entry = .answered(requestId: requestId, reply: Data(try reader.readBytes(.fixed32)), at: at)
+        case answeredForRecipientKind:
+            let at = try reader.readInstant()
+            let requestId = try reader.readString(.fixed32)
+            let recipient = RecipientID(try reader.readString(.fixed32))
+            entry = .answered(requestId: requestId, reply: Data(try reader.readBytes(.fixed32)), at: at, recipient: recipient)
         default:
             throw BinaryDecodingError(.unknownTag, offset: 0)
         }

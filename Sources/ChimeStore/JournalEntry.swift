@@ -58,8 +58,9 @@ public enum JournalEntry: Codable, Hashable, Sendable {
     case jobLeaseExpired(jobId: String, at: Date)
     /// A mutating request with this `requestId` was answered with `reply` (the coordinator's
     /// encoded outcome), so a retry after a crash or takeover gets the same answer and is not
-    /// applied twice.
-    case answered(requestId: String, reply: Data, at: Date)
+    /// applied twice. `recipient`: the one recipient the request was about, when it named one
+    /// (its reply moves with that recipient to another shard).
+    case answered(requestId: String, reply: Data, at: Date, recipient: RecipientID? = nil)
     /// A coordinator took the store at `at` (UTC) and fences its dispatches with `epoch`;
     /// the next start's epoch is above every epoch the journal, the snapshot and the `EPOCH`
     /// file record, so a lost `EPOCH` file cannot make an epoch repeat. `settings`: the

@@ -397,7 +397,7 @@ import Testing
             ControlRequest(requestId: "q1", command: .schedule([reminder("a", at: Self.t0.addingTimeInterval(5))])),
             from: client, at: Self.t0)
         #expect(first.count == 3, "scheduled, answered, reply")
-        guard case .append(.answered("q1", let sent, _)) = first[1] else { Issue.record("\(first)"); return }
+        guard case .append(.answered("q1", let sent, _, _)) = first[1] else { Issue.record("\(first)"); return }
         guard second.count == 1, case .replyEncoded(let replayed, client) = second[0] else {
             Issue.record("no journal entry for the retry, only the remembered reply: \(second)")
             return

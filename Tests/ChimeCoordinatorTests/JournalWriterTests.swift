@@ -190,7 +190,7 @@ import ZeroMQ
         let (store, recovery) = try FileStore.open(directory: directory, fsync: .never)
         defer { try? store.close() }
         let requestIds = recovery.entries.compactMap { entry -> String? in
-            if case .answered(let requestId, _, _) = entry { return requestId }
+            if case .answered(let requestId, _, _, _) = entry { return requestId }
             return nil
         }
         #expect(requestIds == (0..<index).map { "r\($0)" })

@@ -132,8 +132,8 @@ extension DurableState {
             actionJobs.finish(outcome, retention: settings.finishedJobRetention)
         case .jobLeaseExpired(let jobId, _):
             actionJobs.leaseExpired(jobId)
-        case .answered(let requestId, let reply, _):
-            requestLog.remember(reply, for: requestId)
+        case .answered(let requestId, let reply, _, let recipient):
+            requestLog.remember(reply, for: requestId, recipient: recipient)
         case .started(let epoch, _, let recorded):
             highestRecordedEpoch = max(highestRecordedEpoch, epoch)
             if let recorded, recorded != settings { adopt(recorded) }

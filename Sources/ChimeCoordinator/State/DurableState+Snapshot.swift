@@ -14,8 +14,9 @@ import Foundation
 /// bytes), a flags byte (1: next occurrence, 4: last fired), the next occurrence's index
 /// (zigzag varint) and instant, the state (its index in `ReminderState.allCases`), the
 /// delivered count (varint) and the last fired instant, in id order; then the late-firing
-/// counts (a varint count, per reminder its id and count); then the request log (a varint
-/// count, per reply its request id and bytes, oldest first). Instants are f64 little-endian
+/// counts (a varint count, per reminder its key and count); then the request log (a varint
+/// count, per reply its request id, a flags byte (1: a recipient follows), the recipient the
+/// request was about and the reply's bytes, oldest first). Instants are f64 little-endian
 /// seconds since 2001-01-01T00:00:00Z (exact); varints are LEB128. What the state derives
 /// (the timer, the caps, the recurrence cache, the paging indexes) is rebuilt by decoding
 /// through the same functions the fold uses.
@@ -82,10 +83,12 @@ extension DurableState {
             writer.writeString(key.storage)
             writer.writeCount(count)
         }
-        let answers = requestLog.entries
+        let answers = requestLog.taggedEntries
         writer.writeCount(answers.count)
         for answer in answers {
             writer.writeString(answer.requestId)
+            writer.writeByte(answer.recipient == nil ? 0 : 1)
+            if let recipient = answer.recipient { writer.writeString(recipient.rawValue) }
             writer.writeCount(answer.reply.count)
             answer.reply.withUnsafeBytes { writer.writeBytes($0) }
         }
@@ -173,7 +176,10 @@ extension DurableState {
             }
             for _ in 0..<(try reader.readCount()) {
                 let requestId = try reader.readString()
-                state.requestLog.remember(Data(try reader.readBytes(try reader.readCount())), for: requestId)
+                let flags = try reader.readByte()
+                guard flags & ~1 == 0 else { throw WireError(.invalidArgument, "the snapshot's reply to \(requestId) has flags \(flags)") }
+                let recipient = flags & 1 != 0 ? RecipientID(try reader.readString()) : nil
+                state.requestLog.remember(Data(try reader.readBytes(try reader.readCount())), for: requestId, recipient: recipient)
             }
             guard reader.remainingCount == 0 else {
                 throw WireError(.invalidArgument, "the snapshot has \(reader.remainingCount) bytes after its request log")

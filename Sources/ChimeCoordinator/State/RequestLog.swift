@@ -33,6 +33,9 @@ public struct RequestLog: Sendable, Equatable {
 
     private struct Kept: Sendable {
         var reply: Data
+        /// The one recipient the request was about, if it had one: a shard that hands that
+        /// recipient to another hands its remembered replies along.
+        var recipient: RecipientID?
         /// The order of arrival across both tiers (only ``entries`` reads it).
         var arrival: UInt64
         var isLarge: Bool
@@ -79,14 +82,15 @@ public struct RequestLog: Sendable, Equatable {
     /// The reply remembered for `requestId`, if any.
     public func reply(to requestId: String) -> Data? { replies[requestId]?.reply }
 
-    /// Remembers `reply` for `requestId`, forgetting the oldest of its tier beyond that
-    /// tier's bounds. A replaced reply keeps its place when it stays in its tier; one that
-    /// changes tier becomes the newest of the other.
-    public mutating func remember(_ reply: Data, for requestId: String) {
+    /// Remembers `reply` for `requestId` (about `recipient`, when the request named one),
+    /// forgetting the oldest of its tier beyond that tier's bounds. A replaced reply keeps its
+    /// place when it stays in its tier; one that changes tier becomes the newest of the other.
+    public mutating func remember(_ reply: Data, for requestId: String, recipient: RecipientID? = nil) {
         let isLarge = reply.count > largeReplyThreshold
         if let previous = replies[requestId] {
             if previous.isLarge == isLarge {
                 replies[requestId]?.reply = reply
+                replies[requestId]?.recipient = recipient
                 modifyTier(isLarge) { $0.byteCount += reply.count - previous.reply.count }
                 evictBeyondBounds(isLarge)
                 return
@@ -97,7 +101,7 @@ public struct RequestLog: Sendable, Equatable {
                 tier.byteCount -= previous.reply.count
             }
         }
-        replies[requestId] = Kept(reply: reply, arrival: arrivals, isLarge: isLarge)
+        replies[requestId] = Kept(reply: reply, recipient: recipient, arrival: arrivals, isLarge: isLarge)
         arrivals += 1
         modifyTier(isLarge) { tier in
             tier.order.append(requestId)
@@ -133,6 +137,45 @@ public struct RequestLog: Sendable, Equatable {
         replies.sorted { $0.value.arrival < $1.value.arrival }.map { ($0.key, $0.value.reply) }
     }
 
+    /// The kept replies of both tiers with the recipient each was about, oldest first.
+    public var taggedEntries: [(requestId: String, reply: Data, recipient: RecipientID?)] {
+        replies.sorted { $0.value.arrival < $1.value.arrival }.map { ($0.key, $0.value.reply, $0.value.recipient) }
+    }
+
+    /// Splits the log: the replies about recipients `isSliced` accepts, and the rest (replies
+    /// about no one recipient stay in the rest), each remembered in arrival order under the
+    /// same bounds.
+    func split(_ isSliced: (RecipientID) -> Bool) -> (slice: RequestLog, rest: RequestLog) {
+        var slice = RequestLog(capacity: capacity, byteLimit: byteLimit, largeReplyThreshold: largeReplyThreshold, largeByteLimit: largeByteLimit)
+        var rest = slice
+        for (requestId, kept) in replies.sorted(by: { $0.value.arrival < $1.value.arrival }) {
+            if let recipient = kept.recipient, isSliced(recipient) {
+                slice.remember(kept.reply, for: requestId, recipient: recipient, arrival: kept.arrival)
+            } else {
+                rest.remember(kept.reply, for: requestId, recipient: kept.recipient, arrival: kept.arrival)
+            }
+        }
+        slice.arrivals = arrivals
+        rest.arrivals = arrivals
+        return (slice, rest)
+    }
+
+    /// Takes in the replies of `other`, interleaved with these by arrival (a request id this
+    /// log remembers keeps its reply); the oldest beyond the bounds are forgotten.
+    mutating func merge(_ other: RequestLog) {
+        var merged = RequestLog(capacity: capacity, byteLimit: byteLimit, largeReplyThreshold: largeReplyThreshold, largeByteLimit: largeByteLimit)
+        let all = (replies.map { ($0.key, $0.value) } + other.replies.filter { replies[$0.key] == nil }.map { ($0.key, $0.value) })
+            .sorted { ($0.1.arrival, $0.0) < ($1.1.arrival, $1.0) }
+        for (requestId, kept) in all { merged.remember(kept.reply, for: requestId, recipient: kept.recipient, arrival: kept.arrival) }
+        merged.arrivals = max(arrivals, other.arrivals)
+        self = merged
+    }
+
+    private mutating func remember(_ reply: Data, for requestId: String, recipient: RecipientID?, arrival: UInt64) {
+        arrivals = arrival
+        remember(reply, for: requestId, recipient: recipient)
+    }
+
     /// Equal when they keep the same replies in the same order in each tier under the same
     /// bounds (arrival counters may differ: a log rebuilt from a snapshot counts from 0).
     public static func == (lhs: RequestLog, rhs: RequestLog) -> Bool {
@@ -141,6 +184,8 @@ public struct RequestLog: Sendable, Equatable {
                 && lhs.largeReplyThreshold == rhs.largeReplyThreshold && lhs.largeByteLimit == rhs.largeByteLimit
                 && lhs.small == rhs.small && lhs.large == rhs.large && lhs.replies.count == rhs.replies.count
         else { return false }
-        return lhs.replies.allSatisfy { id, kept in rhs.replies[id]?.reply == kept.reply }
+        return lhs.replies.allSatisfy { id, kept in
+            rhs.replies[id].map { $0.reply == kept.reply && $0.recipient == kept.recipient } ?? false
+        }
     }
 }

@@ -46,6 +46,14 @@ public struct ActionJob: Codable, Hashable, Sendable {
         self.firing = firing
     }
 
+    /// The recipient a job id names: a job id starts with its firing id's text
+    /// (`<recipient>/<reminderId>@<dueAt>#<action>@<ms>`), so a client routes `job` requests by
+    /// it; `nil` for a job id of an earlier version (no recipient) or a text that is none.
+    public static func recipient(ofJobID jobId: String) -> RecipientID? {
+        guard let slash = jobId.firstIndex(of: "/"), let recipient = ReminderKey.unescaped(jobId[..<slash]) else { return nil }
+        return RecipientID(recipient)
+    }
+
     private enum CodingKeys: String, CodingKey {
         case jobId, firingId, reminderId, recipient, action, text, destructive, activationMode, category, snoozeSeconds,
             firing

@@ -1,0 +1,154 @@
+import ChimeCore
+import ChimeStore
+import Foundation
+
+/// Slices: everything about a set of recipients, cut out of a durable state as a state of its
+/// own, and taken into another. Every per-recipient rule (caps, badges, delivered lists, nags,
+/// zones) reads only that recipient's data, so a slice is complete: it is what a shard hands
+/// to another when recipients move between shards. `merge(split(s, p).rest, split(s, p).slice)
+/// == s` for every state and predicate (`DurableStateSliceTests`).
+extension DurableState {
+    /// Splits the state by recipient.
+    /// - Parameter isSliced: whether a recipient's data goes into the slice.
+    /// - Returns: `slice`, everything about the recipients `isSliced` accepts (reminders, caps,
+    ///   late counts, unsettled firings, dead letters, nags, retained events, registrations,
+    ///   badge ledgers, action jobs, remembered replies about one of them), and `rest`,
+    ///   everything else (replies about no one recipient included). Both keep the settings, the
+    ///   epoch and the reserved and badge event seqs, which a merge takes the highest of.
+    public func split(where isSliced: (RecipientID) -> Bool) -> (slice: DurableState, rest: DurableState) {
+        var slice = DurableState(settings: settings)
+        var rest = DurableState(settings: settings)
+        slice.highestRecordedEpoch = highestRecordedEpoch
+        rest.highestRecordedEpoch = highestRecordedEpoch
+        (slice.schedule, rest.schedule) = schedule.split(isSliced)
+        (slice.deliveries, rest.deliveries) = deliveries.split(isSliced)
+        (slice.recipients, rest.recipients) = recipients.split(isSliced)
+        (slice.actionJobs, rest.actionJobs) = actionJobs.split(isSliced)
+        (slice.requestLog, rest.requestLog) = requestLog.split(isSliced)
+        return (slice, rest)
+    }
+
+    /// Takes in a slice of another state (its recipients' data, which this state must not
+    /// hold): their reminders armed under this state's settings, their firings, events, jobs
+    /// and replies interleaved with these in their order; the epoch and the reserved and
+    /// badge event seqs become the higher of the two. Folds nothing and journals nothing: a
+    /// shard adopting a slice journals that fact, and its fold calls this.
+    public mutating func merge(_ slice: DurableState) {
+        highestRecordedEpoch = max(highestRecordedEpoch, slice.highestRecordedEpoch)
+        recipients.merge(slice.recipients)
+        // The receiver's caps: its settings and registrations (the slice's were merged above).
+        let registered = recipients.registered
+        let defaultLimit = settings.maxPendingPerRecipient
+        schedule.merge(slice.schedule) { registered[$0]?.maxPending ?? defaultLimit }
+        deliveries.merge(slice.deliveries)
+        actionJobs.merge(slice.actionJobs, retention: settings.finishedJobRetention)
+        requestLog.merge(slice.requestLog)
+    }
+}
+
+extension Schedule {
+    func split(_ isSliced: (RecipientID) -> Bool) -> (slice: Schedule, rest: Schedule) {
+        var slice = Schedule()
+        var rest = Schedule()
+        var sliceIDs: [ReminderKey] = []
+        var restIDs: [ReminderKey] = []
+        // In index order, so each side's index is built from sorted keys.
+        for key in index {
+            guard let entry = entries[key] else { continue }
+            func put(_ part: inout Schedule, _ ids: inout [ReminderKey]) {
+                part.entries[key] = entry
+                if let recurrence = recurrences[key] { part.recurrences[key] = recurrence }
+                if let late = lateFirings[key] { part.lateFirings[key] = late }
+                if let deadline = timer.deadline(of: key) { part.timer.schedule(key, at: deadline) }
+                ids.append(key)
+            }
+            if isSliced(entry.recipient) { put(&slice, &sliceIDs) } else { put(&rest, &restIDs) }
+        }
+        slice.index = SortedKeySet(sliceIDs)
+        rest.index = SortedKeySet(restIDs)
+        for (recipient, cap) in caps {
+            if isSliced(recipient) { slice.caps[recipient] = cap } else { rest.caps[recipient] = cap }
+        }
+        return (slice, rest)
+    }
+
+    /// Takes in another schedule's reminders (of recipients this one holds none of), arming
+    /// their pending ones under `limit` (the receiver's caps).
+    mutating func merge(_ other: Schedule, limit: (RecipientID) -> Int?) {
+        for key in other.index {
+            guard let entry = other.entries[key] else { continue }
+            entries[key] = entry
+            index.insert(key)
+            if let recurrence = other.recurrences[key] { recurrences[key] = recurrence }
+            if let late = other.lateFirings[key] { lateFirings[key] = late }
+            let armedAt = other.timer.deadline(of: key) ?? other.caps[entry.recipient]?.nextFire(of: key)
+            if entry.state == .pending, let armedAt { arm(key, of: entry.recipient, at: armedAt, limit: limit(entry.recipient)) }
+        }
+    }
+}
+
+extension Deliveries {
+    func split(_ isSliced: (RecipientID) -> Bool) -> (slice: Deliveries, rest: Deliveries) {
+        var slice = Deliveries(eventRetention: eventLog.capacity)
+        var rest = Deliveries(eventRetention: eventLog.capacity)
+        for (id, shared) in unsettled {
+            if isSliced(shared.firing.recipient) { slice.unsettled[id] = shared } else { rest.unsettled[id] = shared }
+        }
+        for key in deadLetterIndex {
+            guard let firing = deadLetters[key.firingId] else { continue }
+            func put(_ part: inout Deliveries) {
+                part.deadLetters[key.firingId] = firing
+                part.deadLetterIndex.insert(key)
+            }
+            if isSliced(firing.recipient) { put(&slice) } else { put(&rest) }
+        }
+        for (id, firing) in nagFirings {
+            func put(_ part: inout Deliveries) {
+                part.nagFirings[id] = firing
+                if let deadline = nags.deadline(of: id) { part.nags.schedule(id, at: deadline) }
+            }
+            if isSliced(firing.recipient) { put(&slice) } else { put(&rest) }
+        }
+        (slice.eventLog, rest.eventLog) = eventLog.split(isSliced)
+        slice.eventSeqReserved = eventSeqReserved
+        rest.eventSeqReserved = eventSeqReserved
+        return (slice, rest)
+    }
+
+    mutating func merge(_ other: Deliveries) {
+        unsettled.merge(other.unsettled) { mine, _ in mine }
+        for key in other.deadLetterIndex {
+            guard let firing = other.deadLetters[key.firingId], deadLetters[key.firingId] == nil else { continue }
+            deadLetters[key.firingId] = firing
+            deadLetterIndex.insert(key)
+        }
+        for (id, firing) in other.nagFirings where nagFirings[id] == nil {
+            nagFirings[id] = firing
+            if let deadline = other.nags.deadline(of: id) { nags.schedule(id, at: deadline) }
+        }
+        eventLog.merge(other.eventLog)
+        eventSeqReserved = max(eventSeqReserved, other.eventSeqReserved)
+    }
+}
+
+extension Recipients {
+    func split(_ isSliced: (RecipientID) -> Bool) -> (slice: Recipients, rest: Recipients) {
+        var slice = Recipients()
+        var rest = Recipients()
+        for (id, recipient) in registered {
+            if isSliced(id) { slice.registered[id] = recipient } else { rest.registered[id] = recipient }
+        }
+        for (id, ledger) in ledgers {
+            if isSliced(id) { slice.ledgers[id] = ledger } else { rest.ledgers[id] = ledger }
+        }
+        slice.badgeEventSeq = badgeEventSeq
+        rest.badgeEventSeq = badgeEventSeq
+        return (slice, rest)
+    }
+
+    mutating func merge(_ other: Recipients) {
+        registered.merge(other.registered) { mine, _ in mine }
+        ledgers.merge(other.ledgers) { mine, _ in mine }
+        badgeEventSeq = max(badgeEventSeq, other.badgeEventSeq)
+    }
+}
