@@ -37,6 +37,20 @@ extension ChimeConfiguration {
         /// XPUB high-water mark is this divided by ``queuedEventBytes``; past it, events to that
         /// subscriber are dropped (it catches up with `events`), others are not slowed.
         public var subscriberQueueBytes = 16 * 1024 * 1024
+        /// The longest subscription topic, in bytes. A longer subscription message is refused
+        /// before libzmq reads it (ZMQ_MAXMSGSIZE on the XPUB: the connection is dropped), so
+        /// libzmq's subscription trie, whose teardown recurses once per byte, never holds one.
+        public var maxTopicBytes = 256
+        /// Subscriptions one peer (its key with CURVE, its address without) may hold at once;
+        /// more are not applied (logged, counted). Freed as the peer unsubscribes or disconnects.
+        public var maxSubscriptionsPerPeer = 1000
+        /// Distinct topics the forwarder subscribes upstream at most (what every worker's
+        /// XPUB holds).
+        public var maxSubscriptions = 16_384
+        /// The largest event frame a publisher may send into the forwarder, in bytes (ZMQ_MAXMSGSIZE
+        /// on the XSUB; a larger one drops that publisher's connection). A worker drops an
+        /// event larger than this before publishing it (subscribers catch up with `events`).
+        public var maxEventBytes = 64 * 1024
 
         /// The memory one queued event is reckoned to take per subscriber, in bytes: two
         /// frames' bookkeeping (2 × 64 bytes) plus a fire event of about 380 bytes of JSON

@@ -64,7 +64,8 @@ public final class WorkerService {
             // The coordinator drops messages announcing more than this.
             capacity: min(max(0, configuration.worker.capacity), WorkerMessage.maximumCapacity))
         actions = ActionRunner(
-            hooks: configuration.notifications.hooks, timeLimit: configuration.notifications.actionTimeLimitSeconds)
+            hooks: configuration.notifications.hooks, timeLimit: configuration.notifications.actionTimeLimitSeconds,
+            maxConcurrentHooks: configuration.notifications.maxConcurrentHooks)
     }
 
     /// This worker's id.

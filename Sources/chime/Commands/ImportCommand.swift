@@ -1,5 +1,6 @@
 import ChimeCluster
 import ChimeCore
+import ChimeRuntime
 import ChimeWire
 import Foundation
 
@@ -116,7 +117,7 @@ enum ImportCommand: Command {
             let line = json
                 ? jsonLine(["skipped": ["uid": component.uid, "summary": component.summary ?? "", "reason": component.reason]])
                 : "skipped \(component.uid) \"\(component.summary ?? "")\": \(component.reason)"
-            FileHandle.standardError.write(Data((line + "\n").utf8))
+            StandardStreams.writeError(line + "\n")
         }
     }
 }
