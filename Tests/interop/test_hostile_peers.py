@@ -1,0 +1,139 @@
+"""Hostile peers, round two (issue 24): one case per bullet, over real processes.
+
+Each case asserts the exact error or bound, then that the coordinator answers a ping within
+100 ms, its RSS grew less than the case's stated bound, and every worker is still alive.
+Every wait is a zmq poll or a polled condition with a deadline; children are stopped by their
+own pid (conftest.py).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from datetime import datetime, timedelta, timezone
+
+import pytest
+import zmq
+
+from test_adversarial import (assert_error, assert_pings_quickly, call, encode, rss_bytes, unique, wait_until,
+                              zmq_context)  # noqa: F401 (zmq_context is a fixture)
+
+MiB = 2**20
+
+
+def assert_healthy(context, cluster, rss_before: int, bound: int) -> None:
+    """Ping within 100 ms, RSS growth under `bound`, every worker alive."""
+    assert_pings_quickly(context, cluster)
+    growth = rss_bytes(cluster.coordinator_pid) - rss_before
+    assert growth < bound, f"coordinator RSS grew {growth / MiB:.1f} MiB (bound {bound / MiB:.0f} MiB)"
+    reply = call(context, cluster, {"op": "workers"})
+    alive = [worker["id"] for worker in reply["result"]["workers"] if worker["alive"]]
+    assert len(alive) >= cluster.worker_count, reply
+
+
+def soon() -> str:
+    return (datetime.now(timezone.utc) + timedelta(milliseconds=200)).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def delivered_firing(context, cluster, recipient: str, category: str | None = None) -> str:
+    """Schedules one reminder due now for `recipient`; its firing id once delivered."""
+    content = {"body": "hook me", **({"category": category} if category else {})}
+    reply = call(context, cluster, {"op": "schedule", "requestId": unique("s"), "reminder": {
+        "id": unique("r"), "recipient": recipient, "content": content, "trigger": {"at": soon()}}})
+    assert reply["ok"] is True, reply
+    found: list[str] = []
+
+    def is_delivered() -> bool:
+        listed = call(context, cluster, {"op": "delivered", "recipient": recipient})
+        found[:] = [item["firingId"] for item in listed["result"]["delivered"]]
+        return bool(found)
+
+    wait_until("the firing to be delivered", is_delivered)
+    return found[0]
+
+
+def finished_job(context, cluster, job_id: str, timeout_s: float = 15.0) -> dict:
+    report: dict = {}
+
+    def is_finished() -> bool:
+        reply = call(context, cluster, {"op": "job", "jobId": job_id})
+        report.update(reply["result"])
+        return reply["result"]["status"] != "pending"
+
+    wait_until(f"job {job_id} to finish", is_finished, timeout_s=timeout_s)
+    return report
+
+
+def processes_with(marker: str) -> list[int]:
+    """Pids whose command line contains `marker` (hook children the test started)."""
+    pids = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/cmdline", "rb") as handle:
+                if marker.encode() in handle.read():
+                    pids.append(int(entry))
+        except OSError:
+            continue
+    return pids
+
+
+# --------------------------------------------------------------------------- 2. hooks
+
+HOOK_MARKER = "29.4242"
+
+
+@pytest.fixture(scope="module")
+def hook_cluster(tmp_path_factory):
+    from conftest import _start_cluster, _stop_cluster
+    started = _start_cluster(tmp_path_factory, {"notifications": {
+        "actionTimeLimitSeconds": 1, "maxConcurrentHooks": 2,
+        "hooks": {"deaf": "exit 0", "stuck": f"sleep {HOOK_MARKER} & sleep {HOOK_MARKER}"}}})
+    yield started
+    _stop_cluster(started)
+
+
+def register_hook_category(context, cluster, recipient: str) -> None:
+    reply = call(context, cluster, {"op": "register", "requestId": unique("reg"), "recipient": {
+        "id": recipient, "categories": [{"identifier": "hooks", "actions": [
+            {"identifier": "deaf", "title": "Deaf"}, {"identifier": "stuck", "title": "Stuck"}]}]}})
+    assert reply["ok"] is True, reply
+
+
+def test_a_hook_that_never_reads_its_input_kills_no_worker(hook_cluster, zmq_context):
+    cluster = hook_cluster
+    before = rss_bytes(cluster.coordinator_pid)
+    register_hook_category(zmq_context, cluster, "deaf")
+    firing = delivered_firing(zmq_context, cluster, "deaf", category="hooks")
+    # The job JSON on stdin carries the text; so does CHIME_TEXT, which Linux caps at 128 KiB
+    # per string: beyond that the shell cannot start, a failed attempt with that reason.
+    for size, status, reason in [(100, "completed", "hook ran"), (64 * 1024, "completed", "hook ran"),
+                                 (1 * MiB, "failed", "hook did not start: Argument list too long")]:
+        reply = call(zmq_context, cluster, {"op": "act", "requestId": unique("act"), "firingId": firing,
+                                            "action": "deaf", "text": "t" * size})
+        assert reply["ok"] is True, reply
+        report = finished_job(zmq_context, cluster, reply["result"]["job"]["jobId"])
+        # The hook exits 0 without reading: the rest of its input is EPIPE, an error value.
+        assert (report["status"], report["outcome"]["reason"]) == (status, reason), report
+    assert_healthy(zmq_context, cluster, before, 32 * MiB)
+
+
+def test_a_hook_that_neither_reads_nor_exits_is_killed_with_its_children(hook_cluster, zmq_context):
+    cluster = hook_cluster
+    before = rss_bytes(cluster.coordinator_pid)
+    register_hook_category(zmq_context, cluster, "stuck")
+    firing = delivered_firing(zmq_context, cluster, "stuck", category="hooks")
+    jobs = []
+    for _ in range(6):
+        reply = call(zmq_context, cluster, {"op": "act", "requestId": unique("act"), "firingId": firing,
+                                            "action": "stuck", "text": "t" * (100 * 1024)})
+        assert reply["ok"] is True, reply
+        jobs.append(reply["result"]["job"]["jobId"])
+    reasons = [finished_job(zmq_context, cluster, job)["outcome"]["reason"] for job in jobs]
+    allowed = {"hook timed out after 1s", "2 hooks already running (notifications.maxConcurrentHooks)"}
+    assert set(reasons) <= allowed, reasons
+    assert "hook timed out after 1s" in reasons, reasons
+    # The whole process group went with the shell: no `sleep` the hooks started is left.
+    wait_until("the hooks' children to be gone", lambda: not processes_with(HOOK_MARKER), timeout_s=3)
+    assert_healthy(zmq_context, cluster, before, 32 * MiB)
