@@ -137,3 +137,93 @@ def test_a_hook_that_neither_reads_nor_exits_is_killed_with_its_children(hook_cl
     # The whole process group went with the shell: no `sleep` the hooks started is left.
     wait_until("the hooks' children to be gone", lambda: not processes_with(HOOK_MARKER), timeout_s=3)
     assert_healthy(zmq_context, cluster, before, 32 * MiB)
+
+
+# --------------------------------------------------------------------------- 1. bytes on every socket
+
+
+class RawZMTP:
+    """A ZMTP 3.0 NULL peer over a plain TCP socket: lets a test send a frame header that
+    promises more bytes than it sends, or a subscription pyzmq's own trie could not hold (a
+    300 KB topic segfaults libzmq 4.3's trie teardown in the sending process too)."""
+
+    def __init__(self, port: int, socket_type: bytes):
+        import socket
+        self.sock = socket.create_connection(("127.0.0.1", port), timeout=5)
+        greeting = b"\xff" + b"\x00" * 8 + b"\x7f" + b"\x03\x00" + b"NULL".ljust(20, b"\x00") + b"\x00" + b"\x00" * 31
+        self.sock.sendall(greeting)
+        self._read_exactly(64)
+        name, value = b"Socket-Type", socket_type
+        body = b"\x05READY" + bytes([len(name)]) + name + len(value).to_bytes(4, "big") + value
+        self.sock.sendall(bytes([0x04, len(body)]) + body)
+        flags = self._read_exactly(1)[0]
+        size = int.from_bytes(self._read_exactly(8), "big") if flags & 0x02 else self._read_exactly(1)[0]
+        self._read_exactly(size)
+
+    def _read_exactly(self, count: int) -> bytes:
+        data = b""
+        while len(data) < count:
+            chunk = self.sock.recv(count - len(data))
+            assert chunk, "the peer closed the connection during the handshake"
+            data += chunk
+        return data
+
+    def send_frame(self, payload: bytes, more: bool = False, claimed: int | None = None) -> None:
+        """One frame; `claimed` sets the length in the header (the rest is never sent)."""
+        size = len(payload) if claimed is None else claimed
+        flags = (0x01 if more else 0) | 0x02
+        try:
+            self.sock.sendall(bytes([flags]) + size.to_bytes(8, "big") + payload)
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # dropped while sending: what the caller checks for
+
+    def is_dropped(self, timeout_s: float = 3.0) -> bool:
+        """Whether the peer closes the connection within `timeout_s`."""
+        import socket
+        self.sock.settimeout(timeout_s)
+        try:
+            while True:
+                if not self.sock.recv(65536):
+                    return True
+        except (ConnectionResetError, BrokenPipeError):
+            return True
+        except socket.timeout:
+            return False
+
+    def close(self) -> None:
+        self.sock.close()
+
+
+def test_a_300_kb_subscription_drops_its_connection_not_the_coordinator(cluster, zmq_context):
+    before = rss_bytes(cluster.coordinator_pid)
+    for topic_bytes in (100_000, 300_000, 1_000_000):
+        peer = RawZMTP(cluster.port_base + 3, b"SUB")
+        peer.send_frame(b"\x01" + b"fire." + b"x" * (topic_bytes - 5))
+        assert peer.is_dropped(), f"a {topic_bytes}-byte subscription was accepted"
+        peer.close()
+    # At the limit (256 bytes) a subscription is kept: the connection stays up.
+    peer = RawZMTP(cluster.port_base + 3, b"SUB")
+    peer.send_frame(b"\x01" + b"fire." + b"y" * 251)
+    assert not peer.is_dropped(timeout_s=0.5)
+    peer.close()
+    assert_healthy(zmq_context, cluster, before, 16 * MiB)
+
+
+@pytest.mark.parametrize("offset,socket_type", [(0, b"DEALER"), (1, b"DEALER"), (2, b"PUSH"), (4, b"XPUB")])
+def test_a_frame_promising_50_mib_reserves_nothing(cluster, zmq_context, offset, socket_type):
+    """Control, dispatch, results and events ingest: twenty connections each announce a
+    50 MiB frame and stall. Beyond each socket's ZMQ_MAXMSGSIZE libzmq drops them on the
+    header (control allows 4 × maxRequestBytes = 64 MiB, so there one frame over that)."""
+    before = rss_bytes(cluster.coordinator_pid)
+    claimed = 65 * MiB if offset == 0 else 50 * MiB
+    peers = []
+    for _ in range(20):
+        peer = RawZMTP(cluster.port_base + offset, socket_type)
+        if socket_type == b"DEALER":
+            peer.send_frame(b"", more=True)
+        peer.send_frame(b"z" * 1024, claimed=claimed)
+        peers.append(peer)
+    for peer in peers:
+        assert peer.is_dropped(), "a connection announcing an oversized frame was kept"
+        peer.close()
+    assert_healthy(zmq_context, cluster, before, 16 * MiB)

@@ -226,7 +226,9 @@ public final class CoordinatorService {
             forwarder = try EventForwarder(
                 context: context, ingest: endpoints.eventsIngest.bind, publish: endpoints.events.bind,
                 lingerMilliseconds: linger, highWaterMark: configuration.eventHighWaterMark,
-                subscriberHighWaterMark: configuration.events.subscriberHighWaterMark, security: security)
+                subscriberHighWaterMark: configuration.events.subscriberHighWaterMark,
+                maxTopicBytes: configuration.events.maxTopicBytes, maxEventBytes: configuration.events.maxEventBytes,
+                security: security)
         }
         guard let (storage, recovered) = opened else { return }
         self.storage = storage
@@ -271,6 +273,11 @@ public final class CoordinatorService {
             try dispatch.set(.heartbeatTimeout(milliseconds: Int32(clamping: window.overflow ? Int.max : window.partialValue)))
         }
         try dispatch.set(.sendHighWaterMark(configuration.coordinator.dispatchHighWaterMark))
+        // Workers send only heartbeats here: a larger frame drops the connection before it is
+        // read, and a connection that claims a live worker's routing id (kept unread by libzmq)
+        // holds at most the receive mark's worth of them.
+        try dispatch.set(.maxMessageSize(bytes: Int64(configuration.limits.maxWorkerMessageBytes)))
+        try dispatch.set(.receiveHighWaterMark(Self.dispatchReceiveHighWaterMark))
         try security?.secure(dispatch, as: .dispatch, for: endpoints.dispatch.bind)
         try dispatch.bind(to: endpoints.dispatch.bind)
         // The coordinator's own events (badges, finished actions) enter the forwarder in-process.
@@ -280,6 +287,7 @@ public final class CoordinatorService {
         try events.connect(to: EventForwarder.inprocIngest)
         let results = try Socket(.pull, context: context)
         try results.set(.linger(milliseconds: linger))
+        try results.set(.maxMessageSize(bytes: Int64(configuration.limits.maxResultBytes)))
         try security?.secure(results, as: .results, for: endpoints.results.bind)
         try results.bind(to: endpoints.results.bind)
         // The journal writer's "durable up to ticket N" wake-ups.
@@ -406,6 +414,9 @@ public final class CoordinatorService {
 
     /// The wall-clock step, in seconds, that `noticeWallClockStep` reports.
     static let wallClockStepThreshold = 1.0
+
+    /// Messages a worker's connection to the dispatch socket may queue unread (heartbeats).
+    static let dispatchReceiveHighWaterMark: Int32 = 64
 
     /// Until the next due firing or lease expiry, at most 100 ms so the stop flag is seen.
     ///
