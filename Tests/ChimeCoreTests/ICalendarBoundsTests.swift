@@ -55,7 +55,7 @@ import Testing
         let text = "BEGIN:VCALENDAR\nBEGIN:VEVENT\n" + String(repeating: alarm, count: 101) + "END:VEVENT\nEND:VCALENDAR\n"
         let error = try #require(Self.refusal(text))
         #expect(error.code == .tooLarge)
-        #expect(error.message == "a VEVENT (logical line 305) has more than 100 VALARMs")
+        #expect(error.message == "a VEVENT (logical line 303) has more than 100 VALARMs")
         let fits = "BEGIN:VCALENDAR\nBEGIN:VEVENT\n" + String(repeating: alarm, count: 100) + "END:VEVENT\nEND:VCALENDAR\n"
         #expect(Self.refusal(fits) == nil)
     }

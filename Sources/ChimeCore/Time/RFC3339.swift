@@ -174,7 +174,4 @@ public enum RFC3339 {
     /// 0000-01-01T00:00:00.000Z and 9999-12-31T23:59:59.999Z in Unix milliseconds.
     static let minimumUnixMilliseconds: Int64 = -62_167_219_200 * 1000
     static let maximumUnixMilliseconds: Int64 = 253_402_300_799 * 1000 + 999
-
-    /// 9999-12-31T23:59:59.999Z, the latest instant Chime writes (later ones would be clamped).
-    public static let latestInstant = Date(timeIntervalSince1970: Double(maximumUnixMilliseconds) / 1000)
 }

@@ -89,7 +89,7 @@ enum ReminderFile {
             throw WireError(.invalidArgument, error.message, field: "trigger.in")
         }
         // Formatting would clamp a later instant to 9999-12-31: a different reminder, so refused.
-        guard instant <= RFC3339.latestInstant else {
+        guard instant <= RFC3339.supportedInstants.upperBound else {
             throw WireError(
                 .invalidArgument, "'\(text)' from now is after 9999-12-31T23:59:59.999Z, the latest instant", field: "trigger.in")
         }
