@@ -7,8 +7,20 @@ import Foundation
 public struct ClientAddress: Hashable, Sendable {
     /// The frames before the body (identity, and the empty delimiter if the client sent one).
     public var routing: [Data]
+    /// The caller's tenant (its public key with CURVE; `nil` without keys): request ids are
+    /// scoped by it, so another key's `requestId` is a different request.
+    public var tenant: String?
     /// Creates the value from its fields (see each property for meaning and units).
-    public init(routing: [Data]) { self.routing = routing }
+    public init(routing: [Data], tenant: String? = nil) {
+        self.routing = routing
+        self.tenant = tenant
+    }
+
+    /// The request log's key for `requestId` from this caller: the id itself without keys,
+    /// else the tenant, a unit separator (U+001F) and the id.
+    public func requestLogKey(_ requestId: String) -> String {
+        tenant.map { "\($0)\u{1F}\(requestId)" } ?? requestId
+    }
 }
 
 /// The outcome of a control request, before encoding (`encodedReply(requestId:)`); answers

@@ -89,7 +89,8 @@ extension CoordinatorService {
             let address = ClientAddress(routing: ControlEnvelope.replyRouting(for: frames))
             return address.routing.isEmpty ? [] : state.onUndecodableRequest(error, from: address)
         }
-        let address = ClientAddress(routing: envelope.routing)
+        // With keys, each key is a tenant: its request ids are its own.
+        let address = ClientAddress(routing: envelope.routing, tenant: peer.flatMap { $0?.publicKey })
         if envelope.body.count > configuration.coordinator.maxRequestBytes {
             let error = WireError(
                 .tooLarge,

@@ -44,7 +44,7 @@ extension CoordinatorState {
         _ filter: ReminderFilter, requestId: String?, from client: ClientAddress, at now: Date,
         directives: inout [CoordinatorDirective]
     ) -> ControlOutcome? {
-        if let requestId, let index = bulkCancels.firstIndex(where: { $0.requestId == requestId }) {
+        if let requestId, let index = bulkCancels.firstIndex(where: { $0.requestId == requestId && $0.clients.first?.tenant == client.tenant }) {
             // A retry of a cancel still walking: it gets the reply when the walk ends.
             bulkCancels[index].clients.append(client)
             return nil

@@ -15,7 +15,7 @@ extension CoordinatorState {
     ) -> [CoordinatorDirective] {
         observeClocks(now, monotonic: monotonic)
         let isMutating = request.isMutating
-        if isMutating, let requestId = request.requestId, let reply = requestLog.reply(to: requestId) {
+        if isMutating, let requestId = request.requestId, let reply = requestLog.reply(to: client.requestLogKey(requestId)) {
             return [.replyEncoded(reply, to: client)]
         }
         var directives: [CoordinatorDirective] = []
@@ -110,6 +110,7 @@ extension CoordinatorState {
     private mutating func rememberAnswer(
         _ reply: Data, requestId: String, to client: ClientAddress, at now: Date, directives: inout [CoordinatorDirective]
     ) -> Bool {
+        let requestId = client.requestLogKey(requestId)
         guard Self.fitsOneRecord(answeredReplyBytes: reply.count, requestIdBytes: requestId.utf8.count) else {
             // Answered but not remembered: a journal record holds at most 16 MiB. A retry
             // with this id is applied again (replacing the same ids changes nothing).
