@@ -9,12 +9,16 @@ own pid (conftest.py).
 from __future__ import annotations
 
 import os
+import shutil
+import signal
+import subprocess
 import time
 from datetime import datetime, timedelta, timezone
 
 import pytest
 import zmq
 
+from conftest import chime_binary
 from test_adversarial import (assert_error, assert_pings_quickly, call, encode, rss_bytes, unique, wait_until,
                               zmq_context)  # noqa: F401 (zmq_context is a fixture)
 
@@ -227,3 +231,93 @@ def test_a_frame_promising_50_mib_reserves_nothing(cluster, zmq_context, offset,
         assert peer.is_dropped(), "a connection announcing an oversized frame was kept"
         peer.close()
     assert_healthy(zmq_context, cluster, before, 16 * MiB)
+
+
+# --------------------------------------------------------------------------- 5, 6. tenants and keys
+
+from test_security import Keys, ask, ok, run_chime, secured  # noqa: E402,F401 (secured is a fixture)
+
+
+def test_request_ids_are_scoped_by_the_callers_key(secured):
+    cluster, keys = secured
+    first, second = keys.curve("a-client"), keys.curve("client")
+    request_id = unique("shared-id")
+    mine = ok(cluster, first, {"op": "schedule", "requestId": request_id, "reminder": {
+        "id": unique("a-mine"), "recipient": "a-ann", "content": {"body": "a"}, "trigger": {"at": "2030-01-01T00:00:00Z"}}})
+    theirs_id = unique("c-theirs")
+    theirs = ok(cluster, second, {"op": "schedule", "requestId": request_id, "reminder": {
+        "id": theirs_id, "recipient": "c-carol", "content": {"body": "c"}, "trigger": {"at": "2030-01-01T00:00:00Z"}}})
+    # The second key's request was applied (not answered with the first key's reply)…
+    assert theirs["result"] != mine["result"], (mine, theirs)
+    listed = ok(cluster, keys.curve("operator"), {"op": "list", "ids": [theirs_id]})["result"]["reminders"]
+    assert [r["reminder"]["id"] for r in listed] == [theirs_id]
+    # …and a retry with the same id by each key gets its own remembered reply.
+    assert ask(cluster, first, {"op": "schedule", "requestId": request_id, "reminder": {
+        "id": unique("a-other"), "recipient": "a-ann", "content": {"body": "a"},
+        "trigger": {"at": "2030-01-01T00:00:00Z"}}})["result"] == mine["result"]
+
+
+def test_a_restricted_key_cannot_tell_another_tenants_firing_from_a_missing_one(secured):
+    cluster, keys = secured
+    operator, restricted = keys.curve("operator"), keys.curve("a-client")
+    b_id = unique("b-hidden")
+    ok(cluster, operator, {"op": "schedule", "reminder": {
+        "id": b_id, "recipient": "b-bob", "content": {"body": "b"}, "trigger": {"at": "2030-01-01T00:00:00Z"}}})
+    existing = ask(cluster, restricted, {"op": "ack", "firingId": f"{b_id}@2030-01-01T00:00:00.000Z"})
+    missing = ask(cluster, restricted, {"op": "ack", "firingId": "b-nothing@2030-01-01T00:00:00.000Z"})
+    assert existing["error"] == {"code": "not_found", "field": "firingId",
+                                 "message": f"no firing {b_id}@2030-01-01T00:00:00.000Z among this key's recipients"}
+    assert missing["error"]["message"] == "no firing b-nothing@2030-01-01T00:00:00.000Z among this key's recipients"
+
+
+def test_an_empty_recipient_prefix_is_refused(tmp_path):
+    made = run_chime("keys", "init", str(tmp_path / "keys"))
+    assert made.returncode == 0, made.stderr
+    added = run_chime("keys", "add", str(tmp_path / "keys"), "client", "everyone", "--recipient-prefix", "")
+    assert added.returncode != 0
+    assert "an empty prefix would allow every recipient" in added.stderr, added.stderr
+    assert not (tmp_path / "keys" / "client" / "everyone.key").exists()
+
+
+def coordinator_start_error(tmp_path, keys_directory) -> str:
+    """Starts a coordinator on the key directory; its one-line refusal (it must not start)."""
+    from conftest import free_port_base
+    result = subprocess.run(
+        [str(chime_binary()), "coordinator", "--keys", str(keys_directory), "--store", "none",
+         "--port-base", str(free_port_base())], capture_output=True, text=True, timeout=30, cwd=tmp_path)
+    assert result.returncode != 0, result.stderr
+    return result.stderr
+
+
+@pytest.mark.parametrize("damage,expected", [
+    ("world-writable directory", "has mode 777: group or others could change who is allowed in"),
+    ("allow-list file owned by another user", "is owned by uid 65534, not by this user"),
+    ("operator/ a symlink out of the directory", "is a symbolic link to"),
+])
+def test_an_untrusted_key_directory_is_refused_at_start(tmp_path, damage, expected):
+    keys_directory = tmp_path / "keys"
+    assert run_chime("keys", "init", str(keys_directory)).returncode == 0
+    if damage == "world-writable directory":
+        os.chmod(keys_directory, 0o777)
+    elif damage == "allow-list file owned by another user":
+        if os.geteuid() != 0:
+            pytest.skip("chown to another user needs root")
+        os.chown(keys_directory / "client" / "client.key", 65534, 65534)
+    else:
+        outside = tmp_path / "elsewhere"
+        shutil.move(str(keys_directory / "operator"), str(outside))
+        os.symlink(outside, keys_directory / "operator")
+    assert expected in coordinator_start_error(tmp_path, keys_directory)
+
+
+def test_an_untrusted_key_directory_on_sighup_keeps_the_old_allow_lists(secured):
+    cluster, keys = secured
+    os.chmod(keys.directory, 0o777)
+    try:
+        os.kill(cluster.coordinator_pid, signal.SIGHUP)
+        wait_until("the reload refusal in the log", lambda: "has mode 777" in cluster.logs())
+        assert "reload failed" in cluster.logs()
+        ok(cluster, keys.curve("operator"), {"op": "ping"})
+        ok(cluster, keys.curve("a-client"), {"op": "list", "recipient": "a-ann"})
+    finally:
+        os.chmod(keys.directory, 0o700)
