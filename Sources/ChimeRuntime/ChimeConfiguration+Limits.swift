@@ -38,10 +38,13 @@ extension ChimeConfiguration {
         /// (``subscriberHighWaterMark``); past it, events to that
         /// subscriber are dropped (it catches up with `events`), others are not slowed.
         public var subscriberQueueBytes = 16 * 1024 * 1024
-        /// The longest subscription topic, in bytes. A longer subscription message is refused
-        /// before libzmq reads it (ZMQ_MAXMSGSIZE on the XPUB: the connection is dropped), so
-        /// libzmq's subscription trie, whose teardown recurses once per byte, never holds one.
-        public var maxTopicBytes = 256
+        /// The largest frame a subscriber may send, in bytes, 512 … 65,536: a subscription is
+        /// a flag byte and its topic, so topics are at most one byte shorter. A larger frame
+        /// drops the connection before libzmq reads it (ZMQ_MAXMSGSIZE on the XPUB), so its
+        /// subscription trie, whose teardown recurses once per byte, never holds a long topic.
+        /// The same frames carry the handshake (CURVE's INITIATE is about 400 bytes), hence
+        /// the floor.
+        public var maxSubscriptionBytes = 1024
         /// Subscriptions one peer (its key with CURVE, its address without) may hold at once;
         /// more are not applied (logged, counted). Freed as the peer unsubscribes or disconnects.
         public var maxSubscriptionsPerPeer = 1000

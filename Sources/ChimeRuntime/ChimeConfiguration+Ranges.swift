@@ -65,7 +65,7 @@ extension ChimeConfiguration {
             KeyRange("control.rateLimit.burst", control.rateLimit.burst, 1...1_000_000),
             KeyRange("control.rateLimit.maxPeers", control.rateLimit.maxPeers, 1...1_000_000),
             KeyRange("notifications.maxConcurrentHooks", notifications.maxConcurrentHooks, 1...1000),
-            KeyRange("events.maxTopicBytes", events.maxTopicBytes, 8...65_536),
+            KeyRange("events.maxSubscriptionBytes", events.maxSubscriptionBytes, 512...65_536),
             KeyRange("events.maxSubscriptionsPerPeer", events.maxSubscriptionsPerPeer, 1...1_000_000),
             KeyRange("events.maxSubscriptions", events.maxSubscriptions, 1...10_000_000),
             KeyRange("events.maxEventBytes", events.maxEventBytes, 1024...(1 << 30)),

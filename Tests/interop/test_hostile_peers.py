@@ -200,14 +200,14 @@ class RawZMTP:
 
 def test_a_300_kb_subscription_drops_its_connection_not_the_coordinator(cluster, zmq_context):
     before = rss_bytes(cluster.coordinator_pid)
-    for topic_bytes in (100_000, 300_000, 1_000_000):
+    for topic_bytes in (1024, 100_000, 300_000, 1_000_000):
         peer = RawZMTP(cluster.port_base + 3, b"SUB")
         peer.send_frame(b"\x01" + b"fire." + b"x" * (topic_bytes - 5))
         assert peer.is_dropped(), f"a {topic_bytes}-byte subscription was accepted"
         peer.close()
-    # At the limit (256 bytes) a subscription is kept: the connection stays up.
+    # At the limit (a frame of 1,024 bytes: flag and a 1,023-byte topic) the connection stays up.
     peer = RawZMTP(cluster.port_base + 3, b"SUB")
-    peer.send_frame(b"\x01" + b"fire." + b"y" * 251)
+    peer.send_frame(b"\x01" + b"fire." + b"y" * 1018)
     assert not peer.is_dropped(timeout_s=0.5)
     peer.close()
     assert_healthy(zmq_context, cluster, before, 16 * MiB)

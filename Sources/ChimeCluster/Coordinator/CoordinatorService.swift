@@ -227,7 +227,7 @@ public final class CoordinatorService {
                 context: context, ingest: endpoints.eventsIngest.bind, publish: endpoints.events.bind,
                 lingerMilliseconds: linger, highWaterMark: configuration.eventHighWaterMark,
                 subscriberHighWaterMark: configuration.events.subscriberHighWaterMark,
-                maxTopicBytes: configuration.events.maxTopicBytes, maxEventBytes: configuration.events.maxEventBytes,
+                maxSubscriptionBytes: configuration.events.maxSubscriptionBytes, maxEventBytes: configuration.events.maxEventBytes,
                 security: security)
         }
         guard let (storage, recovered) = opened else { return }
