@@ -321,3 +321,52 @@ def test_an_untrusted_key_directory_on_sighup_keeps_the_old_allow_lists(secured)
         ok(cluster, keys.curve("a-client"), {"op": "list", "recipient": "a-ann"})
     finally:
         os.chmod(keys.directory, 0o700)
+
+
+# --------------------------------------------------------------------------- 7. HTTP probes
+
+
+def test_slow_header_trickling_from_two_addresses_never_starves_healthz(cluster, zmq_context):
+    import socket
+    import urllib.request
+    before = rss_bytes(cluster.coordinator_pid)
+    port = cluster.port_base + 5
+    slow = []
+    for index in range(64):
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        sock.bind((f"127.0.0.{1 + index % 2}", 0))
+        sock.connect(("127.0.0.1", port))
+        sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n")
+        slow.append(sock)
+    started = time.monotonic()
+    answered = []
+    dropped: set[int] = set()
+    # Every half second each slow client sends one more header byte (libmicrohttpd's idle
+    # timeout alone would never fire) and a probe from a third address must be answered.
+    while len(dropped) < len(slow):
+        assert time.monotonic() - started < 10, f"{len(slow) - len(dropped)} slow connections still open after 10 s"
+        probe_started = time.monotonic()
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=2) as response:
+            assert response.status == 200
+        answered.append(time.monotonic() - probe_started)
+        for index, sock in enumerate(slow):
+            if index in dropped:
+                continue
+            try:
+                sock.sendall(b"X")
+                sock.setblocking(False)
+                if sock.recv(1024) == b"":
+                    dropped.add(index)
+            except BlockingIOError:
+                pass
+            except OSError:
+                dropped.add(index)
+            finally:
+                sock.setblocking(True)
+        time.sleep(0.5)  # the attacker's trickle pace, not a wait for the system under test
+    for sock in slow:
+        sock.close()
+    # The header deadline (5 s from the start, however slowly bytes come) closed them all.
+    assert time.monotonic() - started < 8
+    assert max(answered) < 1.0, answered
+    assert_healthy(zmq_context, cluster, before, 16 * MiB)
