@@ -86,6 +86,10 @@ public final class CoordinatorService {
     var rateLimiter: ControlRateLimiter
     /// Rate-limited lines: redeliveries, dead letters, refused connections.
     lazy var operatorLog = OperatorLog(logger: logger)
+    /// Warnings a peer's messages cause, a few a second per peer at most.
+    lazy var peerLog = PeerLog(logger: logger)
+    /// The peer of the control request being handled (its ZAP user id, else its address), for `peerLog`.
+    var currentPeer: String?
     /// What `/metrics`, `/healthz` and `/readyz` read (see `CoordinatorService+HTTP.swift`).
     public let probe = CoordinatorProbe()
     /// Where to serve HTTP; `nil` serves none.
