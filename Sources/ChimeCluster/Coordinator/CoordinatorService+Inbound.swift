@@ -59,8 +59,8 @@ extension CoordinatorService {
         return state.onUndecodableRequest(error, from: ClientAddress(routing: routing))
     }
 
-    /// Frames of an oversized message dropped per loop turn at most (about 2 ms of libzmq calls).
-    static let framesDiscardedPerTurn = 20_000
+    /// Frames of an oversized message dropped per loop turn at most (well under 1 ms of libzmq calls).
+    static let framesDiscardedPerTurn = 4096
 
     /// The `rate_limited` answer, made without reading the request (so without its
     /// `requestId`): the point is to spend next to nothing on a peer over its limit. It takes
@@ -133,6 +133,14 @@ extension CoordinatorService {
                 throw WireError(
                     .tooLarge,
                     "a \(request.operation.rawValue) request takes at most \(Self.maximumSingleRecordRequestBytes) bytes, not \(envelope.body.count)")
+            }
+            if case .register(let recipient) = request.command,
+                recipient.categories.count > configuration.limits.maxCategoriesPerRecipient
+            {
+                throw WireError(
+                    .tooLarge,
+                    "a recipient has at most \(configuration.limits.maxCategoriesPerRecipient) categories, not \(recipient.categories.count) (limits.maxCategoriesPerRecipient)",
+                    field: "recipient.categories")
             }
             if let peer, let security {
                 let denial = peer.map { state.authorize(request, for: $0, grant: security.policy.grants[$0.publicKey]) }

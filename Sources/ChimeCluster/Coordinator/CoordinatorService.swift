@@ -98,6 +98,10 @@ public final class CoordinatorService {
     var requestCounts: [CoordinatorMetrics.RequestKey: Int] = [:]
     /// From reading a control request to deciding its reply, in seconds.
     var requestDuration = Histogram(upperBounds: Histogram.durationSecondsBounds)
+    /// How long each loop turn took, poll wait excluded, in seconds.
+    var turnDuration = Histogram(upperBounds: Histogram.durationSecondsBounds)
+    /// The slowest loop turn since start, in seconds.
+    var slowestTurnSeconds = 0.0
     /// The operation of the control request being decided and whether it changes something
     /// (`nil` until it decodes), for `recordRequest`.
     var decodedRequest: (operation: ControlOperation, isMutating: Bool)?
@@ -376,6 +380,7 @@ public final class CoordinatorService {
                 isMemoryTrimDue = false
                 Allocator.releaseFreePages()
             }
+            noteTurnDuration(since: turnStart)
             if probe.wantsMetrics { publishMetrics() }
         }
         probe.enter(.stopping)
