@@ -169,6 +169,8 @@ public struct CoordinatorState: Sendable {
     /// The wall-clock reading of the current call (UTC), paired with `elapsed`.
     var elapsedWall = Date(timeIntervalSinceReferenceDate: 0)
     var workers: [WorkerID: WorkerRecord] = [:]
+    /// Who let which lease run out, and the workers set aside for it: volatile.
+    var leaseFailures = LeaseFailureBook()
     /// Firings made (`.fired`, `.nagFired`, `.retried`) and not yet acknowledged or
     /// dead-lettered, with their attempt numbers: durable. Which worker holds one, its lease
     /// and its `seq` are volatile (`inFlight`).
