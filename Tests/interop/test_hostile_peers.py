@@ -442,3 +442,45 @@ def test_one_peer_sending_garbage_writes_a_few_lines_a_second(make_cluster, zmq_
     # 5 lines a second from one peer, plus the odd line of others.
     assert written <= 5 * (int(elapsed) + 2) + 5, f"{written} lines in {elapsed:.1f} s"
     assert_healthy(zmq_context, private, before, 64 * MiB)
+
+
+# --------------------------------------------------------------------------- 4. a worker that never acknowledges
+
+
+def test_a_worker_that_never_acknowledges_swallows_no_firing(make_cluster, zmq_context):
+    from test_adversarial import heartbeat, reminder
+    private = make_cluster({"coordinator": {"leaseSeconds": 0.5, "maxAttempts": 5}})
+    before = rss_bytes(private.coordinator_pid)
+    sink = zmq_context.socket(zmq.DEALER)
+    sink.setsockopt(zmq.LINGER, 0)
+    sink.setsockopt(zmq.ROUTING_ID, b"sink")
+    sink.connect(f"tcp://127.0.0.1:{private.port_base + 1}")
+    taken = 0
+    try:
+        # Far more credit than the real workers announce: every batch goes here first.
+        sink.send(heartbeat("sink", capacity=1_000_000, pid=1))
+        wait_until("the sink to be a worker", lambda: "sink" in {
+            w["id"] for w in call(zmq_context, private, {"op": "workers"})["result"]["workers"] if w["alive"]})
+        reply = call(zmq_context, private, {"op": "schedule", "reminders": [
+            reminder(at="2020-01-01T00:00:00Z", id=f"swallowed-{index}") for index in range(100)]})
+        assert reply["ok"] is True, reply
+
+        def all_acknowledged() -> bool:
+            nonlocal taken
+            while sink.poll(0, zmq.POLLIN):
+                sink.recv_multipart()
+                taken += 1
+            sink.send(heartbeat("sink", capacity=1_000_000, pid=1))  # alive, never acknowledging
+            return call(zmq_context, private, {"op": "stats"})["result"]["acknowledged"] >= 100
+
+        wait_until("every firing to be acknowledged by a healthy worker", all_acknowledged, timeout_s=30)
+    finally:
+        sink.close()
+    stats = call(zmq_context, private, {"op": "stats"})["result"]
+    dead = call(zmq_context, private, {"op": "deadLetters"})["result"]
+    assert stats["acknowledged"] == 100 and not dead.get("deadLetters"), (stats, dead)
+    assert taken >= 1, "the sink never got a batch: the case tested nothing"
+    log = (private.directory / "coordinator.log").read_text()
+    assert "worker quarantined: its leases keep running out" in log and "worker=sink" in log
+    print(f"the sink took {taken} batches; all 100 firings acknowledged by healthy workers, none dead-lettered")
+    assert_healthy(zmq_context, private, before, 32 * MiB)
