@@ -1,0 +1,47 @@
+import ChimeCluster
+import Foundation
+import ZeroMQ
+
+/// The subscription path of the event forwarder: one forwarder for the whole run, on `ipc://`
+/// endpoints (libzmq applies ZMQ_MAXMSGSIZE to connections, not to `inproc://`), with Chime's
+/// default bounds. Each input is split into frames (``FrameSplitter``) that a fresh XSUB
+/// connection sends to the forwarder's XPUB as subscription messages (a frame starting with
+/// byte 1 subscribes, 0 unsubscribes), then closes. A crash of the forwarder (libzmq's trie,
+/// the proxy) is a crash of this process: a finding.
+final class SubscriptionHarness: @unchecked Sendable {
+    // @unchecked: libFuzzer calls the target from one thread; the sockets never leave it.
+    static let shared = SubscriptionHarness()
+
+    private let context: Context
+    private let forwarder: EventForwarder
+    private let publishEndpoint: String
+
+    private init() {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("chime-fuzz-\(getpid())")
+        try? FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        do {
+            context = try Context()
+            publishEndpoint = "ipc://\(directory.path)/events"
+            forwarder = try EventForwarder(
+                context: context, ingest: "ipc://\(directory.path)/ingest", publish: publishEndpoint, lingerMilliseconds: 0)
+        } catch {
+            fatalError("the forwarder did not start: \(error)")
+        }
+    }
+
+    func fuzz(_ bytes: [UInt8]) {
+        do {
+            let subscriber = try Socket(.xsubscriber, context: context)
+            try subscriber.set(.linger(milliseconds: 0))
+            try subscriber.connect(to: publishEndpoint)
+            // The subscriber's own libzmq keeps what it sends in a trie too: inputs are at most
+            // 4 KiB (scripts/fuzz.sh -max_len), far below the depth its teardown cannot take.
+            for frame in FrameSplitter.frames(from: bytes) where !frame.isEmpty {
+                _ = try subscriber.send([frame], dontWait: true)
+            }
+            subscriber.close()
+        } catch {
+            fatalError("a subscriber socket failed: \(error)")
+        }
+    }
+}
