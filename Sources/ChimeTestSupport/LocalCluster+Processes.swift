@@ -1,6 +1,6 @@
-import ChimeCluster
 import ChimeWire
 import Foundation
+import ChimeClient
 
 /// Crashing, pausing, stopping and restarting single children, always by their own pid.
 extension LocalCluster {

@@ -1,9 +1,9 @@
-import ChimeCluster
 import ChimeCore
 import ChimeTestSupport
 import ChimeWire
 import Foundation
 import Testing
+import ChimeClient
 
 /// Real `chime` processes over tcp loopback: a coordinator and two workers.
 @Suite(.serialized) struct ClusterDeliveryTests {

@@ -1,10 +1,10 @@
-import ChimeCluster
 import ChimeCore
 import ChimeStore
 import ChimeTestSupport
 import ChimeWire
 import Foundation
 import Testing
+import ChimeClient
 
 /// Issue 13 over real processes: a seeded nemesis of `kill -9` (active coordinator under a
 /// warm standby, workers) and SIGSTOP of the active coordinator, which a test watchdog

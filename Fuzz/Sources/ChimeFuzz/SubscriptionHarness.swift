@@ -1,4 +1,4 @@
-import ChimeCluster
+import ChimeCoordinator
 import Foundation
 import ZeroMQ
 

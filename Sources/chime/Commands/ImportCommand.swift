@@ -1,4 +1,3 @@
-import ChimeCluster
 import ChimeCore
 import ChimeRuntime
 import ChimeWire
