@@ -17,12 +17,6 @@ extension ChimeConfiguration {
         public var maxFramesPerMessage = 16
         /// Categories one `register` may give a recipient; more: `too_large`, field `categories`.
         public var maxCategoriesPerRecipient = 1000
-        /// Pending (not finished, not cancelled) reminders one key may hold, 0: unlimited;
-        /// beyond it `schedule` gets `quota_exceeded`. Only with keys (a key is a tenant).
-        public var maxPendingPerKey = 1_000_000
-        /// Bytes of pending reminders (their binary form) one key may hold, 0: unlimited;
-        /// beyond it `schedule` gets `quota_exceeded`.
-        public var maxStoredBytesPerKey = 1 << 30
 
         /// The defaults shown on each property.
         public init() {}

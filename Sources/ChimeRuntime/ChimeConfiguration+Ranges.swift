@@ -73,8 +73,6 @@ extension ChimeConfiguration {
             KeyRange("limits.maxResultBytes", limits.maxResultBytes, 65_536...(1 << 30)),
             KeyRange("limits.maxFramesPerMessage", limits.maxFramesPerMessage, 2...1_000_000),
             KeyRange("limits.maxCategoriesPerRecipient", limits.maxCategoriesPerRecipient, 1...10_000),
-            KeyRange("limits.maxPendingPerKey", limits.maxPendingPerKey, 0...100_000_000, "0: unlimited"),
-            KeyRange("limits.maxStoredBytesPerKey", limits.maxStoredBytesPerKey, 0...(1 << 40), "0: unlimited"),
         ]
     }
 
