@@ -37,7 +37,7 @@ let package = Package(
         .target(name: "ChimeWire", dependencies: ["ChimeCore"]),
         .target(name: "ChimeRuntime"),
         // Keys, certificates, roles and the ZAP handler: shared by every role.
-        .target(name: "ChimeSecurity", dependencies: ["ZeroMQ", "ChimeRuntime"]),
+        .target(name: "ChimeSecurity", dependencies: ["ZeroMQ", "ChimeCore", "ChimeRuntime"]),
         // The roles, each a pure <Role>State plus a <Role>Service shell.
         .target(
             name: "ChimeClient",
