@@ -38,7 +38,7 @@ import Testing
         base.join(&state, "good", capacity: 1, at: Self.t0.addingTimeInterval(9))
         let redelivered = base.firings(state.onTick(now: Self.t0.addingTimeInterval(10)))
         #expect(state.takeNotices().contains(.workerQuarantined("bad", seconds: 30)))
-        base.ack(&state, redelivered, by: "good", at: Self.t0.addingTimeInterval(10.5))
+        _ = base.ack(&state, redelivered, by: "good", at: Self.t0.addingTimeInterval(10.5))
         #expect(state.metrics(at: Self.t0.addingTimeInterval(10)).workersQuarantined == 1)
         // Quarantined: new firings go to "good" only, however much credit "bad" has.
         base.request(&state, .schedule([base.reminder("later", at: Self.t0.addingTimeInterval(11))]), at: Self.t0.addingTimeInterval(10))
@@ -46,7 +46,7 @@ import Testing
         base.join(&state, "bad", at: Self.t0.addingTimeInterval(11))
         let during = base.batches(state.onTick(now: Self.t0.addingTimeInterval(11)))
         #expect(!during.isEmpty && during.allSatisfy { $0.worker == "good" })
-        base.ack(&state, during.flatMap(\.batch.firings), by: "good", at: Self.t0.addingTimeInterval(12))
+        _ = base.ack(&state, during.flatMap(\.batch.firings), by: "good", at: Self.t0.addingTimeInterval(12))
         // After 30 s it may take firings again.
         base.join(&state, "good", capacity: 0, at: Self.t0.addingTimeInterval(41))
         base.join(&state, "bad", at: Self.t0.addingTimeInterval(41))
