@@ -16,6 +16,7 @@ let package = Package(
                 .product(name: "ChimeWire", package: "Chime"),
                 .product(name: "ChimeStore", package: "Chime"),
                 .product(name: "ChimeCoordinator", package: "Chime"),
+                .product(name: "ZeroMQ", package: "Chime"),
             ],
             path: "Sources/ChimeFuzz",
             swiftSettings: [.unsafeFlags(["-parse-as-library"])]

@@ -106,7 +106,7 @@ public final class BenchSubscriber {
                         onReady: { ready.signal() })
                 }
             } catch {
-                FileHandle.standardError.write(Data("chime bench: subscriber stopped: \(error)\n".utf8))
+                StandardStreams.writeError("chime bench: subscriber stopped: \(error)\n")
                 ready.signal()
             }
             if descriptor >= 0 { close(descriptor) }

@@ -1,4 +1,5 @@
 import ChimeCore
+import ChimeSecurity
 import ChimeStore
 import ChimeWire
 import Foundation
@@ -7,8 +8,27 @@ import Foundation
 public struct ClientAddress: Hashable, Sendable {
     /// The frames before the body (identity, and the empty delimiter if the client sent one).
     public var routing: [Data]
+    /// The caller's tenant (its public key with CURVE; `nil` without keys): request ids are
+    /// scoped by it, so another key's `requestId` is a different request.
+    public var tenant: String?
+    /// The recipients the caller's key is restricted to (`nil`: every recipient): reminder ids
+    /// it names without a recipient name its recipients' reminders only.
+    public var scope: RecipientScope?
     /// Creates the value from its fields (see each property for meaning and units).
-    public init(routing: [Data]) { self.routing = routing }
+    public init(routing: [Data], tenant: String? = nil, scope: RecipientScope? = nil) {
+        self.routing = routing
+        self.tenant = tenant
+        self.scope = scope
+    }
+
+    /// Whether the caller may see `recipient`'s reminders.
+    func sees(_ recipient: RecipientID) -> Bool { scope?.allows(recipient) ?? true }
+
+    /// The request log's key for `requestId` from this caller: the id itself without keys,
+    /// else the tenant, a unit separator (U+001F) and the id.
+    public func requestLogKey(_ requestId: String) -> String {
+        tenant.map { "\($0)\u{1F}\(requestId)" } ?? requestId
+    }
 }
 
 /// The outcome of a control request, before encoding (`encodedReply(requestId:)`); answers

@@ -48,6 +48,14 @@ public struct CoordinatorMetrics: Sendable {
     public var requests: [RequestKey: Int] = [:]
     /// From reading a control request to deciding its reply, in seconds.
     public var requestDuration = Histogram(upperBounds: Histogram.durationSecondsBounds)
+    /// How long each loop turn took, poll wait excluded, in seconds.
+    public var turnDuration = Histogram(upperBounds: Histogram.durationSecondsBounds)
+    /// The slowest loop turn since start, in seconds.
+    public var slowestTurnSeconds = 0.0
+    /// Workers quarantined since start for letting leases run out.
+    public var quarantines = 0
+    /// Workers quarantined now.
+    public var workersQuarantined = 0
 
     /// Adds the coordinator's families.
     public func write(into exposition: inout MetricsExposition) {
@@ -86,6 +94,17 @@ public struct CoordinatorMetrics: Sendable {
             "chime_request_duration_seconds",
             help: "Seconds from reading a control request to deciding its reply (the wait for the journal is chime_journal_fsync_duration_seconds).",
             requestDuration)
+        exposition.histogram(
+            "chime_loop_turn_duration_seconds",
+            help: "Seconds each coordinator loop turn took (reading requests and results, firing, dispatching; not the poll wait).",
+            turnDuration)
+        exposition.gauge(
+            "chime_loop_turn_max_seconds", help: "The slowest coordinator loop turn since start, in seconds.",
+            value: slowestTurnSeconds)
+        exposition.counter(
+            "chime_worker_quarantines_total", help: "Workers set aside (no firings for a back-off period) for letting leases run out.",
+            value: Double(quarantines))
+        exposition.gauge("chime_workers_quarantined", help: "Workers quarantined now.", value: Double(workersQuarantined))
         exposition.gauge("chime_workers_alive", help: "Workers heard from within the liveness window.", value: Double(workersAlive))
         exposition.gauge("chime_epoch", help: "The coordinator epoch (one more at each start on the store).", value: Double(epoch))
     }
@@ -112,6 +131,8 @@ extension CoordinatorState {
         metrics.deadLetters = deadLetters.count
         metrics.fireLateness = fireLatenessSeconds
         metrics.workersAlive = workers.values.filter { isAlive($0) }.count
+        metrics.quarantines = leaseFailures.quarantineCount
+        metrics.workersQuarantined = leaseFailures.quarantinedCount(at: elapsed)
         metrics.epoch = configuration.epoch
         return metrics
     }

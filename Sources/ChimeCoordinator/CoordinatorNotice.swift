@@ -13,6 +13,9 @@ public enum CoordinatorNotice: Sendable, Hashable {
     /// due order (at most `CoordinatorNotice.maximumListedFirings`); `silentSeconds`: since
     /// its last message, on the monotonic clock.
     case workerLost(WorkerID, host: String, pid: Int32, silentSeconds: Double, leases: Int, firings: [FiringID])
+    /// A worker let `LeaseFailureBook.quarantineAfter` leases in a row run out: it gets no
+    /// firings for `seconds` (doubling while it keeps failing).
+    case workerQuarantined(WorkerID, seconds: Double)
 
     /// Firing ids a `workerLost` notice lists at most.
     public static let maximumListedFirings = 5

@@ -64,7 +64,17 @@ extension CoordinatorService {
         var metrics = state.metrics(at: clock.now)
         metrics.requests = requestCounts
         metrics.requestDuration = requestDuration
+        metrics.turnDuration = turnDuration
+        metrics.slowestTurnSeconds = slowestTurnSeconds
         probe.publish(metrics)
+    }
+
+    /// Counts one loop turn that began at `start` (after the poll returned).
+    func noteTurnDuration(since start: ContinuousClock.Instant) {
+        let elapsed = ContinuousClock.now - start
+        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        turnDuration.observe(seconds)
+        slowestTurnSeconds = max(slowestTurnSeconds, seconds)
     }
 
     /// Publishes the snapshot files' size and the newest one's time: `writtenAt` after a

@@ -19,15 +19,25 @@ extension CoordinatorService {
         defer { sendImmediateReplies(on: control) }
         let properties = security == nil ? [MessageProperty.peerAddress] : [MessageProperty.peerAddress, MessageProperty.userID]
         let started = ContinuousClock.now
+        // The rest of a message with too many frames, a slice per turn.
+        guard try control.discardFrames(upTo: Self.framesDiscardedPerTurn) else { return }
         for _ in 0..<1000 {
             if ContinuousClock.now - started > Self.controlTurnBudget { return }
-            guard let message = try control.receiveMessage(dontWait: true, properties: properties) else { return }
+            guard let message = try control.receiveMessage(
+                dontWait: true, properties: properties, maxFrames: configuration.limits.maxFramesPerMessage)
+            else { return }
+            if message.isTruncated {
+                directives += refusalOverFrameCount(message.frames, peerAddress: message.properties[0])
+                guard try control.discardFrames(upTo: Self.framesDiscardedPerTurn) else { return }
+                continue
+            }
             if let retryAfter = rateLimiter.admit(
                 peerAddress: message.properties[0], routingID: message.frames.first.map(Array.init) ?? [], at: clock.monotonic)
             {
                 directives += refusalOverRateLimit(message.frames, retryAfterMilliseconds: retryAfter, peerAddress: message.properties[0])
                 continue
             }
+            currentPeer = message.properties.last.flatMap { $0 }
             if security == nil {
                 directives += handleControlMessage(message.frames, from: nil)
             } else {
@@ -38,6 +48,20 @@ extension CoordinatorService {
             }
         }
     }
+
+    /// The `too_large` answer to a control message with more than `limits.maxFramesPerMessage`
+    /// frames, made from its first frames (the routing id), the rest dropped unread.
+    func refusalOverFrameCount(_ frames: [Data], peerAddress: String?) -> [CoordinatorDirective] {
+        let routing = ControlEnvelope.replyRouting(for: frames)
+        let limit = configuration.limits.maxFramesPerMessage
+        peerLog.warning(peerAddress, "rejected control message", ["code": "too_large", "reason": "more than \(limit) frames"])
+        guard !routing.isEmpty else { return [] }
+        let error = WireError(.tooLarge, "a control message has at most \(limit) frames (limits.maxFramesPerMessage)")
+        return state.onUndecodableRequest(error, from: ClientAddress(routing: routing))
+    }
+
+    /// Frames of an oversized message dropped per loop turn at most (well under 1 ms of libzmq calls).
+    static let framesDiscardedPerTurn = 4096
 
     /// The `rate_limited` answer, made without reading the request (so without its
     /// `requestId`): the point is to spend next to nothing on a peer over its limit. It takes
@@ -86,16 +110,17 @@ extension CoordinatorService {
         do {
             envelope = try ControlEnvelope.parse(frames)
         } catch {
-            logger.warning("rejected control message", ["code": error.code.rawValue, "reason": error.message])
+            peerLog.warning(currentPeer, "rejected control message", ["code": "\(error.code.rawValue)", "reason": "\(error.message)"])
             let address = ClientAddress(routing: ControlEnvelope.replyRouting(for: frames))
             return address.routing.isEmpty ? [] : state.onUndecodableRequest(error, from: address)
         }
-        let address = ClientAddress(routing: envelope.routing)
+        // With keys, each key is a tenant: its request ids are its own.
+        var address = ClientAddress(routing: envelope.routing, tenant: peer.flatMap { $0?.publicKey })
         if envelope.body.count > configuration.coordinator.maxRequestBytes {
             let error = WireError(
                 .tooLarge,
                 "the request is \(envelope.body.count) bytes; the limit is \(configuration.coordinator.maxRequestBytes)")
-            logger.warning("rejected control message", ["code": "\(error.code.rawValue)", "bytes": .int(envelope.body.count)])
+            peerLog.warning(currentPeer, "rejected control message", ["code": "\(error.code.rawValue)", "bytes": .int(envelope.body.count)])
             return state.onUndecodableRequest(error, from: address)
         }
         do throws(WireError) {
@@ -110,15 +135,24 @@ extension CoordinatorService {
                     .tooLarge,
                     "a \(request.operation.rawValue) request takes at most \(Self.maximumSingleRecordRequestBytes) bytes, not \(envelope.body.count)")
             }
+            if case .register(let recipient) = request.command,
+                recipient.categories.count > configuration.limits.maxCategoriesPerRecipient
+            {
+                throw WireError(
+                    .tooLarge,
+                    "a recipient has at most \(configuration.limits.maxCategoriesPerRecipient) categories, not \(recipient.categories.count) (limits.maxCategoriesPerRecipient)",
+                    field: "recipient.categories")
+            }
             if let peer, let security {
                 let denial = peer.map { state.authorize(request, for: $0, grant: security.policy.grants[$0.publicKey]) }
                     ?? WireError(.forbidden, "this connection has no authenticated key")
                 if let denial {
-                    logger.warning(
-                        "forbidden control request",
-                        ["op": request.operation.rawValue, "role": peer?.role.rawValue ?? "none", "reason": denial.message])
+                    peerLog.warning(
+                        currentPeer, "forbidden control request",
+                        ["op": "\(request.operation.rawValue)", "role": "\(peer?.role.rawValue ?? "none")", "reason": "\(denial.message)"])
                     return state.onUndecodableRequest(denial, requestId: request.requestId, from: address)
                 }
+                address.scope = peer.flatMap { security.policy.grants[$0.publicKey]?.scope }
             }
             if isStoreFull, let directives = answerWhileStoreFull(request, from: address) { return directives }
             if [.snapshot, .compact, .store].contains(request.operation) {
@@ -128,7 +162,7 @@ extension CoordinatorService {
             let directives = state.onRequest(request, from: address, at: clock.now, monotonic: clock.monotonic)
             return request.operation == .status ? withStoreMode(directives) : directives
         } catch {
-            logger.warning("rejected control request", ["code": error.code.rawValue, "reason": error.message])
+            peerLog.warning(currentPeer, "rejected control request", ["code": "\(error.code.rawValue)", "reason": "\(error.message)"])
             return state.onUndecodableRequest(error, requestId: Self.requestId(in: envelope.body), from: address)
         }
     }
@@ -144,16 +178,18 @@ extension CoordinatorService {
     /// dispatch socket: one `zmq_msg_gets` and one dictionary lookup per message (a batch of
     /// acknowledgements), not per acknowledgement.
     func readResults(_ results: Socket, into directives: inout [CoordinatorDirective]) throws {
+        guard try results.discardFrames(upTo: Self.framesDiscardedPerTurn) else { return }
+        let properties = security == nil ? [] : [MessageProperty.userID]
         for _ in 0..<1000 {
-            let frames: [Data]
-            var sender: Principal?
-            if security == nil {
-                guard let received = try results.receiveMessage(dontWait: true) else { return }
-                frames = received
-            } else {
-                guard let received = try results.receiveMessage(dontWait: true, property: MessageProperty.userID) else { return }
-                frames = received.frames
-                sender = received.property.flatMap(Principal.init(userID:))
+            guard let received = try results.receiveMessage(
+                dontWait: true, properties: properties, maxFrames: configuration.limits.maxFramesPerMessage)
+            else { return }
+            let frames = received.frames
+            let sender = received.properties.first?.flatMap(Principal.init(userID:))
+            if received.isTruncated {
+                peerLog.warning(sender?.publicKey, "dropped worker message", ["reason": "more than \(configuration.limits.maxFramesPerMessage) frames"])
+                guard try results.discardFrames(upTo: Self.framesDiscardedPerTurn) else { return }
+                continue
             }
             do {
                 let message = try codec.decodeWorkerMessage(frames)
@@ -164,40 +200,43 @@ extension CoordinatorService {
                         continue
                     }
                     guard bound == sender?.publicKey else {
-                        logger.warning(
-                            "dropped worker message from a connection without the worker's key",
+                        peerLog.warning(
+                            sender?.publicKey, "dropped worker message from a connection without the worker's key",
                             ["worker": "\(message.worker.rawValue)", "acks": .int(message.acks.count)])
                         continue
                     }
                 }
                 directives += state.onWorkerMessage(message, at: clock.now, monotonic: clock.monotonic)
             } catch {
-                logger.warning("dropped worker message", ["code": error.code.rawValue, "reason": error.message])
+                peerLog.warning(sender?.publicKey, "dropped worker message", ["code": "\(error.code.rawValue)", "reason": "\(error.message)"])
             }
         }
     }
 
     /// Reads the workers' announcements on the dispatch ROUTER: `[identity, WorkerMessage]`.
     func readAnnouncements(_ dispatch: Socket, into directives: inout [CoordinatorDirective]) throws {
+        guard try dispatch.discardFrames(upTo: Self.framesDiscardedPerTurn) else { return }
+        let properties = security == nil ? [] : [MessageProperty.userID]
         for _ in 0..<1000 {
-            let frames: [Data]
-            var sender: Principal?
-            if security == nil {
-                guard let received = try dispatch.receiveMessage(dontWait: true) else { return }
-                frames = received
-            } else {
-                guard let received = try dispatch.receiveMessage(dontWait: true, property: MessageProperty.userID) else { return }
-                frames = received.frames
-                sender = received.property.flatMap(Principal.init(userID:))
+            // A routing id and one JSON frame: a third frame already makes it wrong.
+            guard let received = try dispatch.receiveMessage(dontWait: true, properties: properties, maxFrames: 3) else { return }
+            let frames = received.frames
+            let sender = received.properties.first?.flatMap(Principal.init(userID:))
+            if received.isTruncated {
+                peerLog.warning(sender?.publicKey, "dropped dispatch announcement", ["reason": "more than 2 frames"])
+                guard try dispatch.discardFrames(upTo: Self.framesDiscardedPerTurn) else { return }
+                continue
             }
             guard frames.count == 2 else {
-                logger.warning("dropped dispatch announcement", ["reason": "expected 2 frames, got \(frames.count)"])
+                peerLog.warning(sender?.publicKey, "dropped dispatch announcement", ["reason": "expected 2 frames, got \(frames.count)"])
                 continue
             }
             do {
                 let message = try codec.decodeWorkerMessage([frames[1]])
                 guard Data(message.worker.rawValue.utf8) == frames[0] else {
-                    logger.warning("dropped dispatch announcement", ["reason": "worker id does not match its routing id", "worker": message.worker.rawValue])
+                    peerLog.warning(
+                        sender?.publicKey, "dropped dispatch announcement",
+                        ["reason": "worker id does not match its routing id", "worker": "\(message.worker.rawValue)"])
                     continue
                 }
                 if security != nil {
@@ -205,7 +244,7 @@ extension CoordinatorService {
                 }
                 directives += state.onWorkerMessage(message, viaDispatch: true, at: clock.now, monotonic: clock.monotonic)
             } catch {
-                logger.warning("dropped dispatch announcement", ["code": error.code.rawValue, "reason": error.message])
+                peerLog.warning(sender?.publicKey, "dropped dispatch announcement", ["code": "\(error.code.rawValue)", "reason": "\(error.message)"])
             }
         }
     }

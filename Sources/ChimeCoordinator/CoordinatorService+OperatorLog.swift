@@ -39,6 +39,10 @@ extension CoordinatorService {
                 ]
                 if !firings.isEmpty { details["firings"] = .string(firings.map(\.text).joined(separator: ",")) }
                 logger.warning("worker lost", details)
+            case .workerQuarantined(let worker, let seconds):
+                logger.warning(
+                    "worker quarantined: its leases keep running out",
+                    ["worker": "\(worker.rawValue)", "seconds": .rounded(seconds, digits: 0)])
             }
         }
         var redelivered: (count: Int, examples: [String]) = (0, [])

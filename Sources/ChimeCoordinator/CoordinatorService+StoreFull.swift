@@ -29,7 +29,7 @@ extension CoordinatorService {
     func answerWhileStoreFull(_ request: ControlRequest, from client: ClientAddress) -> [CoordinatorDirective]? {
         let isStoreOperation = [.snapshot, .compact, .store].contains(request.operation)
         if request.isMutating || isStoreOperation {
-            if request.isMutating, let requestId = request.requestId, state.requestLog.reply(to: requestId) != nil {
+            if request.isMutating, let requestId = request.requestId, state.requestLog.reply(to: client.requestLogKey(requestId)) != nil {
                 return nil
             }
             immediateReplies.append((storeFullReply(to: request), client))

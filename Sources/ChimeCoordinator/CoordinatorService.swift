@@ -87,6 +87,10 @@ public final class CoordinatorService {
     var rateLimiter: ControlRateLimiter
     /// Rate-limited lines: redeliveries, dead letters, refused connections.
     lazy var operatorLog = OperatorLog(logger: logger)
+    /// Warnings a peer's messages cause, a few a second per peer at most.
+    lazy var peerLog = PeerLog(logger: logger)
+    /// The peer of the control request being handled (its ZAP user id, else its address), for `peerLog`.
+    var currentPeer: String?
     /// What `/metrics`, `/healthz` and `/readyz` read (see `CoordinatorService+HTTP.swift`).
     public let probe = CoordinatorProbe()
     /// Where to serve HTTP; `nil` serves none.
@@ -95,6 +99,10 @@ public final class CoordinatorService {
     var requestCounts: [CoordinatorMetrics.RequestKey: Int] = [:]
     /// From reading a control request to deciding its reply, in seconds.
     var requestDuration = Histogram(upperBounds: Histogram.durationSecondsBounds)
+    /// How long each loop turn took, poll wait excluded, in seconds.
+    var turnDuration = Histogram(upperBounds: Histogram.durationSecondsBounds)
+    /// The slowest loop turn since start, in seconds.
+    var slowestTurnSeconds = 0.0
     /// The operation of the control request being decided and whether it changes something
     /// (`nil` until it decodes), for `recordRequest`.
     var decodedRequest: (operation: ControlOperation, isMutating: Bool)?
@@ -227,7 +235,9 @@ public final class CoordinatorService {
             forwarder = try EventForwarder(
                 context: context, ingest: endpoints.eventsIngest.bind, publish: endpoints.events.bind,
                 lingerMilliseconds: linger, highWaterMark: configuration.eventHighWaterMark,
-                subscriberHighWaterMark: configuration.events.subscriberHighWaterMark, security: security)
+                subscriberHighWaterMark: configuration.events.subscriberHighWaterMark,
+                maxSubscriptionBytes: configuration.events.maxSubscriptionBytes, maxEventBytes: configuration.events.maxEventBytes,
+                security: security)
         }
         guard let (storage, recovered) = opened else { return }
         self.storage = storage
@@ -272,6 +282,11 @@ public final class CoordinatorService {
             try dispatch.set(.heartbeatTimeout(milliseconds: Int32(clamping: window.overflow ? Int.max : window.partialValue)))
         }
         try dispatch.set(.sendHighWaterMark(configuration.coordinator.dispatchHighWaterMark))
+        // Workers send only heartbeats here: a larger frame drops the connection before it is
+        // read, and a connection that claims a live worker's routing id (kept unread by libzmq)
+        // holds at most the receive mark's worth of them.
+        try dispatch.set(.maxMessageSize(bytes: Int64(configuration.limits.maxWorkerMessageBytes)))
+        try dispatch.set(.receiveHighWaterMark(Self.dispatchReceiveHighWaterMark))
         try security?.secure(dispatch, as: .dispatch, for: endpoints.dispatch.bind)
         try dispatch.bind(to: endpoints.dispatch.bind)
         // The coordinator's own events (badges, finished actions) enter the forwarder in-process.
@@ -281,6 +296,7 @@ public final class CoordinatorService {
         try events.connect(to: EventForwarder.inprocIngest)
         let results = try Socket(.pull, context: context)
         try results.set(.linger(milliseconds: linger))
+        try results.set(.maxMessageSize(bytes: Int64(configuration.limits.maxResultBytes)))
         try security?.secure(results, as: .results, for: endpoints.results.bind)
         try results.bind(to: endpoints.results.bind)
         // The journal writer's "durable up to ticket N" wake-ups.
@@ -365,6 +381,7 @@ public final class CoordinatorService {
                 isMemoryTrimDue = false
                 Allocator.releaseFreePages()
             }
+            noteTurnDuration(since: turnStart)
             if probe.wantsMetrics { publishMetrics() }
         }
         probe.enter(.stopping)
@@ -407,6 +424,9 @@ public final class CoordinatorService {
 
     /// The wall-clock step, in seconds, that `noticeWallClockStep` reports.
     static let wallClockStepThreshold = 1.0
+
+    /// Messages a worker's connection to the dispatch socket may queue unread (heartbeats).
+    static let dispatchReceiveHighWaterMark: Int32 = 64
 
     /// Until the next due firing or lease expiry, at most 100 ms so the stop flag is seen.
     ///

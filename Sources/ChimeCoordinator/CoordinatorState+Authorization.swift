@@ -25,7 +25,9 @@ extension CoordinatorState {
     ///
     /// - Parameter grant: the principal's key in the allow-lists in force now; `nil` when
     ///   it is no longer there.
-    /// - Returns: a `forbidden` error naming what is refused.
+    /// - Returns: a `forbidden` error naming what is refused; `not_found` for a reminder,
+    ///   firing or job outside a restricted key's recipients, worded as for one that does not
+    ///   exist (no existence oracle).
     func authorize(_ request: ControlRequest, for principal: Principal, grant: AccessPolicy.Grant?) -> WireError? {
         guard let grant, grant.role == principal.role else {
             return WireError(.forbidden, "this key is no longer allowed as \(principal.role.rawValue)")
@@ -52,18 +54,19 @@ extension CoordinatorState {
                 ? nil
                 : WireError(.forbidden, "recipient \(recipient.rawValue) is outside this key's recipients (\(scope.summary))", field: field)
         }
-        /// Every reminder the ids name without a recipient (of any recipient) must be in scope.
-        func existing(_ ids: [ReminderID], field: String) -> WireError? {
-            for (index, id) in ids.enumerated() {
-                for key in durable.keys(named: [id], of: nil, after: nil) {
-                    if let error = outside(key.recipient, field: "\(field)[\(index)]") { return error }
-                }
+        // No existence oracle: a reminder, firing or job of another tenant is answered as one
+        // that does not exist, with the same words. Ids named without a recipient name this
+        // key's recipients' reminders only (the request is narrowed to its scope: `ClientAddress.scope`).
+        func visible(_ ids: [ReminderID], field: String) -> WireError? {
+            for (index, id) in ids.enumerated()
+            where !durable.keys(named: [id], of: nil, after: nil).contains(where: { scope.allows($0.recipient) }) {
+                return WireError(.notFound, "no reminder \(id.rawValue) among this key's recipients", field: "\(field)[\(index)]")
             }
             return nil
         }
         func selection(_ filter: ReminderFilter) -> WireError? {
             if let recipient = filter.recipient { return outside(recipient, field: "recipient") }
-            if let ids = filter.ids { return existing(ids, field: "ids") }
+            if let ids = filter.ids { return visible(ids, field: "ids") }
             return WireError(.forbidden, "a key restricted to some recipients must name a recipient or ids", field: "recipient")
         }
         switch command {
@@ -76,18 +79,21 @@ extension CoordinatorState {
         case .list(let filter, _, _, _), .cancel(let filter):
             return selection(filter)
         case .setEnabled(let ids, _, let recipient):
-            return recipient.map { outside($0, field: "recipient") } ?? existing(ids, field: "ids")
+            return recipient.map { outside($0, field: "recipient") } ?? visible(ids, field: "ids")
         case .register(let recipient):
             return outside(recipient.id, field: "recipient.id")
         case .recipient(let recipient), .badge(let recipient, _), .delivered(let recipient, _):
             return outside(recipient, field: "recipient")
         case .ack(let firingId), .act(let firingId, _, _, _, _):
-            guard let recipient = durable.recipient(of: firingId) else {
-                return WireError(.forbidden, "firing \(firingId) belongs to no reminder this key can see", field: "firingId")
+            guard let recipient = durable.recipient(of: firingId), scope.allows(recipient) else {
+                return WireError(.notFound, "no firing \(firingId) among this key's recipients", field: "firingId")
             }
-            return outside(recipient, field: "firingId")
+            return nil
         case .job(let jobId):
-            return jobs[jobId].flatMap { outside($0.job.recipient, field: "jobId") }
+            guard let job = jobs[jobId], scope.allows(job.job.recipient) else {
+                return WireError(.notFound, "no job \(jobId) among this key's recipients", field: "jobId")
+            }
+            return nil
         case .events(_, let recipient, _, _):
             guard let recipient else {
                 return WireError(.forbidden, "a key restricted to some recipients must name a recipient", field: "recipient")

@@ -45,7 +45,7 @@ extension CoordinatorState {
         _ filter: ReminderFilter, requestId: String?, from client: ClientAddress, at now: Date,
         directives: inout [CoordinatorDirective]
     ) -> ControlOutcome? {
-        if let requestId, let index = bulkCancels.firstIndex(where: { $0.requestId == requestId }) {
+        if let requestId, let index = bulkCancels.firstIndex(where: { $0.requestId == requestId && $0.clients.first?.tenant == client.tenant }) {
             // A retry of a cancel still walking: it gets the reply when the walk ends.
             bulkCancels[index].clients.append(client)
             return nil
@@ -91,6 +91,8 @@ extension CoordinatorState {
         func matches(_ key: ReminderKey) -> Bool {
             guard let entry = entries[key] else { return false }
             if let recipient = job.filter.recipient, entry.recipient != recipient { return false }
+            // A restricted key's cancel reaches its own recipients' reminders only.
+            guard job.clients.first?.sees(entry.recipient) ?? true else { return false }
             return !isMatching || job.filter.matches(entry.reminder)
         }
         if let named = job.named {

@@ -15,7 +15,7 @@ extension CoordinatorState {
     ) -> [CoordinatorDirective] {
         observeClocks(now, monotonic: monotonic)
         let isMutating = request.isMutating
-        if isMutating, let requestId = request.requestId, let reply = requestLog.reply(to: requestId) {
+        if isMutating, let requestId = request.requestId, let reply = requestLog.reply(to: client.requestLogKey(requestId)) {
             return [.replyEncoded(reply, to: client)]
         }
         var directives: [CoordinatorDirective] = []
@@ -24,7 +24,7 @@ extension CoordinatorState {
         case .schedule(let reminders):
             outcome = schedule(reminders, at: now, directives: &directives)
         case .list(let filter, let all, let limit, let cursor):
-            outcome = list(filter, includeInactive: all, limit: limit, cursor: cursor)
+            outcome = list(filter, includeInactive: all, limit: limit, cursor: cursor, for: client)
         case .cancel(let filter):
             guard let finished = startCancel(filter, requestId: request.requestId, from: client, at: now, directives: &directives)
             else { return directives }
@@ -67,7 +67,7 @@ extension CoordinatorState {
             outcome = handle(firingId, action: nil, at: now, directives: &directives).map { .badge($0) }
                 ?? .failed(WireError(.notFound, "no delivered firing \(firingId)", field: "firingId"))
         case .setEnabled(let ids, let enabled, let recipient):
-            outcome = setEnabled(ids, of: recipient, enabled, at: now, directives: &directives)
+            outcome = setEnabled(ids, of: recipient, enabled, for: client, at: now, directives: &directives)
         case .delivered(let recipient, let remove):
             outcome = delivered(recipient, remove: remove, at: now, directives: &directives)
         case .act(let firingId, let action, let text, let token, let snoozeSeconds):
@@ -118,6 +118,7 @@ extension CoordinatorState {
         _ reply: Data, requestId: String, about recipient: RecipientID?, to client: ClientAddress, at now: Date,
         directives: inout [CoordinatorDirective]
     ) -> Bool {
+        let requestId = client.requestLogKey(requestId)
         guard Self.fitsOneRecord(answeredReplyBytes: reply.count, requestIdBytes: requestId.utf8.count) else {
             // Answered but not remembered: a journal record holds at most 16 MiB. A retry
             // with this id is applied again (replacing the same ids changes nothing).

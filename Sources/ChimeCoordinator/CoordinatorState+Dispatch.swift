@@ -39,6 +39,9 @@ extension CoordinatorState {
             _ = leases.popFirst()
             guard isCurrent, let flight = inFlight.removeValue(forKey: firingId) else { continue }
             workers[flight.worker]?.outstanding -= 1
+            if let seconds = leaseFailures.noteExpired(firingId, heldBy: flight.worker, at: elapsed) {
+                note(.workerQuarantined(flight.worker, seconds: seconds))
+            }
             requeue(firingId, at: now, directives: &directives)
         }
         assignJobs(at: now, directives: &directives)
@@ -132,6 +135,7 @@ extension CoordinatorState {
     mutating func requeue(_ firingId: FiringID, at now: Date, directives: inout [CoordinatorDirective]) {
         guard let firing = unsettled[firingId]?.firing else { return }
         if firing.attempt >= configuration.maxAttempts {
+            leaseFailures.forget(firingId)
             record(.deadLettered(firingId, at: now), into: &directives)
             deadLetteredCount += 1
             return
@@ -149,6 +153,7 @@ extension CoordinatorState {
             && !inFlight.values.contains(where: { $0.worker == id })
         {
             workers[id] = nil
+            leaseFailures.forget(worker: id)
         }
         for (id, worker) in workers where worker.isAlive && !isAlive(worker) {
             workers[id]?.isAlive = false
@@ -173,16 +178,28 @@ extension CoordinatorState {
     /// Each delivery attempt gets the next event `seq`; seqs are reserved in the journal
     /// ahead of use (`.seqReserved`), half a block early, so a recovery never reuses one.
     mutating func assignWaiting(at now: Date, directives: inout [CoordinatorDirective]) {
-        while !waiting.isEmpty {
-            guard let (workerID, free) = workerWithMostCredit() else { break }
+        while let front = waiting.first {
+            // A redelivery goes to another live worker than the one that let its lease run out,
+            // when there is one (it may have to wait for that worker's credit).
+            let avoided = leaseFailures.workerToAvoid(for: front.firing.firingId).flatMap { isDispatchable($0) ? $0 : nil }
+            let hasOther = avoided.map { hasDispatchableWorker(other: $0) } ?? false
+            guard let (workerID, free) = workerWithMostCredit(excluding: hasOther ? avoided : nil) else { break }
             let count = min(free, configuration.maxBatchSize)
             let expiry = elapsed + configuration.leaseDuration
             var firings: [Firing] = []
             firings.reserveCapacity(min(count, waiting.count))
-            while firings.count < count, let shared = waiting.popFirst() {
+            while firings.count < count, let next = waiting.first {
+                // The batch ends before a redelivery that should go elsewhere: it leads the next one.
+                if !firings.isEmpty, let avoid = leaseFailures.workerToAvoid(for: next.firing.firingId), avoid == workerID,
+                    hasDispatchableWorker(other: workerID)
+                {
+                    break
+                }
+                guard let shared = waiting.popFirst() else { break }
                 // Every firing in line is unsettled, current and not in flight: it joins the
                 // line when made, requeued (a new box) or handed back, and leaves it only here.
                 let firingId = shared.firing.firingId
+                leaseFailures.forget(firingId)
                 assert(unsettled[firingId] === shared && inFlight[firingId] == nil, "a stale firing in the waiting line")
                 var firing = shared.firing
                 // Saturating: the reserved bound comes from the store's bytes.
@@ -211,19 +228,43 @@ extension CoordinatorState {
         }
     }
 
-    /// Firings the live, reachable workers can take now: the sum of their free credit.
+    /// Firings the live, reachable workers can take now: the sum of their free credit
+    /// (quarantined workers take none while a healthy one is there).
     func freeCredit() -> Int {
         var free = 0
-        for worker in workers.values where worker.isReachable && isAlive(worker) {
+        let quarantineApplies = hasHealthyWorker()
+        for (id, worker) in workers where worker.isReachable && isAlive(worker)
+            && !(quarantineApplies && leaseFailures.isQuarantined(id, at: elapsed))
+        {
             // Saturating: capacities are bounded on receipt, but a sum must never trap.
             free = free.saturatingAdding(max(0, worker.capacity - worker.outstanding))
         }
         return free
     }
 
-    func workerWithMostCredit() -> (WorkerID, Int)? {
+    /// Whether a live, reachable worker is not quarantined: quarantine sets a failing worker
+    /// aside in favour of such a one, and means nothing when every worker is failing.
+    func hasHealthyWorker() -> Bool {
+        workers.contains { $0.value.isReachable && isAlive($0.value) && !leaseFailures.isQuarantined($0.key, at: elapsed) }
+    }
+
+    /// Whether `worker` may get firings now: live, reachable, not quarantined.
+    func isDispatchable(_ worker: WorkerID) -> Bool {
+        guard let record = workers[worker] else { return false }
+        return record.isReachable && isAlive(record) && !leaseFailures.isQuarantined(worker, at: elapsed)
+    }
+
+    /// Whether a worker other than `worker` may get firings now (credit or not).
+    func hasDispatchableWorker(other worker: WorkerID) -> Bool {
+        workers.keys.contains { $0 != worker && isDispatchable($0) }
+    }
+
+    func workerWithMostCredit(excluding excluded: WorkerID? = nil) -> (WorkerID, Int)? {
         var best: (id: WorkerID, free: Int, last: Int)?
-        for (id, worker) in workers where worker.isReachable && isAlive(worker) {
+        let quarantineApplies = hasHealthyWorker()
+        for (id, worker) in workers where id != excluded && worker.isReachable && isAlive(worker)
+            && !(quarantineApplies && leaseFailures.isQuarantined(id, at: elapsed))
+        {
             let free = worker.capacity - worker.outstanding
             guard free > 0 else { continue }
             if let current = best {
@@ -317,6 +358,7 @@ extension CoordinatorState {
             }
         }
         if acknowledged > 0 {
+            leaseFailures.noteAcknowledged(by: message.worker)
             workers[message.worker]?.outstanding -= returnedToSender
             workers[message.worker]?.acknowledged += acknowledged
         }

@@ -18,7 +18,9 @@ extension CoordinatorState {
 
     /// One page of `list`: the reminders matching `filter` after `cursor`, in key order (id,
     /// then recipient).
-    func list(_ filter: ReminderFilter, includeInactive: Bool, limit: Int?, cursor: PageCursor?) -> ControlOutcome {
+    func list(
+        _ filter: ReminderFilter, includeInactive: Bool, limit: Int?, cursor: PageCursor?, for client: ClientAddress? = nil
+    ) -> ControlOutcome {
         let pageSize: Int
         let after: ReminderKey?
         do throws(WireError) {
@@ -49,7 +51,8 @@ extension CoordinatorState {
             }
             examined += 1
             lastExamined = key
-            guard let entry = entries[key], includeInactive || entry.state == .pending else { continue }
+            guard let entry = entries[key], includeInactive || entry.state == .pending, client?.sees(entry.recipient) ?? true
+            else { continue }
             if let recipient = filter.recipient, entry.recipient != recipient { continue }
             if isMatching && !filter.matches(entry.reminder) { continue }
             page.append(listingItem(of: key, entry))

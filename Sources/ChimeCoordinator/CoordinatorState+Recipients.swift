@@ -74,10 +74,11 @@ extension CoordinatorState {
     /// it is absent. Enabling computes the next occurrence from `now` (no burst of missed
     /// ones); disabling keeps the record and disarms it.
     mutating func setEnabled(
-        _ ids: [ReminderID], of recipient: RecipientID?, _ enabled: Bool, at now: Date, directives: inout [CoordinatorDirective]
+        _ ids: [ReminderID], of recipient: RecipientID?, _ enabled: Bool, for client: ClientAddress? = nil, at now: Date,
+        directives: inout [CoordinatorDirective]
     ) -> ControlOutcome {
         let named = Array(Set(ids)).sorted()
-        let keys = Array(durable.keys(named: named, of: recipient, after: nil))
+        let keys = durable.keys(named: named, of: recipient, after: nil).filter { client?.sees($0.recipient) ?? true }
         let found = Set(keys.map(\.id))
         let missing = named.filter { !found.contains($0) }
         if !missing.isEmpty {

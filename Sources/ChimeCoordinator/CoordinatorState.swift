@@ -69,6 +69,8 @@ public struct CoordinatorState: Sendable {
     /// The wall-clock reading of the current call (UTC), paired with `elapsed`.
     var elapsedWall = Date(timeIntervalSinceReferenceDate: 0)
     var workers: [WorkerID: WorkerRecord] = [:]
+    /// Who let which lease run out, and the workers set aside for it: volatile.
+    var leaseFailures = LeaseFailureBook()
     /// When recovery finished: occurrences due before it are misfires.
     var recoveredAt: Date?
     /// Whether the last `onTick` left due reminders in the timer because the waiting line

@@ -34,19 +34,40 @@ extension ChimeConfiguration {
     public struct Events: Codable, Hashable, Sendable {
         /// What the forwarder may queue for one subscriber that does not read, in bytes,
         /// 65,536 … 4 GiB. ZeroMQ bounds queues in messages (ZMQ_SNDHWM), so the forwarder's
-        /// XPUB high-water mark is this divided by ``queuedEventBytes``; past it, events to that
+        /// XPUB high-water mark is this divided by the largest event's size
+        /// (``subscriberHighWaterMark``); past it, events to that
         /// subscriber are dropped (it catches up with `events`), others are not slowed.
         public var subscriberQueueBytes = 16 * 1024 * 1024
+        /// The largest frame a subscriber may send, in bytes, 512 … 65,536: a subscription is
+        /// a flag byte and its topic, so topics are at most one byte shorter. A larger frame
+        /// drops the connection before libzmq reads it (ZMQ_MAXMSGSIZE on the XPUB), so its
+        /// subscription trie, whose teardown recurses once per byte, never holds a long topic.
+        /// The same frames carry the handshake (CURVE's INITIATE is about 400 bytes), hence
+        /// the floor.
+        public var maxSubscriptionBytes = 1024
+        /// Subscriptions one peer (its key with CURVE, its address without) may hold at once;
+        /// more are not applied (logged, counted). Freed as the peer unsubscribes or disconnects.
+        public var maxSubscriptionsPerPeer = 1000
+        /// Distinct topics the forwarder subscribes upstream at most (what every worker's
+        /// XPUB holds).
+        public var maxSubscriptions = 16_384
+        /// The largest event frame a publisher may send into the forwarder, in bytes (ZMQ_MAXMSGSIZE
+        /// on the XSUB; a larger one drops that publisher's connection). A worker does not
+        /// publish an event larger than this (logged; subscribers catch up with `events`).
+        /// With ``subscriberQueueBytes`` it sets the subscriber high-water mark, so a queue is
+        /// bounded in bytes whatever the events' sizes.
+        public var maxEventBytes = 8 * 1024
 
-        /// The memory one queued event is reckoned to take per subscriber, in bytes: two
-        /// frames' bookkeeping (2 × 64 bytes) plus a fire event of about 380 bytes of JSON
-        /// (the body is shared between subscribers, so this overstates it when many lag).
-        public static let queuedEventBytes = 512
 
-        /// The forwarder's per-subscriber high-water mark, in messages.
+        /// The forwarder's per-subscriber high-water mark, in messages: as many of the largest
+        /// events (``maxEventBytes`` plus two frames' bookkeeping) as fit ``subscriberQueueBytes``,
+        /// so one subscriber holds at most that many bytes.
         public var subscriberHighWaterMark: Int32 {
-            Int32(clamping: max(1, subscriberQueueBytes / Self.queuedEventBytes))
+            Int32(clamping: max(1, subscriberQueueBytes / (maxEventBytes + Self.queuedFrameOverheadBytes)))
         }
+
+        /// libzmq's bookkeeping for one queued two-frame event, in bytes (2 × 64).
+        public static let queuedFrameOverheadBytes = 128
 
         /// The defaults shown on each property.
         public init() {}

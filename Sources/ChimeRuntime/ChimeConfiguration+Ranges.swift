@@ -64,6 +64,15 @@ extension ChimeConfiguration {
             KeyRange("control.rateLimit.requestsPerSecond", control.rateLimit.requestsPerSecond, 0...1_000_000, "0: off"),
             KeyRange("control.rateLimit.burst", control.rateLimit.burst, 1...1_000_000),
             KeyRange("control.rateLimit.maxPeers", control.rateLimit.maxPeers, 1...1_000_000),
+            KeyRange("notifications.maxConcurrentHooks", notifications.maxConcurrentHooks, 1...1000),
+            KeyRange("events.maxSubscriptionBytes", events.maxSubscriptionBytes, 512...65_536),
+            KeyRange("events.maxSubscriptionsPerPeer", events.maxSubscriptionsPerPeer, 1...1_000_000),
+            KeyRange("events.maxSubscriptions", events.maxSubscriptions, 1...10_000_000),
+            KeyRange("events.maxEventBytes", events.maxEventBytes, 1024...(1 << 30)),
+            KeyRange("limits.maxWorkerMessageBytes", limits.maxWorkerMessageBytes, 1024...(1 << 30)),
+            KeyRange("limits.maxResultBytes", limits.maxResultBytes, 65_536...(1 << 30)),
+            KeyRange("limits.maxFramesPerMessage", limits.maxFramesPerMessage, 2...1_000_000),
+            KeyRange("limits.maxCategoriesPerRecipient", limits.maxCategoriesPerRecipient, 1...10_000),
         ]
     }
 

@@ -134,8 +134,11 @@ public struct ChimeConfiguration: Codable, Hashable, Sendable {
         public var requireRegistration = false
         /// The snooze delay when `chime act … snooze` gives none, in seconds.
         public var snoozeSeconds: Double = 600
-        /// How long a worker may run an action handler (command hooks included), in seconds.
+        /// How long a worker may run an action handler (command hooks included), in seconds;
+        /// a hook's whole process group is killed then.
         public var actionTimeLimitSeconds: Double = 10
+        /// Command hooks one worker runs at once at most; a job beyond fails at once.
+        public var maxConcurrentHooks = 8
         /// Command hooks for custom action identifiers: `{"reply": "/usr/local/bin/reply-hook"}`,
         /// run with `/bin/sh -c`, the action job as JSON on standard input, and `CHIME_ACTION`,
         /// `CHIME_FIRING_ID`, `CHIME_RECIPIENT`, `CHIME_TEXT` in the environment.
@@ -206,6 +209,8 @@ public struct ChimeConfiguration: Codable, Hashable, Sendable {
     public var control = Control()
     /// The event stream's limits: bytes queued per subscriber.
     public var events = Events()
+    /// Byte and count bounds on what peers send and hold (README "Limits").
+    public var limits = Bounds()
     /// How long a socket may keep unsent messages at close, in milliseconds (ZMQ_LINGER).
     public var lingerMilliseconds: Int32 = 1000
     /// Messages each hop of the event stream (worker PUB, forwarder XSUB/XPUB, subscriber SUB)

@@ -107,7 +107,7 @@ public struct Logger: Sendable {
     public func log(_ level: Level, _ message: String, _ metadata: [String: LogValue]) {
         guard level >= minimumLevel else { return }
         let line = format(level, message, metadata, at: Date()) + "\n"
-        FileHandle.standardError.write(Data(line.utf8))
+        StandardStreams.writeError(line)
     }
 
     /// The line `log` writes at `date`, without its newline. JSON lines hold `time`, `level`,

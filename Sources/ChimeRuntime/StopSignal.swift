@@ -55,7 +55,7 @@ private func startExitGuard(seconds: Double, signalNumber: Int32) {
     let thread = Thread {
         Thread.sleep(forTimeInterval: max(0, seconds))
         let message = "chime: still running \(seconds) s after signal \(signalNumber); exiting with status 70\n"
-        FileHandle.standardError.write(Data(message.utf8))
+        StandardStreams.writeError(message)
         _exit(70)
     }
     thread.name = "chime-exit-guard"

@@ -75,8 +75,11 @@ public struct AccessPolicy: Sendable, Hashable {
     ///
     /// - Throws: `SecurityError(.badCertificate)` for a certificate that does not parse or a
     ///   key listed under two roles; `.loosePermissions` for an allow-list folder or file
-    ///   that group or others may write (they could let themselves in).
+    ///   that group or others may write (they could let themselves in), and for anything in
+    ///   the directory owned by another user or a symbolic link leading out of it
+    ///   (``KeyDirectoryTrust``).
     public static func load(directory: URL) throws(SecurityError) -> AccessPolicy {
+        try KeyDirectoryTrust.check(directory)
         var grants: [String: Grant] = [:]
         let manager = FileManager.default
         for role in Role.allCases {
@@ -101,21 +104,32 @@ public struct AccessPolicy: Sendable, Hashable {
                         .badCertificate,
                         "\(file.path): this key is also allowed as \(other.role.rawValue) (\(other.name)); give each key one role")
                 }
-                grants[certificate.publicKey] = Grant(
-                    role: role, scope: role == .client ? Self.scope(certificate.metadata) : nil, name: "\(role.rawValue)/\(name)")
+                let scope: RecipientScope?
+                do {
+                    scope = role == .client ? try Self.scope(certificate.metadata) : nil
+                } catch {
+                    throw SecurityError(.badCertificate, "\(file.path): \(error.message)")
+                }
+                grants[certificate.publicKey] = Grant(role: role, scope: scope, name: "\(role.rawValue)/\(name)")
             }
         }
         return AccessPolicy(grants: grants)
     }
 
-    /// The recipient scope certificate metadata describes; `nil` when it names none.
-    static func scope(_ metadata: [String: String]) -> RecipientScope? {
+    /// The recipient scope certificate metadata describes; `nil` when it has neither key.
+    /// - Throws: `SecurityError(.badCertificate)` when a key is there but names nothing (an
+    ///   empty prefix would otherwise make an unrestricted key: fail closed).
+    static func scope(_ metadata: [String: String]) throws(SecurityError) -> RecipientScope? {
         func list(_ key: String) -> [String] {
             (metadata[key] ?? "").split(whereSeparator: { $0 == "," || $0 == " " }).map(String.init)
         }
+        guard metadata["recipients"] != nil || metadata["recipient-prefixes"] != nil else { return nil }
         let recipients = list("recipients")
         let prefixes = list("recipient-prefixes")
-        if recipients.isEmpty && prefixes.isEmpty { return nil }
+        guard !recipients.isEmpty || !prefixes.isEmpty else {
+            throw SecurityError(
+                .badCertificate, "recipients/recipient-prefixes name no recipient; an empty prefix would allow every one")
+        }
         return RecipientScope(recipients: Set(recipients), prefixes: prefixes)
     }
 

@@ -52,6 +52,14 @@ public enum KeyDirectory {
         guard scope == nil || role == .client else {
             throw SecurityError(.badCertificate, "only client keys take recipients or recipient prefixes")
         }
+        if let scope, scope.prefixes.contains(where: \.isEmpty) || scope.recipients.contains(where: \.isEmpty)
+            || scope.prefixes.contains(where: { $0.contains(",") || $0.contains(" ") })
+            || scope.recipients.contains(where: { $0.contains(",") || $0.contains(" ") })
+        {
+            throw SecurityError(
+                .badCertificate,
+                "a recipient or recipient prefix must be non-empty without commas or spaces (an empty prefix would allow every recipient)")
+        }
         var metadata = ["name": name, "role": role.rawValue]
         if let scope {
             if !scope.recipients.isEmpty { metadata["recipients"] = scope.recipients.sorted().joined(separator: ",") }

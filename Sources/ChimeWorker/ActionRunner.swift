@@ -12,14 +12,30 @@ import Synchronization
 public final class ActionRunner: Sendable {
     private let hooks: [String: String]
     private let timeLimit: Double
+    private let maxConcurrentHooks: Int
     private let finished = Mutex<[ActionOutcome]>([])
+    private let running = Mutex(0)
 
     /// - Parameters:
     ///   - hooks: action identifier → shell command.
-    ///   - timeLimit: how long a hook may run, in seconds.
-    public init(hooks: [String: String], timeLimit: Double) {
+    ///   - timeLimit: how long a hook (its whole process group) may run, in seconds.
+    ///   - maxConcurrentHooks: hooks running at once at most; a job beyond fails at once
+    ///     (a failed attempt, like a hook that exits non-zero).
+    public init(hooks: [String: String], timeLimit: Double, maxConcurrentHooks: Int = 8) {
         self.hooks = hooks
         self.timeLimit = timeLimit
+        self.maxConcurrentHooks = max(1, maxConcurrentHooks)
+    }
+
+    /// Hooks running now.
+    public var runningHooks: Int { running.withLock { $0 } }
+
+    private func claimHookSlot() -> Bool {
+        running.withLock { count in
+            guard count < maxConcurrentHooks else { return false }
+            count += 1
+            return true
+        }
     }
 
     /// Starts a job; built-ins finish at once, hooks later. Collect outcomes with `takeFinished`.
@@ -41,10 +57,18 @@ public final class ActionRunner: Sendable {
                     reason: "no handler for action \(job.action) (configure notifications.hooks)"))
                 return
             }
+            guard claimHookSlot() else {
+                record(ActionOutcome(
+                    jobId: job.jobId, status: .failed,
+                    reason: "\(maxConcurrentHooks) hooks already running (notifications.maxConcurrentHooks)"))
+                return
+            }
             let timeLimit = timeLimit
             let runner = self
             let thread = Thread {
-                runner.record(Self.runHook(command, job: job, timeLimit: timeLimit))
+                let outcome = Self.runHook(command, job: job, timeLimit: timeLimit)
+                runner.running.withLock { $0 -= 1 }
+                runner.record(outcome)
             }
             thread.name = "action-\(job.action)"
             thread.start()
@@ -63,62 +87,31 @@ public final class ActionRunner: Sendable {
         finished.withLock { $0.append(outcome) }
     }
 
-    /// Runs `/bin/sh -c command` with the job JSON on stdin, killing it after `timeLimit` s.
+    /// Runs `/bin/sh -c command` with the job JSON on stdin, killing its process group after
+    /// `timeLimit` s (``HookProcess``). Every way a hook can end is an outcome, never a trap.
     static func runHook(_ command: String, job: ActionJob, timeLimit: Double) -> ActionOutcome {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/sh")
-        process.arguments = ["-c", command]
         var environment = ProcessInfo.processInfo.environment
         environment["CHIME_ACTION"] = job.action
         environment["CHIME_FIRING_ID"] = job.firingId.text
         environment["CHIME_RECIPIENT"] = job.recipient.rawValue
         environment["CHIME_TEXT"] = job.text ?? ""
-        process.environment = environment
-        let input = Pipe()
-        let output = Pipe()
-        process.standardInput = input
-        process.standardOutput = output
-        process.standardError = output
-        do {
-            try process.run()
-        } catch {
-            return ActionOutcome(jobId: job.jobId, status: .failed, reason: "hook did not start: \(error)")
-        }
-        input.fileHandleForWriting.write(WireCodec().encode(job))
-        try? input.fileHandleForWriting.close()
-        let collected = OutputBox()
-        let reading = DispatchSemaphore(value: 0)
-        DispatchQueue.global().async {
-            collected.set(output.fileHandleForReading.readDataToEndOfFile())
-            reading.signal()
-        }
-        // Monotonic: a wall-clock step must neither kill a hook early nor let it run on.
-        let limitMilliseconds = timeLimit.isFinite ? Int64((min(max(timeLimit, 0), 31_536_000) * 1000).rounded(.up)) : 0
-        let deadline = ContinuousClock.now.advanced(by: .milliseconds(limitMilliseconds))
-        while process.isRunning && ContinuousClock.now < deadline { Thread.sleep(forTimeInterval: 0.01) }
-        let timedOut = process.isRunning
-        if timedOut {
-            kill(process.processIdentifier, SIGKILL)
-        }
-        process.waitUntilExit()
-        _ = reading.wait(timeout: .now() + 1)
-        let text = String(decoding: collected.get().prefix(4096), as: UTF8.self)
-        if timedOut {
+        let run = HookProcess.run(
+            command, environment: environment.map { "\($0.key)=\($0.value)" }, input: WireCodec().encode(job),
+            timeLimit: timeLimit)
+        let text = String(decoding: run.output, as: UTF8.self)
+        switch run.ending {
+        case .notStarted(let reason):
+            return ActionOutcome(jobId: job.jobId, status: .failed, reason: "hook did not start: \(reason)")
+        case .timedOut:
             return ActionOutcome(
                 jobId: job.jobId, status: .failed, reason: "hook timed out after \(DurationParser.format(seconds: timeLimit))",
                 output: text)
+        case .signaled(let signal):
+            return ActionOutcome(jobId: job.jobId, status: .failed, reason: "hook killed by signal \(signal)", output: text)
+        case .exited(let status) where status != 0:
+            return ActionOutcome(jobId: job.jobId, status: .failed, reason: "hook exited with status \(status)", output: text)
+        case .exited:
+            return ActionOutcome(jobId: job.jobId, status: .completed, reason: "hook ran", output: text)
         }
-        if process.terminationStatus != 0 {
-            return ActionOutcome(
-                jobId: job.jobId, status: .failed, reason: "hook exited with status \(process.terminationStatus)", output: text)
-        }
-        return ActionOutcome(jobId: job.jobId, status: .completed, reason: "hook ran", output: text)
     }
-}
-
-/// Bytes read on one thread, taken on another.
-final class OutputBox: Sendable {
-    private let data = Mutex(Data())
-    func set(_ value: Data) { data.withLock { $0 = value } }
-    func get() -> Data { data.withLock { $0 } }
 }

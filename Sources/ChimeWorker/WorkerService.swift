@@ -27,6 +27,10 @@ public final class WorkerService {
     public let probe = WorkerProbe()
     /// Where to serve HTTP; `nil` serves none.
     let httpAddress: HTTPListenAddress?
+    /// The largest fire event published live, in bytes (`events.maxEventBytes`).
+    let maxEventBytes: Int
+    /// Fire events too large to publish, one line a second at most.
+    let oversizeEvents: RateLimitedLog
     let userInfoEncoder: JSONEncoder = {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
@@ -50,6 +54,10 @@ public final class WorkerService {
         notifier: SystemdNotifier? = nil, http: HTTPListenAddress? = nil
     ) {
         self.httpAddress = http
+        self.maxEventBytes = configuration.events.maxEventBytes
+        self.oversizeEvents = RateLimitedLog(
+            logger: logger, level: .warning, message: "fire events too large to publish (events.maxEventBytes)",
+            examplesKey: "firings")
         self.curve = curve
         self.notifier = notifier
         self.configuration = configuration
@@ -65,7 +73,8 @@ public final class WorkerService {
             // The coordinator drops messages announcing more than this.
             capacity: min(max(0, configuration.worker.capacity), WorkerMessage.maximumCapacity))
         actions = ActionRunner(
-            hooks: configuration.notifications.hooks, timeLimit: configuration.notifications.actionTimeLimitSeconds)
+            hooks: configuration.notifications.hooks, timeLimit: configuration.notifications.actionTimeLimitSeconds,
+            maxConcurrentHooks: configuration.notifications.maxConcurrentHooks)
     }
 
     /// This worker's id.
@@ -109,6 +118,8 @@ public final class WorkerService {
         let events = try Socket(.xpublisher, context: context)
         try events.set(.linger(milliseconds: linger))
         try events.set(.sendHighWaterMark(configuration.eventHighWaterMark))
+        // Subscriptions come from the forwarder, which caps them; this bounds them here too.
+        try events.set(.maxMessageSize(bytes: Int64(configuration.events.maxSubscriptionBytes)))
         try curve?.secure(events, for: endpoints.eventsIngest.connect)
         try events.connect(to: endpoints.eventsIngest.connect)
         defer {
@@ -204,7 +215,16 @@ public final class WorkerService {
             case .publish(let event):
                 // PUB never blocks: at its high-water mark it drops, which the acknowledgement
                 // path does not depend on.
-                _ = try events.send([Data(event.topic.utf8), event.fastJSON(userInfoEncoder: userInfoEncoder)], dontWait: true)
+                let json = event.fastJSON(userInfoEncoder: userInfoEncoder)
+                // The forwarder drops the connection of a publisher that sends more: the
+                // event is not published live (the acknowledgement still records it, and
+                // subscribers catch up with `events`).
+                guard json.count <= maxEventBytes else {
+                    oversizeEvents.record(
+                        examples: [event.firing.firingId.text], metadata: ["bytes": "\(json.count)", "limit": "\(maxEventBytes)"])
+                    continue
+                }
+                _ = try events.send([Data(event.topic.utf8), json], dontWait: true)
             case .run(let job):
                 if job.activationMode == .foreground {
                     let event = ActionEvent(type: "action", job: job, at: now)

@@ -44,9 +44,10 @@ public struct HTTPResponse: Hashable, Sendable {
 /// Odd requests are libmicrohttpd's to refuse before the handler sees them: a request line
 /// or headers beyond 16 KiB (`MHD_OPTION_CONNECTION_MEMORY_LIMIT`, answered 414 or 431),
 /// bytes that are not HTTP (400, or the connection is closed), idle connections after
-/// 10 s, more than 64 connections at once, more than 32 from one IP address
-/// (`MHD_OPTION_PER_IP_CONNECTION_LIMIT`: a client trickling header bytes on many
-/// connections — slowloris — cannot take every slot from the probes of another address).
+/// 10 s.
+/// Slow clients (slowloris) cannot starve the probes (``HTTPConnectionTracker``): a request's
+/// headers must all arrive within 5 s of its start, however slowly they trickle, and past 64
+/// open connections a new one closes the one that has waited longest for its request.
 public final class HTTPServer: Sendable {
     /// The port the server listens on (the kernel's choice when the address said 0).
     public let port: UInt16
@@ -54,6 +55,7 @@ public final class HTTPServer: Sendable {
     public let address: HTTPListenAddress
     private let daemon: Mutex<OpaquePointer?>
     private let handlerBox: Unmanaged<HandlerBox>
+    private let tracker: HTTPConnectionTracker
 
     /// Starts listening at once; requests are served on libmicrohttpd's thread until `stop`.
     /// - Parameter handler: answers one request; it runs on libmicrohttpd's thread, never
@@ -64,7 +66,11 @@ public final class HTTPServer: Sendable {
         guard var socketAddress = address.socketAddress() else {
             throw HTTPServerError(.invalidAddress, "'\(address.host)' is not an IP address literal")
         }
-        let box = Unmanaged.passRetained(HandlerBox(handler))
+        let tracker = HTTPConnectionTracker(limit: Self.connectionLimit, headerTimeout: .seconds(Self.headerTimeoutSeconds))
+        let box = Unmanaged.passRetained(HandlerBox(handler, tracker: tracker))
+        let notify: @convention(c) (
+            UnsafeMutableRawPointer?, OpaquePointer?, UnsafeMutablePointer<UnsafeMutableRawPointer?>?, MHD_ConnectionNotificationCode
+        ) -> Void = connectionNotification
         var flags = UInt32(MHD_USE_POLL_INTERNAL_THREAD.rawValue) | UInt32(MHD_USE_THREAD_PER_CONNECTION.rawValue)
         if address.isIPv6 { flags |= UInt32(MHD_USE_IPv6.rawValue) }
         let unescape: @convention(c) (UnsafeMutableRawPointer?, OpaquePointer?, UnsafeMutablePointer<CChar>?) -> Int =
@@ -74,12 +80,15 @@ public final class HTTPServer: Sendable {
             let options: [any CVarArg] = [
                 Int32(bitPattern: MHD_OPTION.SOCK_ADDR.rawValue), OpaquePointer(bytes.baseAddress!),
                 Int32(bitPattern: MHD_OPTION.CONNECTION_MEMORY_LIMIT.rawValue), Int(Self.connectionMemoryBytes),
-                Int32(bitPattern: MHD_OPTION.CONNECTION_LIMIT.rawValue), UInt32(Self.connectionLimit),
+                // Room above the limit the tracker keeps, so a probe is accepted and an older
+                // waiting connection closed for it.
+                Int32(bitPattern: MHD_OPTION.CONNECTION_LIMIT.rawValue), UInt32(Self.connectionLimit + Self.closingHeadroom),
                 Int32(bitPattern: MHD_OPTION.CONNECTION_TIMEOUT.rawValue), UInt32(Self.connectionTimeoutSeconds),
-                Int32(bitPattern: MHD_OPTION.PER_IP_CONNECTION_LIMIT.rawValue), UInt32(Self.connectionsPerAddress),
                 // A function pointer and its (unused, null) context pointer.
                 Int32(bitPattern: MHD_OPTION.UNESCAPE_CALLBACK.rawValue), unsafeBitCast(unescape, to: OpaquePointer.self),
                 Int(0),
+                Int32(bitPattern: MHD_OPTION.NOTIFY_CONNECTION.rawValue), unsafeBitCast(notify, to: OpaquePointer.self),
+                OpaquePointer(Unmanaged.passUnretained(tracker).toOpaque()),
                 Int32(bitPattern: MHD_OPTION.END.rawValue),
             ]
             return withVaList(options) { arguments in
@@ -92,18 +101,26 @@ public final class HTTPServer: Sendable {
         }
         self.address = address
         self.handlerBox = box
+        self.tracker = tracker
+        tracker.startWatchdog()
         self.port = address.port != 0 ? address.port : chime_mhd_bound_port(started)
         self.daemon = Mutex(started)
     }
 
     /// The most memory one connection may use, request line and headers included, in bytes.
     public static let connectionMemoryBytes = 16 * 1024
-    /// The most connections served at once.
+    /// The most connections open at once; a new one past it closes the one that has waited
+    /// longest for its request.
     public static let connectionLimit = 64
+    /// How long a request's line and headers may take to arrive in all, in seconds, from the
+    /// connection's start or the previous response (not restarted by each byte).
+    public static let headerTimeoutSeconds = 5
     /// How long an idle connection stays open, in seconds.
     public static let connectionTimeoutSeconds = 10
-    /// Most connections at once from one IP address.
-    public static let connectionsPerAddress = 32
+    /// Connections libmicrohttpd accepts beyond ``connectionLimit``: ones being closed to make
+    /// room. No per-address limit: a probe often shares its address with other clients (the
+    /// node's), and making room by age serves it whatever that address holds.
+    public static let closingHeadroom = 16
 
     /// Stops listening, closes every connection and waits for libmicrohttpd's thread to end
     /// (a handler under way finishes first). Later calls do nothing. The corresponding
@@ -115,7 +132,10 @@ public final class HTTPServer: Sendable {
             daemon = nil
             return true
         }
-        if stopped { handlerBox.release() }
+        if stopped {
+            tracker.stop()
+            handlerBox.release()
+        }
     }
 
     deinit { stop() }
@@ -124,7 +144,11 @@ public final class HTTPServer: Sendable {
 /// Carries the handler through libmicrohttpd's `void *` context.
 private final class HandlerBox: Sendable {
     let handler: @Sendable (HTTPRequest) -> HTTPResponse
-    init(_ handler: @escaping @Sendable (HTTPRequest) -> HTTPResponse) { self.handler = handler }
+    let tracker: HTTPConnectionTracker
+    init(_ handler: @escaping @Sendable (HTTPRequest) -> HTTPResponse, tracker: HTTPConnectionTracker) {
+        self.handler = handler
+        self.tracker = tracker
+    }
 }
 
 /// libmicrohttpd's unescape callback (`MHD_OPTION_UNESCAPE_CALLBACK`) for the path and the
@@ -148,6 +172,8 @@ private func accessHandler(
 ) -> MHD_Result {
     guard let context, let connection else { return MHD_Result.NO }
     let box = Unmanaged<HandlerBox>.fromOpaque(context).takeUnretainedValue()
+    box.tracker.requestHeadersArrived(connection)
+    defer { box.tracker.requestAnswered(connection) }
     // Bytes that are not UTF-8 become U+FFFD: no route matches them, which is a 404.
     let request = HTTPRequest(
         method: method.map { String(decoding: UnsafeRawBufferPointer(start: $0, count: strlen($0)), as: UTF8.self) } ?? "",

@@ -152,7 +152,7 @@ public enum MessageProperty {
 
 extension Data {
     /// Copies a received libzmq message's bytes, the one copy a receive makes.
-    fileprivate init(of message: UnsafeMutablePointer<zmq_msg_t>) {
+    init(of message: UnsafeMutablePointer<zmq_msg_t>) {
         self.init(Calls.messageBytes(message))
     }
 }

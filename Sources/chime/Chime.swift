@@ -98,18 +98,21 @@ enum VersionCommand {
 }
 
 func printError(_ message: String) {
-    FileHandle.standardError.write(Data("chime: \(message)\n".utf8))
+    StandardStreams.writeError("chime: \(message)\n")
 }
 
 /// Writes one line straight to standard output (no stdio buffering, so a pipe sees each
 /// event at once). Shadows `Swift.print` inside this executable.
 func output(_ text: String = "", terminator: String = "\n") {
-    FileHandle.standardOutput.write(Data((text + terminator).utf8))
+    // SIGPIPE is ignored: a reader that went away (`chime list | head`) ends the command
+    // as that signal would have, with the shell's status for it.
+    if StandardStreams.write(Data((text + terminator).utf8), to: STDOUT_FILENO) == EPIPE { exit(128 + SIGPIPE) }
 }
 
 @main
 enum Chime {
     static func main() {
+        StandardStreams.ignoreBrokenPipe()
         // Before any thread starts: an arena limit holds only for arenas not yet made.
         if let command = CommandLine.arguments.dropFirst().first, serviceCommands.contains(command) {
             Allocator.apply(Allocator.settings(notOverriddenBy: ProcessInfo.processInfo.environment))

@@ -89,14 +89,22 @@ import Testing
         #expect(limiter.buckets.count == 3)
     }
 
-    @Test func aFullTableSendsNewPeersToOneSharedBucket() {
+    @Test func aFullTableEvictsTheLeastRecentlyUsedPeer() {
         var limiter = ControlRateLimiter(limit: Self.limit(burst: 2, maxPeers: 2))
         #expect(limiter.admit(peerAddress: "10.0.0.1", routingID: [], at: 0) == nil)
         #expect(limiter.admit(peerAddress: "10.0.0.2", routingID: [], at: 0) == nil)
-        // Two newcomers share the overflow bucket of 2.
+        #expect(limiter.admit(peerAddress: "10.0.0.1", routingID: [], at: 0.05) == nil)
+        // A newcomer gets a bucket of its own (no starving behind a shared one); 10.0.0.2,
+        // seen least recently, makes room.
         #expect(limiter.admit(peerAddress: "10.0.0.3", routingID: [], at: 0.1) == nil)
-        #expect(limiter.admit(peerAddress: "10.0.0.4", routingID: [], at: 0.1) == nil)
-        #expect(limiter.admit(peerAddress: "10.0.0.5", routingID: [], at: 0.1) == 500)
+        #expect(limiter.admit(peerAddress: "10.0.0.3", routingID: [], at: 0.1) == nil)
+        #expect(limiter.admit(peerAddress: "10.0.0.3", routingID: [], at: 0.1) == 500)
+        #expect(limiter.buckets.keys.sorted() == ["10.0.0.1", "10.0.0.3"])
+        #expect(limiter.evictions == 1)
+        // Many more addresses than the table holds: each newcomer is still served.
+        for index in 0..<10_000 {
+            #expect(limiter.admit(peerAddress: "10.1.\(index / 256).\(index % 256)", routingID: [], at: 0.2) == nil)
+        }
         #expect(limiter.buckets.count == 2)
     }
 

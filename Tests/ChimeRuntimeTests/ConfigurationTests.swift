@@ -70,7 +70,7 @@ import Testing
         #expect(configuration.control.rateLimit.applyToLoopback == false)
         #expect(configuration.control.rateLimit.maxPeers == 4096)
         #expect(configuration.events.subscriberQueueBytes == 16 * 1024 * 1024)
-        #expect(configuration.events.subscriberHighWaterMark == 32_768)
+        #expect(configuration.events.subscriberHighWaterMark == 2016)
     }
 
     @Test(arguments: [
@@ -88,8 +88,12 @@ import Testing
         }
     }
 
-    @Test func aByteBudgetBecomesAHighWaterMarkInMessages() throws {
+    @Test func aByteBudgetBecomesAHighWaterMarkInMessagesOfTheLargestEvent() throws {
+        // 1 MiB / (8 KiB + 128 bytes of frames): a queue of the largest events stays within budget.
         let configuration = try ChimeConfiguration.decode(Data(#"{"events":{"subscriberQueueBytes":1048576}}"#.utf8), source: "test")
-        #expect(configuration.events.subscriberHighWaterMark == 2048)
+        #expect(configuration.events.subscriberHighWaterMark == 126)
+        let small = try ChimeConfiguration.decode(
+            Data(#"{"events":{"subscriberQueueBytes":1048576,"maxEventBytes":1024}}"#.utf8), source: "test")
+        #expect(small.events.subscriberHighWaterMark == 910)
     }
 }

@@ -91,13 +91,13 @@ def run_stuck_subscribers(cluster) -> dict:
 
 
 def test_stuck_subscribers_hold_bounded_memory_and_do_not_slow_a_reader(make_cluster):
-    # 1 MiB per subscriber: a high-water mark of 2,048 events.
-    cluster = make_cluster({"events": {"subscriberQueueBytes": 1 << 20}})
+    # 1 MiB per subscriber and events of at most 1 KiB: a high-water mark of 910 events.
+    cluster = make_cluster({"events": {"subscriberQueueBytes": 1 << 20, "maxEventBytes": 1024}})
     figures = run_stuck_subscribers(cluster)
     print(f"subscriberQueueBytes=1MiB: {figures}")
     assert figures["received"] == EVENTS
     # Unbounded, five stuck subscribers held about 76 MB here; bounded, each holds at most
-    # 2,048 events (about 1 MiB with their frames), and the rest is the allocator's slack.
+    # 910 events of at most 1 KiB (1 MiB with their frames), and the rest is the allocator's slack.
     assert figures["growth"] < 16 * 1024 * 1024, figures
 
 

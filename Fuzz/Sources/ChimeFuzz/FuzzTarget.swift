@@ -25,6 +25,8 @@ enum FuzzTarget: String, CaseIterable {
     case rfc3339
     /// `FiringID(_:)`: a parsed id's text parses to the same id.
     case firingid
+    /// Subscription messages into a live `EventForwarder` over `ipc://` (``SubscriptionHarness``).
+    case subscription
 
     func run(_ bytes: [UInt8]) {
         switch self {
@@ -36,6 +38,7 @@ enum FuzzTarget: String, CaseIterable {
         case .icalendar: _ = try? ICalendarParser.parse(String(decoding: bytes, as: UTF8.self))
         case .rfc3339: Self.fuzzRFC3339(bytes)
         case .firingid: Self.fuzzFiringID(bytes)
+        case .subscription: SubscriptionHarness.shared.fuzz(bytes)
         }
     }
 

@@ -13,15 +13,25 @@ import ChimeRuntime
 ///
 /// Bounded state: a bucket that has filled up again carries nothing a new one would not, so
 /// such idle entries are dropped by a sweep that runs at most once per second (amortised
-/// O(1) per request); while the table is full of active peers, new peers share one overflow
-/// bucket. Pure: time is a monotonic reading in seconds passed in by the caller.
+/// O(1) per request); while the table is full of active peers, a new peer replaces the one
+/// seen least recently (so many addresses cannot starve new clients; the evicted address
+/// starts afresh when it returns). The use order is a log of (key, use number) read from the
+/// front, stale entries skipped, compacted when it grows past four times the table: amortised
+/// O(1). Pure: time is a monotonic reading in seconds passed in by the caller.
 public struct ControlRateLimiter: Sendable {
     /// The limit in force.
     public let limit: ChimeConfiguration.RateLimit
     /// The buckets of the peers seen recently, by key.
     public private(set) var buckets: [String: TokenBucket] = [:]
-    /// The bucket shared by new peers while the table is full.
-    private var overflow: TokenBucket?
+    /// Each key's latest use number.
+    private var lastUse: [String: UInt64] = [:]
+    /// Uses in order, oldest first from `useOrderStart`; an entry whose number is not its
+    /// key's latest is stale.
+    private var useOrder: [(key: String, use: UInt64)] = []
+    private var useOrderStart = 0
+    private var useCount: UInt64 = 0
+    /// Peers evicted to make room for new ones, since start.
+    public private(set) var evictions = 0
     /// The monotonic reading (seconds) after which the next sweep of idle entries may run.
     private var nextSweepAt: Double = 0
 
@@ -45,25 +55,43 @@ public struct ControlRateLimiter: Sendable {
         if !limit.applyToLoopback, Self.isLocal(peerAddress) { return nil }
         if now >= nextSweepAt { sweep(at: now) }
         let key = peerAddress.flatMap { $0.isEmpty ? nil : $0 } ?? "routing:" + routingID.map { String($0, radix: 16) }.joined(separator: ".")
+        noteUse(of: key)
         if buckets[key] != nil {
             return buckets[key]?.take(at: now)
         }
-        if buckets.count < limit.maxPeers {
-            var bucket = makeBucket(at: now)
-            let wait = bucket.take(at: now)
-            buckets[key] = bucket
-            return wait
-        }
-        var shared = overflow ?? makeBucket(at: now)
-        let wait = shared.take(at: now)
-        overflow = shared
+        if buckets.count >= limit.maxPeers { evictLeastRecentlyUsed() }
+        var bucket = makeBucket(at: now)
+        let wait = bucket.take(at: now)
+        buckets[key] = bucket
         return wait
+    }
+
+    private mutating func noteUse(of key: String) {
+        useCount += 1
+        lastUse[key] = useCount
+        useOrder.append((key, useCount))
+        if useOrder.count - useOrderStart > 4 * max(limit.maxPeers, 16) {
+            useOrder = lastUse.map { (key: $0.key, use: $0.value) }.sorted { $0.use < $1.use }
+            useOrderStart = 0
+        }
+    }
+
+    private mutating func evictLeastRecentlyUsed() {
+        while useOrderStart < useOrder.count {
+            let (key, use) = useOrder[useOrderStart]
+            useOrderStart += 1
+            guard lastUse[key] == use, buckets[key] != nil else { continue }
+            buckets[key] = nil
+            lastUse[key] = nil
+            evictions += 1
+            return
+        }
     }
 
     /// Drops every entry whose bucket has filled up again (idle for `burst / rate` seconds).
     public mutating func sweep(at now: Double) {
         buckets = buckets.filter { !$0.value.isFull(at: now) }
-        if let shared = overflow, shared.isFull(at: now) { overflow = nil }
+        lastUse = lastUse.filter { buckets[$0.key] != nil }
         nextSweepAt = now + 1
     }
 

@@ -24,12 +24,18 @@ public final class EventForwarder: Sendable {
     ///     ZMQ_SNDHWM, which libzmq applies per connection): past it, XPUB drops that
     ///     subscriber's events and sends everyone else's on, so one that stops reading
     ///     holds a bounded amount of memory and slows nobody (`events.subscriberQueueBytes`).
+    ///   - maxSubscriptionBytes: the largest frame a subscriber may send (a subscription: a flag
+    ///     byte and the topic): a larger one drops that subscriber's connection before libzmq
+    ///     reads it into its subscription trie (ZMQ_MAXMSGSIZE on the XPUB; `events.maxSubscriptionBytes`).
+    ///   - maxEventBytes: the largest frame a publisher may send (ZMQ_MAXMSGSIZE on the XSUB;
+    ///     `events.maxEventBytes`): a larger one drops that publisher's connection.
     ///   - security: makes both TCP/IPC endpoints CURVE servers (workers publish into
     ///     `ingest`, subscribers read `publish`); `nil` leaves them plain.
     /// - Throws: `ZeroMQError` when a socket cannot be bound (address in use, bad endpoint).
     public init(
         context: Context, ingest: String, publish: String, lingerMilliseconds: Int32, highWaterMark: Int32 = 1000,
-        subscriberHighWaterMark: Int32 = 1000, security: ServerSecurity? = nil
+        subscriberHighWaterMark: Int32 = 1000, maxSubscriptionBytes: Int = 1024, maxEventBytes: Int = 8192,
+        security: ServerSecurity? = nil
     ) throws {
         self.context = context
         self.controlEndpoint = "inproc://chime-forwarder-control-\(UUID().uuidString)"
@@ -48,6 +54,8 @@ public final class EventForwarder: Sendable {
                 try frontend.set(.receiveHighWaterMark(highWaterMark))
                 try backend.set(.sendHighWaterMark(subscriberHighWaterMark))
                 try backend.set(.receiveHighWaterMark(highWaterMark))
+                try backend.set(.maxMessageSize(bytes: Int64(maxSubscriptionBytes)))
+                try frontend.set(.maxMessageSize(bytes: Int64(maxEventBytes)))
                 try security?.secure(frontend, as: .eventsIngest, for: ingest)
                 try security?.secure(backend, as: .events, for: publish)
                 try frontend.bind(to: ingest)

@@ -8,26 +8,63 @@ import Foundation
 /// comma-separated multiple values, and nests components. Lines it cannot read (no colon),
 /// unknown properties and unknown components are kept or skipped but never fatal; an `END`
 /// without its `BEGIN` is ignored and components left open at the end are closed.
+///
+/// Iterative, linear in the text (an `END` looks its name up in a count of open components),
+/// and bounded: components nest at most ``maximumNesting`` deep (RFC 5545 needs three:
+/// VCALENDAR, VEVENT, VALARM), a file holds at most ``maximumComponents`` of them and one
+/// calendar item at most ``maximumAlarmsPerItem`` alarms; beyond, a clear error.
 public enum ICalendarParser {
+    /// How deep components may nest (a component value is recursive, so its depth is bounded
+    /// before it is built).
+    public static let maximumNesting = 16
+    /// Components one file may hold, alarms and time-zone rules included.
+    public static let maximumComponents = 100_000
+    /// VALARMs one calendar item may hold.
+    public static let maximumAlarmsPerItem = 100
+
     /// Parses iCalendar text into its top-level components (usually one VCALENDAR).
-    /// - Throws: `ValidationError` `.invalidArgument` when the text holds no component at all.
+    /// - Throws: `ValidationError` `.invalidArgument` when the text holds no component at all;
+    ///   `.tooLarge` when components nest deeper than ``maximumNesting``, or there are more than
+    ///   ``maximumComponents``, or an item has more than ``maximumAlarmsPerItem`` alarms.
     public static func parse(_ text: String) throws(ValidationError) -> [ICalendarComponent] {
         var stack: [ICalendarComponent] = []
         var roots: [ICalendarComponent] = []
-        for line in unfoldedLines(text) {
+        var openCounts: [String: Int] = [:]
+        var componentCount = 0
+        for (lineIndex, line) in unfoldedLines(text).enumerated() {
             guard let property = parseContentLine(line) else { continue }
             switch property.name {
             case "BEGIN":
                 let name = property.value.uppercased()
                 // Calendar items never nest: a new one closes one left open by a misspelt END.
                 if itemNames.contains(name), let open = stack.last, itemNames.contains(open.name) {
+                    openCounts[open.name, default: 1] -= 1
                     attach(stack.removeLast(), to: &stack, roots: &roots)
                 }
+                guard stack.count < maximumNesting else {
+                    throw ValidationError(
+                        .tooLarge,
+                        "BEGIN:\(name.prefix(40)) on logical line \(lineIndex + 1) nests \(stack.count + 1) components deep; at most \(maximumNesting) are allowed")
+                }
+                componentCount += 1
+                guard componentCount <= maximumComponents else {
+                    throw ValidationError(
+                        .tooLarge, "the file holds more than \(maximumComponents) components (BEGIN lines); split it")
+                }
+                if name == "VALARM", let item = stack.last, itemNames.contains(item.name),
+                    item.components.lazy.filter({ $0.name == "VALARM" }).count >= maximumAlarmsPerItem
+                {
+                    throw ValidationError(
+                        .tooLarge,
+                        "a \(item.name) (logical line \(lineIndex + 1)) has more than \(maximumAlarmsPerItem) VALARMs")
+                }
                 stack.append(ICalendarComponent(name: name))
+                openCounts[name, default: 0] += 1
             case "END":
                 let name = property.value.uppercased()
-                guard stack.contains(where: { $0.name == name }) else { continue }
+                guard openCounts[name, default: 0] > 0 else { continue }
                 while let closed = stack.popLast() {
+                    openCounts[closed.name, default: 1] -= 1
                     attach(closed, to: &stack, roots: &roots)
                     if closed.name == name { break }
                 }

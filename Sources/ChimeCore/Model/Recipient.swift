@@ -56,11 +56,26 @@ public struct Recipient: Codable, Hashable, Sendable {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         id = try container.decode(RecipientID.self, forKey: .id)
         settings = try container.decodeIfPresent(NotificationSettings.self, forKey: .settings) ?? .all
-        categories = try container.decodeIfPresent([NotificationCategory].self, forKey: .categories) ?? []
+        if container.contains(.categories), try !container.decodeNil(forKey: .categories) {
+            // Counted before any element is decoded: 100,000 categories once took seconds.
+            let list = try container.nestedUnkeyedContainer(forKey: .categories)
+            if let count = list.count, count > Self.maximumCategories {
+                throw DecodingError.dataCorruptedError(
+                    forKey: .categories, in: container, debugDescription: "at most \(Self.maximumCategories) categories, not \(count)")
+            }
+            categories = try container.decode([NotificationCategory].self, forKey: .categories)
+        } else {
+            categories = []
+        }
         zone = try container.decodeIfPresent(String.self, forKey: .zone)
         token = try container.decodeIfPresent(String.self, forKey: .token)
         maxPending = try container.decodeNumberIfPresent(Int.self, forKey: .maxPending, expected: "a whole number")
     }
+
+    /// Categories a recipient may have at most whatever the configuration says (the
+    /// coordinator's `limits.maxCategoriesPerRecipient` is at most this), checked before the
+    /// categories are decoded.
+    public static let maximumCategories = 10_000
 
     /// A copy fit for listings and events: a configured token becomes ``redactedToken``.
     public func redacted() -> Recipient {

@@ -114,6 +114,17 @@ extension Recurrence {
                 "no instance can ever match: stepping \(rule.interval) period(s) at a time from \(anchor) never reaches the BYMONTH, BYDAY, BYHOUR or BYMINUTE values"
             )
         }
+        let months = Set(rule.months)
+        if !months.isEmpty, !rule.daysOfTheYear.isEmpty, months.isDisjoint(with: rule.monthsReachedByYearDays) {
+            throw RecurrenceRule.invalid(
+                "BYYEARDAY=\(rule.daysOfTheYear.map(String.init).joined(separator: ",")) never falls in BYMONTH=\(rule.months.map(String.init).joined(separator: ","))"
+            )
+        }
+        if !months.isEmpty, !rule.weekNumbers.isEmpty, months.isDisjoint(with: rule.monthsReachedByWeekNumbers) {
+            throw RecurrenceRule.invalid(
+                "BYWEEKNO=\(rule.weekNumbers.map(String.init).joined(separator: ",")) never falls in BYMONTH=\(rule.months.map(String.init).joined(separator: ","))"
+            )
+        }
         if !rule.months.isEmpty, !rule.daysOfTheMonth.isEmpty, monthEnd == .skip {
             let longest = rule.months.map { CivilCalendar.daysInMonth($0, year: 2000) }.max() ?? 31
             guard rule.daysOfTheMonth.contains(where: { abs($0) <= longest }) else {

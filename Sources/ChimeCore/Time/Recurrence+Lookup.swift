@@ -18,6 +18,9 @@ extension Recurrence {
             case (nil, let added?): chosen = (nil, added)
             case (let instance?, let added?): chosen = added < instance.instant ? (nil, added) : instance
             }
+            // A wall-clock rule can land past 9999-12-31 in UTC (23:30 on the last day in
+            // Los Angeles): nothing later is representable, so the series ends there.
+            guard chosen.instant <= Self.lastSupportedInstant else { return nil }
             guard !excludedMilliseconds.contains(Self.milliseconds(chosen.instant)) else {
                 bound = chosen.instant
                 isInclusive = false

@@ -196,6 +196,7 @@ public struct Recurrence: Sendable {
         return merged.lazy
             .filter { !self.excludedMilliseconds.contains(Self.milliseconds($0.instant)) }
             .filter { candidate in end.map { candidate.instant <= $0 } ?? true }
+            .filter { $0.instant <= Self.lastSupportedInstant }
             .prefix(limit)
             .map { self.makeOccurrence(step: $0.step, instant: $0.instant) }
     }

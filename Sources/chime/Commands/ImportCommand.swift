@@ -1,4 +1,5 @@
 import ChimeCore
+import ChimeRuntime
 import ChimeWire
 import Foundation
 
@@ -115,7 +116,7 @@ enum ImportCommand: Command {
             let line = json
                 ? jsonLine(["skipped": ["uid": component.uid, "summary": component.summary ?? "", "reason": component.reason]])
                 : "skipped \(component.uid) \"\(component.summary ?? "")\": \(component.reason)"
-            FileHandle.standardError.write(Data((line + "\n").utf8))
+            StandardStreams.writeError(line + "\n")
         }
     }
 }

@@ -102,6 +102,9 @@ enum ScheduleCommand: Command {
             }
         case (nil, let duration?):
             let instant = Date().addingTimeInterval(try Arguments.seconds(duration, flag: "in"))
+            guard instant <= RFC3339.supportedInstants.upperBound else {
+                throw UsageError("--in: '\(duration)' from now is after 9999-12-31T23:59:59.999Z, the latest instant")
+            }
             if let zone = arguments.value("tz") {
                 let timeZone = try Arguments.parse(zone, flag: "tz") { name throws(ValidationError) in try ZoneRules.zone(named: name) }
                 start = .wallClock(ZoneRules.localDateTime(at: instant, in: timeZone), zoneIdentifier: zone)

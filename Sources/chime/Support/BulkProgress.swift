@@ -1,3 +1,4 @@
+import ChimeRuntime
 import Foundation
 
 /// Progress of a bulk operation on standard error, and its one-line summary.
@@ -47,17 +48,17 @@ final class BulkProgress {
         }
         if isTerminal {
             // \r and erase-to-end-of-line redraw the bar in place.
-            FileHandle.standardError.write(Data("\r\(line)\u{1B}[K".utf8))
+            StandardStreams.writeError("\r\(line)\u{1B}[K")
             hasDrawn = true
         } else {
-            FileHandle.standardError.write(Data("chime: \(line)\n".utf8))
+            StandardStreams.writeError("chime: \(line)\n")
         }
     }
 
     /// Clears the bar before other output goes to standard error.
     func clear() {
         guard hasDrawn else { return }
-        FileHandle.standardError.write(Data("\r\u{1B}[K".utf8))
+        StandardStreams.writeError("\r\u{1B}[K")
         hasDrawn = false
     }
 

@@ -1,3 +1,4 @@
+import ChimeRuntime
 import ChimeWire
 import Foundation
 
@@ -35,7 +36,7 @@ final class BulkRun {
         scheduler.onFailure = { failure in
             guard !isJSON else { return }
             progress.clear()
-            FileHandle.standardError.write(Data("chime: \(failure.line)\n".utf8))
+            StandardStreams.writeError("chime: \(failure.line)\n")
         }
         var shownWarnings = 0
         scheduler.onWarning = { warning in
@@ -43,7 +44,7 @@ final class BulkRun {
             // A file of past one-shots would print one warning per reminder: the first 10 show.
             guard shownWarnings <= 10, !isJSON else { return }
             progress.clear()
-            FileHandle.standardError.write(Data("chime: warning: \(warning)\n".utf8))
+            StandardStreams.writeError("chime: warning: \(warning)\n")
         }
     }
 
@@ -54,7 +55,7 @@ final class BulkRun {
         try scheduler.flush()
         progress.clear()
         if scheduler.warningCount > 10 && !isJSON {
-            FileHandle.standardError.write(Data("chime: \(scheduler.warningCount - 10) more warning(s) not shown\n".utf8))
+            StandardStreams.writeError("chime: \(scheduler.warningCount - 10) more warning(s) not shown\n")
         }
         let failed = scheduler.failed
         if isJSON {

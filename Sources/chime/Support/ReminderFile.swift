@@ -88,6 +88,11 @@ enum ReminderFile {
         } catch {
             throw WireError(.invalidArgument, error.message, field: "trigger.in")
         }
+        // Formatting would clamp a later instant to 9999-12-31: a different reminder, so refused.
+        guard instant <= RFC3339.supportedInstants.upperBound else {
+            throw WireError(
+                .invalidArgument, "'\(text)' from now is after 9999-12-31T23:59:59.999Z, the latest instant", field: "trigger.in")
+        }
         trigger["in"] = nil
         if let zone = trigger["timeZone"] as? String {
             do {

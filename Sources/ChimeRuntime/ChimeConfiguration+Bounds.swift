@@ -1,0 +1,24 @@
+import Foundation
+
+extension ChimeConfiguration {
+    /// Byte and count bounds on what peers may send and hold (`"limits"` in the configuration
+    /// file): each is checked before the work it bounds, so no key holder can exhaust memory or
+    /// stall the coordinator's loop (README "Limits").
+    public struct Bounds: Codable, Hashable, Sendable {
+        /// The largest frame a worker may send on the dispatch socket (heartbeats), in bytes;
+        /// beyond it libzmq drops the connection before reading the frame (ZMQ_MAXMSGSIZE).
+        public var maxWorkerMessageBytes = 64 * 1024
+        /// The largest frame on the results socket (acknowledgements, outcomes), in bytes
+        /// (ZMQ_MAXMSGSIZE): a worker's full credit of 4,096 acks takes about 2.5 MiB.
+        public var maxResultBytes = 16 * 1024 * 1024
+        /// Frames one control or results message may have; the rest of a longer one is read
+        /// and dropped a slice at a time, and the message gets `too_large` (control) or is
+        /// dropped (results).
+        public var maxFramesPerMessage = 16
+        /// Categories one `register` may give a recipient; more: `too_large`, field `categories`.
+        public var maxCategoriesPerRecipient = 1000
+
+        /// The defaults shown on each property.
+        public init() {}
+    }
+}
