@@ -75,7 +75,7 @@ import Testing
         let expected = WireCodec().encode(ControlReply(requestId: "c1", result: CancelResult(cancelled: expectedIDs)))
         #expect(answered.map(\.0) == [expected, expected])
         #expect(answered.map(\.1) == [alice, bob])
-        #expect(journal.last == .answered(requestId: "c1", reply: expected, at: Self.t0))
+        #expect(journal.last == .answered(requestId: "c1", reply: expected, at: Self.t0, recipient: "alice"), "a cancel of alice's")
         #expect(state.entries.stateCounts[.pending] == 500)
         #expect(state.reminderCount == 500)
 

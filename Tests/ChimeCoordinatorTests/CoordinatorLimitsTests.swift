@@ -69,8 +69,9 @@ import Testing
     }
 
     @Test func aReplyThatFitsIsRemembered() {
-        #expect(CoordinatorState.fitsOneRecord(answeredReplyBytes: RecordFraming.maximumPayloadLength - 21, requestIdBytes: 4))
-        #expect(!CoordinatorState.fitsOneRecord(answeredReplyBytes: RecordFraming.maximumPayloadLength - 20, requestIdBytes: 4))
+        // Kind, instant, three lengths, a 4-byte request id and room for a 256-byte recipient.
+        #expect(CoordinatorState.fitsOneRecord(answeredReplyBytes: RecordFraming.maximumPayloadLength - 281, requestIdBytes: 4))
+        #expect(!CoordinatorState.fitsOneRecord(answeredReplyBytes: RecordFraming.maximumPayloadLength - 280, requestIdBytes: 4))
     }
 
     @Test func cancellingManyLongIDsSplitsIntoEntriesThatEachFitARecord() throws {
