@@ -1,3 +1,4 @@
+import ChimeCore
 /// The on-disk format of the journal: segment files holding checksummed, length-prefixed
 /// records.
 ///

@@ -1,3 +1,4 @@
+import ChimeCore
 /// Reads framed records from a segment's bytes in order, stopping at the first torn or
 /// corrupt one (see ``RecordFraming`` for the format and the checks).
 ///

@@ -48,6 +48,14 @@ public struct WireError: Error, Codable, Hashable, Sendable, CustomStringConvert
         /// The peer sent more control requests than its rate limit allows (`control.rateLimit`);
         /// `retryAfterMs` says when the next one will be taken. The request was not read.
         public static let rateLimited = Code(rawValue: "rate_limited")
+        /// The request is for a recipient whose slot this shard does not own (Redis Cluster's
+        /// `MOVED`): `shard` names the owner and `mapEpoch` the map that says so; nothing was
+        /// applied. A client refreshes its shard map and sends the request there.
+        public static let wrongShard = Code(rawValue: "wrong_shard")
+        /// A cross-shard request (a listing, a cancel by filter, a status) that some shard did
+        /// not answer: the result holds what the others answered, the message names the
+        /// shards missing.
+        public static let partial = Code(rawValue: "partial")
         /// A bug on our side; the message says what failed.
         public static let `internal` = Code(rawValue: "internal")
     }
@@ -61,10 +69,15 @@ public struct WireError: Error, Codable, Hashable, Sendable, CustomStringConvert
     /// With `rate_limited`: how long to wait before the next request will be taken, in
     /// milliseconds (JSON `"retryAfterMs"`).
     public var retryAfterMilliseconds: Int?
+    /// With `wrong_shard`: the shard that owns the recipient's slot.
+    public var shard: Int?
+    /// With `wrong_shard`: the epoch of the shard map that says so.
+    public var mapEpoch: UInt64?
 
     private enum CodingKeys: String, CodingKey {
         case code, message, field
         case retryAfterMilliseconds = "retryAfterMs"
+        case shard, mapEpoch
     }
 
     /// Creates the value from its fields (see each property for meaning and units).

@@ -1,3 +1,4 @@
+import ChimeCore
 import ChimeStore
 import Foundation
 import Testing
