@@ -24,7 +24,10 @@ let package = Package(
             name: "CZeroMQ",
             providers: [.apt(["libzmq3-dev"])]
         ),
-        .target(name: "ZeroMQ", dependencies: ["CZeroMQ"]),
+        // The one helper-thread type, below ZeroMQ (its ZAP handler) and ChimeRuntime (its
+        // signal relay) alike.
+        .target(name: "HelperThreads"),
+        .target(name: "ZeroMQ", dependencies: ["CZeroMQ", "HelperThreads"]),
         // GNU libmicrohttpd from Debian's libmicrohttpd-dev (runtime: libmicrohttpd12), for
         // /metrics, /healthz and /readyz.
         .systemLibrary(
@@ -35,7 +38,7 @@ let package = Package(
         .target(name: "ChimeCore"),
         .target(name: "ChimeStore", dependencies: ["ChimeCore"]),
         .target(name: "ChimeWire", dependencies: ["ChimeCore"]),
-        .target(name: "ChimeRuntime"),
+        .target(name: "ChimeRuntime", dependencies: ["HelperThreads"]),
         // Keys, certificates, roles and the ZAP handler: shared by every role.
         .target(name: "ChimeSecurity", dependencies: ["ZeroMQ", "ChimeCore", "ChimeRuntime"]),
         // The roles, each a pure <Role>State plus a <Role>Service shell.
@@ -45,19 +48,23 @@ let package = Package(
         ),
         .target(
             name: "ChimeWorker",
-            dependencies: ["ZeroMQ", "ChimeCore", "ChimeWire", "ChimeRuntime", "ChimeSecurity", "HTTPServer"]
+            dependencies: ["ZeroMQ", "ChimeCore", "ChimeWire", "ChimeRuntime", "ChimeSecurity", "HTTPServer", "HelperThreads"]
         ),
         .target(
             name: "ChimeCoordinator",
-            dependencies: ["ZeroMQ", "ChimeCore", "ChimeStore", "ChimeWire", "ChimeRuntime", "ChimeSecurity", "HTTPServer"]
+            dependencies: [
+                "ZeroMQ", "ChimeCore", "ChimeStore", "ChimeWire", "ChimeRuntime", "ChimeSecurity", "HTTPServer", "HelperThreads",
+            ]
         ),
         .target(
             name: "ChimeTestSupport",
-            dependencies: ["ChimeCore", "ChimeRuntime", "ChimeClient", "ChimeCoordinator", "ChimeWorker", "ChimeWire", "ZeroMQ"]
+            dependencies: [
+                "ChimeCore", "ChimeRuntime", "ChimeClient", "ChimeCoordinator", "ChimeWorker", "ChimeWire", "ZeroMQ", "HelperThreads",
+            ]
         ),
         .target(
             name: "ChimeBench",
-            dependencies: ["ChimeClient", "ChimeCore", "ChimeWire", "ChimeRuntime", "ZeroMQ"]
+            dependencies: ["ChimeClient", "ChimeCore", "ChimeWire", "ChimeRuntime", "ZeroMQ", "HelperThreads"]
         ),
         .executableTarget(
             name: "StoreBenchmark",
@@ -68,10 +75,11 @@ let package = Package(
             name: "chime",
             dependencies: [
                 "ChimeBench", "ChimeClient", "ChimeCoordinator", "ChimeWorker", "ChimeSecurity", "ChimeCore", "ChimeStore", "ChimeWire",
-                "ChimeRuntime", "ZeroMQ", "HTTPServer",
+                "ChimeRuntime", "ZeroMQ", "HTTPServer", "HelperThreads",
             ]
         ),
-        .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ", "ChimeTestSupport"]),
+        .testTarget(name: "HelperThreadsTests", dependencies: ["HelperThreads"]),
+        .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ", "HelperThreads", "ChimeTestSupport"]),
         .testTarget(name: "ChimeCoreTests", dependencies: ["ChimeCore", "ChimeTestSupport"]),
         .testTarget(name: "ChimeWireTests", dependencies: ["ChimeWire", "ChimeCore", "ChimeTestSupport"]),
         .testTarget(name: "ChimeRuntimeTests", dependencies: ["ChimeRuntime"]),

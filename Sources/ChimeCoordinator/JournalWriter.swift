@@ -1,5 +1,6 @@
 import ChimeStore
 import Foundation
+import HelperThreads
 import ZeroMQ
 
 /// Writes and fsyncs the coordinator's journal on a thread of its own, so the coordinator's
@@ -123,7 +124,7 @@ final class JournalWriter: @unchecked Sendable {
     }
     /// The slowest recent `fdatasync` (seconds) for which the caller still fsyncs inline.
     private let inlineFsyncLimit: Double
-    private let finished = DispatchSemaphore(value: 0)
+    private let thread = HelperThread(name: "chime-journal")
     /// Told the fsync durations and journal size after each write; `nil` tells nobody.
     private let probe: CoordinatorProbe?
 
@@ -173,9 +174,7 @@ final class JournalWriter: @unchecked Sendable {
             carried = unwrittenEntries
             noSpace = JournalError(.noSpace, path: store.journal.directory.path, message: "the store was full at start")
         }
-        try SignalingThread.start(name: "chime-journal", context: context, signalEndpoint: signalEndpoint, finished: finished) {
-            [self] signal in run(signal: signal)
-        }
+        try thread.startSignaling(context: context, signalEndpoint: signalEndpoint) { [self] signal in run(signal: signal) }
     }
 
     /// Queues entries for the writer thread, or writes them on the caller's thread when the
@@ -341,7 +340,7 @@ final class JournalWriter: @unchecked Sendable {
         isStopping = true
         condition.broadcast()
         condition.unlock()
-        finished.wait()
+        thread.join()
     }
 
     /// Drops what is queued, lets a write under way finish, then stops the thread and waits
@@ -352,7 +351,7 @@ final class JournalWriter: @unchecked Sendable {
         isStopping = true
         condition.broadcast()
         condition.unlock()
-        finished.wait()
+        thread.join()
     }
 
     private func run(signal: Socket) {

@@ -1,5 +1,6 @@
 import ChimeRuntime
 import Foundation
+import HelperThreads
 import Synchronization
 import ZeroMQ
 
@@ -7,16 +8,14 @@ import ZeroMQ
 /// messages, for events other than fire events (`badge.`, `action.`).
 public final class TopicCollector: Sendable {
     private let stop = StopSignal()
-    private let finished = DispatchSemaphore(value: 0)
+    private let thread = HelperThread(name: "topic-collector")
 
     /// Connects to `endpoint` and subscribes to each prefix.
     public init(endpoint: String, prefixes: [String]) {
         let stop = stop
-        let finished = finished
         let storage = MessageStorage()
         self.storage = storage
-        let thread = Thread {
-            defer { finished.signal() }
+        thread.start {
             do {
                 let context = try Context()
                 stop.onStop { context.shutdown() }
@@ -33,8 +32,6 @@ public final class TopicCollector: Sendable {
                 // Context shut down by close(): the normal way out.
             }
         }
-        thread.name = "topic-collector"
-        thread.start()
     }
 
     private let storage: MessageStorage
@@ -49,7 +46,7 @@ public final class TopicCollector: Sendable {
     /// Stops the thread and waits (at most 2 s) for it to close its socket.
     public func close() {
         stop.requestStop()
-        _ = finished.wait(timeout: .now() + 2)
+        thread.join(timeout: .seconds(2))
     }
 
     deinit { close() }

@@ -1,6 +1,7 @@
 import ChimeCore
 import ChimeWire
 import Foundation
+import HelperThreads
 import Synchronization
 
 /// Runs action handlers for a worker: built-ins inline, command hooks on threads of their
@@ -43,11 +44,9 @@ public final class ActionRunner: Sendable {
             }
             let timeLimit = timeLimit
             let runner = self
-            let thread = Thread {
+            HelperThread(name: "action-\(job.action)").start {
                 runner.record(Self.runHook(command, job: job, timeLimit: timeLimit))
             }
-            thread.name = "action-\(job.action)"
-            thread.start()
         }
     }
 
