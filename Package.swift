@@ -96,7 +96,7 @@ let package = Package(
                 "ChimeTestSupport", "ZeroMQ",
             ]
         ),
-        .testTarget(name: "ChimeClientTests", dependencies: ["ChimeClient", "ChimeCore", "ChimeWire"]),
+        .testTarget(name: "ChimeClientTests", dependencies: ["ChimeClient", "ChimeCore", "ChimeWire", "ChimeRuntime", "ZeroMQ"]),
         .testTarget(name: "ChimeWorkerTests", dependencies: ["ChimeWorker", "ChimeCore", "ChimeWire"]),
         .testTarget(name: "ChimeSecurityTests", dependencies: ["ChimeSecurity", "ChimeRuntime", "ChimeTestSupport", "ZeroMQ"]),
         .testTarget(

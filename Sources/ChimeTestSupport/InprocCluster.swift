@@ -59,11 +59,10 @@ public final class InprocCluster {
 
         // Connected before anything binds (inproc allows it), so the subscription is there
         // before the first worker starts.
-        firings = try Socket(.subscriber, context: context)
-        try firings.set(.linger(milliseconds: 0))
+        firings = try SubscriberSocket.make(
+            endpoint: configuration.endpoints.events.connect, topics: [Topic.firePrefix], highWaterMark: nil, curve: nil,
+            context: context)
         try firings.set(.receiveTimeout(milliseconds: 5000))
-        try firings.set(.subscribe(Data(Topic.firePrefix.utf8)))
-        try firings.connect(to: configuration.endpoints.events.connect)
         let logger = Logger(label: "inproc", minimumLevel: .warning)
         let (stop, clock, context, settings) = (stopSignal, clock, context, configuration)
         try launch(name: "coordinator") { ready in

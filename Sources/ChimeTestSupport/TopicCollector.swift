@@ -1,3 +1,4 @@
+import ChimeClient
 import ChimeRuntime
 import Foundation
 import HelperThreads
@@ -17,13 +18,9 @@ public final class TopicCollector: Sendable {
         self.storage = storage
         thread.start {
             do {
-                let context = try Context()
-                stop.onStop { context.shutdown() }
-                let socket = try Socket(.subscriber, context: context)
+                let socket = try SubscriberSocket.make(
+                    endpoint: endpoint, topics: prefixes, highWaterMark: nil, curve: nil, stop: stop)
                 defer { socket.close() }
-                try socket.set(.linger(milliseconds: 0))
-                for prefix in prefixes { try socket.set(.subscribe(Data(prefix.utf8))) }
-                try socket.connect(to: endpoint)
                 while !stop.isStopRequested {
                     guard let frames = try socket.receiveMessage(dontWait: false), frames.count == 2 else { continue }
                     storage.append(String(decoding: frames[0], as: UTF8.self), frames[1])
