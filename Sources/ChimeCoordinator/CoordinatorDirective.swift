@@ -118,6 +118,8 @@ public struct CoordinatorConfiguration: Sendable {
     public var actionTimeLimit: Double
     /// Acknowledged fire events kept for `events` catch-up requests.
     public var eventRetention: Int
+    /// Finished action jobs kept for `job` requests (the oldest finished are forgotten first).
+    public var finishedJobRetention = 1000
     /// Worker records kept at most (alive or recently lost); a message from a new worker
     /// id beyond this is dropped, so forged heartbeats cannot grow memory.
     public var maxWorkers: Int
@@ -144,4 +146,13 @@ public struct CoordinatorConfiguration: Sendable {
     /// The defaults of ``ChimeConfiguration`` (where the file's keys have theirs) and those
     /// shown on the properties the file does not set.
     public init() { self.init(from: ChimeConfiguration()) }
+
+    /// The tunables the fold reads, as the durable state records them.
+    public var durableSettings: DurableSettings {
+        DurableSettings(
+            maxPendingPerRecipient: maxPendingPerRecipient, requireRegistration: requireRegistration,
+            eventRetention: eventRetention, rememberedRequests: rememberedRequests,
+            rememberedReplyBytes: rememberedReplyBytes, largeReplyThreshold: largeReplyThreshold,
+            rememberedLargeReplyBytes: rememberedLargeReplyBytes, finishedJobRetention: finishedJobRetention)
+    }
 }

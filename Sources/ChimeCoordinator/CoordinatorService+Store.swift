@@ -85,9 +85,8 @@ extension CoordinatorService {
             for entry in recovery.entries { state.apply(entry) }
         } else {
             (store, recovery) = try FileStore.open(directory: directory, fsync: fsyncPolicy, options: options, lock: lock)
-            let snapshot = try recovery.snapshot.map { try CoordinatorSnapshot.decode(payload: $0.payload) }
             state = CoordinatorState(configuration: tunables, startedAt: clock.now)
-            if let snapshot { try state.load(snapshot) }
+            if let snapshot = recovery.snapshot { try state.load(snapshot: snapshot.payload) }
             for entry in recovery.entries { state.apply(entry) }
         }
         // The epoch only grows: above the EPOCH file, the snapshot's and every `started` entry's
@@ -103,7 +102,7 @@ extension CoordinatorService {
                 ["recordedEpoch": .integer(recordedEpoch), "epoch": .integer(tunables.epoch), "store": "\(directory.path)"])
         }
         // Journaled before anything is served, so a lost EPOCH file is rebuilt from it.
-        let startedEntry = JournalEntry.started(epoch: tunables.epoch, at: clock.now)
+        let startedEntry = JournalEntry.started(epoch: tunables.epoch, at: clock.now, settings: tunables.durableSettings)
         try store.append([startedEntry])
         do {
             try store.sync()

@@ -71,12 +71,6 @@ extension CoordinatorState {
         return .job(JobResult(status: "pending", job: job, outcome: nil))
     }
 
-    /// Queues an accepted job for a worker (the fold of `.acted`).
-    mutating func accept(_ job: ActionJob) {
-        jobs[job.jobId] = JobRecord(job: job)
-        waitingJobs.append(job.jobId)
-    }
-
     func jobResult(_ jobId: String) -> ControlOutcome {
         guard let record = jobs[jobId] else {
             return .failed(WireError(.notFound, "no action job \(jobId)", field: "jobId"))
@@ -86,25 +80,23 @@ extension CoordinatorState {
     }
 
     /// Hands waiting jobs to live workers, one batch per job; a job whose lease expires is
-    /// retried, and fails after `maxAttempts`.
+    /// retried with its next attempt number (journaled), and fails after `maxAttempts`.
     mutating func assignJobs(at now: Date, directives: inout [CoordinatorDirective]) {
         for (jobId, _) in jobLeases.popDue(at: now) {
             guard let record = jobs[jobId], record.outcome == nil else { continue }
-            if record.attempts >= configuration.maxAttempts {
+            if record.attempt >= configuration.maxAttempts {
                 let outcome = ActionOutcome(
-                    jobId: jobId, status: .failed, reason: "no worker completed it in \(record.attempts) attempts")
+                    jobId: jobId, status: .failed, reason: "no worker completed it in \(record.attempt) attempts")
                 self.record(.actionFinished(outcome, at: now), into: &directives)
                 directives.append(.publish(.action(ActionEvent(type: "actionFinished", job: record.job, outcome: outcome, at: now))))
             } else {
+                self.record(.jobLeaseExpired(jobId: jobId, at: now), into: &directives)
                 waitingJobs.append(jobId)
             }
         }
         while !waitingJobs.isEmpty, let (worker, _) = workerWithMostCredit() {
             let jobId = waitingJobs.removeFirst()
-            guard var record = jobs[jobId], record.outcome == nil else { continue }
-            record.worker = worker
-            record.attempts += 1
-            jobs[jobId] = record
+            guard let record = jobs[jobId], record.outcome == nil else { continue }
             jobLeases.schedule(jobId, at: now.addingTimeInterval(configuration.actionTimeLimit + 5))
             directives.append(.dispatch(
                 DispatchBatch(epoch: configuration.epoch, leaseMilliseconds: Int(configuration.actionTimeLimit * 1000),
@@ -133,7 +125,7 @@ extension CoordinatorState {
                     id: ReminderID("\(job.reminderId.rawValue).snooze-\(Int64(at.timeIntervalSince1970 * 1000))"),
                     recipient: original.recipient, content: original.content, trigger: Trigger(start: .instant(at)))
                 guard let recurrence = try? snoozed.trigger.makeRecurrence() else { continue }
-                record(.scheduled(snoozed, at: now), into: &directives, recurrence: recurrence)
+                record(.scheduled(snoozed, at: now), into: &directives, hints: ApplyHints(recurrence: recurrence))
             }
         }
     }

@@ -210,7 +210,7 @@ extension CoordinatorState {
                 warnings.append("\(reminder.id): sound \(sound) \(problem); scheduled with the default sound")
             }
             let replaced = entries[reminder.id] != nil
-            record(.scheduled(reminder, at: now), into: &directives, recurrence: recurrence)
+            record(.scheduled(reminder, at: now), into: &directives, hints: ApplyHints(recurrence: recurrence))
             let (item, warning) = scheduleItem(of: reminder, replaced: replaced, at: now)
             items.append(item)
             if let warning { warnings.append(warning) }
@@ -261,13 +261,6 @@ extension CoordinatorState {
         let item = ScheduleResult.Item(
             id: reminder.id, replaced: replaced, state: state, nextFireAt: next.map { fireInstant(of: reminder, $0) })
         return (item, warning)
-    }
-
-    /// The occurrence sequence of `reminder`: cached for a repeating one, rebuilt for a
-    /// one-shot; `nil` when it no longer builds (its zone left tzdata).
-    func recurrence(of reminder: Reminder) -> Recurrence? {
-        if let cached = recurrences[reminder.id] { return cached }
-        return try? resolvingRecipientZone(reminder).trigger.makeRecurrence()
     }
 
     mutating func retry(_ firingId: FiringID, at now: Date, directives: inout [CoordinatorDirective]) -> ControlOutcome {

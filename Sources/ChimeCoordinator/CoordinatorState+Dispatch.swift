@@ -25,11 +25,8 @@ extension CoordinatorState {
         observeClocks(now, monotonic: monotonic)
         throughput.sampleIfDue(elapsed: elapsed, dispatched: dispatchedCount, acknowledged: acknowledgedCount)
         var directives: [CoordinatorDirective] = []
-        let budget = max(0, freeCredit().saturatingAdding(configuration.maxBatchSize) - waitingCount)
-        for (id, _) in schedule.popDue(at: now, limit: budget) {
-            guard let entry = entries[id], let occurrence = entry.next else { continue }
-            takeOccurrence(occurrence, of: id, reminder: entry.reminder, at: now, directives: &directives)
-        }
+        fireDue(at: now, budget: max(0, freeCredit().saturatingAdding(configuration.maxBatchSize) - waitingCount),
+                directives: &directives)
         releaseDueNags(at: now, directives: &directives)
         dropSilentWorkers(at: now, directives: &directives)
         // Stale entries (acknowledged, requeued or leased again) leave from the front at once,
@@ -51,6 +48,22 @@ extension CoordinatorState {
         // worker message, which wakes the loop.
         isScheduleBacklogged = waitingCount > 0 && (schedule.nextDeadline.map { $0 <= now } ?? false)
         return directives
+    }
+
+    /// Takes up to `budget` due occurrences, earliest first. The timer is only read here: each
+    /// occurrence's entry (`.fired`, `.skipped`, `.suppressed`) moves its reminder on in the
+    /// fold, which re-arms it at its next occurrence or disarms it (a `fireAll` catch-up's next
+    /// missed occurrence may then come up again in the same turn, within the budget).
+    mutating func fireDue(at now: Date, budget: Int, directives: inout [CoordinatorDirective]) {
+        var taken = 0
+        while taken < budget, let (id, deadline) = schedule.first, deadline <= now {
+            guard let entry = entries[id], let occurrence = entry.next else {
+                assertionFailure("reminder \(id) is armed without an entry or a next occurrence")
+                break
+            }
+            takeOccurrence(occurrence, of: id, reminder: entry.reminder, at: now, directives: &directives)
+            taken += 1
+        }
     }
 
     /// Decides what becomes of one due occurrence — a firing, a suppression (the recipient's
@@ -92,13 +105,13 @@ extension CoordinatorState {
         switch deliveryPlan(reminder.content, for: reminder.recipient) {
         case .suppressed(let reason):
             record(.suppressed(id, dueAt: fireAt, next: next, reason: reason, at: now), into: &directives)
-        case .deliver(let content, _):
-            let firing = SharedFiring(Firing(
-                reminderId: id, recipient: reminder.recipient, dueAt: fireAt, content: content, late: isMisfire,
-                missed: isMisfire ? missed : nil, eventAt: trigger.offset == nil ? nil : occurrence.instant))
-            // A firing recovered unsettled for this very occurrence is already in line.
+        case .deliver:
+            // The fold builds the firing (one place, for live and replay); a firing recovered
+            // unsettled for this very occurrence is already in line.
             let entry = JournalEntry.fired(id, dueAt: fireAt, next: next, late: isMisfire, missed: missed, at: now)
-            if let made = record(entry, into: &directives, firing: firing).made { waiting.append(made) }
+            if let made = record(entry, into: &directives, hints: ApplyHints(reminder: reminder)).made {
+                waiting.append(made)
+            }
         }
     }
 
@@ -229,9 +242,9 @@ extension CoordinatorState {
     public mutating func onDispatchFailed(_ batch: DispatchBatch, to worker: WorkerID, at now: Date, monotonic: Double? = nil) {
         observeClocks(now, monotonic: monotonic)
         workers[worker]?.isReachable = false
+        // The same attempt goes out again: nothing durable changed.
         for job in batch.jobs ?? [] where jobs[job.jobId]?.outcome == nil {
             jobLeases.remove(job.jobId)
-            jobs[job.jobId]?.attempts -= 1
             waitingJobs.insert(job.jobId, at: 0)
         }
         var returned: [SharedFiring] = []
@@ -299,7 +312,7 @@ extension CoordinatorState {
             fireLatenessSeconds.observe(lateness)
             let entry = JournalEntry.acknowledged(
                 ack.firingId, seq: flight.seq, worker: message.worker, firedAt: ack.firedAt)
-            if let update = self.record(entry, into: &directives).badge {
+            if let update = self.record(entry, into: &directives).numberedBadge {
                 publishBadge(update, of: flight.firing.recipient, at: now, directives: &directives)
             }
         }
@@ -374,5 +387,15 @@ extension CoordinatorState {
     /// Whether `worker` is known and within its liveness window.
     func isAlive(_ worker: WorkerID) -> Bool {
         workers[worker]?.isAlive ?? false
+    }
+}
+
+extension CoordinatorState {
+    /// Moves due nags to the unsettled firings and the waiting line: one `.nagFired` each,
+    /// whose fold takes it off the nag timer.
+    mutating func releaseDueNags(at now: Date, directives: inout [CoordinatorDirective]) {
+        while let (id, deadline) = nags.first, deadline <= now {
+            if let made = record(.nagFired(id, at: now), into: &directives).made { waiting.append(made) }
+        }
     }
 }

@@ -131,13 +131,3 @@ extension CoordinatorState {
         return text
     }
 }
-
-/// The order of dead letters: by due millisecond, then firing id (`deadLetterIndex`).
-struct DeadLetterKey: Comparable, Hashable, Sendable {
-    let firingId: FiringID
-    init(_ firingId: FiringID) { self.firingId = firingId }
-
-    static func < (lhs: DeadLetterKey, rhs: DeadLetterKey) -> Bool {
-        (lhs.firingId.dueAtMilliseconds, lhs.firingId) < (rhs.firingId.dueAtMilliseconds, rhs.firingId)
-    }
-}

@@ -26,45 +26,40 @@ extension CoordinatorState {
         return RecipientResult(recipient: recipient.redacted(), badge: ledger.badge, deliveredCount: ledger.delivered.count)
     }
 
-    /// Applies a badge update and publishes one event when the number changed.
-    mutating func publishBadge(_ update: BadgeUpdate, of recipient: RecipientID, at now: Date,
-                               directives: inout [CoordinatorDirective]) {
-        guard update.isChanged else { return }
-        badgeEventSeq += 1
-        directives.append(.publish(.badge(BadgeEvent(seq: badgeEventSeq, recipient: recipient, badge: update.badge, at: now))))
+    /// Publishes the badge event of an update that changed the number (the fold numbered it).
+    func publishBadge(_ update: NumberedBadgeUpdate, of recipient: RecipientID, at now: Date,
+                      directives: inout [CoordinatorDirective]) {
+        guard update.update.isChanged, let seq = update.seq else { return }
+        directives.append(.publish(.badge(BadgeEvent(seq: seq, recipient: recipient, badge: update.update.badge, at: now))))
     }
 
     mutating func setBadge(_ recipient: RecipientID, to value: Int, at now: Date, directives: inout [CoordinatorDirective])
         -> ControlOutcome
     {
-        let update = record(.badgeSet(recipient, value, at: now), into: &directives).badge ?? BadgeUpdate(badge: 0, isChanged: false)
-        publishBadge(update, of: recipient, at: now, directives: &directives)
+        let numbered = record(.badgeSet(recipient, value, at: now), into: &directives).numberedBadge
+        let update = numbered?.update ?? BadgeUpdate(badge: 0, isChanged: false)
+        if let numbered { publishBadge(numbered, of: recipient, at: now, directives: &directives) }
         return .badge(BadgeResult(recipient: recipient, badge: update.badge, changed: update.isChanged))
     }
 
     /// The recipient a firing id belongs to: its reminder's, else the ledger that lists it.
-    func recipient(of firingId: FiringID) -> RecipientID? {
-        if let entry = entries[firingId.reminder] {
-            return entry.recipient
-        }
-        return ledgers.first { $0.value.isDelivered(firingId.nagBase) }?.key
-    }
+    func recipient(of firingId: FiringID) -> RecipientID? { durable.recipient(of: firingId) }
 
     /// Marks a delivered firing handled: it leaves the delivered list and the badge falls by one.
     mutating func handle(_ firingId: FiringID, action: String?, at now: Date, directives: inout [CoordinatorDirective])
         -> BadgeResult?
     {
         guard let recipient = recipient(of: firingId) else { return nil }
-        let update = record(.handled(firingId, action: action, at: now), into: &directives).badge
-            ?? BadgeUpdate(badge: ledgers[recipient]?.badge ?? 0, isChanged: false)
-        publishBadge(update, of: recipient, at: now, directives: &directives)
+        let numbered = record(.handled(firingId, action: action, at: now), into: &directives).numberedBadge
+        let update = numbered?.update ?? BadgeUpdate(badge: ledgers[recipient]?.badge ?? 0, isChanged: false)
+        if let numbered { publishBadge(numbered, of: recipient, at: now, directives: &directives) }
         return BadgeResult(recipient: recipient, badge: update.badge, changed: update.isChanged)
     }
 
     mutating func delivered(_ recipient: RecipientID, remove: FiringID?, at now: Date,
                             directives: inout [CoordinatorDirective]) -> ControlOutcome {
         if let remove {
-            if let update = record(.deliveredRemoved(recipient, remove, at: now), into: &directives).badge {
+            if let update = record(.deliveredRemoved(recipient, remove, at: now), into: &directives).numberedBadge {
                 publishBadge(update, of: recipient, at: now, directives: &directives)
             }
         }
@@ -88,46 +83,39 @@ extension CoordinatorState {
         return .switched(SwitchResult(changed: changed))
     }
 
-    /// The switch itself (the fold of `.switched`). Enabling computes the next occurrence from
-    /// `now`; disabling keeps the record and disarms it.
-    mutating func switchReminders(_ ids: [ReminderID], _ enabled: Bool, at now: Date) {
-        for id in Set(ids).sorted() {
-            guard var entry = entries[id] else { continue }
-            var reminder = entry.reminder
-            guard reminder.enabled != enabled else { continue }
-            reminder.enabled = enabled
-            entry.reminder = reminder
-            if enabled {
-                entry.next = recurrence(of: reminder).flatMap { firstFiring(of: reminder, in: $0, onOrAfter: now) }
-                if let next = entry.next {
-                    entry.state = .pending
-                    arm(id, of: reminder.recipient, at: fireInstant(of: reminder, next))
-                } else {
-                    entry.state = reminder.trigger.isRepeating ? .finished : .delivered
-                }
-            } else {
-                entry.state = .disabled
-                disarm(id, of: reminder.recipient)
-            }
-            entries[id] = entry
-        }
-    }
-
     /// When an occurrence (an event) fires: its instant less the trigger's remind-before offset.
     func fireInstant(of reminder: Reminder, _ occurrence: Occurrence) -> Date {
         reminder.trigger.fireInstant(eventInstant: occurrence.instant)
     }
 
+    /// When `entry`'s occurrence fires (decoding the reminder only when it has an offset).
+    static func fireInstant(of entry: Entry, _ occurrence: Occurrence) -> Date { entry.fireInstant(of: occurrence) }
+
     /// The first event whose firing is at or after `instant`.
     func firstFiring(of reminder: Reminder, in recurrence: Recurrence, onOrAfter instant: Date) -> Occurrence? {
-        reminder.trigger.firstEvent(firingOnOrAfter: instant, in: recurrence)
+        durable.firstFiring(of: reminder, in: recurrence, onOrAfter: instant)
     }
 
     /// What is delivered of `content` to `recipient`, or why nothing is.
     func deliveryPlan(_ content: Content, for recipient: RecipientID) -> DeliveryPlan {
-        // Most clusters register no recipients: skip hashing the id then (every firing asks).
-        DeliveryPlan.make(
-            for: content, settings: recipients.isEmpty ? nil : recipients[recipient]?.settings,
-            requireRegistration: configuration.requireRegistration)
+        durable.deliveryPlan(content, for: recipient)
     }
+
+    /// The occurrence sequence of `reminder` (cached for a repeating one).
+    func recurrence(of reminder: Reminder) -> Recurrence? { durable.recurrence(of: reminder) }
+
+    /// Validates a reminder (with its recipient's zone) and builds its occurrences.
+    /// - Throws: `ValidationError` naming the first offending field.
+    func validate(_ reminder: Reminder, maximumUserInfoBytes: Int) throws(ValidationError) -> Recurrence {
+        try durable.validate(reminder, maximumUserInfoBytes: maximumUserInfoBytes)
+    }
+
+    /// The cap on `recipient`'s armed reminders (`nil`: none).
+    func pendingLimit(for recipient: RecipientID) -> Int? { durable.pendingLimit(for: recipient) }
+
+    /// Whether a pending reminder is armed (always, without a cap).
+    func isArmed(_ id: ReminderID, of recipient: RecipientID) -> Bool { durable.schedule.isArmed(id, of: recipient) }
+
+    /// The `timeZone` value that means "the recipient's zone".
+    static var recipientZone: String { DurableState.recipientZone }
 }

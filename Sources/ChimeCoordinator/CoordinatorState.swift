@@ -14,96 +14,7 @@ import Foundation
 /// control, ZeroMQ Guide ch. 7). Redelivery reuses the firing id (at-least-once delivery
 /// with an idempotency key).
 public struct CoordinatorState: Sendable {
-    /// One reminder with its place in the schedule, kept small: the reminder itself is held
-    /// in its binary form (`Reminder.binaryEncoded()`, about 150 bytes for a one-shot with a
-    /// 100-byte body instead of ~1 KB of structs and strings) and decoded when a firing,
-    /// listing or change needs it. The recurrence of a repeating reminder is cached in
-    /// `CoordinatorState.recurrences`; a one-shot's is rebuilt on demand.
-    struct Entry: Sendable {
-        /// `Reminder.binaryEncoded()` of the reminder.
-        private(set) var bytes: [UInt8]
-        /// The reminder's recipient, decoded once: arming, caps and acknowledgements ask.
-        private(set) var recipient: RecipientID
-        // Declared before the one-byte fields, which then share its padding: 72 bytes a value
-        // instead of 80 (2 MB of the table's 25 MB at 100,000 reminders).
-        var next: Occurrence?
-        /// Whether its trigger repeats (`Trigger.isRepeating`), decoded once.
-        private(set) var isRepeating: Bool
-        /// Whether it has a nag policy, decoded once (every acknowledgement asks).
-        private(set) var hasNag: Bool
-        /// Whether its trigger has a remind-before offset (rare: only then does a fire
-        /// instant need the reminder decoded).
-        private(set) var hasOffset: Bool
-        var state: ReminderState
-        var deliveredCount = 0
-        var lastFiredAt: Date?
-
-        init(reminder: Reminder, next: Occurrence?, state: ReminderState, deliveredCount: Int = 0, lastFiredAt: Date? = nil) {
-            bytes = reminder.binaryEncoded()
-            recipient = reminder.recipient
-            isRepeating = reminder.trigger.isRepeating
-            hasNag = reminder.nag != nil
-            hasOffset = reminder.trigger.offset != nil
-            self.next = next
-            self.state = state
-            self.deliveredCount = deliveredCount
-            self.lastFiredAt = lastFiredAt
-        }
-
-        /// Decodes an entry's bytes: the coordinator's own encoding, or a snapshot's that passed
-        /// the file's CRC-32C and `binarySummary`, so a failure is a bug in this code (the one
-        /// place that says so, for entries and for listing pages decoded off the loop).
-        static func decodeStored(_ bytes: ArraySlice<UInt8>) -> Reminder {
-            do {
-                return try Reminder(binary: bytes)
-            } catch {
-                preconditionFailure("a reminder the coordinator encoded does not decode: \(error)")
-            }
-        }
-
-        /// Takes bytes a snapshot holds as they are (checked: they must decode).
-        /// - Throws: `BinaryDecodingError` when they do not.
-        init(bytes: [UInt8], next: Occurrence?, state: ReminderState, deliveredCount: Int, lastFiredAt: Date?)
-            throws(BinaryDecodingError)
-        {
-            let summary = try Reminder.binarySummary(in: bytes[...])
-            recipient = summary.recipient
-            isRepeating = summary.isRepeating
-            hasNag = summary.hasNag
-            hasOffset = summary.hasOffset
-            self.bytes = bytes
-            self.next = next
-            self.state = state
-            self.deliveredCount = deliveredCount
-            self.lastFiredAt = lastFiredAt
-        }
-
-        /// The reminder, decoded from `bytes`; setting it re-encodes.
-        var reminder: Reminder {
-            get { Self.decodeStored(bytes[...]) }
-            set {
-                bytes = newValue.binaryEncoded()
-                recipient = newValue.recipient
-                isRepeating = newValue.trigger.isRepeating
-                hasNag = newValue.nag != nil
-                hasOffset = newValue.trigger.offset != nil
-            }
-        }
-    }
-
-    /// When `entry`'s occurrence fires: its instant less the trigger's remind-before offset
-    /// (`Trigger.fireInstant(eventInstant:)`; the reminder is decoded only when it has one).
-    static func fireInstant(of entry: Entry, _ occurrence: Occurrence) -> Date {
-        entry.hasOffset ? entry.reminder.trigger.fireInstant(eventInstant: occurrence.instant) : occurrence.instant
-    }
-
-    /// A firing as the unsettled map and the in-flight map share it: a reference, so those
-    /// hash tables move 8 bytes instead of a whole `Firing` (~250 bytes) when they insert or
-    /// delete. Immutable: a changed firing is a new box, so states stay values.
-    final class SharedFiring: Sendable {
-        let firing: Firing
-        init(_ firing: Firing) { self.firing = firing }
-    }
+    typealias Entry = ReminderEntry
 
     struct InFlight: Sendable {
         let shared: SharedFiring
@@ -135,26 +46,15 @@ public struct CoordinatorState: Sendable {
         var lastAssignment = 0
     }
 
-    struct JobRecord: Sendable {
-        var job: ActionJob
-        var worker: WorkerID?
-        var attempts = 0
-        var outcome: ActionOutcome?
-    }
+    /// The durable state: changed only by ``apply(_:)`` (and replaced whole by ``load(_:)``),
+    /// here in this file; every other part of the coordinator reads it.
+    public private(set) var durable: DurableState
 
     /// The tunables this state decides with.
     public internal(set) var configuration: CoordinatorConfiguration
     var startedAt: Date
-    var entries = EntryTable()
-    /// The ids of `entries` in order, for `list` pages (kept by `place` and `removeEntry`, the
-    /// only places that add or remove an entry, and rebuilt by `load`).
-    var reminderIndex = SortedKeySet<ReminderID>()
-    /// The occurrence sequence of every repeating reminder in `entries` (one-shots rebuild
-    /// theirs on demand), with recipient zones resolved.
-    var recurrences: [ReminderID: Recurrence] = [:]
-    var schedule = TimerQueue<ReminderID>(shardCount: EntryTable.shardCount, shardHash: { $0.shardHash })
-    /// Unsettled firings not yet assigned to a worker, oldest first (the boxes `unsettled`
-    /// holds).
+    /// Unsettled firings not yet assigned to a worker, oldest first (the boxes
+    /// `durable.deliveries.unsettled` holds).
     var waiting = RingQueue<SharedFiring>()
     var inFlight: [FiringID: InFlight] = [:]
     /// Lease expiries in dispatch order. Every lease lasts `leaseDuration`, so expiries only
@@ -169,51 +69,22 @@ public struct CoordinatorState: Sendable {
     /// The wall-clock reading of the current call (UTC), paired with `elapsed`.
     var elapsedWall = Date(timeIntervalSinceReferenceDate: 0)
     var workers: [WorkerID: WorkerRecord] = [:]
-    /// Firings made (`.fired`, `.nagFired`, `.retried`) and not yet acknowledged or
-    /// dead-lettered, with their attempt numbers: durable. Which worker holds one, its lease
-    /// and its `seq` are volatile (`inFlight`).
-    var unsettled: [FiringID: SharedFiring] = [:]
-    var deadLetters: [FiringID: Firing] = [:]
-    /// The keys of `deadLetters` in listing order (kept by the fold of `.deadLettered` and
-    /// `.retried`, rebuilt by `load`).
-    var deadLetterIndex = SortedKeySet<DeadLetterKey>()
-    /// Encoded replies of recent mutating requests, for idempotent retries.
-    var requestLog: RequestLog
     /// When recovery finished: occurrences due before it are misfires.
     var recoveredAt: Date?
-    /// Whether the last `onTick` left due reminders in `schedule` because the waiting line
+    /// Whether the last `onTick` left due reminders in the timer because the waiting line
     /// already held what the workers' free credit can take; `nextWake` then waits for credit
     /// (a worker message) instead of the past due time.
     var isScheduleBacklogged = false
-    /// Late firings made per reminder since it last fired on time, for `fireAllCap`.
-    var lateFirings: [ReminderID: Int] = [:]
     /// Journal or snapshot records that no longer validate and were skipped.
     public internal(set) var skippedEntries = 0
-    /// Registered recipients (settings, categories, token).
-    var recipients: [RecipientID: Recipient] = [:]
-    /// Badge numbers and delivered lists, for every recipient that has one.
-    var ledgers: [RecipientID: BadgeLedger] = [:]
-    var badgeEventSeq: UInt64 = 0
-    /// Action jobs by id, with their outcome once finished.
-    var jobs: [String: JobRecord] = [:]
+    /// Unfinished action jobs waiting for a worker, oldest first.
     var waitingJobs: [String] = []
+    /// When each job handed to a worker must have finished (its lease).
     var jobLeases = TimerQueue<String>()
     var suppressedCount = 0
-    /// Per-recipient caps on armed reminders, for recipients that have one.
-    var caps: [RecipientID: PendingCap<ReminderID>] = [:]
-    /// Nag re-alerts armed after delivery, by nag firing id.
-    var nagFirings: [FiringID: Firing] = [:]
-    var nags = TimerQueue<FiringID>()
     /// The `seq` the next dispatched firing gets (volatile: a recovery resumes after
     /// `eventSeqReserved`).
     var nextEventSeq: UInt64 = 1
-    /// The highest event `seq` reserved in the journal (`.seqReserved`).
-    var eventSeqReserved: UInt64 = 0
-    /// The highest coordinator epoch the journal (`.started`) and the snapshot recorded: the
-    /// next start's epoch is above it.
-    public internal(set) var highestRecordedEpoch: UInt64 = 0
-    /// Acknowledged fire events kept for catch-up.
-    var eventLog: EventLog
     var generatedIDs = 0
     var assignmentCounter = 0
     var dispatchLateness = LatenessRecorder()
@@ -237,16 +108,74 @@ public struct CoordinatorState: Sendable {
 
     /// Makes an empty coordinator state.
     /// - Parameters:
-    ///   - configuration: the tunables.
+    ///   - configuration: the tunables; the fold starts with their `durableSettings` (a store
+    ///     that recorded its own replaces them with those).
     ///   - startedAt: when the coordinator started (UTC), for `status`.
     public init(configuration: CoordinatorConfiguration = CoordinatorConfiguration(), startedAt: Date) {
         self.configuration = configuration
         self.startedAt = startedAt
-        requestLog = RequestLog(
-            capacity: configuration.rememberedRequests, byteLimit: configuration.rememberedReplyBytes,
-            largeReplyThreshold: configuration.largeReplyThreshold, largeByteLimit: configuration.rememberedLargeReplyBytes)
-        eventLog = EventLog(capacity: configuration.eventRetention)
+        durable = DurableState(settings: configuration.durableSettings)
     }
+
+    /// Appends `entry` to the turn's directives and folds it into the state.
+    /// - Returns: what the entry changed that the caller acts on.
+    @discardableResult
+    mutating func record(
+        _ entry: JournalEntry, into directives: inout [CoordinatorDirective], hints: ApplyHints = ApplyHints()
+    ) -> AppliedEntry {
+        directives.append(.append(entry))
+        return apply(entry, hints: hints)
+    }
+
+    /// Folds one journal entry into the durable state (``DurableState/apply(_:hints:)``), as
+    /// the live coordinator did when it decided the entry; recovery calls it for every entry
+    /// after the snapshot. The volatile bookkeeping that follows an entry (counters, the job
+    /// line) follows here, for both.
+    @discardableResult
+    public mutating func apply(_ entry: JournalEntry) -> AppliedEntry { apply(entry, hints: ApplyHints()) }
+
+    mutating func apply(_ entry: JournalEntry, hints: ApplyHints) -> AppliedEntry {
+        let applied = durable.apply(entry, hints: hints)
+        if applied.wasSkipped { skippedEntries += 1 }
+        switch entry {
+        case .suppressed: suppressedCount += 1
+        case .acted(let job, _): waitingJobs.append(job.jobId)
+        case .actionFinished(let outcome, _):
+            jobLeases.remove(outcome.jobId)
+            waitingJobs.removeAll { $0 == outcome.jobId }
+        default: break
+        }
+        return applied
+    }
+
+    /// Takes a decoded snapshot's state into an empty coordinator state; journal entries after
+    /// it are then `apply`ed.
+    public mutating func load(_ decoded: DurableState.DecodedSnapshot) {
+        precondition(durable.reminderCount == 0 && durable.unsettledCount == 0, "a snapshot loads into an empty state")
+        durable = decoded.state
+        skippedEntries += decoded.skippedReminders
+        waitingJobs = durable.actionJobs.unfinished.map(\.jobId)
+    }
+
+    /// The durable state's parts, read by the decisions (only `apply` changes them).
+    var entries: EntryTable { durable.schedule.entries }
+    var reminderIndex: SortedKeySet<ReminderID> { durable.schedule.index }
+    var schedule: TimerQueue<ReminderID> { durable.schedule.timer }
+    var lateFirings: [ReminderID: Int] { durable.schedule.lateFirings }
+    var unsettled: [FiringID: SharedFiring] { durable.deliveries.unsettled }
+    var deadLetters: [FiringID: Firing] { durable.deliveries.deadLetters }
+    var deadLetterIndex: SortedKeySet<DeadLetterKey> { durable.deliveries.deadLetterIndex }
+    var nagFirings: [FiringID: Firing] { durable.deliveries.nagFirings }
+    var nags: TimerQueue<FiringID> { durable.deliveries.nags }
+    var eventLog: EventLog { durable.deliveries.eventLog }
+    var eventSeqReserved: UInt64 { durable.deliveries.eventSeqReserved }
+    var recipients: [RecipientID: Recipient] { durable.recipients.registered }
+    var ledgers: [RecipientID: BadgeLedger] { durable.recipients.ledgers }
+    var jobs: ActionJobs { durable.actionJobs }
+    var requestLog: RequestLog { durable.requestLog }
+    /// The highest coordinator epoch the journal (`.started`) and the snapshot recorded: the
+    /// next start's epoch is above it.
+    public var highestRecordedEpoch: UInt64 { durable.highestRecordedEpoch }
 
     /// How many reminders the state holds, in any state.
     public var reminderCount: Int { entries.count }

@@ -118,12 +118,12 @@ final class SnapshotWriter: @unchecked Sendable {
         var outcome = Outcome(result: .failure(CancellationError()), bytes: 0, makeMilliseconds: 0, jsonMilliseconds: 0, writeMilliseconds: 0)
         do {
             try lock.verifyOwnership()
-            let snapshot = job.state.makeSnapshot(at: job.takenAt)
+            let durable = job.state.durable
             outcome.makeMilliseconds = milliseconds(since: started)
-            let json = snapshot.payloadJSON()
+            let json = durable.snapshotHeader(takenAt: job.takenAt)
             outcome.jsonMilliseconds = milliseconds(since: started) - outcome.makeMilliseconds
             var counter = ByteCounter()
-            snapshot.encodePayload(json: json, into: &counter)
+            durable.encodeSnapshot(header: json, into: &counter)
             outcome.bytes = counter.count
             let file = try snapshots.write(
                 payloadLength: counter.count, coveringThrough: job.coveringThrough,
@@ -132,7 +132,7 @@ final class SnapshotWriter: @unchecked Sendable {
                     try lock.verifyOwnership()
                 }
             ) { sink in
-                snapshot.encodePayload(json: json, into: &sink)
+                durable.encodeSnapshot(header: json, into: &sink)
             }
             outcome.result = .success(file)
             // Retention deletes files: only while the store is still this coordinator's (a

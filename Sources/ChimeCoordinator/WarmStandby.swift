@@ -32,7 +32,7 @@ final class WarmStandby {
     init(directory: URL, configuration: CoordinatorConfiguration, startedAt: Date) throws {
         let (snapshot, _) = try SnapshotStore(directory: directory.appendingPathComponent("snapshot")).loadNewestValid()
         var state = CoordinatorState(configuration: configuration, startedAt: startedAt)
-        if let snapshot { try state.load(try CoordinatorSnapshot.decode(payload: snapshot.payload)) }
+        if let snapshot { try state.load(snapshot: snapshot.payload) }
         self.state = state
         self.snapshotSequence = snapshot?.sequence
         follower = JournalFollower(directory: directory.appendingPathComponent("journal"), after: snapshot?.sequence ?? 0)

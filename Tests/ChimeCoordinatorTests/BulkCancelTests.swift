@@ -85,7 +85,7 @@ import Testing
         // Recovery folds the same entries into the same state.
         var recovered = before
         for entry in journal { recovered.apply(entry) }
-        #expect(recovered.makeSnapshot(at: Self.t0).encodedPayload() == state.makeSnapshot(at: Self.t0).encodedPayload())
+        #expect(recovered.encodedSnapshot(at: Self.t0) == state.encodedSnapshot(at: Self.t0))
     }
 
     @Test func namedIDsAreWalkedInSlicesTooAndOnlyThoseHeldAreCancelled() {

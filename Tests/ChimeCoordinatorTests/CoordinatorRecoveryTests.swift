@@ -84,13 +84,12 @@ import Testing
         var live = makeState()
         var before = schedule(&live, (0..<20).map { daily(ReminderID("d\($0)"), at: 13 + $0 % 5) }, at: Self.noon)
         before += journal(live.onTick(now: Self.noon.addingTimeInterval(3600)))
-        let snapshot = live.makeSnapshot()
-        let data = snapshot.encodedPayload()
+        let data = live.encodedSnapshot()
         var after = schedule(&live, [daily("late", at: 20)], at: Self.noon.addingTimeInterval(3700))
         after += journal(live.onRequest(ControlRequest(command: .cancel(ReminderFilter(ids: ["d3"]))), from: client, at: Self.noon.addingTimeInterval(3800)))
 
         var fromSnapshot = makeState()
-        try fromSnapshot.load(try CoordinatorSnapshot.decode(payload: data))
+        try fromSnapshot.load(snapshot: data)
         for entry in after { fromSnapshot.apply(entry) }
         fromSnapshot.finishRecovery(at: Self.noon.addingTimeInterval(3900))
         let fromJournal = recover(before + after, at: Self.noon.addingTimeInterval(3900))
@@ -114,9 +113,8 @@ import Testing
                              repeatRule: RepeatRule(unit: .day, interval: 1)))
         let later = Reminder(id: "later", recipient: "alice", content: Content(), trigger: Trigger(start: .instant(Self.noon.addingTimeInterval(86_400 * 3))))
         entries += journal(live.onRequest(ControlRequest(requestId: "q1", command: .schedule([local, later])), from: client, at: Self.noon))
-        let snapshot = live.makeSnapshot(at: Self.noon)
         var loaded = makeState()
-        try loaded.load(try CoordinatorSnapshot.decode(payload: snapshot.encodedPayload()))
+        try loaded.load(snapshot: live.encodedSnapshot(at: Self.noon))
         loaded.finishRecovery(at: Self.noon)
         var replayed = recover(entries, at: Self.noon)
         var reference = live
@@ -153,39 +151,49 @@ import Testing
     /// snapshot whose last reminder had delivered more times than bytes followed was refused.
     @Test func snapshotKeepsADeliveredCountLargerThanTheBytesAfterIt() throws {
         let reminder = Reminder(id: "r", recipient: "a", content: Content(), trigger: Trigger(start: .instant(Self.noon)))
-        let record = CoordinatorSnapshot.ReminderRecord(
-            reminderBytes: reminder.binaryEncoded(), id: "r", nextIndex: nil, nextFireAt: nil, armedAt: nil,
-            state: .delivered, deliveredCount: 500, lastFiredAt: Self.noon)
-        var snapshot = makeState().makeSnapshot(at: Self.noon)
-        snapshot.reminders = [record]
-        let decoded = try CoordinatorSnapshot.decode(payload: snapshot.encodedPayload())
-        #expect(decoded.reminders.map(\.deliveredCount) == [500])
-        #expect(decoded.reminders.map(\.lastFiredAt) == [Self.noon])
+        var durable = makeState().durable
+        durable.apply(.scheduled(reminder, at: Self.noon))
+        var entry = try #require(durable.schedule.entries["r"])
+        entry.state = .delivered
+        entry.deliveredCount = 500
+        entry.lastFiredAt = Self.noon
+        durable.schedule.entries["r"] = entry
+        durable.schedule.timer.remove("r")
+        var loaded = makeState()
+        try loaded.load(snapshot: durable.encodedSnapshot(takenAt: Self.noon))
+        #expect(loaded.entries["r"]?.deliveredCount == 500)
+        #expect(loaded.entries["r"]?.lastFiredAt == Self.noon)
+        #expect(loaded.durable == durable)
     }
 
     /// Counters read from the store saturate instead of trapping.
     @Test func extremeCountersFromTheStoreDoNotTrap() throws {
-        var snapshot = makeState().makeSnapshot(at: Self.noon)
+        var durable = makeState().durable
         var firing = Firing(reminderId: "x", recipient: "a", dueAt: Self.noon, content: Content(), attempt: Int.max)
         firing.seq = nil
-        snapshot.unsettled = [firing]
-        snapshot.nextEventSeq = .max
-        snapshot.lateFirings = ["x": Int.max]
+        durable.deliveries.unsettled[firing.firingId] = SharedFiring(firing)
+        durable.deliveries.eventSeqReserved = .max
+        durable.schedule.lateFirings["x"] = Int.max
         var state = makeState()
-        try state.load(try CoordinatorSnapshot.decode(payload: snapshot.encodedPayload()))
+        try state.load(snapshot: durable.encodedSnapshot(takenAt: Self.noon))
         state.apply(.leaseExpired(firing.firingId, at: Self.noon))
         state.finishRecovery(at: Self.noon)
         let dispatched = firings(state.onTick(now: Self.noon))
         #expect(dispatched.map(\.attempt) == [Int.max])
         #expect(dispatched.map(\.seq) == [UInt64.max])
-        #expect(state.makeSnapshot(at: Self.noon).nextEventSeq == .max)
+        #expect(state.durable.deliveries.eventSeqReserved == .max)
     }
 
     @Test func snapshotFromANewerFormatIsRefused() {
         var state = makeState()
-        var snapshot = state.makeSnapshot()
-        snapshot.formatVersion = 99
-        #expect(throws: WireError(.invalidArgument, "")) { try state.load(snapshot) }
+        var payload = [UInt8](state.encodedSnapshot())
+        let header = String(decoding: payload, as: UTF8.self)
+        #expect(header.contains("\"formatVersion\":4"))
+        let marker = Array("\"formatVersion\":4".utf8)
+        let at = (0...(payload.count - marker.count)).first { Array(payload[$0..<$0 + marker.count]) == marker }!
+        payload[at + marker.count - 1] = UInt8(ascii: "9")
+        #expect(throws: WireError(.invalidArgument, "")) { try state.load(snapshot: Data(payload)) }
+        #expect(throws: WireError(.invalidArgument, "")) { try state.load(snapshot: Data([99, 0, 0, 0, 0])) }
     }
 
     @Test func fireOnceFiresOneLateFiringThenKeepsItsOwnSchedule() {

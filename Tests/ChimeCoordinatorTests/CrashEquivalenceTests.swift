@@ -146,7 +146,30 @@ struct ModelRun {
         case advance(seconds: Double, acknowledges: Bool)
         case loseWorker
         case retryDeadLetter
-        case crash
+        case crash(ConfigurationChange?)
+    }
+
+    /// A change of the tunables the fold reads, made between a crash and its recovery.
+    struct ConfigurationChange: CustomStringConvertible {
+        var maxPendingPerRecipient: Int?
+        var requireRegistration: Bool
+        var eventRetention: Int
+        var rememberedRequests: Int
+        var finishedJobRetention: Int
+
+        func applied(to configuration: CoordinatorConfiguration) -> CoordinatorConfiguration {
+            var changed = configuration
+            changed.maxPendingPerRecipient = maxPendingPerRecipient
+            changed.requireRegistration = requireRegistration
+            changed.eventRetention = eventRetention
+            changed.rememberedRequests = rememberedRequests
+            changed.finishedJobRetention = finishedJobRetention
+            return changed
+        }
+
+        var description: String {
+            "maxPending=\(maxPendingPerRecipient.map(String.init) ?? "-") requireRegistration=\(requireRegistration) eventRetention=\(eventRetention) rememberedRequests=\(rememberedRequests) finishedJobs=\(finishedJobRetention)"
+        }
     }
 
     init(seed: UInt64) {
@@ -161,11 +184,17 @@ struct ModelRun {
         configuration.rememberedRequests = 5
         configuration.maxBatchSize = 4
         configuration.actionTimeLimit = 5
+        configuration.finishedJobRetention = 3
         self.configuration = configuration
         live = CoordinatorState(configuration: configuration, startedAt: Self.t0)
-        live.finishRecovery(at: Self.t0)
         shadow = CoordinatorState(configuration: configuration, startedAt: Self.t0)
         now = Self.t0
+        // As the service starts: its settings journaled before anything is served.
+        let started = JournalEntry.started(epoch: 1, at: Self.t0, settings: configuration.durableSettings)
+        journal.append(started)
+        live.apply(started)
+        shadow.apply(started)
+        live.finishRecovery(at: Self.t0)
     }
 
     mutating func play(operations: Int) -> Result {
@@ -188,7 +217,7 @@ struct ModelRun {
                 return result
             }
             if Int.random(in: 0..<4, using: &random) == 0 {
-                snapshot = (live.makeSnapshot(at: now).encodedPayload(), journal.count)
+                snapshot = (live.encodedSnapshot(at: now), journal.count)
             }
         }
         result.entries = journal.count
@@ -205,9 +234,9 @@ struct ModelRun {
             }
         }
         live.quiesce(at: &now, configuration: configuration)
-        copy.live.quiesce(at: &copy.now, configuration: configuration)
-        let ours = Self.normalized(live.makeSnapshot(at: Self.t0), ignoringSeqs: true)
-        let theirs = Self.normalized(copy.live.makeSnapshot(at: Self.t0), ignoringSeqs: true)
+        copy.live.quiesce(at: &copy.now, configuration: copy.configuration)
+        let ours = Self.normalized(live.durable)
+        let theirs = Self.normalized(copy.live.durable)
         if ours != theirs, ProcessInfo.processInfo.environment["CHIME_CRASH_TRACE"] != nil {
             let shared = original.journal.count
             for entry in journal[shared...] { print("live: \(entry)") }
@@ -229,17 +258,19 @@ struct ModelRun {
         return copy
     }
 
-    /// The newest snapshot before `count` entries, plus the journal up to `count`.
-    func rebuilt(through count: Int) -> CoordinatorState {
-        var state = CoordinatorState(configuration: configuration, startedAt: now)
+    /// The newest snapshot before `count` entries, plus the journal up to `count`, recovered
+    /// by a coordinator configured with `configuration` (the settings the fold reads come
+    /// from the store: the snapshot and the `started` entries).
+    func rebuilt(through count: Int, configuration: CoordinatorConfiguration? = nil) -> CoordinatorState {
+        var state = CoordinatorState(configuration: configuration ?? self.configuration, startedAt: now)
         var start = 0
         if let snapshot, snapshot.covers <= count {
             do {
-                try state.load(try CoordinatorSnapshot.decode(payload: snapshot.payload))
+                try state.load(snapshot: snapshot.payload)
             } catch {
                 // Reported as a difference: the rebuilt state stays empty.
                 print("a snapshot this run wrote does not load: \(error)")
-                return CoordinatorState(configuration: configuration, startedAt: now)
+                return CoordinatorState(configuration: configuration ?? self.configuration, startedAt: now)
             }
             start = snapshot.covers
         }
@@ -248,23 +279,20 @@ struct ModelRun {
     }
 
     /// Applies the operation's new entries to the shadow one by one, comparing a crashed copy
-    /// at each boundary, then compares the live state with the shadow.
+    /// at each boundary (whole `DurableState` values, with `==`), then compares the live state
+    /// with the shadow.
     mutating func checkEntryBoundaries(from start: Int) -> String? {
         for index in start..<journal.count {
             shadow.apply(journal[index])
             // Rebuilding at every boundary is quadratic; the shadow is the reference, and every
             // boundary that a snapshot does not cover is compared.
             let copy = rebuilt(through: index + 1)
-            let expected = Self.normalized(shadow.makeSnapshot(at: Self.t0), ignoringSeqs: false)
-            let actual = Self.normalized(copy.makeSnapshot(at: Self.t0), ignoringSeqs: false)
-            if expected != actual {
-                return "entry \(index) \(journal[index]): snapshot plus journal differs from the fold:\n\(Self.describe(expected, actual))"
+            if shadow.durable != copy.durable {
+                return "entry \(index) \(journal[index]): snapshot plus journal differs from the fold:\n\(Self.describe(shadow.durable, copy.durable))"
             }
         }
-        let folded = Self.normalized(shadow.makeSnapshot(at: Self.t0), ignoringSeqs: false)
-        let current = Self.normalized(live.makeSnapshot(at: Self.t0), ignoringSeqs: false)
-        if folded != current {
-            return "the live state differs from the fold of its journal:\n\(Self.describe(folded, current))"
+        if shadow.durable != live.durable {
+            return "the live state differs from the fold of its journal:\n\(Self.describe(shadow.durable, live.durable))"
         }
         return nil
     }
@@ -311,8 +339,15 @@ struct ModelRun {
             journal += Self.entries(live.onTick(now: now))
         case .retryDeadLetter:
             if let firingId = live.deadLetters.keys.sorted().first { request(.retry(firingId)) }
-        case .crash:
-            live = rebuilt(through: journal.count)
+        case .crash(let change):
+            // A restart, sometimes with another configuration: it records its settings in its
+            // `started` entry, and the fold takes them on from there.
+            if let change { configuration = change.applied(to: configuration) }
+            live = rebuilt(through: journal.count, configuration: configuration)
+            let started = JournalEntry.started(
+                epoch: live.highestRecordedEpoch + 1, at: now, settings: configuration.durableSettings)
+            journal.append(started)
+            live.apply(started)
             live.finishRecovery(at: now)
         }
     }
@@ -363,7 +398,13 @@ struct ModelRun {
         case 80..<88: return .advance(seconds: [1, 11, 30].randomElement(using: &random)!, acknowledges: false)
         case 88..<92: return .loseWorker
         case 92..<94: return .retryDeadLetter
-        default: return .crash
+        default:
+            guard Bool.random(using: &random) else { return .crash(nil) }
+            return .crash(ConfigurationChange(
+                maxPendingPerRecipient: [nil, 1, 3].randomElement(using: &random)!,
+                requireRegistration: Int.random(in: 0..<4, using: &random) == 0,
+                eventRetention: [3, 50].randomElement(using: &random)!, rememberedRequests: [2, 5].randomElement(using: &random)!,
+                finishedJobRetention: [0, 1, 3].randomElement(using: &random)!))
         }
     }
 
@@ -425,57 +466,61 @@ struct ModelRun {
         directives.compactMap { if case .dispatch(let batch, _) = $0 { batch } else { nil } }
     }
 
-    /// The snapshot in a canonical form: reminders by id, no time taken, and with
-    /// `ignoringSeqs` no event seqs (a recovery resumes seqs after its reserved block) and
-    /// firings due at the same instant in any order (the timer queue breaks ties by arming
-    /// order, which a snapshot load does not keep, and the order decides which of two such
-    /// badge changes comes last).
-    static func normalized(_ snapshot: CoordinatorSnapshot, ignoringSeqs: Bool) -> Data {
-        var snapshot = snapshot
-        snapshot.reminders.sort { $0.id < $1.id }
-        snapshot.takenAt = nil
-        if ignoringSeqs {
-            snapshot.nextEventSeq = 0
-            snapshot.events = snapshot.events.map { event in
-                var event = event
-                event.seq = 0
-                event.firing.seq = 0
-                return event
-            }.sorted { $0.firing.firingId < $1.firing.firingId }
-            // Badge numbers too: a `set(N)` badge and a `+1` badge due at the same instant
-            // give a different number in the other order (the per-entry checks compare them).
-            for (recipient, ledger) in snapshot.ledgers {
-                snapshot.ledgers[recipient] = BadgeLedger(
-                    badge: 0, delivered: ledger.delivered.sorted { $0.firingId < $1.firingId })
-            }
+    /// A durable state in a canonical form for comparing a run with a copy crashed earlier:
+    /// no event seqs (a recovery resumes seqs after its reserved block) and firings due at the
+    /// same instant in any order (the timer queue breaks ties by arming order, which a
+    /// snapshot load does not keep, and the order decides which of two such badge changes
+    /// comes last, and so the badge event count).
+    static func normalized(_ state: DurableState) -> DurableState {
+        var state = state
+        state.deliveries.eventSeqReserved = 0
+        var events = EventLog(capacity: state.deliveries.eventLog.capacity)
+        let sorted = state.deliveries.eventLog.events.map { event in
+            var event = event
+            event.seq = 0
+            event.firing.seq = 0
+            return event
+        }.sorted { $0.firing.firingId < $1.firing.firingId }
+        for event in sorted { events.retain(event) }
+        state.deliveries.eventLog = events
+        state.recipients.badgeEventSeq = 0
+        for (recipient, ledger) in state.recipients.ledgers {
+            state.recipients.ledgers[recipient] = BadgeLedger(badge: 0, delivered: ledger.delivered.sorted { $0.firingId < $1.firingId })
         }
-        return snapshot.encodedPayload()
+        return state
     }
 
-    static func describe(_ expected: Data, _ actual: Data) -> String {
-        let decode = { (data: Data) -> String in
-            let snapshot: CoordinatorSnapshot
-            do {
-                snapshot = try CoordinatorSnapshot.decode(payload: data)
-            } catch {
-                return "undecodable: \(error)"
-            }
-            let reminders = snapshot.reminders.map {
-                "\($0.id) \($0.state) next=\($0.nextIndex.map(String.init) ?? "-") armed=\($0.armedAt.map { RFC3339.format($0) } ?? "-") delivered=\($0.deliveredCount)"
-            }
-            return String(decoding: WireCodec().encode(snapshot), as: UTF8.self) + "\n  " + reminders.joined(separator: "\n  ")
-        }
-        let (left, right) = (Array(decode(expected).utf8), Array(decode(actual).utf8))
-        let first = zip(left, right).enumerated().first { $0.element.0 != $0.element.1 }?.offset ?? min(left.count, right.count)
-        let from = max(0, first - 300)
-        let excerpt = { (bytes: [UInt8]) in String(decoding: bytes[min(from, bytes.count)..<min(first + 300, bytes.count)], as: UTF8.self) }
-        let reminders = { (data: Data) -> String in
-            guard let snapshot = try? CoordinatorSnapshot.decode(payload: data) else { return "undecodable" }
-            return snapshot.reminders.map {
-                "\($0.id) \($0.state) next=\($0.nextIndex.map(String.init) ?? "-") armed=\($0.armedAt.map { RFC3339.format($0) } ?? "-") delivered=\($0.deliveredCount)"
+    /// Which parts of two durable states differ, with the snapshot headers (JSON) of both and
+    /// their reminders.
+    static func describe(_ expected: DurableState, _ actual: DurableState) -> String {
+        var parts: [String] = []
+        if expected.settings != actual.settings { parts.append("settings") }
+        if expected.highestRecordedEpoch != actual.highestRecordedEpoch { parts.append("epoch") }
+        if expected.schedule.entries != actual.schedule.entries { parts.append("schedule.entries") }
+        if expected.schedule.index != actual.schedule.index { parts.append("schedule.index") }
+        if expected.schedule.timer != actual.schedule.timer { parts.append("schedule.timer") }
+        if expected.schedule.caps != actual.schedule.caps { parts.append("schedule.caps") }
+        if expected.schedule.lateFirings != actual.schedule.lateFirings { parts.append("schedule.lateFirings") }
+        if expected.deliveries.unsettled != actual.deliveries.unsettled { parts.append("deliveries.unsettled") }
+        if expected.deliveries.deadLetters != actual.deliveries.deadLetters { parts.append("deliveries.deadLetters") }
+        if expected.deliveries.nagFirings != actual.deliveries.nagFirings { parts.append("deliveries.nagFirings") }
+        if expected.deliveries.nags != actual.deliveries.nags { parts.append("deliveries.nags") }
+        if expected.deliveries.eventLog != actual.deliveries.eventLog { parts.append("deliveries.eventLog") }
+        if expected.deliveries.eventSeqReserved != actual.deliveries.eventSeqReserved { parts.append("deliveries.eventSeqReserved") }
+        if expected.recipients != actual.recipients { parts.append("recipients") }
+        if expected.actionJobs != actual.actionJobs { parts.append("actionJobs") }
+        if expected.requestLog != actual.requestLog { parts.append("requestLog") }
+        func reminders(_ state: DurableState) -> String {
+            state.schedule.index.map { id in
+                let entry = state.schedule.entries[id]
+                let armed = state.schedule.timer.deadline(of: id).map { RFC3339.format($0) } ?? "-"
+                let held = state.schedule.caps[entry?.recipient ?? ""]?.nextFire(of: id).map { RFC3339.format($0) } ?? "-"
+                return "\(id) \(entry.map { "\($0.state)" } ?? "?") next=\(entry?.next.map { String($0.index) } ?? "-") armed=\(armed) capped=\(held) delivered=\(entry?.deliveredCount ?? -1)"
             }.joined(separator: "; ")
         }
-        return "first difference at byte \(first)\nexpected: …\(excerpt(left))…\nactual:   …\(excerpt(right))…\n"
+        let left = String(decoding: expected.snapshotHeader(takenAt: nil), as: UTF8.self)
+        let right = String(decoding: actual.snapshotHeader(takenAt: nil), as: UTF8.self)
+        return "differing parts: \(parts.joined(separator: ", "))\nexpected: \(left)\nactual:   \(right)\n"
             + "expected reminders: \(reminders(expected))\nactual reminders:   \(reminders(actual))"
     }
 }

@@ -203,7 +203,7 @@ import Testing
         let expected = (0..<25).map { String(format: "d%02d", 24 - $0) }
         #expect(try all(&state) == expected)
         var restored = makeState()
-        try restored.load(state.makeSnapshot(at: Self.t0.addingTimeInterval(32)))
+        try restored.load(snapshot: state.encodedSnapshot(at: Self.t0.addingTimeInterval(32)))
         #expect(try all(&restored) == expected)
         #expect(Array(restored.reminderIndex) == Array(state.reminderIndex))
         _ = outcome(&restored, .retry(FiringID(reminder: "d24", dueAt: Self.t0)))

@@ -152,9 +152,8 @@ import Testing
         var replayed = empty
         for entry in journal { replayed.apply(entry) }
         #expect(replayed.requestLog == state.requestLog)
-        let snapshot = try CoordinatorSnapshot.decode(payload: state.makeSnapshot(at: Self.t0).encodedPayload())
         var loaded = CoordinatorState(configuration: Self.configuration(), startedAt: Self.t0)
-        try loaded.load(snapshot)
+        try loaded.load(snapshot: state.encodedSnapshot(at: Self.t0))
         #expect(loaded.requestLog == state.requestLog)
         #expect(loaded.requestLog.entries.map(\.requestId) == state.requestLog.entries.map(\.requestId))
         loaded.finishRecovery(at: Self.t0)

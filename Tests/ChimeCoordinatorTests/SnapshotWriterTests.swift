@@ -62,10 +62,10 @@ import ZeroMQ
 
             let loaded = try #require(store.snapshots.loadNewestValid().snapshot)
             #expect(loaded.sequence == 42)
-            #expect(loaded.payload == handedOver.makeSnapshot(at: Self.noon).encodedPayload())
+            #expect(loaded.payload == handedOver.encodedSnapshot(at: Self.noon))
             #expect(outcome.bytes + SnapshotStore.headerLength == file.size)
             var fromFile = helpers.makeState()
-            try fromFile.load(try CoordinatorSnapshot.decode(payload: loaded.payload))
+            try fromFile.load(snapshot: loaded.payload)
             #expect(fromFile.reminderCount == 5000)
             #expect(live.reminderCount == 5900)
         }

@@ -2,9 +2,10 @@ import ChimeCore
 import ChimeWire
 import Foundation
 
-/// The coordinator's durable state as a snapshot payload: exactly what the fold of the
-/// journal (`CoordinatorState.apply(_:)`) holds, so a state loaded from a snapshot and the
-/// entries after it equals the live state it was taken from.
+/// A snapshot payload of format 3, as versions before the durable state was one value wrote
+/// it: read into a `DurableState` by `DurableState.decodeSnapshot(_:seed:)` so their stores
+/// still open (and written here only by tests and fuzz seeds). Today's snapshots are
+/// `DurableState` encoded (format 4).
 ///
 /// Payload: the byte 2, a u32 little-endian byte count, that many bytes of JSON with every
 /// field but `reminders` and `answered` (`{"formatVersion": 3, "unsettled": [Firing],
@@ -87,6 +88,14 @@ public struct CoordinatorSnapshot: Codable, Sendable {
     /// entries); `nil` in snapshots written before epochs were recorded (still format 3: an
     /// optional JSON field older readers ignore).
     public var epoch: UInt64?
+
+    /// A format-3 snapshot with no reminders, recipients, jobs, nags or answers.
+    public init(unsettled: [Firing], deadLetters: [Firing], nextEventSeq: UInt64, events: [FireEvent]) {
+        self.unsettled = unsettled
+        self.deadLetters = deadLetters
+        self.nextEventSeq = nextEventSeq
+        self.events = events
+    }
 
     private enum CodingKeys: String, CodingKey {
         case formatVersion, unsettled, deadLetters, nextEventSeq, events, recipients, ledgers, pendingJobs,
