@@ -82,7 +82,7 @@ let package = Package(
         .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ", "HelperThreads", "ChimeTestSupport"]),
         .testTarget(name: "ChimeCoreTests", dependencies: ["ChimeCore", "ChimeTestSupport"]),
         .testTarget(name: "ChimeWireTests", dependencies: ["ChimeWire", "ChimeCore", "ChimeTestSupport"]),
-        .testTarget(name: "ChimeRuntimeTests", dependencies: ["ChimeRuntime"]),
+        .testTarget(name: "ChimeRuntimeTests", dependencies: ["ChimeRuntime", "ChimeTestSupport"]),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer"]),
         .testTarget(name: "ChimeBenchTests", dependencies: ["ChimeBench"]),
         .testTarget(
