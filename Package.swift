@@ -6,6 +6,8 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .executable(name: "chime", targets: ["chime"]),
+        // The benchmark harness, which `chime bench` runs: kept out of the product binary.
+        .executable(name: "chime-bench", targets: ["chime-bench"]),
         .library(name: "ZeroMQ", targets: ["ZeroMQ"]),
         .library(name: "ChimeCore", targets: ["ChimeCore"]),
         // For the libFuzzer harnesses in Fuzz/, a separate package built with --sanitize fuzzer.
@@ -71,10 +73,17 @@ let package = Package(
             dependencies: ["ChimeStore", "ChimeCore", "ChimeWire", "ChimeCoordinator"],
             path: "Benchmarks/StoreBenchmark"
         ),
+        // The command-line parsing, help and failure reporting both executables share.
+        .target(name: "ChimeCommandLine", dependencies: ["ChimeCore", "ChimeWire", "ChimeRuntime", "ChimeSecurity"]),
+        .executableTarget(
+            name: "chime-bench",
+            dependencies: ["ChimeBench", "ChimeCommandLine", "ChimeRuntime"],
+            path: "Sources/chime-bench"
+        ),
         .executableTarget(
             name: "chime",
             dependencies: [
-                "ChimeBench", "ChimeClient", "ChimeCoordinator", "ChimeWorker", "ChimeSecurity", "ChimeCore", "ChimeStore", "ChimeWire",
+                "ChimeCommandLine", "ChimeClient", "ChimeCoordinator", "ChimeWorker", "ChimeSecurity", "ChimeCore", "ChimeStore", "ChimeWire",
                 "ChimeRuntime", "ZeroMQ", "HTTPServer", "HelperThreads",
             ]
         ),

@@ -1,3 +1,4 @@
+import ChimeCommandLine
 import Foundation
 
 /// Progress of a bulk operation on standard error, and its one-line summary.

@@ -1,4 +1,5 @@
 import ChimeWire
+import ChimeCommandLine
 import Foundation
 
 /// `--quiet` and `--chunk`, shared by the bulk commands.
