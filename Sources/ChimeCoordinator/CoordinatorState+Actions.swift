@@ -12,11 +12,11 @@ extension CoordinatorState {
         _ firingId: FiringID, action: String, text: String?, token: String?, snoozeSeconds: Double?, at now: Date,
         directives: inout [CoordinatorDirective]
     ) -> ControlOutcome {
-        let reminderId = firingId.reminder
-        let dueAt = firingId.dueAt
-        guard let entry = entries[reminderId] else {
+        guard let firingId = durable.resolve(firingId), let entry = entries[firingId.key] else {
             return .failed(WireError(.notFound, "no reminder for firing \(firingId)", field: "firingId"))
         }
+        let reminderId = firingId.reminder
+        let dueAt = firingId.dueAt
         let reminder = entry.reminder
         let recipient = recipients[reminder.recipient]
         var destructive = false
@@ -120,7 +120,7 @@ extension CoordinatorState {
         for effect in outcome.effects {
             switch effect {
             case .refire(let at):
-                guard let original = entries[job.reminderId]?.reminder else { continue }
+                guard let original = entries[ReminderKey(job.reminderId, of: job.recipient)]?.reminder else { continue }
                 let snoozed = Reminder(
                     id: ReminderID("\(job.reminderId.rawValue).snooze-\(Int64(at.timeIntervalSince1970 * 1000))"),
                     recipient: original.recipient, content: original.content, trigger: Trigger(start: .instant(at)))

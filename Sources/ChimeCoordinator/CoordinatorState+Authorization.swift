@@ -52,10 +52,11 @@ extension CoordinatorState {
                 ? nil
                 : WireError(.forbidden, "recipient \(recipient.rawValue) is outside this key's recipients (\(scope.summary))", field: field)
         }
+        /// Every reminder the ids name without a recipient (of any recipient) must be in scope.
         func existing(_ ids: [ReminderID], field: String) -> WireError? {
             for (index, id) in ids.enumerated() {
-                if let recipient = entries[id]?.recipient, let error = outside(recipient, field: "\(field)[\(index)]") {
-                    return error
+                for key in durable.keys(named: [id], of: nil, after: nil) {
+                    if let error = outside(key.recipient, field: "\(field)[\(index)]") { return error }
                 }
             }
             return nil
@@ -67,25 +68,21 @@ extension CoordinatorState {
         }
         switch command {
         case .schedule(let reminders):
+            // Reminder ids are per recipient: a reminder of another recipient is another key.
             for (index, reminder) in reminders.enumerated() {
-                // Replacing a reminder of another recipient would take it over.
-                if let error = outside(reminder.recipient, field: "reminders[\(index)].recipient")
-                    ?? existing([reminder.id], field: "reminders[\(index)].id")
-                {
-                    return error
-                }
+                if let error = outside(reminder.recipient, field: "reminders[\(index)].recipient") { return error }
             }
             return nil
         case .list(let filter, _, _, _), .cancel(let filter):
             return selection(filter)
-        case .setEnabled(let ids, _):
-            return existing(ids, field: "ids")
+        case .setEnabled(let ids, _, let recipient):
+            return recipient.map { outside($0, field: "recipient") } ?? existing(ids, field: "ids")
         case .register(let recipient):
             return outside(recipient.id, field: "recipient.id")
         case .recipient(let recipient), .badge(let recipient, _), .delivered(let recipient, _):
             return outside(recipient, field: "recipient")
         case .ack(let firingId), .act(let firingId, _, _, _, _):
-            guard let recipient = entries[firingId.reminder]?.recipient else {
+            guard let recipient = durable.recipient(of: firingId) else {
                 return WireError(.forbidden, "firing \(firingId) belongs to no reminder this key can see", field: "firingId")
             }
             return outside(recipient, field: "firingId")

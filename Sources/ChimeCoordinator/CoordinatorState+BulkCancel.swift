@@ -25,8 +25,9 @@ extension CoordinatorState {
         let filter: ReminderFilter
         /// The named ids, sorted and without duplicates, when the filter names ids.
         let named: [ReminderID]?
-        /// Where the walk goes on: after this id (`nil`: from the start).
-        var after: ReminderID?
+        /// Where the walk goes on: after this key (`nil`: from the start, or of a named id: from
+        /// the first key of `named[namedPosition]`).
+        var after: ReminderKey?
         /// The position in `named` where the walk goes on.
         var namedPosition = 0
         /// The ids cancelled so far, as the reply's JSON list.
@@ -82,44 +83,56 @@ extension CoordinatorState {
     private mutating func cancelSlice(
         of job: inout BulkCancel, at now: Date, directives: inout [CoordinatorDirective]
     ) -> Bool {
-        var slice: [ReminderID] = []
+        var slice: [ReminderKey] = []
         var examined = 0
         var isFinished = true
-        // Only a userInfo match needs the reminder decoded; ids and recipient are on the entry.
+        // Only a userInfo match needs the reminder decoded; ids and recipient are on the key.
         let isMatching = !(job.filter.match?.isEmpty ?? true)
-        func matches(_ id: ReminderID) -> Bool {
-            guard let entry = entries[id] else { return false }
+        func matches(_ key: ReminderKey) -> Bool {
+            guard let entry = entries[key] else { return false }
             if let recipient = job.filter.recipient, entry.recipient != recipient { return false }
             return !isMatching || job.filter.matches(entry.reminder)
         }
         if let named = job.named {
-            while job.namedPosition < named.count {
+            // Each named id counts (its lookup), and so does each reminder it names: an id
+            // without a recipient names every recipient's reminder of that id.
+            walk: while job.namedPosition < named.count {
                 if examined == Self.cancelSlice {
                     isFinished = false
                     break
                 }
                 examined += 1
                 let id = named[job.namedPosition]
+                for key in durable.keys(named: [id], of: job.filter.recipient, after: job.after) {
+                    if examined == Self.cancelSlice {
+                        isFinished = false
+                        break walk
+                    }
+                    examined += 1
+                    job.after = key
+                    if matches(key) { slice.append(key) }
+                }
                 job.namedPosition += 1
-                if matches(id) { slice.append(id) }
+                job.after = nil
             }
         } else {
-            for id in reminderIndex.keys(after: job.after) {
+            for key in reminderIndex.keys(after: job.after) {
                 if examined == Self.cancelSlice {
                     isFinished = false
                     break
                 }
                 examined += 1
-                job.after = id
-                if matches(id) { slice.append(id) }
+                job.after = key
+                if matches(key) { slice.append(key) }
             }
         }
         // Several entries when one would not fit a journal record; each cancels its ids.
         for run in Self.recordSizedRuns(of: slice) {
             record(.cancelled(Array(run), at: now), into: &directives)
         }
-        job.cancelled.append(slice)
-        if isFinished && job.cancelled.count == slice.count { job.firstSlice = slice }
+        let ids = slice.map(\.id)
+        job.cancelled.append(ids)
+        if isFinished && job.cancelled.count == slice.count { job.firstSlice = ids }
         return isFinished
     }
 }

@@ -66,8 +66,8 @@ extension CoordinatorState {
         case .ack(let firingId):
             outcome = handle(firingId, action: nil, at: now, directives: &directives).map { .badge($0) }
                 ?? .failed(WireError(.notFound, "no delivered firing \(firingId)", field: "firingId"))
-        case .setEnabled(let ids, let enabled):
-            outcome = setEnabled(ids, enabled, at: now, directives: &directives)
+        case .setEnabled(let ids, let enabled, let recipient):
+            outcome = setEnabled(ids, of: recipient, enabled, at: now, directives: &directives)
         case .delivered(let recipient, let remove):
             outcome = delivered(recipient, remove: remove, at: now, directives: &directives)
         case .act(let firingId, let action, let text, let token, let snoozeSeconds):
@@ -135,13 +135,13 @@ extension CoordinatorState {
     /// The bytes one id list entry may take at most: a `.cancelled` or `.switched` entry is
     /// JSON, where an id costs its quotes, a comma and at most two bytes per byte (escapes;
     /// ids have no control characters).
-    static func jsonListCost(of id: ReminderID) -> Int { 2 * id.rawValue.utf8.count + 3 }
+    static func jsonListCost(of id: ReminderKey) -> Int { 2 * id.storage.utf8.count + 8 }
 
     /// `ids` in consecutive runs whose JSON list takes at most half a journal record each,
     /// so one entry per run always fits (`cancel --all` on a million reminders).
-    static func recordSizedRuns(of ids: [ReminderID]) -> [ArraySlice<ReminderID>] {
+    static func recordSizedRuns(of ids: [ReminderKey]) -> [ArraySlice<ReminderKey>] {
         let budget = RecordFraming.maximumPayloadLength / 2
-        var runs: [ArraySlice<ReminderID>] = []
+        var runs: [ArraySlice<ReminderKey>] = []
         var start = ids.startIndex
         var bytes = 0
         for index in ids.indices {
@@ -209,7 +209,7 @@ extension CoordinatorState {
                 reminder.content.sound = "default"
                 warnings.append("\(reminder.id): sound \(sound) \(problem); scheduled with the default sound")
             }
-            let replaced = entries[reminder.id] != nil
+            let replaced = entries[reminder.key] != nil
             record(.scheduled(reminder, at: now), into: &directives, hints: ApplyHints(recurrence: recurrence))
             let (item, warning) = scheduleItem(of: reminder, replaced: replaced, at: now)
             items.append(item)
@@ -245,7 +245,7 @@ extension CoordinatorState {
     /// The reply item of a reminder just placed, with a warning when its only time is past
     /// or it has no occurrence left.
     func scheduleItem(of reminder: Reminder, replaced: Bool, at now: Date) -> (ScheduleResult.Item, warning: String?) {
-        let entry = entries[reminder.id]
+        let entry = entries[reminder.key]
         let next = entry?.next
         let state = entry?.state ?? .finished
         var warning: String?
@@ -263,9 +263,9 @@ extension CoordinatorState {
         return (item, warning)
     }
 
-    mutating func retry(_ firingId: FiringID, at now: Date, directives: inout [CoordinatorDirective]) -> ControlOutcome {
-        guard deadLetters[firingId] != nil else {
-            return .failed(WireError(.notFound, "no dead-lettered firing \(firingId)", field: "firingId"))
+    mutating func retry(_ named: FiringID, at now: Date, directives: inout [CoordinatorDirective]) -> ControlOutcome {
+        guard let firingId = durable.resolve(named), deadLetters[firingId] != nil else {
+            return .failed(WireError(.notFound, "no dead-lettered firing \(named)", field: "firingId"))
         }
         if let made = record(.retried(firingId, at: now), into: &directives).made { waiting.append(made) }
         return .retried(RetryResult(firingId: firingId))

@@ -77,7 +77,7 @@ extension CoordinatorState {
     /// judged on it, and `missed` counts them (Quartz's "fire once now" with the most recent
     /// trigger time).
     mutating func takeOccurrence(
-        _ oldest: Occurrence, of id: ReminderID, reminder: Reminder, at now: Date,
+        _ oldest: Occurrence, of id: ReminderKey, reminder: Reminder, at now: Date,
         directives: inout [CoordinatorDirective]
     ) {
         let trigger = reminder.trigger
@@ -118,7 +118,7 @@ extension CoordinatorState {
     /// Whether a missed occurrence fires late under the reminder's misfire policy and threshold.
     func shouldFireMissed(_ fireAt: Date, of reminder: Reminder, policy: MisfirePolicy, at now: Date) -> Bool {
         if policy == .skip { return false }
-        if policy == .fireAll && lateFirings[reminder.id, default: 0] >= configuration.fireAllCap { return false }
+        if policy == .fireAll && lateFirings[reminder.key, default: 0] >= configuration.fireAllCap { return false }
         if let threshold = reminder.trigger.misfireThreshold ?? configuration.misfireThreshold,
             now.timeIntervalSince(fireAt) > threshold
         {

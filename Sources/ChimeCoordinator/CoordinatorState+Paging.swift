@@ -4,7 +4,7 @@ import Foundation
 
 /// Long listings, one page per request (issue 15: no op holds the loop).
 ///
-/// Each page continues in key order after its cursor's key — reminders by id, dead letters by
+/// Each page continues in key order after its cursor's key — reminders by id then recipient, dead letters by
 /// due millisecond then firing id, events by `seq` — walking an ordered index from there
 /// (`reminderIndex`, `deadLetterIndex`), so a page costs O(log N + page) and never a sort or a
 /// scan of every item. A key-ordered continuation is stable: an item present from the first
@@ -16,52 +16,51 @@ extension CoordinatorState {
     /// reminder examined, instead of scanning all of them in one loop turn.
     static let maximumExaminedPerPage = 5000
 
-    /// One page of `list`: the reminders matching `filter` after `cursor`, in id order.
+    /// One page of `list`: the reminders matching `filter` after `cursor`, in key order (id,
+    /// then recipient).
     func list(_ filter: ReminderFilter, includeInactive: Bool, limit: Int?, cursor: PageCursor?) -> ControlOutcome {
         let pageSize: Int
-        let after: ReminderID?
+        let after: ReminderKey?
         do throws(WireError) {
             pageSize = try PageSize.checked(limit)
-            after = try cursor.map { cursor throws(WireError) in ReminderID(try Self.textKey(of: cursor)) }
+            after = try cursor.map { cursor throws(WireError) in
+                // A cursor of an earlier version holds a bare id: the page goes on after it.
+                guard let key = ReminderKey(storage: try Self.textKey(of: cursor)) else { throw Self.invalidCursor }
+                return key
+            }
         } catch {
             return .failed(error)
         }
         var page: [ListingPage.Item] = []
         page.reserveCapacity(min(pageSize, entries.count))
         var examined = 0
-        var lastExamined: ReminderID?
+        var lastExamined: ReminderKey?
         var isComplete = true
         let budget = max(Self.maximumExaminedPerPage, 2 * pageSize)
-        // Only a userInfo match needs the reminder decoded; ids and recipient are on the entry.
+        // Only a userInfo match needs the reminder decoded; ids and recipient are on the key.
         let isMatching = !(filter.match?.isEmpty ?? true)
-        let candidates: AnySequence<ReminderID>
-        if let ids = filter.ids {
-            // Named ids are few (bounded by the request's size): sorting them costs little.
-            let named = Set(ids).sorted()
-            let start = after.map { after in named.firstIndex { $0 > after } ?? named.endIndex } ?? named.startIndex
-            candidates = AnySequence(named[start...])
-        } else {
-            candidates = AnySequence(reminderIndex.keys(after: after))
-        }
-        for id in candidates {
+        // Named ids without a recipient name every recipient's reminder of that id.
+        let candidates = filter.ids.map { durable.keys(named: Array(Set($0)).sorted(), of: filter.recipient, after: after) }
+            ?? AnySequence(reminderIndex.keys(after: after))
+        for key in candidates {
             if page.count == pageSize || examined == budget {
                 isComplete = false
                 break
             }
             examined += 1
-            lastExamined = id
-            guard let entry = entries[id], includeInactive || entry.state == .pending else { continue }
+            lastExamined = key
+            guard let entry = entries[key], includeInactive || entry.state == .pending else { continue }
             if let recipient = filter.recipient, entry.recipient != recipient { continue }
             if isMatching && !filter.matches(entry.reminder) { continue }
-            page.append(listingItem(of: id, entry))
+            page.append(listingItem(of: key, entry))
         }
-        let nextCursor = isComplete ? nil : lastExamined.map { PageCursor(kind: .list, text: $0.rawValue).text }
+        let nextCursor = isComplete ? nil : lastExamined.map { PageCursor(kind: .list, text: $0.storage).text }
         return .listed(ListingPage(
             items: page, total: cursor == nil && nextCursor == nil ? page.count : nil, nextCursor: nextCursor))
     }
 
     /// How `list` shows one reminder, without decoding it (the reply encoder does that).
-    func listingItem(of id: ReminderID, _ entry: Entry) -> ListingPage.Item {
+    func listingItem(of id: ReminderKey, _ entry: Entry) -> ListingPage.Item {
         let isPending = entry.state == .pending
         return ListingPage.Item(
             bytes: entry.bytes, state: entry.state,

@@ -49,7 +49,9 @@ extension CoordinatorState {
     mutating func handle(_ firingId: FiringID, action: String?, at now: Date, directives: inout [CoordinatorDirective])
         -> BadgeResult?
     {
-        guard let recipient = recipient(of: firingId) else { return nil }
+        // A firing id of an earlier version names no recipient: journaled resolved.
+        guard let firingId = durable.resolve(firingId) else { return nil }
+        let recipient = firingId.recipient
         let numbered = record(.handled(firingId, action: action, at: now), into: &directives).numberedBadge
         let update = numbered?.update ?? BadgeUpdate(badge: ledgers[recipient]?.badge ?? 0, isChanged: false)
         if let numbered { publishBadge(numbered, of: recipient, at: now, directives: &directives) }
@@ -59,6 +61,7 @@ extension CoordinatorState {
     mutating func delivered(_ recipient: RecipientID, remove: FiringID?, at now: Date,
                             directives: inout [CoordinatorDirective]) -> ControlOutcome {
         if let remove {
+            let remove = remove.isLegacy ? remove.resolved(to: recipient) : remove
             if let update = record(.deliveredRemoved(recipient, remove, at: now), into: &directives).numberedBadge {
                 publishBadge(update, of: recipient, at: now, directives: &directives)
             }
@@ -67,20 +70,25 @@ extension CoordinatorState {
         return .delivered(DeliveredResult(recipient: recipient, badge: ledger.badge, delivered: ledger.delivered))
     }
 
-    /// Switches reminders on or off. Enabling computes the next occurrence from `now` (no burst
-    /// of missed ones); disabling keeps the record and disarms it.
-    mutating func setEnabled(_ ids: [ReminderID], _ enabled: Bool, at now: Date, directives: inout [CoordinatorDirective])
-        -> ControlOutcome
-    {
-        let missing = ids.filter { entries[$0] == nil }
+    /// Switches reminders on or off: `recipient`'s with these ids, or every recipient's when
+    /// it is absent. Enabling computes the next occurrence from `now` (no burst of missed
+    /// ones); disabling keeps the record and disarms it.
+    mutating func setEnabled(
+        _ ids: [ReminderID], of recipient: RecipientID?, _ enabled: Bool, at now: Date, directives: inout [CoordinatorDirective]
+    ) -> ControlOutcome {
+        let named = Array(Set(ids)).sorted()
+        let keys = Array(durable.keys(named: named, of: recipient, after: nil))
+        let found = Set(keys.map(\.id))
+        let missing = named.filter { !found.contains($0) }
         if !missing.isEmpty {
-            return .failed(WireError(.notFound, "no reminder \(missing.map(\.rawValue).joined(separator: ", "))", field: "ids"))
+            let whose = recipient.map { " of \($0)" } ?? ""
+            return .failed(WireError(.notFound, "no reminder \(missing.map(\.rawValue).joined(separator: ", "))\(whose)", field: "ids"))
         }
-        let changed = Set(ids).sorted().filter { entries[$0].map { $0.reminder.enabled != enabled } ?? false }
+        let changed = keys.filter { entries[$0].map { $0.reminder.enabled != enabled } ?? false }
         for run in Self.recordSizedRuns(of: changed) {
             record(.switched(Array(run), enabled: enabled, at: now), into: &directives)
         }
-        return .switched(SwitchResult(changed: changed))
+        return .switched(SwitchResult(changed: changed.map(\.id)))
     }
 
     /// When an occurrence (an event) fires: its instant less the trigger's remind-before offset.
@@ -114,7 +122,7 @@ extension CoordinatorState {
     func pendingLimit(for recipient: RecipientID) -> Int? { durable.pendingLimit(for: recipient) }
 
     /// Whether a pending reminder is armed (always, without a cap).
-    func isArmed(_ id: ReminderID, of recipient: RecipientID) -> Bool { durable.schedule.isArmed(id, of: recipient) }
+    func isArmed(_ id: ReminderKey, of recipient: RecipientID) -> Bool { durable.schedule.isArmed(id, of: recipient) }
 
     /// The `timeZone` value that means "the recipient's zone".
     static var recipientZone: String { DurableState.recipientZone }

@@ -159,9 +159,9 @@ public struct CoordinatorState: Sendable {
 
     /// The durable state's parts, read by the decisions (only `apply` changes them).
     var entries: EntryTable { durable.schedule.entries }
-    var reminderIndex: SortedKeySet<ReminderID> { durable.schedule.index }
-    var schedule: TimerQueue<ReminderID> { durable.schedule.timer }
-    var lateFirings: [ReminderID: Int] { durable.schedule.lateFirings }
+    var reminderIndex: SortedKeySet<ReminderKey> { durable.schedule.index }
+    var schedule: TimerQueue<ReminderKey> { durable.schedule.timer }
+    var lateFirings: [ReminderKey: Int] { durable.schedule.lateFirings }
     var unsettled: [FiringID: SharedFiring] { durable.deliveries.unsettled }
     var deadLetters: [FiringID: Firing] { durable.deliveries.deadLetters }
     var deadLetterIndex: SortedKeySet<DeadLetterKey> { durable.deliveries.deadLetterIndex }

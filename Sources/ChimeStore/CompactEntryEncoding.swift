@@ -9,12 +9,13 @@ import Foundation
 /// count and UTF-8 bytes (invalid UTF-8 is refused), instants are f64 little-endian seconds since
 /// 2001-01-01T00:00:00Z (Foundation's reference date, so they round-trip exactly), integers
 /// are little-endian.
-/// - kind 5, `fired`: reminderId, dueAt, flags (1: a next occurrence follows, 2: late, 4: a
+/// - kind 5, `fired`: the reminder key (`ReminderKey.storage`: `<id>\0<recipient>`; earlier
+///   versions wrote the bare id, read as a legacy key), dueAt, flags (1: a next occurrence follows, 2: late, 4: a
 ///   missed count follows), the next occurrence's index (i64) and instant when flag 1 is set,
 ///   the missed count (u64) when flag 4 is set, at. Without flag 4 a late firing stands for
 ///   one missed occurrence. (Kind 1 held the
 ///   `dispatched` entries of earlier builds and is no longer read.)
-/// - kind 6, `acknowledged`: the firing id as its reminderId, due instant (i64 Unix
+/// - kind 6, `acknowledged`: the firing id as its reminder key (as in kind 5), due instant (i64 Unix
 ///   milliseconds) and nag number (u32), then seq (u64), worker, firedAt. (Kind 2, written by
 ///   earlier builds, held the firing id as its text and is still read.)
 /// - kind 3, `scheduled`: at, then the rest of the payload is `Reminder.binaryEncoded()`
@@ -33,9 +34,9 @@ enum CompactEntryEncoding {
         var writer: ByteWriter
         switch entry {
         case .fired(let reminder, let dueAt, let next, let late, let missed, let at):
-            writer = ByteWriter(capacity: 48 + reminder.rawValue.utf8.count)
+            writer = ByteWriter(capacity: 48 + reminder.storage.utf8.count)
             writer.writeByte(firedKind)
-            writer.writeString(reminder.rawValue, .fixed32)
+            writer.writeString(reminder.storage, .fixed32)
             writer.writeInstant(dueAt)
             let hasMissed = missed != (late ? 1 : 0)
             writer.writeByte((next == nil ? 0 : 1) | (late ? 2 : 0) | (hasMissed ? 4 : 0))
@@ -46,9 +47,9 @@ enum CompactEntryEncoding {
             if hasMissed { writer.writeFixed64(UInt64(bitPattern: Int64(missed))) }
             writer.writeInstant(at)
         case .acknowledged(let firingId, let seq, let worker, let firedAt):
-            writer = ByteWriter(capacity: 44 + firingId.reminder.rawValue.utf8.count + worker.rawValue.utf8.count)
+            writer = ByteWriter(capacity: 44 + firingId.key.storage.utf8.count + worker.rawValue.utf8.count)
             writer.writeByte(acknowledgedKind)
-            writer.writeString(firingId.reminder.rawValue, .fixed32)
+            writer.writeString(firingId.key.storage, .fixed32)
             writer.writeFixed64(UInt64(bitPattern: firingId.dueAtMilliseconds))
             writer.writeFixed32(firingId.nag)
             writer.writeFixed64(seq)
@@ -81,7 +82,7 @@ enum CompactEntryEncoding {
         let entry: JournalEntry
         switch kind {
         case firedKind:
-            let reminder = try reader.readString(.fixed32)
+            let reminder = try readKey(&reader)
             let dueAt = try reader.readInstant()
             let flagsOffset = reader.offset
             let flags = try reader.readByte()
@@ -93,18 +94,18 @@ enum CompactEntryEncoding {
             }
             let late = flags & 2 != 0
             let missed = flags & 4 != 0 ? Int(clamping: try reader.readFixed64()) : (late ? 1 : 0)
-            entry = .fired(ReminderID(reminder), dueAt: dueAt, next: next, late: late, missed: missed, at: try reader.readInstant())
+            entry = .fired(reminder, dueAt: dueAt, next: next, late: late, missed: missed, at: try reader.readInstant())
         case acknowledgedKind:
-            let reminder = try reader.readString(.fixed32)
+            let reminder = try readKey(&reader)
             let dueAt = try reader.readFixed64()
             let nag = try reader.readFixed32()
-            let firingId = FiringID(reminder: ReminderID(reminder), dueAtMilliseconds: Int64(bitPattern: dueAt), nag: nag)
+            let firingId = FiringID(reminder, dueAtMilliseconds: Int64(bitPattern: dueAt), nag: nag)
             let seq = try reader.readFixed64()
             let worker = try reader.readString(.fixed32)
             entry = .acknowledged(firingId, seq: seq, worker: WorkerID(worker), firedAt: try reader.readInstant())
         case acknowledgedTextKind:
             let textOffset = reader.offset
-            guard let firingId = FiringID(try reader.readString(.fixed32)) else {
+            guard let firingId = FiringID(try reader.readString(.fixed32), legacy: true) else {
                 throw BinaryDecodingError(.invalidValue, offset: textOffset)
             }
             let seq = try reader.readFixed64()
@@ -123,5 +124,15 @@ enum CompactEntryEncoding {
         }
         try reader.expectEnd()
         return entry
+    }
+
+    /// A reminder key (`ReminderKey.storage`; the bare reminder id of a legacy key, as earlier
+    /// versions wrote it).
+    private static func readKey(_ reader: inout ByteReader) throws(BinaryDecodingError) -> ReminderKey {
+        let offset = reader.offset
+        guard let key = ReminderKey(storage: try reader.readString(.fixed32)) else {
+            throw BinaryDecodingError(.invalidValue, offset: offset)
+        }
+        return key
     }
 }

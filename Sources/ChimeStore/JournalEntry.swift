@@ -10,17 +10,17 @@ public enum JournalEntry: Codable, Hashable, Sendable {
     /// is ~80 bytes instead of ~500 and a burst's per-firing entries move cheaply.
     indirect case scheduled(Reminder, at: Date)
     /// These reminders were cancelled.
-    case cancelled([ReminderID], at: Date)
+    case cancelled([ReminderKey], at: Date)
     /// `reminder`'s occurrence due at `dueAt` (its fire instant, UTC) was taken from the
-    /// schedule and made a firing (id `FiringID(reminder:dueAt:)`, attempt 1) that waits for a
+    /// schedule and made a firing (id `FiringID(reminder, dueAt:)`, attempt 1) that waits for a
     /// worker; the reminder moved on to `next` (`nil`: none left). `late`: a misfire, fired
     /// after the coordinator was down; `missed`: for a late firing, how many missed
     /// occurrences it stands for (the `fireOnce` policy coalesces them into the newest, whose
     /// instant is `dueAt`), 0 for a firing on time.
-    case fired(ReminderID, dueAt: Date, next: Occurrence?, late: Bool, missed: Int = 0, at: Date)
+    case fired(ReminderKey, dueAt: Date, next: Occurrence?, late: Bool, missed: Int = 0, at: Date)
     /// A missed occurrence was skipped under the reminder's misfire policy or threshold; the
     /// reminder moved on to `next`.
-    case skipped(ReminderID, dueAt: Date, next: Occurrence?, at: Date)
+    case skipped(ReminderKey, dueAt: Date, next: Occurrence?, at: Date)
     /// A nag re-alert armed after a delivery came due and waits for a worker.
     case nagFired(FiringID, at: Date)
     /// An unsettled firing's lease expired (or its worker was lost): it goes out again with
@@ -45,10 +45,10 @@ public enum JournalEntry: Codable, Hashable, Sendable {
     /// A delivered firing was removed from the recipient's delivered list without handling it.
     case deliveredRemoved(RecipientID, FiringID, at: Date)
     /// Reminders were switched on (`true`) or off.
-    case switched([ReminderID], enabled: Bool, at: Date)
+    case switched([ReminderKey], enabled: Bool, at: Date)
     /// An occurrence was not delivered: the recipient's settings allow none of its parts.
     /// The reminder moved on to `next`.
-    case suppressed(ReminderID, dueAt: Date, next: Occurrence?, reason: String, at: Date)
+    case suppressed(ReminderKey, dueAt: Date, next: Occurrence?, reason: String, at: Date)
     /// An action job was accepted for a delivered firing.
     indirect case acted(ActionJob, at: Date)
     /// An action job ended (completed or failed).
@@ -65,6 +65,21 @@ public enum JournalEntry: Codable, Hashable, Sendable {
     /// file record, so a lost `EPOCH` file cannot make an epoch repeat. `settings`: the
     /// tunables the fold reads from here on (`nil` in entries of earlier versions).
     case started(epoch: UInt64, at: Date, settings: DurableSettings? = nil)
+}
+
+extension JournalEntry {
+    /// Whether the entry names a reminder or a firing without its recipient, as entries of
+    /// earlier versions did (the coordinator resolves such names before folding the entry).
+    public var hasLegacyIdentities: Bool {
+        switch self {
+        case .cancelled(let keys, _), .switched(let keys, _, _): keys.contains(where: \.isLegacy)
+        case .fired(let key, _, _, _, _, _), .skipped(let key, _, _, _), .suppressed(let key, _, _, _, _): key.isLegacy
+        case .nagFired(let id, _), .leaseExpired(let id, _), .acknowledged(let id, _, _, _), .deadLettered(let id, _),
+            .retried(let id, _), .handled(let id, _, _), .deliveredRemoved(_, let id, _):
+            id.isLegacy
+        case .scheduled, .acted, .seqReserved, .registered, .badgeSet, .actionFinished, .jobLeaseExpired, .answered, .started: false
+        }
+    }
 }
 
 /// An append-only log of `JournalEntry` values.

@@ -1,3 +1,4 @@
+import ChimeCore
 import Foundation
 
 /// Turns journal entries into record payloads and back (UTF-8 JSON of their `Codable`
@@ -5,6 +6,11 @@ import Foundation
 struct JournalEntryCodec {
     private let encoder = JSONEncoder()
     private let decoder = JSONDecoder()
+    private let legacyDecoder: JSONDecoder = {
+        let decoder = JSONDecoder()
+        decoder.userInfo[FiringID.legacyTextKey] = true
+        return decoder
+    }()
 
     func encode(_ entry: JournalEntry) throws -> Data {
         do {
@@ -27,7 +33,8 @@ struct JournalEntryCodec {
                     message: "record \(record.sequence) holds a compact entry that does not decode (\(error))")
             }
         }
-        guard record.encoding == RecordFraming.jsonEntryEncoding else {
+        let isLegacy = record.encoding == RecordFraming.legacyJSONEntryEncoding
+        guard record.encoding == RecordFraming.jsonEntryEncoding || isLegacy else {
             throw JournalError(
                 .unknownEntryKind, path: path, offset: UInt64(record.offset),
                 message:
@@ -36,7 +43,7 @@ struct JournalEntryCodec {
         }
         let payload = Data(record.payload)
         do {
-            return try decoder.decode(JournalEntry.self, from: payload)
+            return try (isLegacy ? legacyDecoder : decoder).decode(JournalEntry.self, from: payload)
         } catch {
             // The synthesized enum decoder reports a key naming no case as a type mismatch
             // at the top level ("Invalid number of keys found").

@@ -22,7 +22,7 @@
 /// |-------:|-----:|-------|
 /// | 0      | 2    | magic, ASCII `Cr` (`0x43 0x72`) |
 /// | 2      | 1    | record format version, `1` |
-/// | 3      | 1    | payload encoding: `1` = one `JournalEntry` as UTF-8 JSON |
+/// | 3      | 1    | payload encoding: `4` = one `JournalEntry` as UTF-8 JSON; `2` compact (`CompactEntryEncoding`); `1` JSON of earlier versions (legacy firing ids); `3` a gap |
 /// | 4      | 4    | payload length *n* in bytes, UInt32, at most 16 MiB |
 /// | 8      | 8    | sequence number, UInt64 |
 /// | 16     | 4    | CRC-32C of header bytes 0..<16 followed by the *n* payload bytes |
@@ -66,8 +66,12 @@ public enum RecordFraming {
     public static let segmentFormatVersion: UInt32 = 1
     /// The record format version this code writes and reads.
     public static let recordFormatVersion: UInt8 = 1
-    /// The payload encoding byte of a JSON-encoded `JournalEntry`.
-    public static let jsonEntryEncoding: UInt8 = 1
+    /// The payload encoding byte of a JSON-encoded `JournalEntry` (reminder keys and firing ids
+    /// name their recipient).
+    public static let jsonEntryEncoding: UInt8 = 4
+    /// The payload encoding byte of the JSON entries of earlier versions: their reminder ids
+    /// and firing ids (`<reminderId>@<dueAt>`) name no recipient; a recovery resolves them.
+    public static let legacyJSONEntryEncoding: UInt8 = 1
     /// The payload encoding byte of a gap record: sequence numbers a repair could not
     /// salvage (see **Gaps** above).
     public static let gapEncoding: UInt8 = 3

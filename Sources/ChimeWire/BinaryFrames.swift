@@ -40,7 +40,7 @@ extension Firing {
         writer.writeString(recipient.rawValue, .fixed32)
         writer.writeInstant(dueAt)
         writer.writeFixed32(UInt32(clamping: attempt))
-        let ownReminder = reminderId != firingId.reminder
+        let ownReminder = !firingId.key.hasID(reminderId)
         writer.writeByte(
             (late ? 1 : 0) | (seq != nil ? 2 : 0) | (eventAt != nil ? 4 : 0) | (ownReminder ? 8 : 0)
                 | (missed != nil ? 16 : 0))
@@ -67,25 +67,30 @@ extension Firing {
         var firing = Firing(
             reminderId: reminderId, recipient: RecipientID(recipient), dueAt: dueAt, content: content,
             attempt: Int(attempt), late: flags & 1 != 0, missed: missed, eventAt: eventAt)
-        firing.firingId = firingId
+        // An earlier version's frame names the reminder by its id alone: the firing's recipient.
+        firing.firingId = firingId.isLegacy ? firingId.resolved(to: firing.recipient) : firingId
         firing.seq = seq
         return firing
     }
 }
 
 extension FiringID {
-    /// Binary form: reminder id (string), due instant (i64 Unix milliseconds), nag u32.
+    /// Binary form: the reminder key's storage (`<id>\0<recipient>`, a string), due instant
+    /// (i64 Unix milliseconds), nag u32.
     func write(to writer: inout ByteWriter) {
-        writer.writeString(reminder.rawValue, .fixed32)
+        writer.writeString(key.storage, .fixed32)
         writer.writeFixed64(UInt64(bitPattern: dueAtMilliseconds))
         writer.writeFixed32(nag)
     }
 
     static func read(from reader: inout ByteReader) throws(BinaryDecodingError) -> FiringID {
-        let reminder = try reader.readString(.fixed32)
+        let keyOffset = reader.offset
+        guard let key = ReminderKey(storage: try reader.readString(.fixed32)) else {
+            throw BinaryDecodingError(.invalidValue, offset: keyOffset)
+        }
         let dueAt = try reader.readFixed64()
         let nag = try reader.readFixed32()
-        return FiringID(reminder: ReminderID(reminder), dueAtMilliseconds: Int64(bitPattern: dueAt), nag: nag)
+        return FiringID(key, dueAtMilliseconds: Int64(bitPattern: dueAt), nag: nag)
     }
 }
 

@@ -21,7 +21,7 @@ public enum ControlOperation: String, Codable, Sendable, CaseIterable {
         case .register: ["recipient", "currentToken"]
         case .recipient: ["recipient"]
         case .badge: ["recipient", "value"]
-        case .enable, .disable: ["ids"]
+        case .enable, .disable: ["ids", "recipient"]
         case .delivered: ["recipient", "remove"]
         case .act: ["firingId", "action", "text", "token", "snooze"]
         case .job: ["jobId"]
@@ -103,8 +103,9 @@ public struct ControlRequest: Sendable, Hashable {
         case badge(RecipientID, Int)
         /// The user handled a delivered firing without an action (`chime ack`).
         case ack(FiringID)
-        /// Switch reminders on (`true`) or off, keeping their records.
-        case setEnabled([ReminderID], Bool)
+        /// Switch reminders on (`true`) or off, keeping their records: `recipient`'s reminders
+        /// with these ids, or every recipient's when `recipient` is absent.
+        case setEnabled([ReminderID], Bool, recipient: RecipientID? = nil)
         /// List a recipient's delivered, unhandled firings, newest first; `remove` takes one off.
         case delivered(RecipientID, remove: FiringID?)
         /// Run an action on a delivered firing (`token` for authenticationRequired actions,
@@ -149,7 +150,7 @@ public struct ControlRequest: Sendable, Hashable {
         case .recipient: .recipient
         case .badge: .badge
         case .ack: .ack
-        case .setEnabled(_, let enabled): enabled ? .enable : .disable
+        case .setEnabled(_, let enabled, _): enabled ? .enable : .disable
         case .delivered: .delivered
         case .act: .act
         case .job: .job
@@ -237,7 +238,8 @@ extension ControlRequest: Codable {
         case .enable, .disable:
             let ids = try container.decode([ReminderID].self, forKey: .ids)
             if ids.isEmpty { throw WireError(.invalidArgument, "ids must name at least one reminder", field: "ids") }
-            command = .setEnabled(ids, op == .enable)
+            command = .setEnabled(
+                ids, op == .enable, recipient: try container.decodeIfPresent(RecipientID.self, forKey: .recipient))
         case .delivered:
             command = .delivered(
                 try container.decode(RecipientID.self, forKey: .recipient),
@@ -299,8 +301,9 @@ extension ControlRequest: Codable {
             try container.encode(value, forKey: .value)
         case .ack(let firingId):
             try container.encode(firingId, forKey: .firingId)
-        case .setEnabled(let ids, _):
+        case .setEnabled(let ids, _, let recipient):
             try container.encode(ids, forKey: .ids)
+            try container.encodeIfPresent(recipient, forKey: .recipient)
         case .delivered(let recipient, let remove):
             try container.encode(recipient, forKey: .recipient)
             try container.encodeIfPresent(remove, forKey: .remove)

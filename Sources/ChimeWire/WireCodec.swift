@@ -12,8 +12,9 @@ public struct WireCodec {
     let plainEncoder = JSONEncoder()
     let plainDecoder = JSONDecoder()
 
-    /// Creates the value from its fields (see each property for meaning and units).
-    public init() {
+    /// A codec; with `legacyIdentifiers` it reads firing ids in the legacy text form
+    /// (`<reminderId>@<dueAt>`) that journals and snapshots of earlier versions hold.
+    public init(legacyIdentifiers: Bool = false) {
         encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         encoder.dateEncodingStrategy = .custom { date, encoder in
@@ -30,6 +31,7 @@ public struct WireCodec {
                 throw DecodingError.dataCorruptedError(in: container, debugDescription: error.message)
             }
         }
+        if legacyIdentifiers { decoder.userInfo[FiringID.legacyTextKey] = true }
     }
 
     /// Encodes `value` as compact JSON.

@@ -85,12 +85,12 @@ import Testing
             directives += state.onTick(now: Self.t0)
             turns += 1
         }
-        let cancelled = Self.appended(directives).compactMap { entry -> [ReminderID]? in
-            if case .cancelled(let ids, _) = entry { return ids }
+        let cancelled = Self.appended(directives).compactMap { entry -> [ReminderKey]? in
+            if case .cancelled(let keys, _) = entry { return keys }
             return nil
         }
         #expect(cancelled.map(\.count) == Array(repeating: CoordinatorState.cancelSlice, count: 30_000 / CoordinatorState.cancelSlice))
-        #expect(cancelled.flatMap { $0 } == ids.sorted())
+        #expect(cancelled.flatMap { $0 }.map(\.id) == ids.sorted())
         for run in cancelled {
             let json = try JSONEncoder().encode(JournalEntry.cancelled(run, at: Self.t0))
             #expect(json.count < RecordFraming.maximumPayloadLength / 2)

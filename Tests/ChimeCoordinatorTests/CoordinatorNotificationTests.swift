@@ -118,7 +118,7 @@ import Testing
         request(&state, .schedule([oneShot("r", to: "bob", content: Content(body: "hidden"))]))
         let directives = state.onTick(now: Self.t0)
         #expect(directives == [.append(.suppressed(
-            "r", dueAt: Self.t0, next: nil, reason: DeliveryPlan.allowsNothingReason, at: Self.t0))])
+            ReminderKey("r", of: "bob"), dueAt: Self.t0, next: nil, reason: DeliveryPlan.allowsNothingReason, at: Self.t0))])
         let (listed, _) = request(&state, .list(ReminderFilter(), all: true, limit: nil))
         guard case .listed(let list) = listed else { Issue.record("\(listed)"); return }
         #expect(list.reminders.map(\.state) == [.suppressed])
@@ -173,7 +173,7 @@ import Testing
         let directives = state.onWorkerMessage(message, at: Self.t0)
         #expect(directives.contains(.append(.actionFinished(outcome, at: Self.t0))))
         let refired = deliver(&state, at: Self.t0.addingTimeInterval(300)).firings
-        #expect(refired.map(\.firingId.text) == ["r.snooze-1798099500000@2026-12-24T08:05:00.000Z"])
+        #expect(refired.map(\.firingId.text) == ["alice/r.snooze-1798099500000@2026-12-24T08:05:00.000Z"])
         #expect(state.jobResult(job.job.jobId) == .job(JobResult(status: "completed", job: job.job, outcome: outcome)))
     }
 
@@ -229,7 +229,7 @@ import Testing
         request(&state, .schedule([reminder]))
         let first = deliver(&state).firings
         let nag1 = deliver(&state, at: Self.t0.addingTimeInterval(600))
-        #expect(nag1.firings.map(\.firingId.text) == ["n@2026-12-24T08:00:00.000Z#nag1"])
+        #expect(nag1.firings.map(\.firingId.text) == ["alice/n@2026-12-24T08:00:00.000Z#nag1"])
         #expect(nag1.firings.map(\.content.badgeChange) == [nil], "a re-alert does not move the badge")
         request(&state, .ack(first[0].firingId), at: Self.t0.addingTimeInterval(700))
         #expect(deliver(&state, at: Self.t0.addingTimeInterval(1800)).firings.isEmpty, "handling cancelled nags 2 and 3")
@@ -338,7 +338,7 @@ import Testing
         request(&state, .register(Recipient(id: "alice", zone: "Asia/Tokyo")))
         #expect(nextFire(&state, "tea") == (.pending, "2026-12-24T06:00:00.000Z"))
         let fired = deliver(&state).firings
-        #expect(fired.map(\.firingId.text) == ["tea@2026-12-24T06:00:00.000Z"])
+        #expect(fired.map(\.firingId.text) == ["alice/tea@2026-12-24T06:00:00.000Z"])
         #expect(fired.map(\.late) == [false], "not a misfire: the coordinator was running")
         #expect(nextFire(&state, "tea").0 == .delivered)
     }
@@ -353,7 +353,7 @@ import Testing
         request(&state, .register(Recipient(id: "alice", zone: "Asia/Tokyo")))
         #expect(nextFire(&state, "tea") == (.pending, "2026-12-24T11:00:00.000Z"))
         #expect(deliver(&state).firings.isEmpty, "11:00Z is still ahead of 08:00Z")
-        #expect(deliver(&state, at: Self.t0.addingTimeInterval(3 * 3600)).firings.map(\.firingId.text) == ["tea@2026-12-24T11:00:00.000Z"])
+        #expect(deliver(&state, at: Self.t0.addingTimeInterval(3 * 3600)).firings.map(\.firingId.text) == ["alice/tea@2026-12-24T11:00:00.000Z"])
     }
 
     @Test func aDisabledFloatingReminderFollowsTheZoneWhenEnabledAgain() {
@@ -378,6 +378,6 @@ import Testing
         for entry in entries { recovered.apply(entry) }
         recovered.finishRecovery(at: Self.t0)
         #expect(nextFire(&recovered, "tea") == nextFire(&live, "tea"))
-        #expect(deliver(&recovered).firings.map(\.firingId.text) == ["tea@2026-12-24T06:00:00.000Z"])
+        #expect(deliver(&recovered).firings.map(\.firingId.text) == ["alice/tea@2026-12-24T06:00:00.000Z"])
     }
 }

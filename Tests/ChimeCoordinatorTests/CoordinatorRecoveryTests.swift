@@ -74,7 +74,7 @@ import Testing
         var recovered = recover(entries, at: Self.noon.addingTimeInterval(30))
         #expect(listing(&recovered, at: Self.noon) == listing(&live, at: Self.noon))
         let redelivered = firings(recovered.onTick(now: Self.noon.addingTimeInterval(30)))
-        #expect(redelivered.map(\.firingId.text) == ["unacked@2026-12-24T12:00:00.000Z"])
+        #expect(redelivered.map(\.firingId.text) == ["a/unacked@2026-12-24T12:00:00.000Z"])
         #expect(redelivered.map(\.attempt) == [1], "a coordinator crash is not a failed attempt of the firing")
         #expect(recovered.inFlightCount == 1, "the redelivery is in flight")
         #expect(recovered.schedule.nextDeadline == Self.noon.addingTimeInterval(3600), "\"later\" stays armed")
@@ -153,16 +153,16 @@ import Testing
         let reminder = Reminder(id: "r", recipient: "a", content: Content(), trigger: Trigger(start: .instant(Self.noon)))
         var durable = makeState().durable
         durable.apply(.scheduled(reminder, at: Self.noon))
-        var entry = try #require(durable.schedule.entries["r"])
+        var entry = try #require(durable.schedule.entries[ReminderKey("r", of: "a")])
         entry.state = .delivered
         entry.deliveredCount = 500
         entry.lastFiredAt = Self.noon
-        durable.schedule.entries["r"] = entry
-        durable.schedule.timer.remove("r")
+        durable.schedule.entries[ReminderKey("r", of: "a")] = entry
+        durable.schedule.timer.remove(ReminderKey("r", of: "a"))
         var loaded = makeState()
         try loaded.load(snapshot: durable.encodedSnapshot(takenAt: Self.noon))
-        #expect(loaded.entries["r"]?.deliveredCount == 500)
-        #expect(loaded.entries["r"]?.lastFiredAt == Self.noon)
+        #expect(loaded.entries[ReminderKey("r", of: "a")]?.deliveredCount == 500)
+        #expect(loaded.entries[ReminderKey("r", of: "a")]?.lastFiredAt == Self.noon)
         #expect(loaded.durable == durable)
     }
 
@@ -173,7 +173,7 @@ import Testing
         firing.seq = nil
         durable.deliveries.unsettled[firing.firingId] = SharedFiring(firing)
         durable.deliveries.eventSeqReserved = .max
-        durable.schedule.lateFirings["x"] = Int.max
+        durable.schedule.lateFirings[ReminderKey("x", of: "a")] = Int.max
         var state = makeState()
         try state.load(snapshot: durable.encodedSnapshot(takenAt: Self.noon))
         state.apply(.leaseExpired(firing.firingId, at: Self.noon))
@@ -251,7 +251,7 @@ import Testing
         var state = recover(entries, at: restart)
         let fired = firings(state.onTick(now: restart))
         #expect(fired.map(\.late) == [true])
-        #expect(fired.map(\.firingId.text) == ["once@2026-12-24T12:01:00.000Z"])
+        #expect(fired.map(\.firingId.text) == ["a/once@2026-12-24T12:01:00.000Z"])
     }
 
     // MARK: - Misfires judged on the newest missed occurrence (issue 16)
@@ -272,10 +272,10 @@ import Testing
         var state = recover(entries, at: restart)
         let turn = state.onTick(now: restart)
         let fired = firings(turn)
-        #expect(fired.map(\.firingId.text) == ["m@2026-12-24T12:05:00.000Z"])
+        #expect(fired.map(\.firingId.text) == ["a/m@2026-12-24T12:05:00.000Z"])
         #expect(fired.map(\.missed) == [5] && fired.map(\.late) == [true])
         #expect(journal(turn).first == .fired(
-            "m", dueAt: Self.noon.addingTimeInterval(300), next: Occurrence(index: 5, instant: Self.noon.addingTimeInterval(360)),
+            ReminderKey("m", of: "a"), dueAt: Self.noon.addingTimeInterval(300), next: Occurrence(index: 5, instant: Self.noon.addingTimeInterval(360)),
             late: true, missed: 5, at: restart))
         #expect(listing(&state, at: restart).first?.nextFireAt == Self.noon.addingTimeInterval(360))
         // The fold rebuilds the same firing from the entry alone.
@@ -291,7 +291,7 @@ import Testing
         let restart = Self.noon.addingTimeInterval(209)
         var state = recover(entries, at: restart)
         let fired = firings(state.onTick(now: restart))
-        #expect(fired.map(\.firingId.text) == ["m@2026-12-24T12:03:00.000Z"])
+        #expect(fired.map(\.firingId.text) == ["a/m@2026-12-24T12:03:00.000Z"])
         #expect(fired.map(\.missed) == [3])
         // With a 30 s threshold, 31 s after the newest (12:05): skipped, and the reminder
         // goes on from the next minute.
@@ -302,7 +302,7 @@ import Testing
         let turn = skipped.onTick(now: late)
         #expect(firings(turn).isEmpty)
         #expect(journal(turn).first == .skipped(
-            "m", dueAt: Self.noon.addingTimeInterval(300), next: Occurrence(index: 5, instant: Self.noon.addingTimeInterval(360)),
+            ReminderKey("m", of: "a"), dueAt: Self.noon.addingTimeInterval(300), next: Occurrence(index: 5, instant: Self.noon.addingTimeInterval(360)),
             at: late))
     }
 
@@ -314,7 +314,7 @@ import Testing
         let restart = Self.noon.addingTimeInterval(2 * 86_400 + 7 * 3600)
         var state = recover(entries, at: restart)
         let fired = firings(state.onTick(now: restart))
-        #expect(fired.map(\.firingId.text) == ["six@2026-12-26T18:00:00.000Z"])
+        #expect(fired.map(\.firingId.text) == ["alice/six@2026-12-26T18:00:00.000Z"])
         #expect(fired.map(\.missed) == [3])
     }
 

@@ -92,10 +92,10 @@ import Testing
         #expect(state.onTick(now: due.addingTimeInterval(-0.001)).isEmpty)
         let fired = state.onTick(now: due)
         #expect(fired.count == 3)
-        #expect(fired.first == .append(.fired("a", dueAt: due, next: nil, late: false, at: due)))
+        #expect(fired.first == .append(.fired(ReminderKey("a", of: "alice"), dueAt: due, next: nil, late: false, at: due)))
         #expect(fired[1] == .append(.seqReserved(through: 1 + state.configuration.eventSeqReservation)))
         #expect(batches(fired).map(\.worker) == ["w1"])
-        #expect(firings(fired).map(\.firingId.text) == ["a@2026-12-24T08:01:00.000Z"])
+        #expect(firings(fired).map(\.firingId.text) == ["alice/a@2026-12-24T08:01:00.000Z"])
         #expect(state.onTick(now: due.addingTimeInterval(1)).isEmpty)
     }
 
@@ -138,7 +138,7 @@ import Testing
         #expect(nextFire(&state, "w") == Self.t0.addingTimeInterval(7 * 86_400))
         join(&state, "w1", at: Self.t0.addingTimeInterval(7 * 86_400))
         #expect(firings(state.onTick(now: Self.t0.addingTimeInterval(7 * 86_400))).filter { $0.attempt == 1 }.count == 1)
-        #expect(state.entries["w"]?.state == .finished)
+        #expect(state.entries[ReminderKey("w", of: "alice")]?.state == .finished)
     }
 
     @Test func stalledCoordinatorFiresOnceThenContinuesOnSchedule() {
@@ -181,7 +181,7 @@ import Testing
     @Test func firingsWaitWhileNoWorkerIsConnected() {
         var state = makeState(workers: [])
         request(&state, .schedule([reminder("a", at: Self.t0)]))
-        #expect(state.onTick(now: Self.t0) == [.append(.fired("a", dueAt: Self.t0, next: nil, late: false, at: Self.t0))],
+        #expect(state.onTick(now: Self.t0) == [.append(.fired(ReminderKey("a", of: "alice"), dueAt: Self.t0, next: nil, late: false, at: Self.t0))],
                 "the firing is made (journaled) and waits")
         #expect(state.waitingCount == 1)
         // No lease runs while nobody holds the firing, so no duplicate piles up.
@@ -288,7 +288,7 @@ import Testing
             now = now.addingTimeInterval(1)
         }
         #expect(attempts == [1, 2])
-        #expect(deadLettered == [.append(.deadLettered(FiringID(reminder: "a", dueAt: Self.t0), at: Self.t0.addingTimeInterval(2)))])
+        #expect(deadLettered == [.append(.deadLettered(FiringID(ReminderKey("a", of: "alice"), dueAt: Self.t0), at: Self.t0.addingTimeInterval(2)))])
         #expect(state.inFlightCount == 0)
         #expect(state.deadLetters.count == 1)
     }
@@ -300,7 +300,7 @@ import Testing
         _ = state.onTick(now: Self.t0.addingTimeInterval(1))
         let (listed, _) = request(&state, .deadLetters())
         guard case .deadLetters(let result) = listed else { Issue.record("\(listed)"); return }
-        let firingId = FiringID(reminder: "a", dueAt: Self.t0)
+        let firingId = FiringID(ReminderKey("a", of: "alice"), dueAt: Self.t0)
         #expect(result.firings.map(\.firingId) == [firingId])
         let (retried, directives) = request(&state, .retry(firingId), at: Self.t0.addingTimeInterval(2))
         #expect(retried == .retried(RetryResult(firingId: firingId)))

@@ -79,7 +79,7 @@ import Testing
         let turn = first.onTick(now: restart)
         journal += appended(turn)
         #expect(appended(turn).first == .fired(
-            "m", dueAt: Self.t0.addingTimeInterval(60), next: Occurrence(index: 1, instant: Self.t0.addingTimeInterval(120)),
+            ReminderKey("m", of: "alice"), dueAt: Self.t0.addingTimeInterval(60), next: Occurrence(index: 1, instant: Self.t0.addingTimeInterval(120)),
             late: true, missed: 1, at: restart))
 
         let secondStart = restart.addingTimeInterval(5)
@@ -101,8 +101,8 @@ import Testing
             now = now.addingTimeInterval(0.01)
         }
         #expect(fired == (1...5).map { Self.t0.addingTimeInterval(60 * Double($0)) }, "08:01 redelivered, 08:02–08:05 late")
-        #expect(second.entries["m"]?.state == .finished)
-        #expect(second.entries["m"]?.deliveredCount == 5)
+        #expect(second.entries[ReminderKey("m", of: "alice")]?.state == .finished)
+        #expect(second.entries[ReminderKey("m", of: "alice")]?.deliveredCount == 5)
     }
 }
 

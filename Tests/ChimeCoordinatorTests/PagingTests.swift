@@ -75,7 +75,7 @@ import Testing
         #expect(Set(seen).count == seen.count)
         let throughout = Set(initial).subtracting(removedAtSomePoint)
         #expect(throughout.isSubset(of: Set(seen)))
-        #expect(Array(state.reminderIndex).map(\.rawValue) == state.entries.keys.map(\.rawValue).sorted { ReminderID($0) < ReminderID($1) })
+        #expect(Array(state.reminderIndex) == state.entries.keys.sorted())
     }
 
     @Test func aPageHoldsTheDefaultSizeAndTheLastPageHasNoCursorButATotal() throws {
@@ -206,7 +206,7 @@ import Testing
         try restored.load(snapshot: state.encodedSnapshot(at: Self.t0.addingTimeInterval(32)))
         #expect(try all(&restored) == expected)
         #expect(Array(restored.reminderIndex) == Array(state.reminderIndex))
-        _ = outcome(&restored, .retry(FiringID(reminder: "d24", dueAt: Self.t0)))
+        _ = outcome(&restored, .retry(FiringID(ReminderKey("d24", of: "alice"), dueAt: Self.t0)))
         #expect(try all(&restored) == Array(expected.dropFirst()))
     }
 

@@ -33,7 +33,7 @@ import ChimeClient
 
         cluster.clock.set(due)
         let event = try cluster.nextFireEvent()
-        #expect(event.firing.firingId.text == "tea@2026-12-24T08:01:00.000Z")
+        #expect(event.firing.firingId.text == "alice/tea@2026-12-24T08:01:00.000Z")
         #expect(event.firing.dueAt == due && event.firing.attempt == 1 && !event.firing.late)
         #expect(event.firedAt == due, "the worker reads the same clock")
         try expectEventually(timeout: 5, "the acknowledgement") { try listing("tea", client).deliveredCount == 1 }
@@ -56,7 +56,7 @@ import ChimeClient
 
         cluster.clock.set(due)
         let first = try worker.nextBatch()
-        #expect(first.firings.map(\.firingId.text) == ["tea@2026-12-24T08:00:05.000Z"])
+        #expect(first.firings.map(\.firingId.text) == ["alice/tea@2026-12-24T08:00:05.000Z"])
         #expect(first.firings.map(\.attempt) == [1])
 
         // One millisecond before the lease ends: still held, nothing sent again.
@@ -67,7 +67,7 @@ import ChimeClient
 
         cluster.clock.set(due.addingTimeInterval(10))
         let second = try worker.nextBatch()
-        #expect(second.firings.map(\.firingId.text) == ["tea@2026-12-24T08:00:05.000Z"])
+        #expect(second.firings.map(\.firingId.text) == ["alice/tea@2026-12-24T08:00:05.000Z"])
         #expect(second.firings.map(\.attempt) == [2])
         let stats = try client.send(ControlRequest(command: .stats), expecting: StatsReport.self).result
         #expect(stats?.redelivered == 1 && stats?.acknowledged == 0)
@@ -81,7 +81,7 @@ import ChimeClient
         cluster.clock.stepWall(by: -3_600)
         cluster.clock.advance(by: 10)
         let second = try worker.nextBatch()
-        #expect(second.firings.map(\.firingId.text) == ["tea@2026-12-24T08:00:00.000Z"])
+        #expect(second.firings.map(\.firingId.text) == ["alice/tea@2026-12-24T08:00:00.000Z"])
         #expect(second.firings.map(\.attempt) == [2])
     }
 
@@ -112,7 +112,7 @@ import ChimeClient
             _ = try client.send(ControlRequest(command: .ping), expecting: PongResult.self)
         }
         let redelivered = try healthy.nextBatch()
-        #expect(redelivered.firings.map(\.firingId.text) == ["tea@2026-12-24T08:00:00.000Z"])
+        #expect(redelivered.firings.map(\.firingId.text) == ["alice/tea@2026-12-24T08:00:00.000Z"])
         #expect(redelivered.firings.map(\.attempt) == [2])
         #expect(try client.send(ControlRequest(command: .status), expecting: StatusReport.self).result?.workersAlive == 1)
     }
@@ -132,7 +132,7 @@ import ChimeClient
         let cluster = try InprocCluster(start: start.addingTimeInterval(600), workers: 1, storeDirectory: directory.url)
         defer { cluster.stop() }
         let event = try cluster.nextFireEvent()
-        #expect(event.firing.firingId.text == "tea@2026-12-24T08:01:00.000Z")
+        #expect(event.firing.firingId.text == "alice/tea@2026-12-24T08:01:00.000Z")
         #expect(event.firing.late && event.firing.attempt == 1)
         #expect(event.firedAt == start.addingTimeInterval(600))
     }

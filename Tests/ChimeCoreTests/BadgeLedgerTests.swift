@@ -44,7 +44,7 @@ import Testing
         deliver(first, into: &ledger, .set(4))
         #expect(ledger.onHandled(first.firingId) == BadgeUpdate(badge: 3, isChanged: true))
         #expect(ledger.onHandled(first.firingId) == BadgeUpdate(badge: 3, isChanged: false))
-        #expect(ledger.onHandled(FiringID(reminder: "never", dueAtMilliseconds: 0)) == BadgeUpdate(badge: 3, isChanged: false))
+        #expect(ledger.onHandled(FiringID(ReminderKey("never", of: "alice"), dueAtMilliseconds: 0)) == BadgeUpdate(badge: 3, isChanged: false))
     }
 
     @Test func plusOneCountsDeliveredUnhandledFirings() {
@@ -130,7 +130,7 @@ import Testing
         let json = try wireJSON(ledger)
         #expect(
             json
-                == #"{"badge":3,"delivered":[{"counted":true,"dueAt":"2026-12-24T00:01:00.000Z","firedAt":"2026-12-24T00:01:00.004Z","firingId":"b@2026-12-24T00:01:00.000Z","reminderId":"b"},{"counted":false,"dueAt":"2026-12-24T00:00:00.000Z","firedAt":"2026-12-24T00:00:00.004Z","firingId":"a@2026-12-24T00:00:00.000Z","reminderId":"a","title":"Tea"}]}"#
+                == #"{"badge":3,"delivered":[{"counted":true,"dueAt":"2026-12-24T00:01:00.000Z","firedAt":"2026-12-24T00:01:00.004Z","firingId":"alice/b@2026-12-24T00:01:00.000Z","reminderId":"b"},{"counted":false,"dueAt":"2026-12-24T00:00:00.000Z","firedAt":"2026-12-24T00:00:00.004Z","firingId":"alice/a@2026-12-24T00:00:00.000Z","reminderId":"a","title":"Tea"}]}"#
         )
         #expect(try decodeWire(BadgeLedger.self, json) == ledger)
     }

@@ -30,8 +30,8 @@ import Testing
         let firing = Firing(reminderId: "standup", recipient: "alice", dueAt: due, content: Content(title: "t"))
         let nags = NagPolicy(count: 3, interval: 600).nags(of: firing, deliveredAt: due.addingTimeInterval(0.004))
         #expect(nags.map(\.firingId.text) == [
-            "standup@2026-12-24T00:00:00.000Z#nag1", "standup@2026-12-24T00:00:00.000Z#nag2",
-            "standup@2026-12-24T00:00:00.000Z#nag3",
+            "alice/standup@2026-12-24T00:00:00.000Z#nag1", "alice/standup@2026-12-24T00:00:00.000Z#nag2",
+            "alice/standup@2026-12-24T00:00:00.000Z#nag3",
         ])
         #expect(nags.map { RFC3339.format($0.at) } == [
             "2026-12-24T00:10:00.000Z", "2026-12-24T00:20:00.000Z", "2026-12-24T00:30:00.000Z",
@@ -46,20 +46,20 @@ import Testing
     }
 
     @Test func nagIDsLeadBackToTheirFiring() throws {
-        let firing = try #require(FiringID("a#nag1@2026-12-24T00:00:00.000Z"))
-        #expect(firing.reminder == "a#nag1" && firing.dueAt == due)
+        let firing = try #require(FiringID("alice/a#nag1@2026-12-24T00:00:00.000Z"))
+        #expect(firing.reminder == "a#nag1" && firing.recipient == "alice" && firing.dueAt == due)
         #expect(!firing.isNag && firing.nagNumber == nil && firing.nagBase == firing)
         let nag = FiringID(nag: 12, of: firing)
-        #expect(nag.text == "a#nag1@2026-12-24T00:00:00.000Z#nag12")
+        #expect(nag.text == "alice/a#nag1@2026-12-24T00:00:00.000Z#nag12")
         #expect(FiringID(nag.text) == nag)
         #expect(nag.isNag && nag.nagNumber == 12 && nag.nagBase == firing)
-        #expect(FiringID(nag: 2, of: nag).text == "a#nag1@2026-12-24T00:00:00.000Z#nag2")
-        #expect(FiringID("x@2026-12-24T00:00:00.000Z#nag") == nil)
-        #expect(FiringID("x@2026-12-24T00:00:00.000Z#nagx") == nil)
-        #expect(FiringID("x@2026-12-24T00:00:00.000Z#nag0") == nil)
-        #expect(FiringID("x@2026-12-24T00:00:00.000Z#nag01") == nil)
-        #expect(FiringID("x@2026-12-24T00:00:00.000Z#nag4294967296") == nil)
-        #expect(FiringID("x@2026-12-24T00:00:00.000Z#nag4294967295")?.nag == 4_294_967_295)
+        #expect(FiringID(nag: 2, of: nag).text == "alice/a#nag1@2026-12-24T00:00:00.000Z#nag2")
+        #expect(FiringID("alice/x@2026-12-24T00:00:00.000Z#nag") == nil)
+        #expect(FiringID("alice/x@2026-12-24T00:00:00.000Z#nagx") == nil)
+        #expect(FiringID("alice/x@2026-12-24T00:00:00.000Z#nag0") == nil)
+        #expect(FiringID("alice/x@2026-12-24T00:00:00.000Z#nag01") == nil)
+        #expect(FiringID("alice/x@2026-12-24T00:00:00.000Z#nag4294967296") == nil)
+        #expect(FiringID("alice/x@2026-12-24T00:00:00.000Z#nag4294967295")?.nag == 4_294_967_295)
     }
 
     @Test func aNagFiringCarriesNoBadgeChange() {

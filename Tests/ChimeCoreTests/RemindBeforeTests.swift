@@ -58,10 +58,10 @@ import Testing
         let event = try utc("2026-12-24T09:00:00Z")
         let firing = Firing(
             reminderId: "m", recipient: "alice", dueAt: event.addingTimeInterval(-900), content: Content(), eventAt: event)
-        #expect(firing.firingId.text == "m@2026-12-24T08:45:00.000Z")
+        #expect(firing.firingId.text == "alice/m@2026-12-24T08:45:00.000Z")
         #expect(
             try wireJSON(firing)
-                == #"{"attempt":1,"content":{},"dueAt":"2026-12-24T08:45:00.000Z","eventAt":"2026-12-24T09:00:00.000Z","firingId":"m@2026-12-24T08:45:00.000Z","late":false,"recipient":"alice","reminderId":"m"}"#
+                == #"{"attempt":1,"content":{},"dueAt":"2026-12-24T08:45:00.000Z","eventAt":"2026-12-24T09:00:00.000Z","firingId":"alice/m@2026-12-24T08:45:00.000Z","late":false,"recipient":"alice","reminderId":"m"}"#
         )
         let plain = Firing(reminderId: "m", recipient: "alice", dueAt: event, content: Content())
         #expect(try !wireJSON(plain).contains("eventAt"))

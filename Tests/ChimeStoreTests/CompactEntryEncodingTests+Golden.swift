@@ -18,7 +18,7 @@ import Testing
 
     @Test func firedRecordKeepsItsLayout() throws {
         let entry = JournalEntry.fired(
-            "r", dueAt: instant, next: Occurrence(index: -3, instant: instant), late: true, missed: 4, at: instant)
+            ReminderKey(legacy: "r"), dueAt: instant, next: Occurrence(index: -3, instant: instant), late: true, missed: 4, at: instant)
         let expected = [5] + string("r") + instantBytes + [1 | 2 | 4] + fixed64(UInt64(bitPattern: -3)) + instantBytes
             + fixed64(4) + instantBytes
         #expect(CompactEntryEncoding.encode(entry) == expected)
@@ -26,11 +26,27 @@ import Testing
     }
 
     @Test func acknowledgedRecordKeepsItsLayout() throws {
-        let firingId = FiringID(reminder: "r", dueAtMilliseconds: 1_500, nag: 2)
+        let firingId = FiringID(ReminderKey(legacy: "r"), dueAtMilliseconds: 1_500, nag: 2)
         let entry = JournalEntry.acknowledged(firingId, seq: 9, worker: "w1", firedAt: instant)
         let expected = [6] + string("r") + fixed64(1_500) + fixed32(2) + fixed64(9) + string("w1") + instantBytes
         #expect(CompactEntryEncoding.encode(entry) == expected)
         #expect(try CompactEntryEncoding.decode(expected[...]) == entry)
+    }
+
+    /// Today's records carry the reminder key, `<id>\0<recipient>`, where earlier builds
+    /// wrote the bare id (read back as a legacy key, above).
+    @Test func firedAndAcknowledgedRecordsCarryTheReminderKey() throws {
+        let key = ReminderKey("r", of: "alice")
+        let fired = JournalEntry.fired(key, dueAt: instant, next: nil, late: false, at: instant)
+        let firedBytes = [5] + string("r\u{0}alice") + instantBytes + [0] + instantBytes
+        #expect(CompactEntryEncoding.encode(fired) == firedBytes)
+        #expect(try CompactEntryEncoding.decode(firedBytes[...]) == fired)
+        let acknowledged = JournalEntry.acknowledged(FiringID(key, dueAtMilliseconds: 1_500), seq: 9, worker: "w1", firedAt: instant)
+        let acknowledgedBytes = [6] + string("r\u{0}alice") + fixed64(1_500) + fixed32(0) + fixed64(9) + string("w1") + instantBytes
+        #expect(CompactEntryEncoding.encode(acknowledged) == acknowledgedBytes)
+        #expect(try CompactEntryEncoding.decode(acknowledgedBytes[...]) == acknowledged)
+        let damaged = [5] + string("r\u{0}a\u{0}b") + instantBytes + [0] + instantBytes
+        #expect(throws: BinaryDecodingError(.invalidValue, offset: 1)) { try CompactEntryEncoding.decode(damaged[...]) }
     }
 
     @Test func answeredRecordKeepsItsLayout() throws {
@@ -47,7 +63,7 @@ import Testing
     }
 
     @Test func theOldTextFormOfAnAcknowledgementStillReads() throws {
-        let firingId = FiringID(reminder: "r", dueAtMilliseconds: 1_500, nag: 0)
+        let firingId = FiringID(ReminderKey(legacy: "r"), dueAtMilliseconds: 1_500, nag: 0)
         let payload = [2] + string(firingId.text) + fixed64(9) + string("w1") + instantBytes
         #expect(try CompactEntryEncoding.decode(payload[...]) == .acknowledged(firingId, seq: 9, worker: "w1", firedAt: instant))
         let unparsable = [2] + string("no-stamp") + fixed64(9) + string("w1") + instantBytes

@@ -10,10 +10,11 @@ import Testing
 
     @Test func hotEntriesRoundTripThroughTheCompactForm() throws {
         let entries: [JournalEntry] = [
-            .fired("r", dueAt: instant, next: Occurrence(index: -3, instant: instant.addingTimeInterval(60)), late: true,
+            .fired(ReminderKey("r", of: "alice"), dueAt: instant, next: Occurrence(index: -3, instant: instant.addingTimeInterval(60)), late: true,
                    at: instant.addingTimeInterval(0.001)),
-            .fired("ü", dueAt: instant, next: nil, late: false, at: instant),
-            .acknowledged(FiringID(reminder: "ünï@y", dueAt: instant), seq: 7, worker: "worker-1", firedAt: instant),
+            .fired(ReminderKey("ü", of: "bö/b"), dueAt: instant, next: nil, late: false, at: instant),
+            .fired(ReminderKey(legacy: "old"), dueAt: instant, next: nil, late: false, at: instant),
+            .acknowledged(FiringID(ReminderKey("ünï@y", of: "alice"), dueAt: instant), seq: 7, worker: "worker-1", firedAt: instant),
             .scheduled(
                 Reminder(
                     id: "r", recipient: "alice", content: Content(title: "Tea", body: String(repeating: "b", count: 100)),
@@ -28,28 +29,28 @@ import Testing
                 try CompactEntryEncoding.decode(bytes.dropLast())
             }
         }
-        #expect(CompactEntryEncoding.encode(.cancelled(["a"], at: instant)) == nil, "other kinds stay JSON")
+        #expect(CompactEntryEncoding.encode(.cancelled([ReminderKey("a", of: "alice")], at: instant)) == nil, "other kinds stay JSON")
         #expect(throws: BinaryDecodingError(.unknownTag, offset: 0), "kind 1 (dispatched, no longer written) is refused") {
             try CompactEntryEncoding.decode([1, 0, 0, 0, 0][...])
         }
-        var badFlags = try #require(CompactEntryEncoding.encode(.fired("r", dueAt: instant, next: nil, late: false, at: instant)))
+        var badFlags = try #require(CompactEntryEncoding.encode(.fired(ReminderKey("r", of: "alice"), dueAt: instant, next: nil, late: false, at: instant)))
         // Flag 4 (a missed count follows) with no count: the payload is short.
-        badFlags[1 + 4 + 1 + 8] = 4
-        #expect(throws: BinaryDecodingError(.truncated, offset: 15)) { try CompactEntryEncoding.decode(badFlags[...]) }
-        badFlags[1 + 4 + 1 + 8] = 8
+        badFlags[1 + 4 + 7 + 8] = 4
+        #expect(throws: BinaryDecodingError(.truncated, offset: 21)) { try CompactEntryEncoding.decode(badFlags[...]) }
+        badFlags[1 + 4 + 7 + 8] = 8
         let error = #expect(throws: BinaryDecodingError.self, "unknown flag bits are refused") {
             try CompactEntryEncoding.decode(badFlags[...])
         }
         #expect(error?.reason == .unknownFlags)
-        #expect(error?.offset == 14)
+        #expect(error?.offset == 20)
     }
 
     @Test func journalMixesCompactAndJSONRecordsAndReplaysThemInOrder() throws {
         let directory = try TemporaryDirectory(prefix: "compact")
         let entries: [JournalEntry] = [
-            .cancelled(["a"], at: instant),
-            .fired("r", dueAt: instant, next: nil, late: false, at: instant),
-            .acknowledged(FiringID(nag: 2, of: FiringID(reminder: "r", dueAt: instant)), seq: 1, worker: "w", firedAt: instant),
+            .cancelled([ReminderKey("a", of: "alice")], at: instant),
+            .fired(ReminderKey("r", of: "alice"), dueAt: instant, next: nil, late: false, at: instant),
+            .acknowledged(FiringID(nag: 2, of: FiringID(ReminderKey("r", of: "alice"), dueAt: instant)), seq: 1, worker: "w", firedAt: instant),
             .scheduled(Reminder(id: "s", recipient: "bob", content: Content(body: "x"), trigger: Trigger(start: .instant(instant))), at: instant),
         ]
         do {

@@ -7,24 +7,24 @@ import Testing
 func makeEntries(_ count: Int, from first: Int = 0) -> [JournalEntry] {
     (first..<(first + count)).map { index in
         let instant = Date(timeIntervalSince1970: 1_800_000_000 + Double(index))
-        let reminder = ReminderID("reminder-\(index)")
+        let reminder = ReminderKey(ReminderID("reminder-\(index)"), of: "alice")
         switch index % 4 {
         case 0:
             return .scheduled(
                 Reminder(
-                    id: reminder, recipient: RecipientID("alice"),
+                    id: reminder.id, recipient: RecipientID("alice"),
                     content: Content(title: "Title \(index)", body: "Body of reminder \(index)", badge: index % 7),
                     trigger: Trigger(start: .instant(instant), repeatRule: nil)),
                 at: instant)
         case 1:
-            return .cancelled([reminder, ReminderID("reminder-\(index - 1)")], at: instant)
+            return .cancelled([reminder, ReminderKey(ReminderID("reminder-\(index - 1)"), of: "alice")], at: instant)
         case 2:
             return .fired(
                 reminder, dueAt: instant, next: index % 3 == 0 ? nil : Occurrence(index: index, instant: instant),
                 late: index % 5 == 0, at: instant)
         default:
             return .acknowledged(
-                FiringID(reminder: reminder, dueAt: instant), seq: UInt64(index - 1), worker: WorkerID("w1"),
+                FiringID(reminder, dueAt: instant), seq: UInt64(index - 1), worker: WorkerID("w1"),
                 firedAt: instant.addingTimeInterval(0.25))
         }
     }

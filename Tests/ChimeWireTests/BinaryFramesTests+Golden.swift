@@ -4,18 +4,23 @@ import Testing
 
 @testable import ChimeWire
 
-/// The binary frames stay byte for byte what earlier builds wrote (the hex below is the
-/// binary frame of the seeds in Fuzz/corpus/frames, written by the encoder before the
-/// codecs were merged), and a string that is not UTF-8 is refused wherever it stands.
+/// The binary frames stay byte for byte their documented layout (the hex below), and a string
+/// that is not UTF-8 is refused wherever it stands. Since reminder ids are per recipient, a
+/// firing id carries its reminder key (`r1\0alice`) where earlier builds wrote the bare id
+/// (`legacyDispatchHex`, the seed in Fuzz/corpus/frames of those builds): such a frame still
+/// decodes, its firing id taking the firing's recipient.
 @Suite struct BinaryFramesGoldenTests {
     let codec = WireCodec()
     let due = Date(timeIntervalSinceReferenceDate: 820_000_000.123)
 
     static let dispatchHex =
-        "010000000200000072317b3c76b3a20100000000000005000000616c69636577be0f801a70c841020000000577be0f801a70c841"
+        "0100000008000000723100616c6963657b3c76b3a20100000000000005000000616c69636577be0f801a70c841020000000577be0f801a70c841"
         + "0100000054020000006869ffffffffffffffffffffffffffffffffffffffff02070000007b226e223a337d"
     static let acknowledgementsHex =
-        "010000000200000072317b3c76b3a20100000000000077be0f801a70c841010000000400000000000000"
+        "0100000008000000723100616c6963657b3c76b3a20100000000000077be0f801a70c841010000000400000000000000"
+    static let legacyDispatchHex =
+        "010000000200000072317b3c76b3a20100000000000005000000616c69636577be0f801a70c841020000000577be0f801a70c841"
+        + "0100000054020000006869ffffffffffffffffffffffffffffffffffffffff02070000007b226e223a337d"
 
     var firing: Firing {
         Firing(
@@ -24,14 +29,15 @@ import Testing
             attempt: 2, late: true, eventAt: due)
     }
 
-    @Test func dispatchFrameIsByteIdenticalToEarlierBuilds() throws {
+    @Test func dispatchFrameKeepsItsLayoutAndAnEarlierBuildsFrameStillDecodes() throws {
         let frames = codec.encodeFrames(DispatchBatch(epoch: 7, leaseMilliseconds: 10_000, firings: [firing]))
         #expect(frames.count == 2)
         #expect(hex(frames[1]) == Self.dispatchHex)
         #expect(try codec.decodeDispatch([frames[0], Data(bytes(Self.dispatchHex))]).firings == [firing])
+        #expect(try codec.decodeDispatch([frames[0], Data(bytes(Self.legacyDispatchHex))]).firings == [firing])
     }
 
-    @Test func acknowledgementsFrameIsByteIdenticalToEarlierBuilds() throws {
+    @Test func acknowledgementsFrameKeepsItsLayout() throws {
         let acknowledgement = WorkerMessage.Acknowledgement(firingId: firing.firingId, firedAt: due, attempt: 1, epoch: 4)
         let message = WorkerMessage(worker: "w", host: "h", pid: 1, capacity: 64, delivered: 2, acks: [acknowledgement])
         let frames = codec.encodeFrames(message)
@@ -41,7 +47,7 @@ import Testing
 
     /// Byte offsets into `dispatchHex` of a string's first byte: the firing id's reminder
     /// ("r1"), the recipient ("alice"), the title ("T"), the body ("hi") and the userInfo JSON.
-    @Test(arguments: [8, 26, 56, 61, 88])
+    @Test(arguments: [8, 32, 62, 67, 94])
     func invalidUTF8InAFiringsFrameIsRefused(offset: Int) throws {
         var damaged = bytes(Self.dispatchHex)
         damaged[offset] = 0xFF
@@ -61,11 +67,11 @@ import Testing
 
     @Test func anInstantOutsideTheSupportedRangeIsRefused() throws {
         var damaged = bytes(Self.acknowledgementsHex)
-        // firedAt's eight bytes follow the firing id (4 + 2 + 8 + 4 bytes after the count).
-        damaged.replaceSubrange(22..<30, with: withUnsafeBytes(of: Double.nan.bitPattern.littleEndian) { Array($0) })
+        // firedAt's eight bytes follow the firing id (4 + 8 + 8 + 4 bytes after the count).
+        damaged.replaceSubrange(28..<36, with: withUnsafeBytes(of: Double.nan.bitPattern.littleEndian) { Array($0) })
         let header = Data(#"{"acks":[],"capacity":64,"delivered":2,"host":"h","pid":1,"worker":"w"}"#.utf8)
         let error = #expect(throws: WireError.self) { try codec.decodeWorkerMessage([header, Data(damaged)]) }
-        #expect(error?.message.contains("instant_out_of_range at offset 22") == true, "\(String(describing: error))")
+        #expect(error?.message.contains("instant_out_of_range at offset 28") == true, "\(String(describing: error))")
     }
 
     private func hex(_ data: Data) -> String { data.map { String(format: "%02x", $0) }.joined() }

@@ -19,7 +19,7 @@ import Testing
     @Test func encodesTheDocumentedShape() throws {
         let event = makeEvent()
         let json = String(decoding: codec.encode(event), as: UTF8.self)
-        #expect(json == #"{"attempt":1,"badge":2,"body":"now","dueAt":"2026-12-24T00:00:00.000Z","firedAt":"2026-12-24T00:00:00.004Z","firingId":"standup@2026-12-24T00:00:00.000Z","late":false,"publisher":"w1","recipient":"alice","reminderId":"standup","seq":7,"sound":"default","title":"Stand-up","type":"fire","userInfo":{"n":3,"room":"4b"}}"#)
+        #expect(json == #"{"attempt":1,"badge":2,"body":"now","dueAt":"2026-12-24T00:00:00.000Z","firedAt":"2026-12-24T00:00:00.004Z","firingId":"alice/standup@2026-12-24T00:00:00.000Z","late":false,"publisher":"w1","recipient":"alice","reminderId":"standup","seq":7,"sound":"default","title":"Stand-up","type":"fire","userInfo":{"n":3,"room":"4b"}}"#)
         #expect(event.topic == "fire.alice")
     }
 
@@ -31,15 +31,15 @@ import Testing
         #expect(RFC3339.format(decoded.firedAt) == "2026-12-24T00:00:00.004Z")
     }
 
-    @Test func firingIDIsReminderAndInstant() {
-        #expect(FiringID(reminder: "r", dueAt: Date(timeIntervalSince1970: 1.5)).text == "r@1970-01-01T00:00:01.500Z")
+    @Test func firingIDIsRecipientReminderAndInstant() {
+        #expect(FiringID(ReminderKey("r", of: "a"), dueAt: Date(timeIntervalSince1970: 1.5)).text == "a/r@1970-01-01T00:00:01.500Z")
     }
 
     @Test func dispatchBatchAndWorkerMessageRoundTrip() throws {
         let batch = DispatchBatch(epoch: 3, leaseMilliseconds: 10_000, firings: [makeEvent().firing])
         #expect(try codec.decode(DispatchBatch.self, from: codec.encode(batch)) == batch)
         let ack = WorkerMessage.Acknowledgement(
-            firingId: FiringID(reminder: "r", dueAtMilliseconds: 1_500, nag: 3), firedAt: Date(timeIntervalSince1970: 2), attempt: 1, epoch: 3)
+            firingId: FiringID(ReminderKey("r", of: "a"), dueAtMilliseconds: 1_500, nag: 3), firedAt: Date(timeIntervalSince1970: 2), attempt: 1, epoch: 3)
         let message = WorkerMessage(worker: "w", host: "h", pid: 4, delivered: 9, acks: [ack])
         #expect(try codec.decode(WorkerMessage.self, from: codec.encode(message)) == message)
     }

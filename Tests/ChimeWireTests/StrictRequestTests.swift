@@ -135,14 +135,14 @@ import Testing
     @Test(arguments: [Double.nan, .infinity, -1e300, 4e11])
     func anAcknowledgementOutsideYearsOneToNineThousandNineHundredNinetyNineIsMalformed(firedAt: Double) {
         let ack = WorkerMessage.Acknowledgement(
-            firingId: FiringID(reminder: "a", dueAtMilliseconds: 1_798_099_200_000), firedAt: Date(timeIntervalSinceReferenceDate: firedAt), attempt: 1, epoch: 1)
+            firingId: FiringID(ReminderKey("a", of: "r"), dueAtMilliseconds: 1_798_099_200_000), firedAt: Date(timeIntervalSinceReferenceDate: firedAt), attempt: 1, epoch: 1)
         let frames = codec.encodeFrames(WorkerMessage(worker: "w", host: "h", pid: 1, delivered: 1, acks: [ack]))
         #expect(throws: WireError(.malformed, "")) { try codec.decodeWorkerMessage(frames) }
     }
 
     @Test func invalidUTF8InABinaryStringIsMalformed() throws {
-        // One acknowledgement whose firing id's reminder is the lone byte 0xFF (due at
-        // 1970-01-01T00:00:00.000Z, no nag).
+        // One acknowledgement whose firing id's reminder key is the lone byte 0xFF (due at
+        // 1970-01-01T00:00:00.000Z, no nag); a key without a recipient reads as a legacy key.
         var body: [UInt8] = [1, 0, 0, 0, 0xFF] + [UInt8](repeating: 0, count: 8 + 4)
         body += withUnsafeBytes(of: Double(0).bitPattern.littleEndian) { Array($0) }
         body += [1, 0, 0, 0] + [UInt8](repeating: 0, count: 8)
@@ -150,7 +150,7 @@ import Testing
         #expect(throws: WireError(.malformed, "")) { try codec.decodeWorkerMessage(frames) }
         // The same with a valid id decodes: the framing above is right.
         body[4] = UInt8(ascii: "a")
-        #expect(try codec.decodeWorkerMessage(acknowledgementsFrame(count: 1, body: body)).acks.map(\.firingId) == [FiringID(reminder: "a", dueAtMilliseconds: 0)])
+        #expect(try codec.decodeWorkerMessage(acknowledgementsFrame(count: 1, body: body)).acks.map(\.firingId) == [FiringID(ReminderKey(legacy: "a"), dueAtMilliseconds: 0)])
     }
 
     @Test(arguments: [

@@ -143,7 +143,7 @@ enum Durability {
         while true {
             let due = start.addingTimeInterval(Double(occurrence) * (step ?? 0))
             guard due <= cutoff else { break }
-            if due >= (first ?? start) { ids.append(FiringID(reminder: reminder.id, dueAt: due)) }
+            if due >= (first ?? start) { ids.append(FiringID(reminder.key, dueAt: due)) }
             guard step != nil else { break }
             occurrence += 1
         }
@@ -177,7 +177,7 @@ enum Durability {
         var duplicates = 0
         for event in events {
             let firing = event.firing
-            #expect(firing.firingId == FiringID(reminder: firing.reminderId, dueAt: firing.dueAt), "\(context): \(firing.firingId) is <reminderId>@<dueAt>")
+            #expect(firing.firingId == FiringID(ReminderKey(firing.reminderId, of: firing.recipient), dueAt: firing.dueAt), "\(context): \(firing.firingId) is <recipient>/<reminderId>@<dueAt>")
             idsByOccurrence["\(firing.reminderId)|\(RFC3339.format(firing.dueAt))", default: []].insert(firing.firingId)
             guard let earlier = first[firing.firingId] else {
                 first[firing.firingId] = event

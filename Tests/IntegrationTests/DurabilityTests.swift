@@ -202,7 +202,7 @@ import ChimeClient
             print(String(format: "worker loss: held firings delivered by worker-2 %.0f ms after SIGKILL (liveness window %.0f ms)", redeliveredAfter * 1000, livenessWindow * 1000))
             #expect(redeliveredAfter < livenessWindow + 1)
             let events = heldEvents()
-            #expect(Set(events.map(\.firing.firingId)) == Set(held.map { FiringID(reminder: $0.id, dueAt: due) }), "the same firing ids")
+            #expect(Set(events.map(\.firing.firingId)) == Set(held.map { FiringID($0.key, dueAt: due) }), "the same firing ids")
             #expect(events.allSatisfy { $0.publisher == "worker-2" }, "worker-1 published nothing")
             #expect(events.filter { $0.firing.attempt > 1 }.count == 5, "the five held firings come as a later attempt")
             #expect(events.count == 10, "each firing delivered once")

@@ -30,8 +30,11 @@ import Testing
                 let delivered = try cluster.run(["delivered", recipient, "--json"])
                 #expect(delivered.status == 0, "\(delivered.error)")
                 let reply = try #require(try JSONSerialization.jsonObject(with: Data(delivered.output.utf8)) as? NSDictionary)
-                let saved = try Data(contentsOf: Self.fixture.appendingPathComponent("delivered-\(recipient).json"))
-                #expect(reply["result"] as? NSDictionary == (try JSONSerialization.jsonObject(with: saved) as? NSDictionary))
+                // The same list, its firing ids now naming their recipient (`bob/soon@…`).
+                var saved = String(decoding: try Data(contentsOf: Self.fixture.appendingPathComponent("delivered-\(recipient).json")), as: UTF8.self)
+                saved = saved.replacingOccurrences(of: #""firingId": ""#, with: #""firingId": "\#(recipient)/"#)
+                    .replacingOccurrences(of: #""firingId":""#, with: #""firingId":"\#(recipient)/"#)
+                #expect(reply["result"] as? NSDictionary == (try JSONSerialization.jsonObject(with: Data(saved.utf8)) as? NSDictionary))
             }
             // The new release records its settings and writes its own snapshot format.
             let snapshot = try cluster.run(["ctl", "snapshot", "--json"])

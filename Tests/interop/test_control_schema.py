@@ -126,7 +126,7 @@ def test_every_op_has_a_valid_request_the_coordinator_answers(cluster, zmq_conte
     delivered = wait_for("the past one-shot to be delivered",
                          lambda: ok({"op": "delivered", "recipient": alice})["delivered"])
     firing_id = delivered[0]["firingId"]
-    assert firing_id.startswith(f"{tag}-now@")
+    assert firing_id.startswith(f"{alice}/{tag}-now@"), "a firing id leads with its recipient"
     events = wait_for("its fire event to be settled",
                       lambda: ok({"op": "events", "after": 0, "recipient": alice, "limit": 10})["events"])
     assert events[0]["firingId"] == firing_id

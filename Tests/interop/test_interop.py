@@ -317,7 +317,7 @@ def test_fire_event_carries_every_documented_field(cluster, zmq_context, control
         assert event["reminderId"] == reminder_id
         assert event["recipient"] == "alice"
         assert event["dueAt"] == rfc3339(due)
-        assert event["firingId"] == f"{reminder_id}@{event['dueAt']}"
+        assert event["firingId"] == f"alice/{reminder_id}@{event['dueAt']}", "<recipient>/<reminderId>@<dueAt>"
         due_at, fired_at = parse_instant(event["dueAt"]), parse_instant(event["firedAt"])
         assert due_at == due
         assert fired_at >= due_at, event
@@ -508,7 +508,7 @@ def test_past_one_shot_warns_and_fires_at_once(cluster, zmq_context, control):
 
         _, event, _ = subscriber.expect(reminder_id, timeout_s=2.0)
         assert event["dueAt"] == rfc3339(due)
-        assert event["firingId"] == f"{reminder_id}@{rfc3339(due)}"
+        assert event["firingId"] == f"{recipient}/{reminder_id}@{rfc3339(due)}"
         fired_at = parse_instant(event["firedAt"])
         assert timedelta(0) <= fired_at - at_millis(sent_at) < timedelta(seconds=1), event
         assert event["attempt"] == 1

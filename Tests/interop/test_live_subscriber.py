@@ -126,7 +126,7 @@ def test_live_subscribers_lose_nothing_across_coordinator_restarts(make_cluster,
                 reminder_id = f"r{round_number}-{index}-{uuid.uuid4().hex[:6]}"
                 reminders.append({"id": reminder_id, "recipient": recipient, "trigger": {"at": rfc3339(due)},
                                   "content": {"body": f"round {round_number}"}})
-                expected.add(f"{reminder_id}@{rfc3339(due)}")
+                expected.add(f"{recipient}/{reminder_id}@{rfc3339(due)}")
             ok(cluster.control_endpoint, {"op": "schedule", "reminders": reminders})
             pump(lambda: datetime.now(timezone.utc) >= kill_at, 10, "the kill time")
             cluster.kill_coordinator()

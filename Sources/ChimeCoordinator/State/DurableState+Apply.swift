@@ -45,6 +45,8 @@ extension DurableState {
     ///   publish, a firing to put in the waiting line).
     @discardableResult
     mutating func apply(_ entry: JournalEntry, hints: ApplyHints = ApplyHints()) -> AppliedEntry {
+        // Entries of earlier versions name reminders and firings without their recipient.
+        let entry = entry.hasLegacyIdentities ? resolvingLegacyIdentities(entry) : entry
         switch entry {
         case .scheduled(let reminder, let at):
             guard let recurrence = hints.recurrence ?? (try? validate(reminder, maximumUserInfoBytes: Int.max)) else {
@@ -145,10 +147,11 @@ extension DurableState {
     private mutating func acknowledge(_ firingId: FiringID, seq: UInt64, worker: WorkerID, firedAt: Date) -> AppliedEntry {
         guard let shared = deliveries.unsettled.removeValue(forKey: firingId) else { return AppliedEntry() }
         let firing = shared.firing
-        if var entry = schedule.entries[firing.reminderId] {
+        let key = ReminderKey(firing.reminderId, of: firing.recipient)
+        if var entry = schedule.entries[key] {
             entry.deliveredCount += 1
             entry.lastFiredAt = max(entry.lastFiredAt ?? firedAt, firedAt)
-            schedule.entries[firing.reminderId] = entry
+            schedule.entries[key] = entry
             if !firing.firingId.isNag, entry.hasNag, let policy = entry.reminder.nag {
                 deliveries.armNags(after: firing, deliveredAt: firedAt, policy: policy)
             }

@@ -17,7 +17,18 @@ extension DurableState {
         }
         var state = DurableState(settings: seed)
         state.highestRecordedEpoch = snapshot.epoch ?? 0
-        state.recipients = Recipients(Recipients.Record(recipients: snapshot.recipients, ledgers: snapshot.ledgers, badgeEventSeq: 0))
+        // Delivered lists name firings by their legacy ids: each takes its ledger's recipient.
+        var ledgers: [String: BadgeLedger] = [:]
+        for (recipient, ledger) in snapshot.ledgers {
+            ledgers[recipient] = BadgeLedger(
+                badge: ledger.badge,
+                delivered: ledger.delivered.map { delivered in
+                    var delivered = delivered
+                    if delivered.firingId.isLegacy { delivered.firingId = delivered.firingId.resolved(to: RecipientID(recipient)) }
+                    return delivered
+                }, deliveredLimit: ledger.deliveredLimit)
+        }
+        state.recipients = Recipients(Recipients.Record(recipients: snapshot.recipients, ledgers: ledgers, badgeEventSeq: 0))
         state.deliveries = try Deliveries(
             Deliveries.Record(
                 unsettled: snapshot.unsettled, deadLetters: snapshot.deadLetters, nags: snapshot.pendingNags,
@@ -26,12 +37,12 @@ extension DurableState {
         state.actionJobs = ActionJobs(unfinished: snapshot.pendingJobs.map { ActionJobs.Record(job: $0) }, finished: [])
         let skipped = try state.restore(snapshot.reminders.map { record in
             RestoredReminder(
-                id: record.id, bytes: record.reminderBytes,
+                id: ReminderKey(legacy: record.id), bytes: record.reminderBytes,
                 next: record.nextIndex.flatMap { index in record.nextFireAt.map { Occurrence(index: index, instant: $0) } },
                 state: record.state, deliveredCount: record.deliveredCount, lastFiredAt: record.lastFiredAt)
         })
-        for (id, count) in snapshot.lateFirings where state.schedule.entries[ReminderID(id)] != nil {
-            state.schedule.lateFirings[ReminderID(id)] = count
+        for (id, count) in snapshot.lateFirings {
+            if let key = state.resolve(ReminderKey(legacy: ReminderID(id))) { state.schedule.lateFirings[key] = count }
         }
         for answer in snapshot.answered { state.requestLog.remember(answer.reply, for: answer.requestId) }
         return DecodedSnapshot(state: state, takenAt: snapshot.takenAt, skippedReminders: skipped)

@@ -10,7 +10,8 @@ extension DurableState {
     /// repeating reminder starts at its first occurrence firing at or after `now` (no burst of
     /// past occurrences).
     mutating func place(_ reminder: Reminder, recurrence: Recurrence, at now: Date) {
-        schedule.remove(reminder.id)
+        let key = reminder.key
+        schedule.remove(key)
         var next: Occurrence?
         var state = ReminderState.pending
         if !reminder.trigger.isRepeating, let only = recurrence.occurrence(at: 0) {
@@ -22,19 +23,19 @@ extension DurableState {
             state = .disabled
         } else if let next {
             schedule.arm(
-                reminder.id, of: reminder.recipient, at: reminder.trigger.fireInstant(eventInstant: next.instant),
+                key, of: reminder.recipient, at: reminder.trigger.fireInstant(eventInstant: next.instant),
                 limit: pendingLimit(for: reminder.recipient))
         } else {
             state = .finished
         }
-        schedule.entries[reminder.id] = ReminderEntry(reminder: reminder, next: next, state: state)
-        schedule.index.insert(reminder.id)
-        if reminder.trigger.isRepeating { schedule.recurrences[reminder.id] = recurrence }
+        schedule.entries[key] = ReminderEntry(reminder: reminder, next: next, state: state)
+        schedule.index.insert(key)
+        if reminder.trigger.isRepeating { schedule.recurrences[key] = recurrence }
     }
 
     /// Moves a reminder on to `next` after one of its occurrences fired, was suppressed or
     /// skipped: arms it there, or ends it (`finished` when repeating, else `endingAs`).
-    mutating func advance(_ entry: inout ReminderEntry, _ id: ReminderID, to next: Occurrence?, endingAs end: ReminderState) {
+    mutating func advance(_ entry: inout ReminderEntry, _ id: ReminderKey, to next: Occurrence?, endingAs end: ReminderState) {
         entry.next = next
         if let next {
             if entry.state == .pending {
@@ -48,7 +49,7 @@ extension DurableState {
 
     /// The switch (the fold of `.switched`). Enabling computes the next occurrence from `now`
     /// (no burst of missed ones); disabling keeps the record and disarms it.
-    mutating func switchReminders(_ ids: [ReminderID], _ enabled: Bool, at now: Date) {
+    mutating func switchReminders(_ ids: [ReminderKey], _ enabled: Bool, at now: Date) {
         for id in Set(ids).sorted() {
             guard var entry = schedule.entries[id] else { continue }
             var reminder = entry.reminder

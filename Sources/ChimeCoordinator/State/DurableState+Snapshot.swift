@@ -63,9 +63,9 @@ extension DurableState {
         withUnsafeBytes(of: UInt32(clamping: header.count).littleEndian) { writer.writeBytes($0) }
         header.withUnsafeBytes { writer.writeBytes($0) }
         writer.writeCount(schedule.entries.count)
-        for id in schedule.index {
-            guard let entry = schedule.entries[id] else { continue }
-            writer.writeString(id.rawValue)
+        for key in schedule.index {
+            guard let entry = schedule.entries[key] else { continue }
+            writer.writeString(key.storage)
             writer.writeCount(entry.bytes.count)
             entry.bytes.withUnsafeBytes { writer.writeBytes($0) }
             writer.writeByte((entry.next == nil ? 0 : 1) | (entry.lastFiredAt == nil ? 0 : 4))
@@ -78,8 +78,8 @@ extension DurableState {
             if let lastFiredAt = entry.lastFiredAt { writer.writeInstant(lastFiredAt) }
         }
         writer.writeCount(schedule.lateFirings.count)
-        for (id, count) in schedule.lateFirings.sorted(by: { $0.key < $1.key }) {
-            writer.writeString(id.rawValue)
+        for (key, count) in schedule.lateFirings.sorted(by: { $0.key < $1.key }) {
+            writer.writeString(key.storage)
             writer.writeCount(count)
         }
         let answers = requestLog.entries
@@ -144,7 +144,7 @@ extension DurableState {
             var restored: [RestoredReminder] = []
             restored.reserveCapacity(min(count, bytes.count / 8))
             for _ in 0..<count {
-                let id = ReminderID(try reader.readString())
+                let id = try Self.readKey(&reader)
                 let reminderBytes = Array(try reader.readBytes(try reader.readCount()))
                 let flags = try reader.readByte()
                 guard flags & ~5 == 0 else { throw WireError(.invalidArgument, "the snapshot's flags of \(id) are \(flags)") }
@@ -165,7 +165,7 @@ extension DurableState {
             }
             skipped = try state.restore(restored)
             for _ in 0..<(try reader.readCount()) {
-                let id = ReminderID(try reader.readString())
+                let id = try Self.readKey(&reader)
                 guard let late = Int(exactly: try reader.readVarint()) else {
                     throw WireError(.invalidArgument, "the snapshot's late count of \(id) is out of range")
                 }
@@ -186,9 +186,18 @@ extension DurableState {
         return DecodedSnapshot(state: state, takenAt: header.takenAt, skippedReminders: skipped)
     }
 
+    /// A reminder key as a snapshot holds it (`ReminderKey.storage`, naming its recipient).
+    private static func readKey(_ reader: inout ByteReader) throws -> ReminderKey {
+        let storage = try reader.readString()
+        guard let key = ReminderKey(storage: storage), !key.isLegacy else {
+            throw WireError(.invalidArgument, "the snapshot names reminder \(storage.debugDescription), which is not a reminder key")
+        }
+        return key
+    }
+
     /// One reminder as a snapshot holds it.
     struct RestoredReminder {
-        var id: ReminderID
+        var id: ReminderKey
         var bytes: [UInt8]
         var next: Occurrence?
         var state: ReminderState
@@ -205,11 +214,11 @@ extension DurableState {
         var skipped = 0
         schedule.entries.reserveCapacity(reminders.count)
         // Reminders of recipients without a cap are armed in one bulk build of the heap.
-        var uncapped: [(key: ReminderID, deadline: Date)] = []
+        var uncapped: [(key: ReminderKey, deadline: Date)] = []
         uncapped.reserveCapacity(reminders.count)
-        var ids: [ReminderID] = []
+        var ids: [ReminderKey] = []
         ids.reserveCapacity(reminders.count)
-        for record in reminders {
+        for var record in reminders {
             let entry: ReminderEntry
             do {
                 entry = try ReminderEntry(
@@ -217,6 +226,11 @@ extension DurableState {
                     lastFiredAt: record.lastFiredAt)
             } catch {
                 throw WireError(.invalidArgument, "the snapshot's reminder \(record.id) does not decode: \(error)")
+            }
+            // A format-3 snapshot names a reminder by its id: its key takes the reminder's recipient.
+            if record.id.isLegacy { record.id = record.id.resolved(to: entry.recipient) }
+            guard record.id.recipient == entry.recipient else {
+                throw WireError(.invalidArgument, "the snapshot's reminder \(record.id) holds recipient \(entry.recipient)'s reminder")
             }
             // Repeating reminders need their sequence (which also re-checks the zone); a
             // one-shot is taken as it is, decoded only when it has a remind-before offset.

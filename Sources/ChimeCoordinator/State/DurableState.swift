@@ -88,7 +88,7 @@ public struct DurableState: Sendable, Equatable {
     /// The occurrence sequence of `reminder`: cached for a repeating one, rebuilt for a
     /// one-shot; `nil` when it no longer builds (its zone left tzdata).
     func recurrence(of reminder: Reminder) -> Recurrence? {
-        if let cached = schedule.recurrences[reminder.id] { return cached }
+        if let cached = schedule.recurrences[reminder.key] { return cached }
         return try? resolvingRecipientZone(reminder).trigger.makeRecurrence()
     }
 
@@ -97,10 +97,10 @@ public struct DurableState: Sendable, Equatable {
         reminder.trigger.firstEvent(firingOnOrAfter: instant, in: recurrence)
     }
 
-    /// The recipient a firing id belongs to: its reminder's, else the ledger that lists it.
+    /// The recipient a firing id belongs to: the one it names, else (a legacy id) the one it
+    /// resolves to.
     func recipient(of firingId: FiringID) -> RecipientID? {
-        if let entry = schedule.entries[firingId.reminder] { return entry.recipient }
-        return recipients.recipient(delivering: firingId)
+        firingId.isLegacy ? resolve(firingId)?.recipient : firingId.recipient
     }
 
     /// The firing of `entry`'s occurrence due at `dueAt`, with what the recipient's settings

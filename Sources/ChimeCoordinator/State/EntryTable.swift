@@ -12,12 +12,12 @@ struct EntryTable: Sendable, Sequence, Equatable {
     /// How many shards hold the entries (and the schedule's index): about 4,000 entries each at
     /// a million reminders.
     static let shardCount = 256
-    private var byID = ShardedDictionary<ReminderID, ReminderEntry>(shardCount: shardCount) { $0.shardHash }
+    private var byID = ShardedDictionary<ReminderKey, ReminderEntry>(shardCount: shardCount) { $0.shardHash }
     /// How many entries are in each state (states with none may be absent or 0).
     private(set) var stateCounts: [ReminderState: Int] = [:]
 
     /// The entry of `id`; setting `nil` removes it.
-    subscript(id: ReminderID) -> ReminderEntry? {
+    subscript(id: ReminderKey) -> ReminderEntry? {
         get { byID[id] }
         set {
             let old: ReminderEntry?
@@ -29,7 +29,7 @@ struct EntryTable: Sendable, Sequence, Equatable {
 
     /// Removes and returns the entry of `id`.
     @discardableResult
-    mutating func removeValue(forKey id: ReminderID) -> ReminderEntry? {
+    mutating func removeValue(forKey id: ReminderKey) -> ReminderEntry? {
         let old = byID.removeValue(forKey: id)
         if let old { stateCounts[old.state, default: 0] -= 1 }
         return old
@@ -37,12 +37,12 @@ struct EntryTable: Sendable, Sequence, Equatable {
 
     var count: Int { byID.count }
     var isEmpty: Bool { byID.isEmpty }
-    var values: LazyMapSequence<FlattenSequence<[[ReminderID: ReminderEntry]]>, ReminderEntry> { byID.values }
-    var keys: LazyMapSequence<FlattenSequence<[[ReminderID: ReminderEntry]]>, ReminderID> { byID.keys }
+    var values: LazyMapSequence<FlattenSequence<[[ReminderKey: ReminderEntry]]>, ReminderEntry> { byID.values }
+    var keys: LazyMapSequence<FlattenSequence<[[ReminderKey: ReminderEntry]]>, ReminderKey> { byID.keys }
 
     mutating func reserveCapacity(_ capacity: Int) { byID.reserveCapacity(capacity) }
 
-    func makeIterator() -> FlattenSequence<[[ReminderID: ReminderEntry]]>.Iterator { byID.makeIterator() }
+    func makeIterator() -> FlattenSequence<[[ReminderKey: ReminderEntry]]>.Iterator { byID.makeIterator() }
 
     /// Equal when the same ids hold equal entries (the counts follow from them).
     static func == (lhs: EntryTable, rhs: EntryTable) -> Bool { lhs.byID == rhs.byID }

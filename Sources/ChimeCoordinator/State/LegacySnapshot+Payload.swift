@@ -77,7 +77,7 @@ extension CoordinatorSnapshot {
         guard jsonLength <= bytes.count - 5 else { throw WireError(.invalidArgument, "the snapshot is truncated") }
         var snapshot: CoordinatorSnapshot
         do {
-            snapshot = try WireCodec().decode(CoordinatorSnapshot.self, from: Data(bytes[5..<5 + jsonLength]))
+            snapshot = try WireCodec(legacyIdentifiers: true).decode(CoordinatorSnapshot.self, from: Data(bytes[5..<5 + jsonLength]))
         } catch {
             throw WireError(.invalidArgument, "the snapshot does not decode: \(error.message)")
         }

@@ -13,16 +13,16 @@ import Foundation
 struct Schedule: Sendable, Equatable {
     var entries = EntryTable()
     /// The ids of `entries` in order, for `list` pages.
-    var index = SortedKeySet<ReminderID>()
+    var index = SortedKeySet<ReminderKey>()
     /// The occurrence sequence of every repeating reminder (one-shots rebuild theirs on
     /// demand), with recipient zones resolved. Derived.
-    var recurrences: [ReminderID: Recurrence] = [:]
+    var recurrences: [ReminderKey: Recurrence] = [:]
     /// Armed reminders by the instant their next occurrence fires (UTC).
-    var timer = TimerQueue<ReminderID>(shardCount: EntryTable.shardCount, shardHash: { $0.shardHash })
+    var timer = TimerQueue<ReminderKey>(shardCount: EntryTable.shardCount, shardHash: { $0.shardHash })
     /// Per-recipient caps on armed reminders, for recipients that have a limit.
-    var caps: [RecipientID: PendingCap<ReminderID>] = [:]
+    var caps: [RecipientID: PendingCap<ReminderKey>] = [:]
     /// Late firings made per reminder since it last fired on time, for `fireAllCap`.
-    var lateFirings: [ReminderID: Int] = [:]
+    var lateFirings: [ReminderKey: Int] = [:]
 
     /// Equal when the entries, the order, the armed instants, the caps and the late counts are
     /// (the recurrence cache is derived from the entries).
@@ -32,13 +32,13 @@ struct Schedule: Sendable, Equatable {
     }
 
     /// Whether a pending reminder is armed (always, without a cap).
-    func isArmed(_ id: ReminderID, of recipient: RecipientID) -> Bool {
+    func isArmed(_ id: ReminderKey, of recipient: RecipientID) -> Bool {
         caps[recipient]?.isArmed(id) ?? (timer.deadline(of: id) != nil)
     }
 
     /// Arms (or re-arms) a reminder to fire at `instant`, subject to its recipient's cap of
     /// `limit` armed reminders (`nil`: none).
-    mutating func arm(_ id: ReminderID, of recipient: RecipientID, at instant: Date, limit: Int?) {
+    mutating func arm(_ id: ReminderKey, of recipient: RecipientID, at instant: Date, limit: Int?) {
         guard let limit else {
             timer.schedule(id, at: instant)
             return
@@ -50,7 +50,7 @@ struct Schedule: Sendable, Equatable {
     }
 
     /// Disarms a reminder (cancelled, switched off, finished), promoting a held-back one.
-    mutating func disarm(_ id: ReminderID, of recipient: RecipientID) {
+    mutating func disarm(_ id: ReminderKey, of recipient: RecipientID) {
         timer.remove(id)
         guard !caps.isEmpty, var cap = caps[recipient] else { return }
         let transitions = cap.remove(id)
@@ -87,7 +87,7 @@ struct Schedule: Sendable, Equatable {
     }
 
     /// Carries a cap's decisions into the timer queue.
-    private mutating func carry(_ transitions: [PendingCap<ReminderID>.Transition], of recipient: RecipientID) {
+    private mutating func carry(_ transitions: [PendingCap<ReminderKey>.Transition], of recipient: RecipientID) {
         for transition in transitions {
             switch transition {
             case .armed(let id):
@@ -101,7 +101,7 @@ struct Schedule: Sendable, Equatable {
     /// Removes a reminder (and its place in the timer and its recipient's cap) and returns its
     /// entry.
     @discardableResult
-    mutating func remove(_ id: ReminderID) -> ReminderEntry? {
+    mutating func remove(_ id: ReminderKey) -> ReminderEntry? {
         guard let entry = entries.removeValue(forKey: id) else { return nil }
         index.remove(id)
         recurrences[id] = nil

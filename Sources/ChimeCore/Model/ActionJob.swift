@@ -45,6 +45,29 @@ public struct ActionJob: Codable, Hashable, Sendable {
         self.snoozeSeconds = snoozeSeconds
         self.firing = firing
     }
+
+    private enum CodingKeys: String, CodingKey {
+        case jobId, firingId, reminderId, recipient, action, text, destructive, activationMode, category, snoozeSeconds,
+            firing
+    }
+
+    /// Decodes the JSON shape; a legacy firing id (written before ids were per recipient)
+    /// takes the job's recipient.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        jobId = try container.decode(String.self, forKey: .jobId)
+        recipient = try container.decode(RecipientID.self, forKey: .recipient)
+        let firingId = try container.decode(FiringID.self, forKey: .firingId)
+        self.firingId = firingId.isLegacy ? firingId.resolved(to: recipient) : firingId
+        reminderId = try container.decode(ReminderID.self, forKey: .reminderId)
+        action = try container.decode(String.self, forKey: .action)
+        text = try container.decodeIfPresent(String.self, forKey: .text)
+        destructive = try container.decode(Bool.self, forKey: .destructive)
+        activationMode = try container.decode(ActivationMode.self, forKey: .activationMode)
+        category = try container.decodeIfPresent(String.self, forKey: .category)
+        snoozeSeconds = try container.decodeIfPresent(Double.self, forKey: .snoozeSeconds)
+        firing = try container.decode(Firing.self, forKey: .firing)
+    }
 }
 
 /// How an action job ended: the completion-handler contract (every job ends as completed or

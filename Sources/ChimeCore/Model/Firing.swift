@@ -31,13 +31,13 @@ public struct Firing: Codable, Hashable, Sendable {
     /// `dueAt` is then `eventAt` minus the offset. `nil` when the firing is the event.
     public var eventAt: Date?
 
-    /// Creates the firing of `reminderId`'s occurrence due at `dueAt`, with the id
-    /// `<reminderId>@<dueAt>`.
+    /// Creates the firing of `recipient`'s reminder `reminderId`'s occurrence due at `dueAt`,
+    /// with the id `<recipient>/<reminderId>@<dueAt>`.
     public init(
         reminderId: ReminderID, recipient: RecipientID, dueAt: Date, content: Content,
         attempt: Int = 1, late: Bool = false, missed: Int? = nil, eventAt: Date? = nil
     ) {
-        self.firingId = FiringID(reminder: reminderId, dueAt: dueAt)
+        self.firingId = FiringID(ReminderKey(reminderId, of: recipient), dueAt: dueAt)
         self.reminderId = reminderId
         self.recipient = recipient
         self.dueAt = dueAt
@@ -46,5 +46,26 @@ public struct Firing: Codable, Hashable, Sendable {
         self.late = late
         self.missed = missed
         self.eventAt = eventAt
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case firingId, reminderId, recipient, dueAt, content, attempt, late, missed, seq, eventAt
+    }
+
+    /// Decodes the JSON shape; a legacy firing id (written before ids were per recipient)
+    /// takes the firing's recipient.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        recipient = try container.decode(RecipientID.self, forKey: .recipient)
+        let firingId = try container.decode(FiringID.self, forKey: .firingId)
+        self.firingId = firingId.isLegacy ? firingId.resolved(to: recipient) : firingId
+        reminderId = try container.decode(ReminderID.self, forKey: .reminderId)
+        dueAt = try container.decode(Date.self, forKey: .dueAt)
+        content = try container.decode(Content.self, forKey: .content)
+        attempt = try container.decode(Int.self, forKey: .attempt)
+        late = try container.decode(Bool.self, forKey: .late)
+        missed = try container.decodeIfPresent(Int.self, forKey: .missed)
+        seq = try container.decodeIfPresent(UInt64.self, forKey: .seq)
+        eventAt = try container.decodeIfPresent(Date.self, forKey: .eventAt)
     }
 }

@@ -82,13 +82,22 @@ enum AckCommand: Command {
 
 enum SwitchCommand {
     static func spec(_ name: String, _ summary: String) -> CommandSpec {
-        CommandSpec(name: name, summary: summary, usage: "chime \(name) ID... [--json]", options: [jsonOption] + CommonOptions.specs)
+        CommandSpec(
+            name: name, summary: summary, usage: "chime \(name) ID... [--recipient R] [--json]",
+            options: [
+                OptionSpec(
+                    name: "recipient", value: "R",
+                    help: "Whose reminders (ids are per recipient); without it, every recipient's reminder of each id."),
+                jsonOption,
+            ] + CommonOptions.specs)
     }
 
     static func run(_ arguments: Arguments, enabled: Bool) throws -> Int32 {
         guard !arguments.positionals.isEmpty else { throw UsageError("name at least one reminder ID") }
         let (reply, raw) = try makeControlClient(arguments).call(
-            ControlRequest(command: .setEnabled(arguments.positionals.map { ReminderID($0) }, enabled)), SwitchResult.self)
+            ControlRequest(command: .setEnabled(
+                arguments.positionals.map { ReminderID($0) }, enabled, recipient: arguments.value("recipient").map(RecipientID.init))),
+            SwitchResult.self)
         guard !arguments.has("json"), let result = reply.result else { printJSON(raw); return 0 }
         let verb = enabled ? "enabled" : "disabled"
         output(result.changed.isEmpty ? "nothing changed" : "\(verb) \(result.changed.map(\.rawValue).joined(separator: ", "))")
