@@ -6,6 +6,8 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .executable(name: "chime", targets: ["chime"]),
+        // The benchmark harness, which `chime bench` runs: kept out of the product binary.
+        .executable(name: "chime-bench", targets: ["chime-bench"]),
         .library(name: "ZeroMQ", targets: ["ZeroMQ"]),
         .library(name: "ChimeCore", targets: ["ChimeCore"]),
         // For the libFuzzer harnesses in Fuzz/, a separate package built with --sanitize fuzzer.
@@ -24,7 +26,10 @@ let package = Package(
             name: "CZeroMQ",
             providers: [.apt(["libzmq3-dev"])]
         ),
-        .target(name: "ZeroMQ", dependencies: ["CZeroMQ"]),
+        // The one helper-thread type, below ZeroMQ (its ZAP handler) and ChimeRuntime (its
+        // signal relay) alike.
+        .target(name: "HelperThreads"),
+        .target(name: "ZeroMQ", dependencies: ["CZeroMQ", "HelperThreads"]),
         // GNU libmicrohttpd from Debian's libmicrohttpd-dev (runtime: libmicrohttpd12), for
         // /metrics, /healthz and /readyz.
         .systemLibrary(
@@ -35,7 +40,7 @@ let package = Package(
         .target(name: "ChimeCore"),
         .target(name: "ChimeStore", dependencies: ["ChimeCore"]),
         .target(name: "ChimeWire", dependencies: ["ChimeCore"]),
-        .target(name: "ChimeRuntime"),
+        .target(name: "ChimeRuntime", dependencies: ["HelperThreads"]),
         // Keys, certificates, roles and the ZAP handler: shared by every role.
         .target(name: "ChimeSecurity", dependencies: ["ZeroMQ", "ChimeCore", "ChimeRuntime"]),
         // The roles, each a pure <Role>State plus a <Role>Service shell.
@@ -45,36 +50,48 @@ let package = Package(
         ),
         .target(
             name: "ChimeWorker",
-            dependencies: ["ZeroMQ", "ChimeCore", "ChimeWire", "ChimeRuntime", "ChimeSecurity", "HTTPServer"]
+            dependencies: ["ZeroMQ", "ChimeCore", "ChimeWire", "ChimeRuntime", "ChimeSecurity", "HTTPServer", "HelperThreads"]
         ),
         .target(
             name: "ChimeCoordinator",
-            dependencies: ["ZeroMQ", "ChimeCore", "ChimeStore", "ChimeWire", "ChimeRuntime", "ChimeSecurity", "HTTPServer"]
+            dependencies: [
+                "ZeroMQ", "ChimeCore", "ChimeStore", "ChimeWire", "ChimeRuntime", "ChimeSecurity", "HTTPServer", "HelperThreads",
+            ]
         ),
         .target(
             name: "ChimeTestSupport",
-            dependencies: ["ChimeCore", "ChimeRuntime", "ChimeClient", "ChimeCoordinator", "ChimeWorker", "ChimeWire", "ZeroMQ"]
+            dependencies: [
+                "ChimeCore", "ChimeRuntime", "ChimeClient", "ChimeCoordinator", "ChimeWorker", "ChimeWire", "ZeroMQ", "HelperThreads",
+            ]
         ),
         .target(
             name: "ChimeBench",
-            dependencies: ["ChimeClient", "ChimeCore", "ChimeWire", "ChimeRuntime", "ZeroMQ"]
+            dependencies: ["ChimeClient", "ChimeCore", "ChimeWire", "ChimeRuntime", "ZeroMQ", "HelperThreads"]
         ),
         .executableTarget(
             name: "StoreBenchmark",
             dependencies: ["ChimeStore", "ChimeCore", "ChimeWire", "ChimeCoordinator"],
             path: "Benchmarks/StoreBenchmark"
         ),
+        // The command-line parsing, help and failure reporting both executables share.
+        .target(name: "ChimeCommandLine", dependencies: ["ChimeCore", "ChimeWire", "ChimeRuntime", "ChimeSecurity"]),
+        .executableTarget(
+            name: "chime-bench",
+            dependencies: ["ChimeBench", "ChimeCommandLine", "ChimeRuntime"],
+            path: "Sources/chime-bench"
+        ),
         .executableTarget(
             name: "chime",
             dependencies: [
-                "ChimeBench", "ChimeClient", "ChimeCoordinator", "ChimeWorker", "ChimeSecurity", "ChimeCore", "ChimeStore", "ChimeWire",
-                "ChimeRuntime", "ZeroMQ", "HTTPServer",
+                "ChimeCommandLine", "ChimeClient", "ChimeCoordinator", "ChimeWorker", "ChimeSecurity", "ChimeCore", "ChimeStore", "ChimeWire",
+                "ChimeRuntime", "ZeroMQ", "HTTPServer", "HelperThreads",
             ]
         ),
-        .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ", "ChimeTestSupport"]),
+        .testTarget(name: "HelperThreadsTests", dependencies: ["HelperThreads"]),
+        .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ", "HelperThreads", "ChimeTestSupport"]),
         .testTarget(name: "ChimeCoreTests", dependencies: ["ChimeCore", "ChimeTestSupport"]),
         .testTarget(name: "ChimeWireTests", dependencies: ["ChimeWire", "ChimeCore", "ChimeTestSupport"]),
-        .testTarget(name: "ChimeRuntimeTests", dependencies: ["ChimeRuntime"]),
+        .testTarget(name: "ChimeRuntimeTests", dependencies: ["ChimeRuntime", "ChimeTestSupport"]),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer"]),
         .testTarget(name: "ChimeBenchTests", dependencies: ["ChimeBench"]),
         .testTarget(
@@ -88,7 +105,7 @@ let package = Package(
                 "ChimeTestSupport", "ZeroMQ",
             ]
         ),
-        .testTarget(name: "ChimeClientTests", dependencies: ["ChimeClient", "ChimeCore", "ChimeWire"]),
+        .testTarget(name: "ChimeClientTests", dependencies: ["ChimeClient", "ChimeCore", "ChimeWire", "ChimeRuntime", "ZeroMQ"]),
         .testTarget(name: "ChimeWorkerTests", dependencies: ["ChimeWorker", "ChimeCore", "ChimeWire"]),
         .testTarget(name: "ChimeSecurityTests", dependencies: ["ChimeSecurity", "ChimeRuntime", "ChimeTestSupport", "ZeroMQ"]),
         .testTarget(

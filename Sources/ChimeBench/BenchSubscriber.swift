@@ -1,6 +1,7 @@
 import ChimeRuntime
 import ChimeWire
 import Foundation
+import HelperThreads
 import Synchronization
 import ChimeClient
 import ChimeSecurity
@@ -66,7 +67,7 @@ public final class BenchSubscriber {
     /// Progress for the observing thread.
     public let progress = ObservationProgress()
     private let stopSignal = StopSignal()
-    private let finished = DispatchSemaphore(value: 0)
+    private let thread = HelperThread(name: "chime-bench-subscriber")
     private let isStopped = Atomic<Bool>(false)
 
     /// Starts the subscriber thread and returns once its subscription is sent.
@@ -82,8 +83,7 @@ public final class BenchSubscriber {
         let ready = DispatchSemaphore(value: 0)
         let progress = progress
         let stop = stopSignal
-        let finished = finished
-        let thread = Thread {
+        thread.start {
             let tracker = RecordsTracker(count: count, progress: progress)
             let writer = RecordsWriter(descriptor: descriptor, tracker: tracker)
             do {
@@ -110,10 +110,7 @@ public final class BenchSubscriber {
                 ready.signal()
             }
             if descriptor >= 0 { close(descriptor) }
-            finished.signal()
         }
-        thread.name = "chime-bench-subscriber"
-        thread.start()
         ready.wait()
     }
 
@@ -121,7 +118,7 @@ public final class BenchSubscriber {
     public func stop() {
         guard !isStopped.exchange(true, ordering: .acquiringAndReleasing) else { return }
         stopSignal.requestStop()
-        _ = finished.wait(timeout: .now() + 5)
+        thread.join(timeout: .seconds(5))
     }
 
     deinit { stop() }

@@ -1,4 +1,5 @@
 import Foundation
+import HelperThreads
 import Synchronization
 
 /// Samples the resident set size (VmRSS of `/proc/PID/status`) of the cluster's processes
@@ -19,20 +20,17 @@ public final class RSSSampler: Sendable {
     private let workerPIDs = Mutex<[Int32]>([])
     private let peaks = Mutex(Peaks())
     private let isStopped = Atomic<Bool>(false)
-    private let finished = DispatchSemaphore(value: 0)
+    private let thread = HelperThread(name: "chime-bench-rss")
 
     /// Starts sampling at once.
     /// - Parameter interval: seconds between samples (0.2 s in WORKLOADS.md).
     public init(interval: Double = 0.2) {
-        let thread = Thread { [self] in
+        thread.start { [self] in
             while !isStopped.load(ordering: .acquiring) {
                 sample()
                 Thread.sleep(forTimeInterval: interval)
             }
-            finished.signal()
         }
-        thread.name = "chime-bench-rss"
-        thread.start()
     }
 
     /// Replaces the coordinator's pids (after a restart).
@@ -47,7 +45,7 @@ public final class RSSSampler: Sendable {
     @discardableResult
     public func stop() -> Peaks {
         if !isStopped.exchange(true, ordering: .acquiringAndReleasing) {
-            _ = finished.wait(timeout: .now() + 2)
+            thread.join(timeout: .seconds(2))
         }
         return currentPeaks
     }

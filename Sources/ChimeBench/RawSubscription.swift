@@ -1,6 +1,7 @@
 import ChimeCore
 import ChimeRuntime
 import ChimeWire
+import ChimeClient
 import Foundation
 import ZeroMQ
 import ChimeSecurity
@@ -14,15 +15,9 @@ enum RawSubscription {
     static func run(
         endpoint: String, curve: CurveClientKeys?, stop: StopSignal, onReady: () -> Void, onEvent: (Double, Data) -> Void
     ) throws {
-        let context = try Context()
-        stop.onStop { context.shutdown() }
-        let socket = try Socket(.subscriber, context: context)
+        let socket = try SubscriberSocket.make(
+            endpoint: endpoint, topics: [Topic.firePrefix], highWaterMark: 0, curve: curve, stop: stop)
         defer { socket.close() }
-        try socket.set(.linger(milliseconds: 0))
-        try socket.set(.receiveHighWaterMark(0))
-        try socket.set(.subscribe(Data(Topic.firePrefix.utf8)))
-        try curve?.secure(socket, for: endpoint)
-        try socket.connect(to: endpoint)
         onReady()
         let poller = Poller()
         poller.register(socket, for: .readable)

@@ -1,4 +1,5 @@
 import Foundation
+import HelperThreads
 import Synchronization
 import ZeroMQ
 
@@ -21,38 +22,27 @@ public enum RoundTripBaselines {
     /// - Throws: `ZeroMQError` when no loopback port can be bound.
     public static func echo(body: Data, count: Int) throws -> Figures {
         let serverContext = try Context()
-        let bound = Mutex<Result<String, any Error>?>(nil)
-        let ready = DispatchSemaphore(value: 0)
-        let done = DispatchSemaphore(value: 0)
-        let thread = Thread {
-            defer { done.signal() }
-            let server: Socket
-            do {
-                server = try Socket(.router, context: serverContext)
-                try server.set(.linger(milliseconds: 0))
-                try server.bind(to: "tcp://127.0.0.1:*")
-                let endpoint = try server.lastEndpoint
-                bound.withLock { $0 = .success(endpoint) }
-            } catch {
-                bound.withLock { $0 = .failure(error) }
-                ready.signal()
-                return
-            }
-            ready.signal()
+        let boundEndpoint = Mutex("")
+        let echo = HelperThread(name: "chime-bench-echo")
+        defer {
+            echo.join(timeout: .seconds(5))
+            serverContext.shutdown()
+        }
+        try echo.start {
+            let server = try Socket(.router, context: serverContext)
+            try server.set(.linger(milliseconds: 0))
+            try server.bind(to: "tcp://127.0.0.1:*")
+            let endpoint = try server.lastEndpoint
+            boundEndpoint.withLock { $0 = endpoint }
+            return server
+        } run: { server in
             defer { server.close() }
             while let frames = try? server.receiveMessage() {
                 if frames.count == 3, frames[2] == stopBody { return }
                 _ = try? server.send(frames, dontWait: false)
             }
         }
-        thread.name = "chime-bench-echo"
-        thread.start()
-        ready.wait()
-        defer {
-            _ = done.wait(timeout: .now() + 5)
-            serverContext.shutdown()
-        }
-        guard let endpoint = try bound.withLock({ $0 })?.get() else { throw BenchError("the echo server did not start") }
+        let endpoint = boundEndpoint.withLock { $0 }
 
         let clientContext = try Context()
         defer { clientContext.shutdown() }

@@ -1,5 +1,6 @@
 import ChimeCore
 import ChimeSecurity
+import ChimeRuntime
 import ChimeStore
 import ChimeWire
 import Foundation
@@ -85,21 +86,25 @@ public enum CoordinatorEvent: Sendable, Hashable {
 }
 
 /// Tunables of the coordinator's decisions (no endpoints: those belong to the service).
+///
+/// The tunables that `config/chime.json` sets have no default here: they come from
+/// ``ChimeConfiguration`` through ``init(from:)`` (`CoordinatorConfiguration+Chime.swift`),
+/// the one place each default is written. The rest, which no file sets, carry theirs below.
 public struct CoordinatorConfiguration: Sendable {
     /// How long a dispatched firing may stay unacknowledged before redelivery, in seconds.
-    public var leaseDuration: Double = 10
+    public var leaseDuration: Double
     /// Dispatch attempts before a firing moves to the dead-letter list.
-    public var maxAttempts = 5
+    public var maxAttempts: Int
     /// The workers' heartbeat interval, in seconds.
-    public var heartbeatInterval: Double = 1
+    public var heartbeatInterval: Double
     /// Missed heartbeats after which a worker counts as dead.
-    public var heartbeatLiveness = 3
+    public var heartbeatLiveness: Int
     /// Firings per dispatch message at most.
-    public var maxBatchSize = 256
+    public var maxBatchSize: Int
     /// Reminders per `schedule` request at most.
-    public var maxRemindersPerRequest = 100_000
+    public var maxRemindersPerRequest: Int
     /// The `userInfo` JSON size limit, in bytes.
-    public var maximumUserInfoBytes = 4096
+    public var maximumUserInfoBytes: Int
     /// Remembered request ids, for idempotent retries (each keeps its encoded reply; see
     /// also `rememberedReplyBytes`).
     public var rememberedRequests = 1000
@@ -114,11 +119,11 @@ public struct CoordinatorConfiguration: Sendable {
     /// forgotten first (the newest is always kept).
     public var rememberedLargeReplyBytes = 16 << 20
     /// How many missed occurrences one reminder may fire late under `fireAll`.
-    public var fireAllCap = 100
+    public var fireAllCap: Int
     /// The default `misfireThreshold` (seconds) for reminders that give none; `nil`: no limit.
     public var misfireThreshold: Double?
     /// Whether scheduled start times lose their seconds, as many reminder apps do.
-    public var truncateToMinute = false
+    public var truncateToMinute: Bool
     /// Checks a named sound (`nil`: fine, else the problem); `nil` when no sounds directory
     /// is configured. Injected I/O: the state itself reads no files.
     public var soundCheck: (@Sendable (String) -> String?)?
@@ -126,21 +131,21 @@ public struct CoordinatorConfiguration: Sendable {
     /// `maxPending` wins.
     public var maxPendingPerRecipient: Int?
     /// Whether unregistered recipients get nothing, as on iOS.
-    public var requireRegistration = false
+    public var requireRegistration: Bool
     /// The snooze delay when an `act snooze` request gives none, in seconds.
-    public var snoozeSeconds: Double = 600
+    public var snoozeSeconds: Double
     /// How long a worker may run an action handler, in seconds; the job's lease adds 5 s.
-    public var actionTimeLimit: Double = 10
+    public var actionTimeLimit: Double
     /// Acknowledged fire events kept for `events` catch-up requests.
-    public var eventRetention = 10_000
+    public var eventRetention: Int
     /// Finished action jobs kept for `job` requests (the oldest finished are forgotten first).
     public var finishedJobRetention = 1000
     /// Worker records kept at most (alive or recently lost); a message from a new worker
     /// id beyond this is dropped, so forged heartbeats cannot grow memory.
-    public var maxWorkers = 1024
+    public var maxWorkers: Int
     /// How long a lost worker's record stays (listed with `alive: false`) after its liveness
     /// expired, in seconds.
-    public var deadWorkerRetention: Double = 60
+    public var deadWorkerRetention: Double
     /// Journal entries the writer may have queued and not yet made durable before the loop
     /// stops dispatching (a slow disk then slows firing instead of growing memory).
     public var maxUndurableEntries = 65_536
@@ -158,8 +163,9 @@ public struct CoordinatorConfiguration: Sendable {
     /// The coordinator's process id, shown by `status`.
     public var pid: Int32 = 0
 
-    /// The defaults shown on each property.
-    public init() {}
+    /// The defaults of ``ChimeConfiguration`` (where the file's keys have theirs) and those
+    /// shown on the properties the file does not set.
+    public init() { self.init(from: ChimeConfiguration()) }
 
     /// The tunables the fold reads, as the durable state records them.
     public var durableSettings: DurableSettings {

@@ -148,39 +148,9 @@ public final class CoordinatorService {
         self.logger = logger
         self.stop = stop
         self.standby = standby
-        var tunables = CoordinatorConfiguration()
-        tunables.leaseDuration = configuration.coordinator.leaseSeconds
-        tunables.maxAttempts = configuration.coordinator.maxAttempts
-        tunables.maxBatchSize = configuration.coordinator.maxBatchSize
-        tunables.maximumUserInfoBytes = configuration.coordinator.maxUserInfoBytes
-        tunables.maxRemindersPerRequest = configuration.coordinator.maxRemindersPerRequest
-        tunables.heartbeatInterval = Double(configuration.heartbeat.intervalMilliseconds) / 1000
-        tunables.heartbeatLiveness = configuration.heartbeat.liveness
+        var tunables = CoordinatorConfiguration(from: configuration)
         tunables.pid = getpid()
         tunables.version = ChimeVersion.current
-        tunables.misfireThreshold =
-            configuration.coordinator.misfireThresholdSeconds > 0 ? configuration.coordinator.misfireThresholdSeconds : nil
-        tunables.fireAllCap = configuration.coordinator.fireAllCap
-        tunables.eventRetention = configuration.coordinator.eventRetention
-        tunables.maxWorkers = configuration.coordinator.maxWorkers
-        tunables.deadWorkerRetention = configuration.coordinator.deadWorkerRetentionSeconds
-        tunables.requireRegistration = configuration.notifications.requireRegistration
-        tunables.snoozeSeconds = configuration.notifications.snoozeSeconds
-        tunables.actionTimeLimit = configuration.notifications.actionTimeLimitSeconds
-        tunables.truncateToMinute = configuration.notifications.truncateToMinute
-        let cap = configuration.notifications.maxPendingPerRecipient
-        tunables.maxPendingPerRecipient = cap > 0 ? cap : nil
-        if !configuration.notifications.soundsDirectory.isEmpty {
-            let directory = URL(fileURLWithPath: configuration.notifications.soundsDirectory)
-            tunables.soundCheck = { name in
-                do throws(SoundFileError) {
-                    _ = try SoundFile.validate(fileAt: try SoundFile.url(forSoundNamed: name, in: directory))
-                    return nil
-                } catch {
-                    return error.message
-                }
-            }
-        }
         self.tunables = tunables
         self.state = CoordinatorState(configuration: tunables, startedAt: clock.now)
     }

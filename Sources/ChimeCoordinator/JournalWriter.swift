@@ -1,5 +1,6 @@
 import ChimeStore
 import Foundation
+import HelperThreads
 import ZeroMQ
 
 /// Writes and fsyncs the coordinator's journal on a thread of its own, so the coordinator's
@@ -15,13 +16,13 @@ import ZeroMQ
 /// **Writing on the caller's thread.** A hand-off to the writer thread and the signal back
 /// cost two thread wake-ups, which dominate a lone request's round trip. So when the writer
 /// is idle (nothing queued, nothing being written or fsynced, the disk not full), a small
-/// submission (`maxInlineEntries`) is written by the caller itself: under `interval` and
+/// submission (`GroupCommit.maxInlineEntries`) is written by the caller itself: under `interval` and
 /// `never` with one `write` (the `fdatasync` stays with the writer thread, which the loop
 /// asks for once `interval` has passed — `requestFsyncIfDue()`), under `always` with `write` and
 /// `fdatasync`, only when the caller says it can spare that long (`InlineAllowance`). The
 /// ticket is then durable when `submit` returns. Who uses the store is decided under the
-/// writer's lock (`isWriting`), so the store has one writer at a time and entries reach it
-/// in submission order.
+/// writer's lock (`GroupCommit.isWriting`), so the store has one writer at a time and
+/// entries reach it in submission order.
 ///
 /// **A full disk is a mode** (`isStoreFull`): when a write finds no space, the journal keeps
 /// every record it had buffered (`FileJournal.sync` undoes the partial write), the writer
@@ -37,82 +38,43 @@ import ZeroMQ
 /// It also removes the journal segments a snapshot covers (`removeSegments(through:)`), so
 /// the snapshot thread and the loop never touch the journal for that.
 ///
-/// Thread safety: `FileStore` is touched only by whoever set `isWriting` under the lock (the
-/// writer thread or, writing inline, the caller), and by the caller while the writer is idle
-/// after `drain()` (snapshots, store reports): the writer thread acts only on what the caller
-/// asked under the lock (a submission, an fsync) and on no-space retries, which `drain()`
-/// refuses to return through.
+/// The decisions — when to write and fsync, which tickets are durable, when the loop may
+/// write inline, how a full disk is retried — are ``GroupCommit``'s, a value with its own
+/// tests; this class is its shell: one lock, one thread, the store, the signal socket.
+///
+/// Thread safety: `FileStore` is touched only by whoever `GroupCommit` let write (the
+/// writer thread or, inline, the caller), and by the caller while the writer is idle after
+/// `drain()` (snapshots, store reports): the writer thread acts only on what the caller
+/// asked under the lock (a submission, an fsync, a removal) and on no-space retries, which
+/// `drain()` refuses to return through.
 final class JournalWriter: @unchecked Sendable {
-    /// How long the writer waits between attempts while the disk is full, in seconds.
-    static let noSpaceRetryInterval = 0.25
+    /// How long the writer waits between attempts while the disk is full.
+    static let noSpaceRetryInterval = GroupCommit.noSpaceRetryInterval
     /// The most time between two ownership checks before a write, in seconds.
     static let ownershipCheckInterval = 0.1
-    /// The most entries a submission may hold to be written on the caller's thread: a lone
-    /// request's few; a burst's or a bulk request's go to the writer thread, whose encoding
-    /// and writing then overlap the loop's work.
-    static let maxInlineEntries = 64
     /// Under `always`, the slowest recent `fdatasync` (seconds) for which the caller still
     /// fsyncs inline; a slower disk leaves every fsync to the writer thread.
     static let maxInlineFsyncSeconds = 0.005
 
     /// How long the caller can spare for writing inline under `always`.
-    enum InlineAllowance: Equatable {
-        /// Never fsync on the caller's thread (writes under `interval`/`never` still may).
-        case none
-        /// Up to this many seconds: the caller fsyncs inline when twice the recent fsync
-        /// latency plus `fsyncMargin` fits.
-        case seconds(Double)
-        /// Any time (nothing else waits on the caller).
-        case unlimited
-
-        /// Seconds added to twice the recent fsync latency before it counts as fitting.
-        static let fsyncMargin = 0.001
-    }
+    typealias InlineAllowance = GroupCommit.InlineAllowance
 
     private let store: FileStore
     private let condition = NSCondition()
-    private var queue: [JournalEntry] = []
-    /// Entries submitted and not yet durable (queued, being written, or kept for a retry).
-    private var undurable = 0
-    private var submitted: UInt64 = 0
-    private var durable: UInt64 = 0
-    private var failure: (any Error)?
-    /// The write error while the disk is full (`JournalError.noSpace`), else `nil`.
-    private var noSpace: JournalError?
-    private var isStopping = false
-    /// Whether a thread is using the store: the writer thread with a batch or an fsync, or
-    /// the caller writing inline.
-    private var isWriting = false
-    /// Entries the store holds buffered from writes that found no space; the writer thread
-    /// retries them every `noSpaceRetryInterval`.
-    private var carried = 0
-    /// With `interval`: since when written records have waited for an `fdatasync`.
-    private var unsyncedSince: ContinuousClock.Instant?
-    /// Whether the caller asked the writer thread for an `interval` fsync.
-    private var isFsyncRequested = false
-    /// The latest `fdatasync` latency, in seconds (0 before the first).
-    private var recentFsyncSeconds = 0.0
-    /// Under `interval`, the time after which written records are fsynced; `nil` otherwise.
-    private let fsyncInterval: Duration?
-    /// Submissions written on the caller's thread since start.
-    private var inlineWrites = 0
-    /// Whether an inline write fsyncs (`always`).
-    private let isFsyncingEveryWrite: Bool
-    // Used only by whoever holds `isWriting`.
+    /// Guarded by `condition`.
+    private var commit: GroupCommit
+    /// Guarded by `condition`: the journal's figures after the newest write or segment
+    /// removal, for readers on other threads (the journal belongs to whoever writes).
+    private var published: JournalStatistics
+    /// Guarded by `condition`: the newest removal done and how it went.
+    private var removalsDone: UInt64 = 0
+    private var removalOutcome: Result<SegmentRemoval, any Error> = .success(SegmentRemoval(removed: 0, statistics: JournalStatistics()))
+    // Used only by whoever `commit` let write.
     private var lastOwnershipCheck = ContinuousClock.now
     private var reported: JournalStatistics
-    /// The journal sequence number of the last entry submitted: `FileJournal.append` numbers
-    /// entries consecutively in the order they are submitted.
-    private var submittedSequence: UInt64
-    /// The journal's figures after the newest write or segment removal, for readers on other
-    /// threads (the journal itself belongs to the holder of `isWriting`).
-    private var published: JournalStatistics
-    /// The newest segment removal asked for and not yet done: remove through this sequence.
-    private var requestedRemoval: UInt64?
-    private var removalsRequested: UInt64 = 0
-    private var removalsDone: UInt64 = 0
-    /// What the newest removal done returned, or its error.
-    private var removalOutcome: Result<SegmentRemoval, any Error> = .success(SegmentRemoval(removed: 0, statistics: JournalStatistics()))
+    private let thread = HelperThread(name: "chime-journal")
+    /// Told the fsync durations and journal size after each write; `nil` tells nobody.
+    private let probe: CoordinatorProbe?
 
     /// What a segment removal did.
     struct SegmentRemoval: Sendable {
@@ -121,11 +83,6 @@ final class JournalWriter: @unchecked Sendable {
         /// The journal's figures just after (sizes, segment count).
         var statistics: JournalStatistics
     }
-    /// The slowest recent `fdatasync` (seconds) for which the caller still fsyncs inline.
-    private let inlineFsyncLimit: Double
-    private let finished = DispatchSemaphore(value: 0)
-    /// Told the fsync durations and journal size after each write; `nil` tells nobody.
-    private let probe: CoordinatorProbe?
 
     /// What the loop reads once a turn.
     struct Status {
@@ -153,29 +110,14 @@ final class JournalWriter: @unchecked Sendable {
     ) throws {
         self.store = store
         self.probe = probe
-        inlineFsyncLimit = maxInlineFsyncSeconds
         reported = store.journal.statistics
         published = reported
-        submittedSequence = store.journal.lastSequence
-        switch store.journal.fsyncPolicy {
-        case .always:
-            fsyncInterval = nil
-            isFsyncingEveryWrite = true
-        case .interval(let milliseconds):
-            fsyncInterval = .milliseconds(milliseconds)
-            isFsyncingEveryWrite = false
-        case .never:
-            fsyncInterval = nil
-            isFsyncingEveryWrite = false
-        }
-        if unwrittenEntries > 0 {
-            undurable = unwrittenEntries
-            carried = unwrittenEntries
-            noSpace = JournalError(.noSpace, path: store.journal.directory.path, message: "the store was full at start")
-        }
-        try SignalingThread.start(name: "chime-journal", context: context, signalEndpoint: signalEndpoint, finished: finished) {
-            [self] signal in run(signal: signal)
-        }
+        commit = GroupCommit(
+            policy: store.journal.fsyncPolicy, lastSequence: store.journal.lastSequence, inlineFsyncLimit: maxInlineFsyncSeconds,
+            unwrittenEntries: unwrittenEntries,
+            noSpace: JournalError(.noSpace, path: store.journal.directory.path, message: "the store was full at start"),
+            now: .now)
+        try thread.startSignaling(context: context, signalEndpoint: signalEndpoint) { [self] signal in run(signal: signal) }
     }
 
     /// Queues entries for the writer thread, or writes them on the caller's thread when the
@@ -187,57 +129,27 @@ final class JournalWriter: @unchecked Sendable {
     func submit(_ entries: [JournalEntry], allowance: InlineAllowance = .none) -> UInt64 {
         condition.lock()
         defer { condition.unlock() }
-        submitted += 1
-        undurable += entries.count
-        submittedSequence += UInt64(entries.count)
-        guard isInlineWritePossible(entries.count, allowance: allowance) else {
-            queue.append(contentsOf: entries)
+        switch commit.submit(entries, allowance: allowance) {
+        case .queued(let ticket):
             condition.signal()
-            return submitted
-        }
-        isWriting = true
-        inlineWrites += 1
-        let ticket = submitted
-        // The lock stays held: the writer thread is idle and the caller is the one who would
-        // otherwise take it, so no one waits on it during the write.
-        let outcome = write(entries, fsync: isFsyncingEveryWrite)
-        finish(outcome, entries: entries.count, through: ticket)
-        // Only a full disk changes what the idle writer thread waits for (its retry timer);
-        // waking it for nothing would cost the context switch this path saves.
-        if case .noSpace = outcome { condition.broadcast() }
-        return ticket
-    }
-
-    /// Whether the writer thread is idle and a submission of `count` entries may be written
-    /// by the caller. Called with the lock held.
-    private func isInlineWritePossible(_ count: Int, allowance: InlineAllowance) -> Bool {
-        guard count <= Self.maxInlineEntries, queue.isEmpty, !isWriting, !isFsyncRequested, !isStopping,
-              carried == 0, noSpace == nil, failure == nil, durable == submitted - 1
-        else { return false }
-        guard isFsyncingEveryWrite else { return true }
-        guard recentFsyncSeconds <= inlineFsyncLimit else { return false }
-        switch allowance {
-        case .none: return false
-        case .unlimited: return true
-        case .seconds(let spare): return 2 * recentFsyncSeconds + InlineAllowance.fsyncMargin <= spare
+            return ticket
+        case .inline(let ticket, let fsync):
+            // The lock stays held: the writer thread is idle and the caller is the one who
+            // would otherwise take it, so no one waits on it during the write.
+            let outcome = write(entries, fsync: fsync)
+            if commit.finishInlineWrite(outcome, count: entries.count, ticket: ticket, now: .now) { condition.broadcast() }
+            if case .written = outcome { published = reported }
+            return ticket
         }
     }
 
     /// The newest ticket submitted (what a reply must wait for to follow every earlier entry).
-    var lastSubmitted: UInt64 {
-        condition.lock()
-        defer { condition.unlock() }
-        return submitted
-    }
+    var lastSubmitted: UInt64 { locked { $0.submitted } }
 
     /// The newest ticket submitted and the journal sequence number of its last entry: a copy
     /// of the state taken now reflects every entry through that sequence number, which is
     /// on disk once `waitUntilDurable(ticket:)` returns.
-    var submittedPosition: (ticket: UInt64, sequence: UInt64) {
-        condition.lock()
-        defer { condition.unlock() }
-        return (submitted, submittedSequence)
-    }
+    var submittedPosition: (ticket: UInt64, sequence: UInt64) { locked { ($0.submitted, $0.submittedSequence) } }
 
     /// Waits until the entries of `ticket` (and every earlier one) are durable.
     /// - Throws: the error a write or fsync failed with; `JournalError.noSpace` while the
@@ -245,9 +157,9 @@ final class JournalWriter: @unchecked Sendable {
     func waitUntilDurable(ticket: UInt64) throws {
         condition.lock()
         defer { condition.unlock() }
-        while durable < ticket && failure == nil && noSpace == nil { condition.wait() }
-        if let failure { throw failure }
-        if durable < ticket, let noSpace { throw noSpace }
+        while !commit.isSettled(ticket: ticket) { condition.wait() }
+        if let failure = commit.failure { throw failure }
+        if commit.durable < ticket, let noSpace = commit.noSpace { throw noSpace }
     }
 
     /// Asks the writer thread to remove the journal segments whose entries are all at or
@@ -256,10 +168,9 @@ final class JournalWriter: @unchecked Sendable {
     func removeSegments(through sequence: UInt64) -> UInt64 {
         condition.lock()
         defer { condition.unlock() }
-        requestedRemoval = max(requestedRemoval ?? 0, sequence)
-        removalsRequested += 1
+        let number = commit.requestRemoval(through: sequence)
         condition.signal()
-        return removalsRequested
+        return number
     }
 
     /// How removal `number` went, once it is done; `nil` before. A later removal done first
@@ -279,18 +190,10 @@ final class JournalWriter: @unchecked Sendable {
     }
 
     /// How many submissions were written on the caller's thread since start.
-    var inlineWriteCount: Int {
-        condition.lock()
-        defer { condition.unlock() }
-        return inlineWrites
-    }
+    var inlineWriteCount: Int { locked { $0.inlineWrites } }
 
     /// How many submitted entries are not durable yet.
-    var undurableCount: Int {
-        condition.lock()
-        defer { condition.unlock() }
-        return undurable
-    }
+    var undurableCount: Int { locked { $0.undurable } }
 
     /// The newest ticket whose entries are durable.
     /// - Throws: the error a write or fsync failed with; the journal takes nothing more then.
@@ -301,22 +204,18 @@ final class JournalWriter: @unchecked Sendable {
     func status() throws -> Status {
         condition.lock()
         defer { condition.unlock() }
-        if let failure { throw failure }
-        return Status(durableTicket: durable, isStoreFull: noSpace != nil)
+        if let failure = commit.failure { throw failure }
+        return Status(durableTicket: commit.durable, isStoreFull: commit.noSpace != nil)
     }
 
     /// Under `interval`: asks the writer thread for the `fdatasync` of written records once
     /// they have waited `interval` and the writer is idle. The loop calls it once a turn (at
     /// least every 100 ms), never between a `drain()` and its own use of the store.
     func requestFsyncIfDue() {
-        guard fsyncInterval != nil else { return }
+        guard case .interval = commit.policy else { return }
         condition.lock()
         defer { condition.unlock() }
-        if let fsyncInterval, let since = unsyncedSince, !isFsyncRequested, !isWriting, queue.isEmpty, carried == 0,
-           ContinuousClock.now - since >= fsyncInterval {
-            isFsyncRequested = true
-            condition.signal()
-        }
+        if commit.requestFsyncIfDue(now: .now) { condition.signal() }
     }
 
     /// Waits until everything submitted is durable and the writer is idle (no write or
@@ -326,11 +225,9 @@ final class JournalWriter: @unchecked Sendable {
     func drain() throws {
         condition.lock()
         defer { condition.unlock() }
-        while isWriting || ((durable < submitted || isFsyncRequested) && failure == nil && noSpace == nil) {
-            condition.wait()
-        }
-        if let failure { throw failure }
-        if let noSpace, undurable > 0 { throw noSpace }
+        while !commit.isDrained { condition.wait() }
+        if let failure = commit.failure { throw failure }
+        if let noSpace = commit.noSpace, commit.undurable > 0 { throw noSpace }
     }
 
     /// Writes what is queued, then stops the thread and waits for it. While the disk is full
@@ -338,75 +235,68 @@ final class JournalWriter: @unchecked Sendable {
     /// no reply waited on it was sent).
     func stop() {
         condition.lock()
-        isStopping = true
+        commit.stop()
         condition.broadcast()
         condition.unlock()
-        finished.wait()
+        thread.join()
     }
 
     /// Drops what is queued, lets a write under way finish, then stops the thread and waits
     /// for it: for a coordinator that lost the store, whose entries must not reach it.
     func abandon() {
         condition.lock()
-        queue.removeAll()
-        isStopping = true
+        commit.abandon()
         condition.broadcast()
         condition.unlock()
-        finished.wait()
+        thread.join()
     }
 
+    private func locked<Value>(_ read: (GroupCommit) -> Value) -> Value {
+        condition.lock()
+        defer { condition.unlock() }
+        return read(commit)
+    }
+
+    /// The writer thread: carries out `GroupCommit.nextStep` until it says to end.
     private func run(signal: Socket) {
         while true {
             condition.lock()
-            var isRetryDue = false
-            while isWriting || (queue.isEmpty && !isFsyncRequested && requestedRemoval == nil && !isStopping && !isRetryDue) {
-                if carried > 0 && !isWriting {
-                    isRetryDue = !condition.wait(until: Date(timeIntervalSinceNow: Self.noSpaceRetryInterval))
+            var step = commit.nextStep(now: .now)
+            while case .wait(let deadline) = step {
+                if let deadline {
+                    let seconds = Self.seconds(deadline - .now)
+                    _ = condition.wait(until: Date(timeIntervalSinceNow: max(0, seconds)))
                 } else {
                     condition.wait()
                 }
+                step = commit.nextStep(now: .now)
             }
-            // Stopping: the store's close fsyncs what a requested fsync would have.
-            if queue.isEmpty && carried == 0 && requestedRemoval == nil && (isStopping || !isFsyncRequested) {
-                isFsyncRequested = false
+            guard case .write(let batch) = step else {
                 condition.unlock()
                 return
             }
-            let isLastAttempt = isStopping
-            let batch = queue
-            let through = submitted
-            let wasFull = noSpace != nil
-            queue.removeAll(keepingCapacity: true)
-            isFsyncRequested = false
-            isWriting = true
-            let removal = requestedRemoval.map { (through: $0, number: removalsRequested) }
-            requestedRemoval = nil
             condition.unlock()
-            if let removal { removeSegments(removal.through, number: removal.number, signal: signal) }
+            if let removal = batch.removal { removeSegments(removal.through, number: removal.number, signal: signal) }
             // With nothing queued this is a retry or an `interval` fsync: `sync` still fsyncs.
-            let outcome = write(batch, fsync: true)
+            let outcome = write(batch.entries, fsync: true)
             condition.lock()
-            finish(outcome, entries: batch.count, through: through)
+            let aftermath = commit.finishBatch(outcome, batch: batch, now: .now)
+            if case .written = outcome { published = reported }
             condition.broadcast()
             condition.unlock()
-            switch outcome {
-            case .written:
-                // A full signal queue already holds a wake-up for the loop.
-                _ = try? signal.send(Data(), dontWait: true)
-            case .noSpace:
-                if !wasFull { _ = try? signal.send(Data(), dontWait: true) }
-                if isLastAttempt { return }
-            case .failed:
-                _ = try? signal.send(Data(), dontWait: true)
-                return
-            }
+            // A full signal queue already holds a wake-up for the loop.
+            if aftermath.signalsLoop { _ = try? signal.send(Data(), dontWait: true) }
+            if aftermath.exits { return }
         }
+    }
+
+    private static func seconds(_ duration: Duration) -> Double {
+        Double(duration.components.seconds) + Double(duration.components.attoseconds) * 1e-18
     }
 
     /// Removes the segments through `sequence` (old segments only: the tail and what is
     /// buffered never go, so this is safe while the disk is full, and frees space), after an
-    /// ownership check; records the outcome as removal `number`. Called only by the holder of
-    /// `isWriting`.
+    /// ownership check; records the outcome as removal `number`. Called only by the writer.
     private func removeSegments(_ sequence: UInt64, number: UInt64, signal: Socket) {
         let outcome = Result {
             try store.lock.verifyOwnership()
@@ -423,17 +313,9 @@ final class JournalWriter: @unchecked Sendable {
         _ = try? signal.send(Data(), dontWait: true)
     }
 
-    /// How a write ended.
-    private enum WriteOutcome {
-        /// Written (and fsynced when asked); whether records still wait for an fsync.
-        case written(hasUnsyncedWrites: Bool)
-        case noSpace(JournalError)
-        case failed(any Error)
-    }
-
     /// Appends `batch` and writes it (`fsync`: with `sync`, which fsyncs per the policy;
-    /// else `write`). Called only by the holder of `isWriting`, without needing the lock.
-    private func write(_ batch: [JournalEntry], fsync: Bool) -> WriteOutcome {
+    /// else `write`). Called only by the writer, without needing the lock.
+    private func write(_ batch: [JournalEntry], fsync: Bool) -> GroupCommit.WriteOutcome {
         do {
             let now = ContinuousClock.now
             if now - lastOwnershipCheck >= .seconds(Self.ownershipCheckInterval) {
@@ -456,34 +338,7 @@ final class JournalWriter: @unchecked Sendable {
         let statistics = store.journal.statistics
         if let probe { report(statistics, to: probe, since: reported) }
         reported = statistics
-        return .written(hasUnsyncedWrites: store.journal.hasUnsyncedWrites)
-    }
-
-    /// Records how a write of `count` entries through ticket `through` ended and releases
-    /// `isWriting`; the caller wakes whoever waits on that. Called with the lock held.
-    private func finish(_ outcome: WriteOutcome, entries count: Int, through: UInt64) {
-        isWriting = false
-        switch outcome {
-        case .written(let hasUnsyncedWrites):
-            durable = through
-            undurable -= carried + count
-            carried = 0
-            noSpace = nil
-            recentFsyncSeconds = reported.lastFsyncLatency ?? 0
-            published = reported
-            if !hasUnsyncedWrites {
-                unsyncedSince = nil
-            } else if unsyncedSince == nil || count == 0 {
-                // After a requested fsync the journal's own clock said "not yet": ask again
-                // one interval later.
-                unsyncedSince = ContinuousClock.now
-            }
-        case .noSpace(let error):
-            carried += count
-            noSpace = error
-        case .failed(let error):
-            failure = error
-        }
+        return .written(fsyncSeconds: statistics.lastFsyncLatency, hasUnsyncedWrites: store.journal.hasUnsyncedWrites)
     }
 }
 

@@ -1,4 +1,5 @@
 import Foundation
+import HelperThreads
 import ZeroMQ
 
 /// Encodes long replies (pages of `list`, dead letters and events) on a thread of its own, so
@@ -25,7 +26,7 @@ final class ReplyEncoder: @unchecked Sendable {
     ///   - signalEndpoint: the inproc endpoint the loop has bound a PULL socket to.
     /// - Throws: `ZeroMQError` when the signal socket cannot be made or connected.
     init(context: Context, signalEndpoint: String) throws {
-        jobs = try BackgroundQueue(name: "chime-replies", context: context, signalEndpoint: signalEndpoint, lowerPriority: true) {
+        jobs = try BackgroundQueue(name: "chime-replies", context: context, signalEndpoint: signalEndpoint, priority: .lowered) {
             $0.outcome.encodedReply(requestId: $0.requestId)
         }
     }

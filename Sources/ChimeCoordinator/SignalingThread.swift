@@ -1,56 +1,30 @@
 import Foundation
+import HelperThreads
 import ZeroMQ
 
-#if canImport(Glibc)
-import Glibc
-#endif
-
-/// The coordinator's helper threads (journal writer, reply encoder, snapshot writer) wake the
-/// loop the same way: each owns a PUSH socket connected to the loop's inproc PULL endpoint and
-/// sends an empty message when it has something for it (ZeroMQ Guide ch. 2, "Signaling
-/// Between Threads"). This starts such a thread.
-enum SignalingThread {
-    /// Connects a PUSH socket (linger 0) to `signalEndpoint` and starts a thread named `name`
-    /// that runs `body` with it, then closes it and signals `finished`.
-    /// - Parameter lowerPriority: nice +10 for the thread (see `lowerPriorityOfCurrentThread`).
+extension HelperThread {
+    /// Starts the thread as one of the coordinator's signalling helpers (journal writer,
+    /// reply encoder, snapshot writer), which all wake the loop the same way: each owns a
+    /// PUSH socket connected to the loop's inproc PULL endpoint and sends an empty message
+    /// when it has something for it (ZeroMQ Guide ch. 2, "Signaling Between Threads").
+    /// Connects that socket (linger 0) to `signalEndpoint` on the thread, runs `body` with
+    /// it, then closes it.
     /// - Throws: `ZeroMQError` when the socket cannot be made or connected.
-    static func start(
-        name: String, context: Context, signalEndpoint: String, lowerPriority: Bool = false, finished: DispatchSemaphore,
-        body: @escaping @Sendable (Socket) -> Void
-    ) throws {
-        let signal = try Socket(.push, context: context)
-        try signal.set(.linger(milliseconds: 0))
-        try signal.connect(to: signalEndpoint)
-        // The socket moves to the new thread here; the thread's start is a full barrier.
-        let box = SocketBox(signal)
-        let thread = Thread {
-            if lowerPriority { lowerPriorityOfCurrentThread() }
-            body(box.socket)
-            box.socket.close()
-            finished.signal()
+    func startSignaling(context: Context, signalEndpoint: String, body: @escaping @Sendable (Socket) -> Void) throws {
+        try start {
+            let signal = try Socket(.push, context: context)
+            try signal.set(.linger(milliseconds: 0))
+            try signal.connect(to: signalEndpoint)
+            return signal
+        } run: { signal in
+            body(signal)
+            signal.close()
         }
-        thread.name = name
-        thread.start()
     }
-
-    /// Nice +10 for the calling thread only: on Linux the nice value is a per-thread attribute
-    /// and `setpriority(PRIO_PROCESS, 0, …)` sets the calling thread's (setpriority(2), NOTES).
-    /// Best effort: failing leaves the default priority.
-    static func lowerPriorityOfCurrentThread() {
-        #if os(Linux)
-        _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, 10)
-        #endif
-    }
-}
-
-/// Carries a socket to the thread that takes it over.
-final class SocketBox: @unchecked Sendable {
-    let socket: Socket
-    init(_ socket: Socket) { self.socket = socket }
 }
 
 /// A thread that works through submitted inputs in order, keeps each output under its
-/// submission number, and wakes the loop after each (`SignalingThread`): the reply encoder's
+/// submission number, and wakes the loop after each (`HelperThread.startSignaling`): the reply encoder's
 /// pages and the snapshot writer's snapshots.
 ///
 /// Thread safety: the queue and the outputs are guarded by one condition lock; the signal
@@ -63,20 +37,19 @@ final class BackgroundQueue<Input: Sendable, Output: Sendable>: @unchecked Senda
     /// How many inputs were worked through (outputs taken back or not).
     private var done: UInt64 = 0
     private var isStopping = false
-    private let stopped = DispatchSemaphore(value: 0)
+    private let thread: HelperThread
     private let work: @Sendable (Input) -> Output
 
-    /// Starts the thread (see `SignalingThread.start` for the parameters); `work` turns each
-    /// input into its output on that thread.
+    /// Starts the thread (see `HelperThread.startSignaling` for the parameters); `work`
+    /// turns each input into its output on that thread.
     /// - Throws: `ZeroMQError` when the signal socket cannot be made or connected.
     init(
-        name: String, context: Context, signalEndpoint: String, lowerPriority: Bool,
+        name: String, context: Context, signalEndpoint: String, priority: HelperThread.Priority,
         work: @escaping @Sendable (Input) -> Output
     ) throws {
         self.work = work
-        try SignalingThread.start(
-            name: name, context: context, signalEndpoint: signalEndpoint, lowerPriority: lowerPriority, finished: stopped
-        ) { [self] signal in run(signal: signal) }
+        thread = HelperThread(name: name, priority: priority)
+        try thread.startSignaling(context: context, signalEndpoint: signalEndpoint) { [self] signal in run(signal: signal) }
     }
 
     /// Queues `input`; returns the number `take` and `wait` hand its output back by.
@@ -117,7 +90,7 @@ final class BackgroundQueue<Input: Sendable, Output: Sendable>: @unchecked Senda
         isStopping = true
         condition.broadcast()
         condition.unlock()
-        stopped.wait()
+        thread.join()
     }
 
     private func run(signal: Socket) {

@@ -1,6 +1,7 @@
 import ChimeCore
 import ChimeStore
 import Foundation
+import HelperThreads
 import ZeroMQ
 
 /// Writes the coordinator's snapshots on a thread of its own, so the loop never pauses for
@@ -71,7 +72,7 @@ final class SnapshotWriter: @unchecked Sendable {
     /// - Throws: `ZeroMQError` when the signal socket cannot be made or connected.
     init(store: FileStore, journalWriter: JournalWriter, context: Context, signalEndpoint: String) throws {
         let (snapshots, lock, retainedSnapshots) = (store.snapshots, store.lock, store.retainedSnapshots)
-        jobs = try BackgroundQueue(name: "chime-snapshot", context: context, signalEndpoint: signalEndpoint, lowerPriority: true) {
+        jobs = try BackgroundQueue(name: "chime-snapshot", context: context, signalEndpoint: signalEndpoint, priority: .lowered) {
             job in
             Self.write(job, snapshots: snapshots, lock: lock, retainedSnapshots: retainedSnapshots, journalWriter: journalWriter)
         }

@@ -22,12 +22,11 @@ extension ChimeConfiguration {
             return parsed
         }
 
-        /// A logger for `label` with these settings.
+        /// The line format these settings give.
         /// - Parameter environment: where `JOURNAL_STREAM` is looked up for `syslogPrefix: auto`
         ///   (`ProcessInfo.processInfo.environment` in a process).
-        /// - Throws: `ConfigurationError` for an unknown level, format or prefix mode.
-        public func makeLogger(label: String, environment: [String: String]) throws(ConfigurationError) -> Logger {
-            let level = try minimumLevel()
+        /// - Throws: `ConfigurationError` for an unknown format or prefix mode.
+        public func lineFormat(environment: [String: String]) throws(ConfigurationError) -> LogLineFormat {
             guard ["text", "json"].contains(format) else {
                 throw ConfigurationError("log.format must be text or json, not '\(format)'")
             }
@@ -38,7 +37,16 @@ extension ChimeConfiguration {
             case "never": prefix = false
             default: throw ConfigurationError("log.syslogPrefix must be auto, always or never, not '\(syslogPrefix)'")
             }
-            return Logger(label: label, minimumLevel: level, json: format == "json", syslogPrefix: prefix)
+            return LogLineFormat(json: format == "json", syslogPrefix: prefix)
+        }
+
+        /// A logger for `label` with these settings, writing to standard error.
+        /// - Parameter environment: as for ``lineFormat(environment:)``.
+        /// - Throws: `ConfigurationError` for an unknown level, format or prefix mode.
+        public func makeLogger(label: String, environment: [String: String]) throws(ConfigurationError) -> Logger {
+            let level = try minimumLevel()
+            let format = try lineFormat(environment: environment)
+            return Logger(label: label, minimumLevel: level, handler: StandardErrorLogHandler(format: format))
         }
     }
 }

@@ -1,19 +1,25 @@
 import Foundation
 import Synchronization
 
-/// A line logger to standard error: `2026-11-29T13:00:00.123Z INFO coordinator: message key=value`,
-/// or one JSON object a line when `json` is set
+/// A logger in swift-log's shape: a `label`, levels, metadata on the logger and on each
+/// line, and a ``LogHandler`` every line goes through. The default handler,
+/// ``StandardErrorLogHandler``, writes to standard error
+/// `2026-11-29T13:00:00.123Z INFO coordinator: message key=value`, or one JSON object a line
 /// (`{"time":"…","level":"info","label":"coordinator","message":"…","pid":18066}`), each
-/// line optionally led by its syslog priority (`<6>`) for journald. Thread-safe.
+/// line optionally led by its syslog priority (`<6>`) for journald (``LogLineFormat``).
+/// Tests hand in a handler that keeps the lines. Thread-safe.
 ///
-/// Copies share their minimum level (`minimumLevel`), so a reload (SIGHUP) that sets it
-/// changes it for every service holding a copy.
+/// Unlike swift-log, the minimum level belongs to the logger and is shared by its copies
+/// (`minimumLevel`), so a reload (SIGHUP) that sets it changes it for every service holding
+/// a copy; a handler sees only the lines that pass it.
 public struct Logger: Sendable {
     /// Severity, in increasing order.
     public enum Level: Int, Comparable, Sendable, CaseIterable {
         case debug, info, warning, error
         public static func < (lhs: Level, rhs: Level) -> Bool { lhs.rawValue < rhs.rawValue }
-        var name: String {
+
+        /// The name a text line shows: `DEBUG`, `INFO`, `WARN`, `ERROR`.
+        public var name: String {
             switch self {
             case .debug: "DEBUG"
             case .info: "INFO"
@@ -40,13 +46,12 @@ public struct Logger: Sendable {
         }
     }
 
-    /// The component name printed on every line (`coordinator`, `worker`).
+    /// The component name on every line (`coordinator`, `worker`).
     public var label: String
-    /// Whether to print JSON lines instead of text.
-    public var json: Bool
-    /// Whether each line starts with its syslog priority (`<4>`), as `sd-daemon(3)` describes
-    /// for services whose standard error goes to journald (`journalctl -p warning` then filters).
-    public var syslogPrefix: Bool
+    /// Where the lines go.
+    public var handler: any LogHandler
+    /// Metadata on every line of this logger; a line's own metadata wins over a key here.
+    public var metadata: [String: LogValue] = [:]
     private let threshold: Threshold
 
     /// Lines below this level are dropped; shared by every copy of this logger.
@@ -55,12 +60,25 @@ public struct Logger: Sendable {
         nonmutating set { threshold.rawValue.store(newValue.rawValue, ordering: .relaxed) }
     }
 
-    /// Creates the value from its fields (see each property for meaning and units).
-    public init(label: String, minimumLevel: Level = .info, json: Bool = false, syslogPrefix: Bool = false) {
+    /// A logger whose lines go to `handler`.
+    public init(label: String, minimumLevel: Level = .info, handler: any LogHandler) {
         self.label = label
-        self.json = json
-        self.syslogPrefix = syslogPrefix
+        self.handler = handler
         self.threshold = Threshold(minimumLevel)
+    }
+
+    /// A logger writing to standard error in the text format, or JSON lines when `json`,
+    /// each led by its syslog priority when `syslogPrefix`.
+    public init(label: String, minimumLevel: Level = .info, json: Bool = false, syslogPrefix: Bool = false) {
+        self.init(
+            label: label, minimumLevel: minimumLevel,
+            handler: StandardErrorLogHandler(format: LogLineFormat(json: json, syslogPrefix: syslogPrefix)))
+    }
+
+    /// One key of ``metadata``.
+    public subscript(metadataKey key: String) -> LogValue? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
     }
 
     /// Logs `message` at `.debug` with `metadata` as `key=value` pairs (or JSON fields).
@@ -103,44 +121,11 @@ public struct Logger: Sendable {
         log(level, message, metadata.mapValues { LogValue.string($0) })
     }
 
-    /// Writes one line when `level >= minimumLevel`.
+    /// Hands one line to the handler when `level >= minimumLevel`.
     public func log(_ level: Level, _ message: String, _ metadata: [String: LogValue]) {
         guard level >= minimumLevel else { return }
-        let line = format(level, message, metadata, at: Date()) + "\n"
-        StandardStreams.writeError(line)
-    }
-
-    /// The line `log` writes at `date`, without its newline. JSON lines hold `time`, `level`,
-    /// `label` and `message` first, then the metadata in key order (a metadata key equal to one
-    /// of those four is left out, so no key repeats); text lines the metadata in key order.
-    public func format(_ level: Level, _ message: String, _ metadata: [String: LogValue], at date: Date) -> String {
-        let time = Self.timestamp(date)
-        var line = syslogPrefix ? "<\(level.syslogPriority)>" : ""
-        if json {
-            let fixed: [(String, LogValue)] = [
-                ("time", .string(time)), ("level", .string(level.name.lowercased())), ("label", .string(label)),
-                ("message", .string(message)),
-            ]
-            let reserved = Set(fixed.map(\.0))
-            let extra = metadata.filter { !reserved.contains($0.key) }.sorted { $0.key < $1.key }
-            line += "{"
-            line += (fixed + extra).map { LogValue.jsonQuoted($0.0) + ":" + $0.1.jsonText }.joined(separator: ",")
-            line += "}"
-        } else {
-            line += "\(time) \(level.name) \(label): \(message)"
-            for key in metadata.keys.sorted() { line += " \(key)=\(metadata[key]!)" }
-        }
-        return line
-    }
-
-    static func timestamp(_ date: Date) -> String {
-        let milliseconds = Int64((date.timeIntervalSince1970 * 1000).rounded(.down))
-        var seconds = time_t(milliseconds / 1000)
-        var parts = tm()
-        gmtime_r(&seconds, &parts)
-        return String(
-            format: "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", Int(parts.tm_year) + 1900, Int(parts.tm_mon) + 1,
-            Int(parts.tm_mday), Int(parts.tm_hour), Int(parts.tm_min), Int(parts.tm_sec), Int(milliseconds % 1000))
+        let merged = self.metadata.isEmpty ? metadata : self.metadata.merging(metadata) { _, line in line }
+        handler.log(level: level, message: message, metadata: merged, label: label)
     }
 
     /// The minimum level shared by the copies of one logger.

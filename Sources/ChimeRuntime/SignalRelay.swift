@@ -1,4 +1,5 @@
 import Foundation
+import HelperThreads
 import Synchronization
 
 /// Turns SIGINT, SIGTERM and SIGHUP into calls on one dedicated thread (the self-pipe
@@ -26,9 +27,7 @@ final class SignalRelay: Sendable {
         _ = fcntl(descriptors[0], F_SETFD, FD_CLOEXEC)
         _ = fcntl(descriptors[1], F_SETFD, FD_CLOEXEC)
         let readEnd = descriptors[0]
-        let thread = Thread { [self] in relay(from: readEnd) }
-        thread.name = "chime-signals"
-        thread.start()
+        HelperThread(name: "chime-signals").start { [self] in relay(from: readEnd) }
     }
 
     /// Runs `action` on the relay thread each time `signalNumber` arrives.

@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import HelperThreads
 import Synchronization
 
 /// A one-way flag that asks a service loop to finish, settable from any thread.
@@ -52,14 +53,12 @@ public func installTerminationHandlers(_ stop: StopSignal, exitDeadline: Double 
 
 /// Exits the process `seconds` after a termination signal if it is still running then.
 private func startExitGuard(seconds: Double, signalNumber: Int32) {
-    let thread = Thread {
+    HelperThread(name: "chime-exit-guard").start {
         Thread.sleep(forTimeInterval: max(0, seconds))
         let message = "chime: still running \(seconds) s after signal \(signalNumber); exiting with status 70\n"
         StandardStreams.writeError(message)
         _exit(70)
     }
-    thread.name = "chime-exit-guard"
-    thread.start()
 }
 
 /// Runs `action` on the signal relay's thread each time the process receives SIGHUP (the

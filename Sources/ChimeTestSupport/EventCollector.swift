@@ -2,6 +2,7 @@ import ChimeCore
 import ChimeRuntime
 import ChimeWire
 import Foundation
+import HelperThreads
 import Synchronization
 import ChimeClient
 
@@ -9,24 +10,20 @@ import ChimeClient
 public final class EventCollector: Sendable {
     private let storage = EventStorage()
     private let stop = StopSignal()
-    private let finished = DispatchSemaphore(value: 0)
+    private let thread = HelperThread(name: "event-collector")
 
     /// Connects to `endpoint` and starts collecting (`recipient`'s events, or all).
     public init(endpoint: String, recipient: RecipientID? = nil) {
         let stop = stop
-        let finished = finished
         let storage = storage
-        let thread = Thread {
+        thread.start {
             let client = SubscriberClient(endpoint: endpoint, recipient: recipient, stop: stop)
             do {
                 try client.run { event, _ in storage.append(event) }
             } catch {
                 print("EventCollector: \(error)")
             }
-            finished.signal()
         }
-        thread.name = "event-collector"
-        thread.start()
     }
 
     /// Every event received so far, in arrival order.
@@ -38,7 +35,7 @@ public final class EventCollector: Sendable {
     /// Stops the thread and waits (at most 2 s) for it to close its socket.
     public func close() {
         stop.requestStop()
-        _ = finished.wait(timeout: .now() + 2)
+        thread.join(timeout: .seconds(2))
     }
 
     deinit { close() }

@@ -2,6 +2,7 @@ import ChimeCore
 import ChimeRuntime
 import ChimeWire
 import Foundation
+import HelperThreads
 import Synchronization
 import ZeroMQ
 import ChimeClient
@@ -26,7 +27,7 @@ public final class InprocCluster {
     /// thread only.
     public let firings: Socket
     private let stopSignal = StopSignal()
-    private var finished: [(name: String, done: DispatchSemaphore)] = []
+    private var threads: [HelperThread] = []
     private let failures = FailureLog()
 
     /// Starts a coordinator and `workers` workers and waits until each is ready.
@@ -58,11 +59,10 @@ public final class InprocCluster {
 
         // Connected before anything binds (inproc allows it), so the subscription is there
         // before the first worker starts.
-        firings = try Socket(.subscriber, context: context)
-        try firings.set(.linger(milliseconds: 0))
+        firings = try SubscriberSocket.make(
+            endpoint: configuration.endpoints.events.connect, topics: [Topic.firePrefix], highWaterMark: nil, curve: nil,
+            context: context)
         try firings.set(.receiveTimeout(milliseconds: 5000))
-        try firings.set(.subscribe(Data(Topic.firePrefix.utf8)))
-        try firings.connect(to: configuration.endpoints.events.connect)
         let logger = Logger(label: "inproc", minimumLevel: .warning)
         let (stop, clock, context, settings) = (stopSignal, clock, context, configuration)
         try launch(name: "coordinator") { ready in
@@ -104,10 +104,10 @@ public final class InprocCluster {
     /// Stops every service and waits (at most 5 s each) for its thread to end.
     public func stop() {
         stopSignal.requestStop()
-        for (name, done) in finished where done.wait(timeout: .now() + 5) == .timedOut {
-            recordFailure("\(name) did not stop within 5 s")
+        for thread in threads where !thread.join(timeout: .seconds(5)) {
+            recordFailure("\(thread.name) did not stop within 5 s")
         }
-        finished.removeAll()
+        threads.removeAll()
     }
 
     /// What went wrong on the service threads (errors thrown by `run`, threads that hung).
@@ -117,20 +117,17 @@ public final class InprocCluster {
 
     private func launch(name: String, _ body: @escaping @Sendable (_ ready: () -> Void) throws -> Void) throws {
         let ready = DispatchSemaphore(value: 0)
-        let done = DispatchSemaphore(value: 0)
         let failures = failures
-        let thread = Thread {
+        let thread = HelperThread(name: name)
+        thread.start {
             do {
                 try body { ready.signal() }
             } catch {
                 failures.append("\(name): \(error)")
                 ready.signal()
             }
-            done.signal()
         }
-        thread.name = name
-        thread.start()
-        finished.append((name, done))
+        threads.append(thread)
         if ready.wait(timeout: .now() + 5) == .timedOut {
             throw DeadlineExceeded(what: "\(name) to be ready", seconds: 5)
         }

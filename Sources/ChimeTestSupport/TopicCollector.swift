@@ -1,5 +1,7 @@
+import ChimeClient
 import ChimeRuntime
 import Foundation
+import HelperThreads
 import Synchronization
 import ZeroMQ
 
@@ -7,24 +9,18 @@ import ZeroMQ
 /// messages, for events other than fire events (`badge.`, `action.`).
 public final class TopicCollector: Sendable {
     private let stop = StopSignal()
-    private let finished = DispatchSemaphore(value: 0)
+    private let thread = HelperThread(name: "topic-collector")
 
     /// Connects to `endpoint` and subscribes to each prefix.
     public init(endpoint: String, prefixes: [String]) {
         let stop = stop
-        let finished = finished
         let storage = MessageStorage()
         self.storage = storage
-        let thread = Thread {
-            defer { finished.signal() }
+        thread.start {
             do {
-                let context = try Context()
-                stop.onStop { context.shutdown() }
-                let socket = try Socket(.subscriber, context: context)
+                let socket = try SubscriberSocket.make(
+                    endpoint: endpoint, topics: prefixes, highWaterMark: nil, curve: nil, stop: stop)
                 defer { socket.close() }
-                try socket.set(.linger(milliseconds: 0))
-                for prefix in prefixes { try socket.set(.subscribe(Data(prefix.utf8))) }
-                try socket.connect(to: endpoint)
                 while !stop.isStopRequested {
                     guard let frames = try socket.receiveMessage(dontWait: false), frames.count == 2 else { continue }
                     storage.append(String(decoding: frames[0], as: UTF8.self), frames[1])
@@ -33,8 +29,6 @@ public final class TopicCollector: Sendable {
                 // Context shut down by close(): the normal way out.
             }
         }
-        thread.name = "topic-collector"
-        thread.start()
     }
 
     private let storage: MessageStorage
@@ -49,7 +43,7 @@ public final class TopicCollector: Sendable {
     /// Stops the thread and waits (at most 2 s) for it to close its socket.
     public func close() {
         stop.requestStop()
-        _ = finished.wait(timeout: .now() + 2)
+        thread.join(timeout: .seconds(2))
     }
 
     deinit { close() }

@@ -1,4 +1,5 @@
 import Foundation
+import HelperThreads
 import Synchronization
 
 #if canImport(Glibc)
@@ -20,7 +21,7 @@ public final class WatchdogSupervisor: Sendable {
     private let descriptor: Int32
     private let state = Mutex(State())
     private let stop = Atomic<Bool>(false)
-    private let finished = DispatchSemaphore(value: 0)
+    private let thread = HelperThread(name: "watchdog-supervisor")
 
     struct State {
         var pid: Int32?
@@ -60,12 +61,7 @@ public final class WatchdogSupervisor: Sendable {
             throw POSIXError(POSIXErrorCode(rawValue: code) ?? .EIO)
         }
         self.descriptor = descriptor
-        let thread = Thread { [self] in
-            self.listen()
-            self.finished.signal()
-        }
-        thread.name = "watchdog-supervisor"
-        thread.start()
+        thread.start { [self] in listen() }
     }
 
     /// The environment that points a child at this supervisor: `NOTIFY_SOCKET` and
@@ -96,7 +92,7 @@ public final class WatchdogSupervisor: Sendable {
     /// Stops listening and closes the socket.
     public func close() {
         guard !stop.exchange(true, ordering: .acquiringAndReleasing) else { return }
-        finished.wait()
+        thread.join()
         Glibc.close(descriptor)
         unlink(socketPath)
     }

@@ -1,6 +1,7 @@
 import ChimeCore
 import ChimeWire
 import Foundation
+import HelperThreads
 import Synchronization
 
 /// Runs action handlers for a worker: built-ins inline, command hooks on threads of their
@@ -65,13 +66,11 @@ public final class ActionRunner: Sendable {
             }
             let timeLimit = timeLimit
             let runner = self
-            let thread = Thread {
+            HelperThread(name: "action-\(job.action)").start {
                 let outcome = Self.runHook(command, job: job, timeLimit: timeLimit)
                 runner.running.withLock { $0 -= 1 }
                 runner.record(outcome)
             }
-            thread.name = "action-\(job.action)"
-            thread.start()
         }
     }
 

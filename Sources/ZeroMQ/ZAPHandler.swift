@@ -1,4 +1,5 @@
 import Foundation
+import HelperThreads
 import Synchronization
 
 /// One authentication request libzmq puts to the ZAP handler (ZeroMQ RFC 27) while a peer
@@ -56,7 +57,7 @@ public final class ZAPHandler: Sendable {
     public static let endpoint = "inproc://zeromq.zap.01"
 
     private let isStopRequested = Atomic<Bool>(false)
-    private let finished = DispatchSemaphore(value: 0)
+    private let thread = HelperThread(name: "zap-handler")
     private let counts = Mutex<(allowed: Int, denied: Int)>((0, 0))
 
     /// Binds ``endpoint`` in `context` and answers requests until ``stop()``.
@@ -68,27 +69,14 @@ public final class ZAPHandler: Sendable {
     ///
     /// The corresponding libzmq calls are `zmq_socket(ZMQ_REP)` and `zmq_bind`.
     public init(context: Context, authenticate: @escaping @Sendable (ZAPRequest) -> ZAPDecision) throws {
-        let ready = DispatchSemaphore(value: 0)
-        let startError = Mutex<(any Error)?>(nil)
-        let thread = Thread { [self] in
-            do {
-                let socket = try Socket(.reply, context: context)
-                try socket.set(.linger(milliseconds: 0))
-                try socket.bind(to: Self.endpoint)
-                ready.signal()
-                serve(socket, authenticate: authenticate)
-                socket.close()
-            } catch {
-                startError.withLock { $0 = error }
-                ready.signal()
-            }
-            finished.signal()
-        }
-        thread.name = "zap-handler"
-        thread.start()
-        ready.wait()
-        if let error = startError.withLock({ $0 }) {
-            throw error
+        try thread.start {
+            let socket = try Socket(.reply, context: context)
+            try socket.set(.linger(milliseconds: 0))
+            try socket.bind(to: Self.endpoint)
+            return socket
+        } run: { [self] socket in
+            serve(socket, authenticate: authenticate)
+            socket.close()
         }
     }
 
@@ -101,7 +89,7 @@ public final class ZAPHandler: Sendable {
     /// connections made afterwards fail their handshake.
     public func stop() {
         guard !isStopRequested.exchange(true, ordering: .acquiringAndReleasing) else { return }
-        _ = finished.wait(timeout: .now() + 2)
+        thread.join(timeout: .seconds(2))
     }
 
     private func serve(_ socket: Socket, authenticate: (ZAPRequest) -> ZAPDecision) {

@@ -1,5 +1,6 @@
 import ChimeRuntime
 import ChimeWire
+import ChimeCommandLine
 import Foundation
 import ZeroMQ
 
@@ -14,7 +15,7 @@ let commands: [any Command.Type] = [
     UpCommand.self, CoordinatorCommand.self, WorkerCommand.self, ScheduleCommand.self, ListCommand.self,
     CancelCommand.self, SubscribeCommand.self, ControlCommand.self, RegisterCommand.self, BadgeCommand.self,
     AckCommand.self, EnableCommand.self, DisableCommand.self, DeliveredCommand.self, ActCommand.self,
-    ImportCommand.self, PreviewCommand.self, StoreCommand.self, KeysCommand.self, BenchCommand.self,
+    ImportCommand.self, PreviewCommand.self, StoreCommand.self, KeysCommand.self,
 ]
 
 func mainHelp() -> String {
@@ -26,9 +27,9 @@ func mainHelp() -> String {
         Commands:
 
         """
-    for command in commands {
-        let name = command.spec.name.padding(toLength: 13, withPad: " ", startingAt: 0)
-        text += "  \(name)\(command.spec.summary)\n"
+    for spec in commands.map({ $0.spec }) + [BenchLauncher.spec] {
+        let name = spec.name.padding(toLength: 13, withPad: " ", startingAt: 0)
+        text += "  \(name)\(spec.summary)\n"
     }
     text += "  version      Print the version.\n"
     return text
@@ -42,17 +43,7 @@ func runMain() -> Int32 {
         return argv.isEmpty ? 2 : 0
     }
     argv.removeFirst()
-    do {
-        return try dispatch(name, argv)
-    } catch {
-        let failure = CommandFailure(error)
-        if json {
-            output(failure.jsonDocument)
-        } else {
-            printError(failure.humanMessage)
-        }
-        return failure.exitStatus
-    }
+    return runReportingFailure(json: json) { try dispatch(name, argv) }
 }
 
 /// Runs command `name` with its arguments.
@@ -62,8 +53,10 @@ func dispatch(_ name: String, _ argv: [String]) throws -> Int32 {
         let arguments: Arguments = try Arguments(argv, spec: VersionCommand.spec)
         return try VersionCommand.run(arguments)
     }
+    // Its options are the harness's: passed on as they are, unparsed.
+    if name == BenchLauncher.spec.name { return try BenchLauncher.exec(argv) }
     guard let command = commands.first(where: { $0.spec.name == name }) else {
-        let hint = Suggestions.hint(for: name, among: commands.map { $0.spec.name } + ["version"])
+        let hint = Suggestions.hint(for: name, among: commands.map { $0.spec.name } + ["version", BenchLauncher.spec.name])
         throw UsageError("unknown command '\(name)'\(hint); see 'chime --help'")
     }
     let arguments = try Arguments(argv, spec: command.spec)
@@ -95,18 +88,6 @@ enum VersionCommand {
         }
         return 0
     }
-}
-
-func printError(_ message: String) {
-    StandardStreams.writeError("chime: \(message)\n")
-}
-
-/// Writes one line straight to standard output (no stdio buffering, so a pipe sees each
-/// event at once). Shadows `Swift.print` inside this executable.
-func output(_ text: String = "", terminator: String = "\n") {
-    // SIGPIPE is ignored: a reader that went away (`chime list | head`) ends the command
-    // as that signal would have, with the shell's status for it.
-    if StandardStreams.write(Data((text + terminator).utf8), to: STDOUT_FILENO) == EPIPE { exit(128 + SIGPIPE) }
 }
 
 @main

@@ -8,26 +8,24 @@ import Testing
     static let instant = Date(timeIntervalSince1970: 1_798_099_200.125)  // 2026-12-24T08:00:00.125Z
 
     @Test func jsonLinesWriteNumbersAndBooleansUnquotedAndSlashesAsTheyAre() {
-        let logger = Logger(label: "coordinator", json: true)
-        let line = logger.format(
+        let line = LogLineFormat(json: true).line(
             .info, "recovered",
             ["pid": 18066, "milliseconds": .rounded(12.345, digits: 1), "warm": true, "store": "/var/lib/chime/store",
              "epoch": .integer(UInt64(7))],
-            at: Self.instant)
+            label: "coordinator", at: Self.instant)
         #expect(line == #"{"time":"2026-12-24T08:00:00.125Z","level":"info","label":"coordinator","message":"recovered","epoch":7,"milliseconds":12.3,"pid":18066,"store":"/var/lib/chime/store","warm":true}"#)
         let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
         #expect(object?["pid"] as? Int == 18066)
     }
 
     @Test func jsonStringsEscapeQuotesBackslashesAndControlCharactersOnly() {
-        let logger = Logger(label: "worker", json: true)
-        let line = logger.format(.warning, "say \"hi\"\n", ["path": "C:\\x/y\t\u{1}é"], at: Self.instant)
+        let line = LogLineFormat(json: true).line(.warning, "say \"hi\"\n", ["path": "C:\\x/y\t\u{1}é"], label: "worker", at: Self.instant)
         #expect(line == #"{"time":"2026-12-24T08:00:00.125Z","level":"warn","label":"worker","message":"say \"hi\"\n","path":"C:\\x/y\t\u0001é"}"#)
         #expect((try? JSONSerialization.jsonObject(with: Data(line.utf8))) != nil)
     }
 
     @Test func metadataCannotRepeatTheFixedKeys() {
-        let line = Logger(label: "l", json: true).format(.error, "m", ["level": "x", "message": 1, "z": 2.5], at: Self.instant)
+        let line = LogLineFormat(json: true).line(.error, "m", ["level": "x", "message": 1, "z": 2.5], label: "l", at: Self.instant)
         #expect(line == #"{"time":"2026-12-24T08:00:00.125Z","level":"error","label":"l","message":"m","z":2.5}"#)
     }
 
@@ -38,8 +36,8 @@ import Testing
     }
 
     @Test func textLinesListMetadataInKeyOrder() {
-        let line = Logger(label: "coordinator").format(
-            .warning, "worker lost", ["worker": "w1", "leases": 2, "silentSeconds": 3.5], at: Self.instant)
+        let line = LogLineFormat().line(
+            .warning, "worker lost", ["worker": "w1", "leases": 2, "silentSeconds": 3.5], label: "coordinator", at: Self.instant)
         #expect(line == "2026-12-24T08:00:00.125Z WARN coordinator: worker lost leases=2 silentSeconds=3.5 worker=w1")
     }
 
@@ -47,19 +45,19 @@ import Testing
         (Logger.Level.error, "<3>"), (.warning, "<4>"), (.info, "<6>"), (.debug, "<7>"),
     ])
     func syslogPrefixCarriesThePriority(level: Logger.Level, prefix: String) {
-        let text = Logger(label: "c", minimumLevel: .debug, syslogPrefix: true).format(level, "m", [:], at: Self.instant)
+        let text = LogLineFormat(syslogPrefix: true).line(level, "m", [:], label: "c", at: Self.instant)
         #expect(text == "\(prefix)2026-12-24T08:00:00.125Z \(level.name) c: m")
-        let json = Logger(label: "c", json: true, syslogPrefix: true).format(level, "m", [:], at: Self.instant)
+        let json = LogLineFormat(json: true, syslogPrefix: true).line(level, "m", [:], label: "c", at: Self.instant)
         #expect(json.hasPrefix("\(prefix){\"time\""))
     }
 
     @Test func syslogPrefixIsAutomaticUnderJournald() throws {
         let settings = ChimeConfiguration.Log()
-        #expect(try settings.makeLogger(label: "c", environment: ["JOURNAL_STREAM": "8:12345"]).syslogPrefix)
-        #expect(try !settings.makeLogger(label: "c", environment: [:]).syslogPrefix)
+        #expect(try settings.lineFormat(environment: ["JOURNAL_STREAM": "8:12345"]).syslogPrefix)
+        #expect(try !settings.lineFormat(environment: [:]).syslogPrefix)
         var never = settings
         never.syslogPrefix = "never"
-        #expect(try !never.makeLogger(label: "c", environment: ["JOURNAL_STREAM": "8:12345"]).syslogPrefix)
+        #expect(try !never.lineFormat(environment: ["JOURNAL_STREAM": "8:12345"]).syslogPrefix)
         var bad = settings
         bad.level = "loud"
         #expect(throws: ConfigurationError.self) { try bad.makeLogger(label: "c", environment: [:]) }

@@ -52,16 +52,10 @@ public final class SubscriberClient {
         catchUp: (client: ControlClient, since: UInt64?)? = nil, onReady: () -> Void = {},
         onEvent: (FireEvent, Data) -> Void
     ) throws {
-        let context = try Context()
-        stop.onStop { context.shutdown() }
-        let socket = try Socket(.subscriber, context: context)
+        let socket = try SubscriberSocket.make(
+            endpoint: endpoint, topics: [recipient.map { Topic.fire($0) } ?? Topic.firePrefix],
+            highWaterMark: highWaterMark, curve: curve, stop: stop)
         defer { socket.close() }
-        try socket.set(.linger(milliseconds: 0))
-        try socket.set(.receiveHighWaterMark(highWaterMark))
-        let topic = recipient.map { Topic.fire($0) } ?? Topic.firePrefix
-        try socket.set(.subscribe(Data(topic.utf8)))
-        try curve?.secure(socket, for: endpoint)
-        try socket.connect(to: endpoint)
         onReady()
         var filler = catchUp.map { GapFiller(since: $0.since) }
         let poller = Poller()

@@ -36,16 +36,10 @@ public final class TopicSubscriber {
     /// Calls `onMessage` with each event's topic and JSON until the stop signal.
     /// - Throws: `ZeroMQError` when the endpoint is invalid.
     public func run(onReady: () -> Void = {}, onMessage: (String, Data) -> Void) throws {
-        let context = try Context()
-        stop.onStop { context.shutdown() }
-        let socket = try Socket(.subscriber, context: context)
-        defer { socket.close() }
-        try socket.set(.linger(milliseconds: 0))
-        try socket.set(.receiveHighWaterMark(highWaterMark))
         let topic = prefix + (recipient?.rawValue ?? "")
-        try socket.set(.subscribe(Data(topic.utf8)))
-        try curve?.secure(socket, for: endpoint)
-        try socket.connect(to: endpoint)
+        let socket = try SubscriberSocket.make(
+            endpoint: endpoint, topics: [topic], highWaterMark: highWaterMark, curve: curve, stop: stop)
+        defer { socket.close() }
         onReady()
         do {
             while !stop.isStopRequested {

@@ -1,5 +1,6 @@
 import ChimeRuntime
 import Foundation
+import HelperThreads
 import Synchronization
 import ZeroMQ
 import ChimeSecurity
@@ -11,7 +12,7 @@ import ChimeSecurity
 public final class EventForwarder: Sendable {
     private let context: Context
     private let controlEndpoint: String
-    private let finished = DispatchSemaphore(value: 0)
+    private let thread = HelperThread(name: "chime-forwarder")
 
     /// Starts the forwarder thread and returns once both sockets are bound.
     /// - Parameters:
@@ -39,45 +40,33 @@ public final class EventForwarder: Sendable {
     ) throws {
         self.context = context
         self.controlEndpoint = "inproc://chime-forwarder-control-\(UUID().uuidString)"
-        let ready = DispatchSemaphore(value: 0)
-        let startError = ErrorBox()
-        let context = context
         let controlEndpoint = controlEndpoint
-        let finished = finished
-        let thread = Thread {
+        try thread.start {
+            let frontend = try Socket(.xsubscriber, context: context)
+            let backend = try Socket(.xpublisher, context: context)
+            let control = try Socket(.pair, context: context)
+            for socket in [frontend, backend, control] { try socket.set(.linger(milliseconds: lingerMilliseconds)) }
+            try frontend.set(.sendHighWaterMark(highWaterMark))
+            try frontend.set(.receiveHighWaterMark(highWaterMark))
+            try backend.set(.sendHighWaterMark(subscriberHighWaterMark))
+            try backend.set(.receiveHighWaterMark(highWaterMark))
+            try backend.set(.maxMessageSize(bytes: Int64(maxSubscriptionBytes)))
+            try frontend.set(.maxMessageSize(bytes: Int64(maxEventBytes)))
+            try security?.secure(frontend, as: .eventsIngest, for: ingest)
+            try security?.secure(backend, as: .events, for: publish)
+            try frontend.bind(to: ingest)
+            try frontend.bind(to: EventForwarder.inprocIngest)
+            try backend.bind(to: publish)
+            try control.bind(to: controlEndpoint)
+            return (frontend, backend, control)
+        } run: { sockets in
             do {
-                let frontend = try Socket(.xsubscriber, context: context)
-                let backend = try Socket(.xpublisher, context: context)
-                let control = try Socket(.pair, context: context)
-                for socket in [frontend, backend, control] { try socket.set(.linger(milliseconds: lingerMilliseconds)) }
-                try frontend.set(.sendHighWaterMark(highWaterMark))
-                try frontend.set(.receiveHighWaterMark(highWaterMark))
-                try backend.set(.sendHighWaterMark(subscriberHighWaterMark))
-                try backend.set(.receiveHighWaterMark(highWaterMark))
-                try backend.set(.maxMessageSize(bytes: Int64(maxSubscriptionBytes)))
-                try frontend.set(.maxMessageSize(bytes: Int64(maxEventBytes)))
-                try security?.secure(frontend, as: .eventsIngest, for: ingest)
-                try security?.secure(backend, as: .events, for: publish)
-                try frontend.bind(to: ingest)
-                try frontend.bind(to: EventForwarder.inprocIngest)
-                try backend.bind(to: publish)
-                try control.bind(to: controlEndpoint)
-                ready.signal()
-                do {
-                    try proxySteerable(frontend: frontend, backend: backend, control: control)
-                } catch let error as ZeroMQError where error.code == .contextTerminated {
-                    // Context shut down: the normal way out when the process stops.
-                }
+                try proxySteerable(frontend: sockets.0, backend: sockets.1, control: sockets.2)
             } catch {
-                startError.set(error)
-                ready.signal()
+                // A context shut down (the process is stopping) is the only failure libzmq
+                // reports here once the sockets are bound; the sockets close as they go.
             }
-            finished.signal()
         }
-        thread.name = "chime-forwarder"
-        thread.start()
-        ready.wait()
-        if let error = startError.get() { throw error }
     }
 
     /// The in-process endpoint publishers of this process connect to.
@@ -93,13 +82,6 @@ public final class EventForwarder: Sendable {
         } catch {
             // The context is already shut down, which stops the proxy as well.
         }
-        _ = finished.wait(timeout: .now() + 2)
+        thread.join(timeout: .seconds(2))
     }
-}
-
-/// Carries an error out of a thread. Sendable through its lock.
-final class ErrorBox: Sendable {
-    private let storage = Mutex<(any Error)?>(nil)
-    func set(_ error: any Error) { storage.withLock { $0 = error } }
-    func get() -> (any Error)? { storage.withLock { $0 } }
 }

@@ -1,5 +1,6 @@
 import ChimeCore
 import ChimeWire
+import ChimeCommandLine
 import Foundation
 import ChimeClient
 

@@ -1,5 +1,6 @@
 import ChimeCore
 import ChimeRuntime
+import ChimeCommandLine
 import Foundation
 import HTTPServer
 import ChimeCoordinator

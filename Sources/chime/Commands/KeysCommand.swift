@@ -1,3 +1,4 @@
+import ChimeCommandLine
 import Foundation
 import ChimeSecurity
 

@@ -1,5 +1,6 @@
 import ChimeCore
 import ChimeWire
+import ChimeCommandLine
 import Foundation
 
 /// `--id`, `--recipient` and `--match` flags shared by `list` and `cancel`.

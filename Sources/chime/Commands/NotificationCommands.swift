@@ -1,5 +1,6 @@
 import ChimeCore
 import ChimeWire
+import ChimeCommandLine
 import Foundation
 
 let jsonOption = OptionSpec(name: "json", value: nil, help: "Print the coordinator's JSON reply.")

@@ -1,4 +1,5 @@
 import ChimeCore
+import ChimeCommandLine
 import Foundation
 
 enum PreviewCommand: Command {
@@ -112,11 +113,4 @@ func usage<Value>(_ body: () throws(ValidationError) -> Value) throws(UsageError
     } catch {
         throw UsageError(error.message)
     }
-}
-
-/// One JSON object as a line, keys sorted.
-func jsonLine(_ object: [String: Any]) -> String {
-    // Only strings, numbers, arrays and dictionaries are passed in, which always serialise.
-    let data = try! JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])
-    return String(decoding: data, as: UTF8.self)
 }

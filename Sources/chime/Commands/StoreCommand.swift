@@ -1,4 +1,5 @@
 import ChimeStore
+import ChimeCommandLine
 import Foundation
 
 /// `chime store verify|repair DIR`: checks and salvages a store directory without a cluster.

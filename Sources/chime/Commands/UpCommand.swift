@@ -1,7 +1,9 @@
 import ChimeCore
 import ChimeRuntime
 import ChimeWire
+import ChimeCommandLine
 import Foundation
+import HelperThreads
 import ChimeClient
 
 enum UpCommand: Command {
@@ -55,8 +57,8 @@ enum UpCommand: Command {
         let json = arguments.has("json")
         let eventsEndpoint = configuration.endpoints.events.connect
         let subscribed = DispatchSemaphore(value: 0)
-        let subscriberDone = DispatchSemaphore(value: 0)
-        let subscriberThread = Thread {
+        let subscriberThread = HelperThread(name: "chime-up-subscriber")
+        subscriberThread.start {
             do {
                 let subscriber = SubscriberClient(endpoint: eventsEndpoint, recipient: nil, stop: stop, curve: subscriberKeys)
                 try subscriber.run(onReady: { subscribed.signal() }) { event, raw in
@@ -66,9 +68,7 @@ enum UpCommand: Command {
                 printError("subscriber: \(error)")
                 subscribed.signal()
             }
-            subscriberDone.signal()
         }
-        subscriberThread.start()
         subscribed.wait()
 
         if !arguments.has("no-samples") {
@@ -82,7 +82,7 @@ enum UpCommand: Command {
             children.checkExits()
             Thread.sleep(forTimeInterval: 0.2)
         }
-        subscriberDone.wait()
+        subscriberThread.join()
         output("chime up: stopping")
         return children.unexpectedExit ? 1 : 0
     }

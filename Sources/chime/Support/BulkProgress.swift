@@ -1,4 +1,5 @@
 import ChimeRuntime
+import ChimeCommandLine
 import Foundation
 
 /// Progress of a bulk operation on standard error, and its one-line summary.

@@ -1,5 +1,6 @@
 import ChimeRuntime
 import ChimeWire
+import ChimeCommandLine
 import Foundation
 
 /// `--quiet` and `--chunk`, shared by the bulk commands.

@@ -1,6 +1,7 @@
 import ChimeCore
 import ChimeRuntime
 import ChimeWire
+import ChimeCommandLine
 import Foundation
 import ChimeClient
 

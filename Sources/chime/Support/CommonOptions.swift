@@ -1,4 +1,5 @@
 import ChimeRuntime
+import ChimeCommandLine
 import Foundation
 import ChimeSecurity
 

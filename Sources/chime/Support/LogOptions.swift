@@ -1,4 +1,5 @@
 import ChimeRuntime
+import ChimeCommandLine
 import Foundation
 
 /// Options for the log output of long-running roles; they override the `log` keys of the

@@ -1,5 +1,6 @@
 import ChimeCore
 import ChimeWire
+import ChimeCommandLine
 import Foundation
 
 /// Reads reminders from a JSON array or from newline-delimited JSON, one object at a time,

@@ -1,9 +1,9 @@
 /// "Did you mean" for mistyped command and option names.
-enum Suggestions {
+public enum Suggestions {
     /// The candidate closest to `word` by Damerau–Levenshtein distance (optimal string
     /// alignment: insertions, deletions, substitutions and adjacent swaps each cost 1), when
     /// that distance is at most 2 and below `word`'s length; ties go to the earlier candidate.
-    static func closest(to word: String, among candidates: [String]) -> String? {
+    public static func closest(to word: String, among candidates: [String]) -> String? {
         var best: (candidate: String, distance: Int)?
         for candidate in candidates {
             let distance = editDistance(word, candidate)
@@ -15,7 +15,7 @@ enum Suggestions {
     }
 
     /// ` (did you mean 'schedule'?)`, or an empty string without a close candidate.
-    static func hint(for word: String, among candidates: [String], prefix: String = "") -> String {
+    public static func hint(for word: String, among candidates: [String], prefix: String = "") -> String {
         closest(to: word, among: candidates).map { " (did you mean '\(prefix)\($0)'?)" } ?? ""
     }
 

@@ -2,33 +2,59 @@ import Foundation
 import ChimeCore
 
 /// A command-line mistake: exit status 2 with a one-line reason.
-struct UsageError: Error, CustomStringConvertible {
-    var message: String
-    init(_ message: String) { self.message = message }
-    var description: String { message }
+public struct UsageError: Error, CustomStringConvertible {
+    /// The reason, one line.
+    public var message: String
+    /// Creates the value from its fields.
+    public init(_ message: String) { self.message = message }
+    /// The message.
+    public var description: String { message }
 }
 
 /// One option a command accepts.
-struct OptionSpec {
+public struct OptionSpec: Sendable {
     /// The long name without dashes (`recipient`).
-    var name: String
+    public var name: String
     /// The placeholder of its value (`ID`), or `nil` for a flag without value.
-    var value: String?
+    public var value: String?
     /// One line of help.
-    var help: String
+    public var help: String
     /// Whether it may be given more than once.
-    var repeats = false
+    public var repeats = false
+
+    /// Creates the value from its fields (see each property for meaning).
+    public init(name: String, value: String?, help: String, repeats: Bool = false) {
+        self.name = name
+        self.value = value
+        self.help = help
+        self.repeats = repeats
+    }
 }
 
 /// A subcommand's name, help and options.
-struct CommandSpec {
-    var name: String
-    var summary: String
-    var usage: String
-    var options: [OptionSpec]
-    var details: String = ""
+public struct CommandSpec: Sendable {
+    /// The subcommand (`schedule`), as typed after `chime`.
+    public var name: String
+    /// One line for `chime --help`.
+    public var summary: String
+    /// The usage line (`chime schedule --recipient ID …`).
+    public var usage: String
+    /// The options it accepts (`--help` is added to every command).
+    public var options: [OptionSpec]
+    /// Paragraphs shown by `--help` after the usage line.
+    public var details: String = ""
 
-    var helpText: String {
+    /// Creates the value from its fields (see each property for meaning).
+    public init(name: String, summary: String, usage: String, options: [OptionSpec], details: String = "") {
+        self.name = name
+        self.summary = summary
+        self.usage = usage
+        self.options = options
+        self.details = details
+    }
+
+    /// What `--help` prints: summary, usage, details and one line per option.
+    public var helpText: String {
         var text = "\(summary)\n\nUsage: \(usage)\n"
         if !details.isEmpty { text += "\n\(details)\n" }
         let all = options + [OptionSpec(name: "help", value: nil, help: "Show this help.")]
@@ -45,16 +71,19 @@ struct CommandSpec {
 }
 
 /// Parsed command-line arguments of one subcommand.
-struct Arguments {
-    var values: [String: [String]] = [:]
-    var flags: Set<String> = []
-    var positionals: [String] = []
+public struct Arguments: Sendable {
+    /// Each option's values, in the order given.
+    public var values: [String: [String]] = [:]
+    /// The flags given (options without a value, and `help`).
+    public var flags: Set<String> = []
+    /// The arguments that are not options, in order.
+    public var positionals: [String] = []
 
     /// Parses `--name value`, `--name=value`, flags and positionals (`--` ends options). A
     /// value given as the next argument never starts with `--`: `--cursor --json` is a
     /// missing value, and `--title=--draft` gives such a value.
     /// - Throws: `UsageError` for an unknown option or a missing value.
-    init(_ arguments: [String], spec: CommandSpec) throws {
+    public init(_ arguments: [String], spec: CommandSpec) throws {
         var index = 0
         var onlyPositionals = false
         while index < arguments.count {
@@ -107,11 +136,16 @@ struct Arguments {
         }
     }
 
-    func value(_ name: String) -> String? { values[name]?.last }
-    func all(_ name: String) -> [String] { values[name] ?? [] }
-    func has(_ name: String) -> Bool { flags.contains(name) }
+    /// The last value of `--name`, if given.
+    public func value(_ name: String) -> String? { values[name]?.last }
+    /// Every value of a repeatable `--name`.
+    public func all(_ name: String) -> [String] { values[name] ?? [] }
+    /// Whether the flag `--name` was given.
+    public func has(_ name: String) -> Bool { flags.contains(name) }
 
-    func integer(_ name: String) throws -> Int? {
+    /// The value of `--name` as an integer.
+    /// - Throws: `UsageError` (exit 2) when it is not one.
+    public func integer(_ name: String) throws -> Int? {
         guard let text = value(name) else { return nil }
         guard let number = Int(text) else { throw UsageError("--\(name) must be an integer, not '\(text)'") }
         return number
@@ -119,14 +153,14 @@ struct Arguments {
 
     /// The value of `--name` as seconds (`90s`, `5m`, `1h30m`).
     /// - Throws: `UsageError` (exit 2) naming the flag when the text is not a duration.
-    func seconds(_ name: String) throws(UsageError) -> Double? {
+    public func seconds(_ name: String) throws(UsageError) -> Double? {
         guard let text = value(name) else { return nil }
         return try Self.seconds(text, flag: name)
     }
 
     /// `text` as seconds, a mistake reported against `--flag`.
     /// - Throws: `UsageError` (exit 2).
-    static func seconds(_ text: String, flag: String) throws(UsageError) -> Double {
+    public static func seconds(_ text: String, flag: String) throws(UsageError) -> Double {
         do {
             return try DurationParser.parseSeconds(text)
         } catch {
@@ -137,14 +171,14 @@ struct Arguments {
     /// The value of `--name` parsed by `parse`, a `ValidationError` turned into a usage error
     /// naming the flag.
     /// - Throws: `UsageError` (exit 2).
-    func parsed<Value>(_ name: String, _ parse: (String) throws(ValidationError) -> Value) throws(UsageError) -> Value? {
+    public func parsed<Value>(_ name: String, _ parse: (String) throws(ValidationError) -> Value) throws(UsageError) -> Value? {
         guard let text = value(name) else { return nil }
         return try Self.parse(text, flag: name, parse)
     }
 
     /// `text` parsed by `parse`, a `ValidationError` turned into a usage error naming `--flag`.
     /// - Throws: `UsageError` (exit 2).
-    static func parse<Value>(_ text: String, flag: String, _ parse: (String) throws(ValidationError) -> Value)
+    public static func parse<Value>(_ text: String, flag: String, _ parse: (String) throws(ValidationError) -> Value)
         throws(UsageError) -> Value
     {
         do {
@@ -153,13 +187,4 @@ struct Arguments {
             throw UsageError("--\(flag): \(error.message)")
         }
     }
-}
-
-/// Parses a firing id given on the command line.
-/// - Throws: `UsageError` (exit 2) when `text` is not `<reminderId>@YYYY-MM-DDTHH:MM:SS.mmmZ[#nag<n>]`.
-func firingID(_ text: String) throws -> FiringID {
-    guard let id = FiringID(text) else {
-        throw UsageError("'\(text)' is not a firing id such as standup@2026-12-24T08:00:00.000Z (see 'chime delivered RECIPIENT')")
-    }
-    return id
 }

@@ -1,8 +1,11 @@
 import ChimeBench
+import ChimeCommandLine
 import ChimeRuntime
 import Foundation
 
-enum BenchCommand: Command {
+/// `chime bench`: the benchmark harness, an executable of its own (`chime-bench`) so that
+/// the product binary does not link it; `chime bench …` execs it with the same arguments.
+enum BenchCommand {
     static let spec = CommandSpec(
         name: "bench",
         summary: "Benchmark a local cluster on a workload of WORKLOADS.md; one JSON object per run.",
@@ -26,12 +29,16 @@ enum BenchCommand: Command {
             OptionSpec(name: "keep", value: nil, help: "Keep each run's directory (store, logs, plan, records) and print its path."),
         ],
         details: """
-            Starts the chime binary itself as a coordinator (file store in a temporary directory) and
-            workers on free loopback ports, subscribes in this process, and prints one JSON object per
-            run (and a median summary when R > 1) on standard output; progress goes to standard error.
-            Build with 'swift build -c release' first: a debug build is reported as such.
+            Starts the chime binary beside chime-bench as a coordinator (file store in a temporary
+            directory) and workers on free loopback ports, subscribes in this process, and prints one
+            JSON object per run (and a median summary when R > 1) on standard output; progress goes to
+            standard error. Build with 'swift build -c release' first (it builds chime and chime-bench):
+            a debug build is reported as such.
             """)
 
+    /// Runs the workload the arguments name and prints its reports.
+    /// - Throws: `UsageError` for a bad option, `RuntimeFailure` when `chime` is not beside
+    ///   this binary; what a run throws.
     static func run(_ arguments: Arguments) throws -> Int32 {
         guard let name = arguments.value("workload") else { throw UsageError("--workload W1|W2|W3|W4 is required") }
         guard let workload = Workload(rawValue: name.uppercased()) else {
@@ -72,7 +79,11 @@ enum BenchCommand: Command {
 
         let stop = StopSignal()
         installTerminationHandlers(stop)
-        let binary = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+        let binary = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
+            .appendingPathComponent("chime")
+        guard FileManager.default.isExecutableFile(atPath: binary.path) else {
+            throw RuntimeFailure("chime bench starts the chime binary beside it, \(binary.path), which is missing")
+        }
         let runner = BenchRunner(settings: settings, binary: binary, stop: stop) { line in
             FileHandle.standardError.write(Data("chime bench: \(line)\n".utf8))
         }

@@ -4,31 +4,40 @@ import Foundation
 import ChimeSecurity
 
 /// A runtime failure raised by the CLI itself (not a usage mistake): exit status 1.
-struct RuntimeFailure: Error, CustomStringConvertible {
+public struct RuntimeFailure: Error, CustomStringConvertible {
     /// A stable code in the wire's spelling (`failed`, `timeout`).
-    var code: String
-    var message: String
-    init(_ code: String, _ message: String) {
+    public var code: String
+    /// What went wrong, one sentence.
+    public var message: String
+    /// Creates the value from its fields.
+    public init(_ code: String, _ message: String) {
         self.code = code
         self.message = message
     }
 
-    init(_ message: String) { self.init("failed", message) }
-    var description: String { message }
+    /// A `failed` failure.
+    public init(_ message: String) { self.init("failed", message) }
+    /// The message.
+    public var description: String { message }
 }
 
 /// Any error a command throws, as the CLI contract reports it: exit 2 for usage errors and
 /// 1 for everything else; a stable `code`, one sentence, and the field at fault if any.
-struct CommandFailure {
-    var code: String
-    var message: String
-    var field: String?
-    var exitStatus: Int32
+public struct CommandFailure {
+    /// `usage`, `configuration`, `security`, `failed` or the wire's error code.
+    public var code: String
+    /// One sentence.
+    public var message: String
+    /// The request field at fault, if the coordinator named one.
+    public var field: String?
+    /// 2 for usage errors, 1 for everything else.
+    public var exitStatus: Int32
 
     /// The hint added to `unavailable` errors: the usual cause is no coordinator running.
-    static let unavailableHint = "is a coordinator running? start one with 'chime up'"
+    public static let unavailableHint = "is a coordinator running? start one with 'chime up'"
 
-    init(_ error: any Error) {
+    /// The failure `error` stands for.
+    public init(_ error: any Error) {
         exitStatus = 1
         switch error {
         case let error as UsageError:
@@ -48,7 +57,7 @@ struct CommandFailure {
     }
 
     /// `unavailable: …` as the one stderr line reads (usage errors have no code prefix).
-    var humanMessage: String {
+    public var humanMessage: String {
         switch code {
         case "usage", "configuration", "security", "failed": return message
         default: return "\(code): \(field.map { "\($0): " } ?? "")\(message)"
@@ -56,7 +65,7 @@ struct CommandFailure {
     }
 
     /// `{"ok":false,"error":{"code":…,"message":…,"field":…}}` on one line.
-    var jsonDocument: String {
+    public var jsonDocument: String {
         var error: [String: Any] = ["code": code, "message": message]
         if let field { error["field"] = field }
         return jsonLine(["ok": false, "error": error])

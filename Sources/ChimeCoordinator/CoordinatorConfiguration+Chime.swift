@@ -1,0 +1,49 @@
+import ChimeCore
+import ChimeRuntime
+import Foundation
+
+extension CoordinatorConfiguration {
+    /// The coordinator's tunables as `configuration` sets them: the one place a key of
+    /// `config/chime.json` becomes a tunable, so `CoordinatorConfiguration()` has the file's
+    /// defaults by construction. Units change here (heartbeat milliseconds to seconds); a 0
+    /// that means "none" in the file (`misfireThresholdSeconds`, `maxPendingPerRecipient`)
+    /// becomes `nil`; a sounds directory becomes a check of named sounds in it.
+    ///
+    /// `epoch`, `version` and `pid` are the running coordinator's and keep their defaults.
+    public init(from configuration: ChimeConfiguration) {
+        let coordinator = configuration.coordinator
+        let notifications = configuration.notifications
+        leaseDuration = coordinator.leaseSeconds
+        maxAttempts = coordinator.maxAttempts
+        maxBatchSize = coordinator.maxBatchSize
+        maximumUserInfoBytes = coordinator.maxUserInfoBytes
+        maxRemindersPerRequest = coordinator.maxRemindersPerRequest
+        misfireThreshold = coordinator.misfireThresholdSeconds > 0 ? coordinator.misfireThresholdSeconds : nil
+        fireAllCap = coordinator.fireAllCap
+        eventRetention = coordinator.eventRetention
+        maxWorkers = coordinator.maxWorkers
+        deadWorkerRetention = coordinator.deadWorkerRetentionSeconds
+        heartbeatInterval = Double(configuration.heartbeat.intervalMilliseconds) / 1000
+        heartbeatLiveness = configuration.heartbeat.liveness
+        requireRegistration = notifications.requireRegistration
+        snoozeSeconds = notifications.snoozeSeconds
+        actionTimeLimit = notifications.actionTimeLimitSeconds
+        truncateToMinute = notifications.truncateToMinute
+        maxPendingPerRecipient = notifications.maxPendingPerRecipient > 0 ? notifications.maxPendingPerRecipient : nil
+        soundCheck = notifications.soundsDirectory.isEmpty ? nil : Self.soundCheck(in: notifications.soundsDirectory)
+    }
+
+    /// Checks a named sound against the files in `directory`: `nil` when it is usable, else
+    /// the problem (`SoundFile.validate`).
+    static func soundCheck(in directory: String) -> @Sendable (String) -> String? {
+        let directory = URL(fileURLWithPath: directory)
+        return { name in
+            do throws(SoundFileError) {
+                _ = try SoundFile.validate(fileAt: try SoundFile.url(forSoundNamed: name, in: directory))
+                return nil
+            } catch {
+                return error.message
+            }
+        }
+    }
+}
