@@ -69,7 +69,7 @@ let package = Package(
         ),
         .testTarget(
             name: "IntegrationTests",
-            dependencies: ["ChimeTestSupport", "ChimeCluster", "ChimeWire", "ChimeCore", "ChimeStore", "ZeroMQ"]
+            dependencies: ["ChimeTestSupport", "ChimeCluster", "ChimeWire", "ChimeCore", "ChimeStore", "ChimeRuntime", "ZeroMQ"]
         ),
     ],
     swiftLanguageModes: [.v6]

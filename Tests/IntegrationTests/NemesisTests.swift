@@ -177,7 +177,7 @@ import Testing
             Thread.sleep(until: max(Date().addingTimeInterval(0.2), pausedAt.addingTimeInterval(2.5)))
             cluster.send(SIGCONT, to: "coordinator")
             try expectEventually(timeout: 10, "the resumed coordinator to stop") { cluster.pid(of: "coordinator") == nil }
-            let status = cluster.stop("coordinator")
+            let status = cluster.stop("coordinator")?.status
             try expectEventually(timeout: 10, "the request to time out") { !outcome.all.isEmpty }
 
             #expect(status == 1, "it exits 1 (lock_lost)")

@@ -31,7 +31,7 @@ import Testing
             let store = cluster.directory.path("store")
             let client = try ControlClient(endpoint: cluster.controlEndpoint)
             let reminders = try Self.schedule(30, prefix: "keep", with: client)
-            #expect(cluster.stop("coordinator") == 0)
+            #expect(cluster.stop("coordinator")?.status == 0)
 
             let clean = try Self.store("verify", store, cluster)
             #expect(clean.status == 0)
@@ -96,7 +96,7 @@ import Testing
             let store = cluster.directory.path("store")
             let client = try ControlClient(endpoint: cluster.controlEndpoint)
             _ = try Self.schedule(5, prefix: "torn", with: client)
-            #expect(cluster.stop("coordinator") == 0)
+            #expect(cluster.stop("coordinator")?.status == 0)
             let segment = try StoreFiles.newest(in: "\(store)/journal", suffix: ".log")
             let last = try #require(try StoreFiles.records(ofSegment: segment).last)
             try FileHandle(forWritingTo: URL(fileURLWithPath: segment)).truncate(atOffset: UInt64(last.offset + last.length - 4))
@@ -116,11 +116,11 @@ import Testing
         try withLocalCluster(workers: 0, coordinatorArguments: ["--store", "store"]) { cluster in
             let store = cluster.directory.path("store")
             #expect(try Durability.storeReport(cluster).epoch == 1)
-            #expect(cluster.stop("coordinator") == 0)
+            #expect(cluster.stop("coordinator")?.status == 0)
             try cluster.restart("coordinator")
             try cluster.waitForCoordinator(timeout: 20)
             #expect(try Durability.storeReport(cluster).epoch == 2)
-            #expect(cluster.stop("coordinator") == 0)
+            #expect(cluster.stop("coordinator")?.status == 0)
 
             try FileManager.default.removeItem(atPath: "\(store)/EPOCH")
             try cluster.restart("coordinator")
@@ -150,7 +150,7 @@ import Testing
             }
             let stoppedAfter = Date().timeIntervalSince(deletedAt)
             print(String(format: "LOCK deleted: the coordinator (pid %d) exited after %.0f ms", activePid, stoppedAfter * 1000))
-            #expect(cluster.stop("coordinator") == 1)
+            #expect(cluster.stop("coordinator")?.status == 1)
             let log = cluster.log(of: "coordinator")
             // Deleted, or already replaced by the standby's new LOCK when the check ran.
             let lost = try #require(log.split(separator: "\n").last { $0.hasPrefix("chime: lock_lost: ") }, "\(log)")
