@@ -54,7 +54,7 @@ extension LocalCluster {
         guard let arguments = argumentsByName[name] else { preconditionFailure("no child named \(name) was ever started") }
         precondition(pid(of: name) == nil, "\(name) is still running")
         children.removeAll { $0.name == name }
-        return try spawn(name, arguments)
+        return try spawn(name, arguments, wrapper: wrapperByName[name] ?? [])
     }
 
     /// Starts a standby coordinator (`chime coordinator --standby`) on the store `store` with

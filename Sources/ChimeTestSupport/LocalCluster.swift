@@ -18,8 +18,9 @@ public final class LocalCluster {
     public let directory: TemporaryDirectory
     /// The running (or exited but not yet stopped) children, in start order.
     var children: [ChildSupervisor] = []
-    /// Each child name's arguments at its last start, for `restart`.
+    /// Each child name's arguments (and wrapper command) at its last start, for `restart`.
     var argumentsByName: [String: [String]] = [:]
+    var wrapperByName: [String: [String]] = [:]
     /// Variables added to the environment of the child of that name (at every start), such
     /// as `NOTIFY_SOCKET` and `WATCHDOG_USEC` for a supervised coordinator.
     public var environmentByName: [String: [String: String]] = [:]
@@ -59,18 +60,22 @@ public final class LocalCluster {
 
     /// Starts a `chime` child process with the given arguments (log in the cluster folder:
     /// `<name>.log`, which a restarted child appends to, so every incarnation's lines stay).
+    /// - Parameter wrapper: a command `chime` runs under (such as `unshare …`), or none.
     /// - Returns: the child.
     @discardableResult
-    public func spawn(_ name: String, _ arguments: [String]) throws -> Process {
+    public func spawn(_ name: String, _ arguments: [String], wrapper: [String] = []) throws -> Process {
+        let executable = wrapper.first.map { URL(fileURLWithPath: $0) } ?? binary
         let child = ChildSupervisor(
             name: name,
             launch: .init(
-                executable: binary, arguments: arguments, environment: environmentByName[name] ?? [:],
+                executable: executable, arguments: wrapper.dropFirst() + (wrapper.isEmpty ? [] : [binary.path]) + arguments,
+                environment: environmentByName[name] ?? [:],
                 // The coordinator's default store (.chime/store) then lands in the cluster's folder.
                 currentDirectory: directory.url, output: .file(URL(fileURLWithPath: directory.path("\(name).log")))))
         let process = try child.start()
         children.append(child)
         argumentsByName[name] = arguments
+        wrapperByName[name] = wrapper
         return process
     }
 

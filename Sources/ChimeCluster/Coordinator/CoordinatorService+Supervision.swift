@@ -17,9 +17,10 @@ extension CoordinatorService {
     /// journal, a worker or a client, on one monotonic reading (`ContinuousClock`, which
     /// keeps counting while the process is stopped by SIGSTOP, as `CLOCK_MONOTONIC` does):
     /// sends `WATCHDOG=1` when half the supervisor's interval has passed, and checks that
-    /// the store is still this coordinator's — every `ownershipCheckInterval` the `LOCK`
-    /// inode (`StoreLock.verifyOwnership`, one `stat`), and after a stall also the `EPOCH`
-    /// file, which a coordinator that took over has raised past this one's epoch.
+    /// the store is still this coordinator's — every turn the lease (`StoreLease.check`, no
+    /// system call), every `ownershipCheckInterval` the `LOCK` inode
+    /// (`StoreLock.verifyOwnership`, one `stat`), and after a stall also the `EPOCH` file,
+    /// which a coordinator that took over has raised past this one's epoch.
     ///
     /// A turn that checks nothing costs two comparisons of instants.
     /// - Throws: `JournalError` `.lockLost` when the store is no longer this coordinator's
@@ -30,6 +31,8 @@ extension CoordinatorService {
         let previous = previousTurnStart
         previousTurnStart = now
         guard case .file(let store) = storage else { return }
+        // Every turn, before anything of it goes out: one clock reading against the lease.
+        try fencing { try store.lock.verifyLease(at: now) }
         if let previous, now - previous >= Self.stallThreshold {
             lastOwnershipCheck = now
             try recheckOwnership(of: store, afterStall: now - previous)
@@ -56,6 +59,14 @@ extension CoordinatorService {
                     message: "after a stall of \(String(format: "%.1f", seconds)) s the store's epoch is \(recorded), above this coordinator's \(state.configuration.epoch): another coordinator took over, so this one stops without sending")
             }
         }
+    }
+
+    /// Checks the store's lease right before something leaves for a worker or a client (one
+    /// clock reading): a turn that began before a pause must not send after it.
+    /// - Throws: `JournalError` `.lockLost` when the lease lapsed.
+    func checkLeaseBeforeSending() throws {
+        guard case .file(let store) = storage else { return }
+        try fencing { try store.lock.verifyLease() }
     }
 
     /// Runs a check; a `.lockLost` it throws marks the store lost (nothing more is written).

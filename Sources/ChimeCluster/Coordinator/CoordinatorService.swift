@@ -438,6 +438,7 @@ public final class CoordinatorService {
         // Every turn, idle ones too, and before this turn's drains (store requests, snapshots).
         journalWriter?.requestFsyncIfDue()
         guard !directives.isEmpty else { return }
+        try checkLeaseBeforeSending()
         var entries: [JournalEntry] = []
         // Replies to requests with a `requestId` were encoded once, for their `answered` entry.
         var answeredReplies: [String: Data] = [:]
@@ -505,6 +506,7 @@ public final class CoordinatorService {
             durable = status.durableTicket
             if status.isStoreFull != isStoreFull { noteStoreMode(isFull: status.isStoreFull) }
         }
+        if !outbox.isEmpty { try checkLeaseBeforeSending() }
         var held: [(ticket: UInt64, message: OutboundMessage)] = []
         var waitingClients = Set<[Data]>()
         while let next = outbox.first, next.ticket <= durable {
