@@ -25,14 +25,19 @@ public struct LeaseObserver: Sendable {
     }
 
     /// Reads the lease file once.
-    /// - Returns: whether the lease expired: its bytes (or its absence) unchanged for the lease
-    ///   duration since this observer first saw them.
+    /// - Returns: whether the lease expired: its bytes unchanged for the lease duration since
+    ///   this observer first saw them. A store without a `LEASE` file (one made by a version
+    ///   before leases, or on a disk too full for it) never expires: the lock alone decides.
     public mutating func observe(at now: ContinuousClock.Instant = .now) -> Bool {
         let bytes = try? FileCalls.readFile(directory.appendingPathComponent("LEASE").path)
+        guard let bytes, !bytes.isEmpty else {
+            reset()
+            return false
+        }
         if unchangedSince == nil || bytes != lastBytes {
             lastBytes = bytes
             unchangedSince = now
-            if let bytes, let parsed = LeaseRecord.parse(bytes) { record = parsed }
+            if let parsed = LeaseRecord.parse(bytes) { record = parsed }
         }
         return silence(at: now) >= effectiveDuration
     }

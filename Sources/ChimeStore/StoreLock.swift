@@ -141,11 +141,19 @@ public final class StoreLock: Sendable {
     public var currentLease: StoreLease? { lease.withLock { $0 } }
 
     /// Starts the lease of a lock just taken.
-    /// - Throws: `JournalError` when `LEASE` cannot be written (the lock is released then).
+    ///
+    /// A new store on a disk too full for `LEASE`'s first block is held without a lease: no
+    /// `LEASE` file exists then, and a standby that finds none waits for the lock alone, as
+    /// before leases (an existing `LEASE` is rewritten in place, which needs no new space).
+    /// - Throws: `JournalError` `.io` when `LEASE` cannot be written (the lock is released then).
     func startingLease(duration: Duration) throws -> StoreLock {
         do {
             let started = try StoreLease(directory: directory, duration: duration)
             lease.withLock { $0 = started }
+        } catch let error as JournalError where error.code == .noSpace {
+            let path = directory.appendingPathComponent("LEASE").path
+            // Best effort: an empty LEASE left by the failed write reads as "no lease" anyway.
+            if (try? FileCalls.fileSize(atPath: path)) == 0 { try? FileCalls.removeFile(path) }
         } catch {
             release()
             throw error

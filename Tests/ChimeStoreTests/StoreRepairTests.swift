@@ -165,8 +165,9 @@ import Testing
         #expect(report.segments.isEmpty)
         #expect(report.after.verdict == .clean)
         var after = try contentsOfTree(directory)
-        // LOCK holds the pid of its last holder, the repair.
+        // LOCK holds the pid of its last holder, the repair, and LEASE its lease.
         after["LOCK"] = before["LOCK"]
+        after["LEASE"] = before["LEASE"]
         #expect(after == before)
     }
 

@@ -120,8 +120,8 @@ import Testing
             #expect(lines.first?.contains("version \(SnapshotStore.formatVersion + 1)") == true, "the error names the version")
             #expect(Set(after.keys) == Set(before.keys), "no file created or removed")
             // LOCK holds only the pid of whoever last took the lock (informational, see
-            // StoreLock); every other byte must be as it was.
-            for (path, bytes) in before.sorted(by: { $0.key < $1.key }) where path != "LOCK" {
+            // StoreLock), LEASE its lease (StoreLease); every other byte must be as it was.
+            for (path, bytes) in before.sorted(by: { $0.key < $1.key }) where path != "LOCK" && path != "LEASE" {
                 #expect(after[path] == bytes, "\(path) unchanged")
             }
             let lockRewritten = after["LOCK"] != before["LOCK"]
