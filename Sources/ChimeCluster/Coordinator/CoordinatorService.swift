@@ -222,21 +222,32 @@ public final class CoordinatorService {
         // so workers are ready to publish when the first firing leaves.
         var forwarder: EventForwarder?
         defer { forwarder?.stop() }
+        // Once the store is ours, every bind may retry while a predecessor on this host still
+        // releases the address (`ListenerHandover`), up to one deadline for all of them.
+        var bindDeadline = ContinuousClock.now + ListenerHandover.bindDeadline
         let opened = try openStorage(tunables: tunables) {
+            bindDeadline = ContinuousClock.now + ListenerHandover.bindDeadline
             forwarder = try EventForwarder(
                 context: context, ingest: endpoints.eventsIngest.bind, publish: endpoints.events.bind,
                 lingerMilliseconds: linger, highWaterMark: configuration.eventHighWaterMark,
-                subscriberHighWaterMark: configuration.events.subscriberHighWaterMark, security: security)
+                subscriberHighWaterMark: configuration.events.subscriberHighWaterMark, security: security,
+                bindDeadline: bindDeadline)
         }
         guard let (storage, recovered) = opened else { return }
         self.storage = storage
         self.state = recovered
-        if httpServer == nil && httpAddress != nil { httpServer = startHTTPAfterTakeover() }
+        if httpServer == nil && httpAddress != nil { httpServer = try startHTTPAfterTakeover(until: bindDeadline) }
         publishSnapshotFigures()
         defer {
-            // Unbind before the lock goes: a standby binds these endpoints once it has the lock.
+            // Every listener closed, and confirmed released, before the lock goes: a standby
+            // binds these endpoints once it has the lock (the sockets of the loop were closed
+            // by the defer below, which runs first).
             forwarder?.stop()
             forwarder = nil
+            probe.enter(.stopping)
+            httpServer?.stop()
+            httpServer = nil
+            releaseListeners()
             if case .file(let store) = self.storage {
                 if hasLostOwnership {
                     store.abandon()
@@ -251,7 +262,7 @@ public final class CoordinatorService {
         // Requests beyond 4× the limit drop the connection; up to that we reply too_large.
         try control.set(.maxMessageSize(bytes: Int64(configuration.coordinator.maxRequestBytes) * 4))
         try security?.secure(control, as: .control, for: endpoints.control.bind)
-        try control.bind(to: endpoints.control.bind)
+        try bind(control, to: endpoints.control.bind, until: bindDeadline)
         // ROUTER, not PUSH: the coordinator picks the worker (credit-based flow control), so it
         // knows which firings a silent worker holds and redelivers them at once.
         let dispatch = try Socket(.router, context: context)
@@ -272,7 +283,7 @@ public final class CoordinatorService {
         }
         try dispatch.set(.sendHighWaterMark(configuration.coordinator.dispatchHighWaterMark))
         try security?.secure(dispatch, as: .dispatch, for: endpoints.dispatch.bind)
-        try dispatch.bind(to: endpoints.dispatch.bind)
+        try bind(dispatch, to: endpoints.dispatch.bind, until: bindDeadline)
         // The coordinator's own events (badges, finished actions) enter the forwarder in-process.
         let events = try Socket(.publisher, context: context)
         try events.set(.linger(milliseconds: linger))
@@ -281,7 +292,7 @@ public final class CoordinatorService {
         let results = try Socket(.pull, context: context)
         try results.set(.linger(milliseconds: linger))
         try security?.secure(results, as: .results, for: endpoints.results.bind)
-        try results.bind(to: endpoints.results.bind)
+        try bind(results, to: endpoints.results.bind, until: bindDeadline)
         // The journal writer's "durable up to ticket N" wake-ups.
         let journalSignal = try Socket(.pull, context: context)
         try journalSignal.set(.linger(milliseconds: 0))

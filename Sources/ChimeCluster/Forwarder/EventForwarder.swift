@@ -25,10 +25,12 @@ public final class EventForwarder: Sendable {
     ///     holds a bounded amount of memory and slows nobody (`events.subscriberQueueBytes`).
     ///   - security: makes both TCP/IPC endpoints CURVE servers (workers publish into
     ///     `ingest`, subscribers read `publish`); `nil` leaves them plain.
+    ///   - bindDeadline: until when a bind whose address is in use is retried
+    ///     (`ListenerHandover`); `nil` tries once.
     /// - Throws: `ZeroMQError` when a socket cannot be bound (address in use, bad endpoint).
     public init(
         context: Context, ingest: String, publish: String, lingerMilliseconds: Int32, highWaterMark: Int32 = 1000,
-        subscriberHighWaterMark: Int32 = 1000, security: ServerSecurity? = nil
+        subscriberHighWaterMark: Int32 = 1000, security: ServerSecurity? = nil, bindDeadline: ContinuousClock.Instant? = nil
     ) throws {
         self.context = context
         self.controlEndpoint = "inproc://chime-forwarder-control-\(UUID().uuidString)"
@@ -49,9 +51,10 @@ public final class EventForwarder: Sendable {
                 try backend.set(.receiveHighWaterMark(highWaterMark))
                 try security?.secure(frontend, as: .eventsIngest, for: ingest)
                 try security?.secure(backend, as: .events, for: publish)
-                try frontend.bind(to: ingest)
+                let deadline = bindDeadline ?? .now
+                try ListenerHandover.bind(frontend, to: ingest, until: deadline)
                 try frontend.bind(to: EventForwarder.inprocIngest)
-                try backend.bind(to: publish)
+                try ListenerHandover.bind(backend, to: publish, until: deadline)
                 try control.bind(to: controlEndpoint)
                 ready.signal()
                 do {
