@@ -84,6 +84,8 @@ public final class ChildSupervisor {
     /// Pipes for the child's standard output and error instead of `launch.output` (the
     /// caller reads them; every incarnation writes into the same pipes); `nil`: use `launch.output`.
     public var pipes: (output: Pipe, error: Pipe)?
+    /// A pipe for the child's standard input (the caller writes it); `nil`: `/dev/null`.
+    public var standardInput: Pipe?
     /// The current (or last) incarnation.
     public private(set) var process: Process?
     /// How many times the child was started.
@@ -127,7 +129,7 @@ public final class ChildSupervisor {
             process.environment = ProcessInfo.processInfo.environment.merging(launch.environment) { _, added in added }
         }
         if let directory = launch.currentDirectory { process.currentDirectoryURL = directory }
-        process.standardInput = FileHandle.nullDevice
+        process.standardInput = standardInput ?? FileHandle.nullDevice
         var logHandle: FileHandle?
         if let pipes {
             process.standardOutput = pipes.output

@@ -75,4 +75,19 @@ import Testing
         #expect(directives.count == 2)
         #expect(directives.first == .run(job))
     }
+
+    @Test func aLeavingWorkersLastMessageCarriesItsAcknowledgementsAndZeroCredit() {
+        var state = WorkerState(id: "w1", host: "h", pid: 7, heartbeatInterval: 60, capacity: 8)
+        _ = state.onTick(monotonic: Self.m0)
+        _ = state.onBatch(DispatchBatch(epoch: 4, leaseMilliseconds: 1000, firings: [firing("a", seq: 1)]), at: Self.t0)
+        state.onJobFinished(ActionOutcome(jobId: "j1", status: .completed, reason: nil))
+        let last = state.leave()
+        #expect(last.leaving == true)
+        #expect(last.capacity == 0)
+        #expect(last.acks.map(\.firingId) == [firing("a", seq: 1).firingId])
+        #expect(last.outcomes?.map(\.jobId) == ["j1"])
+        #expect(state.onTick(monotonic: Self.m0 + 1).allSatisfy {
+            if case .report(let report) = $0 { return report.acks.isEmpty } else { return true }
+        }, "nothing is acknowledged twice")
+    }
 }

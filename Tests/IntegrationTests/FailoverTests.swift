@@ -132,3 +132,52 @@ import Testing
         }
     }
 }
+
+/// Issue 25, item 5: a worker stopped with SIGTERM while firings wait for it delivers what
+/// it already received and hands the rest back, so another worker delivers them at once,
+/// not after their (here 30 s) lease.
+@Suite(.serialized) struct WorkerHandBackTests {
+    @Test func aWorkerStoppedWhileHoldingFiringsHandsThemBackAtOnce() throws {
+        let configuration = """
+            {"coordinator": {"leaseSeconds": 30, "maxAttempts": 50, "eventRetention": 1000000},
+             "heartbeat": {"intervalMilliseconds": 500, "liveness": 60}, "worker": {"receiveHighWaterMark": 1}}
+            """
+        try withLocalCluster(workers: 1, configuration: configuration) { cluster in
+            let client = try ControlClient(endpoint: cluster.controlEndpoint, timeout: .seconds(2), retries: 3)
+            let collector = EventCollector(endpoint: cluster.eventsEndpoint)
+            defer { collector.close() }
+            try ClusterDeliveryTests.waitUntilSubscribed(collector, client: client, recipient: "probe")
+            // worker-1 is stopped when 1,024 firings come due: they are all dispatched to it.
+            let due = Date().addingTimeInterval(1.5)
+            let reminders = try (0..<1024).map { try Durability.plainReminder(id: "held-\($0)", due: due) }
+            _ = try client.send(ControlRequest(command: .schedule(reminders)), expecting: ScheduleResult.self)
+            cluster.send(SIGSTOP, to: "worker-1")
+            Thread.sleep(until: due.addingTimeInterval(0.5))
+            try cluster.spawn("worker-2", ["worker", "--id", "worker-2"] + cluster.clusterArguments)
+            try cluster.waitForAliveWorkers(2, timeout: 10)
+            let status = try client.send(ControlRequest(command: .status), expecting: StatusReport.self)
+            #expect(status.result?.inFlight == 1024, "every firing is held by the stopped worker-1")
+
+            let stoppedAt = Date()
+            cluster.terminate("worker-1")
+            cluster.send(SIGCONT, to: "worker-1")
+            let expected = Set(reminders.map { FiringID(reminder: $0.id, dueAt: due) })
+            try expectEventually(timeout: 20, interval: 0.02, "every firing to be delivered") {
+                expected.isSubset(of: Set(collector.received.map(\.firing.firingId)))
+            }
+            let seconds = Date().timeIntervalSince(stoppedAt)
+            try expectEventually(timeout: 10, "worker-1 to exit") { cluster.process(of: "worker-1") == nil }
+            let exit = try #require(cluster.reap("worker-1"))
+            print("worker-1 exited \(Date().timeIntervalSince(stoppedAt)) s after SIGTERM")
+            let byWorker = Dictionary(grouping: collector.received.filter { $0.firing.reminderId.rawValue.hasPrefix("held-") }, by: \.publisher)
+            print(String(format: "worker hand-back: 1,024 held firings delivered %.0f ms after SIGTERM (lease 30 s); worker-1 %d, worker-2 %d", seconds * 1000,
+                         byWorker["worker-1"]?.count ?? 0, byWorker["worker-2"]?.count ?? 0))
+            #expect(seconds < 3, "delivered at once, not after the 30 s lease")
+            #expect(exit == ChildSupervisor.Exit(status: 0, isSignal: false))
+            #expect(cluster.log(of: "worker-1").contains("handedBack=true"))
+            #expect(cluster.log(of: "coordinator").contains("worker left"))
+            let events = collector.received.filter { $0.firing.reminderId.rawValue.hasPrefix("held-") }
+            Durability.expectDuplicatesShareTheirFiringID(events, "hand-back")
+        }
+    }
+}

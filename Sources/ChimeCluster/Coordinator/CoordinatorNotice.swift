@@ -13,6 +13,9 @@ public enum CoordinatorNotice: Sendable, Hashable {
     /// due order (at most `CoordinatorNotice.maximumListedFirings`); `silentSeconds`: since
     /// its last message, on the monotonic clock.
     case workerLost(WorkerID, host: String, pid: Int32, silentSeconds: Double, leases: Int, firings: [FiringID])
+    /// A stopping worker said it was leaving (`WorkerMessage.leaving`): the firings it still
+    /// held (`handedBack`, the first few listed) wait for another worker at once.
+    case workerLeft(WorkerID, host: String, pid: Int32, handedBack: Int, firings: [FiringID])
 
     /// Firing ids a `workerLost` notice lists at most.
     public static let maximumListedFirings = 5

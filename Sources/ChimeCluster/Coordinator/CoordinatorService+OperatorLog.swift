@@ -39,6 +39,12 @@ extension CoordinatorService {
                 ]
                 if !firings.isEmpty { details["firings"] = .string(firings.map(\.text).joined(separator: ",")) }
                 logger.warning("worker lost", details)
+            case .workerLeft(let worker, let host, let pid, let handedBack, let firings):
+                var details: [String: LogValue] = [
+                    "worker": "\(worker.rawValue)", "host": "\(host)", "pid": .integer(pid), "handedBack": .int(handedBack),
+                ]
+                if !firings.isEmpty { details["firings"] = .string(firings.map(\.text).joined(separator: ",")) }
+                logger.info("worker left", details)
             }
         }
         var redelivered: (count: Int, examples: [String]) = (0, [])

@@ -310,6 +310,7 @@ extension CoordinatorState {
         for outcome in message.outcomes ?? [] {
             finish(outcome, at: now, directives: &directives)
         }
+        if message.leaving == true { onWorkerLeaving(message.worker, at: now, directives: &directives) }
         return directives
     }
 

@@ -1,4 +1,5 @@
 import ChimeCore
+import ChimeRuntime
 import ChimeWire
 import Foundation
 import Synchronization
@@ -13,6 +14,7 @@ public final class ActionRunner: Sendable {
     private let hooks: [String: String]
     private let timeLimit: Double
     private let finished = Mutex<[ActionOutcome]>([])
+    private let running = Atomic<Int>(0)
 
     /// - Parameters:
     ///   - hooks: action identifier → shell command.
@@ -43,13 +45,18 @@ public final class ActionRunner: Sendable {
             }
             let timeLimit = timeLimit
             let runner = self
+            running.add(1, ordering: .relaxed)
             let thread = Thread {
                 runner.record(Self.runHook(command, job: job, timeLimit: timeLimit))
+                runner.running.subtract(1, ordering: .releasing)
             }
             thread.name = "action-\(job.action)"
             thread.start()
         }
     }
+
+    /// Hooks still running (each ends within the time limit).
+    public var runningCount: Int { running.load(ordering: .acquiring) }
 
     /// The outcomes finished since the last call.
     public func takeFinished() -> [ActionOutcome] {
@@ -63,24 +70,23 @@ public final class ActionRunner: Sendable {
         finished.withLock { $0.append(outcome) }
     }
 
-    /// Runs `/bin/sh -c command` with the job JSON on stdin, killing it after `timeLimit` s.
+    /// Runs `/bin/sh -c command` with the job JSON on stdin, killing it (SIGKILL, by its
+    /// `ChildSupervisor`) after `timeLimit` s.
     static func runHook(_ command: String, job: ActionJob, timeLimit: Double) -> ActionOutcome {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/sh")
-        process.arguments = ["-c", command]
-        var environment = ProcessInfo.processInfo.environment
-        environment["CHIME_ACTION"] = job.action
-        environment["CHIME_FIRING_ID"] = job.firingId.text
-        environment["CHIME_RECIPIENT"] = job.recipient.rawValue
-        environment["CHIME_TEXT"] = job.text ?? ""
-        process.environment = environment
+        let child = ChildSupervisor(
+            name: "hook-\(job.action)",
+            launch: .init(
+                executable: URL(fileURLWithPath: "/bin/sh"), arguments: ["-c", command],
+                environment: [
+                    "CHIME_ACTION": job.action, "CHIME_FIRING_ID": job.firingId.text,
+                    "CHIME_RECIPIENT": job.recipient.rawValue, "CHIME_TEXT": job.text ?? "",
+                ]))
         let input = Pipe()
         let output = Pipe()
-        process.standardInput = input
-        process.standardOutput = output
-        process.standardError = output
+        child.standardInput = input
+        child.pipes = (output, output)
         do {
-            try process.run()
+            try child.start()
         } catch {
             return ActionOutcome(jobId: job.jobId, status: .failed, reason: "hook did not start: \(error)")
         }
@@ -92,15 +98,12 @@ public final class ActionRunner: Sendable {
             collected.set(output.fileHandleForReading.readDataToEndOfFile())
             reading.signal()
         }
-        // Monotonic: a wall-clock step must neither kill a hook early nor let it run on.
-        let limitMilliseconds = timeLimit.isFinite ? Int64((min(max(timeLimit, 0), 31_536_000) * 1000).rounded(.up)) : 0
-        let deadline = ContinuousClock.now.advanced(by: .milliseconds(limitMilliseconds))
-        while process.isRunning && ContinuousClock.now < deadline { Thread.sleep(forTimeInterval: 0.01) }
-        let timedOut = process.isRunning
-        if timedOut {
-            kill(process.processIdentifier, SIGKILL)
-        }
-        process.waitUntilExit()
+        // Monotonic (ChildSupervisor waits on ContinuousClock): a wall-clock step must neither
+        // kill a hook early nor let it run on.
+        let limit = timeLimit.isFinite ? min(max(timeLimit, 0), 31_536_000) : 0
+        var exit = child.waitForExit(timeout: limit)
+        let timedOut = exit == nil
+        if timedOut { exit = child.kill() }
         _ = reading.wait(timeout: .now() + 1)
         let text = String(decoding: collected.get().prefix(4096), as: UTF8.self)
         if timedOut {
@@ -108,9 +111,9 @@ public final class ActionRunner: Sendable {
                 jobId: job.jobId, status: .failed, reason: "hook timed out after \(DurationParser.format(seconds: timeLimit))",
                 output: text)
         }
-        if process.terminationStatus != 0 {
+        if let exit, exit.status != 0 {
             return ActionOutcome(
-                jobId: job.jobId, status: .failed, reason: "hook exited with status \(process.terminationStatus)", output: text)
+                jobId: job.jobId, status: .failed, reason: "hook exited with status \(exit.status)", output: text)
         }
         return ActionOutcome(jobId: job.jobId, status: .completed, reason: "hook ran", output: text)
     }

@@ -80,6 +80,19 @@ public struct WorkerState: Sendable {
         return [.announce(announcement), .report(message)]
     }
 
+    /// The last message of a stopping worker: the acknowledgements and outcomes not yet sent,
+    /// capacity 0 and `leaving`, so the coordinator hands what this worker still holds to
+    /// another one at once (ZeroMQ Guide ch. 4, "Paranoid Pirate": a worker that leaves says
+    /// so instead of letting its heartbeats run out).
+    public mutating func leave() -> WorkerMessage {
+        var message = WorkerMessage(worker: id, host: host, pid: pid, capacity: 0, delivered: deliveredCount, acks: pendingAcks)
+        message.outcomes = pendingOutcomes.isEmpty ? nil : pendingOutcomes
+        message.leaving = true
+        pendingAcks.removeAll()
+        pendingOutcomes.removeAll()
+        return message
+    }
+
     /// Makes the next `onTick` send a heartbeat with an announcement, whenever the last was.
     public mutating func announceAtNextTick() {
         lastReportAt = nil
