@@ -294,11 +294,12 @@ extension CoordinatorState {
             }
             acknowledged += 1
             acknowledgedCount += 1
-            let lateness = ack.firedAt.timeIntervalSince(flight.firing.dueAt)
+            let firedAt = deliveryInstant(claimed: ack.firedAt, of: flight, at: now)
+            let lateness = firedAt.timeIntervalSince(flight.firing.dueAt)
             fireLateness.record(milliseconds: lateness * 1000)
             fireLatenessSeconds.observe(lateness)
             let entry = JournalEntry.acknowledged(
-                ack.firingId, seq: flight.seq, worker: message.worker, firedAt: ack.firedAt)
+                ack.firingId, seq: flight.seq, worker: message.worker, firedAt: firedAt)
             if let update = self.record(entry, into: &directives).badge {
                 publishBadge(update, of: flight.firing.recipient, at: now, directives: &directives)
             }
