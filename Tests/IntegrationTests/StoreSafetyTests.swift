@@ -51,8 +51,17 @@ import Testing
             let damaged = try StoreFiles.contents(of: store)
 
             let verified = try Self.store("verify", store, cluster)
-            #expect(verified.status == 3)
+            #expect(verified.status == 5, "acknowledged data is damaged")
             let corruption = try #require(verified.json["corruption"] as? [String: Any])
+            // The lost record is named: one flipped bit, corrected by its checksum.
+            let wouldLose = try #require(verified.json["loss"] as? [String: Any])
+            #expect(wouldLose["reminders"] as? [String] == [reminders[9].id.rawValue])
+            #expect(wouldLose["exactRecords"] as? Int == 1)
+            #expect(wouldLose["sequences"] as? [[Int]] == [[20, 20]])
+            #expect(wouldLose["acknowledgedDataLost"] as? Bool == true)
+            let humanVerify = try LocalCluster.run(binary: cluster.binary, ["store", "verify", store], timeout: 30)
+            #expect(humanVerify.status == 5)
+            #expect(humanVerify.output.contains("reminders: \(reminders[9].id.rawValue)"), "\(humanVerify.output)")
             #expect(corruption["offset"] as? Int == victim.offset)
             #expect(corruption["validRecordsAfter"] as? Int == 41)
             #expect(corruption["nextValidOffset"] as? Int == records[20].offset)
@@ -67,7 +76,10 @@ import Testing
             for (path, data) in damaged where path != "LOCK" && path != "LEASE" { #expect(afterRefusal[path] == data, "\(path) unchanged") }
 
             let repaired = try Self.store("repair", store, cluster)
-            #expect(repaired.status == 0)
+            #expect(repaired.status == 5, "the repair dropped an acknowledged record")
+            let lost = try #require(repaired.json["loss"] as? [String: Any])
+            #expect(lost["reminders"] as? [String] == [reminders[9].id.rawValue])
+            #expect(lost["sequences"] as? [[Int]] == [[20, 20]])
             #expect(repaired.json["recordsKept"] as? Int == 60)
             #expect(repaired.json["bytesDropped"] as? Int == victim.length)
             let segments = try #require(repaired.json["segments"] as? [[String: Any]])
