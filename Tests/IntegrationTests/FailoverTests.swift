@@ -181,3 +181,42 @@ import Testing
         }
     }
 }
+
+/// Issue 25, item 4: a journal tail cut under a running coordinator is noticed within its
+/// ownership check (100 ms); it writes its state as a snapshot, so the standby takes over
+/// with every acknowledged reminder and the store verifies clean.
+@Suite(.serialized) struct JournalChangeTests {
+    @Test func aJournalCutUnderTheRunningCoordinatorLosesNothingAcknowledged() throws {
+        try withLocalCluster(workers: 0, configuration: Durability.fastFailover, coordinatorArguments: ["--store", "store"]) { cluster in
+            let store = cluster.directory.path("store")
+            try cluster.startStandby(store: store)
+            try expectEventually(timeout: 20, "the standby to wait warm") { cluster.log(of: "standby").contains("standby: warm state loaded") }
+            let client = try ControlClient(endpoint: cluster.controlEndpoint, timeout: .seconds(1), retries: 8)
+            let reminders = try StoreSafetyTests.schedule(20, prefix: "cut", with: client)
+
+            // The last request's records cut in the middle, as a careless `truncate` would.
+            let segment = try StoreFiles.newest(in: "\(store)/journal", suffix: ".log")
+            let last = try #require(try StoreFiles.records(ofSegment: segment).suffix(2).first)
+            let cutAt = Date()
+            try FileHandle(forWritingTo: URL(fileURLWithPath: segment)).truncate(atOffset: UInt64(last.offset + 7))
+            try expectEventually(timeout: 10, "the coordinator to notice and stop") { cluster.process(of: "coordinator") == nil }
+            let noticed = Date().timeIntervalSince(cutAt)
+            let exit = cluster.reap("coordinator")
+            #expect(exit == ChildSupervisor.Exit(status: 1, isSignal: false), "\(String(describing: exit))")
+            #expect(cluster.log(of: "coordinator").contains("the journal changed under this coordinator: wrote its whole state as a snapshot"))
+
+            let pinger = try ControlClient(endpoint: cluster.controlEndpoint, timeout: .milliseconds(200), retries: 0)
+            try expectEventually(timeout: 10, interval: 0.01, "the standby to serve") {
+                (try? pinger.send(ControlRequest(command: .ping), expecting: PongResult.self)) != nil
+            }
+            let serving = Date().timeIntervalSince(cutAt)
+            print(String(format: "journal cut under a live coordinator: noticed and stopped after %.0f ms, standby serving after %.0f ms", noticed * 1000, serving * 1000))
+            let listing = try Durability.listAll(cluster)
+            #expect(reminders.allSatisfy { listing[$0.id]?.reminder == $0 }, "every acknowledged reminder survives")
+            #expect(listing.count == reminders.count)
+            #expect(cluster.stop("standby")?.status == 0)
+            let verified = try LocalCluster.run(binary: cluster.binary, ["store", "verify", store], timeout: 30)
+            #expect(verified.status == 0, "\(verified.output)")
+        }
+    }
+}

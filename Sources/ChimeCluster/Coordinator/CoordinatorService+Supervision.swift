@@ -40,7 +40,11 @@ extension CoordinatorService {
         }
         if let last = lastOwnershipCheck, now - last < .seconds(Self.ownershipCheckInterval) { return }
         lastOwnershipCheck = now
-        try fencing { try store.lock.verifyOwnership() }
+        try fencing {
+            try store.lock.verifyOwnership()
+            // At the same cadence: the segment being appended to is the file it was, no shorter.
+            try store.journal.verifyTailUnchanged()
+        }
     }
 
     /// After a stall: the `LOCK` inode, then the `EPOCH` file against this coordinator's epoch.
@@ -69,12 +73,14 @@ extension CoordinatorService {
         try fencing { try store.lock.verifyLease() }
     }
 
-    /// Runs a check; a `.lockLost` it throws marks the store lost (nothing more is written).
+    /// Runs a check; a `.lockLost` it throws marks the store lost (nothing more is written),
+    /// a `.journalChanged` too, and marks the state to be kept in a snapshot at the stop.
     func fencing<Value>(_ check: () throws -> Value) throws -> Value {
         do {
             return try check()
-        } catch let error as JournalError where error.code == .lockLost {
+        } catch let error as JournalError where error.code == .lockLost || error.code == .journalChanged {
             hasLostOwnership = true
+            if error.code == .journalChanged { isJournalChanged = true }
             throw error
         }
     }

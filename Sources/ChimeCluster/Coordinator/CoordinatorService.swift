@@ -57,8 +57,16 @@ public final class CoordinatorService {
     var outbox = RingQueue<(ticket: UInt64, message: OutboundMessage)>()
     /// When the loop last checked that the store's `LOCK` still names the file it locked.
     var lastOwnershipCheck: ContinuousClock.Instant?
-    /// Set when `LOCK` was deleted or replaced: nothing more may reach the store.
+    /// Set when `LOCK` was deleted or replaced, or the lease lapsed, or the journal changed
+    /// under this coordinator: nothing more may reach the store's journal.
     var hasLostOwnership = false
+    /// Set when the journal's last segment changed under this coordinator
+    /// (`.journalChanged`): its state is written as a snapshot at the stop
+    /// (`CoordinatorService+JournalChange.swift`).
+    var isJournalChanged = false
+    /// The journal sequence number of the last entry the state reflects, kept when the journal
+    /// writer is abandoned (for the snapshot of a changed journal).
+    var submittedSequenceAtStop: UInt64?
     /// Whether a large refused request was freed this turn (see `handleControlMessage`).
     var isMemoryTrimDue = false
     /// CURVE keys and allow-lists; `nil` serves without CURVE (loopback only, unless
@@ -250,6 +258,7 @@ public final class CoordinatorService {
             releaseListeners()
             if case .file(let store) = self.storage {
                 if hasLostOwnership {
+                    if isJournalChanged, let sequence = submittedSequenceAtStop { keepStateAfterJournalChange(store, through: sequence) }
                     store.abandon()
                 } else {
                     do { try store.close() } catch { logger.error("closing the store failed", ["error": "\(error)"]) }
@@ -308,6 +317,7 @@ public final class CoordinatorService {
             replyEncoder?.stop()
             replyEncoder = nil
             if let journalWriter {
+                submittedSequenceAtStop = journalWriter.submittedPosition.sequence
                 if hasLostOwnership { journalWriter.abandon() } else { journalWriter.stop() }
                 self.journalWriter = nil
             }

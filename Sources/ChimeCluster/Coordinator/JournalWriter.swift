@@ -439,6 +439,7 @@ final class JournalWriter: @unchecked Sendable {
             let now = ContinuousClock.now
             if now - lastOwnershipCheck >= .seconds(Self.ownershipCheckInterval) {
                 try store.lock.verifyOwnership()
+                try store.journal.verifyTailUnchanged()
                 lastOwnershipCheck = now
             } else {
                 // Every write: a writer that was stopped past its lease writes nothing more.
