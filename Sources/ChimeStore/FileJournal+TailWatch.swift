@@ -55,6 +55,22 @@ final class TailWatch: Sendable {
         tail.withLock { $0?.size = size }
     }
 
+    /// Checks the open tail itself (`fstat`): it must be exactly `size` bytes long, as this
+    /// journal left it, before the next append.
+    /// - Throws: `JournalError` `.journalChanged`; `.io` when `fstat` fails.
+    func verifyOpenFile(_ descriptor: Int32, size: Int) throws {
+        var status = stat()
+        guard fstat(descriptor, &status) == 0 else {
+            throw FileCalls.error(errno, "fstat", tail.withLock { $0?.path } ?? "journal")
+        }
+        guard Int(status.st_size) == size else {
+            let path = tail.withLock { $0?.path } ?? "journal"
+            throw JournalError(
+                .journalChanged, path: path,
+                message: "the journal segment being appended to is \(status.st_size) bytes, not the \(size) this coordinator wrote: someone changed it")
+        }
+    }
+
     func verify() throws {
         guard let expected = tail.withLock({ $0 }), let identity = expected.identity else { return }
         var status = stat()

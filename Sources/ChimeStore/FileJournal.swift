@@ -269,6 +269,10 @@ public final class FileJournal: Journal {
     /// part was written (so the file ends with a complete record) and rethrows `.noSpace`.
     private func writeToTail(_ bytes: [UInt8]) throws {
         let tail = segments.count - 1
+        // One `fstat` a write: an append after someone cut the file would land in the middle
+        // of the journal (O_APPEND writes at the new end), where a later size check could
+        // not see it.
+        try tailWatch.verifyOpenFile(descriptor, size: segments[tail].size)
         do {
             try bytes.withUnsafeBytes { try FileCalls.writeAll(descriptor, $0, path: segments[tail].path) }
         } catch let error as JournalError where error.code == .noSpace {
