@@ -20,8 +20,10 @@ import Foundation
 public struct LeaseRecord: Hashable, Sendable {
     /// The format version this code writes and reads.
     public static let formatVersion = 1
-    /// The file's fixed size, in bytes.
-    public static let byteCount = 256
+    /// The file's fixed size, in bytes (room for every field at its longest).
+    public static let byteCount = 512
+    /// The longest boot id and host name a record holds, in bytes (printable ASCII).
+    public static let maximumNameBytes = 64
 
     /// The holder's renewal counter (1 at the first write).
     public var renewal: UInt64
@@ -40,14 +42,20 @@ public struct LeaseRecord: Hashable, Sendable {
 
     /// The padded line (exactly ``byteCount`` bytes, ending in a newline).
     public var bytes: [UInt8] {
-        let host = String(holder.host.unicodeScalars.filter { $0.isASCII && $0.value > 32 && $0.value < 127 }.prefix(64).map(Character.init))
+        let host = Self.printable(holder.host)
+        let boot = Self.printable(holder.bootID)
         var line = Array(
             ("chime-lease \(Self.formatVersion) renewal=\(renewal) durationMs=\(durationMilliseconds) pid=\(holder.pid) "
-                + "start=\(holder.startTicks) boot=\(holder.bootID.prefix(64)) pidns=\(holder.pidNamespace) host=\(host.isEmpty ? "-" : host)").utf8)
+                + "start=\(holder.startTicks) boot=\(boot.isEmpty ? "-" : boot) pidns=\(holder.pidNamespace) host=\(host.isEmpty ? "-" : host)").utf8)
         line = Array(line.prefix(Self.byteCount - 1))
         line += [UInt8](repeating: 0x20, count: Self.byteCount - 1 - line.count)
         line.append(0x0A)
         return line
+    }
+
+    /// `text`'s printable ASCII, at most `maximumNameBytes` of it.
+    static func printable(_ text: String) -> String {
+        String(text.unicodeScalars.filter { $0.isASCII && $0.value > 32 && $0.value < 127 }.prefix(maximumNameBytes).map(Character.init))
     }
 
     /// Parses a lease file's bytes; `nil` for anything that is not a whole record of this
@@ -67,7 +75,8 @@ public struct LeaseRecord: Hashable, Sendable {
             let pid = values["pid"].flatMap({ Int32($0) }), pid > 0,
             let start = values["start"].flatMap({ UInt64($0) }),
             let boot = values["boot"], let namespace = values["pidns"].flatMap({ UInt64($0) }),
-            let host = values["host"]
+            let host = values["host"], [boot, host].allSatisfy({ printable(String($0)) == $0 }),
+            values.count == 7
         else { return nil }
         return LeaseRecord(
             renewal: renewal, durationMilliseconds: duration,

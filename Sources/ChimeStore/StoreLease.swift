@@ -54,7 +54,11 @@ public final class StoreLease: Sendable {
     private let renewals = Atomic<UInt64>(0)
     private let failure = Mutex<JournalError?>(nil)
     private let stopRequested = Atomic<Bool>(false)
-    private let wake = DispatchSemaphore(value: 0)
+    /// A pipe whose write end `stop()` closes to wake the renewal thread at once; the thread
+    /// waits on it with `poll`, whose timeout runs on the monotonic clock. (A semaphore's
+    /// timed wait turns its deadline into wall-clock time: a wall-clock step back of 2 s made
+    /// one renewal wait 2.25 s and the lease lapse.)
+    private let wakePipe: (read: Int32, write: Int32)
     private let finished = DispatchSemaphore(value: 0)
 
     /// Writes the first renewal (durable in the page cache before it returns) and starts the
@@ -70,10 +74,20 @@ public final class StoreLease: Sendable {
         self.path = directory.appendingPathComponent("LEASE").path
         self.holder = ProcessIdentity.current
         descriptor = try FileCalls.openFile(path, O_WRONLY | O_CREAT)
+        var ends: [Int32] = [0, 0]
+        guard pipe(&ends) == 0 else {
+            let error = FileCalls.error(errno, "pipe", path)
+            FileCalls.closeFile(descriptor)
+            throw error
+        }
+        wakePipe = (ends[0], ends[1])
+        for end in ends { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
         do {
             try renew(at: .now)
         } catch {
             FileCalls.closeFile(descriptor)
+            FileCalls.closeFile(ends[0])
+            FileCalls.closeFile(ends[1])
             throw error
         }
         let thread = Thread { [self] in runRenewals() }
@@ -101,14 +115,28 @@ public final class StoreLease: Sendable {
     /// Stops renewing (the lock's release) and closes the file; waits for the thread.
     func stop() {
         guard !stopRequested.exchange(true, ordering: .acquiringAndReleasing) else { return }
-        wake.signal()
+        // The read end sees end-of-file: the renewal thread's poll returns at once.
+        FileCalls.closeFile(wakePipe.write)
         finished.wait()
+        FileCalls.closeFile(wakePipe.read)
         FileCalls.closeFile(descriptor)
+    }
+
+    /// Waits `renewInterval` on the monotonic clock, or until `stop()`.
+    private func waitForNextRenewal() {
+        let deadline = ContinuousClock.now + renewInterval
+        var wake = pollfd(fd: wakePipe.read, events: Int16(POLLIN), revents: 0)
+        while !stopRequested.load(ordering: .acquiring) {
+            let remaining = deadline - ContinuousClock.now
+            guard remaining > .zero else { return }
+            let milliseconds = Int32(clamping: Self.milliseconds(remaining) + 1)
+            if poll(&wake, 1, milliseconds) > 0 { return }
+        }
     }
 
     private func runRenewals() {
         while !stopRequested.load(ordering: .acquiring) {
-            _ = wake.wait(timeout: .now() + .milliseconds(Int(Self.milliseconds(renewInterval))))
+            waitForNextRenewal()
             if stopRequested.load(ordering: .acquiring) { break }
             let now = ContinuousClock.now
             // A lease that lapsed (the process was stopped past it) stays lost: renewing it now
@@ -139,6 +167,11 @@ public final class StoreLease: Sendable {
     /// `duration` in whole milliseconds.
     public static func milliseconds(_ duration: Duration) -> Int64 {
         duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000
+    }
+
+    /// `duration` in seconds.
+    static func seconds(_ duration: Duration) -> Double {
+        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
     }
 
     static func format(_ duration: Duration) -> String {

@@ -88,9 +88,11 @@ public final class StoreLock: Sendable {
         directory: URL, until deadline: Date?, pollInterval: Double = 0.05, leaseDuration: Duration = StoreLease.defaultDuration
     ) throws -> StoreLock {
         precondition(pollInterval > 0, "poll interval must be positive")
+        // Measured on the monotonic clock from here: a wall-clock step must not stretch the wait.
+        let end = deadline.map { ContinuousClock.now + .milliseconds(Int64(max(0, min($0.timeIntervalSinceNow, 1e9)) * 1000)) }
         while true {
             if case .acquired(let lock) = try attempt(directory: directory) { return try lock.startingLease(duration: leaseDuration) }
-            let remaining = deadline.map { $0.timeIntervalSinceNow } ?? pollInterval
+            let remaining = end.map { StoreLease.seconds($0 - ContinuousClock.now) } ?? pollInterval
             if remaining <= 0 { throw lockedError(directory: directory) }
             sleep(seconds: min(pollInterval, remaining))
         }

@@ -147,16 +147,17 @@ import Testing
             let collector = EventCollector(endpoint: cluster.eventsEndpoint)
             defer { collector.close() }
             try ClusterDeliveryTests.waitUntilSubscribed(collector, client: client, recipient: "probe")
-            // worker-1 is stopped when 1,024 firings come due: they are all dispatched to it.
-            let due = Date().addingTimeInterval(1.5)
+            // worker-1 is stopped (and still alive for its 30 s liveness) when 1,024 firings
+            // come due: they are all dispatched to it, the only worker.
+            cluster.send(SIGSTOP, to: "worker-1")
+            let due = Date().addingTimeInterval(0.5)
             let reminders = try (0..<1024).map { try Durability.plainReminder(id: "held-\($0)", due: due) }
             _ = try client.send(ControlRequest(command: .schedule(reminders)), expecting: ScheduleResult.self)
-            cluster.send(SIGSTOP, to: "worker-1")
-            Thread.sleep(until: due.addingTimeInterval(0.5))
+            try expectEventually(timeout: 20, interval: 0.05, "every firing to be held by the stopped worker-1") {
+                try client.send(ControlRequest(command: .status), expecting: StatusReport.self).result?.inFlight == 1024
+            }
             try cluster.spawn("worker-2", ["worker", "--id", "worker-2"] + cluster.clusterArguments)
             try cluster.waitForAliveWorkers(2, timeout: 10)
-            let status = try client.send(ControlRequest(command: .status), expecting: StatusReport.self)
-            #expect(status.result?.inFlight == 1024, "every firing is held by the stopped worker-1")
 
             let stoppedAt = Date()
             cluster.terminate("worker-1")

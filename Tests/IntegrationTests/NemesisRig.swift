@@ -102,6 +102,22 @@ final class NemesisRig {
         try expectEventually(timeout: 30, "\(name) to wait warm as the standby") { warmLoads(name) > loadsBefore }
     }
 
+    /// Coordinators that stopped by themselves outside a coordinator fault (a lease that
+    /// lapsed on an overloaded machine, say), restarted as standbys as a supervisor would.
+    private(set) var unexpectedStops: [String] = []
+
+    /// Restarts, as a standby, each coordinator that has exited by itself (what systemd's
+    /// `Restart=always` or `chime up` does), and waits until it is warm.
+    func superviseCoordinators() throws {
+        for name in ["coordinator", "standby"] where cluster.process(of: name) == nil {
+            let exit = cluster.reap(name)
+            unexpectedStops.append("\(name): \(exit.map { "\($0)" } ?? "?")")
+            let loads = warmLoads(name)
+            try cluster.spawn(name, standbyArguments)
+            try waitWarm(name, loadsBefore: loads)
+        }
+    }
+
     /// The child that is the active coordinator now.
     func activeName() throws -> String {
         let status = try client.send(ControlRequest(command: .status), expecting: StatusReport.self)

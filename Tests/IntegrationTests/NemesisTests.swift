@@ -48,6 +48,7 @@ import Testing
             for index in order.indices.reversed() { order.swapAt(index, Int(random.next() % UInt64(index + 1))) }
 
             for round in 1...rounds {
+                try rig.superviseCoordinators()
                 let due = Date().addingTimeInterval(0.8)
                 let reminders = try (0..<20).map {
                     try Durability.plainReminder(id: "n\(round)-\($0)", due: due.addingTimeInterval(Double($0) * 0.05))
@@ -87,6 +88,7 @@ import Testing
                 format: "nemesis: %d rounds in %.1f s (%@); %d reminders acknowledged, %d unanswered, %d refused (store full); %d firings due, lost %d, %d duplicate deliveries (same firing id); serving again after %@; longest without a serving coordinator %.0f ms",
                 rounds, Date().timeIntervalSince(started), summary, acknowledged.count, unanswered, refused, expected.count,
                 lost.count + missing.count, duplicates, takeovers.joined(separator: "; "), gap.seconds * 1000))
+            print("nemesis: coordinators that stopped by themselves outside a coordinator fault: \(rig.unexpectedStops.isEmpty ? "none" : rig.unexpectedStops.joined(separator: ", "))")
             #expect(gap.seconds < 4, "no fault leaves the cluster without a coordinator for long")
         } catch {
             cluster.stop()
