@@ -138,20 +138,10 @@ extension CoordinatorState {
             workers[id] = nil
         }
         for (id, worker) in workers where worker.isAlive && !isAlive(worker) {
-            workers[id]?.isAlive = false
-            // It must announce itself over the dispatch connection again before it gets firings.
-            workers[id]?.isReachable = false
-            workers[id]?.outstanding = 0
-            let held = inFlight.filter { $0.value.worker == id }.sorted {
-                ($0.value.firing.dueAt, $0.key) < ($1.value.firing.dueAt, $1.key)
-            }
+            let held = takeBackFirings(heldBy: id, at: now, directives: &directives)
             note(.workerLost(
                 id, host: worker.host, pid: worker.pid, silentSeconds: elapsed - worker.lastSeenElapsed, leases: held.count,
-                firings: held.prefix(CoordinatorNotice.maximumListedFirings).map(\.key)))
-            for (firingId, _) in held {
-                inFlight[firingId] = nil
-                requeue(firingId, at: now, directives: &directives)
-            }
+                firings: Array(held.prefix(CoordinatorNotice.maximumListedFirings))))
         }
     }
 
