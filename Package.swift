@@ -11,7 +11,11 @@ let package = Package(
         // For the libFuzzer harnesses in Fuzz/, a separate package built with --sanitize fuzzer.
         .library(name: "ChimeWire", targets: ["ChimeWire"]),
         .library(name: "ChimeStore", targets: ["ChimeStore"]),
-        .library(name: "ChimeCluster", targets: ["ChimeCluster"]),
+        // The client library: applications depend on it to schedule, list, cancel and subscribe
+        // without linking the coordinator.
+        .library(name: "ChimeClient", targets: ["ChimeClient"]),
+        .library(name: "ChimeCoordinator", targets: ["ChimeCoordinator"]),
+        .library(name: "ChimeWorker", targets: ["ChimeWorker"]),
     ],
     targets: [
         // libzmq from Debian's libzmq3-dev: header and library are on the default
@@ -32,26 +36,40 @@ let package = Package(
         .target(name: "ChimeStore", dependencies: ["ChimeCore"]),
         .target(name: "ChimeWire", dependencies: ["ChimeCore"]),
         .target(name: "ChimeRuntime"),
+        // Keys, certificates, roles and the ZAP handler: shared by every role.
+        .target(name: "ChimeSecurity", dependencies: ["ZeroMQ", "ChimeCore", "ChimeRuntime"]),
+        // The roles, each a pure <Role>State plus a <Role>Service shell.
         .target(
-            name: "ChimeCluster",
-            dependencies: ["ZeroMQ", "ChimeCore", "ChimeStore", "ChimeWire", "ChimeRuntime", "HTTPServer"]
+            name: "ChimeClient",
+            dependencies: ["ZeroMQ", "ChimeCore", "ChimeWire", "ChimeRuntime", "ChimeSecurity"]
+        ),
+        .target(
+            name: "ChimeWorker",
+            dependencies: ["ZeroMQ", "ChimeCore", "ChimeWire", "ChimeRuntime", "ChimeSecurity", "HTTPServer"]
+        ),
+        .target(
+            name: "ChimeCoordinator",
+            dependencies: ["ZeroMQ", "ChimeCore", "ChimeStore", "ChimeWire", "ChimeRuntime", "ChimeSecurity", "HTTPServer"]
         ),
         .target(
             name: "ChimeTestSupport",
-            dependencies: ["ChimeCore", "ChimeRuntime", "ChimeCluster", "ChimeWire", "ZeroMQ"]
+            dependencies: ["ChimeCore", "ChimeRuntime", "ChimeClient", "ChimeCoordinator", "ChimeWorker", "ChimeWire", "ZeroMQ"]
         ),
         .target(
             name: "ChimeBench",
-            dependencies: ["ChimeCluster", "ChimeCore", "ChimeWire", "ChimeRuntime", "ZeroMQ"]
+            dependencies: ["ChimeClient", "ChimeCore", "ChimeWire", "ChimeRuntime", "ZeroMQ"]
         ),
         .executableTarget(
             name: "StoreBenchmark",
-            dependencies: ["ChimeStore", "ChimeCore", "ChimeWire", "ChimeCluster"],
+            dependencies: ["ChimeStore", "ChimeCore", "ChimeWire", "ChimeCoordinator"],
             path: "Benchmarks/StoreBenchmark"
         ),
         .executableTarget(
             name: "chime",
-            dependencies: ["ChimeBench", "ChimeCluster", "ChimeCore", "ChimeStore", "ChimeWire", "ChimeRuntime", "ZeroMQ", "HTTPServer"]
+            dependencies: [
+                "ChimeBench", "ChimeClient", "ChimeCoordinator", "ChimeWorker", "ChimeSecurity", "ChimeCore", "ChimeStore", "ChimeWire",
+                "ChimeRuntime", "ZeroMQ", "HTTPServer",
+            ]
         ),
         .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ", "ChimeTestSupport"]),
         .testTarget(name: "ChimeCoreTests", dependencies: ["ChimeCore", "ChimeTestSupport"]),
@@ -64,12 +82,18 @@ let package = Package(
             dependencies: ["ChimeStore", "ChimeCore", "ChimeTestSupport"]
         ),
         .testTarget(
-            name: "ChimeClusterTests",
-            dependencies: ["ChimeCluster", "ChimeCore", "ChimeWire", "ChimeStore", "ChimeTestSupport", "ZeroMQ"]
+            name: "ChimeCoordinatorTests",
+            dependencies: [
+                "ChimeCoordinator", "ChimeClient", "ChimeWorker", "ChimeSecurity", "ChimeCore", "ChimeWire", "ChimeStore",
+                "ChimeTestSupport", "ZeroMQ",
+            ]
         ),
+        .testTarget(name: "ChimeClientTests", dependencies: ["ChimeClient", "ChimeCore", "ChimeWire"]),
+        .testTarget(name: "ChimeWorkerTests", dependencies: ["ChimeWorker", "ChimeCore", "ChimeWire"]),
+        .testTarget(name: "ChimeSecurityTests", dependencies: ["ChimeSecurity", "ChimeRuntime", "ChimeTestSupport", "ZeroMQ"]),
         .testTarget(
             name: "IntegrationTests",
-            dependencies: ["ChimeTestSupport", "ChimeCluster", "ChimeWire", "ChimeCore", "ChimeStore", "ChimeRuntime", "ZeroMQ"]
+            dependencies: ["ChimeTestSupport", "ChimeClient", "ChimeCoordinator", "ChimeWire", "ChimeCore", "ChimeStore", "ChimeRuntime", "ZeroMQ"]
         ),
     ],
     swiftLanguageModes: [.v6]

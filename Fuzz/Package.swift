@@ -15,7 +15,7 @@ let package = Package(
                 .product(name: "ChimeCore", package: "Chime"),
                 .product(name: "ChimeWire", package: "Chime"),
                 .product(name: "ChimeStore", package: "Chime"),
-                .product(name: "ChimeCluster", package: "Chime"),
+                .product(name: "ChimeCoordinator", package: "Chime"),
             ],
             path: "Sources/ChimeFuzz",
             swiftSettings: [.unsafeFlags(["-parse-as-library"])]

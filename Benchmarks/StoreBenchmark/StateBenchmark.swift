@@ -1,7 +1,7 @@
-import ChimeCluster
 import ChimeCore
 import ChimeWire
 import Foundation
+import ChimeCoordinator
 
 /// The coordinator's pure state in a W1-shaped burst, with no sockets and no disk: `count`
 /// one-shots due at one instant, ticked and acknowledged batch by batch by two workers.

@@ -1,7 +1,8 @@
-import ChimeCluster
 import ChimeRuntime
 import ChimeWire
 import Foundation
+import ChimeClient
+import ChimeSecurity
 
 /// A Chime cluster for one benchmark run: the `chime` binary started as a coordinator (file
 /// store in a temporary directory) and N workers on five free loopback ports. Every child

@@ -1,6 +1,6 @@
-import ChimeCluster
 import ChimeWire
 import Foundation
+import ChimeClient
 
 extension BenchRunner {
     /// W4: schedule N reminders a day ahead, read the coordinator's RSS and the store's

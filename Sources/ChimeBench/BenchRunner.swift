@@ -1,8 +1,8 @@
-import ChimeCluster
 import ChimeCore
 import ChimeRuntime
 import ChimeWire
 import Foundation
+import ChimeClient
 
 /// Runs a workload on fresh local clusters and reports WORKLOADS.md's metrics, one
 /// ``BenchReport`` per run. Every wait is bounded; every child is stopped by its pid.

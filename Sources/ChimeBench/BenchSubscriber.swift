@@ -1,8 +1,9 @@
-import ChimeCluster
 import ChimeRuntime
 import ChimeWire
 import Foundation
 import Synchronization
+import ChimeClient
+import ChimeSecurity
 
 /// What the subscriber thread has seen so far, readable from the observing thread.
 public final class ObservationProgress: Sendable {

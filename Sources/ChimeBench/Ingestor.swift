@@ -1,9 +1,9 @@
-import ChimeCluster
 import ChimeCore
 import ChimeRuntime
 import ChimeWire
 import Foundation
 import ZeroMQ
+import ChimeSecurity
 
 /// Schedules a plan through the public control API over one DEALER socket: one `schedule`
 /// request per reminder (`batch` 1) or `batch` reminders per request (bulk), with at most

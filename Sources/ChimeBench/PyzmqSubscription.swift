@@ -1,6 +1,6 @@
-import ChimeCluster
 import ChimeRuntime
 import Foundation
+import ChimeSecurity
 
 /// ``BenchSubscriber/Mode/pyzmq``: the subscriber users write. A `python3` child process
 /// with a pyzmq SUB socket on `fire.` takes `time.time()` first, `json.loads` each event and

@@ -1,9 +1,9 @@
-import ChimeCluster
 import ChimeCore
 import ChimeRuntime
 import ChimeWire
 import Foundation
 import ZeroMQ
+import ChimeSecurity
 
 /// A bare SUB socket on the events endpoint for ``BenchSubscriber/Mode/raw``: no receive
 /// high-water mark, the arrival time taken right after the receive, fields read from the

@@ -1,4 +1,3 @@
-import ChimeCluster
 import Foundation
 import Synchronization
 import ZeroMQ

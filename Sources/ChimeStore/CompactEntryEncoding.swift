@@ -4,8 +4,9 @@ import Foundation
 /// A compact binary form for the journal's hot entries — one per firing made and one per
 /// firing acknowledged — which JSON would make the most expensive part of a burst.
 ///
-/// Record encoding byte 2. Payload: a kind byte, then the fields in order; strings are a u32
-/// little-endian byte count and UTF-8 bytes, instants are f64 little-endian seconds since
+/// Record encoding byte 2. Payload: a kind byte, then the fields in order (written and read
+/// with ChimeCore's ``ByteWriter`` and ``ByteReader``); strings are a u32 little-endian byte
+/// count and UTF-8 bytes (invalid UTF-8 is refused), instants are f64 little-endian seconds since
 /// 2001-01-01T00:00:00Z (Foundation's reference date, so they round-trip exactly), integers
 /// are little-endian.
 /// - kind 5, `fired`: reminderId, dueAt, flags (1: a next occurrence follows, 2: late, 4: a
@@ -29,153 +30,98 @@ enum CompactEntryEncoding {
 
     /// The compact payload of `entry`, or `nil` for kinds that stay JSON.
     static func encode(_ entry: JournalEntry) -> [UInt8]? {
-        var bytes: [UInt8] = []
+        var writer: ByteWriter
         switch entry {
         case .fired(let reminder, let dueAt, let next, let late, let missed, let at):
-            bytes.reserveCapacity(48 + reminder.rawValue.utf8.count)
-            bytes.append(firedKind)
-            append(reminder.rawValue, to: &bytes)
-            append(dueAt.timeIntervalSinceReferenceDate.bitPattern, to: &bytes)
+            writer = ByteWriter(capacity: 48 + reminder.rawValue.utf8.count)
+            writer.writeByte(firedKind)
+            writer.writeString(reminder.rawValue, .fixed32)
+            writer.writeInstant(dueAt)
             let hasMissed = missed != (late ? 1 : 0)
-            bytes.append((next == nil ? 0 : 1) | (late ? 2 : 0) | (hasMissed ? 4 : 0))
+            writer.writeByte((next == nil ? 0 : 1) | (late ? 2 : 0) | (hasMissed ? 4 : 0))
             if let next {
-                append(UInt64(bitPattern: Int64(next.index)), to: &bytes)
-                append(next.instant.timeIntervalSinceReferenceDate.bitPattern, to: &bytes)
+                writer.writeFixed64(UInt64(bitPattern: Int64(next.index)))
+                writer.writeInstant(next.instant)
             }
-            if hasMissed { append(UInt64(bitPattern: Int64(missed)), to: &bytes) }
-            append(at.timeIntervalSinceReferenceDate.bitPattern, to: &bytes)
+            if hasMissed { writer.writeFixed64(UInt64(bitPattern: Int64(missed))) }
+            writer.writeInstant(at)
         case .acknowledged(let firingId, let seq, let worker, let firedAt):
-            bytes.reserveCapacity(44 + firingId.reminder.rawValue.utf8.count + worker.rawValue.utf8.count)
-            bytes.append(acknowledgedKind)
-            append(firingId.reminder.rawValue, to: &bytes)
-            append(UInt64(bitPattern: firingId.dueAtMilliseconds), to: &bytes)
-            withUnsafeBytes(of: firingId.nag.littleEndian) { bytes.append(contentsOf: $0) }
-            append(seq, to: &bytes)
-            append(worker.rawValue, to: &bytes)
-            append(firedAt.timeIntervalSinceReferenceDate.bitPattern, to: &bytes)
+            writer = ByteWriter(capacity: 44 + firingId.reminder.rawValue.utf8.count + worker.rawValue.utf8.count)
+            writer.writeByte(acknowledgedKind)
+            writer.writeString(firingId.reminder.rawValue, .fixed32)
+            writer.writeFixed64(UInt64(bitPattern: firingId.dueAtMilliseconds))
+            writer.writeFixed32(firingId.nag)
+            writer.writeFixed64(seq)
+            writer.writeString(worker.rawValue, .fixed32)
+            writer.writeInstant(firedAt)
         case .scheduled(let reminder, let at):
             let encoded = reminder.binaryEncoded()
-            bytes.reserveCapacity(9 + encoded.count)
-            bytes.append(scheduledKind)
-            append(at.timeIntervalSinceReferenceDate.bitPattern, to: &bytes)
-            bytes.append(contentsOf: encoded)
+            writer = ByteWriter(capacity: 9 + encoded.count)
+            writer.writeByte(scheduledKind)
+            writer.writeInstant(at)
+            encoded.withUnsafeBytes { writer.writeBytes($0) }
         case .answered(let requestId, let reply, let at):
-            bytes.reserveCapacity(17 + requestId.utf8.count + reply.count)
-            bytes.append(answeredKind)
-            append(at.timeIntervalSinceReferenceDate.bitPattern, to: &bytes)
-            append(requestId, to: &bytes)
-            withUnsafeBytes(of: UInt32(reply.count).littleEndian) { bytes.append(contentsOf: $0) }
-            bytes.append(contentsOf: reply)
+            writer = ByteWriter(capacity: 17 + requestId.utf8.count + reply.count)
+            writer.writeByte(answeredKind)
+            writer.writeInstant(at)
+            writer.writeString(requestId, .fixed32)
+            writer.writeBytes(reply, .fixed32)
         default:
             return nil
         }
-        return bytes
+        return writer.bytes
     }
 
-    /// Decodes a compact payload; `nil` when it is malformed or of an unknown kind.
-    static func decode(_ payload: ArraySlice<UInt8>) -> JournalEntry? {
-        var reader = Reader(bytes: payload)
-        switch reader.byte() {
+    /// Decodes a compact payload.
+    /// - Throws: ``BinaryDecodingError``: `.unknownTag` for a kind this version does not
+    ///   read, `.invalidUTF8` for a string that is not UTF-8, and the reader's other reasons.
+    static func decode(_ payload: ArraySlice<UInt8>) throws(BinaryDecodingError) -> JournalEntry {
+        var reader = ByteReader(payload)
+        let kind = try reader.readByte()
+        let entry: JournalEntry
+        switch kind {
         case firedKind:
-            guard let reminder = reader.string(), let dueAt = reader.u64(), let flags = reader.byte(), flags & ~7 == 0
-            else { return nil }
+            let reminder = try reader.readString(.fixed32)
+            let dueAt = try reader.readInstant()
+            let flagsOffset = reader.offset
+            let flags = try reader.readByte()
+            guard flags & ~7 == 0 else { throw BinaryDecodingError(.unknownFlags, offset: flagsOffset) }
             var next: Occurrence?
             if flags & 1 != 0 {
-                guard let index = reader.u64(), let instant = reader.u64() else { return nil }
-                next = Occurrence(index: Int(Int64(bitPattern: index)), instant: date(instant))
+                let index = Int(Int64(bitPattern: try reader.readFixed64()))
+                next = Occurrence(index: index, instant: try reader.readInstant())
             }
             let late = flags & 2 != 0
-            var missed = late ? 1 : 0
-            if flags & 4 != 0 {
-                guard let count = reader.u64() else { return nil }
-                missed = Int(clamping: count)
-            }
-            guard let at = reader.u64(), reader.isAtEnd else { return nil }
-            return .fired(ReminderID(reminder), dueAt: date(dueAt), next: next, late: late, missed: missed, at: date(at))
+            let missed = flags & 4 != 0 ? Int(clamping: try reader.readFixed64()) : (late ? 1 : 0)
+            entry = .fired(ReminderID(reminder), dueAt: dueAt, next: next, late: late, missed: missed, at: try reader.readInstant())
         case acknowledgedKind:
-            guard let reminder = reader.string(), let dueAt = reader.u64(), let nag = reader.u32(),
-                let seq = reader.u64(), let worker = reader.string(), let firedAt = reader.u64(), reader.isAtEnd
-            else { return nil }
-            let firingId = FiringID(
-                reminder: ReminderID(reminder), dueAtMilliseconds: Int64(bitPattern: dueAt), nag: nag)
-            return .acknowledged(firingId, seq: seq, worker: WorkerID(worker), firedAt: date(firedAt))
+            let reminder = try reader.readString(.fixed32)
+            let dueAt = try reader.readFixed64()
+            let nag = try reader.readFixed32()
+            let firingId = FiringID(reminder: ReminderID(reminder), dueAtMilliseconds: Int64(bitPattern: dueAt), nag: nag)
+            let seq = try reader.readFixed64()
+            let worker = try reader.readString(.fixed32)
+            entry = .acknowledged(firingId, seq: seq, worker: WorkerID(worker), firedAt: try reader.readInstant())
         case acknowledgedTextKind:
-            guard let text = reader.string(), let firingId = FiringID(text), let seq = reader.u64(),
-                let worker = reader.string(), let firedAt = reader.u64(), reader.isAtEnd
-            else { return nil }
-            return .acknowledged(firingId, seq: seq, worker: WorkerID(worker), firedAt: date(firedAt))
+            let textOffset = reader.offset
+            guard let firingId = FiringID(try reader.readString(.fixed32)) else {
+                throw BinaryDecodingError(.invalidValue, offset: textOffset)
+            }
+            let seq = try reader.readFixed64()
+            let worker = try reader.readString(.fixed32)
+            entry = .acknowledged(firingId, seq: seq, worker: WorkerID(worker), firedAt: try reader.readInstant())
         case scheduledKind:
-            guard let at = reader.u64(), let reminder = try? Reminder(binary: payload[reader.index...]) else { return nil }
-            return .scheduled(reminder, at: date(at))
+            let at = try reader.readInstant()
+            let reminder = try Reminder(binary: try reader.readBytes(reader.remainingCount))
+            entry = .scheduled(reminder, at: at)
         case answeredKind:
-            guard let at = reader.u64(), let requestId = reader.string(), let reply = reader.counted(), reader.isAtEnd
-            else { return nil }
-            return .answered(requestId: requestId, reply: Data(reply), at: date(at))
+            let at = try reader.readInstant()
+            let requestId = try reader.readString(.fixed32)
+            entry = .answered(requestId: requestId, reply: Data(try reader.readBytes(.fixed32)), at: at)
         default:
-            return nil
+            throw BinaryDecodingError(.unknownTag, offset: 0)
         }
-    }
-
-    private static func date(_ bits: UInt64) -> Date {
-        Date(timeIntervalSinceReferenceDate: Double(bitPattern: bits))
-    }
-
-    private static func append(_ value: UInt64, to bytes: inout [UInt8]) {
-        withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) }
-    }
-
-    private static func append(_ text: String, to bytes: inout [UInt8]) {
-        let utf8 = text.utf8
-        withUnsafeBytes(of: UInt32(utf8.count).littleEndian) { bytes.append(contentsOf: $0) }
-        bytes.append(contentsOf: utf8)
-    }
-
-    private struct Reader {
-        let bytes: ArraySlice<UInt8>
-        var index: Int
-
-        init(bytes: ArraySlice<UInt8>) {
-            self.bytes = bytes
-            self.index = bytes.startIndex
-        }
-
-        var isAtEnd: Bool { index == bytes.endIndex }
-
-        mutating func byte() -> UInt8? {
-            guard index < bytes.endIndex else { return nil }
-            defer { index += 1 }
-            return bytes[index]
-        }
-
-        mutating func u64() -> UInt64? {
-            guard bytes.endIndex - index >= 8 else { return nil }
-            var value: UInt64 = 0
-            for offset in 0..<8 { value |= UInt64(bytes[index + offset]) << (8 * UInt64(offset)) }
-            index += 8
-            return value
-        }
-
-        mutating func u32() -> UInt32? {
-            guard bytes.endIndex - index >= 4 else { return nil }
-            var value: UInt32 = 0
-            for offset in 0..<4 { value |= UInt32(bytes[index + offset]) << (8 * UInt32(offset)) }
-            index += 4
-            return value
-        }
-
-        mutating func string() -> String? {
-            counted().map { String(decoding: $0, as: UTF8.self) }
-        }
-
-        /// A u32 little-endian count and that many bytes.
-        mutating func counted() -> ArraySlice<UInt8>? {
-            guard bytes.endIndex - index >= 4 else { return nil }
-            var count = 0
-            for offset in 0..<4 { count |= Int(bytes[index + offset]) << (8 * offset) }
-            guard bytes.endIndex - index - 4 >= count else { return nil }
-            index += 4
-            defer { index += count }
-            return bytes[index..<index + count]
-        }
+        try reader.expectEnd()
+        return entry
     }
 }

@@ -53,7 +53,7 @@ extension JournalEntry {
         case .badgeSet(let recipient, _, _): subjects.recipients.insert(recipient)
         case .acted(let job, _): firing(job.firingId)
         case .answered(let requestId, _, _): subjects.requests.insert(requestId)
-        case .actionFinished, .seqReserved, .started: break
+        case .actionFinished, .jobLeaseExpired, .seqReserved, .started: break
         }
         return subjects
     }

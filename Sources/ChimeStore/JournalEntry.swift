@@ -53,14 +53,18 @@ public enum JournalEntry: Codable, Hashable, Sendable {
     indirect case acted(ActionJob, at: Date)
     /// An action job ended (completed or failed).
     case actionFinished(ActionOutcome, at: Date)
+    /// An action job's lease expired before its worker reported: it goes out again with the
+    /// next attempt number.
+    case jobLeaseExpired(jobId: String, at: Date)
     /// A mutating request with this `requestId` was answered with `reply` (the coordinator's
     /// encoded outcome), so a retry after a crash or takeover gets the same answer and is not
     /// applied twice.
     case answered(requestId: String, reply: Data, at: Date)
     /// A coordinator took the store at `at` (UTC) and fences its dispatches with `epoch`;
     /// the next start's epoch is above every epoch the journal, the snapshot and the `EPOCH`
-    /// file record, so a lost `EPOCH` file cannot make an epoch repeat.
-    case started(epoch: UInt64, at: Date)
+    /// file record, so a lost `EPOCH` file cannot make an epoch repeat. `settings`: the
+    /// tunables the fold reads from here on (`nil` in entries of earlier versions).
+    case started(epoch: UInt64, at: Date, settings: DurableSettings? = nil)
 }
 
 /// An append-only log of `JournalEntry` values.

@@ -19,12 +19,13 @@ struct JournalEntryCodec {
     ///   not know; `.undecodableEntry` for a known kind that does not decode.
     func decode(_ record: RecordReader.Record, path: String) throws -> JournalEntry {
         if record.encoding == CompactEntryEncoding.encoding {
-            guard let entry = CompactEntryEncoding.decode(record.payload) else {
+            do {
+                return try CompactEntryEncoding.decode(record.payload)
+            } catch {
                 throw JournalError(
                     .undecodableEntry, path: path, offset: UInt64(record.offset),
-                    message: "record \(record.sequence) holds a compact entry that does not decode")
+                    message: "record \(record.sequence) holds a compact entry that does not decode (\(error))")
             }
-            return entry
         }
         guard record.encoding == RecordFraming.jsonEntryEncoding else {
             throw JournalError(

@@ -89,7 +89,7 @@ public final class StoreLock: Sendable {
     ) throws -> StoreLock {
         precondition(pollInterval > 0, "poll interval must be positive")
         // Measured on the monotonic clock from here: a wall-clock step must not stretch the wait.
-        let end = deadline.map { ContinuousClock.now + .milliseconds(Int64(max(0, min($0.timeIntervalSinceNow, 1e9)) * 1000)) }
+        let end = deadline.map { ContinuousClock.now + .nanoseconds(Int64((max(0, min($0.timeIntervalSinceNow, 1e9)) * 1e9).rounded(.up))) }
         while true {
             if case .acquired(let lock) = try attempt(directory: directory) { return try lock.startingLease(duration: leaseDuration) }
             let remaining = end.map { StoreLease.seconds($0 - ContinuousClock.now) } ?? pollInterval

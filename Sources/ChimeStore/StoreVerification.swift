@@ -88,7 +88,7 @@ extension FileStore {
             let inspection = try FileJournal.inspect(
                 directory: journalDirectory, replayingAfter: snapshot?.sequence ?? 0
             ) { _, entry in
-                if case .started(let epoch, _) = entry { highestEpoch = max(highestEpoch ?? 0, epoch) }
+                if case .started(let epoch, _, _) = entry { highestEpoch = max(highestEpoch ?? 0, epoch) }
             }
             result.highestJournalEpoch = highestEpoch
             result.recordsChecked = inspection.scan.recordsRead

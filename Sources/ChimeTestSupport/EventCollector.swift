@@ -1,9 +1,9 @@
-import ChimeCluster
 import ChimeCore
 import ChimeRuntime
 import ChimeWire
 import Foundation
 import Synchronization
+import ChimeClient
 
 /// Subscribes to fire events on a thread of its own and collects them for assertions.
 public final class EventCollector: Sendable {

@@ -1,10 +1,12 @@
-import ChimeCluster
 import ChimeCore
 import ChimeRuntime
 import ChimeWire
 import Foundation
 import Synchronization
 import ZeroMQ
+import ChimeClient
+import ChimeCoordinator
+import ChimeWorker
 
 /// A coordinator (and optionally workers) running on threads of the test process, in one
 /// ZeroMQ context with every endpoint on `inproc://`, on a `ManualClock`: the services'

@@ -1,7 +1,7 @@
-import ChimeCluster
 import ChimeRuntime
 import ChimeWire
 import Foundation
+import ChimeClient
 
 /// Crashing, pausing, stopping and restarting single children, always by their own pid.
 extension LocalCluster {

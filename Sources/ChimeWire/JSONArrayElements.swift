@@ -6,7 +6,8 @@ import Foundation
 /// no time decoding and re-encoding reminders.
 ///
 /// Total over any bytes: the elements, or `nil` when the key is absent, not followed by an
-/// array, or the array is not well formed (unbalanced brackets, an unterminated string).
+/// array, or the array is not well formed (unbalanced brackets, an unterminated string, a
+/// missing comma). Each element's end is found by ``JSONValueSkipper``.
 public enum JSONArrayElements {
     /// The elements of the array that is the value of the first `"key":[` in `document`.
     ///
@@ -18,62 +19,22 @@ public enum JSONArrayElements {
         let bytes = [UInt8](document)
         let needle = [UInt8](#""\#(key)":["#.utf8)
         guard let start = firstIndex(of: needle, in: bytes) else { return nil }
+        var index = JSONValueSkipper.skippingWhitespace(in: bytes, from: start + needle.count)
+        guard index < bytes.count else { return nil }
+        if bytes[index] == UInt8(ascii: "]") { return [] }
         var elements: [Data] = []
-        var depth = 0
-        var isInString = false
-        var isEscaped = false
-        var elementStart: Int?
-        var index = start + needle.count
-        while index < bytes.count {
-            let byte = bytes[index]
-            if isInString {
-                if isEscaped {
-                    isEscaped = false
-                } else if byte == UInt8(ascii: "\\") {
-                    isEscaped = true
-                } else if byte == UInt8(ascii: "\"") {
-                    isInString = false
-                }
-                index += 1
-                continue
+        while true {
+            index = JSONValueSkipper.skippingWhitespace(in: bytes, from: index)
+            guard let end = JSONValueSkipper.endOfValue(in: bytes, from: index) else { return nil }
+            elements.append(Data(bytes[index..<end]))
+            index = JSONValueSkipper.skippingWhitespace(in: bytes, from: end)
+            guard index < bytes.count else { return nil }
+            switch bytes[index] {
+            case UInt8(ascii: ","): index += 1
+            case UInt8(ascii: "]"): return elements
+            default: return nil
             }
-            switch byte {
-            case UInt8(ascii: " "), UInt8(ascii: "\n"), UInt8(ascii: "\r"), UInt8(ascii: "\t"):
-                break
-            case UInt8(ascii: "\""):
-                isInString = true
-                if elementStart == nil { elementStart = index }
-            case UInt8(ascii: "{"), UInt8(ascii: "["):
-                depth += 1
-                if elementStart == nil { elementStart = index }
-            case UInt8(ascii: "}"):
-                guard depth > 0 else { return nil }
-                depth -= 1
-            case UInt8(ascii: "]"):
-                if depth == 0 {
-                    if let first = elementStart { elements.append(trimmed(bytes, first, index)) }
-                    return elements
-                }
-                depth -= 1
-            case UInt8(ascii: ","):
-                if depth == 0 {
-                    guard let first = elementStart else { return nil }
-                    elements.append(trimmed(bytes, first, index))
-                    elementStart = nil
-                }
-            default:
-                if elementStart == nil { elementStart = index }
-            }
-            index += 1
         }
-        return nil
-    }
-
-    /// `bytes[start..<end]` without trailing JSON whitespace.
-    private static func trimmed(_ bytes: [UInt8], _ start: Int, _ end: Int) -> Data {
-        var end = end
-        while end > start, [0x20, 0x0A, 0x0D, 0x09].contains(bytes[end - 1]) { end -= 1 }
-        return Data(bytes[start..<end])
     }
 
     private static func firstIndex(of needle: [UInt8], in bytes: [UInt8]) -> Int? {

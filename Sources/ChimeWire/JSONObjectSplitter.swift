@@ -4,8 +4,10 @@ import Foundation
 /// (`[{…}, {…}]`) or newline-delimited JSON (`{…}\n{…}`), into the bytes of each object,
 /// without holding more than one object (plus one read buffer) at a time.
 ///
-/// Only the structure is checked here (brackets, strings, escapes, commas); each object's
-/// bytes are then decoded by the caller, which reports item errors by index. Total over any
+/// Only the structure is checked here (brackets, strings, escapes, commas; each object's end
+/// is found by ``JSONValueSkipper``), so a malformed object still ends where its brackets
+/// balance: each object's bytes are then decoded by the caller, which reports item errors
+/// by index. Total over any
 /// bytes: a value, or a `WireError` `.malformed` naming where the input went wrong — the
 /// line and column of the unexpected byte, or of the start of the object the input ended in
 /// (an NDJSON line cut short swallows the lines after it up to the end) — and the byte
@@ -20,9 +22,8 @@ public struct JSONObjectSplitter {
     /// Whether the array expects `,` or `]` next (an object just ended).
     var expectsSeparator = false
     var current: [UInt8] = []
-    var depth = 0
-    var isInString = false
-    var isEscaped = false
+    /// Where the object being read ends.
+    var skipper = JSONValueSkipper()
     /// Bytes consumed so far, for error offsets.
     var offset = 0
     /// The line (from 1) and column (in bytes, from 1) of the last byte consumed.
@@ -51,11 +52,11 @@ public struct JSONObjectSplitter {
             } else {
                 column += 1
             }
-            if depth > 0 {
+            if skipper.hasStarted {
                 try append(byte, to: &objects)
                 continue
             }
-            if Self.isWhitespace(byte) { continue }
+            if JSONValueSkipper.isWhitespace(byte) { continue }
             switch (mode, byte) {
             case (.start, UInt8(ascii: "[")):
                 mode = .array
@@ -78,7 +79,7 @@ public struct JSONObjectSplitter {
     /// Checks that the input ended at a boundary: the array closed, no object cut short.
     /// - Throws: `WireError` `.malformed`.
     public func finish() throws(WireError) {
-        if depth > 0 {
+        if skipper.hasStarted {
             throw WireError(
                 .malformed,
                 "the object at line \(objectStart.line), column \(objectStart.column) is not closed at the end of the input (byte \(offset))")
@@ -91,36 +92,27 @@ public struct JSONObjectSplitter {
     }
 
     mutating func append(_ byte: UInt8, to objects: inout [Data]) throws(WireError) {
-        if depth == 0 { objectStart = (line, column) }
+        if !skipper.hasStarted { objectStart = (line, column) }
         guard current.count < maximumObjectBytes else {
             throw WireError(
                 .tooLarge,
                 "the object at line \(objectStart.line), column \(objectStart.column) is larger than \(maximumObjectBytes) bytes")
         }
         current.append(byte)
-        if isInString {
-            if isEscaped {
-                isEscaped = false
-            } else if byte == UInt8(ascii: "\\") {
-                isEscaped = true
-            } else if byte == UInt8(ascii: "\"") {
-                isInString = false
-            }
+        switch skipper.step(byte) {
+        case .inside:
             return
-        }
-        switch byte {
-        case UInt8(ascii: "\""): isInString = true
-        case UInt8(ascii: "{"), UInt8(ascii: "["): depth += 1
-        case UInt8(ascii: "}"), UInt8(ascii: "]"):
-            depth -= 1
-            if depth == 0 {
-                guard byte == UInt8(ascii: "}") else { throw unexpected(byte) }
-                objects.append(Data(current))
-                emitted += 1
-                current.removeAll(keepingCapacity: true)
-                expectsSeparator = mode == .array
-            }
-        default: break
+        case .closed:
+            // Only a `{` starts an object here, so only depth counts: `{]` closes it too.
+            guard byte == UInt8(ascii: "}") else { throw unexpected(byte) }
+            objects.append(Data(current))
+            emitted += 1
+            current.removeAll(keepingCapacity: true)
+            skipper.reset()
+            expectsSeparator = mode == .array
+        case .endedBefore, .unexpected:
+            // An object's skip never ends before a byte, and `{` is a valid start.
+            throw unexpected(byte)
         }
     }
 
@@ -134,9 +126,5 @@ public struct JSONObjectSplitter {
         case .finished: expected = "nothing after ]"
         }
         return WireError(.malformed, "unexpected \(shown) at line \(line), column \(column) (byte \(offset)); expected \(expected)")
-    }
-
-    static func isWhitespace(_ byte: UInt8) -> Bool {
-        byte == 0x20 || byte == 0x0A || byte == 0x0D || byte == 0x09
     }
 }

@@ -4,7 +4,7 @@ import Testing
 
 @testable import ChimeCore
 
-/// Damaged binary reminders: every failure is a `ReminderBinaryError` with its reason and
+/// Damaged binary reminders: every failure is a `BinaryDecodingError` with its reason and
 /// offset, never a trap.
 @Suite struct ReminderBinaryDamageTests {
     /// Version 1, id "r", recipient "u": the 5 bytes before the flags.
@@ -30,7 +30,7 @@ import Testing
         var random = SeededRandomNumberGenerator(seed: seed)
         let originals = [ReminderBinaryFixtures.oneShot, ReminderBinaryFixtures.everything].map { $0.binaryEncoded() }
         var decodedCount = 0
-        var reasons: [ReminderBinaryError.Reason: Int] = [:]
+        var reasons: [BinaryDecodingError.Reason: Int] = [:]
         for round in 0..<5_000 {
             var bytes = originals[round % originals.count]
             for _ in 0..<Int.random(in: 1...3, using: &random) {
@@ -141,13 +141,13 @@ import Testing
     }
 
     @Test func errorsDescribeThemselvesAndCompareByReason() {
-        let error = ReminderBinaryError(.truncated, offset: 7)
-        #expect(error.description == "reminder bytes: truncated at offset 7")
-        #expect(error == ReminderBinaryError(.truncated, offset: 9))
-        #expect(error != ReminderBinaryError(.trailingBytes, offset: 7))
+        let error = BinaryDecodingError(.truncated, offset: 7)
+        #expect(error.description == "binary: truncated at offset 7")
+        #expect(error == BinaryDecodingError(.truncated, offset: 9))
+        #expect(error != BinaryDecodingError(.trailingBytes, offset: 7))
     }
 
-    private func decodingError(_ bytes: ArraySlice<UInt8>) -> ReminderBinaryError? {
+    private func decodingError(_ bytes: ArraySlice<UInt8>) -> BinaryDecodingError? {
         do {
             _ = try Reminder(binary: bytes)
             return nil
@@ -157,7 +157,7 @@ import Testing
     }
 
     private func expectError(
-        _ reason: ReminderBinaryError.Reason, offset: Int, _ bytes: [UInt8],
+        _ reason: BinaryDecodingError.Reason, offset: Int, _ bytes: [UInt8],
         sourceLocation: SourceLocation = #_sourceLocation
     ) {
         let error = decodingError(bytes[...])

@@ -23,14 +23,25 @@ import Testing
         ]
         for entry in entries {
             let bytes = try #require(CompactEntryEncoding.encode(entry))
-            #expect(CompactEntryEncoding.decode(bytes[...]) == entry)
-            #expect(CompactEntryEncoding.decode(bytes.dropLast()) == nil, "a short payload is refused")
+            #expect(try CompactEntryEncoding.decode(bytes[...]) == entry)
+            #expect(throws: BinaryDecodingError.self, "a short payload is refused") {
+                try CompactEntryEncoding.decode(bytes.dropLast())
+            }
         }
         #expect(CompactEntryEncoding.encode(.cancelled(["a"], at: instant)) == nil, "other kinds stay JSON")
-        #expect(CompactEntryEncoding.decode([1, 0, 0, 0, 0][...]) == nil, "kind 1 (dispatched, no longer written) is refused")
+        #expect(throws: BinaryDecodingError(.unknownTag, offset: 0), "kind 1 (dispatched, no longer written) is refused") {
+            try CompactEntryEncoding.decode([1, 0, 0, 0, 0][...])
+        }
         var badFlags = try #require(CompactEntryEncoding.encode(.fired("r", dueAt: instant, next: nil, late: false, at: instant)))
+        // Flag 4 (a missed count follows) with no count: the payload is short.
         badFlags[1 + 4 + 1 + 8] = 4
-        #expect(CompactEntryEncoding.decode(badFlags[...]) == nil, "unknown flag bits are refused")
+        #expect(throws: BinaryDecodingError(.truncated, offset: 15)) { try CompactEntryEncoding.decode(badFlags[...]) }
+        badFlags[1 + 4 + 1 + 8] = 8
+        let error = #expect(throws: BinaryDecodingError.self, "unknown flag bits are refused") {
+            try CompactEntryEncoding.decode(badFlags[...])
+        }
+        #expect(error?.reason == .unknownFlags)
+        #expect(error?.offset == 14)
     }
 
     @Test func journalMixesCompactAndJSONRecordsAndReplaysThemInOrder() throws {

@@ -1,9 +1,9 @@
-import ChimeCluster
 import ChimeCore
 import ChimeTestSupport
 import ChimeWire
 import Foundation
 import Testing
+import ChimeClient
 
 /// Issue 13 over real processes: the coordinator's wall clock is stepped by an `LD_PRELOAD`
 /// shim (built here with gcc) that adds the offset written in a file to every

@@ -1,10 +1,10 @@
-import ChimeCluster
 import ChimeCore
 import ChimeRuntime
 import ChimeTestSupport
 import ChimeWire
 import Foundation
 import Testing
+import ChimeClient
 
 /// Real `chime` processes over tcp loopback: a coordinator and two workers.
 @Suite(.serialized) struct ClusterDeliveryTests {

@@ -1,9 +1,9 @@
-import ChimeCluster
 import ChimeCore
 import ChimeTestSupport
 import ChimeWire
 import Foundation
 import Testing
+import ChimeClient
 
 /// The rounds of the `kill -9` test: schedule while crashing the coordinator and/or a
 /// worker at a random moment, restart what was killed, then check what survived and what

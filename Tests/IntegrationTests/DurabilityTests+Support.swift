@@ -1,4 +1,3 @@
-import ChimeCluster
 import ChimeCore
 import ChimeStore
 import ChimeTestSupport
@@ -6,6 +5,7 @@ import ChimeWire
 import Foundation
 import Synchronization
 import Testing
+import ChimeClient
 
 /// One schedule request of a durability test: its reminders as the coordinator must store
 /// them, and whether an ok reply came back.

@@ -1,10 +1,10 @@
-import ChimeCluster
 import ChimeCore
 import ChimeStore
 import ChimeTestSupport
 import ChimeWire
 import Foundation
 import Testing
+import ChimeClient
 
 /// Issue 3 over real processes on a file store: `kill -9` at random moments, a damaged
 /// journal tail, a snapshot from a newer format, standby takeover, a worker lost while

@@ -1,4 +1,4 @@
-import ChimeCluster
+import ChimeClient
 import ChimeCore
 import ChimeRuntime
 import ChimeStore

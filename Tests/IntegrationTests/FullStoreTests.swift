@@ -1,10 +1,10 @@
-import ChimeCluster
 import ChimeCore
 import ChimeStore
 import ChimeTestSupport
 import ChimeWire
 import Foundation
 import Testing
+import ChimeClient
 
 /// Issue 13, item 6 over real processes: a full disk is a mode, not an exit.
 @Suite(.serialized) struct FullStoreTests {

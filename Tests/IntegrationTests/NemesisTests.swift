@@ -1,10 +1,10 @@
-import ChimeCluster
 import ChimeCore
 import ChimeStore
 import ChimeTestSupport
 import ChimeWire
 import Foundation
 import Testing
+import ChimeClient
 
 /// Issues 13 and 25 over real processes: a seeded nemesis of kill -9, SIGSTOP and SIGTERM
 /// hand-overs of the active coordinator (a warm standby on the same host takes over by

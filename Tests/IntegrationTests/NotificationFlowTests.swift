@@ -1,9 +1,9 @@
-import ChimeCluster
 import ChimeCore
 import ChimeTestSupport
 import ChimeWire
 import Foundation
 import Testing
+import ChimeClient
 
 /// The action and badge flows over real processes: register, deliver, badge events in
 /// order, actions run by a worker (built-ins and a command hook), token checks.

@@ -1,10 +1,10 @@
-import ChimeCluster
 import ChimeCore
 import ChimeTestSupport
 import ChimeWire
 import Foundation
 import Synchronization
 import Testing
+import ChimeClient
 
 /// Issue 15, "Tests that must exist", first item: a full `chime list --all-pages --json` over a
 /// big store while a ping every 50 ms answers within 100 ms and reminders due meanwhile fire

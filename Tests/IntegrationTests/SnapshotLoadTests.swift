@@ -1,10 +1,10 @@
-import ChimeCluster
 import ChimeCore
 import ChimeTestSupport
 import ChimeWire
 import Foundation
 import Synchronization
 import Testing
+import ChimeClient
 
 /// Issue 15, item 1, for snapshots: a snapshot of a big store is written on the snapshot
 /// thread, so pings every 50 ms answer within 100 ms and reminders due meanwhile fire on time

@@ -1,10 +1,10 @@
-import ChimeCluster
 import ChimeCore
 import ChimeStore
 import ChimeTestSupport
 import ChimeWire
 import Foundation
 import Testing
+import ChimeClient
 
 /// Store-level safety over real processes: corruption is refused and repaired only on
 /// request, the epoch never goes back, and a coordinator whose LOCK is deleted stops.

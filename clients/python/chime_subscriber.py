@@ -48,7 +48,7 @@ class GapFiller:
     """The pure state of the algorithm: live events and `events` replies in, events out.
 
     Time (`now`, seconds on any monotonic clock) is passed in, so it is tested without
-    sockets. Mirrors `GapFiller` in Sources/ChimeCluster/Subscriber/GapFiller.swift.
+    sockets. Mirrors `GapFiller` in Sources/ChimeClient/Subscriber/GapFiller.swift.
     """
 
     def __init__(self, since: int | None = None, idle_fetch_interval_s: float = 1.0,

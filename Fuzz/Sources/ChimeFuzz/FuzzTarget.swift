@@ -1,4 +1,4 @@
-import ChimeCluster
+import ChimeCoordinator
 import ChimeCore
 import ChimeStore
 import ChimeWire
@@ -14,7 +14,8 @@ enum FuzzTarget: String, CaseIterable {
     /// A journal segment (the input after a valid segment header): `RecordReader` and
     /// `StoreVerification.verify`, which decodes every entry.
     case journal
-    /// `CoordinatorSnapshot.decode(payload:)`, and a decoded snapshot re-encoded.
+    /// `DurableState.decodeSnapshot(_:seed:)` (format 4 and the legacy format 3), and a decoded
+    /// state re-encoded decodes to an equal state.
     case snapshot
     /// `RecurrenceRule(parsing:)`.
     case rrule
@@ -75,9 +76,11 @@ enum FuzzTarget: String, CaseIterable {
     }
 
     private static func fuzzSnapshot(_ bytes: [UInt8]) {
-        guard let snapshot = try? CoordinatorSnapshot.decode(payload: Data(bytes)) else { return }
+        let seed = CoordinatorConfiguration().durableSettings
+        guard let decoded = try? DurableState.decodeSnapshot(Data(bytes), seed: seed) else { return }
         do {
-            _ = try CoordinatorSnapshot.decode(payload: snapshot.encodedPayload())
+            let again = try DurableState.decodeSnapshot(decoded.state.encodedSnapshot(takenAt: decoded.takenAt), seed: seed)
+            guard again.state == decoded.state else { fatalError("a decoded snapshot decodes to another state after encoding") }
         } catch {
             fatalError("a decoded snapshot does not decode after encoding: \(error)")
         }

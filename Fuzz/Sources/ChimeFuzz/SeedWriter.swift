@@ -1,4 +1,4 @@
-import ChimeCluster
+import ChimeCoordinator
 import ChimeCore
 import ChimeStore
 import ChimeWire
@@ -27,15 +27,18 @@ enum SeedWriter {
             FrameSplitter.join(codec.encodeFrames(WorkerMessage(worker: "w", host: "h", pid: 1, delivered: 0))),
             as: "frames", "heartbeat", in: directory)
 
-        var snapshot = CoordinatorState(startedAt: due).makeSnapshot(at: due)
-        try save([UInt8](snapshot.encodedPayload()), as: "snapshot", "empty", in: directory)
-        snapshot.reminders = [
+        var empty = CoordinatorState(startedAt: due)
+        try save([UInt8](empty.encodedSnapshot(at: due)), as: "snapshot", "empty", in: directory)
+        _ = empty.onRequest(ControlRequest(requestId: "a1", command: .schedule([reminder])), from: ClientAddress(routing: [Data([1])]), at: due)
+        try save([UInt8](empty.encodedSnapshot(at: due)), as: "snapshot", "one-reminder", in: directory)
+        var legacy = CoordinatorSnapshot(unsettled: [], deadLetters: [], nextEventSeq: 1, events: [])
+        legacy.reminders = [
             CoordinatorSnapshot.ReminderRecord(
                 reminderBytes: reminder.binaryEncoded(), id: reminder.id, nextIndex: 0, nextFireAt: due, armedAt: nil,
                 state: .pending, deliveredCount: 0, lastFiredAt: nil)
         ]
-        snapshot.answered = [AnsweredRequest(requestId: "a1", reply: Data(#"{"ok":true}"#.utf8))]
-        try save([UInt8](snapshot.encodedPayload()), as: "snapshot", "one-reminder", in: directory)
+        legacy.answered = [AnsweredRequest(requestId: "a1", reply: Data(#"{"ok":true}"#.utf8))]
+        try save([UInt8](legacy.encodedPayload()), as: "snapshot", "format-3-one-reminder", in: directory)
 
         try save(
             journalRecords([.scheduled(reminder, at: due), .cancelled([reminder.id], at: due), .nagFired(firing.firingId, at: due)]),

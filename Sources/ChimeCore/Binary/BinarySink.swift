@@ -5,7 +5,8 @@ import Foundation
 ///
 /// Primitives (see ``Reminder/binaryEncoded()`` for the layout built from them): a varint
 /// is unsigned LEB128, least significant group first, in as few bytes as possible; an int
-/// is a zigzag-mapped varint; fixed 64-bit values are little-endian.
+/// is a zigzag-mapped varint; fixed 32- and 64-bit values are little-endian. ``ByteReader``
+/// reads them back.
 public protocol BinarySink {
     /// Whether the bytes are kept, so the order of unordered things (dictionary keys) matters.
     static var keepsBytes: Bool { get }
@@ -31,8 +32,18 @@ extension BinarySink {
     /// A signed integer, zigzag-mapped (see `writeInt(_: Int64)`).
     public mutating func writeInt(_ value: Int) { writeInt(Int64(value)) }
 
-    /// A length or element count (≥ 0) as a varint.
-    public mutating func writeCount(_ count: Int) { writeVarint(UInt64(count)) }
+    /// Four bytes, little-endian.
+    public mutating func writeFixed32(_ value: UInt32) {
+        withUnsafeBytes(of: value.littleEndian) { writeBytes($0) }
+    }
+
+    /// A length or element count (≥ 0, and below 2³² for `.fixed32`).
+    public mutating func writeCount(_ count: Int, _ prefix: BinaryLengthPrefix = .varint) {
+        switch prefix {
+        case .varint: writeVarint(UInt64(count))
+        case .fixed32: writeFixed32(UInt32(count))
+        }
+    }
 
     /// The IEEE 754 bit pattern, so every value (−0.0, NaN payloads, subnormals) comes back.
     public mutating func writeDouble(_ value: Double) { writeFixed64(value.bitPattern) }
@@ -40,10 +51,16 @@ extension BinarySink {
     /// Seconds since 2001-01-01T00:00:00Z (Foundation's reference date) as a double.
     public mutating func writeInstant(_ date: Date) { writeDouble(date.timeIntervalSinceReferenceDate) }
 
-    /// A varint byte count, then the UTF-8 bytes.
-    public mutating func writeString(_ text: String) {
-        writeCount(text.utf8.count)
+    /// A byte count, then the UTF-8 bytes.
+    public mutating func writeString(_ text: String, _ prefix: BinaryLengthPrefix = .varint) {
+        writeCount(text.utf8.count, prefix)
         writeUTF8(text)
+    }
+
+    /// A byte count, then the bytes.
+    public mutating func writeBytes(_ data: Data, _ prefix: BinaryLengthPrefix) {
+        writeCount(data.count, prefix)
+        data.withUnsafeBytes { writeBytes($0) }
     }
 }
 

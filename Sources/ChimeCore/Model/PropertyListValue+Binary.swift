@@ -53,9 +53,9 @@ extension PropertyListValue {
     }
 
     /// Reads a value at nesting `level` (1 is the `userInfo` dictionary itself).
-    init(reading reader: inout ByteReader, level: Int) throws(ReminderBinaryError) {
+    init(reading reader: inout ByteReader, level: Int) throws(BinaryDecodingError) {
         let offset = reader.offset
-        guard level <= Reminder.maximumBinaryUserInfoDepth else { throw ReminderBinaryError(.tooDeep, offset: offset) }
+        guard level <= Reminder.maximumBinaryUserInfoDepth else { throw BinaryDecodingError(.tooDeep, offset: offset) }
         switch try reader.readByte() {
         case BinaryTag.string: self = .string(try reader.readString())
         case BinaryTag.integer: self = .integer(try reader.readInt64())
@@ -71,17 +71,17 @@ extension PropertyListValue {
         case BinaryTag.dictionary:
             self = .dictionary(try Self.readBinaryEntries(from: &reader, level: level))
         default:
-            throw ReminderBinaryError(.unknownTag, offset: offset)
+            throw BinaryDecodingError(.unknownTag, offset: offset)
         }
     }
 
     /// Reads a dictionary body at nesting `level`; keys must be in strictly ascending UTF-8
     /// byte order and unequal as `String`s (canonically equivalent spellings are one key).
-    static func readBinaryEntries(from reader: inout ByteReader, level: Int) throws(ReminderBinaryError)
+    static func readBinaryEntries(from reader: inout ByteReader, level: Int) throws(BinaryDecodingError)
         -> [String: PropertyListValue]
     {
         let offset = reader.offset
-        guard level <= Reminder.maximumBinaryUserInfoDepth else { throw ReminderBinaryError(.tooDeep, offset: offset) }
+        guard level <= Reminder.maximumBinaryUserInfoDepth else { throw BinaryDecodingError(.tooDeep, offset: offset) }
         let count = try reader.readCount()
         var entries = [String: PropertyListValue](minimumCapacity: count)
         var previousKey: String?
@@ -89,11 +89,11 @@ extension PropertyListValue {
             let keyOffset = reader.offset
             let key = try reader.readString()
             if let previousKey, !previousKey.utf8.lexicographicallyPrecedes(key.utf8) {
-                throw ReminderBinaryError(.nonCanonical, offset: keyOffset)
+                throw BinaryDecodingError(.nonCanonical, offset: keyOffset)
             }
             let value = try PropertyListValue(reading: &reader, level: level + 1)
             guard entries.updateValue(value, forKey: key) == nil else {
-                throw ReminderBinaryError(.nonCanonical, offset: keyOffset)
+                throw BinaryDecodingError(.nonCanonical, offset: keyOffset)
             }
             previousKey = key
         }

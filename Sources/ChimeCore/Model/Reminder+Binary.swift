@@ -78,10 +78,10 @@ extension Reminder {
     ///
     /// Checks the structure, not the meaning: values come back as stored, unvalidated as
     /// the memberwise initializers leave them (``validate(maximumUserInfoBytes:)`` checks them).
-    /// - Throws: ``ReminderBinaryError`` for an unknown version, truncated bytes, a varint
+    /// - Throws: ``BinaryDecodingError`` for an unknown version, truncated bytes, a varint
     ///   over 64 bits, a length past the end, invalid UTF-8, an unknown tag or flag, a
     ///   non-canonical item, `userInfo` nested too deep, or trailing bytes.
-    public init(binary bytes: ArraySlice<UInt8>) throws(ReminderBinaryError) {
+    public init(binary bytes: ArraySlice<UInt8>) throws(BinaryDecodingError) {
         var reader = ByteReader(bytes)
         try Self.readBinaryVersion(from: &reader)
         id = ReminderID(try reader.readString())
@@ -97,15 +97,15 @@ extension Reminder {
     }
 
     /// Decodes the binary form of ``binaryEncoded()``; see `init(binary:)`.
-    /// - Throws: ``ReminderBinaryError`` as `init(binary:)` does.
-    public init(binary bytes: [UInt8]) throws(ReminderBinaryError) {
+    /// - Throws: ``BinaryDecodingError`` as `init(binary:)` does.
+    public init(binary bytes: [UInt8]) throws(BinaryDecodingError) {
         try self.init(binary: bytes[...])
     }
 
     /// The recipient of an encoded reminder, read without decoding the rest: the version and
     /// the recipient are checked, the id only for its length, and the bytes after them not at all.
-    /// - Throws: ``ReminderBinaryError`` when the version, id or recipient cannot be read.
-    public static func binaryRecipient(in bytes: ArraySlice<UInt8>) throws(ReminderBinaryError) -> RecipientID {
+    /// - Throws: ``BinaryDecodingError`` when the version, id or recipient cannot be read.
+    public static func binaryRecipient(in bytes: ArraySlice<UInt8>) throws(BinaryDecodingError) -> RecipientID {
         var reader = ByteReader(bytes)
         try readBinaryVersion(from: &reader)
         try reader.skipString()
@@ -113,8 +113,8 @@ extension Reminder {
     }
 
     /// The recipient of an encoded reminder; see `binaryRecipient(in:)`.
-    /// - Throws: ``ReminderBinaryError`` when the version, id or recipient cannot be read.
-    public static func binaryRecipient(in bytes: [UInt8]) throws(ReminderBinaryError) -> RecipientID {
+    /// - Throws: ``BinaryDecodingError`` when the version, id or recipient cannot be read.
+    public static func binaryRecipient(in bytes: [UInt8]) throws(BinaryDecodingError) -> RecipientID {
         try binaryRecipient(in: bytes[...])
     }
 
@@ -132,8 +132,8 @@ extension Reminder {
     }
 
     /// The recipient, repeat, nag and offset flags of an encoded reminder.
-    /// - Throws: ``ReminderBinaryError`` when the version, id, recipient or flags cannot be read.
-    public static func binarySummary(in bytes: ArraySlice<UInt8>) throws(ReminderBinaryError) -> BinarySummary {
+    /// - Throws: ``BinaryDecodingError`` when the version, id, recipient or flags cannot be read.
+    public static func binarySummary(in bytes: ArraySlice<UInt8>) throws(BinaryDecodingError) -> BinarySummary {
         var reader = ByteReader(bytes)
         try readBinaryVersion(from: &reader)
         try reader.skipString()
@@ -161,9 +161,9 @@ extension Reminder {
         }
     }
 
-    private static func readBinaryVersion(from reader: inout ByteReader) throws(ReminderBinaryError) {
+    private static func readBinaryVersion(from reader: inout ByteReader) throws(BinaryDecodingError) {
         guard try reader.readByte() == binaryFormatVersion else {
-            throw ReminderBinaryError(.unknownVersion, offset: 0)
+            throw BinaryDecodingError(.unknownVersion, offset: 0)
         }
     }
 }
@@ -199,10 +199,10 @@ struct ReminderBinaryFields: OptionSet {
     init(rawValue: UInt64) { self.rawValue = rawValue }
 
     /// Reads the bitmask, refusing bits this version does not define.
-    init(reading reader: inout ByteReader) throws(ReminderBinaryError) {
+    init(reading reader: inout ByteReader) throws(BinaryDecodingError) {
         let offset = reader.offset
         self.init(rawValue: try reader.readVarint())
-        guard Self.defined.isSuperset(of: self) else { throw ReminderBinaryError(.unknownFlags, offset: offset) }
+        guard Self.defined.isSuperset(of: self) else { throw BinaryDecodingError(.unknownFlags, offset: offset) }
     }
 }
 
@@ -239,7 +239,7 @@ extension Content {
         if let threadId { sink.writeString(threadId) }
     }
 
-    init(reading reader: inout ByteReader, fields: ReminderBinaryFields) throws(ReminderBinaryError) {
+    init(reading reader: inout ByteReader, fields: ReminderBinaryFields) throws(BinaryDecodingError) {
         title = fields.contains(.title) ? try reader.readString() : nil
         body = fields.contains(.body) ? try reader.readString() : nil
         action = fields.contains(.action) ? try reader.readString() : nil

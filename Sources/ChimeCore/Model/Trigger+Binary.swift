@@ -36,7 +36,7 @@ extension Trigger {
         if let misfireThreshold { sink.writeDouble(misfireThreshold) }
     }
 
-    init(reading reader: inout ByteReader, fields: ReminderBinaryFields) throws(ReminderBinaryError) {
+    init(reading reader: inout ByteReader, fields: ReminderBinaryFields) throws(BinaryDecodingError) {
         if fields.contains(.wallClockStart) {
             let local = try LocalDateTime(reading: &reader)
             start = .wallClock(local, zoneIdentifier: try reader.readString())
@@ -112,7 +112,7 @@ extension LocalDateTime {
         sink.writeInt(second)
     }
 
-    init(reading reader: inout ByteReader) throws(ReminderBinaryError) {
+    init(reading reader: inout ByteReader) throws(BinaryDecodingError) {
         self.init(
             year: try reader.readInt(), month: try reader.readInt(), day: try reader.readInt(),
             hour: try reader.readInt(), minute: try reader.readInt(), second: try reader.readInt())
@@ -131,7 +131,7 @@ extension RecurrenceDateTime {
         }
     }
 
-    init(reading reader: inout ByteReader) throws(ReminderBinaryError) {
+    init(reading reader: inout ByteReader) throws(BinaryDecodingError) {
         let isLocal = try reader.readTag { tag in tag <= 1 ? tag == 1 : nil }
         self = isLocal ? .local(try LocalDateTime(reading: &reader)) : .instant(try reader.readInstant())
     }
@@ -143,7 +143,7 @@ extension RecurrenceDateTime {
         for value in values { value.writeBinary(to: &sink) }
     }
 
-    static func readBinaryList(from reader: inout ByteReader) throws(ReminderBinaryError) -> [RecurrenceDateTime] {
+    static func readBinaryList(from reader: inout ByteReader) throws(BinaryDecodingError) -> [RecurrenceDateTime] {
         let count = try reader.readNonEmptyCount()
         var values: [RecurrenceDateTime] = []
         values.reserveCapacity(count)

@@ -133,3 +133,14 @@ public struct PendingCap<Key: Hashable & Comparable & Sendable>: Sendable {
         return transitions
     }
 }
+
+extension PendingCap: Equatable {
+    /// Equal when the limits are and the same keys are armed and waiting with the same next
+    /// fire instants (the heaps' layouts are how the cap is kept, not what it holds).
+    public static func == (lhs: Self, rhs: Self) -> Bool {
+        func same(_ a: IndexedHeap<Key, Slot>, _ b: IndexedHeap<Key, Slot>) -> Bool {
+            a.count == b.count && a.unorderedEntries.allSatisfy { b.priority(of: $0.key) == $0.priority }
+        }
+        return lhs.limit == rhs.limit && same(lhs.armed, rhs.armed) && same(lhs.waiting, rhs.waiting)
+    }
+}

@@ -105,3 +105,23 @@ public struct TimerQueue<Key: Hashable & Sendable>: Sendable {
         return Stamp(deadline: deadline.timeIntervalSinceReferenceDate, sequence: nextSequence)
     }
 }
+
+extension TimerQueue {
+    /// The entry with the earliest deadline (ties: the earliest `schedule` call), or `nil`
+    /// when the queue is empty; it stays in the queue. O(1).
+    @inlinable
+    public var first: (key: Key, deadline: Date)? { heap.top.map { ($0.key, $0.priority.instant) } }
+
+    /// Every key with its deadline (UTC), in no particular order. O(n).
+    public var deadlines: [Key: Date] {
+        Dictionary(uniqueKeysWithValues: heap.unorderedEntries.map { ($0.key, $0.priority.instant) })
+    }
+}
+
+extension TimerQueue: Equatable {
+    /// Equal when the same keys have the same deadlines: the heap's layout and the order in
+    /// which equal deadlines were set are how the queue is kept, not what it holds.
+    public static func == (lhs: Self, rhs: Self) -> Bool {
+        lhs.count == rhs.count && lhs.heap.unorderedEntries.allSatisfy { rhs.deadline(of: $0.key) == $0.priority.instant }
+    }
+}

@@ -61,13 +61,13 @@ extension RecurrenceRule {
         if weekStart != .monday { sink.writeByte(UInt8(weekStart.rawValue)) }
     }
 
-    init(reading reader: inout ByteReader) throws(ReminderBinaryError) {
+    init(reading reader: inout ByteReader) throws(BinaryDecodingError) {
         let frequency = try reader.readTag(Frequency.init(binaryTag:))
         self.init(frequency: frequency, interval: try reader.readInt())
         let partsOffset = reader.offset
         let parts = BinaryParts(rawValue: try reader.readVarint())
         guard BinaryParts.defined.isSuperset(of: parts) else {
-            throw ReminderBinaryError(.unknownFlags, offset: partsOffset)
+            throw BinaryDecodingError(.unknownFlags, offset: partsOffset)
         }
         if parts.contains(.count) { count = try reader.readInt() }
         if parts.contains(.until) { until = try RecurrenceDateTime(reading: &reader) }
@@ -94,7 +94,7 @@ extension RecurrenceRule {
             let offset = reader.offset
             weekStart = try reader.readTag { tag in Weekday(rawValue: Int(tag)) }
             // Monday is the default and is written by leaving the bit clear.
-            guard weekStart != .monday else { throw ReminderBinaryError(.nonCanonical, offset: offset) }
+            guard weekStart != .monday else { throw BinaryDecodingError(.nonCanonical, offset: offset) }
         }
     }
 }
@@ -107,7 +107,7 @@ extension RecurrenceRule {
         for value in values { sink.writeInt(value) }
     }
 
-    private static func readIntegers(from reader: inout ByteReader) throws(ReminderBinaryError) -> [Int] {
+    private static func readIntegers(from reader: inout ByteReader) throws(BinaryDecodingError) -> [Int] {
         let count = try reader.readNonEmptyCount()
         var values: [Int] = []
         values.reserveCapacity(count)

@@ -1,7 +1,7 @@
-import ChimeCluster
 import ChimeCore
 import ChimeWire
 import Foundation
+import ChimeClient
 
 enum ControlCommand: Command {
     static let spec = CommandSpec(

@@ -1,8 +1,10 @@
-import ChimeCluster
 import ChimeCore
 import ChimeRuntime
 import Foundation
 import HTTPServer
+import ChimeCoordinator
+import ChimeSecurity
+import ChimeWorker
 
 enum CoordinatorCommand: Command {
     static let spec = CommandSpec(

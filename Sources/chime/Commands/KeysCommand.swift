@@ -1,5 +1,5 @@
-import ChimeCluster
 import Foundation
+import ChimeSecurity
 
 /// `chime keys init DIR` and `chime keys add DIR ROLE NAME`: CURVE certificates for a cluster.
 enum KeysCommand: Command {

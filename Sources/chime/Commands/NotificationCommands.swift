@@ -1,4 +1,3 @@
-import ChimeCluster
 import ChimeCore
 import ChimeWire
 import Foundation

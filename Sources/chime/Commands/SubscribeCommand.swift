@@ -1,9 +1,9 @@
-import ChimeCluster
 import ChimeCore
 import ChimeRuntime
 import ChimeWire
 import Foundation
 import ZeroMQ
+import ChimeClient
 
 enum SubscribeCommand: Command {
     static let spec = CommandSpec(

@@ -1,8 +1,8 @@
-import ChimeCluster
 import ChimeCore
 import ChimeRuntime
 import ChimeWire
 import Foundation
+import ChimeClient
 
 enum UpCommand: Command {
     static let spec = CommandSpec(

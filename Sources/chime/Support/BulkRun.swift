@@ -1,4 +1,3 @@
-import ChimeCluster
 import ChimeWire
 import Foundation
 

@@ -1,8 +1,8 @@
-import ChimeCluster
 import ChimeCore
 import ChimeRuntime
 import ChimeWire
 import Foundation
+import ChimeClient
 
 /// One input item that was not scheduled: its 0-based index in the input and why.
 struct ItemFailure {

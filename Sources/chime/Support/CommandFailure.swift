@@ -1,7 +1,7 @@
-import ChimeCluster
 import ChimeRuntime
 import ChimeWire
 import Foundation
+import ChimeSecurity
 
 /// A runtime failure raised by the CLI itself (not a usage mistake): exit status 1.
 struct RuntimeFailure: Error, CustomStringConvertible {

@@ -1,6 +1,6 @@
-import ChimeCluster
 import ChimeRuntime
 import Foundation
+import ChimeSecurity
 
 /// Options every cluster-facing command takes: configuration file and endpoint overrides.
 enum CommonOptions {

@@ -1,4 +1,3 @@
-import ChimeCluster
 import ChimeRuntime
 import Foundation
 

@@ -1,7 +1,7 @@
-import ChimeCluster
 import ChimeCore
 import ChimeWire
 import Foundation
+import ChimeClient
 
 /// Prints raw JSON bytes as one line.
 func printJSON(_ data: Data) {

@@ -1,0 +1,130 @@
+import ChimeCore
+import ChimeRuntime
+import ChimeWire
+import Foundation
+import ZeroMQ
+import ChimeSecurity
+
+/// Receives fire events from the coordinator's XPUB endpoint; with a control client, with
+/// no gap and no duplicate across coordinator restarts (``GapFiller``).
+///
+/// Topics match by prefix in ZeroMQ (`fire.al` would also match `fire.alice`), so
+/// `recipient` is also compared exactly on every event.
+///
+/// With `catchUp`, the client subscribes first, then asks `events` over the control socket
+/// (from `since`, or from the settled watermark "now" when `since` is `nil`) and from then
+/// on delivers in `seq` order: a live event waits until every earlier `seq` is settled and
+/// the missing ones were replayed (ZeroMQ Guide ch. 5, "Clone"). A failed fetch (the
+/// coordinator restarting) is retried; each firing id is delivered once.
+public final class SubscriberClient {
+    let endpoint: String
+    let recipient: RecipientID?
+    let stop: StopSignal
+    let codec = WireCodec()
+
+    /// - Parameters:
+    ///   - endpoint: the events endpoint to connect to (`tcp://127.0.0.1:7703`).
+    ///   - recipient: one recipient's events only; every fire event when `nil`.
+    ///   - highWaterMark: events queued before ZeroMQ drops (ZMQ_RCVHWM).
+    ///   - curve: this subscriber's key and the coordinator's public key; `nil` without CURVE.
+    public init(
+        endpoint: String, recipient: RecipientID?, stop: StopSignal, highWaterMark: Int32 = 250_000,
+        curve: CurveClientKeys? = nil
+    ) {
+        self.curve = curve
+        self.endpoint = endpoint
+        self.recipient = recipient
+        self.stop = stop
+        self.highWaterMark = highWaterMark
+    }
+
+    let highWaterMark: Int32
+    let curve: CurveClientKeys?
+
+    /// Calls `onEvent` for every fire event until the stop signal, with the event's JSON.
+    /// - Parameters:
+    ///   - catchUp: the control client and the `seq` after which to replay retained events
+    ///     first (`nil`: none, start now); with it, restarts and gaps are filled.
+    ///   - onReady: called once the subscription is sent.
+    /// - Throws: `ZeroMQError` when the endpoint is invalid; `WireError` when the
+    ///   coordinator refuses an `events` request (a failed exchange is retried).
+    public func run(
+        catchUp: (client: ControlClient, since: UInt64?)? = nil, onReady: () -> Void = {},
+        onEvent: (FireEvent, Data) -> Void
+    ) throws {
+        let context = try Context()
+        stop.onStop { context.shutdown() }
+        let socket = try Socket(.subscriber, context: context)
+        defer { socket.close() }
+        try socket.set(.linger(milliseconds: 0))
+        try socket.set(.receiveHighWaterMark(highWaterMark))
+        let topic = recipient.map { Topic.fire($0) } ?? Topic.firePrefix
+        try socket.set(.subscribe(Data(topic.utf8)))
+        try curve?.secure(socket, for: endpoint)
+        try socket.connect(to: endpoint)
+        onReady()
+        var filler = catchUp.map { GapFiller(since: $0.since) }
+        let poller = Poller()
+        poller.register(socket, for: .readable)
+        do {
+            while !stop.isStopRequested {
+                if let catchUp, var current = filler, current.isFetchDue(at: Date()) {
+                    try fetch(catchUp.client, filler: &current, onEvent: onEvent)
+                    filler = current
+                }
+                let waitMilliseconds = filler.map { $0.hasWaitingEvents ? 20 : 100 } ?? 100
+                if try poller.poll(timeout: .milliseconds(waitMilliseconds)) > 0 {
+                    while let frames = try socket.receiveMessage(dontWait: true) {
+                        guard frames.count == 2 else { continue }
+                        if let recipient, frames[0] != Data(Topic.fire(recipient).utf8) { continue }
+                        guard let event = try? codec.decode(FireEvent.self, from: frames[1]) else { continue }
+                        guard var current = filler else {
+                            onEvent(event, frames[1])
+                            continue
+                        }
+                        for ready in current.onLive(event, at: Date()) {
+                            onEvent(ready, ready.seq == event.seq ? frames[1] : codec.encode(ready))
+                        }
+                        filler = current
+                    }
+                }
+                if var current = filler {
+                    for ready in current.onTick(at: Date()) { onEvent(ready, codec.encode(ready)) }
+                    filler = current
+                }
+            }
+        } catch let error as ZeroMQError where error.code == .contextTerminated {
+            return
+        }
+    }
+
+    /// Fetches every retained event after the filler's watermark (page by page) and
+    /// delivers what becomes ready. An unanswered request (the coordinator restarting) only
+    /// paces the next attempt.
+    func fetch(_ client: ControlClient, filler: inout GapFiller, onEvent: (FireEvent, Data) -> Void) throws {
+        while true {
+            let request = ControlRequest(command: .events(after: filler.fetchAfter, recipient: recipient, limit: 1000))
+            guard let result = try Self.events(client, request) else {
+                filler.onFetchFailed(at: Date())
+                return
+            }
+            for event in filler.onFetched(result.events, through: result.through, at: Date()) {
+                onEvent(event, codec.encode(event))
+            }
+            if !result.truncated { return }
+        }
+    }
+
+    /// The `events` reply, or `nil` when none came (the coordinator is restarting).
+    /// - Throws: `WireError` when the coordinator answered with an error.
+    static func events(_ client: ControlClient, _ request: ControlRequest) throws(WireError) -> EventsResult? {
+        let reply: ControlReply<EventsResult>
+        do {
+            reply = try client.send(request, expecting: EventsResult.self)
+        } catch {
+            guard error.code == .unavailable else { throw error }
+            return nil
+        }
+        return reply.result
+    }
+}

@@ -1,0 +1,61 @@
+import ChimeCore
+import ChimeRuntime
+import ChimeWire
+import Foundation
+import ZeroMQ
+import ChimeSecurity
+
+/// Receives the live `badge.<recipient>` or `action.<recipient>` events (no catch-up: these
+/// are not retained by the coordinator; fire events go through ``SubscriberClient``).
+public final class TopicSubscriber {
+    let endpoint: String
+    let prefix: String
+    let recipient: RecipientID?
+    let stop: StopSignal
+    let highWaterMark: Int32
+    let curve: CurveClientKeys?
+
+    /// - Parameters:
+    ///   - endpoint: the events endpoint to connect to (`tcp://127.0.0.1:7703`).
+    ///   - prefix: the topic family with its dot, `badge.` or `action.`.
+    ///   - recipient: one recipient's events only (compared exactly); all when `nil`.
+    ///   - highWaterMark: events queued before ZeroMQ drops (ZMQ_RCVHWM).
+    ///   - curve: this subscriber's key and the coordinator's public key; `nil` without CURVE.
+    public init(
+        endpoint: String, prefix: String, recipient: RecipientID?, stop: StopSignal, highWaterMark: Int32 = 250_000,
+        curve: CurveClientKeys? = nil
+    ) {
+        self.endpoint = endpoint
+        self.prefix = prefix
+        self.recipient = recipient
+        self.stop = stop
+        self.highWaterMark = highWaterMark
+        self.curve = curve
+    }
+
+    /// Calls `onMessage` with each event's topic and JSON until the stop signal.
+    /// - Throws: `ZeroMQError` when the endpoint is invalid.
+    public func run(onReady: () -> Void = {}, onMessage: (String, Data) -> Void) throws {
+        let context = try Context()
+        stop.onStop { context.shutdown() }
+        let socket = try Socket(.subscriber, context: context)
+        defer { socket.close() }
+        try socket.set(.linger(milliseconds: 0))
+        try socket.set(.receiveHighWaterMark(highWaterMark))
+        let topic = prefix + (recipient?.rawValue ?? "")
+        try socket.set(.subscribe(Data(topic.utf8)))
+        try curve?.secure(socket, for: endpoint)
+        try socket.connect(to: endpoint)
+        onReady()
+        do {
+            while !stop.isStopRequested {
+                guard let frames = try socket.receiveMessage(dontWait: false), frames.count == 2 else { continue }
+                // Topics match by prefix: `badge.al` would also match `badge.alice`.
+                if recipient != nil, frames[0] != Data(topic.utf8) { continue }
+                onMessage(String(decoding: frames[0], as: UTF8.self), frames[1])
+            }
+        } catch let error as ZeroMQError where error.code == .contextTerminated {
+            return
+        }
+    }
+}

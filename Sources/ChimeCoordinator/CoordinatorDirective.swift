@@ -1,0 +1,152 @@
+import ChimeCore
+import ChimeStore
+import ChimeWire
+import Foundation
+
+/// Where a control reply goes: the ROUTER envelope of the request.
+public struct ClientAddress: Hashable, Sendable {
+    /// The frames before the body (identity, and the empty delimiter if the client sent one).
+    public var routing: [Data]
+    /// Creates the value from its fields (see each property for meaning and units).
+    public init(routing: [Data]) { self.routing = routing }
+}
+
+/// The outcome of a control request, before encoding (`encodedReply(requestId:)`); answers
+/// to mutating requests are journaled as those bytes (`.answered`).
+public enum ControlOutcome: Sendable, Hashable {
+    case scheduled(ScheduleResult, warnings: [String])
+    /// A page of `list`, decoded and encoded off the loop (`ListingPage.result`).
+    case listed(ListingPage)
+    case cancelled(CancelResult)
+    case status(StatusReport)
+    case workers(WorkersResult)
+    case stats(StatsReport)
+    case pong(PongResult)
+    case deadLetters(DeadLettersResult)
+    case retried(RetryResult)
+    case events(EventsResult)
+    case recipient(RecipientResult)
+    case badge(BadgeResult)
+    case switched(SwitchResult)
+    case delivered(DeliveredResult)
+    case job(JobResult)
+    case failed(WireError)
+}
+
+/// What `CoordinatorState` asks its service to do, in order: journal entries first
+/// (appended and synced before any dispatch or reply of the same turn), then messages.
+public enum CoordinatorDirective: Sendable, Hashable {
+    /// Append to the journal.
+    case append(JournalEntry)
+    /// Send a batch to one worker (its lease has started); report a failed hand-off with
+    /// `onDispatchFailed`.
+    case dispatch(DispatchBatch, to: WorkerID)
+    /// Answer a control request (`indirect`: an outcome is ~450 bytes, the other cases ~80).
+    indirect case reply(ControlOutcome, requestId: String?, to: ClientAddress)
+    /// Answer a retried request with the reply remembered for its `requestId`, byte for
+    /// byte as it was first sent.
+    case replyEncoded(Data, to: ClientAddress)
+    /// Publish a coordinator event (badge change, finished action) on the event stream.
+    case publish(CoordinatorEvent)
+}
+
+/// An event the coordinator itself publishes.
+public enum CoordinatorEvent: Sendable, Hashable {
+    case badge(BadgeEvent)
+    case action(ActionEvent)
+
+    /// `badge.<recipient>` or `action.<recipient>`.
+    public var topic: String {
+        switch self {
+        case .badge(let event): Topic.badge(event.recipient)
+        case .action(let event): Topic.action(event.recipient)
+        }
+    }
+}
+
+/// Tunables of the coordinator's decisions (no endpoints: those belong to the service).
+public struct CoordinatorConfiguration: Sendable {
+    /// How long a dispatched firing may stay unacknowledged before redelivery, in seconds.
+    public var leaseDuration: Double = 10
+    /// Dispatch attempts before a firing moves to the dead-letter list.
+    public var maxAttempts = 5
+    /// The workers' heartbeat interval, in seconds.
+    public var heartbeatInterval: Double = 1
+    /// Missed heartbeats after which a worker counts as dead.
+    public var heartbeatLiveness = 3
+    /// Firings per dispatch message at most.
+    public var maxBatchSize = 256
+    /// Reminders per `schedule` request at most.
+    public var maxRemindersPerRequest = 100_000
+    /// The `userInfo` JSON size limit, in bytes.
+    public var maximumUserInfoBytes = 4096
+    /// Remembered request ids, for idempotent retries (each keeps its encoded reply; see
+    /// also `rememberedReplyBytes`).
+    public var rememberedRequests = 1000
+    /// The remembered small replies' total size at most, in bytes: the oldest are forgotten
+    /// first (the newest is always kept). Replies above `largeReplyThreshold` have their own
+    /// budget, `rememberedLargeReplyBytes`, so they never push a small one out.
+    public var rememberedReplyBytes = 16 << 20
+    /// The size above which a remembered reply is large, in bytes (64 KiB). A bulk `schedule`
+    /// of 1,000 reminders answers with ~80 KB; a `schedule --file` chunk of 2,000 with ~200 KB.
+    public var largeReplyThreshold = RequestLog.defaultLargeReplyThreshold
+    /// The remembered large replies' total size at most, in bytes: the oldest large ones are
+    /// forgotten first (the newest is always kept).
+    public var rememberedLargeReplyBytes = 16 << 20
+    /// How many missed occurrences one reminder may fire late under `fireAll`.
+    public var fireAllCap = 100
+    /// The default `misfireThreshold` (seconds) for reminders that give none; `nil`: no limit.
+    public var misfireThreshold: Double?
+    /// Whether scheduled start times lose their seconds, as many reminder apps do.
+    public var truncateToMinute = false
+    /// Checks a named sound (`nil`: fine, else the problem); `nil` when no sounds directory
+    /// is configured. Injected I/O: the state itself reads no files.
+    public var soundCheck: (@Sendable (String) -> String?)?
+    /// The default cap on a recipient's armed reminders (`nil`: unlimited); a recipient's own
+    /// `maxPending` wins.
+    public var maxPendingPerRecipient: Int?
+    /// Whether unregistered recipients get nothing, as on iOS.
+    public var requireRegistration = false
+    /// The snooze delay when an `act snooze` request gives none, in seconds.
+    public var snoozeSeconds: Double = 600
+    /// How long a worker may run an action handler, in seconds; the job's lease adds 5 s.
+    public var actionTimeLimit: Double = 10
+    /// Acknowledged fire events kept for `events` catch-up requests.
+    public var eventRetention = 10_000
+    /// Finished action jobs kept for `job` requests (the oldest finished are forgotten first).
+    public var finishedJobRetention = 1000
+    /// Worker records kept at most (alive or recently lost); a message from a new worker
+    /// id beyond this is dropped, so forged heartbeats cannot grow memory.
+    public var maxWorkers = 1024
+    /// How long a lost worker's record stays (listed with `alive: false`) after its liveness
+    /// expired, in seconds.
+    public var deadWorkerRetention: Double = 60
+    /// Journal entries the writer may have queued and not yet made durable before the loop
+    /// stops dispatching (a slow disk then slows firing instead of growing memory).
+    public var maxUndurableEntries = 65_536
+    /// How many event `seq` numbers one `.seqReserved` entry reserves. Dispatch does not wait
+    /// for the journal, so a block is reserved when half of the previous one is still unused:
+    /// more than `maxUndurableEntries` plus what one loop turn can dispatch (the workers'
+    /// total credit). A recovery resumes after the reserved block, so a seq never names two
+    /// deliveries; subscribers see a gap of at most this size across a restart.
+    public var eventSeqReservation: UInt64 = 1 << 20
+
+    /// The fencing epoch stamped on every dispatch.
+    public var epoch: UInt64 = 1
+    /// Chime's version, shown by `status`.
+    public var version = "0.1.0"
+    /// The coordinator's process id, shown by `status`.
+    public var pid: Int32 = 0
+
+    /// The defaults shown on each property.
+    public init() {}
+
+    /// The tunables the fold reads, as the durable state records them.
+    public var durableSettings: DurableSettings {
+        DurableSettings(
+            maxPendingPerRecipient: maxPendingPerRecipient, requireRegistration: requireRegistration,
+            eventRetention: eventRetention, rememberedRequests: rememberedRequests,
+            rememberedReplyBytes: rememberedReplyBytes, largeReplyThreshold: largeReplyThreshold,
+            rememberedLargeReplyBytes: rememberedLargeReplyBytes, finishedJobRetention: finishedJobRetention)
+    }
+}

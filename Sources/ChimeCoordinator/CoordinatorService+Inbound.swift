@@ -1,0 +1,224 @@
+import ChimeCore
+import ChimeRuntime
+import ChimeStore
+import ChimeWire
+import Foundation
+import ZeroMQ
+import ChimeSecurity
+
+/// The coordinator's inbound side: control requests (with their role checks), worker
+/// results and dispatch announcements.
+extension CoordinatorService {
+    /// Reads at most 1,000 control requests without blocking, and stops early once the turn
+    /// spent ``controlTurnBudget`` on them: what is left waits in the socket for the next
+    /// turn, after due firings were made and dispatched (issue 15: no op holds the loop).
+    ///
+    /// With security on, each request's role comes from its connection's ZAP user id (the
+    /// `User-Id` message property), never from the message.
+    func readControl(_ control: Socket, into directives: inout [CoordinatorDirective]) throws {
+        defer { sendImmediateReplies(on: control) }
+        let properties = security == nil ? [MessageProperty.peerAddress] : [MessageProperty.peerAddress, MessageProperty.userID]
+        let started = ContinuousClock.now
+        for _ in 0..<1000 {
+            if ContinuousClock.now - started > Self.controlTurnBudget { return }
+            guard let message = try control.receiveMessage(dontWait: true, properties: properties) else { return }
+            if let retryAfter = rateLimiter.admit(
+                peerAddress: message.properties[0], routingID: message.frames.first.map(Array.init) ?? [], at: clock.monotonic)
+            {
+                directives += refusalOverRateLimit(message.frames, retryAfterMilliseconds: retryAfter, peerAddress: message.properties[0])
+                continue
+            }
+            if security == nil {
+                directives += handleControlMessage(message.frames, from: nil)
+            } else {
+                // A connection the ZAP handler admitted always has one; anything else (an
+                // `inproc://` peer inside this process) gets `forbidden` for every request.
+                directives += handleControlMessage(
+                    message.frames, from: .some(message.properties[1].flatMap(Principal.init(userID:))))
+            }
+        }
+    }
+
+    /// The `rate_limited` answer, made without reading the request (so without its
+    /// `requestId`): the point is to spend next to nothing on a peer over its limit. It takes
+    /// the ordinary reply path, so it never overtakes an earlier reply on its connection.
+    func refusalOverRateLimit(_ frames: [Data], retryAfterMilliseconds: Int, peerAddress: String?) -> [CoordinatorDirective] {
+        let routing = ControlEnvelope.replyRouting(for: frames)
+        guard !routing.isEmpty else { return [] }
+        let error = WireError(
+            .rateLimited,
+            "too many requests from \(peerAddress.flatMap { $0.isEmpty ? nil : $0 } ?? "this peer"); retry in \(retryAfterMilliseconds) ms",
+            retryAfterMilliseconds: retryAfterMilliseconds)
+        return state.onUndecodableRequest(error, from: ClientAddress(routing: routing))
+    }
+
+    /// Decodes and answers one control message.
+    /// - Parameter peer: `nil` when security is off (every peer then may use every
+    ///   operation); else the authenticated peer, or `.some(nil)` for a connection without a
+    ///   ZAP user id, which may use none.
+    func handleControlMessage(_ frames: [Data], from peer: Principal??) -> [CoordinatorDirective] {
+        let started = ContinuousClock.now
+        decodedRequest = nil
+        let directives = decideControlMessage(frames, from: peer)
+        recordRequest(directives, since: started)
+        if frames.last.map({ $0.count >= Self.trimAfterRefusedBytes }) ?? false, directives.contains(where: \.isRefusal) {
+            // Decoding a large request that was then refused freed tens of megabytes that
+            // glibc keeps for reuse; they go back at the end of the turn, once the message
+            // itself is freed too, so a refusal leaves no memory behind.
+            isMemoryTrimDue = true
+        }
+        return directives
+    }
+
+    /// How long one loop turn reads control requests at most (the last one read may take
+    /// longer: a request is never split; long listings are paged instead).
+    static let controlTurnBudget = Duration.milliseconds(5)
+
+    /// Requests at least this large (bytes) are followed by `Allocator.releaseFreePages()` when refused.
+    static let trimAfterRefusedBytes = 1 << 20
+
+    /// The largest request whose op journals its contents in one entry (`register`, `act`, …),
+    /// in bytes: half a journal record, so the entry's JSON always fits.
+    static let maximumSingleRecordRequestBytes = RecordFraming.maximumPayloadLength / 2
+
+    func decideControlMessage(_ frames: [Data], from peer: Principal??) -> [CoordinatorDirective] {
+        let envelope: ControlEnvelope
+        do {
+            envelope = try ControlEnvelope.parse(frames)
+        } catch {
+            logger.warning("rejected control message", ["code": error.code.rawValue, "reason": error.message])
+            let address = ClientAddress(routing: ControlEnvelope.replyRouting(for: frames))
+            return address.routing.isEmpty ? [] : state.onUndecodableRequest(error, from: address)
+        }
+        let address = ClientAddress(routing: envelope.routing)
+        if envelope.body.count > configuration.coordinator.maxRequestBytes {
+            let error = WireError(
+                .tooLarge,
+                "the request is \(envelope.body.count) bytes; the limit is \(configuration.coordinator.maxRequestBytes)")
+            logger.warning("rejected control message", ["code": "\(error.code.rawValue)", "bytes": .int(envelope.body.count)])
+            return state.onUndecodableRequest(error, from: address)
+        }
+        do throws(WireError) {
+            let request = try codec.decodeRequest(envelope.body)
+            decodedRequest = (request.operation, request.isMutating)
+            if envelope.body.count > Self.maximumSingleRecordRequestBytes,
+                ![.schedule, .cancel, .enable, .disable, .list].contains(request.operation)
+            {
+                // Its journal entry would carry the request's contents in one record; the
+                // ops above are checked per reminder or split into several entries.
+                throw WireError(
+                    .tooLarge,
+                    "a \(request.operation.rawValue) request takes at most \(Self.maximumSingleRecordRequestBytes) bytes, not \(envelope.body.count)")
+            }
+            if let peer, let security {
+                let denial = peer.map { state.authorize(request, for: $0, grant: security.policy.grants[$0.publicKey]) }
+                    ?? WireError(.forbidden, "this connection has no authenticated key")
+                if let denial {
+                    logger.warning(
+                        "forbidden control request",
+                        ["op": request.operation.rawValue, "role": peer?.role.rawValue ?? "none", "reason": denial.message])
+                    return state.onUndecodableRequest(denial, requestId: request.requestId, from: address)
+                }
+            }
+            if isStoreFull, let directives = answerWhileStoreFull(request, from: address) { return directives }
+            if [.snapshot, .compact, .store].contains(request.operation) {
+                pendingStoreRequests.append((request, address))
+                return []
+            }
+            let directives = state.onRequest(request, from: address, at: clock.now, monotonic: clock.monotonic)
+            return request.operation == .status ? withStoreMode(directives) : directives
+        } catch {
+            logger.warning("rejected control request", ["code": error.code.rawValue, "reason": error.message])
+            return state.onUndecodableRequest(error, requestId: Self.requestId(in: envelope.body), from: address)
+        }
+    }
+
+    /// The `requestId` of a request that failed to decode, so the error reply still carries it.
+    static func requestId(in body: Data) -> String? {
+        struct Probe: Decodable { var requestId: String? }
+        return (try? JSONDecoder().decode(Probe.self, from: body))?.requestId
+    }
+
+    /// Reads acknowledgements and heartbeats. With security on, a message counts only when
+    /// its connection's key (ZAP user id) is the key its `worker` announced itself with on the
+    /// dispatch socket: one `zmq_msg_gets` and one dictionary lookup per message (a batch of
+    /// acknowledgements), not per acknowledgement.
+    func readResults(_ results: Socket, into directives: inout [CoordinatorDirective]) throws {
+        for _ in 0..<1000 {
+            let frames: [Data]
+            var sender: Principal?
+            if security == nil {
+                guard let received = try results.receiveMessage(dontWait: true) else { return }
+                frames = received
+            } else {
+                guard let received = try results.receiveMessage(dontWait: true, property: MessageProperty.userID) else { return }
+                frames = received.frames
+                sender = received.property.flatMap(Principal.init(userID:))
+            }
+            do {
+                let message = try codec.decodeWorkerMessage(frames)
+                if security != nil {
+                    guard let bound = workerKeys[message.worker] else {
+                        // Not announced on dispatch yet: it holds no firing, and its next heartbeat counts.
+                        logger.debug("results before the worker announced itself", ["worker": message.worker.rawValue])
+                        continue
+                    }
+                    guard bound == sender?.publicKey else {
+                        logger.warning(
+                            "dropped worker message from a connection without the worker's key",
+                            ["worker": "\(message.worker.rawValue)", "acks": .int(message.acks.count)])
+                        continue
+                    }
+                }
+                directives += state.onWorkerMessage(message, at: clock.now, monotonic: clock.monotonic)
+            } catch {
+                logger.warning("dropped worker message", ["code": error.code.rawValue, "reason": error.message])
+            }
+        }
+    }
+
+    /// Reads the workers' announcements on the dispatch ROUTER: `[identity, WorkerMessage]`.
+    func readAnnouncements(_ dispatch: Socket, into directives: inout [CoordinatorDirective]) throws {
+        for _ in 0..<1000 {
+            let frames: [Data]
+            var sender: Principal?
+            if security == nil {
+                guard let received = try dispatch.receiveMessage(dontWait: true) else { return }
+                frames = received
+            } else {
+                guard let received = try dispatch.receiveMessage(dontWait: true, property: MessageProperty.userID) else { return }
+                frames = received.frames
+                sender = received.property.flatMap(Principal.init(userID:))
+            }
+            guard frames.count == 2 else {
+                logger.warning("dropped dispatch announcement", ["reason": "expected 2 frames, got \(frames.count)"])
+                continue
+            }
+            do {
+                let message = try codec.decodeWorkerMessage([frames[1]])
+                guard Data(message.worker.rawValue.utf8) == frames[0] else {
+                    logger.warning("dropped dispatch announcement", ["reason": "worker id does not match its routing id", "worker": message.worker.rawValue])
+                    continue
+                }
+                if security != nil {
+                    guard let key = sender?.publicKey, bind(message.worker, to: key) else { continue }
+                }
+                directives += state.onWorkerMessage(message, viaDispatch: true, at: clock.now, monotonic: clock.monotonic)
+            } catch {
+                logger.warning("dropped dispatch announcement", ["code": error.code.rawValue, "reason": error.message])
+            }
+        }
+    }
+
+    /// Binds a worker id to the key of the connection it announced itself on; a live worker's
+    /// id stays with its key (another connection claiming it is ignored), a dead one's may move.
+    /// - Returns: whether the announcement counts.
+    func bind(_ worker: WorkerID, to key: String) -> Bool {
+        if let bound = workerKeys[worker], bound != key, state.isAlive(worker) {
+            logger.warning("dropped dispatch announcement", ["reason": "worker id held by a live worker with another key", "worker": worker.rawValue])
+            return false
+        }
+        workerKeys[worker] = key
+        return true
+    }
+}

@@ -1,0 +1,614 @@
+import ChimeCore
+import ChimeRuntime
+import ChimeStore
+import ChimeWire
+import Foundation
+import HTTPServer
+import ZeroMQ
+import ChimeSecurity
+
+/// The coordinator process's shell: owns the sockets, feeds `CoordinatorState`, carries out
+/// its directives. One thread (the caller of `run`) owns every socket but the forwarder's.
+///
+/// Each loop turn: wait (zmq_poll) until a socket is ready, the journal writer reports a
+/// write, or the next firing is due; read what is ready; tick the state; dispatch batches at
+/// once; hand the turn's journal entries to the writer thread (`JournalWriter`, group
+/// commit); send replies once their entries are durable.
+public final class CoordinatorService {
+    let configuration: ChimeConfiguration
+    let logger: Logger
+    let stop: StopSignal
+    /// Whether to wait for the store lock instead of failing when another coordinator holds it.
+    let standby: Bool
+    /// Whether a standby keeps a warm copy of the state while it waits (`WarmStandby`).
+    let isWarmStandby: Bool
+    let tunables: CoordinatorConfiguration
+    var state: CoordinatorState
+    var storage: CoordinatorStorage = .memory(InMemoryJournal(keepsEntries: false))
+    let codec = WireCodec()
+    var recordsSinceSnapshot = 0
+    /// Since when the state has been quiet (`CoordinatorState.isQuiet`), for snapshots: a
+    /// monotonic reading in seconds.
+    var quietSince: Double?
+    /// The wall and monotonic readings of the previous loop turn, to notice a wall-clock step.
+    var previousClocks: (wall: Date, monotonic: Double)?
+    var pendingStoreRequests: [(ControlRequest, ClientAddress)] = []
+    /// The thread that writes snapshots off the loop (`nil` with the in-memory journal, or
+    /// outside `run`).
+    var snapshotWriter: SnapshotWriter?
+    /// The snapshot being written, when one is.
+    var snapshotInFlight: SnapshotInFlight?
+    /// `snapshot` and `compact` requests waiting for the next snapshot to start (one under
+    /// way may not cover them).
+    var snapshotRequests: [(ControlRequest, ClientAddress)] = []
+    /// When (monotonic seconds) an automatic snapshot may be tried again after one failed.
+    var snapshotRetryAt: Double?
+    /// `compact` requests waiting for the journal writer to remove their segments.
+    var pendingCompactions: [PendingCompaction] = []
+    /// The file store's journal writer thread (`nil` with the in-memory journal).
+    var journalWriter: JournalWriter?
+    /// The thread that encodes long replies (pages) off the loop; set while `run` serves.
+    var replyEncoder: ReplyEncoder?
+    /// Where the loop reads the time it schedules by.
+    let clock: any ServiceClock
+    /// The ZeroMQ context to open sockets in; `nil` makes one per `run` (in-process tests
+    /// pass one, so their sockets reach the service over `inproc://`).
+    let sharedContext: Context?
+    /// Replies and coordinator events waiting for the journal ticket they depend on, in order.
+    var outbox = RingQueue<(ticket: UInt64, message: OutboundMessage)>()
+    /// When the loop last checked that the store's `LOCK` still names the file it locked.
+    var lastOwnershipCheck: ContinuousClock.Instant?
+    /// Set when `LOCK` was deleted or replaced, or the lease lapsed, or the journal changed
+    /// under this coordinator: nothing more may reach the store's journal.
+    var hasLostOwnership = false
+    /// Set when the journal's last segment changed under this coordinator
+    /// (`.journalChanged`): its state is written as a snapshot at the stop
+    /// (`CoordinatorService+JournalChange.swift`).
+    var isJournalChanged = false
+    /// The journal sequence number of the last entry the state reflects, kept when the journal
+    /// writer is abandoned (for the snapshot of a changed journal).
+    var submittedSequenceAtStop: UInt64?
+    /// Whether a large refused request was freed this turn (see `handleControlMessage`).
+    var isMemoryTrimDue = false
+    /// CURVE keys and allow-lists; `nil` serves without CURVE (loopback only, unless
+    /// `security.insecure`).
+    let security: ServerSecurity?
+    /// With security on: the key each worker id last announced itself with on the dispatch
+    /// socket. Results count only from a connection with that key, whatever `worker` they claim.
+    var workerKeys: [WorkerID: String] = [:]
+    /// The supervisor (systemd's `NOTIFY_SOCKET`), told `READY=1`, `STATUS=`, `WATCHDOG=1`
+    /// and `STOPPING=1`; `nil` when nobody supervises this process that way.
+    let notifier: SystemdNotifier?
+    /// Paces the loop's `WATCHDOG=1` pings (at most every half of `WATCHDOG_USEC`).
+    var watchdog: WatchdogPacer
+    /// When the previous loop turn began (monotonic), to notice a stalled loop.
+    var previousTurnStart: ContinuousClock.Instant?
+    /// Whether the journal writer found the disk full (the store-full mode, see
+    /// `CoordinatorService+StoreFull.swift`).
+    var isStoreFull = false
+    /// Replies that depend on nothing unwritten (reads and refusals while the store is
+    /// full), sent at the end of the control read.
+    var immediateReplies: [(body: Data, client: ClientAddress)] = []
+    /// Entries the store holds buffered since a start on a full store (0 or 1: `started`).
+    var unwrittenAtStart = 0
+    /// Per-peer token buckets of the control socket (`control.rateLimit`).
+    var rateLimiter: ControlRateLimiter
+    /// Rate-limited lines: redeliveries, dead letters, refused connections.
+    lazy var operatorLog = OperatorLog(logger: logger)
+    /// What `/metrics`, `/healthz` and `/readyz` read (see `CoordinatorService+HTTP.swift`).
+    public let probe = CoordinatorProbe()
+    /// Where to serve HTTP; `nil` serves none.
+    let httpAddress: HTTPListenAddress?
+    /// Control requests answered since start, by operation and code, for `/metrics`.
+    var requestCounts: [CoordinatorMetrics.RequestKey: Int] = [:]
+    /// From reading a control request to deciding its reply, in seconds.
+    var requestDuration = Histogram(upperBounds: Histogram.durationSecondsBounds)
+    /// The operation of the control request being decided and whether it changes something
+    /// (`nil` until it decodes), for `recordRequest`.
+    var decodedRequest: (operation: ControlOperation, isMutating: Bool)?
+
+    /// A message the loop sends once the journal entries it reports on are durable.
+    enum OutboundMessage {
+        case reply(Data, to: ClientAddress)
+        /// A reply the reply encoder is still encoding (its job number).
+        case encoding(UInt64, to: ClientAddress)
+        case event(topic: String, body: Data)
+    }
+
+    /// Makes a coordinator service; nothing is opened or bound until `run`.
+    /// - Parameters:
+    ///   - standby: wait for the store lock (another coordinator is active) and take over
+    ///     when it is released, instead of failing.
+    ///   - clock: the time the schedule runs by (`SystemClock` in a process).
+    ///   - context: the ZeroMQ context for the sockets; `nil` makes one. With a shared
+    ///     context every endpoint may be `inproc://`.
+    ///   - security: CURVE on every endpoint that is not `inproc://`, with a ZAP handler in
+    ///     the context and roles from its allow-lists; `nil` serves without keys.
+    ///   - notifier: the service supervisor to notify (`SystemdNotifier(environment:)` in a
+    ///     process started by systemd or a test supervisor); `nil` notifies nobody.
+    ///   - warmStandby: with `standby`, load the snapshot and follow the journal while
+    ///     waiting, so a takeover replays only the last records (it holds a copy of the
+    ///     state: as much memory as the active coordinator); `false` recovers at takeover.
+    ///   - http: where to serve `/metrics`, `/healthz` and `/readyz` (from before the store
+    ///     is opened, so a standby and a recovery answer too); `nil` serves no HTTP.
+    public init(
+        configuration: ChimeConfiguration, logger: Logger, stop: StopSignal, standby: Bool = false,
+        clock: any ServiceClock = SystemClock(), context: Context? = nil, security: ServerSecurity? = nil,
+        notifier: SystemdNotifier? = nil, warmStandby: Bool = true, http: HTTPListenAddress? = nil
+    ) {
+        self.httpAddress = http
+        self.isWarmStandby = warmStandby
+        self.notifier = notifier
+        self.watchdog = WatchdogPacer(notifier: notifier)
+        self.configuration = configuration
+        self.rateLimiter = ControlRateLimiter(limit: configuration.control.rateLimit)
+        self.security = security
+        self.clock = clock
+        self.sharedContext = context
+        self.logger = logger
+        self.stop = stop
+        self.standby = standby
+        var tunables = CoordinatorConfiguration()
+        tunables.leaseDuration = configuration.coordinator.leaseSeconds
+        tunables.maxAttempts = configuration.coordinator.maxAttempts
+        tunables.maxBatchSize = configuration.coordinator.maxBatchSize
+        tunables.maximumUserInfoBytes = configuration.coordinator.maxUserInfoBytes
+        tunables.maxRemindersPerRequest = configuration.coordinator.maxRemindersPerRequest
+        tunables.heartbeatInterval = Double(configuration.heartbeat.intervalMilliseconds) / 1000
+        tunables.heartbeatLiveness = configuration.heartbeat.liveness
+        tunables.pid = getpid()
+        tunables.version = ChimeVersion.current
+        tunables.misfireThreshold =
+            configuration.coordinator.misfireThresholdSeconds > 0 ? configuration.coordinator.misfireThresholdSeconds : nil
+        tunables.fireAllCap = configuration.coordinator.fireAllCap
+        tunables.eventRetention = configuration.coordinator.eventRetention
+        tunables.maxWorkers = configuration.coordinator.maxWorkers
+        tunables.deadWorkerRetention = configuration.coordinator.deadWorkerRetentionSeconds
+        tunables.requireRegistration = configuration.notifications.requireRegistration
+        tunables.snoozeSeconds = configuration.notifications.snoozeSeconds
+        tunables.actionTimeLimit = configuration.notifications.actionTimeLimitSeconds
+        tunables.truncateToMinute = configuration.notifications.truncateToMinute
+        let cap = configuration.notifications.maxPendingPerRecipient
+        tunables.maxPendingPerRecipient = cap > 0 ? cap : nil
+        if !configuration.notifications.soundsDirectory.isEmpty {
+            let directory = URL(fileURLWithPath: configuration.notifications.soundsDirectory)
+            tunables.soundCheck = { name in
+                do throws(SoundFileError) {
+                    _ = try SoundFile.validate(fileAt: try SoundFile.url(forSoundNamed: name, in: directory))
+                    return nil
+                } catch {
+                    return error.message
+                }
+            }
+        }
+        self.tunables = tunables
+        self.state = CoordinatorState(configuration: tunables, startedAt: clock.now)
+    }
+
+    /// Recovers from the store (after waiting for its lock as a standby), binds the sockets,
+    /// starts the forwarder and serves until the stop signal.
+    /// - Parameter onReady: called once every socket is bound.
+    /// - Throws: `SecurityError` when an endpoint is not loopback and there are no keys (and
+    ///   no `security.insecure`), or the ZAP self-test lets an unknown key in;
+    ///   `ZeroMQError` when a socket cannot be bound; `JournalError` when the store
+    ///   is locked, damaged beyond its tail, or fails to write other than for want of space
+    ///   (the coordinator then stops: it cannot promise durability; a full disk is a mode,
+    ///   see `CoordinatorService+StoreFull.swift`), and `.lockLost` when `LOCK` was deleted or
+    ///   replaced while it ran, or the `EPOCH` file passed this coordinator's epoch (checked
+    ///   every 100 ms and after every stall; it then stops without writing what is queued or
+    ///   sending anything more).
+    public func run(onReady: () -> Void = {}) throws {
+        // Not shut down by the stop signal: the loop sees the signal within one poll (≤ 100 ms)
+        // and then still answers the requests whose journal entries become durable.
+        try SecuritySettings.checkBinds(configuration, isSecured: security != nil)
+        let context = try sharedContext ?? Context()
+        let endpoints = configuration.endpoints
+        let linger = configuration.lingerMilliseconds
+        // Bound before any CURVE socket: without a handler libzmq admits every client that
+        // knows the server key. Stopped last (deferred first), after every socket closed.
+        let zapHandler = try security.map { security in
+            try security.startZAPHandler(context: context) { [operatorLog] request, decision in
+                if case .deny(let reason) = decision, request.domain != SocketDomain.selfTest.rawValue {
+                    operatorLog.refusedConnections.record(
+                        examples: [request.address], metadata: ["socket": "\(request.domain)", "reason": "\(reason)"])
+                }
+            }
+        }
+        defer { zapHandler?.stop() }
+        var httpServer = try startHTTP(isStandby: standby)
+        defer {
+            probe.enter(.stopping)
+            httpServer?.stop()
+        }
+        if let security {
+            logger.info(
+                "CURVE on every endpoint; ZAP self-test refused an unknown key",
+                ["keys": security.directory.path, "serverKey": security.serverKeys.publicKey]
+                    .merging(security.policy.keyCounts.map { ($0.key.rawValue, String($0.value)) }) { $1 })
+        }
+        // The event forwarder is bound as soon as the store is ours, before recovery: workers
+        // and subscribers then connect and pass subscriptions along while the schedule loads,
+        // so workers are ready to publish when the first firing leaves.
+        var forwarder: EventForwarder?
+        defer { forwarder?.stop() }
+        // Once the store is ours, every bind may retry while a predecessor on this host still
+        // releases the address (`ListenerHandover`), up to one deadline for all of them.
+        var bindDeadline = ContinuousClock.now + ListenerHandover.bindDeadline
+        let opened = try openStorage(tunables: tunables) {
+            bindDeadline = ContinuousClock.now + ListenerHandover.bindDeadline
+            forwarder = try EventForwarder(
+                context: context, ingest: endpoints.eventsIngest.bind, publish: endpoints.events.bind,
+                lingerMilliseconds: linger, highWaterMark: configuration.eventHighWaterMark,
+                subscriberHighWaterMark: configuration.events.subscriberHighWaterMark, security: security,
+                bindDeadline: bindDeadline)
+        }
+        guard let (storage, recovered) = opened else { return }
+        self.storage = storage
+        self.state = recovered
+        if httpServer == nil && httpAddress != nil { httpServer = try startHTTPAfterTakeover(until: bindDeadline) }
+        publishSnapshotFigures()
+        defer {
+            // Every listener closed, and confirmed released, before the lock goes: a standby
+            // binds these endpoints once it has the lock (the sockets of the loop were closed
+            // by the defer below, which runs first).
+            forwarder?.stop()
+            forwarder = nil
+            probe.enter(.stopping)
+            httpServer?.stop()
+            httpServer = nil
+            releaseListeners()
+            if case .file(let store) = self.storage {
+                if hasLostOwnership {
+                    if isJournalChanged, let sequence = submittedSequenceAtStop { keepStateAfterJournalChange(store, through: sequence) }
+                    store.abandon()
+                } else {
+                    do { try store.close() } catch { logger.error("closing the store failed", ["error": "\(error)"]) }
+                }
+            }
+        }
+
+        let control = try Socket(.router, context: context)
+        try control.set(.linger(milliseconds: linger))
+        // Requests beyond 4× the limit drop the connection; up to that we reply too_large.
+        try control.set(.maxMessageSize(bytes: Int64(configuration.coordinator.maxRequestBytes) * 4))
+        try security?.secure(control, as: .control, for: endpoints.control.bind)
+        try bind(control, to: endpoints.control.bind, until: bindDeadline)
+        // ROUTER, not PUSH: the coordinator picks the worker (credit-based flow control), so it
+        // knows which firings a silent worker holds and redelivers them at once.
+        let dispatch = try Socket(.router, context: context)
+        try dispatch.set(.linger(milliseconds: linger))
+        try dispatch.set(.routerMandatory(true))
+        if security == nil {
+            // A restarted worker takes its id back from a connection that has not yet closed.
+            try dispatch.set(.routerHandover(true))
+        } else {
+            // A worker id belongs to the connection (and key) that holds it: another worker key
+            // may not take its route over. ZMTP heartbeats close a dead connection within the
+            // liveness window instead, so a restarted worker gets its id back that soon.
+            let interval = configuration.heartbeat.intervalMilliseconds
+            let window = interval.multipliedReportingOverflow(by: max(1, configuration.heartbeat.liveness))
+            try dispatch.set(.routerHandover(false))
+            try dispatch.set(.heartbeatInterval(milliseconds: Int32(clamping: interval)))
+            try dispatch.set(.heartbeatTimeout(milliseconds: Int32(clamping: window.overflow ? Int.max : window.partialValue)))
+        }
+        try dispatch.set(.sendHighWaterMark(configuration.coordinator.dispatchHighWaterMark))
+        try security?.secure(dispatch, as: .dispatch, for: endpoints.dispatch.bind)
+        try bind(dispatch, to: endpoints.dispatch.bind, until: bindDeadline)
+        // The coordinator's own events (badges, finished actions) enter the forwarder in-process.
+        let events = try Socket(.publisher, context: context)
+        try events.set(.linger(milliseconds: linger))
+        try events.set(.sendHighWaterMark(configuration.eventHighWaterMark))
+        try events.connect(to: EventForwarder.inprocIngest)
+        let results = try Socket(.pull, context: context)
+        try results.set(.linger(milliseconds: linger))
+        try security?.secure(results, as: .results, for: endpoints.results.bind)
+        try bind(results, to: endpoints.results.bind, until: bindDeadline)
+        // The journal writer's "durable up to ticket N" wake-ups.
+        let journalSignal = try Socket(.pull, context: context)
+        try journalSignal.set(.linger(milliseconds: 0))
+        let signalEndpoint = "inproc://chime-journal-\(UUID().uuidString)"
+        try journalSignal.bind(to: signalEndpoint)
+        if case .file(let store) = storage {
+            journalWriter = try JournalWriter(
+                store: store, context: context, signalEndpoint: signalEndpoint, unwrittenEntries: unwrittenAtStart, probe: probe)
+        }
+        defer {
+            snapshotWriter?.stop()
+            snapshotWriter = nil
+            replyEncoder?.stop()
+            replyEncoder = nil
+            if let journalWriter {
+                submittedSequenceAtStop = journalWriter.submittedPosition.sequence
+                if hasLostOwnership { journalWriter.abandon() } else { journalWriter.stop() }
+                self.journalWriter = nil
+            }
+            control.close()
+            dispatch.close()
+            results.close()
+            events.close()
+            journalSignal.close()
+        }
+        replyEncoder = try ReplyEncoder(context: context, signalEndpoint: signalEndpoint)
+        if case .file(let store) = storage, let journalWriter {
+            snapshotWriter = try SnapshotWriter(
+                store: store, journalWriter: journalWriter, context: context, signalEndpoint: signalEndpoint)
+        }
+        logger.info(
+            "coordinator ready", ["control": "\(endpoints.control.bind)", "dispatch": "\(endpoints.dispatch.bind)",
+                                  "results": "\(endpoints.results.bind)", "events": "\(endpoints.events.bind)",
+                                  "eventsIngest": "\(endpoints.eventsIngest.bind)", "pid": .integer(getpid()),
+                                  "http": "\(Self.httpDescription(httpServer))"])
+        notifier?.notifyReady(status: activeStatusLine())
+        probe.enter(.active)
+        onReady()
+
+        let poller = Poller()
+        poller.register(control, for: .readable)
+        poller.register(results, for: .readable)
+        poller.register(dispatch, for: .readable)
+        poller.register(journalSignal, for: .readable)
+
+        while !stop.isStopRequested {
+            // A journal writer far behind (a slow disk) pauses firing until it catches up; its
+            // wake-up after each write ends the wait.
+            let isJournalBehind = (journalWriter?.undurableCount ?? 0) >= tunables.maxUndurableEntries
+            do {
+                _ = try poller.poll(timeout: isJournalBehind ? .milliseconds(10) : pollTimeout(now: clock.now))
+            } catch let error as ZeroMQError where error.code == .contextTerminated {
+                break
+            }
+            // Before anything of this turn reaches the journal or a worker: one monotonic
+            // reading a turn drives the watchdog, the stall check and the ownership check.
+            let turnStart = ContinuousClock.now
+            try superviseTurn(at: turnStart)
+            probe.noteTurn(at: turnStart)
+            var directives: [CoordinatorDirective] = []
+            do {
+                while try journalSignal.receiveMessage(dontWait: true) != nil {}
+                try flushOutbox(control: control, events: events)
+                try readControl(control, into: &directives)
+                try readResults(results, into: &directives)
+                try readAnnouncements(dispatch, into: &directives)
+            } catch let error as ZeroMQError where error.code == .contextTerminated {
+                break
+            }
+            noticeWallClockStep()
+            if !isJournalBehind { directives += state.onTick(now: clock.now, monotonic: clock.monotonic) }
+            logOperatorEvents(directives)
+            do {
+                try carryOut(directives, control: control, dispatch: dispatch, events: events)
+                try serveStoreRequests(control: control, events: events)
+                snapshotIfDue(control: control)
+            } catch let error as ZeroMQError where error.code == .contextTerminated {
+                break
+            }
+            if isMemoryTrimDue {
+                isMemoryTrimDue = false
+                Allocator.releaseFreePages()
+            }
+            if probe.wantsMetrics { publishMetrics() }
+        }
+        probe.enter(.stopping)
+        notifier?.notifyStopping(status: "stopping: answering what the journal makes durable")
+        // Answer what is waiting for the journal before the sockets close.
+        if let journalWriter {
+            do {
+                try journalWriter.drain()
+            } catch let error as JournalError where error.code == .noSpace {
+                logger.warning(
+                    "stopping with a full store: entries not yet written are lost as in a crash (no reply depending on them was sent; recovery redoes firings)",
+                    ["unwritten": .int(journalWriter.undurableCount)])
+            }
+            replyEncoder?.drain()
+            do {
+                try flushOutbox(control: control, events: events)
+            } catch {
+                logger.warning("replies not sent at shutdown", ["error": "\(error)"])
+            }
+            finishSnapshotsAtStop(control: control)
+        }
+        logger.info(
+            "coordinator stopping",
+            ["inFlight": .int(state.inFlightCount), "journalWritesOnLoop": .int(journalWriter?.inlineWriteCount ?? 0)])
+    }
+
+    /// Logs a step of the wall clock (the wall clock moved more than a second more or less
+    /// than the monotonic one since the last turn). Due times follow the wall clock; leases
+    /// and liveness run on the monotonic one, so the step moves neither.
+    func noticeWallClockStep() {
+        let current = (wall: clock.now, monotonic: clock.monotonic)
+        defer { previousClocks = current }
+        guard let previous = previousClocks else { return }
+        let step = current.wall.timeIntervalSince(previous.wall) - (current.monotonic - previous.monotonic)
+        if abs(step) > Self.wallClockStepThreshold {
+            logger.warning(
+                "wall clock stepped", ["seconds": .rounded(step, digits: 3), "now": "\(RFC3339.format(current.wall))"])
+        }
+    }
+
+    /// The wall-clock step, in seconds, that `noticeWallClockStep` reports.
+    static let wallClockStepThreshold = 1.0
+
+    /// Until the next due firing or lease expiry, at most 100 ms so the stop flag is seen.
+    ///
+    /// `zmq_poll` counts whole milliseconds, so the loop polls until about 1 ms before a due
+    /// time, then sleeps the rest with `nanosleep` (tens of microseconds of slack, no busy
+    /// wait) and polls without blocking: sub-millisecond precision on a 2-core machine.
+    func pollTimeout(now: Date) -> Duration {
+        guard let wake = state.nextWake else { return .milliseconds(100) }
+        let remaining = wake.timeIntervalSince(now)
+        if remaining <= 0 { return .zero }
+        if remaining < 0.002 {
+            Thread.sleep(forTimeInterval: remaining)
+            return .zero
+        }
+        let milliseconds = Int64(((min(0.1, remaining) - 0.001) * 1000).rounded(.down))
+        return .milliseconds(milliseconds)
+    }
+
+    /// Hands the turn's dispatches to workers, the turn's journal entries to the journal
+    /// writer (which writes a lone request's few entries on this thread when it is idle, so
+    /// the reply leaves this turn: `JournalWriter`), then queues replies and events until
+    /// those entries are durable.
+    ///
+    /// Dispatch does not wait for the fsync: a firing whose `dispatched` entry is lost in a
+    /// crash is re-derived at recovery from the durable schedule and acknowledgements and sent
+    /// again with the same firing id (`FiringID(reminder:dueAt:)`), which subscribers
+    /// deduplicate on. Replies (and badge events) still wait: an acknowledged request is
+    /// durable.
+    func carryOut(_ directives: [CoordinatorDirective], control: Socket, dispatch: Socket, events: Socket) throws {
+        // Every turn, idle ones too, and before this turn's drains (store requests, snapshots).
+        journalWriter?.requestFsyncIfDue()
+        guard !directives.isEmpty else { return }
+        try checkLeaseBeforeSending()
+        var entries: [JournalEntry] = []
+        // Replies to requests with a `requestId` were encoded once, for their `answered` entry.
+        var answeredReplies: [String: Data] = [:]
+        for directive in directives {
+            switch directive {
+            case .append(let entry):
+                entries.append(entry)
+                if case .answered(let requestId, let reply, _) = entry { answeredReplies[requestId] = reply }
+            case .dispatch(let batch, let worker): send(batch, to: worker, on: dispatch)
+            case .publish, .reply, .replyEncoded: continue
+            }
+        }
+        // Replies and events follow every entry submitted so far (read-your-writes).
+        var ticket: UInt64 = 0
+        switch storage {
+        case .memory(var journal):
+            if !entries.isEmpty {
+                journal.append(entries)
+                storage = .memory(journal)
+            }
+        case .file:
+            if let journalWriter {
+                ticket = entries.isEmpty ? journalWriter.lastSubmitted : journalWriter.submit(entries, allowance: inlineAllowance())
+            }
+            recordsSinceSnapshot += entries.count
+        }
+        for directive in directives {
+            switch directive {
+            case .append, .dispatch:
+                continue
+            case .publish(let event):
+                let body: Data
+                switch event {
+                case .badge(let badge): body = codec.encode(badge)
+                case .action(let action): body = codec.encode(action)
+                }
+                outbox.append((ticket, .event(topic: event.topic, body: body)))
+            case .reply(let outcome, let requestId, let client):
+                if let body = requestId.flatMap({ answeredReplies[$0] }) {
+                    outbox.append((ticket, .reply(body, to: client)))
+                } else if let replyEncoder, ReplyEncoder.isLong(outcome) {
+                    outbox.append((ticket, .encoding(replyEncoder.submit(outcome, requestId: requestId), to: client)))
+                } else {
+                    outbox.append((ticket, .reply(outcome.encodedReply(requestId: requestId), to: client)))
+                }
+            case .replyEncoded(let body, let client):
+                outbox.append((ticket, .reply(body, to: client)))
+            }
+        }
+        try flushOutbox(control: control, events: events)
+    }
+
+    /// Sends the waiting replies and events whose journal entries are durable, in order.
+    ///
+    /// A reply still being encoded (`.encoding`) holds back the later replies to its client
+    /// only: one connection's replies keep their order, and other clients (a ping) do not wait
+    /// for a page's JSON.
+    /// - Throws: the journal writer's error, when a write or fsync failed (the coordinator
+    ///   then stops: it cannot promise durability).
+    func flushOutbox(control: Socket, events: Socket) throws {
+        // Asked every turn, so a failed write stops the coordinator even when no reply waits.
+        var durable = UInt64.max
+        if let journalWriter {
+            let status = try fencing { try journalWriter.status() }
+            durable = status.durableTicket
+            if status.isStoreFull != isStoreFull { noteStoreMode(isFull: status.isStoreFull) }
+        }
+        if !outbox.isEmpty { try checkLeaseBeforeSending() }
+        var held: [(ticket: UInt64, message: OutboundMessage)] = []
+        var waitingClients = Set<[Data]>()
+        while let next = outbox.first, next.ticket <= durable {
+            _ = outbox.popFirst()
+            switch next.message {
+            case .reply(let body, let client):
+                if waitingClients.contains(client.routing) {
+                    held.append(next)
+                } else {
+                    sendReply(body, to: client, on: control)
+                }
+            case .encoding(let job, let client):
+                if !waitingClients.contains(client.routing), let body = replyEncoder?.take(job) {
+                    sendReply(body, to: client, on: control)
+                } else {
+                    waitingClients.insert(client.routing)
+                    held.append(next)
+                }
+            case .event(let topic, let body):
+                // PUB drops at its high-water mark rather than block the loop; badge state is
+                // durable and `chime delivered` / `recipient` show it.
+                _ = try events.send([Data(topic.utf8), body], dontWait: true)
+            }
+        }
+        if !held.isEmpty {
+            // Rare (a page is being encoded) and short: the held replies go back in front.
+            var rest = held
+            while let next = outbox.popFirst() { rest.append(next) }
+            outbox = RingQueue(rest)
+        }
+    }
+
+    func sendReply(_ body: Data, to client: ClientAddress, on control: Socket) {
+        do {
+            _ = try control.send(client.routing + [body], dontWait: true)
+        } catch {
+            // The client retries with the same requestId and gets the remembered reply.
+            logger.warning("reply not sent", ["error": "\(error)"])
+        }
+    }
+
+    /// Answers the store requests of this turn, now that its entries are durable.
+    func serveStoreRequests(control: Socket, events: Socket) throws {
+        guard !pendingStoreRequests.isEmpty else { return }
+        // The snapshot must match the journal, and statistics are read from the store; earlier
+        // replies go first.
+        var isFull = false
+        do {
+            try journalWriter?.drain()
+        } catch let error as JournalError where error.code == .noSpace {
+            // The disk filled after these were accepted: the writer is not idle, so the store
+            // cannot be read or snapshotted now.
+            isFull = true
+        }
+        // Pages still being encoded go before these too (store requests are rare and pause anyway).
+        replyEncoder?.drain()
+        try flushOutbox(control: control, events: events)
+        let requests = pendingStoreRequests
+        pendingStoreRequests.removeAll()
+        for (request, client) in requests {
+            if !isFull, case .file = storage, request.operation == .snapshot || request.operation == .compact {
+                // Answered once the snapshot thread has written it (`snapshotIfDue`).
+                snapshotRequests.append((request, client))
+                continue
+            }
+            let body = isFull ? storeFullReply(to: request) : handleStoreRequest(request)
+            _ = try control.send(client.routing + [body], dontWait: true)
+        }
+    }
+
+    /// Hands a batch to one worker; a worker that is gone or full gets it back into the line.
+    func send(_ batch: DispatchBatch, to worker: WorkerID, on dispatch: Socket) {
+        do {
+            if try dispatch.send([Data(worker.rawValue.utf8)] + codec.encodeFrames(batch), dontWait: true) { return }
+            logger.warning("worker queue full; firings wait", ["worker": "\(worker.rawValue)", "firings": .int(batch.firings.count)])
+        } catch let error as ZeroMQError where error.code == .hostUnreachable {
+            logger.warning("worker not connected; firings wait", ["worker": worker.rawValue])
+        } catch {
+            logger.error("dispatch failed", ["worker": worker.rawValue, "error": "\(error)"])
+        }
+        state.onDispatchFailed(batch, to: worker, at: clock.now, monotonic: clock.monotonic)
+    }
+}

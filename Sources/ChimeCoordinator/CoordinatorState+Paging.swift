@@ -1,0 +1,133 @@
+import ChimeCore
+import ChimeWire
+import Foundation
+
+/// Long listings, one page per request (issue 15: no op holds the loop).
+///
+/// Each page continues in key order after its cursor's key — reminders by id, dead letters by
+/// due millisecond then firing id, events by `seq` — walking an ordered index from there
+/// (`reminderIndex`, `deadLetterIndex`), so a page costs O(log N + page) and never a sort or a
+/// scan of every item. A key-ordered continuation is stable: an item present from the first
+/// page to the last is listed exactly once, whatever was added or removed meanwhile (items
+/// added behind the cursor are not listed; removed ones are not listed again).
+extension CoordinatorState {
+    /// The most reminders one `list` page examines (or twice its size, if more): a selective filter (a rare `match`, a
+    /// recipient with few reminders) ends its page early, with a `nextCursor` at the last
+    /// reminder examined, instead of scanning all of them in one loop turn.
+    static let maximumExaminedPerPage = 5000
+
+    /// One page of `list`: the reminders matching `filter` after `cursor`, in id order.
+    func list(_ filter: ReminderFilter, includeInactive: Bool, limit: Int?, cursor: PageCursor?) -> ControlOutcome {
+        let pageSize: Int
+        let after: ReminderID?
+        do throws(WireError) {
+            pageSize = try PageSize.checked(limit)
+            after = try cursor.map { cursor throws(WireError) in ReminderID(try Self.textKey(of: cursor)) }
+        } catch {
+            return .failed(error)
+        }
+        var page: [ListingPage.Item] = []
+        page.reserveCapacity(min(pageSize, entries.count))
+        var examined = 0
+        var lastExamined: ReminderID?
+        var isComplete = true
+        let budget = max(Self.maximumExaminedPerPage, 2 * pageSize)
+        // Only a userInfo match needs the reminder decoded; ids and recipient are on the entry.
+        let isMatching = !(filter.match?.isEmpty ?? true)
+        let candidates: AnySequence<ReminderID>
+        if let ids = filter.ids {
+            // Named ids are few (bounded by the request's size): sorting them costs little.
+            let named = Set(ids).sorted()
+            let start = after.map { after in named.firstIndex { $0 > after } ?? named.endIndex } ?? named.startIndex
+            candidates = AnySequence(named[start...])
+        } else {
+            candidates = AnySequence(reminderIndex.keys(after: after))
+        }
+        for id in candidates {
+            if page.count == pageSize || examined == budget {
+                isComplete = false
+                break
+            }
+            examined += 1
+            lastExamined = id
+            guard let entry = entries[id], includeInactive || entry.state == .pending else { continue }
+            if let recipient = filter.recipient, entry.recipient != recipient { continue }
+            if isMatching && !filter.matches(entry.reminder) { continue }
+            page.append(listingItem(of: id, entry))
+        }
+        let nextCursor = isComplete ? nil : lastExamined.map { PageCursor(kind: .list, text: $0.rawValue).text }
+        return .listed(ListingPage(
+            items: page, total: cursor == nil && nextCursor == nil ? page.count : nil, nextCursor: nextCursor))
+    }
+
+    /// How `list` shows one reminder, without decoding it (the reply encoder does that).
+    func listingItem(of id: ReminderID, _ entry: Entry) -> ListingPage.Item {
+        let isPending = entry.state == .pending
+        return ListingPage.Item(
+            bytes: entry.bytes, state: entry.state,
+            nextFireAt: isPending ? entry.next.map { Self.fireInstant(of: entry, $0) } : nil,
+            deliveredCount: entry.deliveredCount, lastFiredAt: entry.lastFiredAt,
+            armed: isPending ? isArmed(id, of: entry.recipient) : nil,
+            // Derived: a one-shot ends `finished` only when its occurrence was skipped.
+            reason: entry.state == .finished && !entry.isRepeating ? ReminderListing.skippedByMisfire : nil)
+    }
+
+    /// One page of `deadLetters`: oldest due first, after `cursor`.
+    func deadLetterPage(limit: Int?, cursor: PageCursor?) -> ControlOutcome {
+        let pageSize: Int
+        let after: DeadLetterKey?
+        do throws(WireError) {
+            pageSize = try PageSize.checked(limit)
+            after = try cursor.map { cursor throws(WireError) in
+                guard let firingId = FiringID(try Self.textKey(of: cursor)) else { throw Self.invalidCursor }
+                return DeadLetterKey(firingId)
+            }
+        } catch {
+            return .failed(error)
+        }
+        var firings: [Firing] = []
+        var nextCursor: String?
+        for key in deadLetterIndex.keys(after: after) {
+            if firings.count == pageSize {
+                nextCursor = firings.last.map { PageCursor(kind: .deadLetters, text: $0.firingId.description).text }
+                break
+            }
+            if let firing = deadLetters[key.firingId] { firings.append(firing) }
+        }
+        return .deadLetters(DeadLettersResult(firings: firings, nextCursor: nextCursor))
+    }
+
+    /// One page of `events`: retained events with `seq` above `after` (or the cursor's
+    /// `seq`), in `seq` order, and the settled watermark. The retention window is bounded
+    /// (`eventRetention`), so its filter stays cheap.
+    func eventPage(after: UInt64, recipient: RecipientID?, limit: Int?, cursor: PageCursor?) -> ControlOutcome {
+        let pageSize: Int
+        var after = after
+        do throws(WireError) {
+            pageSize = try PageSize.checked(limit)
+            if let cursor {
+                guard let seq = cursor.seqKey else { throw Self.invalidCursor }
+                after = seq
+            }
+        } catch {
+            return .failed(error)
+        }
+        let (selected, truncated) = eventLog.events(after: after, recipient: recipient, limit: pageSize)
+        let oldestInFlight = inFlight.values.map(\.seq).min()
+        let through = (oldestInFlight ?? nextEventSeq) - 1
+        return .events(EventsResult(
+            events: selected, through: truncated ? min(through, selected.last?.seq ?? through) : through,
+            oldestRetained: eventLog.oldestSeq, truncated: truncated,
+            nextCursor: truncated ? selected.last.map { PageCursor(afterSeq: $0.seq).text } : nil))
+    }
+
+    static let invalidCursor = WireError(
+        .invalidArgument, "the cursor is not valid; pass back a nextCursor unchanged", field: "cursor")
+
+    /// The text key of a `list` or `deadLetters` cursor.
+    /// - Throws: ``invalidCursor`` when its bytes are not UTF-8.
+    static func textKey(of cursor: PageCursor) throws(WireError) -> String {
+        guard let text = cursor.textKey else { throw invalidCursor }
+        return text
+    }
+}

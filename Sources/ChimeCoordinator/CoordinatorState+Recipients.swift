@@ -1,0 +1,121 @@
+import ChimeCore
+import ChimeStore
+import ChimeWire
+import Foundation
+
+/// Recipients, badges, the delivered list and the on/off switch: the rules of
+/// `UNUserNotificationCenter` and `applicationIconBadgeNumber`, per recipient.
+extension CoordinatorState {
+    mutating func register(_ recipient: Recipient, at now: Date, directives: inout [CoordinatorDirective]) -> ControlOutcome {
+        do {
+            try recipient.validate()
+        } catch {
+            var wire = WireError(error)
+            wire.field = wire.field.map { "recipient.\($0)" } ?? "recipient"
+            return .failed(wire)
+        }
+        record(.registered(recipient, at: now), into: &directives)
+        return .recipient(RecipientResult(
+            recipient: recipient.redacted(), badge: ledgers[recipient.id]?.badge ?? 0,
+            deliveredCount: ledgers[recipient.id]?.delivered.count ?? 0))
+    }
+
+    func recipientResult(_ id: RecipientID) -> RecipientResult? {
+        guard let recipient = recipients[id] else { return nil }
+        let ledger = ledgers[id] ?? BadgeLedger()
+        return RecipientResult(recipient: recipient.redacted(), badge: ledger.badge, deliveredCount: ledger.delivered.count)
+    }
+
+    /// Publishes the badge event of an update that changed the number (the fold numbered it).
+    func publishBadge(_ update: NumberedBadgeUpdate, of recipient: RecipientID, at now: Date,
+                      directives: inout [CoordinatorDirective]) {
+        guard update.update.isChanged, let seq = update.seq else { return }
+        directives.append(.publish(.badge(BadgeEvent(seq: seq, recipient: recipient, badge: update.update.badge, at: now))))
+    }
+
+    mutating func setBadge(_ recipient: RecipientID, to value: Int, at now: Date, directives: inout [CoordinatorDirective])
+        -> ControlOutcome
+    {
+        let numbered = record(.badgeSet(recipient, value, at: now), into: &directives).numberedBadge
+        let update = numbered?.update ?? BadgeUpdate(badge: 0, isChanged: false)
+        if let numbered { publishBadge(numbered, of: recipient, at: now, directives: &directives) }
+        return .badge(BadgeResult(recipient: recipient, badge: update.badge, changed: update.isChanged))
+    }
+
+    /// The recipient a firing id belongs to: its reminder's, else the ledger that lists it.
+    func recipient(of firingId: FiringID) -> RecipientID? { durable.recipient(of: firingId) }
+
+    /// Marks a delivered firing handled: it leaves the delivered list and the badge falls by one.
+    mutating func handle(_ firingId: FiringID, action: String?, at now: Date, directives: inout [CoordinatorDirective])
+        -> BadgeResult?
+    {
+        guard let recipient = recipient(of: firingId) else { return nil }
+        let numbered = record(.handled(firingId, action: action, at: now), into: &directives).numberedBadge
+        let update = numbered?.update ?? BadgeUpdate(badge: ledgers[recipient]?.badge ?? 0, isChanged: false)
+        if let numbered { publishBadge(numbered, of: recipient, at: now, directives: &directives) }
+        return BadgeResult(recipient: recipient, badge: update.badge, changed: update.isChanged)
+    }
+
+    mutating func delivered(_ recipient: RecipientID, remove: FiringID?, at now: Date,
+                            directives: inout [CoordinatorDirective]) -> ControlOutcome {
+        if let remove {
+            if let update = record(.deliveredRemoved(recipient, remove, at: now), into: &directives).numberedBadge {
+                publishBadge(update, of: recipient, at: now, directives: &directives)
+            }
+        }
+        let ledger = ledgers[recipient] ?? BadgeLedger()
+        return .delivered(DeliveredResult(recipient: recipient, badge: ledger.badge, delivered: ledger.delivered))
+    }
+
+    /// Switches reminders on or off. Enabling computes the next occurrence from `now` (no burst
+    /// of missed ones); disabling keeps the record and disarms it.
+    mutating func setEnabled(_ ids: [ReminderID], _ enabled: Bool, at now: Date, directives: inout [CoordinatorDirective])
+        -> ControlOutcome
+    {
+        let missing = ids.filter { entries[$0] == nil }
+        if !missing.isEmpty {
+            return .failed(WireError(.notFound, "no reminder \(missing.map(\.rawValue).joined(separator: ", "))", field: "ids"))
+        }
+        let changed = Set(ids).sorted().filter { entries[$0].map { $0.reminder.enabled != enabled } ?? false }
+        for run in Self.recordSizedRuns(of: changed) {
+            record(.switched(Array(run), enabled: enabled, at: now), into: &directives)
+        }
+        return .switched(SwitchResult(changed: changed))
+    }
+
+    /// When an occurrence (an event) fires: its instant less the trigger's remind-before offset.
+    func fireInstant(of reminder: Reminder, _ occurrence: Occurrence) -> Date {
+        reminder.trigger.fireInstant(eventInstant: occurrence.instant)
+    }
+
+    /// When `entry`'s occurrence fires (decoding the reminder only when it has an offset).
+    static func fireInstant(of entry: Entry, _ occurrence: Occurrence) -> Date { entry.fireInstant(of: occurrence) }
+
+    /// The first event whose firing is at or after `instant`.
+    func firstFiring(of reminder: Reminder, in recurrence: Recurrence, onOrAfter instant: Date) -> Occurrence? {
+        durable.firstFiring(of: reminder, in: recurrence, onOrAfter: instant)
+    }
+
+    /// What is delivered of `content` to `recipient`, or why nothing is.
+    func deliveryPlan(_ content: Content, for recipient: RecipientID) -> DeliveryPlan {
+        durable.deliveryPlan(content, for: recipient)
+    }
+
+    /// The occurrence sequence of `reminder` (cached for a repeating one).
+    func recurrence(of reminder: Reminder) -> Recurrence? { durable.recurrence(of: reminder) }
+
+    /// Validates a reminder (with its recipient's zone) and builds its occurrences.
+    /// - Throws: `ValidationError` naming the first offending field.
+    func validate(_ reminder: Reminder, maximumUserInfoBytes: Int) throws(ValidationError) -> Recurrence {
+        try durable.validate(reminder, maximumUserInfoBytes: maximumUserInfoBytes)
+    }
+
+    /// The cap on `recipient`'s armed reminders (`nil`: none).
+    func pendingLimit(for recipient: RecipientID) -> Int? { durable.pendingLimit(for: recipient) }
+
+    /// Whether a pending reminder is armed (always, without a cap).
+    func isArmed(_ id: ReminderID, of recipient: RecipientID) -> Bool { durable.schedule.isArmed(id, of: recipient) }
+
+    /// The `timeZone` value that means "the recipient's zone".
+    static var recipientZone: String { DurableState.recipientZone }
+}

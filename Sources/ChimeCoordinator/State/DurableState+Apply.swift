@@ -1,0 +1,189 @@
+import ChimeCore
+import ChimeStore
+import ChimeWire
+import Foundation
+
+/// What folding one journal entry changed that a live caller acts on.
+public struct AppliedEntry: Sendable, Equatable {
+    /// The badge update of `.acknowledged`, `.badgeSet`, `.handled` and `.deliveredRemoved`
+    /// (published when it changed the number).
+    public var badge: BadgeUpdate? { numberedBadge?.update }
+    /// The badge update with the `seq` of the event that announces it.
+    public var numberedBadge: NumberedBadgeUpdate?
+    /// The firing `.fired`, `.nagFired` or `.retried` made unsettled: it waits for a worker.
+    let made: SharedFiring?
+    /// Whether the entry no longer validates (a zone removed from tzdata) and was skipped.
+    public var wasSkipped = false
+
+    /// The id of the firing the entry made unsettled, if any.
+    public var madeFiring: FiringID? { made?.firing.firingId }
+
+    init(badge: NumberedBadgeUpdate? = nil, made: SharedFiring? = nil, wasSkipped: Bool = false) {
+        numberedBadge = badge
+        self.made = made
+        self.wasSkipped = wasSkipped
+    }
+}
+
+/// Values a live caller already derived from the same state before it recorded an entry:
+/// passing them changes nothing but speed (a replay derives them here).
+struct ApplyHints {
+    /// The reminder of a `.fired` entry, already decoded.
+    var reminder: Reminder?
+    /// A `.scheduled` reminder's occurrences, already validated.
+    var recurrence: Recurrence?
+}
+
+extension DurableState {
+    /// Folds one journal entry into the state, exactly as the live coordinator did when it
+    /// decided the entry; recovery calls it for every entry after the snapshot. The only
+    /// function that changes a `DurableState`.
+    ///
+    /// An entry that no longer validates (a zone removed from tzdata) is skipped
+    /// (`wasSkipped`); an entry naming something already gone changes nothing.
+    /// - Returns: what the entry changed that a live caller acts on (a badge update to
+    ///   publish, a firing to put in the waiting line).
+    @discardableResult
+    mutating func apply(_ entry: JournalEntry, hints: ApplyHints = ApplyHints()) -> AppliedEntry {
+        switch entry {
+        case .scheduled(let reminder, let at):
+            guard let recurrence = hints.recurrence ?? (try? validate(reminder, maximumUserInfoBytes: Int.max)) else {
+                return AppliedEntry(wasSkipped: true)
+            }
+            place(reminder, recurrence: recurrence, at: at)
+        case .cancelled(let ids, _):
+            for id in ids { schedule.remove(id) }
+        case .fired(let id, let dueAt, let next, let late, let missed, _):
+            guard var entry = schedule.entries[id] else { return AppliedEntry() }
+            let reminder = hints.reminder ?? entry.reminder
+            let shared = SharedFiring(makeFiring(of: entry, reminder: reminder, dueAt: dueAt, late: late, missed: missed))
+            let firingId = shared.firing.firingId
+            // An unsettled firing of this very occurrence (recovered, or a repeat) is kept: one
+            // hash for the common case, a second only to put the old one back.
+            let previous = deliveries.unsettled.updateValue(shared, forKey: firingId)
+            if let previous { deliveries.unsettled[firingId] = previous }
+            if late {
+                schedule.lateFirings[id, default: 0].saturatingIncrement()
+            } else if !schedule.lateFirings.isEmpty {
+                schedule.lateFirings[id] = nil
+            }
+            advance(&entry, id, to: next, endingAs: .delivered)
+            schedule.entries[id] = entry
+            return AppliedEntry(made: previous == nil ? shared : nil)
+        case .skipped(let id, _, let next, _):
+            guard var entry = schedule.entries[id] else { return AppliedEntry() }
+            // A reminder whose last occurrence was skipped ends `finished`, not `delivered`.
+            advance(&entry, id, to: next, endingAs: .finished)
+            schedule.entries[id] = entry
+        case .suppressed(let id, _, let next, _, _):
+            guard var entry = schedule.entries[id] else { return AppliedEntry() }
+            advance(&entry, id, to: next, endingAs: .suppressed)
+            schedule.entries[id] = entry
+        case .nagFired(let firingId, _):
+            deliveries.nags.remove(firingId)
+            if let nag = deliveries.nagFirings.removeValue(forKey: firingId), deliveries.unsettled[firingId] == nil {
+                let shared = SharedFiring(nag)
+                deliveries.unsettled[firingId] = shared
+                return AppliedEntry(made: shared)
+            }
+        case .leaseExpired(let firingId, _):
+            if var firing = deliveries.unsettled[firingId]?.firing {
+                firing.attempt.saturatingIncrement()
+                deliveries.unsettled[firingId] = SharedFiring(firing)
+            }
+        case .seqReserved(let through):
+            deliveries.eventSeqReserved = max(deliveries.eventSeqReserved, through)
+        case .acknowledged(let firingId, let seq, let worker, let firedAt):
+            return acknowledge(firingId, seq: seq, worker: worker, firedAt: firedAt)
+        case .deadLettered(let firingId, _):
+            if let firing = deliveries.unsettled.removeValue(forKey: firingId)?.firing {
+                deliveries.deadLetters[firingId] = firing
+                deliveries.deadLetterIndex.insert(DeadLetterKey(firingId))
+            }
+        case .retried(let firingId, _):
+            if var firing = deliveries.deadLetters.removeValue(forKey: firingId) {
+                deliveries.deadLetterIndex.remove(DeadLetterKey(firingId))
+                firing.attempt = 1
+                let shared = SharedFiring(firing)
+                deliveries.unsettled[firingId] = shared
+                return AppliedEntry(made: shared)
+            }
+        case .registered(let recipient, let at):
+            let zoneChanged = recipients.registered[recipient.id]?.zone != recipient.zone
+            recipients.registered[recipient.id] = recipient
+            schedule.updateCap(of: recipient.id, limit: pendingLimit(for: recipient.id))
+            if zoneChanged { followZoneChange(of: recipient.id, at: at) }
+        case .badgeSet(let recipient, let value, _):
+            return AppliedEntry(badge: recipients.changeLedger(of: recipient) { $0.setBadge(value) })
+        case .handled(let firingId, _, _):
+            deliveries.cancelNags(of: firingId)
+            guard let recipient = recipient(of: firingId) else { return AppliedEntry() }
+            return AppliedEntry(badge: recipients.changeLedger(of: recipient) { $0.onHandled(firingId.nagBase) })
+        case .deliveredRemoved(let recipient, let firingId, _):
+            return AppliedEntry(badge: recipients.changeLedger(of: recipient) { $0.removeDelivered(firingId) })
+        case .switched(let ids, let enabled, let at):
+            switchReminders(ids, enabled, at: at)
+        case .acted(let job, _):
+            actionJobs.accept(job)
+        case .actionFinished(let outcome, _):
+            // Its effects were decided as entries of their own (a snooze's `.scheduled`).
+            actionJobs.finish(outcome, retention: settings.finishedJobRetention)
+        case .jobLeaseExpired(let jobId, _):
+            actionJobs.leaseExpired(jobId)
+        case .answered(let requestId, let reply, _):
+            requestLog.remember(reply, for: requestId)
+        case .started(let epoch, _, let recorded):
+            highestRecordedEpoch = max(highestRecordedEpoch, epoch)
+            if let recorded, recorded != settings { adopt(recorded) }
+        }
+        return AppliedEntry()
+    }
+
+    /// The fold of `.acknowledged`: the firing is settled, its reminder counts a delivery,
+    /// its nags are armed, its recipient's badge and delivered list follow, and the event is
+    /// kept for catch-up.
+    private mutating func acknowledge(_ firingId: FiringID, seq: UInt64, worker: WorkerID, firedAt: Date) -> AppliedEntry {
+        guard let shared = deliveries.unsettled.removeValue(forKey: firingId) else { return AppliedEntry() }
+        let firing = shared.firing
+        if var entry = schedule.entries[firing.reminderId] {
+            entry.deliveredCount += 1
+            entry.lastFiredAt = max(entry.lastFiredAt ?? firedAt, firedAt)
+            schedule.entries[firing.reminderId] = entry
+            if !firing.firingId.isNag, entry.hasNag, let policy = entry.reminder.nag {
+                deliveries.armNags(after: firing, deliveredAt: firedAt, policy: policy)
+            }
+        }
+        let update = recipients.changeLedger(of: firing.recipient) {
+            $0.onDelivered(firing, at: firedAt, badge: firing.content.badgeChange)
+        }
+        var event = FireEvent(seq: seq, publisher: worker, firing: firing, firedAt: firedAt)
+        event.firing.seq = seq
+        deliveries.eventLog.retain(event)
+        return AppliedEntry(badge: update)
+    }
+
+    /// Takes on settings recorded by a `started` entry: caps, the event log's and the request
+    /// log's bounds and the finished-job retention follow at once.
+    private mutating func adopt(_ new: DurableSettings) {
+        let old = settings
+        settings = new
+        if old.maxPendingPerRecipient != new.maxPendingPerRecipient {
+            var affected = Set(schedule.caps.keys)
+            for entry in schedule.entries.values where entry.state == .pending { affected.insert(entry.recipient) }
+            for recipient in affected.sorted() where recipients.registered[recipient]?.maxPending == nil {
+                schedule.updateCap(of: recipient, limit: pendingLimit(for: recipient))
+            }
+        }
+        if old.eventRetention != new.eventRetention {
+            var log = EventLog(capacity: new.eventRetention)
+            for event in deliveries.eventLog.events { log.retain(event) }
+            deliveries.eventLog = log
+        }
+        if Self.makeRequestLog(old) != Self.makeRequestLog(new) {
+            var log = Self.makeRequestLog(new)
+            for (requestId, reply) in requestLog.entries { log.remember(reply, for: requestId) }
+            requestLog = log
+        }
+        if old.finishedJobRetention != new.finishedJobRetention { actionJobs.trim(to: new.finishedJobRetention) }
+    }
+}

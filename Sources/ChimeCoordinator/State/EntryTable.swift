@@ -1,0 +1,49 @@
+import ChimeCore
+
+/// The reminders by id, with how many are in each state (derived, kept as entries are set and
+/// removed): `status` reads the counts in O(1) instead of visiting every reminder.
+///
+/// Every change of an entry goes through the subscript's setter or `removeValue`, which adjust
+/// the counts from the old and the new entry's state.
+///
+/// Sharded (`ShardedDictionary`): the loop's first change after it hands a copy of the state to
+/// the snapshot thread copies one shard of the table, not the table.
+struct EntryTable: Sendable, Sequence, Equatable {
+    /// How many shards hold the entries (and the schedule's index): about 4,000 entries each at
+    /// a million reminders.
+    static let shardCount = 256
+    private var byID = ShardedDictionary<ReminderID, ReminderEntry>(shardCount: shardCount) { $0.shardHash }
+    /// How many entries are in each state (states with none may be absent or 0).
+    private(set) var stateCounts: [ReminderState: Int] = [:]
+
+    /// The entry of `id`; setting `nil` removes it.
+    subscript(id: ReminderID) -> ReminderEntry? {
+        get { byID[id] }
+        set {
+            let old: ReminderEntry?
+            if let newValue { old = byID.updateValue(newValue, forKey: id) } else { old = byID.removeValue(forKey: id) }
+            if let old { stateCounts[old.state, default: 0] -= 1 }
+            if let newValue { stateCounts[newValue.state, default: 0] += 1 }
+        }
+    }
+
+    /// Removes and returns the entry of `id`.
+    @discardableResult
+    mutating func removeValue(forKey id: ReminderID) -> ReminderEntry? {
+        let old = byID.removeValue(forKey: id)
+        if let old { stateCounts[old.state, default: 0] -= 1 }
+        return old
+    }
+
+    var count: Int { byID.count }
+    var isEmpty: Bool { byID.isEmpty }
+    var values: LazyMapSequence<FlattenSequence<[[ReminderID: ReminderEntry]]>, ReminderEntry> { byID.values }
+    var keys: LazyMapSequence<FlattenSequence<[[ReminderID: ReminderEntry]]>, ReminderID> { byID.keys }
+
+    mutating func reserveCapacity(_ capacity: Int) { byID.reserveCapacity(capacity) }
+
+    func makeIterator() -> FlattenSequence<[[ReminderID: ReminderEntry]]>.Iterator { byID.makeIterator() }
+
+    /// Equal when the same ids hold equal entries (the counts follow from them).
+    static func == (lhs: EntryTable, rhs: EntryTable) -> Bool { lhs.byID == rhs.byID }
+}

@@ -1,0 +1,38 @@
+import ChimeCore
+import Foundation
+
+/// Registered recipients (settings, categories, zone, token, `maxPending`), their badge
+/// numbers and delivered lists, and the sequence of the badge events the coordinator
+/// publishes. A part of `DurableState`, changed only by its fold.
+struct Recipients: Sendable, Equatable {
+    /// Registered recipients by id.
+    var registered: [RecipientID: Recipient] = [:]
+    /// Badge numbers and delivered lists, for every recipient that has one.
+    var ledgers: [RecipientID: BadgeLedger] = [:]
+    /// The `seq` of the last badge event: each change of a badge number takes the next one,
+    /// so a subscriber can order badge events across restarts.
+    var badgeEventSeq: UInt64 = 0
+
+    /// The recipient a firing id belongs to, from its delivered lists (the ledger that lists it).
+    func recipient(delivering firingId: FiringID) -> RecipientID? {
+        ledgers.first { $0.value.isDelivered(firingId.nagBase) }?.key
+    }
+
+    /// Applies a change to `recipient`'s ledger and numbers the badge event it makes.
+    /// - Returns: the update, with the event's `seq` when the number changed.
+    mutating func changeLedger(of recipient: RecipientID, _ change: (inout BadgeLedger) -> BadgeUpdate) -> NumberedBadgeUpdate {
+        let update = change(&ledgers[recipient, default: BadgeLedger()])
+        guard update.isChanged else { return NumberedBadgeUpdate(update: update, seq: nil) }
+        badgeEventSeq = badgeEventSeq.saturatingAdding(1)
+        return NumberedBadgeUpdate(update: update, seq: badgeEventSeq)
+    }
+}
+
+/// A badge update with the `seq` of the event that announces it (`nil` when the number did
+/// not change, so no event is published).
+public struct NumberedBadgeUpdate: Sendable, Equatable {
+    /// The badge number after the change and whether it changed.
+    public var update: BadgeUpdate
+    /// The badge event's sequence number (`nil`: nothing to publish).
+    public var seq: UInt64?
+}

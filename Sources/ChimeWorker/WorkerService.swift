@@ -1,0 +1,217 @@
+import ChimeCore
+import ChimeRuntime
+import ChimeWire
+import Foundation
+import HTTPServer
+import ZeroMQ
+import ChimeSecurity
+
+/// The worker process's shell: pulls dispatch batches, publishes fire events, pushes
+/// acknowledgements and heartbeats. One thread (the caller of `run`) owns every socket.
+public final class WorkerService {
+    let configuration: ChimeConfiguration
+    let logger: Logger
+    let stop: StopSignal
+    var state: WorkerState
+    let codec = WireCodec()
+    let actions: ActionRunner
+    /// Where the loop reads the time for heartbeats and acknowledgements.
+    let clock: any ServiceClock
+    /// The ZeroMQ context to open sockets in; `nil` makes one per `run`.
+    let sharedContext: Context?
+    /// The worker key and the coordinator's public key; `nil` connects without CURVE.
+    let curve: CurveClientKeys?
+    /// The service supervisor (systemd's `NOTIFY_SOCKET`); `nil` when there is none.
+    let notifier: SystemdNotifier?
+    /// What `/metrics`, `/healthz` and `/readyz` read.
+    public let probe = WorkerProbe()
+    /// Where to serve HTTP; `nil` serves none.
+    let httpAddress: HTTPListenAddress?
+    let userInfoEncoder: JSONEncoder = {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return encoder
+    }()
+
+    /// Makes a worker service; nothing connects until `run`.
+    /// - Parameters:
+    ///   - id: the worker's id; `<host>-<pid>` when `nil`.
+    ///   - clock: the time heartbeats and `firedAt` are read from (`SystemClock` in a process).
+    ///   - context: the ZeroMQ context for the sockets; `nil` makes one (and the stop signal
+    ///     shuts it down). With a shared context every endpoint may be `inproc://`.
+    ///   - curve: a `worker` key and the coordinator's public key, for a coordinator that
+    ///     runs CURVE; `nil` connects without.
+    ///   - notifier: told `READY=1` once connected, `WATCHDOG=1` from the loop (at most every
+    ///     half of `WATCHDOG_USEC`) and `STOPPING=1`; `nil` notifies nobody.
+    ///   - http: where to serve `/metrics`, `/healthz` and `/readyz`; `nil` serves no HTTP.
+    public init(
+        configuration: ChimeConfiguration, id: WorkerID?, logger: Logger, stop: StopSignal,
+        clock: any ServiceClock = SystemClock(), context: Context? = nil, curve: CurveClientKeys? = nil,
+        notifier: SystemdNotifier? = nil, http: HTTPListenAddress? = nil
+    ) {
+        self.httpAddress = http
+        self.curve = curve
+        self.notifier = notifier
+        self.configuration = configuration
+        self.clock = clock
+        self.sharedContext = context
+        self.logger = logger
+        self.stop = stop
+        let host = ProcessInfo.processInfo.hostName
+        let pid = getpid()
+        state = WorkerState(
+            id: id ?? WorkerID("\(host)-\(pid)"), host: host, pid: pid,
+            heartbeatInterval: Double(configuration.heartbeat.intervalMilliseconds) / 1000,
+            // The coordinator drops messages announcing more than this.
+            capacity: min(max(0, configuration.worker.capacity), WorkerMessage.maximumCapacity))
+        actions = ActionRunner(
+            hooks: configuration.notifications.hooks, timeLimit: configuration.notifications.actionTimeLimitSeconds)
+    }
+
+    /// This worker's id.
+    public var id: WorkerID { state.id }
+
+    /// How long a worker waits for a subscription before taking firings anyway, in seconds.
+    static let eventPathWait = 1.0
+
+    /// Connects and serves until the stop signal.
+    /// - Throws: `ZeroMQError` when an endpoint is invalid; `HTTPServerError` when the HTTP
+    ///   address cannot be listened on.
+    public func run(onReady: () -> Void = {}) throws {
+        let httpServer = try httpAddress.map { address throws(HTTPServerError) in
+            try HTTPServer(address: address) { [routes = probe.routes] in routes.respond(to: $0) }
+        }
+        defer { httpServer?.stop() }
+        // Not shut down by the stop signal: the loop sees the flag within one poll (≤ 100 ms)
+        // and then hands back what it holds (`handBack`) over the still open sockets.
+        let context = try sharedContext ?? Context()
+        let endpoints = configuration.endpoints
+        let linger = configuration.lingerMilliseconds
+        // DEALER with the worker id as routing id: the coordinator's ROUTER addresses this
+        // worker by id, and announcements over this connection tell it the route works.
+        let incoming = try Socket(.dealer, context: context)
+        try incoming.set(.linger(milliseconds: linger))
+        try incoming.set(.routingID(Data(state.id.rawValue.utf8)))
+        try incoming.set(.receiveHighWaterMark(configuration.worker.receiveHighWaterMark))
+        try curve?.secure(incoming, for: endpoints.dispatch.connect)
+        try incoming.connect(to: endpoints.dispatch.connect)
+        let results = try Socket(.push, context: context)
+        try results.set(.linger(milliseconds: linger))
+        try curve?.secure(results, for: endpoints.results.connect)
+        try results.connect(to: endpoints.results.connect)
+        // XPUB, not PUB: the subscriptions coming back tell when the path to subscribers is
+        // up (below), and it publishes like PUB.
+        let events = try Socket(.xpublisher, context: context)
+        try events.set(.linger(milliseconds: linger))
+        try events.set(.sendHighWaterMark(configuration.eventHighWaterMark))
+        try curve?.secure(events, for: endpoints.eventsIngest.connect)
+        try events.connect(to: endpoints.eventsIngest.connect)
+        defer {
+            incoming.close()
+            results.close()
+            events.close()
+        }
+        logger.info(
+            "worker ready",
+            ["id": state.id.rawValue, "dispatch": endpoints.dispatch.connect,
+             "http": httpServer.map { HTTPListenAddress(host: $0.address.host, port: $0.port).description } ?? "off"])
+        notifier?.notifyReady(status: "worker \(state.id.rawValue): connected to \(endpoints.dispatch.connect)")
+        onReady()
+        var watchdog = WatchdogPacer(notifier: notifier)
+
+        // Slow joiner (ZeroMQ Guide ch. 1): events published before the forwarder has passed a
+        // subscription up to this socket are dropped, which after a restart lost the first
+        // few thousand firings of a burst. So the worker announces itself (and gets firings)
+        // only once a subscription has arrived, or after `eventPathWait` seconds when nobody
+        // subscribes (the coordinator binds its forwarder before recovering, so a restarted
+        // worker normally hears the subscriptions well before that).
+        var isEventPathReady = false
+        // Real time, not `clock`: this waits for sockets, not for the schedule.
+        let eventPathDeadline = Date().addingTimeInterval(Self.eventPathWait)
+        // The dispatch socket joins the poll set once the event path is ready.
+        var poller = Poller()
+        poller.register(events, for: .readable)
+        func becomeReady() {
+            isEventPathReady = true
+            probe.noteTakingFirings()
+            state.announceAtNextTick()
+            poller = Poller()
+            poller.register(incoming, for: .readable)
+            poller.register(events, for: .readable)
+        }
+        do {
+            while !stop.isStopRequested {
+                let turnStart = ContinuousClock.now
+                watchdog.pingIfDue(at: turnStart)
+                probe.noteTurn(at: turnStart, delivered: state.deliveredCount)
+                let now = clock.monotonic
+                var wait = state.nextWake.map { max(0, min(0.1, $0 - now)) } ?? 0
+                if !isEventPathReady { wait = max(0, min(wait, eventPathDeadline.timeIntervalSince(Date()))) }
+                _ = try poller.poll(timeout: .microseconds(Int64(wait * 1_000_000)))
+                while let frames = try events.receiveMessage(dontWait: true) {
+                    // XPUB delivers subscriptions as a frame starting with byte 1 (0: unsubscribe).
+                    if !isEventPathReady, frames.first?.first == 1 { becomeReady() }
+                }
+                if !isEventPathReady && Date() >= eventPathDeadline {
+                    becomeReady()
+                    logger.info("no subscriber yet; taking firings", ["id": state.id.rawValue])
+                }
+                // Until then nothing is read either: batches routed to a previous run of this
+                // worker id wait in the socket rather than be published to no one.
+                for _ in 0..<(isEventPathReady ? 64 : 0) {
+                    guard let frames = try incoming.receiveMessage(dontWait: true) else { break }
+                    try deliver(frames, events: events)
+                }
+                for outcome in actions.takeFinished() { state.onJobFinished(outcome) }
+                for directive in state.onTick(monotonic: clock.monotonic) {
+                    switch directive {
+                    case .report(let message):
+                        if try !results.send(codec.encodeFrames(message), dontWait: true) {
+                            state.onReportNotSent(message)
+                        }
+                    case .announce(let message):
+                        // Dropped when the coordinator is unreachable; the next heartbeat retries.
+                        guard isEventPathReady else { continue }
+                        _ = try incoming.send([codec.encode(message)], dontWait: true)
+                    case .publish, .run:
+                        preconditionFailure("onTick neither publishes nor runs jobs")
+                    }
+                }
+            }
+        } catch let error as ZeroMQError where error.code == .contextTerminated {
+            // A shared context shut down by its owner: unacknowledged firings are redelivered by lease.
+            logger.info("worker stopping", ["id": "\(state.id.rawValue)", "delivered": .int(state.deliveredCount)])
+            return
+        }
+        notifier?.notifyStopping(status: "worker \(state.id.rawValue): handing back and stopping")
+        try handBack(incoming: incoming, results: results, events: events, isEventPathReady: isEventPathReady)
+    }
+
+    func deliver(_ frames: [Data], events: Socket) throws {
+        let batch: DispatchBatch
+        do {
+            batch = try codec.decodeDispatch(frames)
+        } catch {
+            logger.warning("dropped dispatch message", ["code": error.code.rawValue, "reason": error.message])
+            return
+        }
+        let now = clock.now
+        for directive in state.onBatch(batch, at: now) {
+            switch directive {
+            case .publish(let event):
+                // PUB never blocks: at its high-water mark it drops, which the acknowledgement
+                // path does not depend on.
+                _ = try events.send([Data(event.topic.utf8), event.fastJSON(userInfoEncoder: userInfoEncoder)], dontWait: true)
+            case .run(let job):
+                if job.activationMode == .foreground {
+                    let event = ActionEvent(type: "action", job: job, at: now)
+                    _ = try events.send([Data(Topic.action(job.recipient).utf8), codec.encode(event)], dontWait: true)
+                }
+                logger.info("action", ["job": "\(job.jobId)", "action": "\(job.action)", "destructive": .bool(job.destructive)])
+                actions.start(job, at: now)
+            case .report, .announce:
+                preconditionFailure("onBatch neither reports nor announces")
+            }
+        }
+    }
+}

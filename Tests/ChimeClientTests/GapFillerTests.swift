@@ -1,0 +1,91 @@
+import ChimeCore
+import ChimeWire
+import Foundation
+import Testing
+@testable import ChimeClient
+
+
+/// The live subscriber's gap filling, pure: live events and `events` replies in, the
+/// events to print out, time passed in.
+@Suite struct GapFillerTests {
+    static let t0 = Date(timeIntervalSince1970: 1_798_099_200)  // 2026-12-24T08:00:00Z
+
+    func event(_ seq: UInt64, _ reminder: String? = nil) -> FireEvent {
+        FireEvent(
+            seq: seq, publisher: "w",
+            firing: Firing(
+                reminderId: ReminderID(reminder ?? "r\(seq)"), recipient: "a", dueAt: Self.t0, content: Content()),
+            firedAt: Self.t0)
+    }
+
+    func at(_ seconds: Double) -> Date { Self.t0.addingTimeInterval(seconds) }
+
+    @Test func startsAtTheSettledWatermarkAndDeliversContiguousLiveEventsAtOnce() {
+        var filler = GapFiller(since: nil)
+        #expect(filler.isFetchDue(at: at(0)))
+        #expect(filler.fetchAfter == UInt64(Int64.max))
+        #expect(filler.onLive(event(11), at: at(0)).isEmpty, "no watermark yet: waits for the first fetch")
+        #expect(filler.onFetched([], through: 10, at: at(0)).map(\.seq) == [11])
+        #expect(filler.onLive(event(12), at: at(0.1)).map(\.seq) == [12])
+        #expect(filler.watermark == 12)
+        #expect(!filler.isFetchDue(at: at(0.5)))
+        #expect(filler.isFetchDue(at: at(1)), "idle reconciliation every second")
+    }
+
+    @Test func aRestartJumpWaitsUntilTheMissedEventsAreReplayedInSeqOrder() {
+        var filler = GapFiller(since: 5)
+        #expect(filler.onFetched([], through: 5, at: at(0)).isEmpty)
+        #expect(filler.onLive(event(6), at: at(0.1)).map(\.seq) == [6])
+        // The coordinator restarted: 7 and 8 were lost live, the new epoch starts at 1,048,577.
+        let newEpoch: UInt64 = 1_048_577
+        #expect(filler.onLive(event(newEpoch + 1), at: at(3)).isEmpty)
+        #expect(filler.isFetchDue(at: at(3.02)))
+        #expect(filler.onFetched([event(7), event(8), event(newEpoch)], through: 8, at: at(3.02)).map(\.seq) == [7, 8],
+                "the gap first; what follows waits while seqs before it are unsettled")
+        #expect(filler.hasWaitingEvents)
+        #expect(filler.onFetched([event(newEpoch), event(newEpoch + 1)], through: newEpoch + 1, at: at(3.04)).map(\.seq)
+            == [newEpoch, newEpoch + 1], "each once, in seq order")
+        #expect(!filler.hasWaitingEvents)
+        #expect(filler.watermark == newEpoch + 1)
+    }
+
+    @Test func eachFiringIDIsDeliveredOnceWhateverItsSeq() {
+        var filler = GapFiller(since: 0)
+        #expect(filler.onFetched([event(1, "x"), event(2, "y")], through: 2, at: at(0)).map(\.seq) == [1, 2])
+        #expect(filler.onLive(event(1, "x"), at: at(0.1)).isEmpty, "a live copy of a replayed event")
+        #expect(filler.onLive(event(3, "x"), at: at(0.1)).isEmpty, "a redelivery: new seq, same firing id")
+        #expect(filler.onLive(event(4, "z"), at: at(0.1)).isEmpty, "seq 3 is not settled yet")
+        #expect(filler.onFetched([event(4, "z")], through: 4, at: at(0.2)).map(\.firing.reminderId) == ["z"])
+        #expect(filler.watermark == 4)
+    }
+
+    @Test func aSeqHeldByADeadWorkerStallsTheStreamForAtMostTheMaximumWait() {
+        var filler = GapFiller(since: 0)
+        _ = filler.onFetched([], through: 0, at: at(0))
+        #expect(filler.onLive(event(2), at: at(1)).isEmpty, "seq 1 is in flight at a worker that died")
+        #expect(filler.onTick(at: at(10)).isEmpty, "no fetch has seen it wait yet")
+        #expect(filler.onFetched([], through: 0, at: at(10)).isEmpty)
+        #expect(filler.onTick(at: at(11.99)).isEmpty)
+        #expect(filler.onTick(at: at(12)).map(\.seq) == [2])
+        #expect(filler.onLive(event(1), at: at(12.5)).map(\.seq) == [1], "late, but not lost")
+    }
+
+    @Test func aFailedFetchOnlyPacesTheNextOne() {
+        var filler = GapFiller(since: 0)
+        _ = filler.onFetched([], through: 0, at: at(0))
+        #expect(filler.onLive(event(5), at: at(1)).isEmpty)
+        filler.onFetchFailed(at: at(1))
+        #expect(!filler.isFetchDue(at: at(1.01)))
+        #expect(filler.isFetchDue(at: at(1.05)))
+        #expect(filler.onFetched([event(3), event(4)], through: 4, at: at(4)).map(\.seq) == [3, 4, 5])
+    }
+
+    @Test func forgetsTheOldestFiringIDsBeyondItsBound() {
+        var settings = GapFiller.Settings()
+        settings.rememberedFiringIDs = 2
+        var filler = GapFiller(since: 0, settings: settings)
+        _ = filler.onFetched([event(1, "a"), event(2, "b"), event(3, "c")], through: 3, at: at(0))
+        #expect(filler.onLive(event(4, "a"), at: at(1)).map(\.seq) == [4], "forgotten, so delivered again")
+        #expect(filler.onLive(event(5, "c"), at: at(1)).isEmpty)
+    }
+}
