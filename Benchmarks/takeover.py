@@ -11,7 +11,9 @@ the standby's own `takeoverMilliseconds` (lock taken -> serving) from its log.
 
 `--fault stop` SIGSTOPs the active coordinator instead (the standby takes over when its
 lease expires, then kills it). Also reported: the resident memory of the active coordinator
-after the ingest, of the standby while it waits, and of the standby after the takeover.
+right after the ingest and 8 s later (after the snapshot that follows it), of the standby
+while it waits, and of the standby after the takeover. Run it from a directory without a
+`config/chime.json` of another version.
 """
 import argparse, json, os, re, shutil, signal, subprocess, sys, tempfile, time
 import zmq
@@ -60,6 +62,8 @@ def run_once(binary, count, mode, port, fault="kill"):
         s.close(linger=0)
         ingest = time.time() - t
         active_rss = rss_mb(active.pid)
+        time.sleep(8)  # the snapshot after the ingest (once quiet for a second), then its trim
+        active_settled_rss = rss_mb(active.pid)
         standby_log_path = os.path.join(directory, "standby.log")
         standby_log = open(standby_log_path, "w")
         extra = ["--cold-standby"] if mode == "cold" else []
@@ -84,7 +88,7 @@ def run_once(binary, count, mode, port, fault="kill"):
         standby.wait(timeout=30)
         return {"mode": mode, "fault": fault, "count": count, "ingestSeconds": round(ingest, 2),
                 "faultToPingMs": round(answered * 1000, 1), "lockToServingMs": float(m.group(1)) if m else None,
-                "activeRssMB": active_rss, "standbyWaitingRssMB": waiting_rss, "standbyRssMB": rss}
+                "activeRssMB": active_rss, "activeSettledRssMB": active_settled_rss, "standbyWaitingRssMB": waiting_rss, "standbyRssMB": rss}
     finally:
         for p in (active,):
             if p.poll() is None: p.kill(); p.wait()

@@ -207,6 +207,8 @@ extension CoordinatorService {
                 do {
                     let loaded = try WarmStandby(directory: directory, configuration: tunables, startedAt: clock.now)
                     warm = loaded
+                    // Loading decoded the whole snapshot: its buffers are free now.
+                    Allocator.releaseFreePages()
                     let elapsed = ContinuousClock.now - started
                     logger.info("standby: warm state loaded; following the journal", [
                         "reminders": .int(loaded.state.reminderCount), "heldThrough": .integer(loaded.heldThrough),
