@@ -196,6 +196,11 @@ public final class WorkerService {
             return
         }
         let now = clock.now
+        if batch.epoch < state.highestEpoch {
+            logger.warning(
+                "dropped a batch from a coordinator that lost the store (an older epoch)",
+                ["epoch": .integer(batch.epoch), "current": .integer(state.highestEpoch), "firings": .int(batch.firings.count)])
+        }
         for directive in state.onBatch(batch, at: now) {
             switch directive {
             case .publish(let event):
