@@ -110,7 +110,7 @@ let package = Package(
         .testTarget(name: "ChimeSecurityTests", dependencies: ["ChimeSecurity", "ChimeRuntime", "ChimeTestSupport", "ZeroMQ"]),
         .testTarget(
             name: "IntegrationTests",
-            dependencies: ["ChimeTestSupport", "ChimeClient", "ChimeCoordinator", "ChimeWire", "ChimeCore", "ChimeStore", "ZeroMQ"]
+            dependencies: ["ChimeTestSupport", "ChimeClient", "ChimeCoordinator", "ChimeWire", "ChimeCore", "ChimeStore", "ChimeRuntime", "ZeroMQ"]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -8,6 +8,12 @@ its pid, and measures from the SIGKILL to the first `ping` the standby answers. 
 the standby's own `takeoverMilliseconds` (lock taken -> serving) from its log.
 
     python3 Benchmarks/takeover.py --binary .build/release/chime --count 100000 --runs 3
+
+`--fault stop` SIGSTOPs the active coordinator instead (the standby takes over when its
+lease expires, then kills it). Also reported: the resident memory of the active coordinator
+right after the ingest and 8 s later (after the snapshot that follows it), of the standby
+while it waits, and of the standby after the takeover. Run it from a directory without a
+`config/chime.json` of another version.
 """
 import argparse, json, os, re, shutil, signal, subprocess, sys, tempfile, time
 import zmq
@@ -31,7 +37,13 @@ def ping(endpoint, timeout_ms):
     s.close()
     return ok
 
-def run_once(binary, count, mode, port):
+def rss_mb(pid):
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"): return int(line.split()[1]) // 1024
+    return None
+
+def run_once(binary, count, mode, port, fault="kill"):
     directory = tempfile.mkdtemp(prefix="takeover-")
     store = os.path.join(directory, "store")
     common = ["--store", store, "--port-base", str(port), "--log-level", "info"]
@@ -49,6 +61,9 @@ def run_once(binary, count, mode, port):
             schedule(s, first, min(10000, count - first))
         s.close(linger=0)
         ingest = time.time() - t
+        active_rss = rss_mb(active.pid)
+        time.sleep(8)  # the snapshot after the ingest (once quiet for a second), then its trim
+        active_settled_rss = rss_mb(active.pid)
         standby_log_path = os.path.join(directory, "standby.log")
         standby_log = open(standby_log_path, "w")
         extra = ["--cold-standby"] if mode == "cold" else []
@@ -59,23 +74,21 @@ def run_once(binary, count, mode, port):
             assert time.time() < deadline, "standby not ready"
             time.sleep(0.05)
         time.sleep(1.0)  # let it settle (warm: a few follow rounds)
+        waiting_rss = rss_mb(standby.pid)
         killed = time.time()
-        os.kill(active.pid, signal.SIGKILL)
-        active.wait()
+        os.kill(active.pid, signal.SIGKILL if fault == "kill" else signal.SIGSTOP)
+        if fault == "kill": active.wait()
         while not ping(endpoint, 20):
             assert time.time() < killed + 120, "standby did not take over"
         answered = time.time() - killed
         log = open(standby_log_path).read()
         m = re.search(r"takeoverMilliseconds=([0-9.]+)", log)
-        rss = None
-        with open(f"/proc/{standby.pid}/status") as f:
-            for line in f:
-                if line.startswith("VmRSS:"): rss = int(line.split()[1]) // 1024
+        rss = rss_mb(standby.pid)
         standby.send_signal(signal.SIGTERM)
         standby.wait(timeout=30)
-        return {"mode": mode, "count": count, "ingestSeconds": round(ingest, 2),
-                "killToPingMs": round(answered * 1000, 1), "lockToServingMs": float(m.group(1)) if m else None,
-                "standbyRssMB": rss}
+        return {"mode": mode, "fault": fault, "count": count, "ingestSeconds": round(ingest, 2),
+                "faultToPingMs": round(answered * 1000, 1), "lockToServingMs": float(m.group(1)) if m else None,
+                "activeRssMB": active_rss, "activeSettledRssMB": active_settled_rss, "standbyWaitingRssMB": waiting_rss, "standbyRssMB": rss}
     finally:
         for p in (active,):
             if p.poll() is None: p.kill(); p.wait()
@@ -91,7 +104,9 @@ if __name__ == "__main__":
     parser.add_argument("--count", type=int, default=100000)
     parser.add_argument("--runs", type=int, default=1)
     parser.add_argument("--port", type=int, default=27400)
+    parser.add_argument("--fault", choices=["kill", "stop"], default="kill")
+    parser.add_argument("--modes", default="cold,warm")
     args = parser.parse_args()
     for run in range(args.runs):
-        for mode in ("cold", "warm"):
-            print(json.dumps(run_once(args.binary, args.count, mode, args.port)), flush=True)
+        for mode in args.modes.split(","):
+            print(json.dumps(run_once(args.binary, args.count, mode, args.port, args.fault)), flush=True)

@@ -28,8 +28,8 @@ public final class BenchCluster {
     let workerCount: Int
     let fsync: String
     let sampler: RSSSampler
-    private var coordinator: Process?
-    private var workers: [Process] = []
+    private var coordinator: ChildSupervisor?
+    private var workers: [ChildSupervisor] = []
     private var starts = 0
     /// With CURVE: the operator's keys, for the bench's own control clients.
     public private(set) var operatorKeys: CurveClientKeys?
@@ -85,7 +85,7 @@ public final class BenchCluster {
     /// The coordinator's store directory.
     public var storeDirectory: URL { directory.appendingPathComponent("store") }
     /// The live coordinator's pid.
-    public var coordinatorPID: Int32? { coordinator.flatMap { $0.isRunning ? $0.processIdentifier : nil } }
+    public var coordinatorPID: Int32? { coordinator?.pid }
 
     var commonArguments: [String] {
         ["--config", directory.appendingPathComponent("chime.json").path, "--port-base", String(portBase),
@@ -94,12 +94,12 @@ public final class BenchCluster {
 
     /// Starts the coordinator (on the same store at every start).
     public func startCoordinator() throws {
-        let process = try spawn(
+        let child = try spawn(
             "coordinator",
             ["coordinator", "--store", storeDirectory.path, "--fsync", fsync] + commonArguments,
             wrapper: coordinatorWrapper)
-        coordinator = process
-        sampler.setCoordinator([process.processIdentifier])
+        coordinator = child
+        sampler.setCoordinator(child.pid.map { [$0] } ?? [])
     }
 
     /// Starts the workers, `worker-1` … `worker-N` (the same ids at every start).
@@ -107,7 +107,7 @@ public final class BenchCluster {
         workers = try (1...workerCount).map { index in
             try spawn("worker-\(index)", ["worker", "--id", "worker-\(index)"] + commonArguments, wrapper: workerWrapper)
         }
-        sampler.setWorkers(workers.map(\.processIdentifier))
+        sampler.setWorkers(workers.compactMap(\.pid))
     }
 
     /// Polls `ping` (a fresh 50 ms attempt at a time) until the coordinator answers.
@@ -146,8 +146,8 @@ public final class BenchCluster {
     public func killAll() -> Double {
         let killedAt = Date().timeIntervalSince1970
         let children = [coordinator].compactMap { $0 } + workers
-        for child in children where child.isRunning { kill(child.processIdentifier, SIGKILL) }
-        for child in children { child.waitUntilExit() }
+        for child in children { child.signal(SIGKILL) }
+        for child in children { child.kill() }
         return killedAt
     }
 
@@ -156,27 +156,12 @@ public final class BenchCluster {
     @discardableResult
     public func stopCoordinator(grace: Double = 30) -> Bool {
         guard let coordinator else { return true }
-        return Self.terminate([coordinator], grace: grace)
+        return coordinator.stop(grace: grace)?.neededKill != true
     }
 
-    /// Stops every child: SIGTERM, then SIGKILL after 5 s.
+    /// Stops every child at once: SIGTERM, then SIGKILL after 5 s.
     public func stop() {
-        Self.terminate([coordinator].compactMap { $0 } + workers, grace: 5)
-    }
-
-    /// SIGTERM to each running process, SIGKILL to those left after `grace` seconds.
-    /// - Returns: whether all exited within the grace period.
-    @discardableResult
-    static func terminate(_ processes: [Process], grace: Double) -> Bool {
-        for process in processes where process.isRunning { kill(process.processIdentifier, SIGTERM) }
-        let deadline = Date().addingTimeInterval(grace)
-        while Date() < deadline && processes.contains(where: \.isRunning) { Thread.sleep(forTimeInterval: 0.01) }
-        let stragglers = processes.filter(\.isRunning)
-        for process in stragglers {
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-        }
-        return stragglers.isEmpty
+        ChildSupervisor.stop([coordinator].compactMap { $0 } + workers, grace: 5)
     }
 
     /// Bytes of every file under the store directory.
@@ -193,7 +178,7 @@ public final class BenchCluster {
     /// Throws when a child has exited.
     func checkAlive() throws {
         for child in [coordinator].compactMap({ $0 }) + workers where !child.isRunning {
-            throw BenchError("child \(child.processIdentifier) exited with status \(child.terminationStatus)\n\(logTail())")
+            throw BenchError("\(child.name) exited (\(child.exit.map { "\($0)" } ?? "?"))\n\(logTail())")
         }
     }
 
@@ -207,24 +192,20 @@ public final class BenchCluster {
         }.joined(separator: "\n")
     }
 
-    private func spawn(_ name: String, _ arguments: [String], wrapper: [String] = []) throws -> Process {
+    private func spawn(_ name: String, _ arguments: [String], wrapper: [String] = []) throws -> ChildSupervisor {
         starts += 1
-        let process = Process()
+        let launch: ChildSupervisor.Launch
+        let log = ChildSupervisor.Launch.Output.file(directory.appendingPathComponent("\(name)-\(starts).log"))
         if wrapper.isEmpty {
-            process.executableURL = binary
-            process.arguments = arguments
+            launch = .init(executable: binary, arguments: arguments, currentDirectory: directory, output: log)
         } else {
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-            process.arguments = wrapper + [binary.path] + arguments
+            launch = .init(
+                executable: URL(fileURLWithPath: "/usr/bin/env"), arguments: wrapper + [binary.path] + arguments,
+                currentDirectory: directory, output: log)
         }
-        process.currentDirectoryURL = directory
-        let log = directory.appendingPathComponent("\(name)-\(starts).log")
-        _ = FileManager.default.createFile(atPath: log.path, contents: nil)
-        let handle = try FileHandle(forWritingTo: log)
-        process.standardOutput = handle
-        process.standardError = handle
-        try process.run()
-        return process
+        let child = ChildSupervisor(name: name, launch: launch)
+        try child.start()
+        return child
     }
 }
 

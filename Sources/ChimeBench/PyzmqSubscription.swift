@@ -72,29 +72,28 @@ enum PyzmqSubscription {
         guard FileManager.default.createFile(atPath: recordsPath, contents: nil) else {
             throw BenchError("cannot create \(recordsPath)")
         }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", "-u", scriptURL.path, endpoint, recordsPath]
-        var environment = ProcessInfo.processInfo.environment
+        var environment: [String: String] = [:]
         if let curve {
             environment["CHIME_BENCH_CURVE_SERVER"] = curve.serverKey
             environment["CHIME_BENCH_CURVE_PUBLIC"] = curve.keys.publicKey
             environment["CHIME_BENCH_CURVE_SECRET"] = curve.keys.secretKey
         }
-        process.environment = environment
+        let child = ChildSupervisor(
+            name: "pyzmq-subscriber",
+            launch: .init(
+                executable: URL(fileURLWithPath: "/usr/bin/env"),
+                arguments: ["python3", "-u", scriptURL.path, endpoint, recordsPath], environment: environment))
         let output = Pipe()
         let errors = Pipe()
-        process.standardOutput = output
-        process.standardError = errors
-        process.standardInput = FileHandle.nullDevice
-        do { try process.run() } catch { throw BenchError("cannot start python3 for --subscriber pyzmq: \(error)") }
-        defer { stopChild(process) }
+        child.pipes = (output, errors)
+        do { try child.start() } catch { throw BenchError("cannot start python3 for --subscriber pyzmq: \(error)") }
+        defer { child.stop(grace: 2) }
 
         let lines = ChildLines(output.fileHandleForReading)
         let readyBy = Date().addingTimeInterval(15)
         while !lines.contains("ready") {
-            if !process.isRunning || Date() > readyBy {
-                stopChild(process)
+            if !child.isRunning || Date() > readyBy {
+                child.stop(grace: 2)
                 let message = String(decoding: errors.fileHandleForReading.availableDataOrEmpty(), as: UTF8.self)
                 throw BenchError(
                     "the pyzmq subscriber did not start (needs python3 with pyzmq: pip install pyzmq)\n\(message)")
@@ -117,7 +116,7 @@ enum PyzmqSubscription {
             }
             let count = buffer.withUnsafeMutableBytes { read(records, $0.baseAddress, $0.count) }
             guard count > 0 else {
-                if !process.isRunning { throw BenchError("the pyzmq subscriber exited (status \(process.terminationStatus))") }
+                if let exit = child.exit { throw BenchError("the pyzmq subscriber exited (\(exit))") }
                 Thread.sleep(forTimeInterval: 0.002)
                 continue
             }
@@ -127,16 +126,6 @@ enum PyzmqSubscription {
             for field in fields { tracker.note(id: field.id, actual: field.actual) }
             pending.removeSubrange(...lastNewline)
         }
-    }
-
-    /// SIGTERM, then SIGKILL if the child is still running 2 s later; waits for it.
-    static func stopChild(_ process: Process) {
-        guard process.isRunning else { return }
-        kill(process.processIdentifier, SIGTERM)
-        let deadline = Date().addingTimeInterval(2)
-        while process.isRunning && Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
-        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-        process.waitUntilExit()
     }
 }
 

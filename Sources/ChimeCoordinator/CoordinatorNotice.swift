@@ -16,6 +16,9 @@ public enum CoordinatorNotice: Sendable, Hashable {
     /// A worker let `LeaseFailureBook.quarantineAfter` leases in a row run out: it gets no
     /// firings for `seconds` (doubling while it keeps failing).
     case workerQuarantined(WorkerID, seconds: Double)
+    /// A stopping worker said it was leaving (`WorkerMessage.leaving`): the firings it still
+    /// held (`handedBack`, the first few listed) wait for another worker at once.
+    case workerLeft(WorkerID, host: String, pid: Int32, handedBack: Int, firings: [FiringID])
 
     /// Firing ids a `workerLost` notice lists at most.
     public static let maximumListedFirings = 5

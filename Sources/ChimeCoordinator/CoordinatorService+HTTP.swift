@@ -40,15 +40,30 @@ extension CoordinatorService {
         return server
     }
 
-    /// The second try of a standby whose HTTP address was taken: the active coordinator is
-    /// gone now. A failure is logged, not thrown: the schedule matters more than metrics.
-    func startHTTPAfterTakeover() -> HTTPServer? {
+    /// The second try of a standby whose HTTP address was taken: the coordinator it took over
+    /// from releases it before its lock (`ListenerHandover`), or was killed; retried while
+    /// the address is in use, until `deadline`.
+    /// - Throws: `HTTPServerError` when the address is still taken at the deadline (or cannot
+    ///   be listened on at all): a coordinator does not serve without an endpoint it was
+    ///   configured with, where Kubernetes' probes would never find it ready.
+    func startHTTPAfterTakeover(until deadline: ContinuousClock.Instant) throws -> HTTPServer? {
         guard let httpAddress else { return nil }
-        do {
-            return try HTTPServer(address: httpAddress) { [routes = Self.routes(for: probe)] in routes.respond(to: $0) }
-        } catch {
-            logger.error("http not served after the takeover", ["listen": httpAddress.description, "error": "\(error)"])
-            return nil
+        let routes = Self.routes(for: probe)
+        var hasWaited = false
+        while true {
+            do throws(HTTPServerError) {
+                return try HTTPServer(address: httpAddress) { routes.respond(to: $0) }
+            } catch {
+                guard error.code == .cannotListen, ContinuousClock.now < deadline else {
+                    logger.error("http not served after the takeover; stopping", ["listen": httpAddress.description, "error": "\(error)"])
+                    throw error
+                }
+                if !hasWaited {
+                    hasWaited = true
+                    logger.info("waiting for the http address to be released", ["listen": httpAddress.description])
+                }
+                Thread.sleep(forTimeInterval: 0.01)
+            }
         }
     }
 

@@ -43,6 +43,12 @@ extension CoordinatorService {
                 logger.warning(
                     "worker quarantined: its leases keep running out",
                     ["worker": "\(worker.rawValue)", "seconds": .rounded(seconds, digits: 0)])
+            case .workerLeft(let worker, let host, let pid, let handedBack, let firings):
+                var details: [String: LogValue] = [
+                    "worker": "\(worker.rawValue)", "host": "\(host)", "pid": .integer(pid), "handedBack": .int(handedBack),
+                ]
+                if !firings.isEmpty { details["firings"] = .string(firings.map(\.text).joined(separator: ",")) }
+                logger.info("worker left", details)
             }
         }
         var redelivered: (count: Int, examples: [String]) = (0, [])

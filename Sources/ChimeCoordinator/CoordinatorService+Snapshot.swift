@@ -89,6 +89,9 @@ extension CoordinatorService {
         switch outcome.result {
         case .success(let file):
             snapshotRetryAt = nil
+            // A snapshot comes after a burst or an ingest (and once things are quiet): give the
+            // pages they left free back (`malloc_trim`), at the end of this turn.
+            isMemoryTrimDue = true
             store.noteSnapshots(outcome.files)
             publishSnapshotFigures(writtenAt: clock.now)
             // The parts say where the time went, all of it on the snapshot thread: the

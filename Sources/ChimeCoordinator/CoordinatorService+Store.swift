@@ -58,7 +58,7 @@ extension CoordinatorService {
             logger.info("standby: took over the store", ["store": "\(directory.path)", "warm": .bool(warmed != nil)])
             notifier?.notifyStatus("taking over: \(warmed == nil ? "recovering the store" : "replaying the last records")")
         } else {
-            lock = try StoreLock.tryAcquire(directory: directory)
+            lock = try StoreLock.tryAcquire(directory: directory, leaseDuration: leaseDuration)
         }
         let lockedAt = ContinuousClock.now
         if lock.createdLockFile && FileManager.default.fileExists(atPath: directory.appendingPathComponent("journal").path) {
@@ -143,9 +143,18 @@ extension CoordinatorService {
         return (.file(store), state)
     }
 
+    /// The store lease's duration (`store.leaseMilliseconds`).
+    var leaseDuration: Duration { .milliseconds(configuration.store.leaseMilliseconds) }
+
     /// A standby's wait for the store lock: while another coordinator holds it, keeps a
-    /// `WarmStandby` current (the newest snapshot, then the journal as it grows) and pings
-    /// the supervisor's watchdog.
+    /// `WarmStandby` current (the newest snapshot, then the journal as it grows), pings the
+    /// supervisor's watchdog, and watches the holder's lease (`LeaseObserver`).
+    ///
+    /// When the lease expires — no renewal for `store.leaseMilliseconds`: the holder is
+    /// stopped, hung or cut off from the store — the standby takes the store without any
+    /// outside help: it kills a holder on its own host (`StoreLock.killExpiredHolder`), whose
+    /// lock and ports the kernel then frees, else (another host, or the kill did not free the
+    /// lock within `killGrace`) it replaces `LOCK` (`StoreLock.replace`).
     /// - Returns: the lock and the warm state (`nil` when it could not be built: the takeover
     ///   then recovers cold); `nil` when the stop signal came first.
     /// - Throws: `JournalError` `.io` when the lock cannot be tried.
@@ -155,15 +164,36 @@ extension CoordinatorService {
         notifier?.notifyReady(status: "standby: waiting for the store lock (\(holder))")
         var warm: WarmStandby?
         var nextWarmAttempt = ContinuousClock.now
+        var lease = LeaseObserver(directory: directory, duration: leaseDuration)
+        var killedAt: ContinuousClock.Instant?
         while true {
             if stop.isStopRequested { return nil }
             let now = ContinuousClock.now
             watchdog.pingIfDue(at: now)
             do {
                 // A free lock (a new store, or the active one gone) is taken at once.
-                return (try StoreLock.acquire(directory: directory, until: Date().addingTimeInterval(0.1), pollInterval: 0.01), warm)
+                return (
+                    try StoreLock.acquire(
+                        directory: directory, until: Date().addingTimeInterval(0.05), pollInterval: 0.01, leaseDuration: leaseDuration),
+                    warm)
             } catch let error as JournalError where error.code == .locked {
                 // Another coordinator is active: keep up with it.
+            }
+            if lease.observe() {
+                if let killedAt, ContinuousClock.now - killedAt < Self.killGrace { continue }
+                if killedAt == nil, let record = lease.record, StoreLock.killExpiredHolder(record) {
+                    killedAt = ContinuousClock.now
+                    logger.warning(
+                        "standby: the active coordinator's lease expired; killed it (same host) and taking over",
+                        ["pid": .integer(Int64(record.holder.pid)), "silentMilliseconds": .integer(StoreLease.milliseconds(lease.silence()))])
+                    continue
+                }
+                let record = lease.record
+                logger.warning(
+                    "standby: the active coordinator's lease expired; replacing LOCK to take over (the holder cannot be killed from here)",
+                    ["pid": record.map { .integer(Int64($0.holder.pid)) } ?? "unknown", "host": record.map { "\($0.holder.host)" } ?? "unknown",
+                     "silentMilliseconds": .integer(StoreLease.milliseconds(lease.silence()))])
+                return (try StoreLock.replace(directory: directory, leaseDuration: leaseDuration), warm)
             }
             if let current = warm {
                 do {
@@ -177,6 +207,8 @@ extension CoordinatorService {
                 do {
                     let loaded = try WarmStandby(directory: directory, configuration: tunables, startedAt: clock.now)
                     warm = loaded
+                    // Loading decoded the whole snapshot: its buffers are free now.
+                    Allocator.releaseFreePages()
                     let elapsed = ContinuousClock.now - started
                     logger.info("standby: warm state loaded; following the journal", [
                         "reminders": .int(loaded.state.reminderCount), "heldThrough": .integer(loaded.heldThrough),
@@ -190,6 +222,11 @@ extension CoordinatorService {
             }
         }
     }
+
+    /// How long a standby waits for the lock after killing an expired holder before it
+    /// replaces `LOCK` instead (a process in uninterruptible sleep dies only when its system
+    /// call returns).
+    static let killGrace = Duration.seconds(2)
 
     /// Opens the store for a warm takeover: only the journal after the warm state is read.
     /// - Returns: `nil` when the journal no longer reaches back to the warm state (a

@@ -17,9 +17,10 @@ extension CoordinatorService {
     /// journal, a worker or a client, on one monotonic reading (`ContinuousClock`, which
     /// keeps counting while the process is stopped by SIGSTOP, as `CLOCK_MONOTONIC` does):
     /// sends `WATCHDOG=1` when half the supervisor's interval has passed, and checks that
-    /// the store is still this coordinator's — every `ownershipCheckInterval` the `LOCK`
-    /// inode (`StoreLock.verifyOwnership`, one `stat`), and after a stall also the `EPOCH`
-    /// file, which a coordinator that took over has raised past this one's epoch.
+    /// the store is still this coordinator's — every turn the lease (`StoreLease.check`, no
+    /// system call), every `ownershipCheckInterval` the `LOCK` inode
+    /// (`StoreLock.verifyOwnership`, one `stat`), and after a stall also the `EPOCH` file,
+    /// which a coordinator that took over has raised past this one's epoch.
     ///
     /// A turn that checks nothing costs two comparisons of instants.
     /// - Throws: `JournalError` `.lockLost` when the store is no longer this coordinator's
@@ -30,6 +31,8 @@ extension CoordinatorService {
         let previous = previousTurnStart
         previousTurnStart = now
         guard case .file(let store) = storage else { return }
+        // Every turn, before anything of it goes out: one clock reading against the lease.
+        try fencing { try store.lock.verifyLease(at: now) }
         if let previous, now - previous >= Self.stallThreshold {
             lastOwnershipCheck = now
             try recheckOwnership(of: store, afterStall: now - previous)
@@ -37,7 +40,11 @@ extension CoordinatorService {
         }
         if let last = lastOwnershipCheck, now - last < .seconds(Self.ownershipCheckInterval) { return }
         lastOwnershipCheck = now
-        try fencing { try store.lock.verifyOwnership() }
+        try fencing {
+            try store.lock.verifyOwnership()
+            // At the same cadence: the segment being appended to is the file it was, no shorter.
+            try store.journal.verifyTailUnchanged()
+        }
     }
 
     /// After a stall: the `LOCK` inode, then the `EPOCH` file against this coordinator's epoch.
@@ -58,12 +65,22 @@ extension CoordinatorService {
         }
     }
 
-    /// Runs a check; a `.lockLost` it throws marks the store lost (nothing more is written).
+    /// Checks the store's lease right before something leaves for a worker or a client (one
+    /// clock reading): a turn that began before a pause must not send after it.
+    /// - Throws: `JournalError` `.lockLost` when the lease lapsed.
+    func checkLeaseBeforeSending() throws {
+        guard case .file(let store) = storage else { return }
+        try fencing { try store.lock.verifyLease() }
+    }
+
+    /// Runs a check; a `.lockLost` it throws marks the store lost (nothing more is written),
+    /// a `.journalChanged` too, and marks the state to be kept in a snapshot at the stop.
     func fencing<Value>(_ check: () throws -> Value) throws -> Value {
         do {
             return try check()
-        } catch let error as JournalError where error.code == .lockLost {
+        } catch let error as JournalError where error.code == .lockLost || error.code == .journalChanged {
             hasLostOwnership = true
+            if error.code == .journalChanged { isJournalChanged = true }
             throw error
         }
     }

@@ -58,8 +58,16 @@ public final class CoordinatorService {
     var outbox = RingQueue<(ticket: UInt64, message: OutboundMessage)>()
     /// When the loop last checked that the store's `LOCK` still names the file it locked.
     var lastOwnershipCheck: ContinuousClock.Instant?
-    /// Set when `LOCK` was deleted or replaced: nothing more may reach the store.
+    /// Set when `LOCK` was deleted or replaced, or the lease lapsed, or the journal changed
+    /// under this coordinator: nothing more may reach the store's journal.
     var hasLostOwnership = false
+    /// Set when the journal's last segment changed under this coordinator
+    /// (`.journalChanged`): its state is written as a snapshot at the stop
+    /// (`CoordinatorService+JournalChange.swift`).
+    var isJournalChanged = false
+    /// The journal sequence number of the last entry the state reflects, kept when the journal
+    /// writer is abandoned (for the snapshot of a changed journal).
+    var submittedSequenceAtStop: UInt64?
     /// Whether a large refused request was freed this turn (see `handleControlMessage`).
     var isMemoryTrimDue = false
     /// CURVE keys and allow-lists; `nil` serves without CURVE (loopback only, unless
@@ -201,25 +209,37 @@ public final class CoordinatorService {
         // so workers are ready to publish when the first firing leaves.
         var forwarder: EventForwarder?
         defer { forwarder?.stop() }
+        // Once the store is ours, every bind may retry while a predecessor on this host still
+        // releases the address (`ListenerHandover`), up to one deadline for all of them.
+        var bindDeadline = ContinuousClock.now + ListenerHandover.bindDeadline
         let opened = try openStorage(tunables: tunables) {
+            bindDeadline = ContinuousClock.now + ListenerHandover.bindDeadline
             forwarder = try EventForwarder(
                 context: context, ingest: endpoints.eventsIngest.bind, publish: endpoints.events.bind,
                 lingerMilliseconds: linger, highWaterMark: configuration.eventHighWaterMark,
                 subscriberHighWaterMark: configuration.events.subscriberHighWaterMark,
                 maxSubscriptionBytes: configuration.events.maxSubscriptionBytes, maxEventBytes: configuration.events.maxEventBytes,
-                security: security)
+                security: security,
+                bindDeadline: bindDeadline)
         }
         guard let (storage, recovered) = opened else { return }
         self.storage = storage
         self.state = recovered
-        if httpServer == nil && httpAddress != nil { httpServer = startHTTPAfterTakeover() }
+        if httpServer == nil && httpAddress != nil { httpServer = try startHTTPAfterTakeover(until: bindDeadline) }
         publishSnapshotFigures()
         defer {
-            // Unbind before the lock goes: a standby binds these endpoints once it has the lock.
+            // Every listener closed, and confirmed released, before the lock goes: a standby
+            // binds these endpoints once it has the lock (the sockets of the loop were closed
+            // by the defer below, which runs first).
             forwarder?.stop()
             forwarder = nil
+            probe.enter(.stopping)
+            httpServer?.stop()
+            httpServer = nil
+            releaseListeners()
             if case .file(let store) = self.storage {
                 if hasLostOwnership {
+                    if isJournalChanged, let sequence = submittedSequenceAtStop { keepStateAfterJournalChange(store, through: sequence) }
                     store.abandon()
                 } else {
                     do { try store.close() } catch { logger.error("closing the store failed", ["error": "\(error)"]) }
@@ -232,7 +252,7 @@ public final class CoordinatorService {
         // Requests beyond 4× the limit drop the connection; up to that we reply too_large.
         try control.set(.maxMessageSize(bytes: Int64(configuration.coordinator.maxRequestBytes) * 4))
         try security?.secure(control, as: .control, for: endpoints.control.bind)
-        try control.bind(to: endpoints.control.bind)
+        try bind(control, to: endpoints.control.bind, until: bindDeadline)
         // ROUTER, not PUSH: the coordinator picks the worker (credit-based flow control), so it
         // knows which firings a silent worker holds and redelivers them at once.
         let dispatch = try Socket(.router, context: context)
@@ -258,7 +278,7 @@ public final class CoordinatorService {
         try dispatch.set(.maxMessageSize(bytes: Int64(configuration.limits.maxWorkerMessageBytes)))
         try dispatch.set(.receiveHighWaterMark(Self.dispatchReceiveHighWaterMark))
         try security?.secure(dispatch, as: .dispatch, for: endpoints.dispatch.bind)
-        try dispatch.bind(to: endpoints.dispatch.bind)
+        try bind(dispatch, to: endpoints.dispatch.bind, until: bindDeadline)
         // The coordinator's own events (badges, finished actions) enter the forwarder in-process.
         let events = try Socket(.publisher, context: context)
         try events.set(.linger(milliseconds: linger))
@@ -268,7 +288,7 @@ public final class CoordinatorService {
         try results.set(.linger(milliseconds: linger))
         try results.set(.maxMessageSize(bytes: Int64(configuration.limits.maxResultBytes)))
         try security?.secure(results, as: .results, for: endpoints.results.bind)
-        try results.bind(to: endpoints.results.bind)
+        try bind(results, to: endpoints.results.bind, until: bindDeadline)
         // The journal writer's "durable up to ticket N" wake-ups.
         let journalSignal = try Socket(.pull, context: context)
         try journalSignal.set(.linger(milliseconds: 0))
@@ -284,6 +304,7 @@ public final class CoordinatorService {
             replyEncoder?.stop()
             replyEncoder = nil
             if let journalWriter {
+                submittedSequenceAtStop = journalWriter.submittedPosition.sequence
                 if hasLostOwnership { journalWriter.abandon() } else { journalWriter.stop() }
                 self.journalWriter = nil
             }
@@ -429,6 +450,7 @@ public final class CoordinatorService {
         // Every turn, idle ones too, and before this turn's drains (store requests, snapshots).
         journalWriter?.requestFsyncIfDue()
         guard !directives.isEmpty else { return }
+        try checkLeaseBeforeSending()
         var entries: [JournalEntry] = []
         // Replies to requests with a `requestId` were encoded once, for their `answered` entry.
         var answeredReplies: [String: Data] = [:]
@@ -496,6 +518,7 @@ public final class CoordinatorService {
             durable = status.durableTicket
             if status.isStoreFull != isStoreFull { noteStoreMode(isFull: status.isStoreFull) }
         }
+        if !outbox.isEmpty { try checkLeaseBeforeSending() }
         var held: [(ticket: UInt64, message: OutboundMessage)] = []
         var waitingClients = Set<[Data]>()
         while let next = outbox.first, next.ticket <= durable {

@@ -156,20 +156,10 @@ extension CoordinatorState {
             leaseFailures.forget(worker: id)
         }
         for (id, worker) in workers where worker.isAlive && !isAlive(worker) {
-            workers[id]?.isAlive = false
-            // It must announce itself over the dispatch connection again before it gets firings.
-            workers[id]?.isReachable = false
-            workers[id]?.outstanding = 0
-            let held = inFlight.filter { $0.value.worker == id }.sorted {
-                ($0.value.firing.dueAt, $0.key) < ($1.value.firing.dueAt, $1.key)
-            }
+            let held = takeBackFirings(heldBy: id, at: now, directives: &directives)
             note(.workerLost(
                 id, host: worker.host, pid: worker.pid, silentSeconds: elapsed - worker.lastSeenElapsed, leases: held.count,
-                firings: held.prefix(CoordinatorNotice.maximumListedFirings).map(\.key)))
-            for (firingId, _) in held {
-                inFlight[firingId] = nil
-                requeue(firingId, at: now, directives: &directives)
-            }
+                firings: Array(held.prefix(CoordinatorNotice.maximumListedFirings))))
         }
     }
 
@@ -348,11 +338,12 @@ extension CoordinatorState {
             }
             acknowledged += 1
             acknowledgedCount += 1
-            let lateness = ack.firedAt.timeIntervalSince(flight.firing.dueAt)
+            let firedAt = deliveryInstant(claimed: ack.firedAt, of: flight, at: now)
+            let lateness = firedAt.timeIntervalSince(flight.firing.dueAt)
             fireLateness.record(milliseconds: lateness * 1000)
             fireLatenessSeconds.observe(lateness)
             let entry = JournalEntry.acknowledged(
-                ack.firingId, seq: flight.seq, worker: message.worker, firedAt: ack.firedAt)
+                ack.firingId, seq: flight.seq, worker: message.worker, firedAt: firedAt)
             if let update = self.record(entry, into: &directives).numberedBadge {
                 publishBadge(update, of: flight.firing.recipient, at: now, directives: &directives)
             }
@@ -365,6 +356,7 @@ extension CoordinatorState {
         for outcome in message.outcomes ?? [] {
             finish(outcome, at: now, directives: &directives)
         }
+        if message.leaving == true { onWorkerLeaving(message.worker, at: now, directives: &directives) }
         return directives
     }
 

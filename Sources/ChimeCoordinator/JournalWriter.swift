@@ -32,8 +32,9 @@ import ZeroMQ
 /// move. Only a stop while the disk is still full gives up on them (as a crash would).
 ///
 /// Before each write, at most every `ownershipCheckInterval`, the writer checks that the
-/// store's `LOCK` still names the file it locked, so after a stall (SIGSTOP) it does not
-/// write into a store another coordinator took over before the loop has looked.
+/// store's `LOCK` still names the file it locked, and before every write that the store's
+/// lease has not lapsed, so after a stall (SIGSTOP) it does not write into a store another
+/// coordinator took over before the loop has looked.
 ///
 /// It also removes the journal segments a snapshot covers (`removeSegments(through:)`), so
 /// the snapshot thread and the loop never touch the journal for that.
@@ -320,7 +321,11 @@ final class JournalWriter: @unchecked Sendable {
             let now = ContinuousClock.now
             if now - lastOwnershipCheck >= .seconds(Self.ownershipCheckInterval) {
                 try store.lock.verifyOwnership()
+                try store.journal.verifyTailUnchanged()
                 lastOwnershipCheck = now
+            } else {
+                // Every write: a writer that was stopped past its lease writes nothing more.
+                try store.lock.verifyLease(at: now)
             }
             if !batch.isEmpty { try store.append(batch) }
         } catch {

@@ -49,6 +49,7 @@ extension ChimeConfiguration {
             KeyRange("store.fsyncIntervalMilliseconds", store.fsyncIntervalMilliseconds, 1...60_000),
             KeyRange("store.snapshotEveryRecords", store.snapshotEveryRecords, 1...1_000_000_000),
             KeyRange("store.segmentBytes", store.segmentBytes, 64...(1 << 40)),
+            KeyRange("store.leaseMilliseconds", store.leaseMilliseconds, 300...600_000),
             KeyRange("worker.receiveHighWaterMark", worker.receiveHighWaterMark, 1...1_000_000),
             KeyRange("worker.capacity", worker.capacity, 1...1_000_000),
             KeyRange("heartbeat.intervalMilliseconds", heartbeat.intervalMilliseconds, 10...60_000),

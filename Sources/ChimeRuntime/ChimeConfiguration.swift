@@ -90,6 +90,11 @@ public struct ChimeConfiguration: Codable, Hashable, Sendable {
         public var snapshotEveryRecords = 200_000
         /// A journal segment is closed and a new one started past this size, in bytes.
         public var segmentBytes = 64 * 1024 * 1024
+        /// The store's lease, in milliseconds: the active coordinator renews it every sixth of
+        /// this, and a standby takes the store from a holder that has not renewed it for this
+        /// long (stopped, hung, cut off from the store); the holder itself stops writing and
+        /// sending five sixths of it after its last renewal (README "Standby").
+        public var leaseMilliseconds = 1500
 
         /// The defaults shown on each property.
         public init() {}

@@ -61,16 +61,17 @@ extension FileJournal {
                 try scan.read(bytes, index: index, path: file.path, firstSequence: file.firstSequence, replay: replay)
             }
         }
-        if let damage = scan.damage, scan.followingInSegment.count + laterRecords > 0 {
+        if let damage = scan.damage, scan.followingInSegment.count + laterRecords > 0 || scan.isDamageInWrittenBytes {
             let path = files[damage.index].path
             let corruption = JournalCorruption(
                 segmentPath: path, offset: damage.record.offset, reason: damage.record.reason,
                 validRecordsAfter: scan.followingInSegment.count + laterRecords,
-                nextValidOffset: scan.followingInSegment.first?.offset, laterSegmentPaths: laterPaths)
+                nextValidOffset: scan.followingInSegment.first?.offset, laterSegmentPaths: laterPaths,
+                isWholeRecord: scan.isDamageInWrittenBytes)
             throw JournalError(
                 .corrupt, path: path, offset: UInt64(damage.record.offset),
                 message:
-                    "\(corruption): damage in the middle of the journal, not a torn tail; nothing was changed ('chime store repair' keeps a copy and salvages every valid record)",
+                    "\(corruption): damage to records that were written whole, not a torn tail; nothing was changed ('chime store repair' keeps a copy, salvages every valid record and names what was lost)",
                 corruption: corruption)
         }
         return Inspection(files: files, scan: scan)
@@ -83,6 +84,9 @@ extension FileJournal {
         var segments: [Segment] = []
         var nextSequence: UInt64?
         var damage: (index: Int, record: RecordDamage)?
+        /// Whether the damage is to bytes written whole (`RecordReader.isTornTail` says no):
+        /// corruption even when no valid record follows.
+        var isDamageInWrittenBytes = false
         /// Valid frames after the damage in the damaged segment.
         var followingInSegment: [RecordReader.Record] = []
         var entriesReplayed = 0
@@ -155,6 +159,7 @@ extension FileJournal {
                     // the end holds no frame).
                     if record.reason != .zeroFilled {
                         followingInSegment = RecordReader.validFrames(in: bytes, from: record.offset)
+                        isDamageInWrittenBytes = !RecordReader.isTornTail(in: bytes, at: record.offset)
                     }
                 }
             }

@@ -57,6 +57,8 @@ public final class FileJournal: Journal {
     var failure: JournalError?
     let codec = JournalEntryCodec()
     let clock: JournalClock
+    /// The tail segment as this journal last left it, for `verifyTailUnchanged()` from any thread.
+    let tailWatch = TailWatch()
 
     init(
         directory: URL, fsyncPolicy: FsyncPolicy, segmentSize: Int, segments: [Segment], descriptor: Int32,
@@ -74,6 +76,7 @@ public final class FileJournal: Journal {
         self.lastFsyncTime = clock.now
         counters.writtenSequence = nextSequence - 1
         counters.durableSequence = nextSequence - 1
+        tailWatch.follow(path: segments[segments.count - 1].path, descriptor: descriptor, size: projectedTailSize)
     }
 
     deinit {
@@ -266,6 +269,10 @@ public final class FileJournal: Journal {
     /// part was written (so the file ends with a complete record) and rethrows `.noSpace`.
     private func writeToTail(_ bytes: [UInt8]) throws {
         let tail = segments.count - 1
+        // One `fstat` a write: an append after someone cut the file would land in the middle
+        // of the journal (O_APPEND writes at the new end), where a later size check could
+        // not see it.
+        try tailWatch.verifyOpenFile(descriptor, size: segments[tail].size)
         do {
             try bytes.withUnsafeBytes { try FileCalls.writeAll(descriptor, $0, path: segments[tail].path) }
         } catch let error as JournalError where error.code == .noSpace {
@@ -278,6 +285,7 @@ public final class FileJournal: Journal {
             throw error
         }
         segments[tail].size += bytes.count
+        tailWatch.noteSize(segments[tail].size)
         hasUnsyncedBytes = true
         counters.writeCalls += 1
         counters.bytesWritten += bytes.count
@@ -304,6 +312,7 @@ public final class FileJournal: Journal {
         FileCalls.closeFile(descriptor)
         descriptor = newDescriptor
         segments.append(Segment(firstSequence: firstSequence, path: path, size: 0))
+        tailWatch.follow(path: path, descriptor: newDescriptor, size: 0)
         counters.segmentsCreated += 1
     }
 

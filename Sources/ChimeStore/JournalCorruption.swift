@@ -1,5 +1,6 @@
 /// Damage inside the journal that is not a torn tail: a record that fails its checks
-/// followed by valid records, in its own segment or a later one. Opening the journal
+/// followed by valid records, in its own segment or a later one, or a whole record that
+/// fails its checks at the very end (written completely, then changed). Opening the journal
 /// refuses it (`JournalError.Code.corrupt`) and changes nothing; `chime store repair`
 /// salvages the valid records.
 public struct JournalCorruption: Hashable, Sendable, CustomStringConvertible {
@@ -18,12 +19,17 @@ public struct JournalCorruption: Hashable, Sendable, CustomStringConvertible {
     public var nextValidOffset: Int?
     /// The later segment files that hold valid records, oldest first.
     public var laterSegmentPaths: [String]
+    /// Whether the damaged record itself was written whole (its length fits the file, or its
+    /// header is whole but not a record's): damage to acknowledged bytes, not a write a
+    /// crash cut short (`RecordReader.isTornTail`).
+    public var isWholeRecord: Bool
 
     /// Creates a report.
     public init(
         segmentPath: String, offset: Int, reason: RecordDamage.Reason, validRecordsAfter: Int, nextValidOffset: Int?,
-        laterSegmentPaths: [String] = []
+        laterSegmentPaths: [String] = [], isWholeRecord: Bool = false
     ) {
+        self.isWholeRecord = isWholeRecord
         self.segmentPath = segmentPath
         self.offset = offset
         self.reason = reason
@@ -35,6 +41,9 @@ public struct JournalCorruption: Hashable, Sendable, CustomStringConvertible {
     /// Such as "checksum_mismatch at offset 4096 of …/00000000000000000001.log, followed by
     /// 151 valid records (the next at offset 4160)".
     public var description: String {
+        if validRecordsAfter == 0 {
+            return "\(reason) at offset \(offset) of \(segmentPath): the last record was written whole and then changed (not a torn write)"
+        }
         var text = "\(reason) at offset \(offset) of \(segmentPath), followed by \(validRecordsAfter) valid records"
         if let nextValidOffset {
             text += " (the next at offset \(nextValidOffset))"

@@ -44,6 +44,9 @@ public struct JournalError: Error, Equatable, CustomStringConvertible {
         /// it had buffered and stays usable: `FileJournal.sync` can be called again once
         /// there is space (an `fsync` that fails this way is `.io`, never this).
         public static let noSpace = Code(rawValue: "no_space")
+        /// The journal's last segment was truncated, replaced or deleted by someone else
+        /// while this process appended to it (`FileJournal.verifyTailUnchanged()`).
+        public static let journalChanged = Code(rawValue: "journal_changed")
 
         /// The stable name.
         public var description: String { rawValue }

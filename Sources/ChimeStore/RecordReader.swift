@@ -150,6 +150,53 @@ public struct RecordReader {
         return frames
     }
 
+    /// Whether damage at `offset` that no valid frame follows is a **torn tail** — the bytes
+    /// a crash leaves of a write it cut short — rather than a record that was written whole
+    /// and changed afterwards, which is corruption wherever it sits (a bit flip in the last
+    /// record must not pass for a torn write: that record may have been acknowledged).
+    ///
+    /// Torn: every byte from `offset` on is zero (zero fill after the last good record);
+    /// fewer bytes than a record header are left; or a header with the record magic and
+    /// version whose payload runs past the end of the bytes — unless a length field with
+    /// one bit changed, or one reaching exactly to the end, makes the checksum pass (then
+    /// the length was damaged, not the write). Anything else — a whole header with a wrong
+    /// magic or version, a record whose length fits and whose checksum fails — is damage to
+    /// written bytes.
+    /// - Parameters:
+    ///   - bytes: a whole segment file.
+    ///   - offset: the damaged record's offset (`RecordDamage.offset`).
+    public static func isTornTail(in bytes: [UInt8], at offset: Int) -> Bool {
+        guard offset >= 0, offset < bytes.count else { return true }
+        if bytes[offset...].allSatisfy({ $0 == 0 }) { return true }
+        let header = RecordFraming.recordHeaderLength
+        let remaining = bytes.count - offset
+        guard remaining >= header else { return true }
+        guard bytes[offset] == RecordFraming.recordMagic[0], bytes[offset + 1] == RecordFraming.recordMagic[1],
+            bytes[offset + 2] == RecordFraming.recordFormatVersion
+        else { return false }
+        let length = Int(bytes.loadLittleEndian(UInt32.self, at: offset + 4))
+        guard length > remaining - header else { return false }
+        let stored = bytes.loadLittleEndian(UInt32.self, at: offset + 16)
+        var candidates = (0..<32).map { length ^ (1 << $0) }
+        candidates.append(remaining - header)
+        for candidate in candidates where candidate >= 0 && candidate <= remaining - header {
+            if checksum(of: bytes, at: offset, length: candidate) == stored { return false }
+        }
+        return true
+    }
+
+    /// The CRC-32C of the header at `offset` with its length field set to `length`, and
+    /// `length` payload bytes.
+    private static func checksum(of bytes: [UInt8], at offset: Int, length: Int) -> UInt32 {
+        var header = Array(bytes[offset..<(offset + 16)])
+        withUnsafeBytes(of: UInt32(length).littleEndian) { header.replaceSubrange(4..<8, with: $0) }
+        var crc = CRC32C()
+        crc.update(header)
+        let payloadStart = offset + RecordFraming.recordHeaderLength
+        crc.update(bytes[payloadStart..<(payloadStart + length)])
+        return crc.value
+    }
+
     private mutating func stop(_ reason: RecordDamage.Reason) -> Record? {
         damage = RecordDamage(offset: offset, bytesDiscarded: bytes.count - offset, reason: reason)
         return nil

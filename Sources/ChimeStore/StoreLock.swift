@@ -20,6 +20,10 @@ import Synchronization
 /// next coordinator creates a new `LOCK` and locks that. So a lock is taken only once
 /// `LOCK` names the very file locked (device and inode, `fstat` against `stat`), and its
 /// holder calls `verifyOwnership()` regularly and stops writing when it throws.
+///
+/// Every lock taken also holds the store's lease (`StoreLease`, renewed on a thread of its
+/// own), so a standby can take the store from a holder that stopped without dying; the
+/// lease ends with the lock.
 public final class StoreLock: Sendable {
     /// The store directory.
     public let directory: URL
@@ -29,12 +33,18 @@ public final class StoreLock: Sendable {
     private let descriptor: Mutex<Int32>
     /// The device and inode of the locked file.
     private let identity: FileIdentity
+    /// The store's lease, renewed while the lock is held.
+    private let lease = Mutex<StoreLease?>(nil)
+    /// Whether this lock was taken by replacing `LOCK` under a holder whose lease expired
+    /// (`replace(directory:leaseDuration:)`).
+    public let replacedLockFile: Bool
 
-    private init(directory: URL, descriptor: Int32, identity: FileIdentity, createdLockFile: Bool) {
+    init(directory: URL, descriptor: Int32, identity: FileIdentity, createdLockFile: Bool, replacedLockFile: Bool = false) {
         self.directory = directory
         self.descriptor = Mutex(descriptor)
         self.identity = identity
         self.createdLockFile = createdLockFile
+        self.replacedLockFile = replacedLockFile
     }
 
     /// What one attempt to take the lock found.
@@ -48,15 +58,16 @@ public final class StoreLock: Sendable {
 
     deinit { release() }
 
-    /// Takes the lock if nobody holds it; does not wait. Creates the directory and `LOCK`
-    /// when missing.
+    /// Takes the lock if nobody holds it, and starts its lease; does not wait. Creates the
+    /// directory and `LOCK` when missing.
+    /// - Parameter leaseDuration: the lease duration (`StoreLease`).
     /// - Throws: `JournalError` `.locked` when another open file description holds the
     ///   lock (the message names the holder's pid when `LOCK` has one); `.io`.
-    public static func tryAcquire(directory: URL) throws -> StoreLock {
+    public static func tryAcquire(directory: URL, leaseDuration: Duration = StoreLease.defaultDuration) throws -> StoreLock {
         // A `LOCK` replaced under an attempt is tried again, a few times.
         for _ in 0..<3 {
             switch try attempt(directory: directory) {
-            case .acquired(let lock): return lock
+            case .acquired(let lock): return try lock.startingLease(duration: leaseDuration)
             case .held: throw lockedError(directory: directory)
             case .replaced: continue
             }
@@ -71,12 +82,17 @@ public final class StoreLock: Sendable {
     /// - Parameters:
     ///   - deadline: when to give up (UTC); `nil` waits as long as it takes.
     ///   - pollInterval: the time between attempts, in seconds.
+    ///   - leaseDuration: the lease duration (`StoreLease`).
     /// - Throws: `JournalError` `.locked` when the deadline passes first; `.io`.
-    public static func acquire(directory: URL, until deadline: Date?, pollInterval: Double = 0.05) throws -> StoreLock {
+    public static func acquire(
+        directory: URL, until deadline: Date?, pollInterval: Double = 0.05, leaseDuration: Duration = StoreLease.defaultDuration
+    ) throws -> StoreLock {
         precondition(pollInterval > 0, "poll interval must be positive")
+        // Measured on the monotonic clock from here: a wall-clock step must not stretch the wait.
+        let end = deadline.map { ContinuousClock.now + .nanoseconds(Int64((max(0, min($0.timeIntervalSinceNow, 1e9)) * 1e9).rounded(.up))) }
         while true {
-            if case .acquired(let lock) = try attempt(directory: directory) { return lock }
-            let remaining = deadline.map { $0.timeIntervalSinceNow } ?? pollInterval
+            if case .acquired(let lock) = try attempt(directory: directory) { return try lock.startingLease(duration: leaseDuration) }
+            let remaining = end.map { StoreLease.seconds($0 - ContinuousClock.now) } ?? pollInterval
             if remaining <= 0 { throw lockedError(directory: directory) }
             sleep(seconds: min(pollInterval, remaining))
         }
@@ -99,9 +115,11 @@ public final class StoreLock: Sendable {
     /// this one runs; the holder must then stop writing to the store at once.
     /// - Throws: `JournalError` `.lockLost` when `LOCK` is missing or names another file, or
     ///   the lock was released; `.io` when `stat` fails otherwise.
+    /// - Throws: also `.lockLost` when the lease lapsed (`StoreLease.check`).
     public func verifyOwnership() throws {
         let path = Self.lockPath(directory)
         guard isHeld else { throw JournalError(.lockLost, path: path, message: "the store lock was released") }
+        try verifyLease()
         guard let current = try FileCalls.identity(atPath: path) else {
             throw JournalError(
                 .lockLost, path: path,
@@ -114,8 +132,44 @@ public final class StoreLock: Sendable {
         }
     }
 
-    /// Gives the lock up (closing the descriptor); calling it again does nothing.
+    /// Checks only the lease (one clock reading, no system call): for the places a stale
+    /// write or send could leave from, between the regular ownership checks.
+    /// - Throws: `JournalError` `.lockLost` when the lease lapsed.
+    public func verifyLease(at now: ContinuousClock.Instant = .now) throws {
+        try lease.withLock { $0 }?.check(at: now)
+    }
+
+    /// The lease, while the lock is held.
+    public var currentLease: StoreLease? { lease.withLock { $0 } }
+
+    /// Starts the lease of a lock just taken.
+    ///
+    /// A new store on a disk too full for `LEASE`'s first block is held without a lease: no
+    /// `LEASE` file exists then, and a standby that finds none waits for the lock alone, as
+    /// before leases (an existing `LEASE` is rewritten in place, which needs no new space).
+    /// - Throws: `JournalError` `.io` when `LEASE` cannot be written (the lock is released then).
+    func startingLease(duration: Duration) throws -> StoreLock {
+        do {
+            let started = try StoreLease(directory: directory, duration: duration)
+            lease.withLock { $0 = started }
+        } catch let error as JournalError where error.code == .noSpace {
+            let path = directory.appendingPathComponent("LEASE").path
+            // Best effort: an empty LEASE left by the failed write reads as "no lease" anyway.
+            if (try? FileCalls.fileSize(atPath: path)) == 0 { try? FileCalls.removeFile(path) }
+        } catch {
+            release()
+            throw error
+        }
+        return self
+    }
+
+    /// Gives the lock up (closing the descriptor; the lease stops first); calling it again
+    /// does nothing.
     public func release() {
+        lease.withLock { current in
+            current?.stop()
+            current = nil
+        }
         descriptor.withLock { descriptor in
             guard descriptor >= 0 else { return }
             FileCalls.closeFile(descriptor)

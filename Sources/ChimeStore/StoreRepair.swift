@@ -6,62 +6,6 @@ import Foundation
     import Darwin
 #endif
 
-/// What `FileStore.repair(directory:at:)` did to each journal segment it rewrote.
-public struct StoreRepairReport: Sendable {
-    /// A byte range of a segment that held no valid record and was left out.
-    public struct DroppedRange: Hashable, Sendable, CustomStringConvertible {
-        /// Its offset in the original segment, in bytes.
-        public var offset: Int
-        /// Its length, in bytes.
-        public var bytes: Int
-        /// Why: the check the first record there failed, or `out_of_order` for a valid
-        /// record whose sequence number does not fit between its neighbours.
-        public var reason: String
-
-        /// Creates a range.
-        public init(offset: Int, bytes: Int, reason: String) {
-            self.offset = offset
-            self.bytes = bytes
-            self.reason = reason
-        }
-
-        /// Such as "120 bytes at offset 4096 (checksum_mismatch)".
-        public var description: String { "\(bytes) bytes at offset \(offset) (\(reason))" }
-    }
-
-    /// One rewritten segment.
-    public struct Segment: Sendable {
-        /// The segment file (rewritten in place).
-        public var path: String
-        /// The untouched copy of the damaged original, beside it.
-        public var copyPath: String
-        /// Valid records kept, gap records of an earlier repair included.
-        public var recordsKept: Int
-        /// Byte ranges left out.
-        public var dropped: [DroppedRange]
-        /// Gap records written for sequence numbers that were lost.
-        public var gapRecordsWritten: Int
-        /// Sequence numbers those gap records stand for.
-        public var sequencesLost: UInt64
-        /// The segment's size before the repair, in bytes.
-        public var bytesBefore: Int
-        /// The segment's size after the repair, in bytes.
-        public var bytesAfter: Int
-    }
-
-    /// The store directory.
-    public var directory: String
-    /// The segments rewritten, oldest first; empty when nothing needed repair.
-    public var segments: [Segment]
-    /// The store checked again after the repair.
-    public var after: StoreVerification
-
-    /// Bytes left out over every segment.
-    public var bytesDropped: Int { segments.reduce(0) { $0 + $1.dropped.reduce(0) { $0 + $1.bytes } } }
-    /// Valid records kept in the rewritten segments.
-    public var recordsKept: Int { segments.reduce(0) { $0 + $1.recordsKept } }
-}
-
 extension FileStore {
     /// Salvages a damaged journal: takes the store lock, keeps a copy of each damaged
     /// segment beside it (`<segment>.damaged-<UTC time>`), and rewrites that segment with
@@ -88,14 +32,7 @@ extension FileStore {
         let lock = try StoreLock.tryAcquire(directory: directory)
         defer { lock.release() }
         let journalDirectory = directory.appendingPathComponent("journal")
-        let files = try FileJournal.segmentFiles(in: journalDirectory)
-        var plans: [SegmentPlan] = []
-        for (index, file) in files.enumerated() {
-            let bytes = try FileCalls.readFile(file.path)
-            let next = index + 1 < files.count ? files[index + 1].firstSequence : nil
-            let plan = try SegmentPlan(bytes: bytes, path: file.path, firstSequence: file.firstSequence, nextSegmentStart: next)
-            if plan.needsRewrite { plans.append(plan) }
-        }
+        let plans = try plan(journal: journalDirectory)
 
         // Everything is checked: from here on the directory changes.
         let stamp = Self.copyStamp(now)
@@ -120,11 +57,25 @@ extension FileStore {
             segments.append(StoreRepairReport.Segment(
                 path: plan.path, copyPath: copyPath, recordsKept: plan.recordsKept, dropped: plan.dropped,
                 gapRecordsWritten: plan.gapRecordsWritten, sequencesLost: plan.sequencesLost,
-                bytesBefore: plan.original.count, bytesAfter: plan.rewritten.count))
+                lostSequences: plan.lostSequences, bytesBefore: plan.original.count, bytesAfter: plan.rewritten.count))
         }
         if !plans.isEmpty { try FileCalls.syncDirectory(journalDirectory.path) }
         lock.release()
         return StoreRepairReport(directory: directory.path, segments: segments, after: try verify(directory: directory))
+    }
+
+    /// How a repair would rewrite each damaged segment of `journal` (reads only).
+    /// - Throws: `JournalError` `.unsupportedVersion` for a segment of a newer format; `.io`.
+    static func plan(journal: URL) throws -> [SegmentPlan] {
+        let files = try FileJournal.segmentFiles(in: journal)
+        var plans: [SegmentPlan] = []
+        for (index, file) in files.enumerated() {
+            let bytes = try FileCalls.readFile(file.path)
+            let next = index + 1 < files.count ? files[index + 1].firstSequence : nil
+            let plan = try SegmentPlan(bytes: bytes, path: file.path, firstSequence: file.firstSequence, nextSegmentStart: next)
+            if plan.needsRewrite { plans.append(plan) }
+        }
+        return plans
     }
 
     /// `20261201T114500Z`: the time a repair names its copies with.
@@ -155,12 +106,16 @@ struct SegmentPlan {
     var dropped: [StoreRepairReport.DroppedRange] = []
     var gapRecordsWritten = 0
     var sequencesLost: UInt64 = 0
+    var lostSequences: [Range<UInt64>] = []
     var needsRewrite = false
+    /// Whether this is the journal's last segment (its damaged end may be a torn tail).
+    let isLastSegment: Bool
 
     /// - Throws: `JournalError` `.unsupportedVersion` for a segment of a newer format.
     init(bytes: [UInt8], path: String, firstSequence: UInt64, nextSegmentStart: UInt64?) throws {
         self.path = path
         original = bytes
+        isLastSegment = nextSegmentStart == nil
         rewritten = RecordFraming.makeSegmentHeader(firstSequence: firstSequence)
         var searchFrom = 0
         switch RecordFraming.checkSegmentHeader(bytes) {
@@ -198,7 +153,8 @@ struct SegmentPlan {
         if let nextSegmentStart, expected < nextSegmentStart { appendGap(from: expected, to: nextSegmentStart) }
     }
 
-    /// Leaves out `bytes[start..<end]`, naming why its first record failed.
+    /// Leaves out `bytes[start..<end]`, naming why its first record failed and, unless it
+    /// is the torn tail, what its records were about (`DamagedRecordReader`).
     private mutating func drop(from start: Int, to end: Int, in bytes: [UInt8]) {
         needsRewrite = true
         let reason: String
@@ -208,10 +164,25 @@ struct SegmentPlan {
         case .valid:
             reason = "out_of_order"
         }
-        if let last = dropped.last, last.offset + last.bytes == start {
-            dropped[dropped.count - 1].bytes += end - start
+        var range = StoreRepairReport.DroppedRange(offset: start, bytes: end - start, reason: reason)
+        if isLastSegment && end == bytes.count && RecordReader.isTornTail(in: bytes, at: start) {
+            range.isTornTail = true
         } else {
-            dropped.append(.init(offset: start, bytes: end - start, reason: reason))
+            let reading = DamagedRecordReader.read(bytes, from: start, to: end)
+            for (entry, isExact) in reading.entries {
+                range.subjects.formUnion(entry.subjects)
+                if isExact { range.exactRecords += 1 } else { range.possiblyAlteredRecords += 1 }
+            }
+            range.unreadableRecords = reading.unreadableRecords
+        }
+        if let last = dropped.last, last.offset + last.bytes == start, last.isTornTail == range.isTornTail {
+            dropped[dropped.count - 1].bytes += range.bytes
+            dropped[dropped.count - 1].subjects.formUnion(range.subjects)
+            dropped[dropped.count - 1].exactRecords += range.exactRecords
+            dropped[dropped.count - 1].possiblyAlteredRecords += range.possiblyAlteredRecords
+            dropped[dropped.count - 1].unreadableRecords += range.unreadableRecords
+        } else {
+            dropped.append(range)
         }
     }
 
@@ -220,5 +191,6 @@ struct SegmentPlan {
         RecordFraming.appendGapRecord(firstMissing: first, count: next - first, to: &rewritten)
         gapRecordsWritten += 1
         sequencesLost += next - first
+        lostSequences.append(first..<next)
     }
 }

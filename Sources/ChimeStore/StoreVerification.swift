@@ -42,6 +42,8 @@ public struct StoreVerification: Sendable {
     public var epochFile: UInt64?
     /// The highest epoch of a `started` entry among the records checked; `nil` without one.
     public var highestJournalEpoch: UInt64?
+    /// What a repair would drop, by id (`JournalLoss`); `nil` when the journal needs none.
+    public var loss: JournalLoss?
 
     /// The overall finding.
     public var verdict: Verdict {
@@ -68,7 +70,7 @@ extension FileStore {
         var result = StoreVerification(
             directory: directory.path, segmentCount: 0, recordsChecked: 0, lastSequence: 0, snapshotSequence: nil,
             damagedSnapshots: [], tornTail: nil, corruption: nil, refusal: nil, gapRecords: 0, epochFile: nil,
-            highestJournalEpoch: nil)
+            highestJournalEpoch: nil, loss: nil)
         do {
             result.epochFile = try StoreLock.recordedEpoch(of: directory)
         } catch let error as JournalError {
@@ -103,6 +105,12 @@ extension FileStore {
         } catch let error as JournalError where error.code != .io {
             result.refusal = error
             result.corruption = error.corruption
+        }
+        if result.tornTail != nil || result.corruption != nil {
+            // What a repair would drop, read from the same bytes (a newer format has thrown above).
+            if let plans = try? plan(journal: journalDirectory) {
+                result.loss = JournalLoss(plans.flatMap(\.dropped), sequences: plans.flatMap(\.lostSequences))
+            }
         }
         return result
     }

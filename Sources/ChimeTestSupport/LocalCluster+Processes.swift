@@ -1,3 +1,4 @@
+import ChimeRuntime
 import ChimeWire
 import Foundation
 import ChimeClient
@@ -6,46 +7,43 @@ import ChimeClient
 extension LocalCluster {
     /// The pid of the running child `name`, if there is one.
     public func pid(of name: String) -> Int32? {
-        children.last { $0.name == name && $0.process.isRunning }?.process.processIdentifier
+        children.last { $0.name == name && $0.isRunning }?.pid
     }
 
     /// The running child of that name (the last started), to signal or wait on; `nil` when none runs.
     public func process(of name: String) -> Process? {
-        children.last { $0.name == name && $0.process.isRunning }?.process
+        children.last { $0.name == name && $0.isRunning }?.process
     }
 
     /// Sends `signal` (such as `SIGSTOP` or `SIGCONT`) to the running child `name` by its pid.
     public func send(_ signal: Int32, to name: String) {
-        for child in children where child.name == name && child.process.isRunning {
-            kill(child.process.processIdentifier, signal)
-        }
+        for child in children where child.name == name { child.signal(signal) }
     }
 
     /// Kills the child `name` with SIGKILL (a crash: no shutdown code runs), waits until it
     /// is gone and forgets it; its log stays, and `restart` starts it again.
     public func crash(_ name: String) {
-        for child in children where child.name == name {
-            if child.process.isRunning { kill(child.process.processIdentifier, SIGKILL) }
-            child.process.waitUntilExit()
-        }
+        for child in children where child.name == name { child.kill() }
         children.removeAll { $0.name == name }
     }
 
-    /// Stops the child `name` (SIGTERM, then SIGKILL after 5 s) and forgets it.
-    /// - Returns: its exit status; `nil` when there was no such child.
+    /// Forgets the child `name` once it has exited by itself (a coordinator that lost its
+    /// store and stopped), so a child of that name may start again.
+    /// - Returns: how it ended; `nil` when there is no such child or it still runs.
     @discardableResult
-    public func stop(_ name: String) -> Int32? {
-        var status: Int32?
-        for child in children where child.name == name {
-            if child.process.isRunning { kill(child.process.processIdentifier, SIGTERM) }
-            let deadline = Date().addingTimeInterval(5)
-            while child.process.isRunning && Date() < deadline { Thread.sleep(forTimeInterval: 0.02) }
-            if child.process.isRunning { kill(child.process.processIdentifier, SIGKILL) }
-            child.process.waitUntilExit()
-            status = child.process.terminationStatus
-        }
+    public func reap(_ name: String) -> ChildSupervisor.Exit? {
+        guard let child = children.last(where: { $0.name == name }), let exit = child.exit else { return nil }
         children.removeAll { $0.name == name }
-        return status
+        return exit
+    }
+
+    /// Stops the child `name` (SIGTERM, then SIGKILL after 5 s) and forgets it.
+    /// - Returns: how it ended; `nil` when there was no such child.
+    @discardableResult
+    public func stop(_ name: String) -> ChildSupervisor.Exit? {
+        let stopping = children.filter { $0.name == name }
+        children.removeAll { $0.name == name }
+        return ChildSupervisor.stop(stopping, grace: 5).last ?? nil
     }
 
     /// Starts the child `name` again with the arguments of its last start (its log goes on
@@ -56,7 +54,7 @@ extension LocalCluster {
         guard let arguments = argumentsByName[name] else { preconditionFailure("no child named \(name) was ever started") }
         precondition(pid(of: name) == nil, "\(name) is still running")
         children.removeAll { $0.name == name }
-        return try spawn(name, arguments)
+        return try spawn(name, arguments, wrapper: wrapperByName[name] ?? [])
     }
 
     /// Starts a standby coordinator (`chime coordinator --standby`) on the store `store` with

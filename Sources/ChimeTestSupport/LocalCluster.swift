@@ -16,12 +16,16 @@ public final class LocalCluster {
     /// Holds the children's logs.
     public let directory: TemporaryDirectory
     /// The running (or exited but not yet stopped) children, in start order.
-    var children: [(name: String, process: Process)] = []
-    /// Each child name's arguments at its last start, for `restart`.
+    var children: [ChildSupervisor] = []
+    /// Each child name's arguments (and wrapper command) at its last start, for `restart`.
     var argumentsByName: [String: [String]] = [:]
+    var wrapperByName: [String: [String]] = [:]
     /// Variables added to the environment of the child of that name (at every start), such
     /// as `NOTIFY_SOCKET` and `WATCHDOG_USEC` for a supervised coordinator.
     public var environmentByName: [String: [String: String]] = [:]
+    /// The children that needed SIGKILL when stopped (they ignored SIGTERM for the grace
+    /// period), by name, since the cluster was made: a test may expect this to be empty.
+    public private(set) var killedAfterGrace: [String] = []
 
     /// Picks free ports; starts nothing yet.
     /// - Throws: `DeadlineExceeded` when no free port range is found; file-system errors.
@@ -53,30 +57,24 @@ public final class LocalCluster {
         try waitForAliveWorkers(workers, timeout: 20)
     }
 
-    /// Starts a `chime` child process with the given arguments (log in the cluster folder).
+    /// Starts a `chime` child process with the given arguments (log in the cluster folder:
+    /// `<name>.log`, which a restarted child appends to, so every incarnation's lines stay).
+    /// - Parameter wrapper: a command `chime` runs under (such as `unshare …`), or none.
     /// - Returns: the child.
     @discardableResult
-    public func spawn(_ name: String, _ arguments: [String]) throws -> Process {
-        let process = Process()
-        process.executableURL = binary
-        process.arguments = arguments
-        if let extra = environmentByName[name] {
-            process.environment = ProcessInfo.processInfo.environment.merging(extra) { _, added in added }
-        }
-        // The coordinator's default store (.chime/store) then lands in the cluster's folder.
-        process.currentDirectoryURL = directory.url
-        let log = directory.path("\(name).log")
-        // A restarted child appends to its log, so every incarnation's lines stay.
-        if !FileManager.default.fileExists(atPath: log) {
-            _ = FileManager.default.createFile(atPath: log, contents: nil)
-        }
-        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: log))
-        try handle.seekToEnd()
-        process.standardOutput = handle
-        process.standardError = handle
-        try process.run()
-        children.append((name, process))
+    public func spawn(_ name: String, _ arguments: [String], wrapper: [String] = []) throws -> Process {
+        let executable = wrapper.first.map { URL(fileURLWithPath: $0) } ?? binary
+        let child = ChildSupervisor(
+            name: name,
+            launch: .init(
+                executable: executable, arguments: wrapper.dropFirst() + (wrapper.isEmpty ? [] : [binary.path]) + arguments,
+                environment: environmentByName[name] ?? [:],
+                // The coordinator's default store (.chime/store) then lands in the cluster's folder.
+                currentDirectory: directory.url, output: .file(URL(fileURLWithPath: directory.path("\(name).log")))))
+        let process = try child.start()
+        children.append(child)
         argumentsByName[name] = arguments
+        wrapperByName[name] = wrapper
         return process
     }
 
@@ -86,18 +84,15 @@ public final class LocalCluster {
         try Self.run(binary: binary, arguments + clusterArguments, timeout: timeout)
     }
 
-    /// Runs `binary` with `arguments`, killing it after `timeout` seconds.
+    /// Runs `binary` with `arguments`, killing it (SIGKILL) after `timeout` seconds.
     public static func run(binary: URL, _ arguments: [String], timeout: Double = 30) throws
         -> (status: Int32, output: String, error: String)
     {
-        let process = Process()
-        process.executableURL = binary
-        process.arguments = arguments
+        let child = ChildSupervisor(name: binary.lastPathComponent, launch: .init(executable: binary, arguments: arguments))
         let output = Pipe()
         let error = Pipe()
-        process.standardOutput = output
-        process.standardError = error
-        try process.run()
+        child.pipes = (output, error)
+        try child.start()
         let collected = CollectedOutput()
         let group = DispatchGroup()
         for (pipe, isError) in [(output, false), (error, true)] {
@@ -108,46 +103,45 @@ public final class LocalCluster {
                 group.leave()
             }
         }
+        // The pipes end when the child exits (or is killed); this process's own write ends
+        // are closed by Foundation once the child runs.
         if group.wait(timeout: .now() + timeout) == .timedOut {
-            kill(process.processIdentifier, SIGKILL)
+            child.kill()
             group.wait()
         }
-        process.waitUntilExit()
-        return (process.terminationStatus, collected.output, collected.error)
+        return (child.waitForExit(timeout: .infinity)?.status ?? -1, collected.output, collected.error)
     }
 
     /// Sends SIGTERM to one child by pid.
     public func terminate(_ name: String) {
-        for child in children where child.name == name && child.process.isRunning {
-            kill(child.process.processIdentifier, SIGTERM)
-        }
+        for child in children where child.name == name { child.signal(SIGTERM) }
     }
 
     /// Throws when a child has exited (a crash would otherwise look like a timeout).
     public func checkChildren() throws {
-        if let dead = children.first(where: { !$0.process.isRunning }) {
-            throw DeadlineExceeded(what: "\(dead.name) (exited with \(dead.process.terminationStatus))", seconds: 0)
+        if let dead = children.first(where: { !$0.isRunning }) {
+            throw DeadlineExceeded(what: "\(dead.name) (exited: \(dead.exit.map { "\($0)" } ?? "?"))", seconds: 0)
         }
     }
 
-    /// Stops every child: SIGTERM, then SIGKILL after 5 s. Returns the children's exit statuses.
+    /// Stops every child at once (`ChildSupervisor.stop`: SIGTERM, then SIGKILL after 5 s) and
+    /// forgets them. A child that needed SIGKILL is named on standard output and in
+    /// `killedAfterGrace`.
+    /// - Returns: how each child ended, by name.
     @discardableResult
-    public func stop() -> [String: Int32] {
-        for child in children where child.process.isRunning { kill(child.process.processIdentifier, SIGTERM) }
-        let deadline = Date().addingTimeInterval(5)
-        while Date() < deadline && children.contains(where: { $0.process.isRunning }) {
-            Thread.sleep(forTimeInterval: 0.02)
-        }
-        var statuses: [String: Int32] = [:]
-        for child in children {
-            if child.process.isRunning {
-                kill(child.process.processIdentifier, SIGKILL)
-                child.process.waitUntilExit()
-            }
-            statuses[child.name] = child.process.terminationStatus
-        }
+    public func stop() -> [String: ChildSupervisor.Exit] {
+        let stopping = children
         children.removeAll()
-        return statuses
+        var exits: [String: ChildSupervisor.Exit] = [:]
+        for (child, exit) in zip(stopping, ChildSupervisor.stop(stopping, grace: 5)) {
+            guard let exit else { continue }
+            exits[child.name] = exit
+            if exit.neededKill {
+                killedAfterGrace.append(child.name)
+                print("local cluster: \(child.name) ignored SIGTERM for 5 s and was killed")
+            }
+        }
+        return exits
     }
 
     /// Every child's log, headed by its name.

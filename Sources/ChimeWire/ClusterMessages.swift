@@ -29,7 +29,8 @@ public struct DispatchBatch: Codable, Hashable, Sendable {
 /// acknowledgements.
 ///
 /// JSON shape: `{"worker": "host-123", "host": "host", "pid": 123, "capacity": 4096,
-/// "delivered": 42, "acks": [{"firingId", "firedAt", "attempt", "epoch"}]}`. Sent at least
+/// "delivered": 42, "acks": [{"firingId", "firedAt", "attempt", "epoch"}], "leaving": true}`
+/// (`leaving` only in a stopping worker's last message). Sent at least
 /// every heartbeat interval, and as soon as acknowledgements are ready. `capacity` is how
 /// many unacknowledged firings the worker accepts at once (its credit).
 public struct WorkerMessage: Codable, Hashable, Sendable {
@@ -67,6 +68,10 @@ public struct WorkerMessage: Codable, Hashable, Sendable {
     public var acks: [Acknowledgement]
     /// Action jobs that ended since the last message (absent when none).
     public var outcomes: [ActionOutcome]?
+    /// `true` in a stopping worker's last message (after the acknowledgements of everything
+    /// it delivered): it takes nothing more, and the coordinator hands whatever it still
+    /// holds to another worker at once instead of waiting for its lease (absent otherwise).
+    public var leaving: Bool?
 
     /// Creates the value from its fields (see each property for meaning and units).
     public init(

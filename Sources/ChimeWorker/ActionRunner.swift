@@ -1,4 +1,5 @@
 import ChimeCore
+import ChimeRuntime
 import ChimeWire
 import Foundation
 import HelperThreads
@@ -67,9 +68,10 @@ public final class ActionRunner: Sendable {
             let timeLimit = timeLimit
             let runner = self
             HelperThread(name: "action-\(job.action)").start {
-                let outcome = Self.runHook(command, job: job, timeLimit: timeLimit)
+                // Recorded before the slot is given back, so a caller that sees no hook
+                // running (a leaving worker) finds every outcome in `takeFinished`.
+                runner.record(Self.runHook(command, job: job, timeLimit: timeLimit))
                 runner.running.withLock { $0 -= 1 }
-                runner.record(outcome)
             }
         }
     }

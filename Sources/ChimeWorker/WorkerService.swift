@@ -91,14 +91,9 @@ public final class WorkerService {
             try HTTPServer(address: address) { [routes = probe.routes] in routes.respond(to: $0) }
         }
         defer { httpServer?.stop() }
-        let context: Context
-        if let sharedContext {
-            // Shared with others: the loop sees the stop flag within one poll (≤ 100 ms).
-            context = sharedContext
-        } else {
-            context = try Context()
-            stop.onStop { context.shutdown() }
-        }
+        // Not shut down by the stop signal: the loop sees the flag within one poll (≤ 100 ms)
+        // and then hands back what it holds (`handBack`) over the still open sockets.
+        let context = try sharedContext ?? Context()
         let endpoints = configuration.endpoints
         let linger = configuration.lingerMilliseconds
         // DEALER with the worker id as routing id: the coordinator's ROUTER addresses this
@@ -195,10 +190,12 @@ public final class WorkerService {
                 }
             }
         } catch let error as ZeroMQError where error.code == .contextTerminated {
-            // Shut down by the stop signal; unacknowledged firings are redelivered by lease.
+            // A shared context shut down by its owner: unacknowledged firings are redelivered by lease.
+            logger.info("worker stopping", ["id": "\(state.id.rawValue)", "delivered": .int(state.deliveredCount)])
+            return
         }
-        notifier?.notifyStopping(status: "worker \(state.id.rawValue): stopping")
-        logger.info("worker stopping", ["id": "\(state.id.rawValue)", "delivered": .int(state.deliveredCount)])
+        notifier?.notifyStopping(status: "worker \(state.id.rawValue): handing back and stopping")
+        try handBack(incoming: incoming, results: results, events: events, isEventPathReady: isEventPathReady)
     }
 
     func deliver(_ frames: [Data], events: Socket) throws {
@@ -210,6 +207,11 @@ public final class WorkerService {
             return
         }
         let now = clock.now
+        if batch.epoch < state.highestEpoch {
+            logger.warning(
+                "dropped a batch from a coordinator that lost the store (an older epoch)",
+                ["epoch": .integer(batch.epoch), "current": .integer(state.highestEpoch), "firings": .int(batch.firings.count)])
+        }
         for directive in state.onBatch(batch, at: now) {
             switch directive {
             case .publish(let event):

@@ -33,6 +33,10 @@ public struct WorkerState: Sendable {
     var pendingOutcomes: [ActionOutcome] = []
     /// When the last heartbeat went out: a monotonic reading in seconds.
     var lastReportAt: Double?
+    /// The highest coordinator epoch a batch came with (0: none yet).
+    public private(set) var highestEpoch: UInt64 = 0
+    /// Batches dropped because their epoch was below `highestEpoch`.
+    public private(set) var staleBatches = 0
 
     /// Creates the value from its fields (see each property for meaning and units).
     public init(id: WorkerID, host: String, pid: Int32, heartbeatInterval: Double = 1, capacity: Int = 4096) {
@@ -45,7 +49,18 @@ public struct WorkerState: Sendable {
 
     /// Delivers a batch: one fire event per firing, stamped `now` and numbered in order.
     /// The acknowledgements go out with the next `onTick`.
+    ///
+    /// A batch from an epoch below the highest this worker has seen comes from a coordinator
+    /// that lost the store (a paused one that resumed on another host): it is dropped
+    /// unseen (`staleBatches`), as a fencing token is checked where the stale write would
+    /// land (Kleppmann, "How to do distributed locking"); the current coordinator delivers
+    /// those firings itself.
     public mutating func onBatch(_ batch: DispatchBatch, at now: Date) -> [WorkerDirective] {
+        guard batch.epoch >= highestEpoch else {
+            staleBatches += 1
+            return []
+        }
+        highestEpoch = batch.epoch
         var directives: [WorkerDirective] = (batch.jobs ?? []).map { .run($0) }
         directives.reserveCapacity(batch.firings.count + directives.count)
         for firing in batch.firings {
@@ -78,6 +93,19 @@ public struct WorkerState: Sendable {
         announcement.acks = []
         announcement.outcomes = nil
         return [.announce(announcement), .report(message)]
+    }
+
+    /// The last message of a stopping worker: the acknowledgements and outcomes not yet sent,
+    /// capacity 0 and `leaving`, so the coordinator hands what this worker still holds to
+    /// another one at once (ZeroMQ Guide ch. 4, "Paranoid Pirate": a worker that leaves says
+    /// so instead of letting its heartbeats run out).
+    public mutating func leave() -> WorkerMessage {
+        var message = WorkerMessage(worker: id, host: host, pid: pid, capacity: 0, delivered: deliveredCount, acks: pendingAcks)
+        message.outcomes = pendingOutcomes.isEmpty ? nil : pendingOutcomes
+        message.leaving = true
+        pendingAcks.removeAll()
+        pendingOutcomes.removeAll()
+        return message
     }
 
     /// Makes the next `onTick` send a heartbeat with an announcement, whenever the last was.

@@ -124,21 +124,6 @@ import Testing
         #expect(try contentsOfTree(temporary.url) == before)
     }
 
-    @Test func truncatesAChecksumFailureInTheLastRecordAsATornTail() throws {
-        try write(makeEntries(100))
-        let segment = try #require(try segmentPaths(directory).last)
-        let last = try #require(try records(ofSegment: segment).last)
-        let size = try fileSize(segment)
-        try flipByte(segment, at: last.offset + RecordFraming.recordHeaderLength + 1)
-
-        let (_, report, replayed) = try replayAll(directory)
-        #expect(replayed.map(\.1) == makeEntries(99))
-        #expect(report.truncation?.offset == last.offset)
-        #expect(report.truncation?.bytesDiscarded == size - last.offset)
-        #expect(report.truncation?.reason == .checksumMismatch)
-        #expect(try fileSize(segment) == last.offset)
-    }
-
     @Test func refusesZerosMidSegmentFollowedByValidRecords() throws {
         try write(makeEntries(40))
         let segment = try #require(try segmentPaths(directory).only)

@@ -81,7 +81,10 @@ import Testing
         #expect(repaired.copyPath == segment + ".damaged-20270115T080000Z")
         #expect(try Data(contentsOf: URL(fileURLWithPath: repaired.copyPath)) == damagedBytes, "the copy is the damaged original")
         #expect(repaired.recordsKept == 299)
-        #expect(repaired.dropped == [.init(offset: victim.offset, bytes: victimLength, reason: "checksum_mismatch")])
+        #expect(repaired.dropped.map { "\($0)" } == ["\(victimLength) bytes at offset \(victim.offset) (checksum_mismatch)"])
+        #expect(repaired.dropped.first?.isTornTail == false)
+        // xor 0x5A in a JSON payload: four bits, no single-bit correction, and no JSON left.
+        #expect(repaired.dropped.first.map { [$0.exactRecords, $0.possiblyAlteredRecords, $0.unreadableRecords] } == [0, 0, 1])
         #expect(repaired.gapRecordsWritten == 1)
         #expect(repaired.sequencesLost == 1)
         #expect(repaired.bytesAfter == damagedBytes.count - victimLength + RecordFraming.recordHeaderLength + 8)
@@ -149,7 +152,7 @@ import Testing
         let repaired = try #require(report.segments.only)
         #expect(repaired.path == last)
         #expect(repaired.recordsKept == inLast.count)
-        #expect(repaired.dropped == [.init(offset: 0, bytes: RecordFraming.segmentHeaderLength, reason: "bad_segment_header")])
+        #expect(repaired.dropped.map { "\($0)" } == ["\(RecordFraming.segmentHeaderLength) bytes at offset 0 (bad_segment_header)"])
         #expect(repaired.gapRecordsWritten == 0)
         #expect(repaired.bytesAfter == repaired.bytesBefore)
         #expect(report.after.verdict == .clean)
@@ -165,8 +168,9 @@ import Testing
         #expect(report.segments.isEmpty)
         #expect(report.after.verdict == .clean)
         var after = try contentsOfTree(directory)
-        // LOCK holds the pid of its last holder, the repair.
+        // LOCK holds the pid of its last holder, the repair, and LEASE its lease.
         after["LOCK"] = before["LOCK"]
+        after["LEASE"] = before["LEASE"]
         #expect(after == before)
     }
 

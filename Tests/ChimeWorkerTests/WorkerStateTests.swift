@@ -75,4 +75,32 @@ import Testing
         #expect(directives.count == 2)
         #expect(directives.first == .run(job))
     }
+
+    @Test func aLeavingWorkersLastMessageCarriesItsAcknowledgementsAndZeroCredit() {
+        var state = WorkerState(id: "w1", host: "h", pid: 7, heartbeatInterval: 60, capacity: 8)
+        _ = state.onTick(monotonic: Self.m0)
+        _ = state.onBatch(DispatchBatch(epoch: 4, leaseMilliseconds: 1000, firings: [firing("a", seq: 1)]), at: Self.t0)
+        state.onJobFinished(ActionOutcome(jobId: "j1", status: .completed, reason: nil))
+        let last = state.leave()
+        #expect(last.leaving == true)
+        #expect(last.capacity == 0)
+        #expect(last.acks.map(\.firingId) == [firing("a", seq: 1).firingId])
+        #expect(last.outcomes?.map(\.jobId) == ["j1"])
+        #expect(state.onTick(monotonic: Self.m0 + 1).allSatisfy {
+            if case .report(let report) = $0 { return report.acks.isEmpty } else { return true }
+        }, "nothing is acknowledged twice")
+    }
+
+    @Test func aBatchFromAnOlderEpochIsDroppedUnseen() {
+        var state = WorkerState(id: "w1", host: "h", pid: 7)
+        #expect(state.onBatch(DispatchBatch(epoch: 5, leaseMilliseconds: 1000, firings: [firing("a", seq: 1)]), at: Self.t0).count == 1)
+        // A coordinator of epoch 4 that lost the store and resumed: nothing published or acknowledged.
+        #expect(state.onBatch(DispatchBatch(epoch: 4, leaseMilliseconds: 1000, firings: [firing("b", seq: 2)]), at: Self.t0).isEmpty)
+        #expect(state.staleBatches == 1)
+        #expect(state.deliveredCount == 1)
+        #expect(state.onBatch(DispatchBatch(epoch: 6, leaseMilliseconds: 1000, firings: [firing("c", seq: 3)]), at: Self.t0).count == 1)
+        #expect(state.highestEpoch == 6)
+        guard case .report(let report)? = state.onTick(monotonic: Self.m0).last else { Issue.record("no report"); return }
+        #expect(report.acks.map(\.epoch) == [5, 6])
+    }
 }

@@ -117,3 +117,35 @@ import ChimeClient
         }
     }
 }
+
+/// Issue 25: the store's lease runs on the monotonic clock; a wall-clock step (NTP, an
+/// operator) neither lapses it nor lets a standby take over a coordinator that is fine.
+@Suite(.serialized) struct LeaseClockStepTests {
+    @Test func wallClockStepsDoNotLapseTheLeaseOrStartATakeover() throws {
+        let cluster = try LocalCluster()
+        defer { cluster.stop() }
+        guard let shim = ClockStepTests.buildShim(in: cluster.directory) else { return }
+        let offsetFile = cluster.directory.path("clock-offset")
+        try Data("0".utf8).write(to: URL(fileURLWithPath: offsetFile))
+        for name in ["coordinator", "standby"] {
+            cluster.environmentByName[name] = ["LD_PRELOAD": shim, "CHIME_TEST_CLOCK_OFFSET_FILE": offsetFile]
+        }
+        try cluster.start(workers: 0, coordinatorArguments: ["--store", "store"])
+        try cluster.startStandby(store: cluster.directory.path("store"))
+        try expectEventually(timeout: 20, "the standby to wait") { cluster.log(of: "standby").contains("standby: warm state loaded") }
+        let pid = try #require(cluster.pid(of: "coordinator"))
+        // Back 3 s for 3 s (a semaphore's timed wait would then sleep 3 s past its deadline),
+        // then forward 3 s for 3 s.
+        for offset in ["-3", "3"] {
+            try Data(offset.utf8).write(to: URL(fileURLWithPath: offsetFile))
+            Thread.sleep(forTimeInterval: 3)
+        }
+        try Data("0".utf8).write(to: URL(fileURLWithPath: offsetFile))
+        let client = try ControlClient(endpoint: cluster.controlEndpoint, timeout: .seconds(1), retries: 2)
+        let status = try client.send(ControlRequest(command: .status), expecting: StatusReport.self)
+        #expect(status.result?.pid == pid, "the same coordinator serves")
+        #expect(!cluster.log(of: "coordinator").contains("lease lapsed"))
+        #expect(!cluster.log(of: "standby").contains("lease expired"))
+        #expect(cluster.log(of: "coordinator").contains("wall clock stepped"))
+    }
+}

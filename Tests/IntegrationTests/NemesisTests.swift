@@ -6,113 +6,73 @@ import Foundation
 import Testing
 import ChimeClient
 
-/// Issue 13 over real processes: a seeded nemesis of `kill -9` (active coordinator under a
-/// warm standby, workers) and SIGSTOP of the active coordinator, which a test watchdog
-/// supervisor (`WatchdogSupervisor` on the child's `NOTIFY_SOCKET`) kills when its pings
-/// stop; a coordinator paused while its store was taken stops without answering.
+/// Issues 13 and 25 over real processes: a seeded nemesis of kill -9, SIGSTOP and SIGTERM
+/// hand-overs of the active coordinator (a warm standby on the same host takes over by
+/// itself, no supervisor anywhere), journal tails cut under the active coordinator, a full
+/// disk (store on a tmpfs, where one can be mounted), wall-clock steps (an `LD_PRELOAD`
+/// shim, where gcc is found) and kill -9 of workers. Every acknowledged reminder must be
+/// stored and delivered, duplicates only with the same firing id; the longest time without
+/// a serving coordinator is reported.
 ///
-/// The CI form runs 6 rounds; `CHIME_NEMESIS_ROUNDS=N` runs more, `CHIME_NEMESIS_SEED=S`
-/// repeats a run.
+/// The CI form runs 8 rounds (every fault at least once); `CHIME_NEMESIS_ROUNDS=N` runs more,
+/// `CHIME_NEMESIS_SEED=S` repeats a run, `CHIME_NEMESIS_FAULTS=a,b` draws only those faults,
+/// `CHIME_NEMESIS_LOGS=1` prints every child's log at the end.
 @Suite(.serialized) struct NemesisTests {
-    enum Fault: String, CaseIterable {
-        case killActive = "kill -9 active coordinator"
-        case pauseActive = "SIGSTOP active coordinator (watchdog kill)"
-        case killWorker = "kill -9 worker"
-    }
-
-    @Test func survivesSeededRoundsOfKillsAndPausesWithAWatchdogSupervisor() throws {
+    @Test func survivesASeededNemesisWithoutLosingAnAcknowledgedReminder() throws {
         let environment = ProcessInfo.processInfo.environment
         let seed = environment["CHIME_NEMESIS_SEED"].flatMap { UInt64($0) } ?? UInt64.random(in: 1...UInt64.max)
-        let rounds = environment["CHIME_NEMESIS_ROUNDS"].flatMap { Int($0) } ?? 6
-        print("nemesis: seed \(seed), \(rounds) rounds (repeat with CHIME_NEMESIS_SEED=\(seed))")
+        let rounds = environment["CHIME_NEMESIS_ROUNDS"].flatMap { Int($0) } ?? 8
         var random = SeededRandomNumberGenerator(seed: seed)
         let started = Date()
-
         let cluster = try LocalCluster()
         defer { cluster.stop() }
-        let supervisors = [
-            "coordinator": try WatchdogSupervisor(socketPath: cluster.directory.path("notify-a"), timeout: .milliseconds(1500)),
-            "standby": try WatchdogSupervisor(socketPath: cluster.directory.path("notify-b"), timeout: .milliseconds(1500)),
-        ]
-        defer { for supervisor in supervisors.values { supervisor.close() } }
-        for (name, supervisor) in supervisors { cluster.environmentByName[name] = supervisor.environment }
-        let store = cluster.directory.path("store")
-        let standbyArguments = ["coordinator", "--standby", "--store", store] + cluster.clusterArguments
+        let tmpfs: Tmpfs?
         do {
-            try cluster.start(workers: 2, configuration: Durability.fastFailover, coordinatorArguments: ["--store", store])
-            supervisors["coordinator"]?.watch(pid: try #require(cluster.pid(of: "coordinator")))
-            try cluster.spawn("standby", standbyArguments)
-            supervisors["standby"]?.watch(pid: try #require(cluster.pid(of: "standby")))
-            try expectEventually(timeout: 20, "the standby to load its warm state") {
-                cluster.log(of: "standby").contains("standby: warm state loaded")
-            }
-
-            let client = try ControlClient(endpoint: cluster.controlEndpoint, timeout: .seconds(1), retries: 8)
+            tmpfs = try Tmpfs(at: cluster.directory.path("mnt"), size: "256m")
+        } catch let unavailable as TmpfsUnavailable {
+            print("nemesis: no disk-full fault (\(unavailable.reason))")
+            tmpfs = nil
+        }
+        let shim = ClockStepTests.buildShim(in: cluster.directory)
+        do {
+            let rig = try NemesisRig(cluster: cluster, tmpfs: tmpfs, shim: shim)
+            // `CHIME_NEMESIS_FAULTS=truncateTail,pauseActive` draws only those (by case name).
+            let chosen = environment["CHIME_NEMESIS_FAULTS"].map { Set($0.split(separator: ",").map(String.init)) }
+            let faultKinds = rig.availableFaults.filter { fault in chosen.map { $0.contains("\(fault)") } ?? true }
+            print("nemesis: seed \(seed), \(rounds) rounds of \(faultKinds.map(\.rawValue)) (repeat with CHIME_NEMESIS_SEED=\(seed))")
             let collector = EventCollector(endpoint: cluster.eventsEndpoint)
             defer { collector.close() }
-            try ClusterDeliveryTests.waitUntilSubscribed(collector, client: client, recipient: "probe")
+            try ClusterDeliveryTests.waitUntilSubscribed(collector, client: rig.client, recipient: "probe")
+            let monitor = ServingMonitor(endpoint: cluster.controlEndpoint)
             let ledger = RequestLedger()
-            var faults: [Fault: Int] = [:]
-            var takeovers: [Fault: [Double]] = [:]
-
-            func activeName() throws -> String {
-                let status = try client.send(ControlRequest(command: .status), expecting: StatusReport.self)
-                let pid = try #require(status.result?.pid)
-                return try #require(["coordinator", "standby"].first { cluster.pid(of: $0) == pid }, "pid \(pid) is one of ours")
-            }
-            /// Replaces a dead coordinator with a new standby and waits until it is warm.
-            func restartAsStandby(_ name: String) throws {
-                let warmLoads = cluster.log(of: name).components(separatedBy: "standby: warm state loaded").count
-                try cluster.spawn(name, standbyArguments)
-                supervisors[name]?.watch(pid: try #require(cluster.pid(of: name)))
-                try expectEventually(timeout: 20, "\(name) to wait warm as the standby") {
-                    cluster.log(of: name).components(separatedBy: "standby: warm state loaded").count > warmLoads
-                }
-            }
+            var faults: [NemesisFault: Int] = [:]
+            // Every fault once, in a seeded order, then seeded draws.
+            var order = faultKinds
+            for index in order.indices.reversed() { order.swapAt(index, Int(random.next() % UInt64(index + 1))) }
 
             for round in 1...rounds {
+                try rig.superviseCoordinators()
                 let due = Date().addingTimeInterval(0.8)
                 let reminders = try (0..<20).map {
                     try Durability.plainReminder(id: "n\(round)-\($0)", due: due.addingTimeInterval(Double($0) * 0.05))
                 }
-                ledger.schedule(reminders, round: round, with: client)
+                ledger.schedule(reminders, round: round, with: rig.client)
                 // The fault lands at a seeded moment: before, during or after these firings.
                 Thread.sleep(forTimeInterval: Double(random.next() % 1500) / 1000)
-                let fault = Fault.allCases[Int(random.next() % UInt64(Fault.allCases.count))]
+                let fault = round <= order.count ? order[round - 1] : faultKinds[Int(random.next() % UInt64(faultKinds.count))]
                 faults[fault, default: 0] += 1
-                switch fault {
-                case .killActive, .pauseActive:
-                    let active = try activeName()
-                    let faultAt = Date()
-                    if fault == .killActive {
-                        cluster.crash(active)
-                    } else {
-                        let killsBefore = supervisors[active]?.kills.count ?? 0
-                        cluster.send(SIGSTOP, to: active)
-                        try expectEventually(timeout: 10, "the supervisor to kill the paused \(active)") {
-                            (supervisors[active]?.kills.count ?? 0) > killsBefore
-                        }
-                        // Reaps the killed child (SIGKILL again is harmless).
-                        cluster.crash(active)
-                    }
-                    try cluster.waitForCoordinator(timeout: 15)
-                    takeovers[fault, default: []].append(Date().timeIntervalSince(faultAt))
-                    try restartAsStandby(active)
-                case .killWorker:
-                    let worker = "worker-\(1 + Int(random.next() % 2))"
-                    cluster.crash(worker)
-                    try cluster.restart(worker)
-                }
+                try rig.apply(fault, random: &random)
                 print("nemesis round \(round): \(fault.rawValue)")
             }
 
             let acknowledged = ledger.all.filter { $0.outcome == .acknowledged }.flatMap(\.reminders)
             let expected = Set(acknowledged.flatMap { Durability.dueFiringIDs(of: $0, through: .distantFuture) })
             let catchUp = CatchUpLog()
-            try expectEventually(timeout: 30, interval: 0.1, "every acknowledged firing to be delivered") {
-                catchUp.fetch(with: client)
+            try expectEventually(timeout: 60, interval: 0.1, "every acknowledged firing to be delivered") {
+                catchUp.fetch(with: rig.client)
                 return expected.isSubset(of: Set((collector.received + catchUp.events).map(\.firing.firingId)))
             }
+            let gap = monitor.stop()
             let listing = try Durability.listAll(cluster)
             let missing = acknowledged.filter { listing[$0.id]?.reminder != $0 }
             #expect(missing.isEmpty, "every acknowledged reminder is stored with its fields: \(missing.map(\.id))")
@@ -123,19 +83,19 @@ import ChimeClient
             let duplicates = Durability.expectDuplicatesShareTheirFiringID(events, "nemesis")
             let lost = expected.subtracting(events.map(\.firing.firingId))
             #expect(lost.isEmpty)
-            let unanswered = ledger.all.filter { $0.outcome != .acknowledged }.count
-            let summary = Fault.allCases.map { "\($0.rawValue): \(faults[$0] ?? 0)" }.joined(separator: ", ")
-            let watchdogKills = supervisors.values.map(\.kills.count).reduce(0, +)
-            func figures(_ fault: Fault) -> String {
-                let times = (takeovers[fault] ?? []).sorted()
-                guard let median = times.dropFirst(times.count / 2).first, let maximum = times.last else { return "none" }
-                return String(format: "median %.0f ms, max %.0f ms", median * 1000, maximum * 1000)
-            }
+            let unanswered = ledger.all.filter { $0.outcome == .noReply }.count
+            let refused = ledger.all.filter { if case .rejected = $0.outcome { true } else { false } }.count
+            let summary = NemesisFault.allCases.map { "\($0.rawValue): \(faults[$0] ?? 0)" }.joined(separator: ", ")
+            let takeovers = NemesisFault.allCases.filter(\.replacesTheCoordinator).map { "\($0.rawValue) \(rig.figures($0))" }
             print(String(
-                format: "nemesis: %d rounds in %.1f s (%@); %d watchdog kills; %d reminders acknowledged, %d requests unanswered; %d firings due, lost %d, %d duplicate deliveries (same firing id); serving again after kill -9: %@; after SIGSTOP (watchdog 1.5 s): %@",
-                rounds, Date().timeIntervalSince(started), summary, watchdogKills, acknowledged.count, unanswered, expected.count,
-                lost.count, duplicates, figures(.killActive), figures(.pauseActive)))
-            #expect(watchdogKills == faults[.pauseActive] ?? 0, "the supervisor killed exactly the paused coordinators")
+                format: "nemesis: %d rounds in %.1f s (%@); %d reminders acknowledged, %d unanswered, %d refused (store full); %d firings due, lost %d, %d duplicate deliveries (same firing id); serving again after %@; longest without a serving coordinator %.0f ms",
+                rounds, Date().timeIntervalSince(started), summary, acknowledged.count, unanswered, refused, expected.count,
+                lost.count + missing.count, duplicates, takeovers.joined(separator: "; "), gap.seconds * 1000))
+            if environment["CHIME_NEMESIS_LOGS"] == "1" { print(cluster.logs()) }
+            print("nemesis: coordinators that stopped by themselves outside a coordinator fault: \(rig.unexpectedStops.isEmpty ? "none" : rig.unexpectedStops.joined(separator: ", "))")
+            // README "Standby" states the bounds: a pause 2 s (the lease), a cut journal about 1 s
+            // (4.4 s the worst seen under load), every other fault well under 1 s.
+            #expect(gap.seconds < 5, "no fault leaves the cluster without a coordinator for long")
         } catch {
             cluster.stop()
             print("nemesis failed: \(error)\n\(cluster.logs())")
@@ -177,12 +137,12 @@ import ChimeClient
             Thread.sleep(until: max(Date().addingTimeInterval(0.2), pausedAt.addingTimeInterval(2.5)))
             cluster.send(SIGCONT, to: "coordinator")
             try expectEventually(timeout: 10, "the resumed coordinator to stop") { cluster.pid(of: "coordinator") == nil }
-            let status = cluster.stop("coordinator")
+            let status = cluster.stop("coordinator")?.status
             try expectEventually(timeout: 10, "the request to time out") { !outcome.all.isEmpty }
 
             #expect(status == 1, "it exits 1 (lock_lost)")
             let log = cluster.log(of: "coordinator")
-            #expect(log.contains("the loop stalled; checking that the store is still ours"))
+            #expect(log.contains("lease lapsed") || log.contains("the loop stalled; checking that the store is still ours"))
             #expect(log.contains("lock_lost"))
             #expect(outcome.all.first?.outcome == .noReply, "no reply after the stall")
             let listed = try successor.send(

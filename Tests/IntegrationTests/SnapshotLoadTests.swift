@@ -99,8 +99,8 @@ import ChimeClient
             try expectEventually(timeout: 30, interval: 0.002, "the snapshot's temp file appeared") {
                 ((try? FileManager.default.contentsOfDirectory(atPath: snapshots.path)) ?? []).contains { $0.hasSuffix(".tmp") }
             }
-            let status = cluster.stop("coordinator")
-            #expect(status == 0)
+            let exit = cluster.stop("coordinator")
+            #expect(exit?.status == 0 && exit?.isSignal == false && exit?.neededKill == false, "\(String(describing: exit))")
             try expectEventually(timeout: 30, "the snapshot request was answered") { reply.withLock { $0 != nil } }
             let report = try #require(try reply.withLock { try $0?.get() })
             #expect(report.snapshotMilliseconds != nil)

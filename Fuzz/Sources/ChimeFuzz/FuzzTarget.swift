@@ -27,6 +27,9 @@ enum FuzzTarget: String, CaseIterable {
     case firingid
     /// Subscription messages into a live `EventForwarder` over `ipc://` (``SubscriptionHarness``).
     case subscription
+    /// `LeaseRecord.parse` (a parsed record's bytes parse to the same record) and the
+    /// damaged-record reader of `store repair` (`JournalLoss.readDamaged`) on the input.
+    case lease
 
     func run(_ bytes: [UInt8]) {
         switch self {
@@ -39,6 +42,7 @@ enum FuzzTarget: String, CaseIterable {
         case .rfc3339: Self.fuzzRFC3339(bytes)
         case .firingid: Self.fuzzFiringID(bytes)
         case .subscription: SubscriptionHarness.shared.fuzz(bytes)
+        case .lease: Self.fuzzLease(bytes)
         }
     }
 
@@ -65,6 +69,13 @@ enum FuzzTarget: String, CaseIterable {
         let codec = WireCodec()
         _ = try? codec.decodeDispatch(frames)
         _ = try? codec.decodeWorkerMessage(frames)
+    }
+
+    private static func fuzzLease(_ bytes: [UInt8]) {
+        if let record = LeaseRecord.parse(bytes), LeaseRecord.parse(record.bytes) != record {
+            fatalError("a parsed lease record does not parse back from its bytes: \(record)")
+        }
+        _ = JournalLoss.readDamaged(bytes, from: 0, to: bytes.count)
     }
 
     private static func fuzzSnapshot(_ bytes: [UInt8]) {

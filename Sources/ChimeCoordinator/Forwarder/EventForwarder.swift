@@ -32,11 +32,13 @@ public final class EventForwarder: Sendable {
     ///     `events.maxEventBytes`): a larger one drops that publisher's connection.
     ///   - security: makes both TCP/IPC endpoints CURVE servers (workers publish into
     ///     `ingest`, subscribers read `publish`); `nil` leaves them plain.
+    ///   - bindDeadline: until when a bind whose address is in use is retried
+    ///     (`ListenerHandover`); `nil` tries once.
     /// - Throws: `ZeroMQError` when a socket cannot be bound (address in use, bad endpoint).
     public init(
         context: Context, ingest: String, publish: String, lingerMilliseconds: Int32, highWaterMark: Int32 = 1000,
         subscriberHighWaterMark: Int32 = 1000, maxSubscriptionBytes: Int = 1024, maxEventBytes: Int = 8192,
-        security: ServerSecurity? = nil
+        security: ServerSecurity? = nil, bindDeadline: ContinuousClock.Instant? = nil
     ) throws {
         self.context = context
         self.controlEndpoint = "inproc://chime-forwarder-control-\(UUID().uuidString)"
@@ -54,9 +56,10 @@ public final class EventForwarder: Sendable {
             try frontend.set(.maxMessageSize(bytes: Int64(maxEventBytes)))
             try security?.secure(frontend, as: .eventsIngest, for: ingest)
             try security?.secure(backend, as: .events, for: publish)
-            try frontend.bind(to: ingest)
+            let deadline = bindDeadline ?? .now
+            try ListenerHandover.bind(frontend, to: ingest, until: deadline)
             try frontend.bind(to: EventForwarder.inprocIngest)
-            try backend.bind(to: publish)
+            try ListenerHandover.bind(backend, to: publish, until: deadline)
             try control.bind(to: controlEndpoint)
             return (frontend, backend, control)
         } run: { sockets in

@@ -8,6 +8,9 @@ enum StoreCommand: Command {
     static let corruptStatus: Int32 = 3
     /// Exit status of `verify` when the store is damaged in a way a start repairs by itself.
     static let recoverableStatus: Int32 = 4
+    /// Exit status of `verify` and `repair` when records written whole (acknowledged data)
+    /// are damaged, or were dropped by the repair: the lost ids are printed.
+    static let acknowledgedDataLostStatus: Int32 = 5
 
     static let spec = CommandSpec(
         name: "store",
@@ -15,16 +18,20 @@ enum StoreCommand: Command {
         usage: "chime store verify DIR [--json]\n       chime store repair DIR [--json]",
         options: [OptionSpec(name: "json", value: nil, help: "Print one JSON object.")],
         details: """
-            verify  read-only: checks snapshots, segments, every record's checksum and entry.
-                    Exit 0 clean; 4 damaged in a way a start handles by itself (a torn
-                    journal tail is truncated, a damaged snapshot set aside); 3 damaged so
-                    that a start refuses (damage followed by valid records, a missing
-                    segment, a newer format); 1 the directory cannot be read.
+            verify  read-only: checks snapshots, segments, every record's checksum and entry,
+                    and names what a repair would drop: the lost sequence numbers and every
+                    reminder, firing, recipient and request id the damaged records still show.
+                    Exit 0 clean; 4 damaged in a way a start handles by itself and nothing
+                    acknowledged lost (a torn journal tail, a damaged snapshot); 5 records
+                    written whole are damaged: acknowledged data is lost (a start refuses);
+                    3 a start refuses for another reason (a missing segment, a newer format,
+                    an entry that does not decode); 1 the directory cannot be read.
             repair  takes the store lock (stop the coordinator first), keeps a copy of each
                     damaged segment beside it (<segment>.damaged-<UTC time>), rewrites it
                     with every valid record and a gap record for lost sequence numbers, and
-                    prints what was dropped (offsets and byte counts). Exit 0 when the store
-                    verifies clean afterwards, else verify's status.
+                    prints what was dropped, by id. Exit 5 when it dropped records written
+                    whole (acknowledged data lost: the ids are printed), else 0 when the
+                    store verifies clean afterwards, else verify's status.
             """)
 
     static func run(_ arguments: Arguments) throws -> Int32 {
@@ -42,14 +49,15 @@ enum StoreCommand: Command {
         }
         let report = try FileStore.repair(directory: directory)
         output(json ? jsonLine(object(report)) : describe(report))
+        if report.loss.isAcknowledgedDataLost && report.after.verdict == .clean { return acknowledgedDataLostStatus }
         return status(report.after)
     }
 
     static func status(_ result: StoreVerification) -> Int32 {
         switch result.verdict {
         case .clean: 0
-        case .recoverable: recoverableStatus
-        case .corrupt: corruptStatus
+        case .recoverable: result.loss?.isAcknowledgedDataLost == true ? acknowledgedDataLostStatus : recoverableStatus
+        case .corrupt: result.loss?.isAcknowledgedDataLost == true ? acknowledgedDataLostStatus : corruptStatus
         }
     }
 
@@ -70,6 +78,7 @@ enum StoreCommand: Command {
         } else if let refusal = result.refusal {
             lines.append("a start refuses this store: \(refusal)")
         }
+        if let loss = result.loss { lines += loss.lines.map { "a repair would drop: \($0)" } }
         return lines.joined(separator: "\n")
     }
 
@@ -84,6 +93,7 @@ enum StoreCommand: Command {
             }
         }
         if !report.segments.isEmpty { lines.append("dropped \(report.bytesDropped) bytes in all") }
+        lines += report.loss.lines
         lines.append(describe(report.after))
         return lines.joined(separator: "\n")
     }
@@ -111,7 +121,20 @@ enum StoreCommand: Command {
             object["corruption"] = damage
         }
         if let refusal = result.refusal { object["refusal"] = ["code": refusal.code.rawValue, "message": refusal.message] }
+        if let loss = result.loss { object["loss"] = Self.object(loss) }
         return object
+    }
+
+    static func object(_ loss: JournalLoss) -> [String: Any] {
+        [
+            "acknowledgedDataLost": loss.isAcknowledgedDataLost, "writtenBytes": loss.writtenBytes,
+            "tornTailBytes": loss.tornTailBytes,
+            "sequences": loss.sequences.map { [$0.lowerBound, $0.upperBound - 1] },
+            "reminders": loss.subjects.reminders.map(\.text).sorted(), "firings": loss.subjects.firings.map(\.text).sorted(),
+            "recipients": loss.subjects.recipients.map(\.rawValue).sorted(), "requests": loss.subjects.requests.sorted(),
+            "exactRecords": loss.exactRecords, "possiblyAlteredRecords": loss.possiblyAlteredRecords,
+            "unreadableRecords": loss.unreadableRecords,
+        ]
     }
 
     static func object(_ report: StoreRepairReport) -> [String: Any] {
@@ -125,7 +148,7 @@ enum StoreCommand: Command {
                     "dropped": segment.dropped.map { ["offset": $0.offset, "bytes": $0.bytes, "reason": $0.reason] },
                 ]
             },
-            "after": object(report.after),
+            "after": object(report.after), "loss": object(report.loss),
         ]
     }
 }

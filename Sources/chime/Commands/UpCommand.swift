@@ -9,21 +9,32 @@ import ChimeClient
 enum UpCommand: Command {
     static let spec = CommandSpec(
         name: "up",
-        summary: "Run a local cluster: a coordinator and N workers as child processes, printing fire events.",
-        usage: "chime up [--workers N] [--store DIR] [--no-samples] [--json] [--config PATH] [--port-base PORT]",
+        summary: "Run a local cluster: a coordinator and N workers as supervised child processes, printing fire events.",
+        usage: "chime up [--workers N] [--store DIR] [--standby] [--no-samples] [--json] [--config PATH] [--port-base PORT]",
         options: [
             OptionSpec(name: "workers", value: "N", help: "How many workers to start (default 2)."),
             OptionSpec(name: "store", value: "DIR", help: "The coordinator's store directory ('none': in memory). Default from store.directory."),
+            OptionSpec(name: "standby", value: nil, help: "Also run a warm standby coordinator on the same store; it takes over within the lease (2 s) when the active one dies or pauses."),
             OptionSpec(name: "no-samples", value: nil, help: "Do not schedule the sample reminders named in the configuration."),
             OptionSpec(name: "json", value: nil, help: "Print fire events as JSON lines."),
             OptionSpec(name: "verbose", value: nil, help: "Show the children's info logs (default: warnings and errors)."),
         ] + CommonOptions.specs,
-        details: "Ctrl-C (SIGINT) or SIGTERM stops the children with SIGTERM, then SIGKILL after 5 s.")
+        details: """
+            Supervises its children: one that exits is restarted (after 0.2 s, doubling to 5 s while it keeps
+            exiting); a coordinator that stops answering for 3 s, or a worker the coordinator reports dead
+            for 3 s while its process runs (paused, hung), is killed with SIGKILL and restarted.
+            Ctrl-C (SIGINT) or SIGTERM stops the children with SIGTERM, then SIGKILL after 5 s.
+            """)
 
     static func run(_ arguments: Arguments) throws -> Int32 {
         let configuration = try CommonOptions.configuration(arguments)
         let workerCount = try arguments.integer("workers") ?? 2
         guard (1...64).contains(workerCount) else { throw UsageError("--workers must be between 1 and 64") }
+        let withStandby = arguments.has("standby")
+        let storeDirectory = arguments.value("store") ?? configuration.store.directory
+        if withStandby && storeDirectory == "none" {
+            throw UsageError("--standby needs a store directory (a standby takes over the active coordinator's store)")
+        }
         let stop = StopSignal()
         installTerminationHandlers(stop)
 
@@ -34,25 +45,39 @@ enum UpCommand: Command {
         }
         childArguments += ["--log-level", arguments.has("verbose") ? "info" : "warning"]
 
-        let children = ChildProcesses()
-        defer { children.terminateAll(grace: 5) }
+        let executable = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+        func child(_ name: String, _ arguments: [String]) -> ChildSupervisor {
+            ChildSupervisor(name: name, launch: .init(executable: executable, arguments: arguments))
+        }
         let storeArguments = arguments.value("store").map { ["--store", $0] } ?? []
-        let coordinator = try children.spawn(["coordinator"] + childArguments + storeArguments)
+        // With a standby both wait for the lock, so whichever restarts after the other took
+        // over waits as the new standby.
+        let coordinatorArguments = ["coordinator"] + (withStandby ? ["--standby"] : []) + childArguments + storeArguments
+        let coordinators = [child("coordinator", coordinatorArguments)]
+            + (withStandby ? [child("standby", coordinatorArguments)] : [])
+        let workers = (1...workerCount).map { child("worker-\($0)", ["worker", "--id", "worker-\($0)"] + childArguments) }
+        let everyChild = coordinators + workers
+        defer {
+            for (child, exit) in zip(everyChild, ChildSupervisor.stop(everyChild, grace: 5)) where exit?.neededKill == true {
+                printError("chime up: \(child.name) ignored SIGTERM for 5 s and was killed")
+            }
+        }
+        try coordinators[0].start()
         let client = try ControlClient(
             endpoint: configuration.endpoints.control.connect, timeout: .milliseconds(500), retries: 0,
             curve: try CommonOptions.clientKeys(configuration, role: .operator))
         let subscriberKeys = try CommonOptions.clientKeys(configuration, role: .subscriber)
-        try waitUntil(deadline: 15, what: "the coordinator to answer", children: children) {
-            (try? client.call(ControlRequest(command: .ping), PongResult.self)) != nil
+        try waitUntil(deadline: 15, what: "the coordinator to answer", children: everyChild) {
+            (try? client.send(ControlRequest(command: .ping), expecting: PongResult.self)) != nil
         }
-        for index in 1...workerCount {
-            try children.spawn(["worker", "--id", "worker-\(index)"] + childArguments)
+        if withStandby { try coordinators[1].start() }
+        for worker in workers { try worker.start() }
+        try waitUntil(deadline: 15, what: "\(workerCount) workers to report", children: everyChild) {
+            let reply = try? client.send(ControlRequest(command: .workers), expecting: WorkersResult.self)
+            return (reply?.result?.workers.filter(\.alive).count ?? 0) >= workerCount
         }
-        try waitUntil(deadline: 15, what: "\(workerCount) workers to report", children: children) {
-            let reply = try? client.call(ControlRequest(command: .workers), WorkersResult.self)
-            return (reply?.0.result?.workers.filter(\.alive).count ?? 0) >= workerCount
-        }
-        output("chime up: coordinator pid \(coordinator) on \(configuration.endpoints.control.connect), \(workerCount) workers; events on \(configuration.endpoints.events.connect). Ctrl-C to stop.")
+        let standbyNote = withStandby ? ", standby pid \(coordinators[1].pid ?? 0)" : ""
+        output("chime up: coordinator pid \(coordinators[0].pid ?? 0)\(standbyNote) on \(configuration.endpoints.control.connect), \(workerCount) workers; events on \(configuration.endpoints.events.connect). Ctrl-C to stop.")
 
         let json = arguments.has("json")
         let eventsEndpoint = configuration.endpoints.events.connect
@@ -74,17 +99,14 @@ enum UpCommand: Command {
         if !arguments.has("no-samples") {
             try scheduleSamples(configuration, configurationPath: CommonOptions.configurationPath(arguments), client: client)
         }
-        children.onUnexpectedExit = { pid, status in
-            printError("child \(pid) exited with status \(status); stopping the cluster")
-            stop.requestStop()
-        }
+        let supervisor = UpSupervisor(coordinators: coordinators, workers: workers, client: client) { printError($0) }
         while !stop.isStopRequested {
-            children.checkExits()
-            Thread.sleep(forTimeInterval: 0.2)
+            supervisor.superviseOnce()
+            Thread.sleep(forTimeInterval: 0.1)
         }
         subscriberThread.join()
         output("chime up: stopping")
-        return children.unexpectedExit ? 1 : 0
+        return 0
     }
 
     static func scheduleSamples(_ configuration: ChimeConfiguration, configurationPath: String?, client: ControlClient) throws {
@@ -99,54 +121,15 @@ enum UpCommand: Command {
     }
 
     /// Polls `condition` every 100 ms until it holds, a child dies, or `deadline` seconds pass.
-    static func waitUntil(deadline: Double, what: String, children: ChildProcesses, _ condition: () -> Bool) throws {
+    static func waitUntil(deadline: Double, what: String, children: [ChildSupervisor], _ condition: () -> Bool) throws {
         let end = Date().addingTimeInterval(deadline)
         while Date() < end {
             if condition() { return }
-            if let (pid, status) = children.firstExited() {
-                throw RuntimeFailure("child \(pid) exited with status \(status) while waiting for \(what)")
+            if let dead = children.first(where: { $0.process != nil && !$0.isRunning }) {
+                throw RuntimeFailure("\(dead.name) (pid \(dead.process?.processIdentifier ?? 0)) exited (\(dead.exit.map { "\($0)" } ?? "?")) while waiting for \(what)")
             }
             Thread.sleep(forTimeInterval: 0.1)
         }
         throw RuntimeFailure("timeout", "timed out after \(Int(deadline)) s waiting for \(what)")
-    }
-}
-
-/// Child processes of `chime up`, each stopped by its own pid.
-final class ChildProcesses {
-    private(set) var processes: [Process] = []
-    var onUnexpectedExit: ((Int32, Int32) -> Void)?
-    private(set) var unexpectedExit = false
-
-    /// Starts this executable with `arguments`; returns the child's pid.
-    @discardableResult
-    func spawn(_ arguments: [String]) throws -> Int32 {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
-        process.arguments = arguments
-        try process.run()
-        processes.append(process)
-        return process.processIdentifier
-    }
-
-    func firstExited() -> (Int32, Int32)? {
-        processes.first { !$0.isRunning }.map { ($0.processIdentifier, $0.terminationStatus) }
-    }
-
-    func checkExits() {
-        guard !unexpectedExit, let (pid, status) = firstExited() else { return }
-        unexpectedExit = true
-        onUnexpectedExit?(pid, status)
-    }
-
-    /// SIGTERM to every child, then SIGKILL to those still running after `grace` seconds.
-    func terminateAll(grace: Double) {
-        for process in processes where process.isRunning { kill(process.processIdentifier, SIGTERM) }
-        let end = Date().addingTimeInterval(grace)
-        while Date() < end && processes.contains(where: \.isRunning) { Thread.sleep(forTimeInterval: 0.05) }
-        for process in processes where process.isRunning {
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-        }
     }
 }

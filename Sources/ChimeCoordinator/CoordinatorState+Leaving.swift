@@ -1,0 +1,35 @@
+import ChimeCore
+import ChimeStore
+import Foundation
+
+extension CoordinatorState {
+    /// A worker that stops (SIGTERM) says so in its last message, after the acknowledgements
+    /// of everything it delivered: it gets nothing more, and the firings it still holds (in
+    /// its socket, or on their way to it) go back in line at once, for another worker, rather
+    /// than after their lease. Its record stays, not alive, like a lost worker's.
+    mutating func onWorkerLeaving(_ worker: WorkerID, at now: Date, directives: inout [CoordinatorDirective]) {
+        guard let record = workers[worker] else { return }
+        let held = takeBackFirings(heldBy: worker, at: now, directives: &directives)
+        note(.workerLeft(
+            worker, host: record.host, pid: record.pid, handedBack: held.count,
+            firings: Array(held.prefix(CoordinatorNotice.maximumListedFirings))))
+    }
+
+    /// Marks `worker` gone (not alive, not reachable: it must announce itself over the
+    /// dispatch connection again before it gets firings) and puts every firing it holds back
+    /// in line, in due order (`requeue`: a `leaseExpired` entry each).
+    /// - Returns: the firings taken back, in due order.
+    mutating func takeBackFirings(heldBy worker: WorkerID, at now: Date, directives: inout [CoordinatorDirective]) -> [FiringID] {
+        workers[worker]?.isAlive = false
+        workers[worker]?.isReachable = false
+        workers[worker]?.outstanding = 0
+        let held = inFlight.filter { $0.value.worker == worker }.sorted {
+            ($0.value.firing.dueAt, $0.key) < ($1.value.firing.dueAt, $1.key)
+        }
+        for (firingId, _) in held {
+            inFlight[firingId] = nil
+            requeue(firingId, at: now, directives: &directives)
+        }
+        return held.map(\.key)
+    }
+}
