@@ -43,6 +43,8 @@ public enum ControlOutcome: Sendable, Hashable {
     case workers(WorkersResult)
     case stats(StatsReport)
     case pong(PongResult)
+    /// The shard map this coordinator serves under.
+    case map(ShardMap)
     case deadLetters(DeadLettersResult)
     case retried(RetryResult)
     case events(EventsResult)
@@ -91,6 +93,12 @@ public enum CoordinatorEvent: Sendable, Hashable {
 /// ``ChimeConfiguration`` through ``init(from:)`` (`CoordinatorConfiguration+Chime.swift`),
 /// the one place each default is written. The rest, which no file sets, carry theirs below.
 public struct CoordinatorConfiguration: Sendable {
+    /// The cluster's shard map and this coordinator's shard id in it (`map` answers it; a
+    /// request for a recipient of another shard's slot gets `wrong_shard`). `nil`: a single
+    /// shard owning every slot (the service fills it in from its own endpoints).
+    public var shardMap: ShardMap?
+    /// This coordinator's shard id in `shardMap`.
+    public var shardID = 0
     /// How long a dispatched firing may stay unacknowledged before redelivery, in seconds.
     public var leaseDuration: Double
     /// Dispatch attempts before a firing moves to the dead-letter list.

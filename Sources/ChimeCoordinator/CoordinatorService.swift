@@ -159,6 +159,12 @@ public final class CoordinatorService {
         var tunables = CoordinatorConfiguration(from: configuration)
         tunables.pid = getpid()
         tunables.version = ChimeVersion.current
+        if tunables.shardMap == nil {
+            let endpoints = configuration.endpoints
+            tunables.shardMap = .single(ShardMap.Endpoints(
+                control: endpoints.control.connect, dispatch: endpoints.dispatch.connect, results: endpoints.results.connect,
+                events: endpoints.events.connect, eventsIngest: endpoints.eventsIngest.connect))
+        }
         self.tunables = tunables
         self.state = CoordinatorState(configuration: tunables, startedAt: clock.now)
     }

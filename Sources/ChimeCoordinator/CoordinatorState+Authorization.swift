@@ -9,9 +9,10 @@ extension CoordinatorState {
         case .operator: Set(ControlOperation.allCases)
         case .client:
             [.schedule, .list, .cancel, .enable, .disable, .register, .recipient, .badge, .ack, .act, .job,
-             .delivered, .events, .ping]
+             .delivered, .events, .ping, .map]
         case .worker: []
-        case .subscriber: [.events]
+        // A gap-free subscriber catches up on each shard: it needs the map to find them.
+        case .subscriber: [.events, .map]
         }
     }
 
@@ -99,7 +100,7 @@ extension CoordinatorState {
                 return WireError(.forbidden, "a key restricted to some recipients must name a recipient", field: "recipient")
             }
             return outside(recipient, field: "recipient")
-        case .status, .workers, .stats, .ping, .deadLetters, .retry, .snapshot, .compact, .store:
+        case .status, .workers, .stats, .ping, .deadLetters, .retry, .snapshot, .compact, .store, .map:
             return nil
         }
     }

@@ -50,6 +50,9 @@ extension CoordinatorState {
             outcome = .stats(stats)
         case .ping:
             outcome = .pong(PongResult(now: now))
+        case .map:
+            outcome = configuration.shardMap.map { .map($0) }
+                ?? .failed(WireError(.unavailable, "this coordinator was started without a shard map"))
         case .deadLetters(let limit, let cursor):
             outcome = deadLetterPage(limit: limit, cursor: cursor)
         case .retry(let firingId):
@@ -317,6 +320,7 @@ extension ControlOutcome {
         case .workers(let result): return reply(result)
         case .stats(let result): return reply(result)
         case .pong(let result): return reply(result)
+        case .map(let result): return reply(result)
         case .deadLetters(let result): return reply(result)
         case .retried(let result): return reply(result)
         case .events(let result): return reply(result)

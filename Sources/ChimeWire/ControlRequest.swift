@@ -6,6 +6,8 @@ public enum ControlOperation: String, Codable, Sendable, CaseIterable {
     case schedule, list, cancel, status, workers, stats, ping
     case deadLetters, retry, snapshot, compact, store, events
     case register, recipient, badge, ack, enable, disable, delivered, act, job
+    /// The cluster's shard map (`ShardMap`): which shard owns which slots, and where.
+    case map
 
     /// The keys a request of this op may carry besides `op` and `requestId`; any other key
     /// is refused with `unknown_field`.
@@ -14,7 +16,7 @@ public enum ControlOperation: String, Codable, Sendable, CaseIterable {
         case .schedule: ["reminders", "reminder"]
         case .list: ["ids", "recipient", "match", "all", "limit", "cursor"]
         case .cancel: ["ids", "recipient", "match", "all"]
-        case .status, .workers, .stats, .ping, .snapshot, .compact, .store: []
+        case .status, .workers, .stats, .ping, .snapshot, .compact, .store, .map: []
         case .deadLetters: ["limit", "cursor"]
         case .retry, .ack: ["firingId"]
         case .events: ["after", "recipient", "limit", "cursor"]
@@ -80,6 +82,9 @@ public struct ControlRequest: Sendable, Hashable {
         /// Cancel the reminders matching the filter (a non-empty filter, or `"all": true`).
         case cancel(ReminderFilter)
         case status, workers, stats, ping
+        /// The shard map this coordinator serves under (a `ShardMap`; one shard owning every
+        /// slot when the configuration names no cluster).
+        case map
         /// One page of the firings that exhausted their attempts, oldest due first (`limit`
         /// and `cursor` as for `list`).
         case deadLetters(limit: Int? = nil, cursor: PageCursor? = nil)
@@ -140,6 +145,7 @@ public struct ControlRequest: Sendable, Hashable {
         case .workers: .workers
         case .stats: .stats
         case .ping: .ping
+        case .map: .map
         case .deadLetters: .deadLetters
         case .retry: .retry
         case .snapshot: .snapshot
@@ -217,6 +223,7 @@ extension ControlRequest: Codable {
         case .workers: command = .workers
         case .stats: command = .stats
         case .ping: command = .ping
+        case .map: command = .map
         case .deadLetters:
             command = .deadLetters(
                 limit: try container.decodeNumberIfPresent(Int.self, forKey: .limit, expected: "a whole number"),
@@ -323,7 +330,7 @@ extension ControlRequest: Codable {
             }
             try container.encodeIfPresent(recipient, forKey: .recipient)
             try container.encodeIfPresent(limit, forKey: .limit)
-        case .status, .workers, .stats, .ping, .snapshot, .compact, .store:
+        case .status, .workers, .stats, .ping, .snapshot, .compact, .store, .map:
             break
         }
     }

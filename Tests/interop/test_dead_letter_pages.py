@@ -56,12 +56,13 @@ def test_dead_letters_page_by_limit_cursor_and_all_pages(tmp_path_factory, zmq_c
 
         table = ctl(cluster, "--all-pages", "--limit", "3")
         assert table.returncode == 0, table.stderr
-        assert [line.split("@")[0] for line in table.stdout.splitlines()] == expected
+        # Firing ids lead with their recipient: dl/dl-0@…
+        assert [line.split("@")[0] for line in table.stdout.splitlines()] == [f"dl/{i}" for i in expected]
 
         first = ctl(cluster, "--limit", "3")
         assert first.returncode == 0, first.stderr
         *rows, hint = first.stdout.splitlines()
-        assert [row.split("@")[0] for row in rows] == expected[:3]
+        assert [row.split("@")[0] for row in rows] == [f"dl/{i}" for i in expected[:3]]
         cursor = hint.split("--cursor ")[1].split(",")[0]
         page = json.loads(ctl(cluster, "--limit", "3", "--cursor", cursor, "--json").stdout)
         assert [firing["reminderId"] for firing in page["result"]["firings"]] == expected[3:6]

@@ -101,7 +101,9 @@ def test_live_subscribers_lose_nothing_across_coordinator_restarts(make_cluster,
         def both_saw_a_probe() -> bool:
             nonlocal next_probe_at
             cli_seen = cli_subscriber.firing_ids()
-            if any(f.split("@")[0] in probes for f in python_seen) and any(f.split("@")[0] in probes for f in cli_seen):
+            # A firing id is <recipient>/<reminder id>@<due>.
+            probe_ids = {f"{recipient}/{probe}" for probe in probes}
+            if any(f.split("@")[0] in probe_ids for f in python_seen) and any(f.split("@")[0] in probe_ids for f in cli_seen):
                 return True
             if time.monotonic() >= next_probe_at:
                 probes.append(f"probe-{uuid.uuid4().hex[:8]}")

@@ -102,7 +102,7 @@ def test_killed_worker_gives_exactly_one_worker_lost_line_naming_its_leases(make
     assert lost["level"] == "warn"
     assert lost["leases"] == 3 and isinstance(lost["leases"], int)
     assert lost["pid"] == first.pid
-    assert sorted(firing.split("@")[0] for firing in lost["firings"].split(",")) == sorted(ids)
+    assert sorted(firing.split("@")[0] for firing in lost["firings"].split(",")) == sorted(f"ops/{i}" for i in ids)
     # pw-2 comes back and delivers the redelivered firings; by then any second loss line
     # for pw-1 would have been written.
     wait_until(lambda: ok(cluster, {"op": "status"})["inFlight"] == 0 and alive_workers(cluster) == {"pw-2"},

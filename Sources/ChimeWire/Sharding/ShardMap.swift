@@ -19,9 +19,9 @@ import Foundation
 /// `{"mapEpoch": 1, "slotCount": 4096, "shards": [{"id": 0, "slots": [[0, 2047]],
 /// "endpoints": {"control": "tcp://…", "dispatch": …, "results": …, "events": …,
 /// "eventsIngest": …}}, …]}`.
-public struct ShardMap: Codable, Equatable, Sendable {
+public struct ShardMap: Codable, Hashable, Sendable {
     /// One shard: a coordinator (with its own store, epoch, standby and ports).
-    public struct Shard: Codable, Equatable, Sendable {
+    public struct Shard: Codable, Hashable, Sendable {
         /// The shard id (a Kubernetes StatefulSet ordinal).
         public var id: Int
         /// The slots it owns, as inclusive ranges `[first, last]`.
@@ -38,7 +38,7 @@ public struct ShardMap: Codable, Equatable, Sendable {
     }
 
     /// A shard's endpoints (the coordinator binds them; everyone else connects).
-    public struct Endpoints: Codable, Equatable, Sendable {
+    public struct Endpoints: Codable, Hashable, Sendable {
         /// Control requests (ROUTER).
         public var control: String
         /// Firings to workers (ROUTER).
@@ -61,7 +61,7 @@ public struct ShardMap: Codable, Equatable, Sendable {
     }
 
     /// An inclusive range of slots, `[first, last]` in JSON.
-    public struct SlotRange: Codable, Equatable, Sendable {
+    public struct SlotRange: Codable, Hashable, Sendable {
         /// The first slot.
         public var first: Int
         /// The last slot (inclusive).
