@@ -64,4 +64,50 @@ if "/var/lib/chime/store" not in coordinator.get("command", []):
 if problems:
     sys.exit("check-deploy: compose.yaml: " + "; ".join(problems))
 PY
+echo "check-deploy: deploy/kubernetes/chime-sharded*.yaml (the shard map, replicas, a Service per shard)"
+python3 - <<'PY'
+import json
+import sys
+import yaml
+
+def documents(path):
+    with open(path) as handle:
+        return [d for d in yaml.safe_load_all(handle) if d]
+
+problems = []
+sharded = documents("deploy/kubernetes/chime-sharded.yaml")
+config = next(d for d in sharded if d["kind"] == "ConfigMap")
+cluster = json.loads(config["data"]["chime.json"])["cluster"]
+slot_count = cluster["slotCount"]
+owners = [None] * slot_count
+for shard in cluster["shards"]:
+    for first, last in shard["slots"]:
+        for slot in range(first, last + 1):
+            if not 0 <= slot < slot_count:
+                problems.append(f"shard {shard['id']}: slot {slot} outside 0...{slot_count - 1}")
+            elif owners[slot] is not None:
+                problems.append(f"slot {slot} owned by shards {owners[slot]} and {shard['id']}")
+            else:
+                owners[slot] = shard["id"]
+unowned = [slot for slot, owner in enumerate(owners) if owner is None]
+if unowned:
+    problems.append(f"{len(unowned)} slots owned by no shard (first {unowned[0]})")
+ids = sorted(shard["id"] for shard in cluster["shards"])
+if ids != list(range(len(ids))):
+    problems.append(f"shard ids {ids} are not the ordinals 0..{len(ids) - 1}")
+services = {d["metadata"]["name"] for d in sharded if d["kind"] == "Service"}
+for shard in cluster["shards"]:
+    if f"chime-shard-{shard['id']}" not in services:
+        problems.append(f"no Service chime-shard-{shard['id']}")
+    for name, endpoint in shard["endpoints"].items():
+        if f"//chime-shard-{shard['id']}:" not in endpoint:
+            problems.append(f"shard {shard['id']} {name} {endpoint} is not its Service")
+sets = [d for d in sharded if d["kind"] == "StatefulSet"]
+sets += [d for d in documents("deploy/kubernetes/chime-sharded-standby.yaml") if d["kind"] == "StatefulSet"]
+for workload in sets:
+    if workload["spec"]["replicas"] != len(ids):
+        problems.append(f"{workload['metadata']['name']}: {workload['spec']['replicas']} replicas for {len(ids)} shards")
+if problems:
+    sys.exit("check-deploy: sharded: " + "; ".join(problems))
+PY
 echo "check-deploy: ok"
