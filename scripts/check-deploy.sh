@@ -17,7 +17,7 @@ kubernetes-validate --strict --quiet deploy/kubernetes/*.yaml
 echo "check-deploy: hadolint Dockerfile"
 hadolint Dockerfile
 
-units=(deploy/systemd/chime-coordinator.service deploy/systemd/chime-coordinator-standby.service deploy/systemd/chime-worker@.service)
+units=(deploy/systemd/chime-coordinator.service deploy/systemd/chime-coordinator@.service deploy/systemd/chime-coordinator-standby.service deploy/systemd/chime-worker@.service)
 if command -v systemd-analyze >/dev/null 2>&1; then
     # verify wants the ExecStart binary to exist: check copies that name /bin/true.
     scratch="$(mktemp -d)"
@@ -37,7 +37,7 @@ else
     echo "check-deploy: systemd-analyze not installed: systemd units not verified (skipped)"
 fi
 
-echo "check-deploy: deploy/compose/compose.yaml"
+echo "check-deploy: deploy/compose/compose.yaml and compose-sharded.yaml"
 python3 - <<'PY'
 import sys
 import yaml
@@ -63,6 +63,33 @@ if "/var/lib/chime/store" not in coordinator.get("command", []):
     problems.append("coordinator: the store is not under the volume (--store /var/lib/chime/store)")
 if problems:
     sys.exit("check-deploy: compose.yaml: " + "; ".join(problems))
+
+import json
+with open("deploy/compose/compose-sharded.yaml") as handle:
+    sharded = yaml.safe_load(handle)
+with open("deploy/compose/chime-sharded.json") as handle:
+    cluster = json.load(handle)["cluster"]
+for shard in cluster["shards"]:
+    name = f"shard-{shard['id']}"
+    service = sharded["services"].get(name)
+    if service is None:
+        problems.append(f"no service {name}")
+        continue
+    if service.get("restart") not in ("always", "unless-stopped", "on-failure"):
+        problems.append(f"{name}: restart policy {service.get('restart')!r}")
+    command = service.get("command", [])
+    if command[:3] != ["coordinator", "--shard", str(shard["id"])]:
+        problems.append(f"{name}: command {command} does not serve shard {shard['id']}")
+    volumes = [m.split(":")[0] for m in service.get("volumes", []) if m.split(":")[1:2] == ["/var/lib/chime"]]
+    if not volumes or volumes[0] not in (sharded.get("volumes") or {}):
+        problems.append(f"{name}: /var/lib/chime is not a named volume")
+    if any(f"//{name}:" not in endpoint for endpoint in shard["endpoints"].values()):
+        problems.append(f"{name}: its endpoints in chime-sharded.json do not name the service")
+stores = [m.split(":")[0] for s in sharded["services"].values() for m in s.get("volumes", []) if m.endswith(":/var/lib/chime")]
+if len(stores) != len(set(stores)):
+    problems.append(f"compose-sharded.yaml: shards share a store volume ({stores})")
+if problems:
+    sys.exit("check-deploy: compose: " + "; ".join(problems))
 PY
 echo "check-deploy: deploy/kubernetes/chime-sharded*.yaml (the shard map, replicas, a Service per shard)"
 python3 - <<'PY'
