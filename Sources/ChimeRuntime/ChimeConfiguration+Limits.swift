@@ -48,12 +48,6 @@ extension ChimeConfiguration {
         /// The same frames carry the handshake (CURVE's INITIATE is about 400 bytes), hence
         /// the floor.
         public var maxSubscriptionBytes = 1024
-        /// Subscriptions one peer (its key with CURVE, its address without) may hold at once;
-        /// more are not applied (logged, counted). Freed as the peer unsubscribes or disconnects.
-        public var maxSubscriptionsPerPeer = 1000
-        /// Distinct topics the forwarder subscribes upstream at most (what every worker's
-        /// XPUB holds).
-        public var maxSubscriptions = 16_384
         /// The largest event frame a publisher may send into the forwarder, in bytes (ZMQ_MAXMSGSIZE
         /// on the XSUB; a larger one drops that publisher's connection). A worker does not
         /// publish an event larger than this (logged; subscribers catch up with `events`).
