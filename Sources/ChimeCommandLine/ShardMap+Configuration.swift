@@ -35,3 +35,22 @@ extension ShardMap {
         return map
     }
 }
+
+extension ChimeConfiguration.Cluster {
+    /// The `cluster` section holding `map`, each shard's coordinator serving HTTP at
+    /// `http(id)` (`nil`: `http.listen`); no `bind` addresses (each shard binds its endpoints).
+    public init(_ map: ShardMap, http: (Int) -> String? = { _ in nil }) {
+        self.init()
+        mapEpoch = map.mapEpoch
+        slotCount = map.slotCount
+        shards = map.shards.map { shard in
+            let endpoints = shard.endpoints
+            return ChimeConfiguration.Shard(
+                id: shard.id, slots: shard.slots.map { [$0.first, $0.last] },
+                endpoints: ChimeConfiguration.ShardEndpoints(
+                    control: endpoints.control, dispatch: endpoints.dispatch, results: endpoints.results,
+                    events: endpoints.events, eventsIngest: endpoints.eventsIngest),
+                http: http(shard.id))
+        }
+    }
+}
