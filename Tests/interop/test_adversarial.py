@@ -270,7 +270,9 @@ def test_worker_capacity_near_int_max_is_refused(make_cluster, zmq_context):
 
 
 def test_forged_heartbeats_are_capped(make_cluster, zmq_context):
-    private = make_cluster({"coordinator": {"maxWorkers": 50}})
+    # A liveness window (30 s) longer than reading 20,000 heartbeats takes on a loaded machine:
+    # forged-0 must still be alive, so not evicted for a newer id, when its last one is read.
+    private = make_cluster({"coordinator": {"maxWorkers": 50}, "heartbeat": {"intervalMilliseconds": 1000, "liveness": 30}})
     before = rss_bytes(private.coordinator_pid)
     sock = results_socket(zmq_context, private)
     try:
