@@ -52,8 +52,20 @@ public final class CoordinatorProbe: Sendable {
     private let lastTurnNanoseconds = Atomic<Int64>(-1)
     private let isMetricsWanted = Atomic<Bool>(false)
 
+    /// The shard this coordinator serves in a cluster of several shards (every sample then
+    /// carries `shard="N"`, and `chime_shard_info` says which map); `nil` for one coordinator.
+    let shard: Int?
+    /// The shard map's epoch, with `shard`.
+    let mapEpoch: UInt64
+
     /// Makes a probe in the `starting` phase.
-    public init() {}
+    /// - Parameters:
+    ///   - shard: the shard served in a cluster of several shards; `nil` for one coordinator.
+    ///   - mapEpoch: the epoch of the shard map it serves under.
+    public init(shard: Int? = nil, mapEpoch: UInt64 = 1) {
+        self.shard = shard
+        self.mapEpoch = mapEpoch
+    }
 
     // MARK: The coordinator's side
 
@@ -122,6 +134,12 @@ public final class CoordinatorProbe: Sendable {
     public func metricsResponse() -> HTTPResponse {
         var exposition = MetricsExposition()
         let (phase, metrics, store) = freshMetrics()
+        if let shard {
+            exposition.constantLabels = [("shard", String(shard))]
+            exposition.gauge(
+                "chime_shard_info", help: "1, labelled with the shard this coordinator serves and the shard map's epoch.",
+                [([("map_epoch", String(mapEpoch))], 1)])
+        }
         exposition.gauge(
             "chime_coordinator_phase", help: "1 for the phase the coordinator is in (starting, standby, recovering, active, stopping).",
             [Phase.starting, .standby, .recovering, .active, .stopping].map { ([("phase", $0.rawValue)], $0 == phase ? 1 : 0) })

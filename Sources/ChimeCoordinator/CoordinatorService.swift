@@ -100,7 +100,7 @@ public final class CoordinatorService {
     /// The peer of the control request being handled (its ZAP user id, else its address), for `peerLog`.
     var currentPeer: String?
     /// What `/metrics`, `/healthz` and `/readyz` read (see `CoordinatorService+HTTP.swift`).
-    public let probe = CoordinatorProbe()
+    public let probe: CoordinatorProbe
     /// Where to serve HTTP; `nil` serves none.
     let httpAddress: HTTPListenAddress?
     /// Control requests answered since start, by operation and code, for `/metrics`.
@@ -139,10 +139,15 @@ public final class CoordinatorService {
     ///     state: as much memory as the active coordinator); `false` recovers at takeover.
     ///   - http: where to serve `/metrics`, `/healthz` and `/readyz` (from before the store
     ///     is opened, so a standby and a recovery answer too); `nil` serves no HTTP.
+    ///   - shardMap: the cluster's shard map (validated); `nil`: one shard owning every slot,
+    ///     on `configuration.endpoints`.
+    ///   - shardID: which shard of `shardMap` this coordinator serves (`configuration`'s
+    ///     endpoints are then that shard's).
     public init(
         configuration: ChimeConfiguration, logger: Logger, stop: StopSignal, standby: Bool = false,
         clock: any ServiceClock = SystemClock(), context: Context? = nil, security: ServerSecurity? = nil,
-        notifier: SystemdNotifier? = nil, warmStandby: Bool = true, http: HTTPListenAddress? = nil
+        notifier: SystemdNotifier? = nil, warmStandby: Bool = true, http: HTTPListenAddress? = nil,
+        shardMap: ShardMap? = nil, shardID: Int = 0
     ) {
         self.httpAddress = http
         self.isWarmStandby = warmStandby
@@ -159,6 +164,8 @@ public final class CoordinatorService {
         var tunables = CoordinatorConfiguration(from: configuration)
         tunables.pid = getpid()
         tunables.version = ChimeVersion.current
+        tunables.shardMap = shardMap
+        tunables.shardID = shardID
         if tunables.shardMap == nil {
             let endpoints = configuration.endpoints
             tunables.shardMap = .single(ShardMap.Endpoints(
@@ -166,6 +173,7 @@ public final class CoordinatorService {
                 events: endpoints.events.connect, eventsIngest: endpoints.eventsIngest.connect))
         }
         self.tunables = tunables
+        self.probe = CoordinatorProbe(shard: tunables.eventShard, mapEpoch: tunables.shardMap?.mapEpoch ?? 1)
         self.state = CoordinatorState(configuration: tunables, startedAt: clock.now)
     }
 

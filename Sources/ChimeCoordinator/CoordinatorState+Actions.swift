@@ -88,7 +88,7 @@ extension CoordinatorState {
                 let outcome = ActionOutcome(
                     jobId: jobId, status: .failed, reason: "no worker completed it in \(record.attempt) attempts")
                 self.record(.actionFinished(outcome, at: now), into: &directives)
-                directives.append(.publish(.action(ActionEvent(type: "actionFinished", job: record.job, outcome: outcome, at: now))))
+                directives.append(.publish(.action(finishedEvent(record.job, outcome: outcome, at: now))))
             } else {
                 self.record(.jobLeaseExpired(jobId: jobId, at: now), into: &directives)
                 waitingJobs.append(jobId)
@@ -111,7 +111,7 @@ extension CoordinatorState {
         guard let job = jobs[outcome.jobId], job.outcome == nil else { return }
         record(.actionFinished(outcome, at: now), into: &directives)
         applyEffects(of: outcome, job: job.job, at: now, directives: &directives)
-        directives.append(.publish(.action(ActionEvent(type: "actionFinished", job: job.job, outcome: outcome, at: now))))
+        directives.append(.publish(.action(finishedEvent(job.job, outcome: outcome, at: now))))
     }
 
     mutating func applyEffects(of outcome: ActionOutcome, job: ActionJob, at now: Date,

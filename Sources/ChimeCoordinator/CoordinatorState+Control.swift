@@ -6,14 +6,17 @@ import Foundation
 extension CoordinatorState {
     /// Answers one control request.
     ///
-    /// A mutating request that carries a `requestId` already answered is not applied
-    /// again: the remembered outcome is replied (idempotent retries).
+    /// A request for a recipient of another shard's slot gets `wrong_shard` and nothing else
+    /// (``ownershipRefusal(_:)``: not applied, not journaled, not remembered). A mutating
+    /// request that carries a `requestId` already answered is not applied again: the
+    /// remembered outcome is replied (idempotent retries).
     /// - Parameters: `now` and `monotonic` as for `onTick(now:monotonic:)`.
     /// - Returns: journal entries for what changed, then exactly one `.reply`.
     public mutating func onRequest(
         _ request: ControlRequest, from client: ClientAddress, at now: Date, monotonic: Double? = nil
     ) -> [CoordinatorDirective] {
         observeClocks(now, monotonic: monotonic)
+        if let refusal = ownershipRefusal(request) { return [.reply(.failed(refusal), requestId: request.requestId, to: client)] }
         let isMutating = request.isMutating
         if isMutating, let requestId = request.requestId, let reply = requestLog.reply(to: client.requestLogKey(requestId)) {
             return [.replyEncoded(reply, to: client)]
@@ -194,7 +197,7 @@ extension CoordinatorState {
             var reminder = original
             if reminder.id.rawValue.isEmpty {
                 generatedIDs += 1
-                reminder.id = ReminderID("r\(configuration.epoch)-\(Int(now.timeIntervalSince1970 * 1000))-\(generatedIDs)")
+                reminder.id = generatedReminderID(at: now)
             }
             do {
                 try Self.checkFitsOneRecord(reminder, maximumUserInfoBytes: configuration.maximumUserInfoBytes)
@@ -286,11 +289,14 @@ extension CoordinatorState {
 
     func status(at now: Date) -> StatusReport {
         let counts = Dictionary(uniqueKeysWithValues: ReminderState.allCases.map { ($0.rawValue, entries.stateCounts[$0] ?? 0) })
-        return StatusReport(
+        var report = StatusReport(
             version: configuration.version, pid: configuration.pid, startedAt: startedAt,
             uptimeSeconds: now.timeIntervalSince(startedAt), reminders: counts, inFlight: inFlight.count,
             workersAlive: workers.values.filter { isAlive($0) }.count,
             nextFireAt: schedule.nextDeadline)
+        report.shard = configuration.shardID
+        report.mapEpoch = configuration.shardMap?.mapEpoch
+        return report
     }
 
     func workerReports(at now: Date) -> WorkersResult {

@@ -114,7 +114,11 @@ extension CoordinatorState {
         } catch {
             return .failed(error)
         }
-        let (selected, truncated) = eventLog.events(after: after, recipient: recipient, limit: pageSize)
+        let (found, truncated) = eventLog.events(after: after, recipient: recipient, limit: pageSize)
+        var selected = found
+        if let shard = configuration.eventShard {
+            for index in selected.indices { selected[index].shard = shard }
+        }
         let oldestInFlight = inFlight.values.map(\.seq).min()
         let through = (oldestInFlight ?? nextEventSeq) - 1
         return .events(EventsResult(

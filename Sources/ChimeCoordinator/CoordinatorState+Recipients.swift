@@ -30,7 +30,9 @@ extension CoordinatorState {
     func publishBadge(_ update: NumberedBadgeUpdate, of recipient: RecipientID, at now: Date,
                       directives: inout [CoordinatorDirective]) {
         guard update.update.isChanged, let seq = update.seq else { return }
-        directives.append(.publish(.badge(BadgeEvent(seq: seq, recipient: recipient, badge: update.update.badge, at: now))))
+        var event = BadgeEvent(seq: seq, recipient: recipient, badge: update.update.badge, at: now)
+        event.shard = configuration.eventShard
+        directives.append(.publish(.badge(event)))
     }
 
     mutating func setBadge(_ recipient: RecipientID, to value: Int, at now: Date, directives: inout [CoordinatorDirective])

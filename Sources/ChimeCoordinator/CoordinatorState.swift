@@ -104,6 +104,8 @@ public struct CoordinatorState: Sendable {
     public internal(set) var refusedWorkerMessages = 0
     /// Worker joins and losses for the service's log (`takeNotices()`).
     var notices: [CoordinatorNotice] = []
+    /// Which slots this shard owns (from `configuration.shardMap` and `shardID`).
+    let ownership: ShardOwnership
     /// Cancels by filter still walking, oldest first (volatile: a crash loses the walk; the
     /// request was not answered, so its client retries).
     var bulkCancels: [BulkCancel] = []
@@ -116,6 +118,7 @@ public struct CoordinatorState: Sendable {
     public init(configuration: CoordinatorConfiguration = CoordinatorConfiguration(), startedAt: Date) {
         self.configuration = configuration
         self.startedAt = startedAt
+        ownership = ShardOwnership(map: configuration.shardMap, shardID: configuration.shardID)
         durable = DurableState(settings: configuration.durableSettings)
     }
 

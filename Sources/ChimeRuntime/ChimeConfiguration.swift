@@ -225,6 +225,9 @@ public struct ChimeConfiguration: Codable, Hashable, Sendable {
     public var sampleReminders: [String] = []
     /// How long-running roles log.
     public var log = Log()
+    /// The shard map of a cluster of several coordinators; no shards: one coordinator
+    /// (``Cluster``).
+    public var cluster = Cluster()
 
     /// The defaults shown on each property.
     public init() {}
@@ -316,7 +319,10 @@ func describe(_ error: DecodingError) -> String {
     case .typeMismatch(_, let context), .valueNotFound(_, let context):
         return "wrong type at \(path(context.codingPath)): \(context.debugDescription)"
     case .dataCorrupted(let context):
-        return context.codingPath.isEmpty ? "not valid JSON" : "bad value at \(path(context.codingPath))"
+        if context.codingPath.isEmpty { return "not valid JSON" }
+        // Keyed decoders that refuse a key say which in the description.
+        let detail = context.debugDescription.hasPrefix("unknown key") ? ": \(context.debugDescription)" : ""
+        return "bad value at \(path(context.codingPath))\(detail)"
     @unknown default: return "\(error)"
     }
 }

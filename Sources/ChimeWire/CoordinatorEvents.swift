@@ -11,7 +11,8 @@ extension Topic {
 /// A recipient's new badge number, published by the coordinator on `badge.<recipient>`, one
 /// event per change, in order (`seq` counts up by one per badge event of this coordinator).
 ///
-/// JSON shape: `{"type": "badge", "seq": 3, "recipient": "alice", "badge": 2, "at": "…Z"}`.
+/// JSON shape: `{"type": "badge", "seq": 3, "recipient": "alice", "badge": 2, "at": "…Z"}`,
+/// plus `"shard": 2` in a cluster of several shards (absent: shard 0; `seq` counts per shard).
 public struct BadgeEvent: Codable, Hashable, Sendable {
     /// Always `"badge"`.
     public var type = "badge"
@@ -23,6 +24,8 @@ public struct BadgeEvent: Codable, Hashable, Sendable {
     public var badge: Int
     /// When the change happened (UTC).
     public var at: Date
+    /// The shard that published it, in a cluster of several shards; `nil` (absent): shard 0.
+    public var shard: Int?
 
     /// Creates the value from its fields (see each property for meaning and units).
     public init(seq: UInt64, recipient: RecipientID, badge: Int, at: Date) {
@@ -39,7 +42,8 @@ public struct BadgeEvent: Codable, Hashable, Sendable {
 /// app up (published by the worker that ran it), and `"actionFinished"` when an action job
 /// ended (published by the coordinator, with `status` and `reason`). JSON shape:
 /// `{"type", "jobId", "firingId", "reminderId", "recipient", "action", "destructive",
-/// "text", "status", "reason", "at"}`.
+/// "text", "status", "reason", "at"}`, plus `"shard"` in a cluster of several shards (absent:
+/// shard 0).
 public struct ActionEvent: Codable, Hashable, Sendable {
     /// `"action"` or `"actionFinished"`.
     public var type: String
@@ -63,6 +67,8 @@ public struct ActionEvent: Codable, Hashable, Sendable {
     public var reason: String?
     /// When it happened (UTC).
     public var at: Date
+    /// The shard whose firing this is, in a cluster of several shards; `nil` (absent): shard 0.
+    public var shard: Int?
 
     /// The event for `job` of `type`, with the outcome when the job ended.
     public init(type: String, job: ActionJob, outcome: ActionOutcome? = nil, at: Date) {

@@ -47,6 +47,7 @@ extension FireEvent {
         string("recipient", firing.recipient.rawValue)
         string("reminderId", firing.reminderId.rawValue)
         raw("seq", String(seq))
+        if let shard { raw("shard", String(shard)) }
         string("sound", content.sound)
         string("threadId", content.threadId)
         string("title", content.title)

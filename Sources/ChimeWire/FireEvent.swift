@@ -21,6 +21,8 @@ public enum Topic {
 /// the coordinator's event sequence number, given at dispatch and unique per delivery
 /// attempt (a redelivery gets a new one); `firingId` identifies the occurrence across
 /// redeliveries. Missed events after a known `seq` are fetched with the `events` request.
+/// In a cluster of several shards the event also carries `"shard": N`, the shard that
+/// dispatched the firing and published the event (absent: shard 0); `seq` counts per shard.
 public struct FireEvent: Hashable, Sendable {
     /// The coordinator's event sequence number of this delivery attempt, starting at 1.
     public var seq: UInt64
@@ -30,6 +32,9 @@ public struct FireEvent: Hashable, Sendable {
     public var firing: Firing
     /// When the worker delivered it (UTC).
     public var firedAt: Date
+    /// The shard that dispatched the firing, in a cluster of several shards; `nil` (absent
+    /// in JSON): shard 0.
+    public var shard: Int?
 
     /// Creates the value from its fields (see each property for meaning and units).
     public init(seq: UInt64, publisher: WorkerID, firing: Firing, firedAt: Date) {
@@ -45,13 +50,14 @@ public struct FireEvent: Hashable, Sendable {
 
 extension FireEvent: Codable {
     private enum CodingKeys: String, CodingKey {
-        case type, seq, publisher, firingId, reminderId, recipient, dueAt, firedAt, attempt, late, missed, eventAt
+        case type, seq, shard, publisher, firingId, reminderId, recipient, dueAt, firedAt, attempt, late, missed, eventAt
         case title, body, action, launchImage, sound, badge, userInfo, category, threadId
     }
 
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         seq = try container.decode(UInt64.self, forKey: .seq)
+        shard = try container.decodeIfPresent(Int.self, forKey: .shard)
         publisher = try container.decode(WorkerID.self, forKey: .publisher)
         firedAt = try container.decode(Date.self, forKey: .firedAt)
         let content = Content(
@@ -82,6 +88,7 @@ extension FireEvent: Codable {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode("fire", forKey: .type)
         try container.encode(seq, forKey: .seq)
+        try container.encodeIfPresent(shard, forKey: .shard)
         try container.encode(publisher, forKey: .publisher)
         try container.encode(firing.firingId, forKey: .firingId)
         try container.encode(firing.reminderId, forKey: .reminderId)

@@ -23,6 +23,10 @@ public struct StatusReport: Codable, Hashable, Sendable {
     /// with `store_full` and retries its journal writes until space returns); absent
     /// without a file store.
     public var storeFull: Bool?
+    /// The shard this coordinator serves (0 for a single coordinator).
+    public var shard: Int?
+    /// The epoch of the shard map it serves under (1 for a single coordinator).
+    public var mapEpoch: UInt64?
 
     /// Creates the value from its fields (see each property for meaning and units).
     public init(

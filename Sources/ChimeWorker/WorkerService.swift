@@ -48,10 +48,13 @@ public final class WorkerService {
     ///   - notifier: told `READY=1` once connected, `WATCHDOG=1` from the loop (at most every
     ///     half of `WATCHDOG_USEC`) and `STOPPING=1`; `nil` notifies nobody.
     ///   - http: where to serve `/metrics`, `/healthz` and `/readyz`; `nil` serves no HTTP.
+    ///   - shard: in a cluster of several shards, the shard whose endpoints
+    ///     `configuration.endpoints` are: its events carry it (`ShardedWorker` runs one
+    ///     service per shard); `nil` for one coordinator.
     public init(
         configuration: ChimeConfiguration, id: WorkerID?, logger: Logger, stop: StopSignal,
         clock: any ServiceClock = SystemClock(), context: Context? = nil, curve: CurveClientKeys? = nil,
-        notifier: SystemdNotifier? = nil, http: HTTPListenAddress? = nil
+        notifier: SystemdNotifier? = nil, http: HTTPListenAddress? = nil, shard: Int? = nil
     ) {
         self.httpAddress = http
         self.maxEventBytes = configuration.events.maxEventBytes
@@ -72,6 +75,7 @@ public final class WorkerService {
             heartbeatInterval: Double(configuration.heartbeat.intervalMilliseconds) / 1000,
             // The coordinator drops messages announcing more than this.
             capacity: min(max(0, configuration.worker.capacity), WorkerMessage.maximumCapacity))
+        state.shard = shard
         actions = ActionRunner(
             hooks: configuration.notifications.hooks, timeLimit: configuration.notifications.actionTimeLimitSeconds,
             maxConcurrentHooks: configuration.notifications.maxConcurrentHooks)
@@ -229,7 +233,8 @@ public final class WorkerService {
                 _ = try events.send([Data(event.topic.utf8), json], dontWait: true)
             case .run(let job):
                 if job.activationMode == .foreground {
-                    let event = ActionEvent(type: "action", job: job, at: now)
+                    var event = ActionEvent(type: "action", job: job, at: now)
+                    event.shard = state.shard
                     _ = try events.send([Data(Topic.action(job.recipient).utf8), codec.encode(event)], dontWait: true)
                 }
                 logger.info("action", ["job": "\(job.jobId)", "action": "\(job.action)", "destructive": .bool(job.destructive)])

@@ -35,6 +35,10 @@ public struct WorkerState: Sendable {
     var lastReportAt: Double?
     /// The highest coordinator epoch a batch came with (0: none yet).
     public private(set) var highestEpoch: UInt64 = 0
+    /// The shard whose coordinator this state serves, in a cluster of several shards: its fire
+    /// events carry it. `nil`: one coordinator (no `shard` in the events). Epochs are a shard's
+    /// own, so a worker serving several shards keeps one state (one `highestEpoch`) per shard.
+    public var shard: Int?
     /// Batches dropped because their epoch was below `highestEpoch`.
     public private(set) var staleBatches = 0
 
@@ -68,7 +72,9 @@ public struct WorkerState: Sendable {
             deliveredCount += 1
             // The coordinator numbers events; a local count only stands in for a firing without one.
             let seq = firing.seq ?? sequence
-            directives.append(.publish(FireEvent(seq: seq, publisher: id, firing: firing, firedAt: now)))
+            var event = FireEvent(seq: seq, publisher: id, firing: firing, firedAt: now)
+            event.shard = shard
+            directives.append(.publish(event))
             pendingAcks.append(WorkerMessage.Acknowledgement(
                 firingId: firing.firingId, firedAt: now, attempt: firing.attempt, epoch: batch.epoch))
         }

@@ -70,10 +70,16 @@ import Testing
         let plain = Firing(reminderId: "p", recipient: "bob", dueAt: due, content: Content(badge: -3))
         let bare = Firing(reminderId: "b", recipient: "c", dueAt: due, content: Content())
         for firing in [rich, plain, bare] {
-            let event = FireEvent(seq: firing.seq ?? 1, publisher: "w-1", firing: firing, firedAt: due.addingTimeInterval(0.004))
-            let fast = event.fastJSON(userInfoEncoder: encoder)
-            #expect(String(decoding: fast, as: UTF8.self) == String(decoding: codec.encode(event), as: UTF8.self))
-            #expect(try codec.decode(FireEvent.self, from: fast).firing.firingId == firing.firingId)
+            for shard in [nil, 0, 2] as [Int?] {
+                var event = FireEvent(seq: firing.seq ?? 1, publisher: "w-1", firing: firing, firedAt: due.addingTimeInterval(0.004))
+                event.shard = shard
+                let fast = event.fastJSON(userInfoEncoder: encoder)
+                #expect(String(decoding: fast, as: UTF8.self) == String(decoding: codec.encode(event), as: UTF8.self))
+                #expect(String(decoding: fast, as: UTF8.self).contains("\"shard\":") == (shard != nil))
+                let decoded = try codec.decode(FireEvent.self, from: fast)
+                #expect(decoded.firing.firingId == firing.firingId)
+                #expect(decoded.shard == shard)
+            }
         }
     }
 }

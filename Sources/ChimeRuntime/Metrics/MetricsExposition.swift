@@ -19,6 +19,9 @@ public struct MetricsExposition: Sendable {
     /// Label names and values of one sample, in the order written.
     public typealias Labels = [(name: String, value: String)]
 
+    /// Labels written first on every sample (a shard coordinator's `shard`), as Prometheus
+    /// client libraries' constant labels.
+    public var constantLabels: Labels = []
     /// The exposition so far.
     public private(set) var text = ""
     private var familyNames: Set<String> = []
@@ -72,7 +75,8 @@ public struct MetricsExposition: Sendable {
         text += "# HELP \(name) \(Self.escape(help, quotes: false))\n# TYPE \(name) \(kind.rawValue)\n"
     }
 
-    private mutating func line(_ name: String, _ labels: Labels, _ value: Double) {
+    private mutating func line(_ name: String, _ sampleLabels: Labels, _ value: Double) {
+        let labels = constantLabels.isEmpty ? sampleLabels : constantLabels + sampleLabels
         text += name
         if !labels.isEmpty {
             text += "{"

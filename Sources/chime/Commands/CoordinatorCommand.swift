@@ -6,6 +6,7 @@ import HTTPServer
 import ChimeCoordinator
 import ChimeSecurity
 import ChimeWorker
+import ChimeWire
 
 enum CoordinatorCommand: Command {
     static let spec = CommandSpec(
@@ -18,11 +19,13 @@ enum CoordinatorCommand: Command {
             OptionSpec(name: "standby", value: nil, help: "Wait for the store's lock and take over when the active coordinator dies (warm: loads the snapshot and follows the journal meanwhile)."),
             OptionSpec(name: "cold-standby", value: nil, help: "With --standby: do not load the store while waiting (less memory; the takeover recovers from the files)."),
             OptionSpec(name: "http", value: "ADDR", help: "Serve /metrics, /healthz and /readyz on HOST:PORT, or 'off'. Default from http.listen: 127.0.0.1:7705 (port base + 5)."),
-        ] + CommonOptions.specs + LogOptions.specs,
+        ] + ShardOptions.specs + CommonOptions.specs + LogOptions.specs,
         details: "Recovers from the store, then binds control (ROUTER), dispatch (ROUTER), results (PULL) and the\nevent forwarder (XSUB/XPUB). Stops cleanly on SIGINT or SIGTERM. With --keys DIR every endpoint runs\nCURVE and only the keys of DIR's allow-lists get in. SIGHUP reloads the allow-lists and log.level. Without keys only loopback\naddresses may be bound (unless security.insecure is true).")
 
     static func run(_ arguments: Arguments) throws -> Int32 {
         var configuration = try CommonOptions.configuration(arguments)
+        let shard = try ShardOptions.selection(arguments, configuration)
+        if let shard { configuration = try configuration.selectingShard(shard.id) }
         if let store = arguments.value("store") { configuration.store.directory = store }
         if let fsync = arguments.value("fsync") {
             guard ["always", "interval", "never"].contains(fsync) else {
@@ -46,7 +49,7 @@ enum CoordinatorCommand: Command {
             security: security,
             notifier: SystemdNotifier(environment: ProcessInfo.processInfo.environment),
             warmStandby: !arguments.has("cold-standby"),
-            http: http)
+            http: http, shardMap: shard?.map, shardID: shard?.id ?? 0)
         try service.run()
         return 0
     }
@@ -61,20 +64,32 @@ enum WorkerCommand: Command {
             OptionSpec(name: "id", value: "ID", help: "Worker id (default: <host>-<pid>)."),
             OptionSpec(name: "http", value: "ADDR", help: "Serve /metrics, /healthz and /readyz on HOST:PORT (default: no HTTP)."),
         ] + CommonOptions.specs + LogOptions.specs,
-        details: "Connects to dispatch (PULL), results (PUSH) and events-ingest (PUB); heartbeats every interval.\nStops cleanly on SIGINT or SIGTERM; SIGHUP re-reads log.level.")
+        details: "Connects to dispatch (DEALER), results (PUSH) and events-ingest (XPUB); heartbeats every interval.\nWith a cluster section of several shards it serves every shard: one set of sockets per shard, the\ncapacity split evenly between them. Stops cleanly on SIGINT or SIGTERM; SIGHUP re-reads log.level.")
 
     static func run(_ arguments: Arguments) throws -> Int32 {
         let configuration = try CommonOptions.configuration(arguments)
+        let map = try ShardMap.configured(configuration.cluster)
         let http = try HTTPOptions.address(arguments.value("http"), configured: nil)
         let logger = try LogOptions.logger("worker", arguments, configuration)
         let stop = StopSignal()
         installTerminationHandlers(stop)
         LogOptions.installReload(arguments, logger: logger)
+        let id = arguments.value("id").map { WorkerID($0) }
+        let curve = try CommonOptions.clientKeys(configuration, role: .worker)
+        let notifier = SystemdNotifier(environment: ProcessInfo.processInfo.environment)
+        if let map, map.shards.count > 1 {
+            // One service per shard: each shard's firings are acknowledged to it and published
+            // through it, with a share of the capacity.
+            let parts = try map.shards.map { shard in
+                ShardedWorker.Part(shard: shard.id, configuration: try configuration.selectingShard(shard.id))
+            }
+            try ShardedWorker(parts: parts, id: id, logger: logger, stop: stop, curve: curve, notifier: notifier, http: http).run()
+            return 0
+        }
+        var single = configuration
+        if let only = map?.shards.first { single = try configuration.selectingShard(only.id) }
         let service = WorkerService(
-            configuration: configuration, id: arguments.value("id").map { WorkerID($0) }, logger: logger, stop: stop,
-            curve: try CommonOptions.clientKeys(configuration, role: .worker),
-            notifier: SystemdNotifier(environment: ProcessInfo.processInfo.environment),
-            http: http)
+            configuration: single, id: id, logger: logger, stop: stop, curve: curve, notifier: notifier, http: http)
         try service.run()
         return 0
     }

@@ -10,8 +10,9 @@ enum UpCommand: Command {
     static let spec = CommandSpec(
         name: "up",
         summary: "Run a local cluster: a coordinator and N workers as supervised child processes, printing fire events.",
-        usage: "chime up [--workers N] [--store DIR] [--standby] [--no-samples] [--json] [--config PATH] [--port-base PORT]",
+        usage: "chime up [--shards N] [--workers N] [--store DIR] [--standby] [--no-samples] [--json] [--config PATH] [--port-base PORT]",
         options: [
+            OptionSpec(name: "shards", value: "N", help: "How many shards (coordinators) to run (default 1): shard k on loopback ports base+10k..base+10k+5, its store in DIR/shard-k; every worker serves every shard."),
             OptionSpec(name: "workers", value: "N", help: "How many workers to start (default 2)."),
             OptionSpec(name: "store", value: "DIR", help: "The coordinator's store directory ('none': in memory). Default from store.directory."),
             OptionSpec(name: "standby", value: nil, help: "Also run a warm standby coordinator on the same store; it takes over within the lease (2 s) when the active one dies or pauses."),
@@ -30,6 +31,9 @@ enum UpCommand: Command {
         let configuration = try CommonOptions.configuration(arguments)
         let workerCount = try arguments.integer("workers") ?? 2
         guard (1...64).contains(workerCount) else { throw UsageError("--workers must be between 1 and 64") }
+        let shardCount = try arguments.integer("shards") ?? 1
+        guard (1...64).contains(shardCount) else { throw UsageError("--shards must be between 1 and 64") }
+        if shardCount > 1 { return try runShards(arguments, configuration, shards: shardCount, workers: workerCount) }
         let withStandby = arguments.has("standby")
         let storeDirectory = arguments.value("store") ?? configuration.store.directory
         if withStandby && storeDirectory == "none" {

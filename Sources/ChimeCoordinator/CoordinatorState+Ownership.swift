@@ -1,0 +1,68 @@
+import ChimeCore
+import Foundation
+import ChimeWire
+
+extension CoordinatorState {
+    /// `wrong_shard` when `request` names a recipient whose slot another shard owns (Redis
+    /// Cluster's `MOVED`), else `nil`. Every recipient it names counts: each reminder of a
+    /// `schedule` (one of another shard refuses the whole batch), the recipient of a listing,
+    /// cancel, switch, registration, badge, delivered list or catch-up, the recipient a firing
+    /// id leads with (a firing id of an earlier version, which names none, is resolved through
+    /// the state) and a job id's. A request about no recipient (`status`, a listing or cancel
+    /// of every recipient, `deadLetters`, `events` without one, `ping`, `map`) is this shard's
+    /// to answer with its part. One shard owning every slot refuses nothing and hashes nothing.
+    func ownershipRefusal(_ request: ControlRequest) -> WireError? {
+        guard !ownership.ownsEverySlot else { return nil }
+        func check(_ recipient: RecipientID?, field: String) -> WireError? {
+            recipient.flatMap { ownership.refusal(of: $0, field: field) }
+        }
+        switch request.command {
+        case .schedule(let reminders):
+            for (index, reminder) in reminders.enumerated() {
+                if let refusal = ownership.refusal(of: reminder.recipient, field: "reminders[\(index)].recipient") { return refusal }
+            }
+            return nil
+        case .list(let filter, _, _, _), .cancel(let filter):
+            return check(filter.recipient, field: "recipient")
+        case .setEnabled(_, _, let recipient), .events(_, let recipient, _, _):
+            return check(recipient, field: "recipient")
+        case .register(let recipient):
+            return check(recipient.id, field: "recipient.id")
+        case .recipient(let recipient), .badge(let recipient, _), .delivered(let recipient, _):
+            return check(recipient, field: "recipient")
+        case .ack(let firingId), .retry(let firingId), .act(let firingId, _, _, _, _):
+            return check(durable.recipient(of: firingId), field: "firingId")
+        case .job(let jobId):
+            return check(ActionJob.recipient(ofJobID: jobId) ?? jobs[jobId]?.job.recipient, field: "jobId")
+        case .status, .workers, .stats, .ping, .deadLetters, .snapshot, .compact, .store, .map:
+            return nil
+        }
+    }
+}
+
+extension CoordinatorState {
+    /// The id of the `generatedIDs`-th reminder scheduled without one: `r<epoch>-<ms>-<n>`
+    /// (the coordinator's epoch, the Unix time in milliseconds, a counter since start), and
+    /// in a cluster of several shards `r<shard>.<epoch>-<ms>-<n>`, so two shards never
+    /// generate the same id (each shard has its own epochs and counters).
+    func generatedReminderID(at now: Date) -> ReminderID {
+        let milliseconds = Int(now.timeIntervalSince1970 * 1000)
+        let shard = (configuration.shardMap?.shards.count ?? 1) > 1 ? "\(configuration.shardID)." : ""
+        return ReminderID("r\(shard)\(configuration.epoch)-\(milliseconds)-\(generatedIDs)")
+    }
+}
+
+extension CoordinatorState {
+    /// The `actionFinished` event of `job`, carrying this shard's id in a cluster.
+    func finishedEvent(_ job: ActionJob, outcome: ActionOutcome, at now: Date) -> ActionEvent {
+        var event = ActionEvent(type: "actionFinished", job: job, outcome: outcome, at: now)
+        event.shard = configuration.eventShard
+        return event
+    }
+}
+
+extension CoordinatorConfiguration {
+    /// The shard id this coordinator's events carry: its id in a cluster of several shards;
+    /// `nil` (no `shard` key: shard 0, the JSON of a single coordinator unchanged) otherwise.
+    public var eventShard: Int? { (shardMap?.shards.count ?? 1) > 1 ? shardID : nil }
+}
