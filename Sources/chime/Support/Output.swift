@@ -51,12 +51,15 @@ extension ClusterClient {
     }
 }
 
-/// Makes a cluster client that asks the configuration's control connect address for the
-/// shard map, with the configuration's client settings.
+/// Makes a cluster client with the configuration's client settings that asks for the shard
+/// map at each shard's control endpoint of the `cluster` section, else at the control
+/// connect address (one coordinator, or any shard of a cluster it does not describe).
 func makeControlClient(_ arguments: Arguments) throws -> ClusterClient {
     let configuration = try CommonOptions.configuration(arguments)
+    let seeds = try ShardMap.configured(configuration.cluster).map { $0.shards.map(\.endpoints.control) }
+        ?? [configuration.endpoints.control.connect]
     return try ClusterClient(
-        seeds: [configuration.endpoints.control.connect],
+        seeds: seeds,
         timeout: .milliseconds(configuration.client.requestTimeoutMilliseconds),
         retries: configuration.client.retries, curve: try CommonOptions.clientKeys(configuration, role: .operator))
 }
