@@ -6,7 +6,8 @@
     page, partial = client.list(limit=100)
 """
 
-from .cluster import ChimeError, ClusterClient, merge
+from .cluster import ChimeError, ClusterClient
+from .merge import merge
 from .cursor import CursorError
 from .slots import crc32c, shard_of, slot_of
 from .subscriber import ClusterSubscriber
