@@ -17,7 +17,7 @@ kubernetes-validate --strict --quiet deploy/kubernetes/*.yaml
 echo "check-deploy: hadolint Dockerfile"
 hadolint Dockerfile
 
-units=(deploy/systemd/chime-coordinator.service deploy/systemd/chime-coordinator-standby.service deploy/systemd/chime-worker@.service)
+units=(deploy/systemd/chime-coordinator.service deploy/systemd/chime-coordinator@.service deploy/systemd/chime-coordinator-standby.service deploy/systemd/chime-worker@.service)
 if command -v systemd-analyze >/dev/null 2>&1; then
     # verify wants the ExecStart binary to exist: check copies that name /bin/true.
     scratch="$(mktemp -d)"
@@ -37,7 +37,7 @@ else
     echo "check-deploy: systemd-analyze not installed: systemd units not verified (skipped)"
 fi
 
-echo "check-deploy: deploy/compose/compose.yaml"
+echo "check-deploy: deploy/compose/compose.yaml and compose-sharded.yaml"
 python3 - <<'PY'
 import sys
 import yaml
@@ -63,5 +63,78 @@ if "/var/lib/chime/store" not in coordinator.get("command", []):
     problems.append("coordinator: the store is not under the volume (--store /var/lib/chime/store)")
 if problems:
     sys.exit("check-deploy: compose.yaml: " + "; ".join(problems))
+
+import json
+with open("deploy/compose/compose-sharded.yaml") as handle:
+    sharded = yaml.safe_load(handle)
+with open("deploy/compose/chime-sharded.json") as handle:
+    cluster = json.load(handle)["cluster"]
+for shard in cluster["shards"]:
+    name = f"shard-{shard['id']}"
+    service = sharded["services"].get(name)
+    if service is None:
+        problems.append(f"no service {name}")
+        continue
+    if service.get("restart") not in ("always", "unless-stopped", "on-failure"):
+        problems.append(f"{name}: restart policy {service.get('restart')!r}")
+    command = service.get("command", [])
+    if command[:3] != ["coordinator", "--shard", str(shard["id"])]:
+        problems.append(f"{name}: command {command} does not serve shard {shard['id']}")
+    volumes = [m.split(":")[0] for m in service.get("volumes", []) if m.split(":")[1:2] == ["/var/lib/chime"]]
+    if not volumes or volumes[0] not in (sharded.get("volumes") or {}):
+        problems.append(f"{name}: /var/lib/chime is not a named volume")
+    if any(f"//{name}:" not in endpoint for endpoint in shard["endpoints"].values()):
+        problems.append(f"{name}: its endpoints in chime-sharded.json do not name the service")
+stores = [m.split(":")[0] for s in sharded["services"].values() for m in s.get("volumes", []) if m.endswith(":/var/lib/chime")]
+if len(stores) != len(set(stores)):
+    problems.append(f"compose-sharded.yaml: shards share a store volume ({stores})")
+if problems:
+    sys.exit("check-deploy: compose: " + "; ".join(problems))
+PY
+echo "check-deploy: deploy/kubernetes/chime-sharded*.yaml (the shard map, replicas, a Service per shard)"
+python3 - <<'PY'
+import json
+import sys
+import yaml
+
+def documents(path):
+    with open(path) as handle:
+        return [d for d in yaml.safe_load_all(handle) if d]
+
+problems = []
+sharded = documents("deploy/kubernetes/chime-sharded.yaml")
+config = next(d for d in sharded if d["kind"] == "ConfigMap")
+cluster = json.loads(config["data"]["chime.json"])["cluster"]
+slot_count = cluster["slotCount"]
+owners = [None] * slot_count
+for shard in cluster["shards"]:
+    for first, last in shard["slots"]:
+        for slot in range(first, last + 1):
+            if not 0 <= slot < slot_count:
+                problems.append(f"shard {shard['id']}: slot {slot} outside 0...{slot_count - 1}")
+            elif owners[slot] is not None:
+                problems.append(f"slot {slot} owned by shards {owners[slot]} and {shard['id']}")
+            else:
+                owners[slot] = shard["id"]
+unowned = [slot for slot, owner in enumerate(owners) if owner is None]
+if unowned:
+    problems.append(f"{len(unowned)} slots owned by no shard (first {unowned[0]})")
+ids = sorted(shard["id"] for shard in cluster["shards"])
+if ids != list(range(len(ids))):
+    problems.append(f"shard ids {ids} are not the ordinals 0..{len(ids) - 1}")
+services = {d["metadata"]["name"] for d in sharded if d["kind"] == "Service"}
+for shard in cluster["shards"]:
+    if f"chime-shard-{shard['id']}" not in services:
+        problems.append(f"no Service chime-shard-{shard['id']}")
+    for name, endpoint in shard["endpoints"].items():
+        if f"//chime-shard-{shard['id']}:" not in endpoint:
+            problems.append(f"shard {shard['id']} {name} {endpoint} is not its Service")
+sets = [d for d in sharded if d["kind"] == "StatefulSet"]
+sets += [d for d in documents("deploy/kubernetes/chime-sharded-standby.yaml") if d["kind"] == "StatefulSet"]
+for workload in sets:
+    if workload["spec"]["replicas"] != len(ids):
+        problems.append(f"{workload['metadata']['name']}: {workload['spec']['replicas']} replicas for {len(ids)} shards")
+if problems:
+    sys.exit("check-deploy: sharded: " + "; ".join(problems))
 PY
 echo "check-deploy: ok"

@@ -37,7 +37,10 @@ extension ChimeConfiguration {
         /// XPUB high-water mark is this divided by the largest event's size
         /// (``subscriberHighWaterMark``); past it, events to that
         /// subscriber are dropped (it catches up with `events`), others are not slowed.
-        public var subscriberQueueBytes = 16 * 1024 * 1024
+        /// 64 MiB: 8,065 events, so a live subscriber rides out a burst of 100,000 firings on 2
+        /// cores (16 MiB, 2,016 events, lost 2–3 % of such a burst at a subscriber that decodes
+        /// every event on a loaded machine).
+        public var subscriberQueueBytes = 64 * 1024 * 1024
         /// The largest frame a subscriber may send, in bytes, 512 … 65,536: a subscription is
         /// a flag byte and its topic, so topics are at most one byte shorter. A larger frame
         /// drops the connection before libzmq reads it (ZMQ_MAXMSGSIZE on the XPUB), so its
@@ -45,12 +48,6 @@ extension ChimeConfiguration {
         /// The same frames carry the handshake (CURVE's INITIATE is about 400 bytes), hence
         /// the floor.
         public var maxSubscriptionBytes = 1024
-        /// Subscriptions one peer (its key with CURVE, its address without) may hold at once;
-        /// more are not applied (logged, counted). Freed as the peer unsubscribes or disconnects.
-        public var maxSubscriptionsPerPeer = 1000
-        /// Distinct topics the forwarder subscribes upstream at most (what every worker's
-        /// XPUB holds).
-        public var maxSubscriptions = 16_384
         /// The largest event frame a publisher may send into the forwarder, in bytes (ZMQ_MAXMSGSIZE
         /// on the XSUB; a larger one drops that publisher's connection). A worker does not
         /// publish an event larger than this (logged; subscribers catch up with `events`).

@@ -67,8 +67,6 @@ extension ChimeConfiguration {
             KeyRange("control.rateLimit.maxPeers", control.rateLimit.maxPeers, 1...1_000_000),
             KeyRange("notifications.maxConcurrentHooks", notifications.maxConcurrentHooks, 1...1000),
             KeyRange("events.maxSubscriptionBytes", events.maxSubscriptionBytes, 512...65_536),
-            KeyRange("events.maxSubscriptionsPerPeer", events.maxSubscriptionsPerPeer, 1...1_000_000),
-            KeyRange("events.maxSubscriptions", events.maxSubscriptions, 1...10_000_000),
             KeyRange("events.maxEventBytes", events.maxEventBytes, 1024...(1 << 30)),
             KeyRange("limits.maxWorkerMessageBytes", limits.maxWorkerMessageBytes, 1024...(1 << 30)),
             KeyRange("limits.maxResultBytes", limits.maxResultBytes, 65_536...(1 << 30)),

@@ -69,8 +69,8 @@ import Testing
         #expect(configuration.control.rateLimit.burst == 200)
         #expect(configuration.control.rateLimit.applyToLoopback == false)
         #expect(configuration.control.rateLimit.maxPeers == 4096)
-        #expect(configuration.events.subscriberQueueBytes == 16 * 1024 * 1024)
-        #expect(configuration.events.subscriberHighWaterMark == 2016)
+        #expect(configuration.events.subscriberQueueBytes == 64 * 1024 * 1024)
+        #expect(configuration.events.subscriberHighWaterMark == 8065)
     }
 
     @Test(arguments: [
