@@ -72,6 +72,8 @@ extension ChimeConfiguration {
             KeyRange("limits.maxResultBytes", limits.maxResultBytes, 65_536...(1 << 30)),
             KeyRange("limits.maxFramesPerMessage", limits.maxFramesPerMessage, 2...1_000_000),
             KeyRange("limits.maxCategoriesPerRecipient", limits.maxCategoriesPerRecipient, 1...10_000),
+            KeyRange("cluster.mapEpoch", cluster.mapEpoch, 1...(UInt64(1) << 53)),
+            KeyRange("cluster.slotCount", cluster.slotCount, 1...65_536),
         ]
     }
 

@@ -27,11 +27,12 @@ public final class LocalCluster {
     /// period), by name, since the cluster was made: a test may expect this to be empty.
     public private(set) var killedAfterGrace: [String] = []
 
-    /// Picks free ports; starts nothing yet.
+    /// Picks `portCount` consecutive free ports (6: five endpoints and HTTP; a sharded
+    /// cluster takes a block of 10 per shard); starts nothing yet.
     /// - Throws: `DeadlineExceeded` when no free port range is found; file-system errors.
-    public init() throws {
+    public init(portCount: Int = 6) throws {
         binary = try Self.locateBinary()
-        portBase = try Self.freePortBase()
+        portBase = try Self.freePortBase(count: portCount)
         directory = try TemporaryDirectory(prefix: "cluster")
     }
 
@@ -171,12 +172,12 @@ public final class LocalCluster {
         throw DeadlineExceeded(what: "the chime executable (set CHIME_BINARY); looked in \(candidates.map(\.path))", seconds: 0)
     }
 
-    /// A base port whose six ports (five endpoints, the coordinator's HTTP at base + 5) are
-    /// free on 127.0.0.1 (see `LoopbackPorts`).
+    /// A base port whose `count` ports (by default six: five endpoints, the coordinator's
+    /// HTTP at base + 5) are free on 127.0.0.1 (see `LoopbackPorts`).
     /// - Throws: `DeadlineExceeded` when none is found.
-    public static func freePortBase() throws -> Int {
-        guard let base = LoopbackPorts.freeBase(count: 6) else {
-            throw DeadlineExceeded(what: "six free loopback ports", seconds: 0)
+    public static func freePortBase(count: Int = 6) throws -> Int {
+        guard let base = LoopbackPorts.freeBase(count: count) else {
+            throw DeadlineExceeded(what: "\(count) free loopback ports", seconds: 0)
         }
         return base
     }

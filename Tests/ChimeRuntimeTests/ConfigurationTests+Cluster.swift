@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import ChimeTestSupport
 
 @testable import ChimeRuntime
 
@@ -48,5 +49,36 @@ import Testing
         } catch {
             #expect(error.message.contains("unknown key htp"), "\(error.message)")
         }
+    }
+
+    /// Garbage: 300 seeded mutations of a valid cluster section (bytes replaced, dropped or
+    /// duplicated) each decode to a configuration or a `ConfigurationError`, never a trap.
+    @Test func mutatedClusterSectionsDecodeOrFailCleanly() {
+        var random = SeededRandomNumberGenerator(seed: 26)
+        let original = Array(Self.twoShards.utf8)
+        let alphabet = Array(#"{}[]":,0123456789-eE.abcz \u"#.utf8)
+        var decoded = 0
+        var refused = 0
+        for _ in 0..<300 {
+            var bytes = original
+            for _ in 0..<Int.random(in: 1...4, using: &random) {
+                let index = Int.random(in: 0..<bytes.count, using: &random)
+                switch Int.random(in: 0..<3, using: &random) {
+                case 0: bytes[index] = alphabet.randomElement(using: &random) ?? 0
+                case 1: bytes.remove(at: index)
+                default: bytes.insert(bytes[index], at: index)
+                }
+            }
+            do {
+                let configuration = try ChimeConfiguration.decode(Data(bytes), source: "fuzz")
+                for shard in configuration.cluster.shards { _ = try? configuration.selectingShard(shard.id) }
+                decoded += 1
+            } catch {
+                #expect(error.message.hasPrefix("fuzz: "), "\(error.message)")
+                refused += 1
+            }
+        }
+        #expect(decoded + refused == 300)
+        #expect(refused > 0)
     }
 }
