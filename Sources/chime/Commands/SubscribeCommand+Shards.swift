@@ -9,6 +9,23 @@ import Synchronization
 import ZeroMQ
 
 extension SubscribeCommand {
+    /// The configuration's `cluster` map, else the coordinator's answer to `map`; `nil` when
+    /// no coordinator answers (one coordinator is assumed: the subscriber waits for it, as
+    /// before shards).
+    /// - Throws: `WireError` when a coordinator refuses `map`; configuration errors.
+    static func shardMap(_ configuration: ChimeConfiguration) throws -> ShardMap? {
+        if let configured = try ShardMap.configured(configuration.cluster) { return configured }
+        let client = try ClusterClient(
+            seeds: [configuration.endpoints.control.connect],
+            timeout: .milliseconds(configuration.client.requestTimeoutMilliseconds), retries: 0,
+            curve: try CommonOptions.clientKeys(configuration, role: .subscriber))
+        do {
+            return try client.currentMap()
+        } catch where error.code == .unavailable {
+            return nil
+        }
+    }
+
     /// `subscribe` on a cluster of several shards: every shard's events (the recipient's
     /// shard alone with `--recipient`), fire events gap-free per shard.
     static func runAcrossShards(

@@ -43,13 +43,8 @@ enum SubscribeCommand: Command {
             timedOut = true
         }
         var received = 0
-        let seeds = try ShardMap.configured(configuration.cluster).map { $0.shards.map(\.endpoints.control) }
-            ?? [configuration.endpoints.control.connect]
-        let mapClient = try ClusterClient(
-            seeds: seeds, timeout: .milliseconds(configuration.client.requestTimeoutMilliseconds),
-            retries: configuration.client.retries, curve: try CommonOptions.clientKeys(configuration, role: .subscriber))
-        if try !mapClient.isSingleShard() {
-            return try runAcrossShards(arguments, map: try mapClient.currentMap(), topic: topic, count: count, stop: stop, timedOut: timedOut)
+        if let map = try shardMap(configuration), map.shards.count > 1 {
+            return try runAcrossShards(arguments, map: map, topic: topic, count: count, stop: stop, timedOut: timedOut)
         }
         if topic != "fire" {
             if arguments.value("since") != nil { throw UsageError("--since applies to fire events only") }
