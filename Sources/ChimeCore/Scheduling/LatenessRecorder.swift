@@ -95,4 +95,12 @@ public struct LatenessSummary: Codable, Hashable, Sendable {
     public var p99: Double
     /// The largest sample, in milliseconds.
     public var max: Double
+
+    /// Creates the value from its fields (see each property for meaning and units).
+    public init(count: Int, p50: Double, p99: Double, max: Double) {
+        self.count = count
+        self.p50 = p50
+        self.p99 = p99
+        self.max = max
+    }
 }

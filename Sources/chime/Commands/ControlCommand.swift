@@ -8,7 +8,7 @@ enum ControlCommand: Command {
     static let spec = CommandSpec(
         name: "ctl",
         summary: "Operator commands: status, workers, stats, dead letters, store.",
-        usage: "chime ctl status|workers|stats|ping|dead-letters|snapshot|compact|store [--json]\n       chime ctl dead-letters [--limit N] [--cursor C | --all-pages] [--json]\n       chime ctl retry FIRING_ID [--json]\n       chime ctl retry --all [--quiet] [--json]",
+        usage: "chime ctl status|workers|stats|ping|map|dead-letters|snapshot|compact|store [--json]\n       chime ctl dead-letters [--limit N] [--cursor C | --all-pages] [--json]\n       chime ctl retry FIRING_ID [--json]\n       chime ctl retry --all [--quiet] [--json]",
         options: [
             OptionSpec(name: "all", value: nil, help: "With retry: retry every dead letter, with progress and a summary."),
             OptionSpec(name: "quiet", value: nil, help: "With retry --all: no progress and no summary."),
@@ -26,24 +26,30 @@ enum ControlCommand: Command {
             workers  each worker's id, liveness, last heartbeat and counts
             stats    counters, backlog (due, not dispatched) and oldest undelivered age, rates per
                      second over the last minute, dispatch and fire lateness p50/p99/max (ms)
-            ping          round trip to the coordinator
+            ping          round trip to the coordinator (to every shard of a cluster)
+            map           the shard map: map epoch, slot count, each shard's slots and endpoints
             dead-letters  firings that exhausted their attempts
             retry ID      send a dead-lettered firing again (same firing id)
             retry --all   send every dead-lettered firing again
             snapshot      write a snapshot of the schedule now
             compact       write a snapshot and remove the journal segments it covers
             store         journal and snapshot sizes, segments, last fsync latency
+            With several shards, status, workers, stats, snapshot, compact and store show one row
+            (or block) per shard and the total; dead-letters pages merge every shard's, oldest due
+            first. A shard that does not answer makes the result partial: the others are shown,
+            the missing shard is named on standard error (--json: "ok": false, "error" code
+            "partial") and the exit status is 1.
             """)
 
-    static let subcommands = ["status", "workers", "stats", "ping", "dead-letters", "retry", "snapshot", "compact", "store"]
+    static let subcommands = ["status", "workers", "stats", "ping", "map", "dead-letters", "retry", "snapshot", "compact", "store"]
 
     static func run(_ arguments: Arguments) throws -> Int32 {
         guard let name = arguments.positionals.first else {
-            throw UsageError("name one of: status, workers, stats, ping, dead-letters, retry, snapshot, compact, store")
+            throw UsageError("name one of: status, workers, stats, ping, map, dead-letters, retry, snapshot, compact, store")
         }
         guard subcommands.contains(name) else {
             let hint = Suggestions.hint(for: name, among: subcommands)
-            throw UsageError("unknown ctl command '\(name)'\(hint); expected status, workers, stats, ping, dead-letters, retry, snapshot, compact or store")
+            throw UsageError("unknown ctl command '\(name)'\(hint); expected status, workers, stats, ping, map, dead-letters, retry, snapshot, compact or store")
         }
         let retriesAll = name == "retry" && arguments.has("all")
         for paging in ["limit", "cursor", "all-pages"]
@@ -58,6 +64,10 @@ enum ControlCommand: Command {
         }
         let client = try makeControlClient(arguments)
         let json = arguments.has("json")
+        if name == "map" { return try showMap(client, json: json) }
+        if ["status", "workers", "stats", "ping", "snapshot", "compact", "store"].contains(name), try !client.isSingleShard() {
+            return try runAcrossShards(name, client, json: json)
+        }
         switch name {
         case "status":
             let (reply, raw) = try client.call(ControlRequest(command: .status), StatusReport.self)
@@ -126,7 +136,7 @@ enum ControlCommand: Command {
 
     /// `ctl dead-letters`: one page (its JSON reply with `--json`), or with `--all-pages` every
     /// page in turn (with `--json` one firing per line, NDJSON), as `chime list` pages.
-    static func deadLetters(_ client: ControlClient, _ arguments: Arguments) throws -> Int32 {
+    static func deadLetters(_ client: ClusterClient, _ arguments: Arguments) throws -> Int32 {
         let json = arguments.has("json")
         let allPages = arguments.has("all-pages")
         if allPages && arguments.value("cursor") != nil { throw UsageError("give --cursor or --all-pages, not both") }
@@ -134,19 +144,15 @@ enum ControlCommand: Command {
         if let limit, !(1...PageSize.maximum).contains(limit) {
             throw UsageError("--limit must be from 1 to \(PageSize.maximum), not \(limit)")
         }
-        var cursor: PageCursor?
-        if let text = arguments.value("cursor") {
-            do { cursor = try PageCursor(text: text, expecting: .deadLetters) } catch { throw UsageError(error.message) }
-        }
+        var cursor = arguments.value("cursor")
         let codec = WireCodec()
         var shown = 0
         repeat {
-            let (reply, raw) = try client.call(
-                ControlRequest(command: .deadLetters(limit: limit, cursor: cursor)), DeadLettersResult.self)
-            guard let result = reply.result else { break }
+            let page = try cursorAsUsage { () throws(WireError) in try client.deadLetters(limit: limit, cursor: cursor) }
+            let result = page.result
             if json && !allPages {
-                printJSON(raw)
-                return 0
+                if let raw = page.bytes { printJSON(raw); return 0 }
+                return finishGathered(result, partial: page.partial, json: true)
             }
             for firing in result.firings {
                 if json {
@@ -156,7 +162,8 @@ enum ControlCommand: Command {
                 }
             }
             shown += result.firings.count
-            cursor = try result.nextCursor.map { try PageCursor(text: $0, expecting: .deadLetters) }
+            cursor = result.nextCursor
+            if let partial = page.partial { return finishGathered(EmptyResult(), partial: partial, json: false) }
             if !allPages, let next = result.nextCursor {
                 output("(\(shown) shown; more after this page: --cursor \(next), or --all-pages for every page)")
                 return 0
@@ -169,16 +176,17 @@ enum ControlCommand: Command {
     /// `ctl retry --all`: every dead letter listed now, retried one request each (the
     /// coordinator's `retry` takes one firing id), with progress and a summary.
     /// Every page of dead letters is read first (1,000 a page), then each is retried.
-    static func retryAll(_ client: ControlClient, _ arguments: Arguments) throws -> Int32 {
+    static func retryAll(_ client: ClusterClient, _ arguments: Arguments) throws -> Int32 {
         let json = arguments.has("json")
         let progress = BulkProgress(verb: "retried", quiet: arguments.has("quiet") || json)
         var firings: [Firing] = []
-        var cursor: PageCursor?
+        var cursor: String?
         repeat {
-            let (listed, _) = try client.call(
-                ControlRequest(command: .deadLetters(limit: 1000, cursor: cursor)), DeadLettersResult.self)
-            firings += listed.result?.firings ?? []
-            cursor = try listed.result?.nextCursor.map { try PageCursor(text: $0, expecting: .deadLetters) }
+            let page = try client.deadLetters(limit: 1000, cursor: cursor)
+            // Retrying a part is worse than retrying none: a shard that did not answer stops it.
+            if let partial = page.partial { throw partial }
+            firings += page.result.firings
+            cursor = page.result.nextCursor
         } while cursor != nil
         var retried = 0
         var failures: [ItemFailure] = []

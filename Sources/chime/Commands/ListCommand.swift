@@ -2,6 +2,7 @@ import ChimeCore
 import ChimeWire
 import ChimeCommandLine
 import Foundation
+import ChimeClient
 
 /// `--id`, `--recipient` and `--match` flags shared by `list` and `cancel`.
 enum FilterOptions {
@@ -51,22 +52,27 @@ enum ListCommand: Command {
         if let limit, !(1...PageSize.maximum).contains(limit) {
             throw UsageError("--limit must be from 1 to \(PageSize.maximum), not \(limit)")
         }
-        var cursor: PageCursor?
-        if let text = arguments.value("cursor") {
-            do { cursor = try PageCursor(text: text, expecting: .list) } catch { throw UsageError(error.message) }
-        }
+        var cursor = arguments.value("cursor")
         let client = try makeControlClient(arguments)
+        if try !client.isSingleShard() && filter.recipient == nil {
+            return try listAcrossShards(client, filter, all: arguments.has("all"), limit: limit, cursor: cursor, allPages: allPages, json: json)
+        }
+        var pageCursor: PageCursor?
+        if let text = cursor {
+            do { pageCursor = try PageCursor(text: text, expecting: .list) } catch { throw UsageError(error.message) }
+        }
+        cursor = nil
         var printedHeader = false
         var shown = 0
         let codec = WireCodec()
         repeat {
-            let request = ControlRequest(command: .list(filter, all: arguments.has("all"), limit: limit, cursor: cursor))
+            let request = ControlRequest(command: .list(filter, all: arguments.has("all"), limit: limit, cursor: pageCursor))
             if json && allPages {
                 // Each listing printed as the coordinator wrote it: only the cursor is decoded.
                 let (reply, raw) = try client.call(request, PageCursorOnly.self)
                 if let listings = JSONArrayElements.elements(ofFirst: "reminders", in: raw) {
                     for listing in listings { printJSON(listing) }
-                    cursor = try reply.result?.nextCursor.map { text in try PageCursor(text: text, expecting: .list) }
+                    pageCursor = try reply.result?.nextCursor.map { text in try PageCursor(text: text, expecting: .list) }
                     continue
                 }
             }
@@ -81,18 +87,54 @@ enum ListCommand: Command {
             } else {
                 if !printedHeader && !result.reminders.isEmpty {
                     printedHeader = true
-                    output(column("NEXT FIRE (UTC)", 26) + column("ID", 20) + column("RECIPIENT", 12) + column("STATE", 10)
-                        + column("REPEAT", 12) + "TEXT")
+                    output(header)
                 }
                 for listing in result.reminders { output(row(listing)) }
             }
             shown += result.reminders.count
-            cursor = try result.nextCursor.map { text in try PageCursor(text: text, expecting: .list) }
+            pageCursor = try result.nextCursor.map { text in try PageCursor(text: text, expecting: .list) }
             if !allPages {
-                if shown == 0 && cursor == nil { output("no reminders") }
+                if shown == 0 && pageCursor == nil { output("no reminders") }
                 if let next = result.nextCursor {
                     output("(\(shown) shown; more after this page: --cursor \(next), or --all-pages for every page)")
                 }
+                return 0
+            }
+        } while pageCursor != nil
+        if !json && shown == 0 { output("no reminders") }
+        return 0
+    }
+
+    static let header = column("NEXT FIRE (UTC)", 26) + column("ID", 20) + column("RECIPIENT", 12) + column("STATE", 10)
+        + column("REPEAT", 12) + "TEXT"
+
+    /// `list` on several shards: pages merged in key order with a cluster cursor; a shard
+    /// that did not answer ends the listing as partial (what the others had is printed).
+    static func listAcrossShards(
+        _ client: ClusterClient, _ filter: ReminderFilter, all: Bool, limit: Int?, cursor: String?, allPages: Bool, json: Bool
+    ) throws -> Int32 {
+        var cursor = cursor
+        var shown = 0
+        let codec = WireCodec()
+        repeat {
+            let page = try cursorAsUsage { () throws(WireError) in try client.list(filter, all: all, limit: limit, cursor: cursor) }
+            let result = page.result
+            if json && !allPages { return finishGathered(result, partial: page.partial, json: true) }
+            if json {
+                for listing in result.reminders { printJSON(codec.encode(listing)) }
+            } else {
+                if shown == 0 && !result.reminders.isEmpty { output(header) }
+                for listing in result.reminders { output(row(listing)) }
+            }
+            shown += result.reminders.count
+            cursor = result.nextCursor
+            if let partial = page.partial {
+                if let next = cursor, !json { output("(\(shown) shown; the next page: --cursor \(next))") }
+                return finishGathered(EmptyResult(), partial: partial, json: false)
+            }
+            if !allPages {
+                if shown == 0 && cursor == nil { output("no reminders") }
+                if let next = cursor { output("(\(shown) shown; more after this page: --cursor \(next), or --all-pages for every page)") }
                 return 0
             }
         } while cursor != nil
@@ -124,7 +166,12 @@ enum CancelCommand: Command {
             OptionSpec(name: "quiet", value: nil, help: "Print nothing on success."),
             OptionSpec(name: "json", value: nil, help: "Print the coordinator's JSON reply."),
         ] + CommonOptions.specs,
-        details: "Prints one summary line: how many were cancelled, the first 10 ids, and the time taken.")
+        details: """
+            Prints one summary line: how many were cancelled, the first 10 ids, and the time taken.
+            On a cluster of several shards a cancel without --recipient goes to every shard with one
+            requestId (each shard applies it once); it is not atomic across shards: when a shard does
+            not answer the result is partial (exit 1) and sending the same cancel again finishes it.
+            """)
 
     static func run(_ arguments: Arguments) throws -> Int32 {
         let filter = try FilterOptions.filter(arguments, ids: arguments.positionals)
@@ -133,21 +180,33 @@ enum CancelCommand: Command {
         }
         let client = try makeControlClient(arguments)
         let started = Date()
-        // One server-side filtered request: the coordinator walks it in slices and answers
-        // once, so there is no progress to show.
-        let (reply, raw) = try client.call(ControlRequest(command: .cancel(filter)), CancelResult.self)
-        if arguments.has("json") {
-            printJSON(raw)
-            return 0
+        // One server-side filtered request (one per shard, with one requestId): each
+        // coordinator walks it in slices and answers once, so there is no progress to show.
+        let cancelled: [ReminderID]
+        if try client.isSingleShard() || filter.recipient != nil {
+            let (reply, raw) = try client.call(ControlRequest(command: .cancel(filter)), CancelResult.self)
+            if arguments.has("json") {
+                printJSON(raw)
+                return 0
+            }
+            cancelled = reply.result?.cancelled ?? []
+        } else {
+            let (result, partial) = try client.cancel(filter)
+            if arguments.has("json") || partial != nil {
+                if !arguments.has("json") && !arguments.has("quiet") { output(summary(result.cancelled, since: started)) }
+                return finishGathered(result, partial: partial, json: arguments.has("json"))
+            }
+            cancelled = result.cancelled
         }
         if arguments.has("quiet") { return 0 }
-        let cancelled = reply.result?.cancelled ?? []
-        guard !cancelled.isEmpty else {
-            output("nothing cancelled")
-            return 0
-        }
-        let shown = cancelled.prefix(10).map(\.rawValue).joined(separator: ", ") + (cancelled.count > 10 ? ", …" : "")
-        output("cancelled \(cancelled.count) in \(String(format: "%.1f", Date().timeIntervalSince(started))) s: \(shown)")
+        output(summary(cancelled, since: started))
         return 0
+    }
+
+    /// `nothing cancelled`, or `cancelled N in T s: the first 10 ids`.
+    static func summary(_ cancelled: [ReminderID], since started: Date) -> String {
+        guard !cancelled.isEmpty else { return "nothing cancelled" }
+        let shown = cancelled.prefix(10).map(\.rawValue).joined(separator: ", ") + (cancelled.count > 10 ? ", …" : "")
+        return "cancelled \(cancelled.count) in \(String(format: "%.1f", Date().timeIntervalSince(started))) s: \(shown)"
     }
 }

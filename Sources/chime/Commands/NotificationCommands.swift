@@ -2,6 +2,7 @@ import ChimeCore
 import ChimeWire
 import ChimeCommandLine
 import Foundation
+import ChimeClient
 
 let jsonOption = OptionSpec(name: "json", value: nil, help: "Print the coordinator's JSON reply.")
 
@@ -94,12 +95,21 @@ enum SwitchCommand {
 
     static func run(_ arguments: Arguments, enabled: Bool) throws -> Int32 {
         guard !arguments.positionals.isEmpty else { throw UsageError("name at least one reminder ID") }
-        let (reply, raw) = try makeControlClient(arguments).call(
-            ControlRequest(command: .setEnabled(
-                arguments.positionals.map { ReminderID($0) }, enabled, recipient: arguments.value("recipient").map(RecipientID.init))),
-            SwitchResult.self)
-        guard !arguments.has("json"), let result = reply.result else { printJSON(raw); return 0 }
+        let client = try makeControlClient(arguments)
+        let request = ControlRequest(command: .setEnabled(
+            arguments.positionals.map { ReminderID($0) }, enabled, recipient: arguments.value("recipient").map(RecipientID.init)))
         let verb = enabled ? "enabled" : "disabled"
+        if request.routingRecipient == nil, try !client.isSingleShard() {
+            // Every recipient's reminder of these ids: each shard switches its own.
+            let replies = try client.scatter(request, expecting: SwitchResult.self)
+            let result = SwitchResult(changed: replies.results.flatMap(\.result.changed).sorted())
+            if !arguments.has("json") {
+                output(result.changed.isEmpty ? "nothing changed" : "\(verb) \(result.changed.map(\.rawValue).joined(separator: ", "))")
+            }
+            return finishGathered(result, partial: replies.partialError, json: arguments.has("json"))
+        }
+        let (reply, raw) = try client.call(request, SwitchResult.self)
+        guard !arguments.has("json"), let result = reply.result else { printJSON(raw); return 0 }
         output(result.changed.isEmpty ? "nothing changed" : "\(verb) \(result.changed.map(\.rawValue).joined(separator: ", "))")
         return 0
     }

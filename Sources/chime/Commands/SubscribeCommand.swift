@@ -10,16 +10,22 @@ enum SubscribeCommand: Command {
     static let spec = CommandSpec(
         name: "subscribe",
         summary: "Print fire events as they happen, each firing id once, with no gap across coordinator restarts.",
-        usage: "chime subscribe [--topic fire|badge|action] [--recipient R] [--since SEQ | --no-gap-fill] [--json] [--count N] [--timeout DURATION]",
+        usage: "chime subscribe [--topic fire|badge|action] [--recipient R] [--since SEQ|SHARD:SEQ,… | --no-gap-fill] [--json] [--count N] [--timeout DURATION]",
         options: [
             OptionSpec(name: "topic", value: "fire|badge|action", help: "Which events: fire (default; with catch-up), badge or action (live only)."),
             OptionSpec(name: "recipient", value: "R", help: "Only this recipient's events (topic fire.R, badge.R or action.R); all when absent."),
-            OptionSpec(name: "since", value: "SEQ", help: "First replay retained events with seq > SEQ (from the coordinator), then go on live with no gap and no duplicate."),
+            OptionSpec(name: "since", value: "SEQ", help: "First replay retained events with seq > SEQ (from the coordinator), then go on live with no gap and no duplicate. With several shards (seq counts per shard): SEQ for every shard, or SHARD:SEQ,SHARD:SEQ."),
             OptionSpec(name: "no-gap-fill", value: nil, help: "Print the live stream only: no catch-up after a coordinator restart or a seq gap."),
             OptionSpec(name: "json", value: nil, help: "Print each event's JSON, one a line."),
             OptionSpec(name: "count", value: "N", help: "Exit after N events."),
             OptionSpec(name: "timeout", value: "DURATION", help: "Exit with status 1 if --count events did not arrive in time."),
-        ] + CommonOptions.specs)
+        ] + CommonOptions.specs,
+        details: """
+            On a cluster of several shards (the coordinator's map names more than one) every shard's events
+            endpoint is subscribed (only the recipient's shard with --recipient), each with its own watermark
+            and catch-up: each firing id once, with no gap across any shard's restart. Events of different
+            shards arrive in no particular order; with --json each carries "shard".
+            """)
 
     static func run(_ arguments: Arguments) throws -> Int32 {
         let configuration = try CommonOptions.configuration(arguments)
@@ -37,6 +43,9 @@ enum SubscribeCommand: Command {
             timedOut = true
         }
         var received = 0
+        if let map = try shardMap(configuration), map.shards.count > 1 {
+            return try runAcrossShards(arguments, map: map, topic: topic, count: count, stop: stop, timedOut: timedOut)
+        }
         if topic != "fire" {
             if arguments.value("since") != nil { throw UsageError("--since applies to fire events only") }
             let subscriber = TopicSubscriber(

@@ -29,7 +29,7 @@ final class BulkRun {
         guard (1...1_000_000).contains(chunk) else { throw UsageError("--chunk must be between 1 and 1000000, not \(chunk)") }
         // With --json the one document on stdout says everything: nothing goes to stderr.
         progress = BulkProgress(verb: verb, quiet: isQuiet || isJSON)
-        scheduler = BulkScheduler(
+        scheduler = try BulkScheduler(
             client: try makeControlClient(arguments), configuration: try CommonOptions.configuration(arguments),
             chunkSize: chunk, progress: progress)
         let progress = progress

@@ -32,16 +32,32 @@ struct ItemFailure {
 /// again without it, that reminder counted failed with its input index; a chunk refused
 /// without naming a reminder is sent again in halves; `unavailable`, `store_full`,
 /// `unauthenticated` and `internal` stop the run.
+///
+/// On a cluster of several shards each shard has its own chunk (a reminder's shard is its
+/// recipient's), so every request goes to one shard whole and a resent chunk never touches
+/// another shard's reminders.
 final class BulkScheduler {
-    let client: ControlClient
+    typealias Item = (index: Int, id: String, bytes: Data)
+
+    /// The reminders waiting for one shard's next request.
+    struct Chunk {
+        var items: [Item] = []
+        var bytes = 0
+        /// A recipient of the chunk's reminders: the request's routing key.
+        var recipient: RecipientID?
+    }
+
+    let client: ClusterClient
     let maximumCount: Int
     let maximumBytes: Int
     let progress: BulkProgress
     let codec = WireCodec()
     let runID = UUID().uuidString
     var chunkNumber = 0
-    var pending: [(index: Int, id: String, bytes: Data)] = []
-    var pendingBytes = 0
+    /// Each shard's chunk (one entry, shard 0, on a single shard).
+    var chunks: [Int: Chunk] = [:]
+    /// Whether reminders are routed per shard (the cluster has more than one).
+    let isSharded: Bool
     private(set) var scheduled = 0
     private(set) var failed = 0
     /// The first ``keptFailures`` failures (all are passed to `onFailure`).
@@ -58,8 +74,10 @@ final class BulkScheduler {
     /// The request's fixed bytes around the reminders: `{"op":"schedule","requestId":"…","reminders":[` … `]}`.
     static let envelopeBytes = 128
 
-    init(client: ControlClient, configuration: ChimeConfiguration, chunkSize: Int, progress: BulkProgress) {
+    /// - Throws: `WireError` when the cluster's shard map cannot be had.
+    init(client: ClusterClient, configuration: ChimeConfiguration, chunkSize: Int, progress: BulkProgress) throws(WireError) {
         self.client = client
+        self.isSharded = try !client.isSingleShard()
         self.maximumCount = max(1, min(chunkSize, configuration.coordinator.maxRemindersPerRequest))
         // Half the request limit, at most 4 MiB: short loop turns on the coordinator.
         self.maximumBytes = max(1024, min(configuration.coordinator.maxRequestBytes / 2, 4 << 20))
@@ -75,11 +93,24 @@ final class BulkScheduler {
     /// Queues one reminder already in its wire JSON (checked by the caller).
     /// - Throws: `WireError(.unavailable)` when the coordinator does not answer.
     func add(json bytes: Data, id: String, index: Int) throws(WireError) {
-        if !pending.isEmpty && (pending.count >= maximumCount || pendingBytes + bytes.count + 1 + Self.envelopeBytes > maximumBytes) {
-            try flush()
+        // A reminder whose recipient does not decode goes to shard 0, which refuses it by name.
+        let recipient = isSharded ? (try? JSONDecoder().decode(RecipientOnly.self, from: bytes))?.recipient : nil
+        let shard = try recipient.map { recipient throws(WireError) in try client.shard(of: recipient) } ?? 0
+        var chunk = chunks[shard] ?? Chunk()
+        if !chunk.items.isEmpty && (chunk.items.count >= maximumCount || chunk.bytes + bytes.count + 1 + Self.envelopeBytes > maximumBytes) {
+            chunks[shard] = nil
+            try send(chunk)
+            chunk = Chunk()
         }
-        pending.append((index, id, bytes))
-        pendingBytes += bytes.count + 1
+        chunk.items.append((index, id, bytes))
+        chunk.bytes += bytes.count + 1
+        if chunk.recipient == nil { chunk.recipient = recipient }
+        chunks[shard] = chunk
+    }
+
+    /// The one field of a reminder's JSON that routes it.
+    struct RecipientOnly: Decodable {
+        var recipient: RecipientID
     }
 
     /// Counts an item that failed before sending (it did not decode).
@@ -87,22 +118,27 @@ final class BulkScheduler {
         record(ItemFailure(index: index, id: id, error: error))
     }
 
-    /// Sends what is queued.
+    /// Sends what is queued for every shard.
     /// - Throws: `WireError(.unavailable)`.
     func flush() throws(WireError) {
-        let chunk = pending
-        pending.removeAll(keepingCapacity: true)
-        pendingBytes = 0
-        try deliver(chunk)
+        let queued = chunks.sorted { $0.key < $1.key }
+        chunks.removeAll()
+        for (_, chunk) in queued { try send(chunk) }
+    }
+
+    /// Sends one shard's chunk.
+    /// - Throws: `WireError(.unavailable)`.
+    func send(_ chunk: Chunk) throws(WireError) {
+        try deliver(chunk.items, routing: chunk.recipient)
         progress.update(done: scheduled, failed: failed, fraction: fraction)
     }
 
     /// Sends `chunk`; without the reminder an error names, or in halves when the error names
     /// none (`malformed` JSON in one object), until each failing reminder stands alone.
-    func deliver(_ items: [(index: Int, id: String, bytes: Data)]) throws(WireError) {
+    func deliver(_ items: [Item], routing recipient: RecipientID?) throws(WireError) {
         var chunk = items
         while !chunk.isEmpty {
-            let reply = try send(chunk)
+            let reply = try send(chunk, routing: recipient)
             if reply.ok {
                 scheduled += chunk.count
                 for warning in reply.warnings ?? [] {
@@ -122,8 +158,8 @@ final class BulkScheduler {
             }
             if chunk.count > 1 {
                 let middle = chunk.count / 2
-                try deliver(Array(chunk[..<middle]))
-                try deliver(Array(chunk[middle...]))
+                try deliver(Array(chunk[..<middle]), routing: recipient)
+                try deliver(Array(chunk[middle...]), routing: recipient)
                 return
             }
             record(ItemFailure(index: chunk[0].index, id: chunk[0].id.isEmpty ? nil : chunk[0].id, error: error))
@@ -134,16 +170,16 @@ final class BulkScheduler {
     /// Errors about the connection or the whole cluster, not about a reminder.
     static let stopsTheRun: Set<WireError.Code> = [.unavailable, .storeFull, .unauthenticated, .internal]
 
-    func send(_ chunk: [(index: Int, id: String, bytes: Data)]) throws(WireError) -> ControlReply<ScheduleResult> {
+    func send(_ chunk: [Item], routing recipient: RecipientID?) throws(WireError) -> ControlReply<ScheduleResult> {
         chunkNumber += 1
         var body = Data(#"{"op":"schedule","requestId":"\#(runID)-\#(chunkNumber)","reminders":["#.utf8)
-        body.reserveCapacity(pendingBytes + Self.envelopeBytes)
+        body.reserveCapacity(chunk.reduce(0) { $0 + $1.bytes.count + 1 } + Self.envelopeBytes)
         for (position, item) in chunk.enumerated() {
             if position > 0 { body.append(UInt8(ascii: ",")) }
             body.append(item.bytes)
         }
         body.append(contentsOf: Array("]}".utf8))
-        let reply = try client.exchange(body)
+        let reply = try client.exchange(body, routing: recipient)
         return try codec.decode(ControlReply<ScheduleResult>.self, from: reply)
     }
 

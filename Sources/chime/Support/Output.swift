@@ -42,13 +42,44 @@ extension ControlClient {
     }
 }
 
-/// Makes a control client from the configuration's connect address and client settings.
-func makeControlClient(_ arguments: Arguments) throws -> ControlClient {
+extension ClusterClient {
+    /// Sends a request to its recipient's shard, returning the decoded reply and its raw
+    /// bytes (for `--json`).
+    /// - Throws: `WireError` (the coordinator's error, or `.unavailable`).
+    func call<Result: Codable & Sendable>(_ request: ControlRequest, _ type: Result.Type) throws -> (ControlReply<Result>, Data) {
+        try send(request, expecting: type)
+    }
+}
+
+/// Makes a cluster client with the configuration's client settings that asks for the shard
+/// map at each shard's control endpoint of the `cluster` section, else at the control
+/// connect address (one coordinator, or any shard of a cluster it does not describe).
+func makeControlClient(_ arguments: Arguments) throws -> ClusterClient {
     let configuration = try CommonOptions.configuration(arguments)
-    return try ControlClient(
-        endpoint: configuration.endpoints.control.connect,
+    let seeds = try ShardMap.configured(configuration.cluster).map { $0.shards.map(\.endpoints.control) }
+        ?? [configuration.endpoints.control.connect]
+    return try ClusterClient(
+        seeds: seeds,
         timeout: .milliseconds(configuration.client.requestTimeoutMilliseconds),
         retries: configuration.client.retries, curve: try CommonOptions.clientKeys(configuration, role: .operator))
+}
+
+/// Prints a result gathered across shards: with `--json` one document (`ok` false with the
+/// `partial` error when a shard did not answer), else nothing here; then, when partial, the
+/// error line on standard error.
+/// - Returns: 1 when `partial` is set, else 0.
+func finishGathered<Result: Codable & Sendable>(_ result: Result, partial: WireError?, json: Bool) -> Int32 {
+    if json {
+        var reply = ControlReply(requestId: nil, result: result)
+        if let partial {
+            reply.ok = false
+            reply.error = partial
+        }
+        printJSON(WireCodec().encode(reply))
+    }
+    guard let partial else { return 0 }
+    if !json { printError(CommandFailure(partial).humanMessage) }
+    return 1
 }
 
 extension StoreReport {
@@ -60,5 +91,16 @@ extension StoreReport {
         if let lastFsyncMilliseconds { lines.append(String(format: "last fsync: %.3f ms", lastFsyncMilliseconds)) }
         if let snapshotMilliseconds { lines.append(String(format: "snapshot written in %.1f ms", snapshotMilliseconds)) }
         return lines.joined(separator: "\n")
+    }
+}
+
+/// Runs `body`; a refused `cursor` (the user's `--cursor`) becomes a usage error (exit 2).
+/// - Throws: `UsageError` for a bad cursor; any other `WireError` as it is.
+func cursorAsUsage<Value>(_ body: () throws(WireError) -> Value) throws -> Value {
+    let outcome = Result { () throws(WireError) in try body() }
+    switch outcome {
+    case .success(let value): return value
+    case .failure(let error) where error.field == "cursor" && error.code == .invalidArgument: throw UsageError(error.message)
+    case .failure(let error): throw error
     }
 }

@@ -1,0 +1,142 @@
+import ChimeCore
+import ChimeWire
+import Foundation
+
+/// A page of a listing gathered from the shards.
+public struct ClusterPage<Result: Codable & Sendable>: Sendable {
+    /// The page (its `nextCursor` a ``ClusterCursor`` when it was merged across shards).
+    public var result: Result
+    /// The raw reply when one shard answered it alone (printed as the coordinator wrote it).
+    public var bytes: Data?
+    /// `partial` naming the shards that did not answer; `nil` when every shard did.
+    public var partial: WireError?
+}
+
+/// Dead letters' order across shards: due millisecond, then firing id (the coordinator's).
+struct DeadLetterOrder: Comparable {
+    var firingId: FiringID
+    static func < (lhs: DeadLetterOrder, rhs: DeadLetterOrder) -> Bool {
+        (lhs.firingId.dueAtMilliseconds, lhs.firingId) < (rhs.firingId.dueAtMilliseconds, rhs.firingId)
+    }
+}
+
+extension ClusterClient {
+    /// One page of `list`: from the filter's recipient's shard alone (its own cursor), or
+    /// merged in key order (id, then recipient) from every shard with a ``ClusterCursor``.
+    /// - Parameter cursor: the `nextCursor` of the previous page, as printed.
+    /// - Throws: `WireError`: `.invalidArgument` (field `cursor`) for a cursor of another
+    ///   form; a shard's refusal; `.unavailable` when the only shard asked did not answer.
+    public func list(_ filter: ReminderFilter, all: Bool, limit: Int?, cursor: String?) throws(WireError) -> ClusterPage<ListResult> {
+        if try isSingleShard() || filter.recipient != nil {
+            let pageCursor = try cursor.map { text throws(WireError) in try PageCursor(text: text, expecting: .list) }
+            let (reply, bytes) = try send(
+                ControlRequest(command: .list(filter, all: all, limit: limit, cursor: pageCursor)), expecting: ListResult.self)
+            return ClusterPage(result: reply.result ?? ListResult(reminders: [], total: 0), bytes: bytes)
+        }
+        let pageSize = try PageSize.checked(limit)
+        let (pages, start, replies) = try gatherPages(kind: .list, cursor: cursor, expecting: ListResult.self) { shardCursor in
+            .list(filter, all: all, limit: pageSize, cursor: shardCursor)
+        }
+        let shardPages = try pages.map { (shard, result) throws(WireError) in
+            PageMerge.ShardPage(
+                shard: shard,
+                items: result.reminders.map { (ReminderKey($0.reminder.id, of: $0.reminder.recipient).storage, $0) },
+                frontier: try Self.frontierKey(result.nextCursor, kind: .list))
+        }
+        let merged = PageMerge.merge(shardPages, limit: pageSize)
+        let next = Self.advanced(start, by: merged.next.mapValues { $0.map { Array($0.utf8) } })
+        let isWhole = cursor == nil && next.isFinished && replies.missing.isEmpty
+        return ClusterPage(
+            result: ListResult(reminders: merged.items, total: isWhole ? merged.items.count : nil, nextCursor: next.isFinished ? nil : next.text),
+            bytes: nil, partial: replies.partialError)
+    }
+
+    /// One page of `deadLetters`, merged from every shard oldest due first (a single shard's
+    /// reply as it is).
+    /// - Throws: as ``list(_:all:limit:cursor:)``.
+    public func deadLetters(limit: Int?, cursor: String?) throws(WireError) -> ClusterPage<DeadLettersResult> {
+        if try isSingleShard() {
+            let pageCursor = try cursor.map { text throws(WireError) in try PageCursor(text: text, expecting: .deadLetters) }
+            let (reply, bytes) = try send(
+                ControlRequest(command: .deadLetters(limit: limit, cursor: pageCursor)), expecting: DeadLettersResult.self)
+            return ClusterPage(result: reply.result ?? DeadLettersResult(firings: []), bytes: bytes)
+        }
+        let pageSize = try PageSize.checked(limit)
+        let (pages, start, replies) = try gatherPages(kind: .deadLetters, cursor: cursor, expecting: DeadLettersResult.self) {
+            .deadLetters(limit: pageSize, cursor: $0)
+        }
+        let shardPages = try pages.map { (shard, result) throws(WireError) in
+            PageMerge.ShardPage(
+                shard: shard, items: result.firings.map { (DeadLetterOrder(firingId: $0.firingId), $0) },
+                frontier: try Self.frontierKey(result.nextCursor, kind: .deadLetters).flatMap { FiringID($0) }
+                    .map(DeadLetterOrder.init(firingId:)))
+        }
+        let merged = PageMerge.merge(shardPages, limit: pageSize)
+        let next = Self.advanced(start, by: merged.next.mapValues { $0.map { Array($0.firingId.text.utf8) } })
+        return ClusterPage(
+            result: DeadLettersResult(firings: merged.items, nextCursor: next.isFinished ? nil : next.text), bytes: nil,
+            partial: replies.partialError)
+    }
+
+    /// Asks every shard not done for its next page (its own cursor from `cursor`).
+    /// - Returns: the answered pages, the cursor they started from, and the replies.
+    func gatherPages<Result: Codable & Sendable>(
+        kind: PageCursor.Kind, cursor: String?, expecting: Result.Type, command: (PageCursor?) -> ControlRequest.Command
+    ) throws(WireError) -> (pages: [(Int, Result)], start: ClusterCursor, replies: ShardReplies<Result>) {
+        let map = try currentMap()
+        var start = ClusterCursor(kind: kind, mapEpoch: map.mapEpoch, positions: [:])
+        if let cursor {
+            guard ClusterCursor.isClusterCursor(cursor) else {
+                throw WireError(
+                    .invalidArgument, "the cursor is a single shard's; this cluster has \(map.shards.count) shards: start again without it",
+                    field: "cursor")
+            }
+            start = try ClusterCursor(text: cursor, expecting: kind)
+        }
+        var bodies: [Int: Data] = [:]
+        let requestId = UUID().uuidString
+        for shard in map.shards where start.positions[shard.id] != .done {
+            bodies[shard.id] = codec.encode(ControlRequest(requestId: requestId, command: command(start.shardCursor(shard.id))))
+            if start.positions[shard.id] == nil { start.positions[shard.id] = .start }
+        }
+        start.mapEpoch = map.mapEpoch
+        let replies = try gather(scatterExchange(bodies), expecting: Result.self)
+        return (replies.results.map { ($0.shard, $0.result) }, start, replies)
+    }
+
+    /// The key of a shard's `nextCursor` (`nil` when it finished).
+    /// - Throws: `WireError(.malformed)` when a shard's cursor is not of its listing.
+    static func frontierKey(_ nextCursor: String?, kind: PageCursor.Kind) throws(WireError) -> String? {
+        guard let nextCursor else { return nil }
+        let cursor: PageCursor
+        do {
+            cursor = try PageCursor(text: nextCursor, expecting: kind)
+        } catch {
+            throw WireError(.malformed, "a shard's nextCursor is not one of its listing: \(error.message)")
+        }
+        guard let key = cursor.textKey else { throw WireError(.malformed, "a shard's nextCursor holds no text key") }
+        return key
+    }
+
+    /// `start` with each merged shard's next position (shards not answered keep theirs).
+    static func advanced(_ start: ClusterCursor, by next: [Int: PageMerge.Next<[UInt8]>]) -> ClusterCursor {
+        var cursor = start
+        for (shard, position) in next {
+            switch position {
+            case .after(let key): cursor.positions[shard] = .after(key)
+            case .done: cursor.positions[shard] = .done
+            }
+        }
+        return cursor
+    }
+}
+
+extension PageMerge.Next {
+    /// The position with its key mapped.
+    func map<Other>(_ transform: (Key) -> Other) -> PageMerge.Next<Other> {
+        switch self {
+        case .after(let key): .after(transform(key))
+        case .done: .done
+        }
+    }
+}

@@ -1,0 +1,104 @@
+import ChimeCore
+import ChimeRuntime
+import ChimeSecurity
+import ChimeWire
+import Foundation
+import Synchronization
+import ZeroMQ
+
+/// Receives fire events from every shard of a cluster, with no gap and no duplicate per
+/// shard across any shard's restart or failover: one ``SubscriberClient`` per shard, each on
+/// its own thread with its own events socket, its own ``GapFiller`` (one watermark per
+/// shard: `seq` counts per shard) and its own catch-up from that shard's control endpoint.
+///
+/// A recipient lives on one shard, so its events come from that shard alone: with
+/// `recipient` only its shard is subscribed. Events of different shards are delivered in
+/// arrival order (no order holds across shards); `onEvent` is called by one thread at a time.
+public final class ClusterSubscriber: Sendable {
+    let map: ShardMap
+    let recipient: RecipientID?
+    let stop: StopSignal
+    let highWaterMark: Int32
+    let curve: CurveClientKeys?
+
+    /// - Parameters:
+    ///   - map: the cluster's shard map (each shard's `events` and `control` endpoints).
+    ///   - recipient: one recipient's events only (its shard only); every event when `nil`.
+    ///   - highWaterMark: events queued per shard before ZeroMQ drops (ZMQ_RCVHWM).
+    ///   - curve: this subscriber's key and the coordinators' public key; `nil` without CURVE.
+    public init(map: ShardMap, recipient: RecipientID?, stop: StopSignal, highWaterMark: Int32 = 250_000, curve: CurveClientKeys? = nil) {
+        self.map = map
+        self.recipient = recipient
+        self.stop = stop
+        self.highWaterMark = highWaterMark
+        self.curve = curve
+    }
+
+    /// Where a shard's catch-up comes from.
+    public struct CatchUp: Sendable {
+        /// Each control request's timeout.
+        public var timeout: Duration
+        /// Resends after a timeout.
+        public var retries: Int
+        /// The ZeroMQ context of the catch-up sockets (shut it down to end waits at once).
+        public var context: Context
+        /// Per shard, the `seq` after which to replay retained events first; a shard absent
+        /// starts now.
+        public var since: [Int: UInt64]
+
+        /// Creates the value from its fields (see each property for meaning and units).
+        public init(timeout: Duration, retries: Int, context: Context, since: [Int: UInt64]) {
+            self.timeout = timeout
+            self.retries = retries
+            self.context = context
+            self.since = since
+        }
+    }
+
+    /// The shards subscribed: the recipient's alone, or every shard.
+    public var shards: [ShardMap.Shard] {
+        guard let recipient, let owner = map.shard(of: recipient) else { return map.shards }
+        return [owner]
+    }
+
+    /// Calls `onEvent` for every fire event of every shard subscribed until the stop signal.
+    /// - Parameters:
+    ///   - catchUp: with it, each shard's gaps and restarts are filled from its catch-up.
+    ///   - onReady: called once every shard's subscription is sent.
+    /// - Throws: the first error a shard's subscriber threw (`ZeroMQError` for a bad
+    ///   endpoint, `WireError` when a shard refuses `events`); the other shards are stopped.
+    public func run(catchUp: CatchUp?, onReady: @escaping @Sendable () -> Void = {}, onEvent: @escaping @Sendable (FireEvent, Data) -> Void) throws {
+        let shards = shards
+        let delivery = Mutex<Void>(())
+        let failure = Mutex<(any Error)?>(nil)
+        let ready = Atomic<Int>(0)
+        let group = DispatchGroup()
+        for shard in shards {
+            group.enter()
+            let thread = Thread { [self] in
+                defer { group.leave() }
+                do {
+                    let subscriber = SubscriberClient(
+                        endpoint: shard.endpoints.events, recipient: recipient, stop: stop, highWaterMark: highWaterMark, curve: curve)
+                    let client = try catchUp.map { catchUp in
+                        try ControlClient(
+                            endpoint: shard.endpoints.control, timeout: catchUp.timeout, retries: catchUp.retries, curve: curve,
+                            context: catchUp.context)
+                    }
+                    try subscriber.run(
+                        catchUp: client.map { ($0, catchUp?.since[shard.id]) },
+                        onReady: { if ready.add(1, ordering: .acquiringAndReleasing).newValue == shards.count { onReady() } },
+                        onEvent: { event, raw in delivery.withLock { _ in onEvent(event, raw) } })
+                } catch {
+                    // An error after the stop (a catch-up context shut down) is the stop's echo.
+                    if !stop.isStopRequested { failure.withLock { if $0 == nil { $0 = error } } }
+                    stop.requestStop()
+                }
+            }
+            thread.name = "chime-subscriber-\(shard.id)"
+            thread.start()
+        }
+        group.wait()
+        if let error = failure.withLock({ $0 }) { throw error }
+    }
+}

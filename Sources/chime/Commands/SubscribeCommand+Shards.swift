@@ -1,0 +1,119 @@
+import ChimeClient
+import ChimeCommandLine
+import ChimeCore
+import ChimeRuntime
+import ChimeSecurity
+import ChimeWire
+import Foundation
+import Synchronization
+import ZeroMQ
+
+extension SubscribeCommand {
+    /// The configuration's `cluster` map, else the coordinator's answer to `map`; `nil` when
+    /// no coordinator answers (one coordinator is assumed: the subscriber waits for it, as
+    /// before shards).
+    /// - Throws: `WireError` when a coordinator refuses `map`; configuration errors.
+    static func shardMap(_ configuration: ChimeConfiguration) throws -> ShardMap? {
+        if let configured = try ShardMap.configured(configuration.cluster) { return configured }
+        let client = try ClusterClient(
+            seeds: [configuration.endpoints.control.connect],
+            timeout: .milliseconds(configuration.client.requestTimeoutMilliseconds), retries: 0,
+            curve: try CommonOptions.clientKeys(configuration, role: .subscriber))
+        do {
+            return try client.currentMap()
+        } catch where error.code == .unavailable {
+            return nil
+        }
+    }
+
+    /// `subscribe` on a cluster of several shards: every shard's events (the recipient's
+    /// shard alone with `--recipient`), fire events gap-free per shard.
+    static func runAcrossShards(
+        _ arguments: Arguments, map: ShardMap, topic: String, count: Int?, stop: StopSignal, timedOut: Bool
+    ) throws -> Int32 {
+        let configuration = try CommonOptions.configuration(arguments)
+        let recipient = arguments.value("recipient").map { RecipientID($0) }
+        let curve = try CommonOptions.clientKeys(configuration, role: .subscriber)
+        let json = arguments.has("json")
+        let received = Atomic<Int>(0)
+        /// Prints one event unless --count was reached; stops at --count.
+        let deliver: @Sendable (String) -> Void = { line in
+            guard count.map({ received.load(ordering: .acquiring) < $0 }) ?? true else { return }
+            output(line)
+            let total = received.add(1, ordering: .acquiringAndReleasing).newValue
+            if let count, total >= count { stop.requestStop() }
+        }
+        if topic != "fire" {
+            if arguments.value("since") != nil { throw UsageError("--since applies to fire events only") }
+            try runTopicAcrossShards(map: map, topic: topic, recipient: recipient, configuration: configuration, curve: curve, stop: stop) { name, raw in
+                deliver(json ? String(decoding: raw, as: UTF8.self) : "\(name) \(String(decoding: raw, as: UTF8.self))")
+            }
+            return try finish(received: received.load(ordering: .acquiring), count: count, timedOut: timedOut)
+        }
+        var catchUp: ClusterSubscriber.CatchUp?
+        if !arguments.has("no-gap-fill") {
+            let catchUpContext = try Context()
+            stop.onStop { catchUpContext.shutdown() }
+            catchUp = ClusterSubscriber.CatchUp(
+                timeout: .milliseconds(configuration.client.requestTimeoutMilliseconds), retries: configuration.client.retries,
+                context: catchUpContext, since: try since(arguments.value("since"), shards: map.shards.map(\.id)))
+        } else if arguments.value("since") != nil {
+            throw UsageError("--since needs the catch-up that --no-gap-fill turns off")
+        }
+        let subscriber = ClusterSubscriber(
+            map: map, recipient: recipient, stop: stop, highWaterMark: configuration.eventHighWaterMark, curve: curve)
+        try subscriber.run(catchUp: catchUp) { event, raw in
+            deliver(json ? String(decoding: raw, as: UTF8.self) : describe(event))
+        }
+        return try finish(received: received.load(ordering: .acquiring), count: count, timedOut: timedOut)
+    }
+
+    /// `--since`: `SEQ` for every shard, or `SHARD:SEQ,SHARD:SEQ` (shards not named start now).
+    /// - Throws: `UsageError` for anything else, or a shard not in the map.
+    static func since(_ text: String?, shards: [Int]) throws -> [Int: UInt64] {
+        guard let text else { return [:] }
+        if let seq = UInt64(text) { return Dictionary(uniqueKeysWithValues: shards.map { ($0, seq) }) }
+        var result: [Int: UInt64] = [:]
+        for part in text.split(separator: ",", omittingEmptySubsequences: false) {
+            let pieces = part.split(separator: ":", omittingEmptySubsequences: false)
+            guard pieces.count == 2, let shard = Int(pieces[0]), let seq = UInt64(pieces[1]) else {
+                throw UsageError("--since must be SEQ or SHARD:SEQ,SHARD:SEQ, not '\(text)'")
+            }
+            guard shards.contains(shard) else {
+                throw UsageError("--since names shard \(shard); the map's shards are \(shards.map(String.init).joined(separator: ", "))")
+            }
+            result[shard] = seq
+        }
+        return result
+    }
+
+    /// Badge or action events (live only) from each shard, one thread per shard.
+    static func runTopicAcrossShards(
+        map: ShardMap, topic: String, recipient: RecipientID?, configuration: ChimeConfiguration, curve: CurveClientKeys?,
+        stop: StopSignal, onMessage: @escaping @Sendable (String, Data) -> Void
+    ) throws {
+        let shards = recipient.flatMap { map.shard(of: $0) }.map { [$0] } ?? map.shards
+        let failure = Mutex<(any Error)?>(nil)
+        let delivery = Mutex<Void>(())
+        let group = DispatchGroup()
+        let highWaterMark = configuration.eventHighWaterMark
+        for shard in shards {
+            group.enter()
+            let thread = Thread {
+                defer { group.leave() }
+                do {
+                    let subscriber = TopicSubscriber(
+                        endpoint: shard.endpoints.events, prefix: topic + ".", recipient: recipient, stop: stop,
+                        highWaterMark: highWaterMark, curve: curve)
+                    try subscriber.run { name, raw in delivery.withLock { _ in onMessage(name, raw) } }
+                } catch {
+                    if !stop.isStopRequested { failure.withLock { if $0 == nil { $0 = error } } }
+                    stop.requestStop()
+                }
+            }
+            thread.start()
+        }
+        group.wait()
+        if let error = failure.withLock({ $0 }) { throw error }
+    }
+}

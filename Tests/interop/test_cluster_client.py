@@ -1,0 +1,255 @@
+"""The Python cluster client (clients/python/chime_client) against fake pyzmq shards.
+
+The slot function is pinned against the Swift values; routing, the schedule split, the
+list merge with a cluster cursor, cancel across shards with one requestId, `wrong_shard`
+from an old map epoch, and `partial` for a silent shard run against in-process ROUTER
+stubs on inproc:// (each on a thread of its own, stopped and joined by the test).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import random
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+import zmq
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "clients" / "python"))
+
+from chime_client import ChimeError, ClusterClient, CursorError, crc32c, merge, shard_of, slot_of  # noqa: E402
+from chime_client import cursor as cursors  # noqa: E402
+
+
+@pytest.mark.parametrize("recipient, slot", [("alice", 654), ("bob", 1748), ("123456789", 643), ("", 0)])
+def test_slot_matches_the_swift_values(recipient, slot):
+    assert slot_of(recipient) == slot
+
+
+def test_crc32c_check_value():
+    assert crc32c(b"123456789") == 0xE3069283
+    assert crc32c(b"") == 0
+    assert slot_of("alice", slot_count=1) == 0
+
+
+def even_map(tag: str, count: int, epoch: int = 1) -> dict:
+    shards = []
+    for shard in range(count):
+        shards.append({"id": shard, "slots": [[shard * 4096 // count, (shard + 1) * 4096 // count - 1]],
+                       "endpoints": {"control": f"inproc://py-shard-{tag}-{shard}", "events": "inproc://none"}})
+    return {"mapEpoch": epoch, "slotCount": 4096, "shards": shards}
+
+
+def recipient_on(shard: int, shard_map: dict) -> str:
+    return next(f"r{n}" for n in range(100_000) if shard_of(shard_map, f"r{n}") == shard)
+
+
+class FakeShard:
+    """A ROUTER on inproc answering each request with `answer(shard, request)`; None is silence."""
+
+    def __init__(self, context: zmq.Context, endpoint: str, shard: int, answer):
+        self.shard, self.answer, self.requests = shard, answer, []
+        self.stopping = threading.Event()
+        self.socket = context.socket(zmq.ROUTER)
+        self.socket.setsockopt(zmq.LINGER, 0)
+        self.socket.bind(endpoint)
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    def _serve(self):
+        try:
+            while not self.stopping.is_set():
+                if not self.socket.poll(20, zmq.POLLIN):
+                    continue
+                identity, _, body = self.socket.recv_multipart()
+                request = json.loads(body)
+                self.requests.append(request)
+                reply = self.answer(self.shard, request)
+                if reply is not None:
+                    reply.setdefault("requestId", request.get("requestId"))
+                    self.socket.send_multipart([identity, b"", json.dumps(reply).encode()])
+        finally:
+            self.socket.close()
+
+    def stop(self):
+        self.stopping.set()
+        self.thread.join(timeout=2)
+        assert not self.thread.is_alive()
+
+
+@pytest.fixture
+def rig(request):
+    """rig(tag, answer, count=3, silent=()) → (client, shards, map); everything stopped after."""
+    context = zmq.Context()
+    made = []
+
+    def build(tag, answer, count=3, silent=(), timeout_s=0.3):
+        shard_map = even_map(tag, count)
+
+        def serve(shard, req):
+            if shard in silent:
+                return None
+            if req["op"] == "map":
+                return {"ok": True, "result": shard_map}
+            return answer(shard, req)
+
+        shards = [FakeShard(context, s["endpoints"]["control"], s["id"], serve) for s in shard_map["shards"]]
+        made.extend(shards)
+        client = ClusterClient([shard_map["shards"][0]["endpoints"]["control"]], context=context,
+                               timeout_s=timeout_s, retries=0)
+        return client, shards, shard_map
+
+    yield build
+    for shard in made:
+        shard.stop()
+    context.term()
+
+
+def listing(reminder_id: str, recipient: str) -> dict:
+    return {"reminder": {"id": reminder_id, "recipient": recipient}, "state": "pending", "deliveredCount": 0}
+
+
+def list_page(held: list, req: dict) -> dict:
+    keys = sorted(((r + "\0" + p).encode(), (r, p)) for r, p in held)
+    after = cursors.shard_cursor_key(req["cursor"], cursors.LIST) if "cursor" in req else None
+    remaining = [entry for entry in keys if after is None or entry[0] > after]
+    page = remaining[:req.get("limit", 250)]
+    result = {"reminders": [listing(*entry[1]) for entry in page]}
+    if len(remaining) > len(page):
+        result["nextCursor"] = cursors.shard_cursor(cursors.LIST, page[-1][0])
+    return {"ok": True, "result": result}
+
+
+def test_schedule_is_split_by_shard_and_merged_in_order(rig):
+    def answer(shard, req):
+        return {"ok": True, "result": {"scheduled": [
+            {"id": f"{r['id']}@{shard}", "replaced": False, "state": "pending"} for r in req["reminders"]]}}
+
+    client, shards, shard_map = rig("split", answer)
+    on = [recipient_on(s, shard_map) for s in range(3)]
+    reminders = [{"id": "a", "recipient": on[1]}, {"id": "b", "recipient": on[0]},
+                 {"id": "c", "recipient": on[2]}, {"id": "d", "recipient": on[1]}]
+    reply = client.schedule(reminders, request_id="py-split-1")
+    assert [item["id"] for item in reply["result"]["scheduled"]] == ["a@1", "b@0", "c@2", "d@1"]
+    for shard in shards:
+        sent = [req for req in shard.requests if req["op"] == "schedule"]
+        assert [req["requestId"] for req in sent] == ["py-split-1"]
+    assert [r["id"] for r in next(req for req in shards[1].requests if req["op"] == "schedule")["reminders"]] == ["a", "d"]
+
+
+def test_list_returns_every_reminder_once_in_key_order(rig):
+    shard_map = even_map("list", 3)
+    on = [recipient_on(s, shard_map) for s in range(3)]
+    held = {0: [("a0", on[0]), ("g0", on[0])], 1: [("c1", on[1]), ("k1", on[1])],
+            2: [(f"{x}2", on[2]) for x in "acegk"]}
+    client, _, _ = rig("list", lambda shard, req: list_page(held[shard], req))
+    listed, cursor, pages = [], None, 0
+    while True:
+        page, partial = client.list(limit=2, cursor=cursor)
+        assert partial is None
+        assert len(page["reminders"]) <= 2
+        listed += [entry["reminder"]["id"] for entry in page["reminders"]]
+        pages += 1
+        cursor = page.get("nextCursor")
+        if cursor is None or pages > 20:
+            break
+    assert listed == ["a0", "a2", "c1", "c2", "e2", "g0", "g2", "k1", "k2"]
+    assert pages == 5
+
+
+def test_a_silent_shard_makes_the_list_partial_naming_it(rig):
+    shard_map = even_map("silent", 3)
+    on = [recipient_on(s, shard_map) for s in range(3)]
+    client, _, _ = rig("silent", lambda shard, req: list_page([(f"x{shard}", on[shard])], req), silent=(2,))
+    page, partial = client.list(limit=10)
+    assert [entry["reminder"]["id"] for entry in page["reminders"]] == ["x0", "x1"]
+    assert partial["code"] == "partial"
+    assert partial["shard"] == 2
+    assert "shard 2" in partial["message"]
+    _, positions = cursors.decode(page["nextCursor"], cursors.LIST)
+    assert positions == {0: True, 1: True, 2: None}
+
+
+def test_cancel_all_goes_to_every_shard_with_one_request_id(rig):
+    client, shards, _ = rig("cancel", lambda shard, req: {"ok": True, "result": {"cancelled": [f"z{shard}", f"a{shard}"]}})
+    cancelled, partial = client.cancel(all=True, request_id="py-cancel-1")
+    assert partial is None
+    assert cancelled == ["a0", "a1", "a2", "z0", "z1", "z2"]
+    for shard in shards:
+        assert [req["requestId"] for req in shard.requests if req["op"] == "cancel"] == ["py-cancel-1"]
+
+
+def test_an_old_map_epoch_is_redirected_with_the_same_request_id(rig):
+    """The client's map (epoch 1) puts bob on shard 0; under epoch 2 shard 1 owns him."""
+    old = even_map("epoch", 2, epoch=1)
+    old["shards"][0]["slots"], old["shards"][1]["slots"] = [[0, 2047]], [[2048, 4095]]
+    new = json.loads(json.dumps(old))
+    new["mapEpoch"] = 2
+    new["shards"][0]["slots"], new["shards"][1]["slots"] = [[0, 1023]], [[1024, 4095]]
+    served = []
+
+    def answer(shard, req):
+        if req["op"] == "map":
+            served.append(shard)
+            return {"ok": True, "result": old if shard == 0 and len(served) == 1 else new}
+        if shard == 0:
+            return {"ok": False, "error": {"code": "wrong_shard", "message": "moved", "shard": 1, "mapEpoch": 2}}
+        return {"ok": True, "result": {"recipient": req["recipient"], "badge": req["value"], "changed": True}}
+
+    context = zmq.Context()
+    shards = [FakeShard(context, s["endpoints"]["control"], s["id"], answer) for s in old["shards"]]
+    try:
+        client = ClusterClient([old["shards"][0]["endpoints"]["control"]], context=context, timeout_s=0.3, retries=0)
+        assert client.current_map()["mapEpoch"] == 1
+        reply = client.request({"op": "badge", "recipient": "bob", "value": 7, "requestId": "py-moved-1"}, "bob")
+        assert reply["ok"] and reply["result"]["badge"] == 7
+        assert client.map["mapEpoch"] == 2
+        assert [r["requestId"] for r in shards[0].requests if r["op"] == "badge"] == ["py-moved-1"]
+        assert [r["requestId"] for r in shards[1].requests if r["op"] == "badge"] == ["py-moved-1"]
+    finally:
+        for shard in shards:
+            shard.stop()
+        context.term()
+
+
+def test_refusal_field_is_reindexed_to_the_callers_list(rig):
+    def answer(shard, req):
+        if shard == 2:
+            return {"ok": False, "error": {"code": "invalid_argument", "message": "bad", "field": "reminders[0].trigger"}}
+        return {"ok": True, "result": {"scheduled": [{"id": r["id"]} for r in req["reminders"]]}}
+
+    client, _, shard_map = rig("refuse", answer)
+    on = [recipient_on(s, shard_map) for s in range(3)]
+    with pytest.raises(ChimeError) as raised:
+        client.schedule([{"id": "a", "recipient": on[0]}, {"id": "c", "recipient": on[2]}])
+    assert raised.value.error["field"] == "reminders[1].trigger"
+
+
+def test_cursor_matches_the_swift_bytes_and_decodes_garbage_totally():
+    text = cursors.encode(cursors.DEAD_LETTERS, 2, {1: b"A", 0: True})
+    assert base64.urlsafe_b64decode(text + "=" * (-len(text) % 4)) == bytes([0x53, 0x44, 2, 2, 0, 2, 1, 1, 1, 0x41])
+    assert cursors.decode(text, cursors.DEAD_LETTERS) == (2, {0: True, 1: b"A"})
+    generator = random.Random(26)
+    refused = 0
+    for round_number in range(3000):
+        raw = bytes(generator.randrange(256) for _ in range(generator.randrange(40)))
+        if round_number % 2 == 0:
+            raw = bytes([0x53, 0x4C]) + raw
+        try:
+            cursors.decode(base64.urlsafe_b64encode(raw).decode().rstrip("="), cursors.LIST)
+        except CursorError:
+            refused += 1
+    assert refused > 2000
+    for bad in ["", "!", "U", "UA", "U___"]:
+        with pytest.raises(CursorError):
+            cursors.decode(bad, cursors.LIST)
+
+
+def test_merge_takes_only_what_is_below_the_lowest_frontier():
+    pages = [(0, [(b"a", "a"), (b"m", "m")], b"m"), (1, [(b"b", "b")], None), (2, [(b"c", "c"), (b"z", "z")], None)]
+    assert merge(pages, 10) == (["a", "b", "c", "m"], {0: b"m", 1: True, 2: b"m"})
+    assert merge([(0, [(b"a", "a"), (b"d", "d")], None), (1, [(b"b", "b"), (b"c", "c")], b"c")], 2) == \
+        (["a", "b"], {0: b"b", 1: b"b"})

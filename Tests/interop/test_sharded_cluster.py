@@ -1,0 +1,237 @@
+"""Process tests of the client side of sharding: 3 real shards (`chime coordinator --shard k`)
+on loopback, the CLI and the Python client routing by slot.
+
+- reminders land on their slot's shard; `list --all-pages` returns each exactly once while
+  others are scheduled and cancelled;
+- `cancel --all` across shards;
+- one shard stopped (SIGSTOP): `list` and `ctl status` are partial naming it, exit 1, and
+  the other shards keep firing on time;
+- a gap-free subscriber across all shards (Swift `chime subscribe` and the Python
+  ClusterSubscriber) prints each firing id exactly once across a kill -9 and restart of one
+  shard.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "clients" / "python"))
+
+from chime_client import ClusterClient, ClusterSubscriber, shard_of, slot_of  # noqa: E402
+from conftest import chime_binary, control_request  # noqa: E402
+from sharded import ShardedCluster  # noqa: E402
+
+RECIPIENTS = 1000
+REMINDERS = 10_000
+
+
+@pytest.fixture
+def sharded(tmp_path):
+    cluster = ShardedCluster(chime_binary(), tmp_path, shards=3, workers=1,
+                             extra={"client": {"requestTimeoutMilliseconds": 1000, "retries": 0}})
+    try:
+        cluster.start()
+        yield cluster
+    except BaseException:
+        print(cluster.logs())
+        raise
+    finally:
+        cluster.stop()
+
+
+def write_reminders(path: Path, count: int, recipients: int, due: str = "1h", prefix: str = "n") -> list[tuple[str, str]]:
+    keys = []
+    with path.open("w") as out:
+        for index in range(count):
+            recipient = f"u{index % recipients}"
+            keys.append((recipient, f"{prefix}{index}"))
+            out.write(json.dumps({"id": f"{prefix}{index}", "recipient": recipient, "trigger": {"in": due},
+                                  "content": {"title": "t"}}) + "\n")
+    return keys
+
+
+def listed_keys(output: str) -> list[tuple[str, str]]:
+    keys = []
+    for line in output.splitlines():
+        reminder = json.loads(line)["reminder"]
+        keys.append((reminder["recipient"], reminder["id"]))
+    return keys
+
+
+def test_reminders_land_on_their_slots_shard_and_list_returns_each_once_while_others_change(sharded):
+    expected = write_reminders(sharded.directory / "bulk.ndjson", REMINDERS, RECIPIENTS)
+    scheduled = sharded.run("schedule", "--file", str(sharded.directory / "bulk.ndjson"), "--json", timeout_s=300)
+    assert scheduled.returncode == 0, scheduled.stdout + scheduled.stderr
+    assert json.loads(scheduled.stdout)["result"]["scheduled"] == REMINDERS
+    shard_map = sharded.shard_map
+    for shard in range(3):
+        reply = control_request(sharded.control(shard), {"op": "status"}, timeout_s=5)
+        held = reply["result"]["reminders"]["pending"]
+        expected_here = sum(1 for recipient, _ in expected if shard_of(shard_map, recipient) == shard)
+        assert held == expected_here
+        page = control_request(sharded.control(shard), {"op": "list", "limit": 200}, timeout_s=5)["result"]["reminders"]
+        low, high = shard_map["shards"][shard]["slots"][0]
+        assert all(low <= slot_of(entry["reminder"]["recipient"]) <= high for entry in page)
+    stop = threading.Event()
+    changes = {"scheduled": 0}
+
+    def churn():
+        # Others scheduled and cancelled meanwhile (ids outside the listed set).
+        number = 0
+        while not stop.is_set():
+            sharded.run("schedule", "--recipient", f"x{number}", "--in", "1h", "--id", f"x{number}", "--quiet")
+            if number > 0:
+                sharded.run("cancel", f"x{number - 1}", "--recipient", f"x{number - 1}", "--quiet")
+            number += 1
+            changes["scheduled"] = number
+
+    thread = threading.Thread(target=churn, daemon=True)
+    thread.start()
+    try:
+        listing = sharded.run("list", "--all-pages", "--json", "--limit", "250", timeout_s=300)
+    finally:
+        stop.set()
+        thread.join(timeout=30)
+    assert listing.returncode == 0, listing.stderr
+    keys = listed_keys(listing.stdout)
+    counts = Counter(keys)
+    assert [key for key, seen in counts.items() if seen > 1] == []
+    assert sorted(key for key in keys if key[1].startswith("n")) == sorted(expected)
+    assert changes["scheduled"] > 0
+
+
+def test_python_client_routes_and_lists_and_cancel_all_reaches_every_shard(sharded):
+    client = ClusterClient([sharded.control(0)], timeout_s=5.0, retries=0)
+    at = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() + 3600))
+    expected = [(f"u{index % 100}", f"n{index}") for index in range(300)]
+    reply = client.schedule([{"id": reminder_id, "recipient": recipient, "trigger": {"at": at}, "content": {"title": "t"}}
+                             for recipient, reminder_id in expected], request_id="py-bulk-1")
+    assert [item["id"] for item in reply["result"]["scheduled"]] == [reminder_id for _, reminder_id in expected]
+    for shard in range(3):
+        held = control_request(sharded.control(shard), {"op": "list", "limit": 1000}, timeout_s=5)["result"]["reminders"]
+        assert sorted((e["reminder"]["recipient"], e["reminder"]["id"]) for e in held) == \
+            sorted(key for key in expected if shard_of(sharded.shard_map, key[0]) == shard)
+    listed, cursor = [], None
+    while True:
+        page, partial = client.list(limit=40, cursor=cursor)
+        assert partial is None
+        listed += [(e["reminder"]["recipient"], e["reminder"]["id"]) for e in page["reminders"]]
+        cursor = page.get("nextCursor")
+        if cursor is None:
+            break
+    assert sorted(listed) == sorted(expected)
+    # The Python client's cursor is the CLI's: the CLI goes on from a Python page.
+    first, _ = client.list(limit=100)
+    rest = sharded.run("list", "--json", "--limit", "1000", "--cursor", first["nextCursor"])
+    assert rest.returncode == 0, rest.stderr
+    document = json.loads(rest.stdout)
+    assert document["ok"] is True and "nextCursor" not in document["result"]
+    both = document["result"]["reminders"] + first["reminders"]
+    assert sorted((e["reminder"]["recipient"], e["reminder"]["id"]) for e in both) == sorted(expected)
+    cancelled = sharded.run("cancel", "--all", "--json")
+    assert cancelled.returncode == 0, cancelled.stdout + cancelled.stderr
+    reply = json.loads(cancelled.stdout)
+    assert reply["ok"] is True
+    assert sorted(reply["result"]["cancelled"]) == sorted(reminder_id for _, reminder_id in expected)
+    status = json.loads(sharded.run("ctl", "status", "--json").stdout)
+    assert status["ok"] is True
+    assert [row["shard"] for row in status["result"]["shards"]] == [0, 1, 2]
+    assert status["result"]["total"]["reminders"]["pending"] == 0
+
+
+def test_a_stopped_shard_makes_list_and_status_partial_and_the_others_fire_on_time(sharded):
+    shard_map = sharded.shard_map
+    on_shard0 = next(f"p{n}" for n in range(10_000) if shard_of(shard_map, f"p{n}") == 0)
+    on_shard1 = next(f"p{n}" for n in range(10_000) if shard_of(shard_map, f"p{n}") == 1)
+    for recipient in (on_shard0, on_shard1):
+        assert sharded.run("schedule", "--recipient", recipient, "--in", "1h", "--id", "keep").returncode == 0
+    subscriber = subprocess.Popen(
+        [str(sharded.binary), "subscribe", "--recipient", on_shard0, "--json", "--count", "1", "--timeout", "20s",
+         "--config", str(sharded.config_path)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        os_kill = __import__("os").kill
+        os_kill(sharded.pid("coordinator-1"), signal.SIGSTOP)
+        try:
+            time.sleep(0.5)  # the subscriber's subscription reaches shard 0 (its catch-up fills anyway)
+            due = sharded.run("schedule", "--recipient", on_shard0, "--in", "2s", "--id", "soon", "--json")
+            assert due.returncode == 0, due.stderr
+            listing = sharded.run("list", "--json")
+            assert listing.returncode == 1
+            document = json.loads(listing.stdout)
+            assert document["ok"] is False
+            assert document["error"]["code"] == "partial"
+            assert document["error"]["shard"] == 1
+            assert "shard 1" in document["error"]["message"]
+            assert sorted(entry["reminder"]["recipient"] for entry in document["result"]["reminders"]) == \
+                sorted([on_shard0, on_shard0])
+            status = sharded.run("ctl", "status")
+            assert status.returncode == 1
+            assert "partial: 1 of 3 shard(s) did not answer: shard 1" in status.stderr
+            assert "(no answer)" in status.stdout
+            out, err = subscriber.communicate(timeout=30)
+            assert subscriber.returncode == 0, err
+            event = json.loads(out.splitlines()[0])
+            assert event["reminderId"] == "soon"
+            assert event.get("shard", 0) == 0
+            late_ms = (parse(event["firedAt"]) - parse(event["dueAt"])) * 1000
+            assert late_ms < 1000
+        finally:
+            os_kill(sharded.pid("coordinator-1"), signal.SIGCONT)
+    finally:
+        if subscriber.poll() is None:
+            subscriber.kill()
+            subscriber.wait()
+
+
+def parse(text: str) -> float:
+    from datetime import datetime
+    return datetime.strptime(text.replace("Z", "+0000"), "%Y-%m-%dT%H:%M:%S.%f%z").timestamp()
+
+
+def test_gap_free_subscribers_print_each_firing_once_across_a_shard_restart(sharded):
+    count = 90
+    client = ClusterClient([sharded.control(0)], timeout_s=2.0, retries=1)
+    python_subscriber = ClusterSubscriber(client.current_map())
+    swift = subprocess.Popen(
+        [str(sharded.binary), "subscribe", "--json", "--count", str(count), "--timeout", "60s",
+         "--config", str(sharded.config_path)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        time.sleep(1.0)  # both subscriptions reach every shard; catch-up covers the rest
+        path = sharded.directory / "burst.ndjson"
+        with path.open("w") as out:
+            for index in range(count):
+                out.write(json.dumps({"id": f"b{index}", "recipient": f"v{index}",
+                                      "trigger": {"in": f"{3 + (index % 30) * 0.1:.1f}s"}, "content": {"title": "b"}}) + "\n")
+        assert sharded.run("schedule", "--file", str(path), "--quiet").returncode == 0
+        seen_python: list[str] = []
+        deadline = time.monotonic() + 60
+        restarted = False
+        while len(set(seen_python)) < count and time.monotonic() < deadline:
+            seen_python += [event["firingId"] for event in python_subscriber.receive(0.2)]
+            if not restarted and len(seen_python) >= 10:
+                sharded.kill("coordinator-2", signal.SIGKILL)
+                sharded.start_shard(2, name="coordinator-2b")
+                restarted = True
+        assert restarted
+        out, err = swift.communicate(timeout=70)
+        assert swift.returncode == 0, err
+        seen_swift = [json.loads(line)["firingId"] for line in out.splitlines()]
+        for seen in (seen_python, seen_swift):
+            counts = Counter(seen)
+            assert [firing for firing, times in counts.items() if times > 1] == []
+            assert len(counts) == count
+            assert sorted(firing.split("@")[0] for firing in counts) == sorted(f"v{i}/b{i}" for i in range(count))
+    finally:
+        python_subscriber.close()
+        if swift.poll() is None:
+            swift.kill()
+            swift.wait()

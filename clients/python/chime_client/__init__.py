@@ -1,0 +1,15 @@
+"""Chime's Python client: shard-aware control requests and the gap-free subscriber.
+
+    from chime_client import ClusterClient, ClusterSubscriber, slot_of
+    client = ClusterClient(["tcp://127.0.0.1:7700"])
+    client.schedule([{"recipient": "alice", "trigger": {"at": "2026-12-24T08:00:00Z"}, "content": {"title": "hi"}}])
+    page, partial = client.list(limit=100)
+"""
+
+from .cluster import ChimeError, ClusterClient
+from .merge import merge
+from .cursor import CursorError
+from .slots import crc32c, shard_of, slot_of
+from .subscriber import ClusterSubscriber
+
+__all__ = ["ChimeError", "ClusterClient", "ClusterSubscriber", "CursorError", "crc32c", "merge", "shard_of", "slot_of"]

@@ -1,0 +1,298 @@
+"""A shard-aware control client for a Chime cluster (the Swift `ClusterClient`'s routing).
+
+It asks any known control endpoint for the shard map (`{"op": "map"}`), caches it, and
+sends each request to the shard owning its recipient's slot (`slots.shard_of`). A
+`wrong_shard` reply refreshes the map (asking the shard it names first) and resends the
+same request (same `requestId`: applied once) at most twice. `schedule` of several
+recipients is split per shard and merged in the caller's order; `list` and `cancel` without
+a recipient go to every shard at once: `list` pages merge in key order (id, then recipient)
+with a cluster cursor (`cursor.py`), `cancel` carries one `requestId` to every shard (not
+atomic across shards). A shard that does not answer makes the result partial: the second
+element of the returned pair is `{"code": "partial", "message": …, "shard": id}`.
+
+Every request uses a fresh DEALER per attempt (Lazy Pirate, ZeroMQ Guide ch. 4); every wait
+has a deadline. Only pyzmq is needed.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+
+import zmq
+
+from . import cursor as cursors
+from .merge import all_done, merge
+from .slots import shard_of
+
+MAXIMUM_REDIRECTS = 2
+
+
+class ChimeError(Exception):
+    """An error reply (`code`, `message`, and the rest of the error object)."""
+
+    def __init__(self, error: dict):
+        super().__init__(f"{error.get('code')}: {error.get('message')}")
+        self.error = error
+        self.code = error.get("code")
+
+
+def _partial(missing: list, answered: int) -> dict | None:
+    if not missing:
+        return None
+    names = "; ".join(f"shard {shard} ({reason})" for shard, reason in missing)
+    return {"code": "partial", "message": f"{len(missing)} of {len(missing) + answered} shard(s) did not answer: {names}",
+            "shard": missing[0][0]}
+
+
+class ClusterClient:
+    def __init__(self, seeds: list[str], context: zmq.Context | None = None, timeout_s: float = 3.0, retries: int = 2):
+        if not seeds:
+            raise ValueError("a cluster client needs at least one seed endpoint")
+        self.seeds = list(seeds)
+        self.context = context or zmq.Context.instance()
+        self.timeout_s = timeout_s
+        self.retries = retries
+        self.map: dict | None = None
+        self.single_shard_endpoint: str | None = None
+
+    # ------------------------------------------------------------------ map and routing
+
+    def current_map(self) -> dict:
+        return self.map if self.map is not None else self.refresh_map()
+
+    def refresh_map(self, ask_first: int | None = None) -> dict:
+        """Asks the shard `ask_first`, then the seeds, then every known shard; an older epoch is not taken."""
+        candidates = []
+        if ask_first is not None and self.map and len(self.map["shards"]) > 1:
+            candidates += [s["endpoints"]["control"] for s in self.map["shards"] if s["id"] == ask_first]
+        candidates += self.seeds
+        if self.map and len(self.map["shards"]) > 1:
+            candidates += [s["endpoints"]["control"] for s in self.map["shards"]]
+        last_error = None
+        for endpoint in dict.fromkeys(candidates):
+            reply = self._exchange(endpoint, {"op": "map", "requestId": f"map-{uuid.uuid4()}"})
+            if reply is None:
+                last_error = {"code": "unavailable", "message": f"no reply from {endpoint}"}
+                continue
+            if reply.get("ok"):
+                fetched = reply["result"]
+            elif reply.get("error", {}).get("code") == "unknown_op":
+                fetched = {"mapEpoch": 1, "slotCount": 4096, "shards": [
+                    {"id": 0, "slots": [[0, 4095]], "endpoints": {"control": endpoint}}]}
+            else:
+                last_error = reply.get("error")
+                continue
+            if self.map is not None and self.map["mapEpoch"] > fetched["mapEpoch"]:
+                return self.map
+            self.map = fetched
+            self.single_shard_endpoint = endpoint if len(fetched["shards"]) == 1 else None
+            return fetched
+        raise ChimeError(last_error or {"code": "unavailable", "message": "no endpoint to ask for the map"})
+
+    def shard_of(self, recipient: str | None) -> int:
+        shard_map = self.current_map()
+        owner = shard_of(shard_map, recipient) if recipient is not None else None
+        return owner if owner is not None else shard_map["shards"][0]["id"]
+
+    def endpoint_of(self, shard: int) -> str:
+        shard_map = self.current_map()
+        if len(shard_map["shards"]) == 1 and self.single_shard_endpoint:
+            return self.single_shard_endpoint
+        for candidate in shard_map["shards"]:
+            if candidate["id"] == shard:
+                return candidate["endpoints"]["control"]
+        raise ChimeError({"code": "unavailable", "message": f"shard {shard} is not in the map"})
+
+    @property
+    def shard_ids(self) -> list[int]:
+        return [shard["id"] for shard in self.current_map()["shards"]]
+
+    # ------------------------------------------------------------------ one request
+
+    def request(self, request: dict, recipient: str | None = None) -> dict:
+        """Sends `request` to `recipient`'s shard (shard 0 without one); returns the reply.
+
+        Follows `wrong_shard` at most twice. Raises ChimeError `unavailable` when the shard
+        does not answer; other error replies are returned as they are.
+        """
+        request = dict(request)
+        request.setdefault("requestId", str(uuid.uuid4()))
+        target = self.shard_of(recipient)
+        for redirect in range(MAXIMUM_REDIRECTS + 1):
+            reply = self._call(self.endpoint_of(target), request)
+            error = reply.get("error") or {}
+            if reply.get("ok") or error.get("code") != "wrong_shard" or redirect == MAXIMUM_REDIRECTS:
+                return reply
+            self.refresh_map(ask_first=error.get("shard"))
+            routed = self.shard_of(recipient)
+            named = error.get("shard")
+            target = named if routed == target and named in self.shard_ids else routed
+        return reply
+
+    def _call(self, endpoint: str, request: dict) -> dict:
+        for _ in range(self.retries + 1):
+            reply = self._exchange(endpoint, request)
+            if reply is not None:
+                return reply
+        raise ChimeError({"code": "unavailable",
+                          "message": f"no reply from {endpoint} after {self.retries + 1} attempts of {self.timeout_s} s"})
+
+    def _exchange(self, endpoint: str, request: dict) -> dict | None:
+        sock = self.context.socket(zmq.DEALER)
+        sock.setsockopt(zmq.LINGER, 0)
+        try:
+            sock.connect(endpoint)
+            sock.send_multipart([b"", json.dumps(request).encode()])
+            if not sock.poll(int(self.timeout_s * 1000), zmq.POLLIN):
+                return None
+            return json.loads(sock.recv_multipart()[-1])
+        finally:
+            sock.close()
+
+    # ------------------------------------------------------------------ every shard
+
+    def scatter(self, bodies: dict[int, dict]) -> dict[int, dict | None]:
+        """Sends each shard its request at once; returns each shard's reply (None: no answer)."""
+        replies: dict[int, dict | None] = {shard: None for shard in bodies}
+        waiting = dict(bodies)
+        for _ in range(self.retries + 1):
+            if not waiting:
+                break
+            sockets = {}
+            poller = zmq.Poller()
+            try:
+                for shard, request in waiting.items():
+                    sock = self.context.socket(zmq.DEALER)
+                    sock.setsockopt(zmq.LINGER, 0)
+                    sock.connect(self.endpoint_of(shard))
+                    sock.send_multipart([b"", json.dumps(request).encode()])
+                    sockets[sock] = shard
+                    poller.register(sock, zmq.POLLIN)
+                deadline = time.monotonic() + self.timeout_s
+                unanswered = set(sockets)
+                while unanswered:
+                    remaining = deadline - time.monotonic()
+                    if remaining <= 0:
+                        break
+                    for sock, _ in poller.poll(int(remaining * 1000) + 1):
+                        replies[sockets[sock]] = json.loads(sock.recv_multipart()[-1])
+                        poller.unregister(sock)
+                        unanswered.discard(sock)
+            finally:
+                for sock in sockets:
+                    sock.close()
+            waiting = {shard: request for shard, request in waiting.items() if replies[shard] is None}
+        return replies
+
+    def _gather(self, replies: dict[int, dict | None]) -> tuple[dict[int, dict], list]:
+        """(results by shard, missing [(shard, reason)]); raises the first other error reply."""
+        results, missing = {}, []
+        for shard in sorted(replies):
+            reply = replies[shard]
+            if reply is None:
+                missing.append((shard, f"no reply from {self.endpoint_of(shard)}"))
+            elif reply.get("ok"):
+                results[shard] = reply.get("result")
+            elif reply.get("error", {}).get("code") == "unavailable":
+                missing.append((shard, reply["error"].get("message", "unavailable")))
+            else:
+                raise ChimeError(dict(reply.get("error") or {}, shard=shard))
+        return results, missing
+
+    # ------------------------------------------------------------------ operations
+
+    def schedule(self, reminders: list[dict], request_id: str | None = None) -> dict:
+        """Schedules reminders split by shard (one requestId); the merged reply in the caller's order.
+
+        Raises ChimeError for a refusal (its field re-indexed to `reminders[k]`) or no answer.
+        """
+        request_id = request_id or str(uuid.uuid4())
+        groups: dict[int, list[int]] = {}
+        for index, reminder in enumerate(reminders):
+            groups.setdefault(self.shard_of(reminder["recipient"]), []).append(index)
+        items: list = [None] * len(reminders)
+        warnings: list = []
+        for indices in groups.values():
+            part = [reminders[i] for i in indices]
+            reply = self.request({"op": "schedule", "requestId": request_id, "reminders": part}, part[0]["recipient"])
+            if not reply.get("ok"):
+                error = dict(reply.get("error") or {})
+                field = error.get("field") or ""
+                if field.startswith("reminders[") and "]" in field:
+                    position = int(field[10:field.index("]")])
+                    error["field"] = f"reminders[{indices[position]}]" + field[field.index("]") + 1:]
+                elif field == "reminder" or field.startswith("reminder."):
+                    error["field"] = f"reminders[{indices[0]}]" + field[len("reminder"):]
+                raise ChimeError(error)
+            for position, index in enumerate(indices):
+                items[index] = reply["result"]["scheduled"][position]
+            warnings += reply.get("warnings") or []
+        reply = {"ok": True, "requestId": request_id, "result": {"scheduled": items}}
+        if warnings:
+            reply["warnings"] = warnings
+        return reply
+
+    def cancel(self, ids=None, recipient=None, match=None, all=False, request_id=None) -> tuple[list, dict | None]:
+        """Cancels on the recipient's shard, or on every shard with one requestId (not atomic
+        across shards). Returns (cancelled ids sorted, partial error or None)."""
+        request = {"op": "cancel", "requestId": request_id or str(uuid.uuid4())}
+        for key, value in (("ids", ids), ("recipient", recipient), ("match", match)):
+            if value is not None:
+                request[key] = value
+        if all:
+            request["all"] = True
+        if recipient is not None:
+            reply = self.request(request, recipient)
+            if not reply.get("ok"):
+                raise ChimeError(reply.get("error") or {})
+            return sorted(reply["result"]["cancelled"]), None
+        results, missing = self._gather(self.scatter({shard: request for shard in self.shard_ids}))
+        cancelled = sorted(i for result in results.values() for i in result["cancelled"])
+        return cancelled, _partial(missing, len(results))
+
+    def list(self, ids=None, recipient=None, match=None, all=False, limit=None, cursor=None) -> tuple[dict, dict | None]:
+        """One page of `list` (`{"reminders", "nextCursor"?, "total"?}`) and the partial error or None."""
+        base = {"op": "list"}
+        for key, value in (("ids", ids), ("recipient", recipient), ("match", match), ("limit", limit)):
+            if value is not None:
+                base[key] = value
+        if all:
+            base["all"] = True
+        if recipient is not None or len(self.current_map()["shards"]) == 1:
+            if cursor is not None:
+                base["cursor"] = cursor
+            reply = self.request(base, recipient)
+            if not reply.get("ok"):
+                raise ChimeError(reply.get("error") or {})
+            return reply["result"], None
+        page_size = limit or 250
+        epoch = self.current_map()["mapEpoch"]
+        positions = cursors.decode(cursor, cursors.LIST)[1] if cursor is not None else {}
+        bodies = {}
+        for shard in self.shard_ids:
+            position = positions.setdefault(shard, None)
+            if position is True:
+                continue
+            body = dict(base, limit=page_size, requestId=str(uuid.uuid4()))
+            if position is not None:
+                body["cursor"] = cursors.shard_cursor(cursors.LIST, position)
+            bodies[shard] = body
+        results, missing = self._gather(self.scatter(bodies))
+        pages = []
+        for shard, result in results.items():
+            items = [((listing["reminder"]["id"] + "\0" + listing["reminder"]["recipient"]).encode(), listing)
+                     for listing in result["reminders"]]
+            frontier = (cursors.shard_cursor_key(result["nextCursor"], cursors.LIST)
+                        if result.get("nextCursor") else None)
+            pages.append((shard, items, frontier))
+        taken, following = merge(pages, page_size)
+        positions.update(following)
+        page: dict = {"reminders": taken}
+        if not all_done(positions):
+            page["nextCursor"] = cursors.encode(cursors.LIST, epoch, positions)
+        elif cursor is None and not missing:
+            page["total"] = len(taken)
+        return page, _partial(missing, len(results))
+
