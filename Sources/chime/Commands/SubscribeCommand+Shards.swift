@@ -10,18 +10,25 @@ import ZeroMQ
 
 extension SubscribeCommand {
     /// The configuration's `cluster` map, else the coordinator's answer to `map`; `nil` when
-    /// no coordinator answers (one coordinator is assumed: the subscriber waits for it, as
-    /// before shards).
-    /// - Throws: `WireError` when a coordinator refuses `map`; configuration errors.
-    static func shardMap(_ configuration: ChimeConfiguration) throws -> ShardMap? {
+    /// no coordinator answers, one refuses `map` (an older version) or `stop` is signalled
+    /// while it is asked (one coordinator is assumed: the subscriber waits for it, as before
+    /// shards).
+    /// - Throws: configuration errors (a `cluster` section that does not validate, keys).
+    static func shardMap(_ configuration: ChimeConfiguration, stop: StopSignal) throws -> ShardMap? {
         if let configured = try ShardMap.configured(configuration.cluster) { return configured }
+        // A context the stop signal shuts down: a SIGTERM while the coordinator is asked (or
+        // while nothing answers) ends the wait at once, as it does for the catch-up.
+        let context = try Context()
+        stop.onStop { context.shutdown() }
         let client = try ClusterClient(
             seeds: [configuration.endpoints.control.connect],
             timeout: .milliseconds(configuration.client.requestTimeoutMilliseconds), retries: 0,
-            curve: try CommonOptions.clientKeys(configuration, role: .subscriber))
+            curve: try CommonOptions.clientKeys(configuration, role: .subscriber), context: context)
         do {
             return try client.currentMap()
-        } catch where error.code == .unavailable {
+        } catch {
+            // No coordinator answered (or the subscriber is stopping): subscribe as to one
+            // coordinator, as before shards; its events still arrive when it starts.
             return nil
         }
     }

@@ -43,7 +43,10 @@ enum SubscribeCommand: Command {
             timedOut = true
         }
         var received = 0
-        if let map = try shardMap(configuration), map.shards.count > 1 {
+        let map = try shardMap(configuration, stop: stop)
+        // Stopped while the map was asked for: nothing was printed, nothing to wait for.
+        if stop.isStopRequested { return try finish(received: 0, count: count, timedOut: timedOut) }
+        if let map, map.shards.count > 1 {
             return try runAcrossShards(arguments, map: map, topic: topic, count: count, stop: stop, timedOut: timedOut)
         }
         if topic != "fire" {
