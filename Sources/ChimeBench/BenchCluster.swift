@@ -68,7 +68,9 @@ public final class BenchCluster {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         // Five endpoints and the coordinator's HTTP (base + 5), per shard.
         let ports = shards > 1 ? BenchShardLayout.portsPerShard * shards : 6
-        guard let base = LoopbackPorts.freeBase(count: ports) else { throw BenchError("no \(ports) free consecutive loopback ports found") }
+        guard let base = BenchShardLayout.freeBase(count: ports) else {
+            throw BenchError("no \(ports) free consecutive loopback ports found")
+        }
         portBase = base
         map = shards > 1 ? BenchShardLayout.map(shards: shards, base: base) : nil
         var configuration = configuration

@@ -51,6 +51,35 @@ public enum BenchShardLayout {
         return try JSONSerialization.data(withJSONObject: root, options: [.sortedKeys])
     }
 
+    /// A free block of `count` loopback ports (``LoopbackPorts/freeBase(count:)``) outside the
+    /// kernel's ephemeral range when one is found in 50 tries: a restarted coordinator rebinds
+    /// its ports while workers keep reconnecting to them, and a reconnect from an ephemeral
+    /// port equal to the listening one connects to itself and holds the port (seen at 8 shards:
+    /// `zmq_bind: Address already in use`).
+    static func freeBase(count: Int) -> Int? {
+        let ephemeral = ephemeralPortRange()
+        var fallback: Int?
+        for _ in 0..<50 {
+            guard let base = LoopbackPorts.freeBase(count: count) else { continue }
+            guard let ephemeral, ephemeral.overlaps(base..<(base + count)) else { return base }
+            fallback = fallback ?? base
+        }
+        return fallback
+    }
+
+    /// `/proc/sys/net/ipv4/ip_local_port_range` as a range; `nil` when unreadable.
+    static func ephemeralPortRange() -> Range<Int>? {
+        guard let text = try? String(contentsOfFile: "/proc/sys/net/ipv4/ip_local_port_range", encoding: .utf8) else { return nil }
+        return ephemeralPortRange(parsing: text)
+    }
+
+    /// The range of a `ip_local_port_range` text (`"32768\t60999\n"`); `nil` for anything else.
+    static func ephemeralPortRange(parsing text: String) -> Range<Int>? {
+        let fields = text.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\n" })
+        guard fields.count == 2, let low = Int(fields[0]), let high = Int(fields[1]), low <= high, high < Int.max else { return nil }
+        return low..<(high + 1)
+    }
+
     /// The port of a `tcp://HOST:PORT` address.
     static func port(of endpoint: String) -> Int? {
         endpoint.split(separator: ":").last.flatMap { Int($0) }

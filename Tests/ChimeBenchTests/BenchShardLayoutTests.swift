@@ -111,6 +111,18 @@ import Testing
         #expect(w4.defaultRecipients == 1000 && w4.recipientNames.last == "user-999")
     }
 
+    @Test func portBlocksAvoidTheEphemeralRange() throws {
+        #expect(BenchShardLayout.ephemeralPortRange(parsing: "32768\t60999\n") == 32768..<61000)
+        #expect(BenchShardLayout.ephemeralPortRange(parsing: "1024 1024") == 1024..<1025)
+        for garbage in ["", "32768", "a b", "60999 32768", "1 2 3", "1 9223372036854775807"] {
+            #expect(BenchShardLayout.ephemeralPortRange(parsing: garbage) == nil)
+        }
+        let base = try #require(BenchShardLayout.freeBase(count: 80))
+        if let ephemeral = BenchShardLayout.ephemeralPortRange(), ephemeral.lowerBound > 20_100 {
+            #expect(!ephemeral.overlaps(base..<(base + 80)))
+        }
+    }
+
     @Test func peaksArePerCoordinator() {
         #expect(RSSSampler.elementwiseMax([5, 1], [2, 7, 3]) == [5, 7, 3])
         #expect(RSSSampler.elementwiseMax([], []) == [])
