@@ -4,20 +4,28 @@ import Foundation
 import ChimeClient
 import ChimeSecurity
 
-/// A Chime cluster for one benchmark run: the `chime` binary started as a coordinator (file
-/// store in a temporary directory) and N workers on five free loopback ports. Every child
-/// is stopped by its own pid: SIGTERM, then SIGKILL after a grace period.
+/// A Chime cluster for one benchmark run: the `chime` binary started as N coordinators
+/// (shards; file store in a temporary directory each) and workers serving every shard, on
+/// free loopback ports. Every child is stopped by its own pid: SIGTERM, then SIGKILL after a
+/// grace period.
+///
+/// One shard is the cluster as before sharding: one coordinator on five ports from
+/// `portBase` (`--port-base`), no `cluster` section. Several shards get a generated `cluster`
+/// section (``BenchShardLayout``): shard k on the block `portBase + 10k`, its store in
+/// `store/shard-k`, started with `--shard k`; the workers read the map and serve them all.
 ///
 /// Children log at `warning` into files in the run's directory, which is removed at the
 /// end unless `keepsDirectory` is set.
 public final class BenchCluster {
     /// The run's temporary directory (store, logs, plan and records files).
     public let directory: URL
-    /// The first of the five loopback ports.
+    /// The first loopback port (shard 0's control endpoint).
     public let portBase: Int
+    /// The shard map with several shards; `nil` for one coordinator without a `cluster` section.
+    public let map: ShardMap?
     /// Whether to keep `directory` when the cluster is released.
     public var keepsDirectory = false
-    /// A command the coordinator runs under (a profiler: `valgrind --tool=callgrind`,
+    /// A command each coordinator runs under (a profiler: `valgrind --tool=callgrind`,
     /// `perf record -g -o FILE --`); empty for none.
     public var coordinatorWrapper: [String] = []
     /// A command each worker runs under; empty for none.
@@ -28,8 +36,9 @@ public final class BenchCluster {
     let workerCount: Int
     let fsync: String
     let sampler: RSSSampler
-    private var coordinator: ChildSupervisor?
-    private var workers: [ChildSupervisor] = []
+    /// The coordinators by shard index (`nil` before the first start).
+    var coordinators: [ChildSupervisor?]
+    var workers: [ChildSupervisor] = []
     private var starts = 0
     /// With CURVE: the operator's keys, for the bench's own control clients.
     public private(set) var operatorKeys: CurveClientKeys?
@@ -39,23 +48,31 @@ public final class BenchCluster {
     /// Picks free ports, makes the directory and writes the configuration; starts nothing.
     /// - Parameters:
     ///   - binary: the `chime` executable.
+    ///   - shards: coordinators to run (1 or more).
     ///   - configuration: JSON merged over the built-in defaults by the children (`{}` for none).
     ///   - sampler: told the pids of every child started.
     ///   - curve: make a key directory in the run's directory and serve CURVE with it
     ///     (`security.keys` added to the configuration).
     /// - Throws: `BenchError` when no free ports are found or the configuration is not a JSON
     ///   object; `SecurityError`; file-system errors.
-    public init(binary: URL, workers: Int, fsync: String, configuration: Data, sampler: RSSSampler, curve: Bool = false) throws {
+    public init(
+        binary: URL, shards: Int = 1, workers: Int, fsync: String, configuration: Data, sampler: RSSSampler, curve: Bool = false
+    ) throws {
         self.binary = binary
         self.workerCount = workers
         self.fsync = fsync
         self.sampler = sampler
+        coordinators = Array(repeating: nil, count: max(1, shards))
         directory = FileManager.default.temporaryDirectory
             .appendingPathComponent("chime-bench-\(getpid())-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        // Five endpoints and the coordinator's HTTP (base + 5).
-        guard let base = LoopbackPorts.freeBase(count: 6) else { throw BenchError("no 6 free consecutive loopback ports found") }
+        // Five endpoints and the coordinator's HTTP (base + 5), per shard.
+        let ports = shards > 1 ? BenchShardLayout.portsPerShard * shards : 6
+        guard let base = BenchShardLayout.freeBase(count: ports) else {
+            throw BenchError("no \(ports) free consecutive loopback ports found")
+        }
         portBase = base
+        map = shards > 1 ? BenchShardLayout.map(shards: shards, base: base) : nil
         var configuration = configuration
         if curve {
             let keys = directory.appendingPathComponent("keys")
@@ -70,6 +87,7 @@ public final class BenchCluster {
             object["security"] = security
             configuration = try JSONSerialization.data(withJSONObject: object)
         }
+        if let map { configuration = try BenchShardLayout.configuration(configuration, map: map) }
         try configuration.write(to: directory.appendingPathComponent("chime.json"))
     }
 
@@ -78,28 +96,48 @@ public final class BenchCluster {
         if !keepsDirectory { try? FileManager.default.removeItem(at: directory) }
     }
 
-    /// The control endpoint clients connect to.
-    public var controlEndpoint: String { "tcp://127.0.0.1:\(portBase)" }
-    /// The events endpoint subscribers connect to.
-    public var eventsEndpoint: String { "tcp://127.0.0.1:\(portBase + 3)" }
-    /// The coordinator's store directory.
+    /// How many shards (coordinators) the cluster has.
+    public var shardCount: Int { coordinators.count }
+    /// Each shard's control endpoint, by shard index.
+    public var controlEndpoints: [String] { map?.shards.map(\.endpoints.control) ?? ["tcp://127.0.0.1:\(portBase)"] }
+    /// Each shard's events endpoint, by shard index.
+    public var eventsEndpoints: [String] { map?.shards.map(\.endpoints.events) ?? ["tcp://127.0.0.1:\(portBase + 3)"] }
+    /// Shard 0's control endpoint (the only one with one shard).
+    public var controlEndpoint: String { controlEndpoints[0] }
+    /// Shard 0's events endpoint (the only one with one shard).
+    public var eventsEndpoint: String { eventsEndpoints[0] }
+    /// The store directory of every shard (`store`, or `store/shard-k` under it).
     public var storeDirectory: URL { directory.appendingPathComponent("store") }
-    /// The live coordinator's pid.
-    public var coordinatorPID: Int32? { coordinator?.pid }
+    /// Shard `index`'s store directory.
+    public func storeDirectory(shard index: Int) -> URL {
+        map == nil ? storeDirectory : storeDirectory.appendingPathComponent("shard-\(index)")
+    }
+    /// Shard 0's live coordinator's pid.
+    public var coordinatorPID: Int32? { coordinatorPIDs.first ?? nil }
+    /// Each shard's live coordinator's pid, by shard index.
+    public var coordinatorPIDs: [Int32?] { coordinators.map { $0?.pid } }
 
     var commonArguments: [String] {
-        ["--config", directory.appendingPathComponent("chime.json").path, "--port-base", String(portBase),
-         "--log-level", "warning"]
+        // With a cluster section each shard takes its endpoints from the map.
+        ["--config", directory.appendingPathComponent("chime.json").path, "--log-level", "warning"]
+            + (map == nil ? ["--port-base", String(portBase)] : [])
     }
 
-    /// Starts the coordinator (on the same store at every start).
+    /// Starts every shard's coordinator (on the same store at every start).
     public func startCoordinator() throws {
+        for index in coordinators.indices { try startCoordinator(shard: index) }
+    }
+
+    /// Starts shard `index`'s coordinator (on its store, the same at every start).
+    public func startCoordinator(shard index: Int) throws {
+        let name = map == nil ? "coordinator" : "coordinator-\(index)"
+        let shardArguments = map == nil ? [] : ["--shard", String(map?.shards[index].id ?? index)]
         let child = try spawn(
-            "coordinator",
-            ["coordinator", "--store", storeDirectory.path, "--fsync", fsync] + commonArguments,
+            name,
+            ["coordinator", "--store", storeDirectory(shard: index).path, "--fsync", fsync] + shardArguments + commonArguments,
             wrapper: coordinatorWrapper)
-        coordinator = child
-        sampler.setCoordinator(child.pid.map { [$0] } ?? [])
+        coordinators[index] = child
+        sampler.setCoordinator(coordinators.map { $0?.pid ?? 0 })
     }
 
     /// Starts the workers, `worker-1` … `worker-N` (the same ids at every start).
@@ -110,89 +148,10 @@ public final class BenchCluster {
         sampler.setWorkers(workers.compactMap(\.pid))
     }
 
-    /// Polls `ping` (a fresh 50 ms attempt at a time) until the coordinator answers.
-    /// - Returns: when it answered, epoch seconds.
-    /// - Throws: `BenchError` when it does not answer within `timeout` seconds or exits.
-    public func waitUntilAnswering(timeout: Double) throws -> Double {
-        let client = try ControlClient(endpoint: controlEndpoint, timeout: .milliseconds(50), retries: 0, curve: operatorKeys)
-        let deadline = Date().addingTimeInterval(timeout)
-        while Date() < deadline {
-            if (try? client.send(ControlRequest(command: .ping), expecting: PongResult.self)) != nil {
-                return Date().timeIntervalSince1970
-            }
-            try checkAlive()
-            if stopSignal?.isStopRequested == true { throw BenchError("interrupted") }
-        }
-        throw BenchError("the coordinator did not answer ping within \(timeout) s\n\(logTail())")
-    }
+    /// Every child started: the coordinators, then the workers.
+    var children: [ChildSupervisor] { coordinators.compactMap { $0 } + workers }
 
-    /// Waits until every worker is alive in the coordinator's `workers` view.
-    /// - Throws: `BenchError` after `timeout` seconds or when a child exits.
-    public func waitForWorkers(timeout: Double) throws {
-        let client = try ControlClient(endpoint: controlEndpoint, timeout: .milliseconds(500), retries: 0, curve: operatorKeys)
-        let deadline = Date().addingTimeInterval(timeout)
-        while Date() < deadline {
-            let reply = try? client.send(ControlRequest(command: .workers), expecting: WorkersResult.self)
-            if (reply?.result?.workers.filter(\.alive).count ?? 0) >= workerCount { return }
-            try checkAlive()
-            if stopSignal?.isStopRequested == true { throw BenchError("interrupted") }
-            Thread.sleep(forTimeInterval: 0.05)
-        }
-        throw BenchError("\(workerCount) workers were not alive within \(timeout) s\n\(logTail())")
-    }
-
-    /// SIGKILL to the coordinator and every worker, each by pid, back to back; waits for them.
-    /// - Returns: when the first signal was sent, epoch seconds.
-    public func killAll() -> Double {
-        let killedAt = Date().timeIntervalSince1970
-        let children = [coordinator].compactMap { $0 } + workers
-        for child in children { child.signal(SIGKILL) }
-        for child in children { child.kill() }
-        return killedAt
-    }
-
-    /// SIGTERM to the coordinator, SIGKILL after `grace` seconds.
-    /// - Returns: whether it exited within the grace period.
-    @discardableResult
-    public func stopCoordinator(grace: Double = 30) -> Bool {
-        guard let coordinator else { return true }
-        return coordinator.stop(grace: grace)?.neededKill != true
-    }
-
-    /// Stops every child at once: SIGTERM, then SIGKILL after 5 s.
-    public func stop() {
-        ChildSupervisor.stop([coordinator].compactMap { $0 } + workers, grace: 5)
-    }
-
-    /// Bytes of every file under the store directory.
-    public func storeBytes() -> Int {
-        guard let files = FileManager.default.enumerator(at: storeDirectory, includingPropertiesForKeys: [.fileSizeKey])
-        else { return 0 }
-        var total = 0
-        for case let url as URL in files {
-            total += (try? url.resourceValues(forKeys: [.fileSizeKey]).fileSize) ?? 0
-        }
-        return total
-    }
-
-    /// Throws when a child has exited.
-    func checkAlive() throws {
-        for child in [coordinator].compactMap({ $0 }) + workers where !child.isRunning {
-            throw BenchError("\(child.name) exited (\(child.exit.map { "\($0)" } ?? "?"))\n\(logTail())")
-        }
-    }
-
-    /// The last lines of every child's log.
-    public func logTail(lines: Int = 20) -> String {
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
-        return names.filter { $0.hasSuffix(".log") }.sorted().map { name in
-            let text = (try? String(contentsOf: directory.appendingPathComponent(name), encoding: .utf8)) ?? ""
-            let tail = text.split(separator: "\n").suffix(lines).joined(separator: "\n")
-            return "== \(name)\n\(tail)"
-        }.joined(separator: "\n")
-    }
-
-    private func spawn(_ name: String, _ arguments: [String], wrapper: [String] = []) throws -> ChildSupervisor {
+    func spawn(_ name: String, _ arguments: [String], wrapper: [String] = []) throws -> ChildSupervisor {
         starts += 1
         let launch: ChildSupervisor.Launch
         let log = ChildSupervisor.Launch.Output.file(directory.appendingPathComponent("\(name)-\(starts).log"))

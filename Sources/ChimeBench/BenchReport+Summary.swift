@@ -47,6 +47,16 @@ extension BenchReport {
         summary.storeBytes = median(\.storeBytes)
         summary.recoveredPending = median(\.recoveredPending)
         summary.peakRssCoordinatorMB = median(\.peakRssCoordinatorMB)
+        summary.oneShardRestartToReadySeconds = median(\.oneShardRestartToReadySeconds)
+        func medians(_ path: KeyPath<BenchReport, [Double]?>) -> [Double]? {
+            guard let width = reports.compactMap({ $0[keyPath: path]?.count }).max() else { return nil }
+            return (0..<width).map { index in
+                median(reports.map { report in report[keyPath: path].flatMap { $0.indices.contains(index) ? $0[index] : nil } }) ?? 0
+            }
+        }
+        summary.peakRssCoordinatorsMB = medians(\.peakRssCoordinatorsMB)
+        summary.coordinatorsRssAfterIngestMB = medians(\.coordinatorsRssAfterIngestMB)
+        summary.restartToReadyPerShardSeconds = medians(\.restartToReadyPerShardSeconds)
         summary.peakRssWorkersMB = median(\.peakRssWorkersMB)
         summary.peakRssTotalMB = median(\.peakRssTotalMB)
         summary.peakPssTotalMB = median(\.peakPssTotalMB)

@@ -19,6 +19,10 @@ public struct BenchReport: Codable, Sendable {
     public var cores: Int
     public var fsync: String
     public var workers: Int
+    /// Shards (coordinators); 1: one coordinator without a `cluster` section.
+    public var shards: Int
+    /// Distinct recipients the plan's reminders go to (each shard gets those of its slots).
+    public var recipients: Int
     /// Reminders per schedule request; `bulk` when above 1.
     public var batch: Int
     public var bulk: Bool
@@ -76,8 +80,22 @@ public struct BenchReport: Codable, Sendable {
     public var storeBytes: Int?
     /// W4: reminders `pending` after the restart (should be N).
     public var recoveredPending: Int?
+    /// Several shards: each shard's share of the plan, by shard.
+    public var remindersPerShard: [Int]?
+    /// W4, several shards: each coordinator's VmRSS right after ingestion, by shard
+    /// (`coordinatorRssAfterIngestMB` is their sum).
+    public var coordinatorsRssAfterIngestMB: [Double]?
+    /// W4, several shards: after SIGTERM to every coordinator at once and a start of each,
+    /// each shard's SIGTERM → first answered ping (`restartToReadySeconds` is the largest).
+    public var restartToReadyPerShardSeconds: [Double]?
+    /// W4, several shards: SIGTERM → first answered ping of shard 0 restarted alone (the
+    /// others serving), before the restart of all.
+    public var oneShardRestartToReadySeconds: Double?
 
+    /// Peak of the coordinators' summed VmRSS (one coordinator per shard).
     public var peakRssCoordinatorMB: Double?
+    /// Several shards: each coordinator's own peak VmRSS, by shard.
+    public var peakRssCoordinatorsMB: [Double]?
     public var peakRssWorkersMB: Double?
     public var peakRssTotalMB: Double?
     /// Peak of the processes' summed proportional set sizes (shared pages counted once), MB.
@@ -103,6 +121,8 @@ public struct BenchReport: Codable, Sendable {
         cores = ProcessInfo.processInfo.activeProcessorCount
         fsync = settings.fsync
         workers = settings.workers
+        shards = settings.shards
+        recipients = settings.defaultRecipients
         batch = settings.batch
         bulk = settings.isBulk
         pipeline = settings.pipeline
@@ -158,6 +178,10 @@ extension BenchReport {
         copy.restartToReadySeconds = places(restartToReadySeconds, 4)
         copy.readyToLastFireSeconds = places(readyToLastFireSeconds, 4)
         copy.coordinatorRssAfterIngestMB = places(coordinatorRssAfterIngestMB, 1)
+        copy.coordinatorsRssAfterIngestMB = coordinatorsRssAfterIngestMB?.map { places($0, 1) ?? $0 }
+        copy.restartToReadyPerShardSeconds = restartToReadyPerShardSeconds?.map { places($0, 4) ?? $0 }
+        copy.oneShardRestartToReadySeconds = places(oneShardRestartToReadySeconds, 4)
+        copy.peakRssCoordinatorsMB = peakRssCoordinatorsMB?.map { places($0, 1) ?? $0 }
         copy.peakRssCoordinatorMB = places(peakRssCoordinatorMB, 1)
         copy.peakRssWorkersMB = places(peakRssWorkersMB, 1)
         copy.peakRssTotalMB = places(peakRssTotalMB, 1)

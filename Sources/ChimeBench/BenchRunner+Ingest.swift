@@ -26,26 +26,43 @@ extension BenchRunner {
             note(String(format: "one call at a time: round trip %.3f ms; bare echo mean %.3f ms; fdatasync p50 %.3f ms",
                         report.roundTripMeanMs ?? 0, report.echoRoundTripMs?.mean ?? 0, report.fdatasyncMs?.p50 ?? 0))
         }
-        if let pid = cluster.coordinatorPID, let bytes = RSSSampler.residentBytes(of: pid) {
-            report.coordinatorRssAfterIngestMB = Double(bytes) / 1e6
-        }
+        let rss = cluster.coordinatorPIDs.map { pid in pid.flatMap(RSSSampler.residentBytes).map { Double($0) / 1e6 } ?? 0 }
+        if cluster.coordinatorPIDs.contains(where: { $0 != nil }) { report.coordinatorRssAfterIngestMB = rss.reduce(0, +) }
+        if cluster.map != nil { report.coordinatorsRssAfterIngestMB = rss }
         report.storeBytes = cluster.storeBytes()
         // A short ingest can fall between two periodic samples.
         sampler.sample()
         addPeaks(sampler.currentPeaks, to: &report)
+        if cluster.map != nil { try restartOneShard(cluster, into: &report) }
 
         let stoppingAt = Date().timeIntervalSince1970
-        if !cluster.stopCoordinator(grace: 30) { report.invalidate("the coordinator needed SIGKILL to stop") }
+        if !cluster.stopCoordinator(grace: 30) { report.invalidate("a coordinator needed SIGKILL to stop") }
         try cluster.startCoordinator()
-        let readyAt = try cluster.waitUntilAnswering(timeout: 300)
-        report.restartToReadySeconds = readyAt - stoppingAt
-        note(String(format: "W4: restart (SIGTERM → first ping) %.3f s", readyAt - stoppingAt))
-        let client = try ControlClient(endpoint: cluster.controlEndpoint, timeout: .seconds(10), retries: 0, curve: cluster.operatorKeys)
-        let status = try client.send(ControlRequest(command: .status), expecting: StatusReport.self).result
-        report.recoveredPending = status?.reminders["pending"]
+        let readyAt = try (0..<cluster.shardCount).map { try cluster.waitUntilAnswering(shard: $0, timeout: 300) }
+        report.restartToReadySeconds = (readyAt.max() ?? stoppingAt) - stoppingAt
+        if cluster.map != nil { report.restartToReadyPerShardSeconds = readyAt.map { $0 - stoppingAt } }
+        note(String(format: "W4: restart (SIGTERM → first ping) %.3f s", (readyAt.max() ?? stoppingAt) - stoppingAt))
+        var pending = 0
+        for endpoint in cluster.controlEndpoints {
+            let client = try ControlClient(endpoint: endpoint, timeout: .seconds(10), retries: 0, curve: cluster.operatorKeys)
+            let status = try client.send(ControlRequest(command: .status), expecting: StatusReport.self).result
+            pending += status?.reminders["pending"] ?? 0
+        }
+        report.recoveredPending = pending
         if report.recoveredPending != plan.count {
-            report.invalidate("\(report.recoveredPending ?? 0) reminders pending after the restart, not \(plan.count)")
+            report.invalidate("\(pending) reminders pending after the restart, not \(plan.count)")
         }
         return report
+    }
+
+    /// Several shards: SIGTERM to shard 0's coordinator alone, a start, and the time to its
+    /// first answered ping while the other shards serve.
+    func restartOneShard(_ cluster: BenchCluster, into report: inout BenchReport) throws {
+        let stoppingAt = Date().timeIntervalSince1970
+        if !cluster.stopCoordinator(shard: 0, grace: 30) { report.invalidate("shard 0's coordinator needed SIGKILL to stop") }
+        try cluster.startCoordinator(shard: 0)
+        let readyAt = try cluster.waitUntilAnswering(shard: 0, timeout: 300)
+        report.oneShardRestartToReadySeconds = readyAt - stoppingAt
+        note(String(format: "W4: shard 0 alone restarted (SIGTERM → first ping) %.3f s", readyAt - stoppingAt))
     }
 }

@@ -39,7 +39,7 @@ public final class BenchRunner {
     /// Starts a cluster and waits until the coordinator answers and every worker is alive.
     func startCluster(sampler: RSSSampler) throws -> BenchCluster {
         let cluster = try BenchCluster(
-            binary: binary, workers: settings.workers, fsync: settings.fsync,
+            binary: binary, shards: settings.shards, workers: settings.workers, fsync: settings.fsync,
             configuration: settings.configuration, sampler: sampler, curve: settings.curve)
         cluster.keepsDirectory = settings.keepsDirectory
         cluster.coordinatorWrapper = settings.coordinatorWrapper
@@ -62,7 +62,7 @@ public final class BenchRunner {
         defer { cluster.stop() }
         let recordsPath = cluster.directory.appendingPathComponent("records.txt").path
         let subscriber = try BenchSubscriber(
-            endpoint: cluster.eventsEndpoint, recordsPath: recordsPath, count: settings.count,
+            endpoint: cluster.eventsEndpoint, map: cluster.map, recordsPath: recordsPath, count: settings.count,
             mode: settings.subscriber, curve: cluster.subscriberKeys)
         defer { subscriber.stop() }
         let probes = try warmUp(cluster, subscriber)
@@ -88,7 +88,7 @@ public final class BenchRunner {
         if settings.workload == .w3 {
             try sleep(until: plan.fireAt - 5)
             killedAt = cluster.killAll()
-            note(String(format: "W3: killed coordinator and workers at T%+.3f s", killedAt! - plan.fireAt))
+            note(String(format: "W3: killed every coordinator and worker at T%+.3f s", killedAt! - plan.fireAt))
             try sleep(until: plan.fireAt + 5)
             let restartedAt = Date().timeIntervalSince1970
             try cluster.startCoordinator()
@@ -123,46 +123,6 @@ public final class BenchRunner {
         return report
     }
 
-    /// Schedules the plan and fills the ingest figures.
-    func ingest(_ plan: WorkloadPlan, cluster: BenchCluster, into report: inout BenchReport) throws {
-        let body = settings.workload == .w4 ? Self.hundredByteBody : nil
-        let shape = Ingestor.ReminderShape(
-            recipient: { id in body == nil ? "bench" : "user-\(id % 1000)" },
-            content: { _ in body.map { #"{"body":"\#($0)"}"# } ?? "{}" })
-        let ingestor = try Ingestor(endpoint: cluster.controlEndpoint, curve: cluster.operatorKeys)
-        let (seconds, requests) = try ingestor.schedule(
-            dues: plan.dues, shape: shape, batch: settings.batch, pipeline: settings.pipeline, stop: stop)
-        report.ingestSeconds = seconds
-        report.ingestRate = Double(plan.count) / seconds
-        report.ingestRequests = requests
-        note(String(format: "ingested %d in %.3f s (%.0f/s, %d requests)", plan.count, seconds, Double(plan.count) / seconds, requests))
-    }
-
-    /// The 100-byte body of W4's reminders.
-    static let hundredByteBody = String(repeating: "Chime benchmark body. ", count: 5).prefix(100).description
-
-    /// Warm-up: one probe reminder per worker, due at once, must reach the subscriber (the
-    /// subscription has then travelled through the forwarder to the publishers); 1 s more.
-    /// - Returns: how many probes were scheduled.
-    @discardableResult
-    func warmUp(_ cluster: BenchCluster, _ subscriber: BenchSubscriber) throws -> Int {
-        let client = try ControlClient(endpoint: cluster.controlEndpoint, timeout: .seconds(5), retries: 0, curve: cluster.operatorKeys)
-        let deadline = Date().addingTimeInterval(15)
-        var sent = 0
-        while subscriber.progress.probes < settings.workers && Date() < deadline {
-            let at = RFC3339.format(Date())
-            let probe = """
-                {"op":"schedule","reminder":{"id":"warmup-\(sent)","recipient":"bench-warmup","trigger":{"at":"\(at)"}}}
-                """
-            _ = try client.exchange(Data(probe.utf8))
-            sent += 1
-            try sleep(until: Date().timeIntervalSince1970 + 0.2)
-        }
-        if subscriber.progress.probes == 0 { throw BenchError("no warm-up probe reached the subscriber in 15 s\n\(cluster.logTail())") }
-        try sleep(until: Date().timeIntervalSince1970 + 1)
-        return sent
-    }
-
     /// Polls the subscriber's progress every 10 ms until the rule says stop.
     func observe(_ progress: ObservationProgress, rule: ObservationRule, restartedAt: Double?) throws
         -> ObservationRule.Reason
@@ -189,21 +149,34 @@ public final class BenchRunner {
         }
     }
 
-    /// The coordinator's own delivered count and lateness, when it answers within 2 s.
+    /// The coordinators' own delivered count (summed over shards) and lateness (the largest
+    /// p99 of any shard), when each answers within 2 s.
     func addCoordinatorView(_ cluster: BenchCluster, probes: Int, to report: inout BenchReport) {
-        guard let client = try? ControlClient(endpoint: cluster.controlEndpoint, timeout: .seconds(2), retries: 0, curve: cluster.operatorKeys)
-        else { return }
-        if let status = try? client.send(ControlRequest(command: .status), expecting: StatusReport.self).result {
-            report.coordinatorDelivered = (status.reminders["delivered"] ?? 0) - probes
+        var delivered: Int?
+        for endpoint in cluster.controlEndpoints {
+            guard let client = try? ControlClient(endpoint: endpoint, timeout: .seconds(2), retries: 0, curve: cluster.operatorKeys)
+            else { continue }
+            if let status = try? client.send(ControlRequest(command: .status), expecting: StatusReport.self).result {
+                delivered = (delivered ?? 0) + (status.reminders["delivered"] ?? 0)
+            }
+            if let stats = try? client.send(ControlRequest(command: .stats), expecting: StatsReport.self).result {
+                report.coordinatorFireLatenessP99Ms = Self.larger(report.coordinatorFireLatenessP99Ms, stats.fireLateness?.p99)
+                report.coordinatorDispatchLatenessP99Ms = Self.larger(
+                    report.coordinatorDispatchLatenessP99Ms, stats.dispatchLateness?.p99)
+            }
         }
-        if let stats = try? client.send(ControlRequest(command: .stats), expecting: StatsReport.self).result {
-            report.coordinatorFireLatenessP99Ms = stats.fireLateness?.p99
-            report.coordinatorDispatchLatenessP99Ms = stats.dispatchLateness?.p99
-        }
+        report.coordinatorDelivered = delivered.map { $0 - probes }
+    }
+
+    static func larger(_ left: Double?, _ right: Double?) -> Double? {
+        guard let left else { return right }
+        guard let right else { return left }
+        return max(left, right)
     }
 
     func addPeaks(_ peaks: RSSSampler.Peaks, to report: inout BenchReport) {
         report.peakRssCoordinatorMB = Double(peaks.coordinator) / 1e6
+        if settings.shards > 1 { report.peakRssCoordinatorsMB = peaks.coordinators.map { Double($0) / 1e6 } }
         report.peakRssWorkersMB = Double(peaks.workers) / 1e6
         report.peakRssTotalMB = Double(peaks.total) / 1e6
         report.peakPssTotalMB = Double(peaks.proportionalTotal) / 1e6

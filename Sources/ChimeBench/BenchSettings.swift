@@ -35,12 +35,34 @@ public struct BenchSettings: Sendable {
     /// Whether the cluster runs CURVE on every endpoint (keys made per run with
     /// `KeyDirectory.initialize`), to measure what encryption costs. Reported.
     public var curve = false
+    /// How many shards (coordinators, each owning an even share of the slots); 1: one
+    /// coordinator without a `cluster` section, as before sharding. Reported.
+    public var shards = 1
+    /// How many distinct recipients the plan's reminders go to (id `i` to recipient
+    /// `i mod recipients`); `nil` picks ``defaultRecipients``. Reported.
+    public var recipients: Int?
 
     /// Creates the value from its fields (see each property for meaning and units).
     public init(workload: Workload, count: Int? = nil) {
         self.workload = workload
         self.count = count ?? workload.standardCount
         if workload == .w4 { batch = 1000 }
+    }
+
+    /// The recipient count of a run: the given one, else W4's 1,000 (`user-0` …), else 1
+    /// (`bench`, as before sharding) on one shard and 1,000 (`bench-0` …) on several, so
+    /// that every shard gets a share.
+    public var defaultRecipients: Int {
+        if let recipients { return recipients }
+        return workload == .w4 || shards > 1 ? 1000 : 1
+    }
+
+    /// The recipient names, `recipientNames[i % count]` being reminder `i`'s: `user-K` for
+    /// W4; `bench` alone or `bench-K` for the others.
+    public var recipientNames: [String] {
+        let count = max(1, defaultRecipients)
+        if workload == .w4 { return (0..<count).map { "user-\($0)" } }
+        return count == 1 ? ["bench"] : (0..<count).map { "bench-\($0)" }
     }
 
     /// Whether reminders go in batches (the bulk variant).

@@ -70,14 +70,20 @@ public final class BenchSubscriber {
     private let thread = HelperThread(name: "chime-bench-subscriber")
     private let isStopped = Atomic<Bool>(false)
 
-    /// Starts the subscriber thread and returns once its subscription is sent.
+    /// Starts the subscriber thread and returns once its subscription is sent (to every shard).
     /// - Parameters:
-    ///   - endpoint: the events endpoint (XPUB).
+    ///   - endpoint: the events endpoint (XPUB) of a cluster of one coordinator.
+    ///   - map: a cluster of several shards: every shard's events endpoint is subscribed
+    ///     (`client`: one `SubscriberClient` per shard through `ClusterSubscriber`; `raw` and
+    ///     `pyzmq`: one SUB socket connected to each); `endpoint` is then not used.
     ///   - recordsPath: the records file (created; appended to).
     ///   - count: N, the plan's ids are `0..<count`.
     ///   - curve: the subscriber's keys for a cluster that runs CURVE.
     /// - Throws: `POSIXError` when the records file cannot be opened.
-    public init(endpoint: String, recordsPath: String, count: Int, mode: Mode, curve: CurveClientKeys? = nil) throws {
+    public init(
+        endpoint: String, map: ShardMap? = nil, recordsPath: String, count: Int, mode: Mode, curve: CurveClientKeys? = nil
+    ) throws {
+        let endpoints = map?.shards.map(\.endpoints.events) ?? [endpoint]
         let descriptor = mode == .pyzmq ? -1 : open(recordsPath, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
         guard mode == .pyzmq || descriptor >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
         let ready = DispatchSemaphore(value: 0)
@@ -88,6 +94,18 @@ public final class BenchSubscriber {
             let writer = RecordsWriter(descriptor: descriptor, tracker: tracker)
             do {
                 switch mode {
+                case .client where endpoints.count > 1:
+                    guard let map else { break }
+                    let writerBox = UncheckedBox(writer)
+                    try ClusterSubscriber(map: map, recipient: nil, stop: stop, curve: curve).run(
+                        catchUp: nil, onReady: { ready.signal() }
+                    ) { event, _ in
+                        // ClusterSubscriber calls this from one shard's thread at a time.
+                        let actual = Date().timeIntervalSince1970
+                        writerBox.value.record(
+                            id: Int(event.firing.reminderId.rawValue), due: event.firing.dueAt.timeIntervalSince1970,
+                            actual: actual)
+                    }
                 case .client:
                     let client = SubscriberClient(endpoint: endpoint, recipient: nil, stop: stop, curve: curve)
                     try client.run(onReady: { ready.signal() }) { event, _ in
@@ -97,12 +115,12 @@ public final class BenchSubscriber {
                             actual: actual)
                     }
                 case .raw:
-                    try RawSubscription.run(endpoint: endpoint, curve: curve, stop: stop, onReady: { ready.signal() }) { actual, body in
+                    try RawSubscription.run(endpoints: endpoints, curve: curve, stop: stop, onReady: { ready.signal() }) { actual, body in
                         writer.record(id: RawSubscription.reminderNumber(in: body), due: RawSubscription.dueAt(in: body), actual: actual)
                     }
                 case .pyzmq:
                     try PyzmqSubscription.run(
-                        endpoint: endpoint, recordsPath: recordsPath, curve: curve, stop: stop, tracker: tracker,
+                        endpoint: endpoints.joined(separator: ","), recordsPath: recordsPath, curve: curve, stop: stop, tracker: tracker,
                         onReady: { ready.signal() })
                 }
             } catch {
@@ -122,6 +140,13 @@ public final class BenchSubscriber {
     }
 
     deinit { stop() }
+}
+
+/// A value handed to a `@Sendable` closure that the sender guarantees is used by one
+/// thread at a time (``ClusterSubscriber`` serialises its event calls).
+struct UncheckedBox<Value>: @unchecked Sendable {
+    let value: Value
+    init(_ value: Value) { self.value = value }
 }
 
 /// Which plan ids have been seen, for the subscriber thread's ``ObservationProgress``. Used

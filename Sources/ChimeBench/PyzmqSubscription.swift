@@ -12,7 +12,8 @@ import ChimeSecurity
 /// and the warm-up probes from the child's standard output (one `probe` line each).
 enum PyzmqSubscription {
     /// The subscriber's source, written next to the records file as `pyzmq_subscriber.py`.
-    /// Arguments: endpoint, records path. CURVE keys, when the cluster runs it, come in
+    /// Arguments: endpoint (several, one per shard, joined by commas), records path. CURVE
+    /// keys, when the cluster runs it, come in
     /// `CHIME_BENCH_CURVE_SERVER` / `_PUBLIC` / `_SECRET` (Z85).
     static let script = #"""
         import json, os, sys, time
@@ -33,7 +34,8 @@ enum PyzmqSubscription {
                 socket.curve_publickey = os.environ["CHIME_BENCH_CURVE_PUBLIC"].encode()
                 socket.curve_secretkey = os.environ["CHIME_BENCH_CURVE_SECRET"].encode()
             socket.setsockopt(zmq.SUBSCRIBE, b"fire.")
-            socket.connect(endpoint)
+            for one in endpoint.split(","):
+                socket.connect(one)
             records = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
             print("ready", flush=True)
             while True:

@@ -7,7 +7,10 @@ import Synchronization
 public final class RSSSampler: Sendable {
     /// Peak resident sizes in bytes: per role, and of the sum of both roles at one sample.
     public struct Peaks: Hashable, Sendable, Codable {
+        /// Peak of the coordinators' summed resident sizes (one coordinator per shard).
         public var coordinator = 0
+        /// Each coordinator's own peak, in the order of ``RSSSampler/setCoordinator(_:)``'s pids.
+        public var coordinators: [Int] = []
         public var workers = 0
         public var total = 0
         /// Peak of the summed proportional set sizes (`Pss` of `/proc/PID/smaps_rollup`):
@@ -33,7 +36,8 @@ public final class RSSSampler: Sendable {
         }
     }
 
-    /// Replaces the coordinator's pids (after a restart).
+    /// Replaces the coordinators' pids (after a restart), one per shard in shard order; 0
+    /// for a shard whose coordinator is not running.
     public func setCoordinator(_ pids: [Int32]) { coordinatorPIDs.withLock { $0 = pids } }
     /// Replaces the workers' pids (after a restart).
     public func setWorkers(_ pids: [Int32]) { workerPIDs.withLock { $0 = pids } }
@@ -51,26 +55,37 @@ public final class RSSSampler: Sendable {
     }
 
     func sample() {
-        let coordinator = coordinatorPIDs.withLock { $0 }.compactMap(Self.residentBytes).reduce(0, +)
+        let perCoordinator = coordinatorPIDs.withLock { $0 }.map { Self.residentBytes(of: $0) ?? 0 }
+        let coordinator = perCoordinator.reduce(0, +)
         let workers = workerPIDs.withLock { $0 }.compactMap(Self.residentBytes).reduce(0, +)
         let proportional = (coordinatorPIDs.withLock { $0 } + workerPIDs.withLock { $0 })
             .compactMap(Self.proportionalBytes).reduce(0, +)
         peaks.withLock { peaks in
             peaks.coordinator = max(peaks.coordinator, coordinator)
+            peaks.coordinators = Self.elementwiseMax(peaks.coordinators, perCoordinator)
             peaks.workers = max(peaks.workers, workers)
             peaks.total = max(peaks.total, coordinator + workers)
             peaks.proportionalTotal = max(peaks.proportionalTotal, proportional)
         }
     }
 
+    /// The larger of the two values at each index; the longer array's tail as it is.
+    static func elementwiseMax(_ left: [Int], _ right: [Int]) -> [Int] {
+        (0..<max(left.count, right.count)).map { index in
+            max(left.indices.contains(index) ? left[index] : 0, right.indices.contains(index) ? right[index] : 0)
+        }
+    }
+
     /// `Pss` of a live process's `/proc/PID/smaps_rollup` in bytes; `nil` when it has exited.
     public static func proportionalBytes(of pid: Int32) -> Int? {
+        guard pid > 0 else { return nil }
         guard let rollup = try? String(contentsOfFile: "/proc/\(pid)/smaps_rollup", encoding: .utf8) else { return nil }
         return parseKilobytes(field: "Pss:", in: rollup)
     }
 
     /// VmRSS of a live process in bytes; `nil` when it has exited.
     public static func residentBytes(of pid: Int32) -> Int? {
+        guard pid > 0 else { return nil }
         guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return nil }
         return parseResidentBytes(status: status)
     }

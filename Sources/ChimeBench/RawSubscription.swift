@@ -11,13 +11,16 @@ import ChimeSecurity
 /// event's bytes without a JSON decode.
 enum RawSubscription {
     /// Receives `[topic, JSON]` fire events until `stop`, calling `onEvent(actual, body)`.
+    /// The one SUB socket connects to every endpoint (every shard's events) and fair-queues them.
     /// - Throws: `ZeroMQError` for a bad endpoint.
     static func run(
-        endpoint: String, curve: CurveClientKeys?, stop: StopSignal, onReady: () -> Void, onEvent: (Double, Data) -> Void
+        endpoints: [String], curve: CurveClientKeys?, stop: StopSignal, onReady: () -> Void, onEvent: (Double, Data) -> Void
     ) throws {
+        guard let first = endpoints.first else { return }
         let socket = try SubscriberSocket.make(
-            endpoint: endpoint, topics: [Topic.firePrefix], highWaterMark: 0, curve: curve, stop: stop)
+            endpoint: first, topics: [Topic.firePrefix], highWaterMark: 0, curve: curve, stop: stop)
         defer { socket.close() }
+        for endpoint in endpoints.dropFirst() { try socket.connect(to: endpoint) }
         onReady()
         let poller = Poller()
         poller.register(socket, for: .readable)

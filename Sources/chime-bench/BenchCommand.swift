@@ -9,12 +9,14 @@ enum BenchCommand {
     static let spec = CommandSpec(
         name: "bench",
         summary: "Benchmark a local cluster on a workload of WORKLOADS.md; one JSON object per run.",
-        usage: "chime bench --workload W1|W2|W3|W4 [--count N] [--fsync always|interval|never] [--workers N] [--runs R] [--batch N] [--pipeline K]",
+        usage: "chime bench --workload W1|W2|W3|W4 [--count N] [--fsync always|interval|never] [--workers N] [--runs R] [--batch N] [--pipeline K] [--shards N]",
         options: [
             OptionSpec(name: "workload", value: "W", help: "W1 burst, W2 spread over 30 s, W3 crash and restart, W4 ingest a day ahead."),
             OptionSpec(name: "count", value: "N", help: "Reminders (default: W1 10000, W2 30000, W3 2000, W4 10000)."),
             OptionSpec(name: "fsync", value: "POLICY", help: "The coordinator's fsync policy: always (default), interval or never."),
             OptionSpec(name: "workers", value: "N", help: "Workers to start (default 2)."),
+            OptionSpec(name: "shards", value: "N", help: "Coordinators, each owning an even share of the slots (default 1: one coordinator, no cluster section); each reminder goes to its recipient's shard, the subscriber and the workers use every shard."),
+            OptionSpec(name: "recipients", value: "K", help: "Distinct recipients, reminder i to recipient i mod K (default: W4 1000; W1-W3 1 on one shard, 1000 on several)."),
             OptionSpec(name: "runs", value: "R", help: "Runs, each on a fresh cluster (default 1); R > 1 adds a median summary."),
             OptionSpec(name: "batch", value: "N", help: "Reminders per schedule request (default 1, W4 1000); above 1 is labelled bulk."),
             OptionSpec(name: "pipeline", value: "K", help: "Schedule requests in flight on the one DEALER (default 1); above 1 is labelled pipelined."),
@@ -30,7 +32,8 @@ enum BenchCommand {
         ],
         details: """
             Starts the chime binary beside chime-bench as a coordinator (file store in a temporary
-            directory) and workers on free loopback ports, subscribes in this process, and prints one
+            directory; with --shards N, N coordinators on blocks of 10 ports with a generated cluster
+            section) and workers on free loopback ports, subscribes in this process, and prints one
             JSON object per run (and a median summary when R > 1) on standard output; progress goes to
             standard error. Build with 'swift build -c release' first (it builds chime and chime-bench):
             a debug build is reported as such.
@@ -54,6 +57,12 @@ enum BenchCommand {
         }
         settings.workers = try arguments.integer("workers") ?? settings.workers
         guard (1...64).contains(settings.workers) else { throw UsageError("--workers must be between 1 and 64") }
+        settings.shards = try arguments.integer("shards") ?? settings.shards
+        guard (1...64).contains(settings.shards) else { throw UsageError("--shards must be between 1 and 64") }
+        settings.recipients = try arguments.integer("recipients")
+        if let recipients = settings.recipients, !(1...10_000_000).contains(recipients) {
+            throw UsageError("--recipients must be between 1 and 10000000")
+        }
         settings.runs = try arguments.integer("runs") ?? settings.runs
         guard (1...100).contains(settings.runs) else { throw UsageError("--runs must be between 1 and 100") }
         settings.batch = try arguments.integer("batch") ?? settings.batch
