@@ -3,14 +3,30 @@ import Foundation
 /// Free TCP ports on 127.0.0.1, for running a cluster beside others (tests, benchmarks).
 public enum LoopbackPorts {
     /// A base port whose `count` consecutive ports are free to bind on 127.0.0.1, chosen at
-    /// random in 20000-59999; `nil` after 200 tries. Another process may still take a port
+    /// random from 10000 up to the kernel's ephemeral range (20000-59999 when that range is
+    /// unusually low); `nil` after 200 tries. Another process may still take a port
     /// between this check and its use.
     public static func freeBase(count: Int) -> Int? {
+        // Below the kernel's ephemeral range (`ip_local_port_range`, 32768 by default): a
+        // client reconnecting to a port nobody listens on can get that very port as its own
+        // ephemeral one, connect to itself and hold it, and a restarted coordinator's bind
+        // then fails with "Address already in use".
+        let ceiling = min(60_000, ephemeralRangeStart() ?? 32_768) - max(0, count)
+        let bases = ceiling > 12_000 ? (1_000..<(ceiling / 10)) : (2_000..<5_999)
         for _ in 0..<200 {
-            let base = Int.random(in: 2000..<5999) * 10
+            let base = Int.random(in: bases) * 10
             if (base..<base + count).allSatisfy(isFree) { return base }
         }
         return nil
+    }
+
+    /// The first port of `/proc/sys/net/ipv4/ip_local_port_range` (`"32768\t60999"`); `nil`
+    /// when the file cannot be read or does not hold two numbers.
+    static func ephemeralRangeStart() -> Int? {
+        guard let text = try? String(contentsOfFile: "/proc/sys/net/ipv4/ip_local_port_range", encoding: .utf8) else { return nil }
+        let fields = text.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\n" })
+        guard fields.count == 2, let low = Int(fields[0]), Int(fields[1]) != nil else { return nil }
+        return low
     }
 
     /// Whether `port` can be bound on 127.0.0.1 right now. The corresponding call is `bind(2)`.

@@ -72,13 +72,26 @@ def _range_is_free(base: int, count: int = PORTS_PER_CLUSTER) -> bool:
             sock.close()
 
 
+def _ephemeral_start() -> int:
+    """The first port of the kernel's ephemeral range (32768 when it cannot be read)."""
+    try:
+        with open("/proc/sys/net/ipv4/ip_local_port_range") as handle:
+            return int(handle.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 32768
+
+
 def free_port_base(attempts: int = 200) -> int:
-    """A random base in 20000-59999 whose six consecutive loopback ports are free."""
+    """A random base whose six consecutive loopback ports are free, from 10000 up to the
+    kernel's ephemeral range: a client reconnecting to a port nobody listens on can get that
+    port as its own ephemeral one and hold it, and a restarted coordinator then cannot bind."""
+    ceiling = min(60000, _ephemeral_start()) - 100
+    low, high = (10000, ceiling) if ceiling > 12000 else (20000, 60000 - PORTS_PER_CLUSTER)
     for _ in range(attempts):
-        base = random.randint(20000, 60000 - PORTS_PER_CLUSTER)
+        base = random.randint(low, high)
         if _range_is_free(base):
             return base
-    raise RuntimeError("no six consecutive free loopback ports found in 20000-59999")
+    raise RuntimeError(f"no six consecutive free loopback ports found in {low}-{high}")
 
 
 # --------------------------------------------------------------------------- control

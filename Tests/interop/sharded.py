@@ -17,7 +17,7 @@ import time
 import uuid
 from pathlib import Path
 
-from conftest import STOP_GRACE_S, _range_is_free, control_request
+from conftest import _ephemeral_start, STOP_GRACE_S, _range_is_free, control_request
 
 STARTUP_DEADLINE_S = 30.0
 
@@ -54,7 +54,8 @@ class ShardedCluster:
 
     def start(self) -> None:
         for _ in range(200):
-            self.base = random.randint(20000, 59000)
+            # Below the kernel's ephemeral range, as conftest.free_port_base explains.
+            self.base = random.randint(10000, max(12000, min(59000, _ephemeral_start() - 10 * self.shard_count - 10)))
             if _range_is_free(self.base, 10 * self.shard_count):
                 break
         self.write_configuration()
