@@ -41,7 +41,7 @@ enum SeedWriter {
         try save([UInt8](legacy.encodedPayload()), as: "snapshot", "format-3-one-reminder", in: directory)
 
         try save(
-            journalRecords([.scheduled(reminder, at: due), .cancelled([reminder.id], at: due), .nagFired(firing.firingId, at: due)]),
+            journalRecords([.scheduled(reminder, at: due), .cancelled([reminder.key], at: due), .nagFired(firing.firingId, at: due)]),
             as: "journal", "three-entries", in: directory)
     }
 

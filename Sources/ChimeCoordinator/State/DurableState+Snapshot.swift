@@ -235,6 +235,9 @@ extension DurableState {
             }
             // A format-3 snapshot names a reminder by its id: its key takes the reminder's recipient.
             if record.id.isLegacy { record.id = record.id.resolved(to: entry.recipient) }
+            guard ReminderKey(storage: record.id.storage) != nil else {
+                throw WireError(.invalidArgument, "the snapshot's reminder \(record.id) has an empty id or recipient")
+            }
             guard record.id.recipient == entry.recipient else {
                 throw WireError(.invalidArgument, "the snapshot's reminder \(record.id) holds recipient \(entry.recipient)'s reminder")
             }

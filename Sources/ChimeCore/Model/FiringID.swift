@@ -84,6 +84,8 @@ public struct FiringID: Hashable, Comparable, Codable, Sendable, CustomStringCon
     /// the reminder id (how the journal and snapshots of earlier versions wrote it).
     public init?(_ text: String, legacy: Bool) {
         let utf8 = Array(text.utf8)
+        // A NUL separates a key's id from its recipient: never part of a name.
+        guard !utf8.contains(0) else { return nil }
         var baseEnd = utf8.count
         var nag: UInt32 = 0
         if let marker = Self.nagMarkerStart(in: utf8) {
@@ -109,13 +111,14 @@ public struct FiringID: Hashable, Comparable, Codable, Sendable, CustomStringCon
     }
 
     /// The reminder key a text form's part before the instant names; `nil` for an escaped
-    /// recipient followed by an empty reminder id.
+    /// recipient followed by an empty reminder id, an empty recipient or nothing at all.
     static func key(reading base: String, legacy: Bool) -> ReminderKey? {
         if !legacy, let slash = base.firstIndex(of: "/"), let recipient = ReminderKey.unescaped(base[..<slash]) {
             let id = base[base.index(after: slash)...]
-            guard !id.isEmpty else { return nil }
+            guard !id.isEmpty, !recipient.isEmpty else { return nil }
             return ReminderKey(ReminderID(String(id)), of: RecipientID(recipient))
         }
+        guard !base.isEmpty else { return nil }
         return ReminderKey(legacy: ReminderID(base))
     }
 
