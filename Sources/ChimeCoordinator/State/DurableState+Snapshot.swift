@@ -244,7 +244,15 @@ extension DurableState {
             // Repeating reminders need their sequence (which also re-checks the zone); a
             // one-shot is taken as it is, decoded only when it has a remind-before offset.
             if entry.isRepeating {
-                guard let recurrence = try? validate(entry.reminder, maximumUserInfoBytes: Int.max) else {
+                // Decoded whole here (the summary checked only its head): bytes that do not
+                // decode are a damaged snapshot, refused, never a trap later.
+                let reminder: Reminder
+                do {
+                    reminder = try Reminder(binary: entry.bytes[...])
+                } catch {
+                    throw WireError(.invalidArgument, "the snapshot's reminder \(record.id) does not decode: \(error)")
+                }
+                guard let recurrence = try? validate(reminder, maximumUserInfoBytes: Int.max) else {
                     skipped += 1
                     continue
                 }
