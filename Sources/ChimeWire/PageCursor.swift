@@ -1,3 +1,4 @@
+import ChimeCore
 import Foundation
 
 /// Where the next page of a long listing (`list`, `events`, `deadLetters`) starts: the key of
@@ -45,7 +46,7 @@ public struct PageCursor: Hashable, Sendable {
             WireError(.invalidArgument, "the cursor \(reason); pass back a nextCursor unchanged", field: "cursor")
         }
         guard text.utf8.count <= Self.maximumTextLength else { throw refuse("is too long") }
-        guard let bytes = Self.base64URLDecoded(text), let first = bytes.first else { throw refuse("is not valid") }
+        guard let bytes = Base64URL.decoded(text), let first = bytes.first else { throw refuse("is not valid") }
         guard first == kind.rawValue else { throw refuse("belongs to another listing") }
         self.init(kind: kind, key: Array(bytes.dropFirst()))
     }
@@ -55,9 +56,7 @@ public struct PageCursor: Hashable, Sendable {
 
     /// The wire form: base64url without padding.
     public var text: String {
-        Data([kind.rawValue] + key).base64EncodedString()
-            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
-            .replacingOccurrences(of: "=", with: "")
+        Base64URL.encoded([kind.rawValue] + key)
     }
 
     /// The key as UTF-8 text, or `nil` when its bytes are not UTF-8.
@@ -67,27 +66,6 @@ public struct PageCursor: Hashable, Sendable {
     public var seqKey: UInt64? {
         guard key.count == 8 else { return nil }
         return key.reduce(0) { $0 << 8 | UInt64($1) }
-    }
-
-    private static func base64URLDecoded(_ text: String) -> Data? {
-        var standard = ""
-        standard.reserveCapacity(text.utf8.count + 3)
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "A"..."Z", "a"..."z", "0"..."9": standard.unicodeScalars.append(scalar)
-            case "-": standard.append("+")
-            case "_": standard.append("/")
-            default: return nil
-            }
-        }
-        // One leftover character cannot encode a byte.
-        switch standard.utf8.count % 4 {
-        case 1: return nil
-        case 2: standard += "=="
-        case 3: standard += "="
-        default: break
-        }
-        return Data(base64Encoded: standard)
     }
 }
 

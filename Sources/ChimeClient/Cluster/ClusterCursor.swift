@@ -54,23 +54,23 @@ public struct ClusterCursor: Hashable, Sendable {
 
     /// The wire form.
     public var text: String {
-        var bytes: [UInt8] = [Self.marker, kind.rawValue]
-        Self.appendVarint(mapEpoch, to: &bytes)
-        Self.appendVarint(UInt64(positions.count), to: &bytes)
+        var writer = ByteWriter(capacity: 16)
+        writer.writeByte(Self.marker)
+        writer.writeByte(kind.rawValue)
+        writer.writeVarint(mapEpoch)
+        writer.writeVarint(UInt64(positions.count))
         for (shard, position) in positions.sorted(by: { $0.key < $1.key }) {
-            Self.appendVarint(UInt64(max(0, shard)), to: &bytes)
+            writer.writeVarint(UInt64(max(0, shard)))
             switch position {
-            case .start: bytes.append(0)
+            case .start: writer.writeByte(0)
             case .after(let key):
-                bytes.append(1)
-                Self.appendVarint(UInt64(key.count), to: &bytes)
-                bytes += key
-            case .done: bytes.append(2)
+                writer.writeByte(1)
+                writer.writeVarint(UInt64(key.count))
+                key.withUnsafeBytes { writer.writeBytes($0) }
+            case .done: writer.writeByte(2)
             }
         }
-        return Data(bytes).base64EncodedString()
-            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
-            .replacingOccurrences(of: "=", with: "")
+        return Base64URL.encoded(writer.bytes)
     }
 
     /// Whether `text` has the form of a cluster cursor (its first byte is `S`), so it is
@@ -89,8 +89,8 @@ public struct ClusterCursor: Hashable, Sendable {
             WireError(.invalidArgument, "the cursor \(reason); pass back a nextCursor unchanged", field: "cursor")
         }
         guard text.utf8.count <= Self.maximumTextLength else { throw refuse("is too long") }
-        guard let data = Self.base64URLDecoded(text) else { throw refuse("is not valid") }
-        var reader = ByteReader(ArraySlice(Array(data)))
+        guard let data = Base64URL.decoded(text) else { throw refuse("is not valid") }
+        var reader = ByteReader(data[...])
         do {
             guard try reader.readByte() == Self.marker else { throw refuse("is not a cluster cursor") }
             guard try reader.readByte() == kind.rawValue else { throw refuse("belongs to another listing") }
@@ -105,9 +105,7 @@ public struct ClusterCursor: Hashable, Sendable {
                 switch try reader.readByte() {
                 case 0: position = .start
                 case 1:
-                    let length = try reader.readVarint()
-                    guard length <= UInt64(reader.remainingCount) else { throw refuse("is cut short") }
-                    position = .after(Array(try reader.readBytes(Int(length))))
+                    position = .after(Array(try reader.readBytes(.varint)))
                 case 2: position = .done
                 case let other: throw refuse("has an unknown position state \(other)")
                 }
@@ -120,34 +118,5 @@ public struct ClusterCursor: Hashable, Sendable {
         } catch {
             throw refuse("is cut short or damaged (\(error))")
         }
-    }
-
-    static func appendVarint(_ value: UInt64, to bytes: inout [UInt8]) {
-        var value = value
-        while value >= 0x80 {
-            bytes.append(UInt8(truncatingIfNeeded: value) | 0x80)
-            value >>= 7
-        }
-        bytes.append(UInt8(value))
-    }
-
-    static func base64URLDecoded(_ text: String) -> Data? {
-        var standard = ""
-        standard.reserveCapacity(text.utf8.count + 3)
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "A"..."Z", "a"..."z", "0"..."9": standard.unicodeScalars.append(scalar)
-            case "-": standard.append("+")
-            case "_": standard.append("/")
-            default: return nil
-            }
-        }
-        switch standard.utf8.count % 4 {
-        case 1: return nil
-        case 2: standard += "=="
-        case 3: standard += "="
-        default: break
-        }
-        return Data(base64Encoded: standard)
     }
 }
