@@ -94,6 +94,7 @@ let package = Package(
         .testTarget(name: "ChimeRuntimeTests", dependencies: ["ChimeRuntime", "ChimeTestSupport"]),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer"]),
         .testTarget(name: "ChimeBenchTests", dependencies: ["ChimeBench"]),
+        .testTarget(name: "ChimeCommandLineTests", dependencies: ["ChimeCommandLine"]),
         .testTarget(
             name: "ChimeStoreTests",
             dependencies: ["ChimeStore", "ChimeCore", "ChimeTestSupport"]

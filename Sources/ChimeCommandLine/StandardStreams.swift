@@ -17,10 +17,22 @@ public func output(_ text: String = "", terminator: String = "\n") {
     if StandardStreams.write(Data((text + terminator).utf8), to: STDOUT_FILENO) == EPIPE { exit(128 + SIGPIPE) }
 }
 
-/// One JSON object as a line, keys sorted.
+/// One JSON object as a line, keys sorted; a number JSON cannot spell (NaN, ±infinity) is
+/// written as `null`.
 public func jsonLine(_ object: [String: Any]) -> String {
-    // Only strings, numbers, arrays and dictionaries are passed in, which always serialise.
-    let data = try! JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])
+    func spellable(_ value: Any) -> Any {
+        switch value {
+        case let number as Double: return number.isFinite ? number : NSNull()
+        case let array as [Any]: return array.map(spellable)
+        case let dictionary as [String: Any]: return dictionary.mapValues(spellable)
+        default: return value
+        }
+    }
+    let options: JSONSerialization.WritingOptions = [.sortedKeys, .withoutEscapingSlashes]
+    guard let data = try? JSONSerialization.data(withJSONObject: spellable(object), options: options) else {
+        // Only strings, numbers, booleans, arrays and dictionaries are passed in.
+        return #"{"error":"a value could not be written as JSON"}"#
+    }
     return String(decoding: data, as: UTF8.self)
 }
 

@@ -42,12 +42,15 @@ public final class ClusterClient {
     ///     at least one.
     ///   - timeout, retries, curve, refusedGrace: as for each shard's `ControlClient`.
     ///   - context: the ZeroMQ context (`nil` makes one).
-    /// - Throws: `ZeroMQError` when no context can be made.
+    /// - Throws: `WireError(.invalidArgument)` for no seeds; `ZeroMQError` when no context
+    ///   can be made.
     public init(
         seeds: [String], timeout: Duration = .seconds(3), retries: Int = 2, curve: CurveClientKeys? = nil,
         context: Context? = nil, refusedGrace: Duration = .milliseconds(500)
     ) throws {
-        precondition(!seeds.isEmpty, "a cluster client needs at least one seed endpoint")
+        guard !seeds.isEmpty else {
+            throw WireError(.invalidArgument, "a cluster client needs at least one control endpoint to ask for the map")
+        }
         self.context = try context ?? Context()
         self.seeds = seeds
         self.timeout = timeout
