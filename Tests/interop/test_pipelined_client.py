@@ -24,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "clients" / "python
 
 from chime_client import AsyncClusterClient, ChimeError, shard_of  # noqa: E402
 from conftest import chime_binary, control_request  # noqa: E402
-from sharded import ShardedCluster  # noqa: E402
+from sharded import running_shards  # noqa: E402
 
 SINGLE_MAP = {"mapEpoch": 1, "slotCount": 4096, "shards": [{"id": 0, "slots": [[0, 4095]], "endpoints": {}}]}
 
@@ -205,15 +205,8 @@ def test_a_window_below_one_is_refused():
 
 @pytest.fixture
 def sharded(tmp_path):
-    cluster = ShardedCluster(chime_binary(), tmp_path, shards=3, workers=1)
-    try:
-        cluster.start()
+    with running_shards(chime_binary(), tmp_path) as cluster:
         yield cluster
-    except BaseException:
-        print(cluster.logs())
-        raise
-    finally:
-        cluster.stop()
 
 
 def test_one_request_per_reminder_on_three_shards_all_acknowledged_on_their_shards(sharded):

@@ -30,7 +30,7 @@ import uuid
 
 import zmq
 
-from .cluster import MAXIMUM_REDIRECTS, ChimeError
+from .cluster import MAXIMUM_REDIRECTS, ChimeError, MapHolder
 from .slots import shard_of
 
 DEFAULT_WINDOW = 1024
@@ -137,7 +137,7 @@ class _Connection:
         self.socket.close()
 
 
-class AsyncClusterClient:
+class AsyncClusterClient(MapHolder):
     """Routes each request to its recipient's shard, many requests in flight per shard.
 
     `seeds`: control endpoints to ask for the shard map. `window`: requests in flight per
@@ -182,30 +182,13 @@ class AsyncClusterClient:
 
     async def refresh_map(self, ask_first: int | None = None) -> dict:
         """Asks the shard `ask_first`, then the seeds, then every known shard; an older epoch is not taken."""
-        candidates = []
-        known = self.map["shards"] if self.map and len(self.map["shards"]) > 1 else []
-        candidates += [s["endpoints"]["control"] for s in known if s["id"] == ask_first]
-        candidates += self.seeds + [s["endpoints"]["control"] for s in known]
         last_error = None
-        for endpoint in dict.fromkeys(candidates):
+        for endpoint in self._map_candidates(ask_first):
             request = {"op": "map", "requestId": f"map-{uuid.uuid4()}"}
             reply = await self._connection(endpoint).exchange(request, json.dumps(request).encode(), self.timeout_s)
-            if reply is None:
-                last_error = {"code": "unavailable", "message": f"no reply from {endpoint}"}
-                continue
-            if reply.get("ok"):
-                fetched = reply["result"]
-            elif (reply.get("error") or {}).get("code") == "unknown_op":
-                fetched = {"mapEpoch": 1, "slotCount": 4096, "shards": [
-                    {"id": 0, "slots": [[0, 4095]], "endpoints": {"control": endpoint}}]}
-            else:
-                last_error = reply.get("error")
-                continue
-            if self.map is not None and self.map["mapEpoch"] > fetched["mapEpoch"]:
-                return self.map
-            self.map = fetched
-            self.single_shard_endpoint = endpoint if len(fetched["shards"]) == 1 else None
-            return fetched
+            adopted, last_error = self._adopt_map(reply, endpoint)
+            if adopted is not None:
+                return adopted
         raise ChimeError(last_error or {"code": "unavailable", "message": "no endpoint to ask for the map"})
 
     async def endpoint_for(self, recipient: str | None) -> tuple[int, str]:
