@@ -8,6 +8,7 @@ enum BulkOptions {
     static let specs: [OptionSpec] = [
         OptionSpec(name: "quiet", value: nil, help: "No progress and no summary line (item errors still go to standard error)."),
         OptionSpec(name: "chunk", value: "N", help: "Reminders per request at most (default 2000; also capped by coordinator.maxRemindersPerRequest)."),
+        OptionSpec(name: "in-flight", value: "N", help: "Requests sent and not yet answered at most, over all shards (default 4; 1 waits for each reply)."),
     ]
 }
 
@@ -27,11 +28,13 @@ final class BulkRun {
         isQuiet = arguments.has("quiet")
         let chunk = try arguments.integer("chunk") ?? 2000
         guard (1...1_000_000).contains(chunk) else { throw UsageError("--chunk must be between 1 and 1000000, not \(chunk)") }
+        let inFlight = try arguments.integer("in-flight") ?? BulkScheduler.defaultChunksInFlight
+        guard (1...64).contains(inFlight) else { throw UsageError("--in-flight must be between 1 and 64, not \(inFlight)") }
         // With --json the one document on stdout says everything: nothing goes to stderr.
         progress = BulkProgress(verb: verb, quiet: isQuiet || isJSON)
         scheduler = try BulkScheduler(
             client: try makeControlClient(arguments), configuration: try CommonOptions.configuration(arguments),
-            chunkSize: chunk, progress: progress)
+            chunkSize: chunk, chunksInFlight: inFlight, progress: progress)
         let progress = progress
         let isJSON = isJSON
         scheduler.onFailure = { failure in

@@ -38,7 +38,8 @@ struct ItemFailure {
 /// recipient's), so every request goes to one shard whole and a resent chunk never touches
 /// another shard's reminders.
 ///
-/// Up to ``chunksInFlight`` chunks are in flight at once (a ``PipelinedClient`` per shard), so
+/// Up to ``chunksInFlight`` chunks (4 unless `--in-flight` says otherwise) are in flight at
+/// once over all shards (a ``PipelinedClient`` per shard), so
 /// the coordinator applies one chunk while the next is encoded and sent. Replies are handled
 /// on the caller's thread; a chunk whose reply is not `ok` is sent again the one-at-a-time way
 /// above (which follows `wrong_shard`).
@@ -77,8 +78,10 @@ final class BulkScheduler {
     /// The share of the input read so far, for the ETA.
     var fraction: Double?
 
-    /// Chunks sent and not yet answered, at most.
-    static let chunksInFlight = 4
+    /// Chunks sent and not yet answered at most (over all shards), unless `--in-flight` says otherwise.
+    static let defaultChunksInFlight = 4
+    /// Chunks sent and not yet answered at most (`--in-flight`).
+    let chunksInFlight: Int
     /// One pipelined client per shard, made on first use.
     var pipelines: [Int: PipelinedClient] = [:]
     /// Chunks in flight by request id.
@@ -99,8 +102,12 @@ final class BulkScheduler {
     static let envelopeBytes = 128
 
     /// - Throws: `WireError` when the cluster's shard map cannot be had.
-    init(client: ClusterClient, configuration: ChimeConfiguration, chunkSize: Int, progress: BulkProgress) throws(WireError) {
+    init(
+        client: ClusterClient, configuration: ChimeConfiguration, chunkSize: Int, chunksInFlight: Int = defaultChunksInFlight,
+        progress: BulkProgress
+    ) throws(WireError) {
         self.client = client
+        self.chunksInFlight = max(1, chunksInFlight)
         self.isSharded = try !client.isSingleShard()
         self.maximumCount = max(1, min(chunkSize, configuration.coordinator.maxRemindersPerRequest))
         // Half the request limit, at most 4 MiB: short loop turns on the coordinator.
@@ -155,14 +162,14 @@ final class BulkScheduler {
     /// ``chunksInFlight`` chunks are already in flight.
     /// - Throws: `WireError(.unavailable)`.
     func send(_ chunk: Chunk, toShard shard: Int) throws(WireError) {
-        while inFlight.count >= Self.chunksInFlight { try settleOne() }
+        while inFlight.count >= chunksInFlight { try settleOne() }
         let pipeline: PipelinedClient
         if let made = pipelines[shard] {
             pipeline = made
         } else {
             // Each chunk may wait for the ones sent before it, and shards share the cores:
             // a chunk gets the request timeout once per chunk that can be in flight.
-            pipeline = try client.pipelinedClient(forShard: shard, window: Self.chunksInFlight, timeoutFactor: Self.chunksInFlight)
+            pipeline = try client.pipelinedClient(forShard: shard, window: chunksInFlight, timeoutFactor: chunksInFlight)
             pipelines[shard] = pipeline
         }
         let (requestId, body) = request(for: chunk.items)

@@ -157,6 +157,7 @@ class AsyncClusterClient(MapHolder):
         self.map: dict | None = None
         self.single_shard_endpoint: str | None = None
         self.connections: dict[str, _Connection] = {}
+        self.prefix, self.sent = uuid.uuid4().hex, 0
 
     async def __aenter__(self) -> "AsyncClusterClient":
         return self
@@ -215,7 +216,10 @@ class AsyncClusterClient(MapHolder):
         no attempt was answered.
         """
         request = dict(request)
-        request.setdefault("requestId", str(uuid.uuid4()))
+        if "requestId" not in request:
+            # One random prefix per client and a counter: unique, and cheaper than a uuid each.
+            self.sent += 1
+            request["requestId"] = f"{self.prefix}-{self.sent}"
         body = json.dumps(request).encode()
         shard, endpoint = await self.endpoint_for(recipient)
         redirects = 0
