@@ -25,19 +25,24 @@ public final class ClusterSource: DashboardSource {
             }
             var rows: [Int: ShardOverview] = [:]
             var errors: [Int: String] = [:]
-            func gather<Result: Codable & Sendable>(_ command: ControlRequest.Command, _ type: Result.Type) -> [Int: Result] {
+            // A shard that did not answer status is asked nothing more: each question to it
+            // would wait out the client's timeout again.
+            func gather<Result: Codable & Sendable>(_ command: ControlRequest.Command, _ type: Result.Type, shards: Set<Int>)
+                -> [Int: Result]
+            {
+                guard !shards.isEmpty else { return [:] }
                 do throws(WireError) {
-                    let replies = try client.scatter(ControlRequest(command: command), expecting: type)
+                    let replies = try client.scatter(ControlRequest(command: command), expecting: type, toShards: shards)
                     for (shard, error) in replies.missing where errors[shard] == nil { errors[shard] = error.message }
                     return Dictionary(replies.results.map { ($0.shard, $0.result) }, uniquingKeysWith: { first, _ in first })
                 } catch {
-                    for shard in map.shards where errors[shard.id] == nil { errors[shard.id] = error.message }
+                    for shard in shards where errors[shard] == nil { errors[shard] = error.message }
                     return [:]
                 }
             }
-            let statuses = gather(.status, StatusReport.self)
-            let stats = gather(.stats, StatsReport.self)
-            let stores = gather(.store, StoreReport.self)
+            let statuses = gather(.status, StatusReport.self, shards: Set(map.shards.map(\.id)))
+            let stats = gather(.stats, StatsReport.self, shards: Set(statuses.keys))
+            let stores = gather(.store, StoreReport.self, shards: Set(statuses.keys))
             for shard in map.shards {
                 guard let status = statuses[shard.id] else {
                     rows[shard.id] = .down(shard.id, error: errors[shard.id] ?? "no answer")

@@ -17,6 +17,8 @@ public struct DashboardRouter: Sendable {
     public let csrf: CSRFGuard
     /// Whether changes are refused (and no buttons drawn).
     public let readOnly: Bool
+    /// The latest overview (pages and the sampler share it).
+    public let overviews: OverviewCache
 
     /// The largest request body read, in bytes (a form post is far smaller).
     public static let maximumBodyBytes = 16 * 1024
@@ -33,7 +35,13 @@ public struct DashboardRouter: Sendable {
     ]
 
     /// Creates the router from its parts.
-    public init(source: any DashboardSource, history: MetricsHistory, tail: EventTail, csrf: CSRFGuard, readOnly: Bool) {
+    /// - Parameter overviewAge: how old an overview pages show, in seconds (the sampling
+    ///   interval: the sampler refreshes it that often).
+    public init(
+        source: any DashboardSource, history: MetricsHistory, tail: EventTail, csrf: CSRFGuard, readOnly: Bool,
+        overviewAge: TimeInterval = 0
+    ) {
+        self.overviews = OverviewCache(maximumAge: overviewAge)
         self.source = source
         self.history = history
         self.tail = tail
@@ -61,7 +69,7 @@ public struct DashboardRouter: Sendable {
     private func get(_ request: HTTPRequest) -> HTTPResponse {
         let query = request.query
         switch request.path {
-        case "/": return page(DashboardPages.overview(source.overview(), history: history))
+        case "/": return page(DashboardPages.overview(overviews.overview(from: source), history: history))
         case "/workers": return page(DashboardPages.workers(source.workers()))
         case "/reminders":
             let search = ReminderSearch(recipient: query["recipient"], id: query["id"], cursor: query["cursor"])
@@ -141,7 +149,7 @@ public struct DashboardRouter: Sendable {
     private func api(_ path: String, _ query: [String: String]) -> HTTPResponse {
         let codec = WireCodec()
         switch path {
-        case "/api/overview": return json(codec.encode(source.overview()))
+        case "/api/overview": return json(codec.encode(overviews.overview(from: source)))
         case "/api/workers": return json(codec.encode(source.workers()))
         case "/api/history":
             return json(codec.encode(history.all().map { ["shard": AnyCodableShard.shard($0.key), "samples": .samples($0.value)] }))

@@ -60,7 +60,7 @@ public final class DashboardServer: Sendable {
         finished.enter()
         let thread = Thread { [finished] in
             while !stop.isStopRequested {
-                router.history.record(router.source.overview())
+                router.history.record(router.overviews.refresh(from: router.source))
                 let milliseconds = Int(interval.components.seconds * 1000 + interval.components.attoseconds / 1_000_000_000_000_000)
                 _ = wake.wait(timeout: .now() + .milliseconds(max(100, milliseconds)))
             }

@@ -48,7 +48,7 @@ enum DashboardCommand: Command {
         installTerminationHandlers(stop)
         let router = DashboardRouter(
             source: ClusterSource(client: client), history: MetricsHistory(), tail: EventTail(), csrf: CSRFGuard(),
-            readOnly: arguments.has("read-only"))
+            readOnly: arguments.has("read-only"), overviewAge: TimeInterval(sampleSeconds))
         let curve = try CommonOptions.clientKeys(configuration, role: .operator)
         let server: DashboardServer
         do throws(HTTPServerError) {
