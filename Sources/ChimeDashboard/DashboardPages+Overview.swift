@@ -26,7 +26,7 @@ public enum DashboardPages {
         }
         let content: HTML = """
             <p id="totals">\(view.shards.count) shard(s), \(up.count) up · pending reminders <b id="total-pending">\(pending)</b> · \
-            workers alive <b id="total-workers">\(workers)</b> · due backlog <b>\(backlog)</b></p>
+            workers alive (summed over shards) <b id="total-workers">\(workers)</b> · due backlog <b>\(backlog)</b></p>
             <table id="shards"><thead><tr><th>Shard</th><th>Phase</th><th class="number">Epoch</th><th class="number">Pending</th>\
             <th class="number">Due backlog</th><th class="number">Oldest undelivered (s)</th><th class="number">Firings/s</th>\
             <th class="number">Lateness p50 / p99 / max (ms)</th><th class="number">Store bytes</th><th>Store</th>\
