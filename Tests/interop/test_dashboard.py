@@ -165,6 +165,9 @@ def test_pages_escape_retry_a_dead_letter_and_tail_its_firing(tmp_path_factory, 
 
         fired = eventually("the retried firing's fire event in the live tail", tailed)
         assert fired[0]["recipient"] == "dl" and fired[0]["shard"] == 0
+        retried_reminder = json.loads(fired[0]["json"])["reminderId"]
+        history = request(dashboard.base, f"/reminders/detail?recipient=dl&id={retried_reminder}")[1]
+        assert "None since the dashboard started." not in history and firing in history
         assert "&lt;script&gt;" in request(dashboard.base, "/events?recipient=dl")[1]
         assert dashboard.stop() == 0
         dashboard = None
