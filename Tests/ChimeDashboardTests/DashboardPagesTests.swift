@@ -126,19 +126,6 @@ import Testing
         #expect(get(writable, "/dead-letters").1.contains("<form class=\"inline\" method=\"post\" action=\"/actions\">"))
     }
 
-    @Test func formDecodingIsTotal() {
-        #expect(FormDecoding.fields(Array("a=1&b=x+y%21&a=2&c".utf8)) == ["a": "1", "b": "x y!", "c": ""])
-        #expect(FormDecoding.fields(Array("%zz=%4&=%".utf8)) == ["%zz": "%4", "": "%"])
-        #expect(FormDecoding.fields([0xff, 0x3d, 0xfe]) == ["\u{FFFD}": "\u{FFFD}"])
-        let many = (0..<100).map { "k\($0)=v" }.joined(separator: "&")
-        #expect(FormDecoding.fields(Array(many.utf8)).count == FormDecoding.maximumFields)
-        var generator = SystemRandomNumberGenerator()
-        for _ in 0..<500 {
-            let bytes = (0..<Int.random(in: 0...64, using: &generator)).map { _ in UInt8.random(in: 0...255, using: &generator) }
-            #expect(FormDecoding.fields(bytes).count <= FormDecoding.maximumFields)
-        }
-    }
-
     @Test func eventTailKeepsTheNewestAndFiltersByRecipient() {
         let tail = EventTail(capacity: 3)
         for index in 1...5 {
