@@ -73,6 +73,12 @@ let package = Package(
             dependencies: ["ChimeStore", "ChimeCore", "ChimeWire", "ChimeCoordinator"],
             path: "Benchmarks/StoreBenchmark"
         ),
+        // The operators' web dashboard (`chime dashboard`): the client library and HTTP only,
+        // never the coordinator.
+        .target(
+            name: "ChimeDashboard",
+            dependencies: ["ChimeClient", "ChimeCore", "ChimeWire", "ChimeRuntime", "ChimeSecurity", "HTTPServer", "ZeroMQ"]
+        ),
         // The command-line parsing, help and failure reporting both executables share.
         .target(name: "ChimeCommandLine", dependencies: ["ChimeCore", "ChimeWire", "ChimeRuntime", "ChimeSecurity"]),
         .executableTarget(
@@ -83,7 +89,7 @@ let package = Package(
         .executableTarget(
             name: "chime",
             dependencies: [
-                "ChimeCommandLine", "ChimeClient", "ChimeCoordinator", "ChimeWorker", "ChimeSecurity", "ChimeCore", "ChimeStore", "ChimeWire",
+                "ChimeCommandLine", "ChimeClient", "ChimeCoordinator", "ChimeWorker", "ChimeDashboard", "ChimeSecurity", "ChimeCore", "ChimeStore", "ChimeWire",
                 "ChimeRuntime", "ZeroMQ", "HTTPServer", "HelperThreads",
             ]
         ),
@@ -93,6 +99,7 @@ let package = Package(
         .testTarget(name: "ChimeWireTests", dependencies: ["ChimeWire", "ChimeCore", "ChimeTestSupport"]),
         .testTarget(name: "ChimeRuntimeTests", dependencies: ["ChimeRuntime", "ChimeTestSupport"]),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer"]),
+        .testTarget(name: "ChimeDashboardTests", dependencies: ["ChimeDashboard", "HTTPServer", "ChimeWire", "ChimeCore"]),
         .testTarget(name: "ChimeBenchTests", dependencies: ["ChimeBench"]),
         .testTarget(name: "ChimeCommandLineTests", dependencies: ["ChimeCommandLine"]),
         .testTarget(

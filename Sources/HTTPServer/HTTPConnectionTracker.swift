@@ -19,6 +19,8 @@ final class HTTPConnectionTracker: Sendable {
         var requestBegan: ContinuousClock.Instant
         var isInHandler = false
         var isClosing = false
+        /// The body read so far of a request that has one; `nil` once it passed the limit.
+        var body: [UInt8]? = nil
 
         var isWaiting: Bool { !isInHandler && !isClosing }
     }
@@ -81,6 +83,32 @@ final class HTTPConnectionTracker: Sendable {
         open.withLock { open in
             open[UInt(bitPattern: connection)]?.isInHandler = false
             open[UInt(bitPattern: connection)]?.requestBegan = now
+        }
+    }
+
+    /// A request with a body began on `connection`: its bytes are kept from now on.
+    func beginBody(_ connection: OpaquePointer) {
+        open.withLock { $0[UInt(bitPattern: connection)]?.body = [] }
+    }
+
+    /// Adds a chunk of the body; past `limit` bytes in all the body is dropped (and stays so).
+    func appendBody(_ connection: OpaquePointer, _ chunk: UnsafeRawBufferPointer, limit: Int) {
+        open.withLock { open in
+            let key = UInt(bitPattern: connection)
+            guard var body = open[key]?.body else { return }
+            open[key]?.body = nil
+            guard body.count + chunk.count <= limit else { return }
+            body.append(contentsOf: chunk)
+            open[key]?.body = body
+        }
+    }
+
+    /// The whole body of the request on `connection`, or `nil` when it passed the limit.
+    func takeBody(_ connection: OpaquePointer) -> [UInt8]? {
+        open.withLock { open in
+            let key = UInt(bitPattern: connection)
+            defer { open[key]?.body = nil }
+            return open[key]?.body
         }
     }
 

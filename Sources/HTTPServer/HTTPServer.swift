@@ -2,40 +2,6 @@ internal import CMicroHTTPD
 import Foundation
 import Synchronization
 
-/// One request as a handler sees it: the method and the path (without the query string).
-public struct HTTPRequest: Hashable, Sendable {
-    /// `GET`, `HEAD`, `POST`, … as the client sent it.
-    public var method: String
-    /// The request target's path, such as `/metrics`.
-    public var path: String
-
-    /// Creates the value from its fields.
-    public init(method: String, path: String) {
-        self.method = method
-        self.path = path
-    }
-}
-
-/// What a handler answers.
-public struct HTTPResponse: Hashable, Sendable {
-    /// The status code, such as 200 or 503.
-    public var status: Int
-    /// The `Content-Type` header.
-    public var contentType: String
-    /// The body bytes (libmicrohttpd leaves them out for `HEAD`).
-    public var body: [UInt8]
-    /// More headers, such as `Allow` on a 405.
-    public var headers: [String: String]
-
-    /// Creates a response; `text` is sent as UTF-8.
-    public init(status: Int, contentType: String = "text/plain; charset=utf-8", text: String, headers: [String: String] = [:]) {
-        self.status = status
-        self.contentType = contentType
-        self.body = Array(text.utf8)
-        self.headers = headers
-    }
-}
-
 /// A small HTTP/1.1 server for machines (metrics and probes) on GNU libmicrohttpd: a thread
 /// per connection (`MHD_USE_THREAD_PER_CONNECTION` with an internal `poll` thread
 /// accepting), so a scrape that waits for the coordinator's next loop turn never holds up a
@@ -62,12 +28,17 @@ public final class HTTPServer: Sendable {
     ///   on the caller's (hence `@Sendable` and nonisolated).
     /// - Throws: `HTTPServerError` `.cannotListen` when the address is in use or not on
     ///   this machine. The corresponding libmicrohttpd call is `MHD_start_daemon_va`.
-    public init(address: HTTPListenAddress, handler: @escaping @Sendable (HTTPRequest) -> HTTPResponse) throws(HTTPServerError) {
+    /// - Parameter maximumBodyBytes: the largest `POST` body read, in bytes; a larger one is
+    ///   answered 413 without calling the handler. 0 (the default) reads no body: the
+    ///   handler answers as soon as the headers are in.
+    public init(
+        address: HTTPListenAddress, maximumBodyBytes: Int = 0, handler: @escaping @Sendable (HTTPRequest) -> HTTPResponse
+    ) throws(HTTPServerError) {
         guard var socketAddress = address.socketAddress() else {
             throw HTTPServerError(.invalidAddress, "'\(address.host)' is not an IP address literal")
         }
         let tracker = HTTPConnectionTracker(limit: Self.connectionLimit, headerTimeout: .seconds(Self.headerTimeoutSeconds))
-        let box = Unmanaged.passRetained(HandlerBox(handler, tracker: tracker))
+        let box = Unmanaged.passRetained(HandlerBox(handler, tracker: tracker, maximumBodyBytes: maximumBodyBytes))
         let notify: @convention(c) (
             UnsafeMutableRawPointer?, OpaquePointer?, UnsafeMutablePointer<UnsafeMutableRawPointer?>?, MHD_ConnectionNotificationCode
         ) -> Void = connectionNotification
@@ -145,9 +116,11 @@ public final class HTTPServer: Sendable {
 private final class HandlerBox: Sendable {
     let handler: @Sendable (HTTPRequest) -> HTTPResponse
     let tracker: HTTPConnectionTracker
-    init(_ handler: @escaping @Sendable (HTTPRequest) -> HTTPResponse, tracker: HTTPConnectionTracker) {
+    let maximumBodyBytes: Int
+    init(_ handler: @escaping @Sendable (HTTPRequest) -> HTTPResponse, tracker: HTTPConnectionTracker, maximumBodyBytes: Int) {
         self.handler = handler
         self.tracker = tracker
+        self.maximumBodyBytes = maximumBodyBytes
     }
 }
 
@@ -164,7 +137,13 @@ private func unescapeCallback(
 }
 
 /// libmicrohttpd's request callback: a file-level function, so it captures nothing and is
-/// isolated to no actor (it runs on libmicrohttpd's thread).
+/// isolated to no actor (it runs on libmicrohttpd's thread, one per connection, so the calls
+/// for one request come in turn).
+///
+/// Without a body limit a request is answered on the first call, before any body is read.
+/// With one, a `POST` is answered on the last call (upload size 0 after the body): the body
+/// chunks in between are kept by the tracker for the connection, past the limit only
+/// counted (the answer is then 413).
 private func accessHandler(
     context: UnsafeMutableRawPointer?, connection: OpaquePointer?, url: UnsafePointer<CChar>?,
     method: UnsafePointer<CChar>?, version: UnsafePointer<CChar>?, uploadData: UnsafePointer<CChar>?,
@@ -172,14 +151,46 @@ private func accessHandler(
 ) -> MHD_Result {
     guard let context, let connection else { return MHD_Result.NO }
     let box = Unmanaged<HandlerBox>.fromOpaque(context).takeUnretainedValue()
-    box.tracker.requestHeadersArrived(connection)
+    let methodText = method.map { String(decoding: UnsafeRawBufferPointer(start: $0, count: strlen($0)), as: UTF8.self) } ?? ""
+    var body: [UInt8] = []
+    if box.maximumBodyBytes > 0, methodText == "POST", let connectionContext, let uploadDataSize {
+        if connectionContext.pointee == nil {
+            // The first call: headers only. A non-null marker says the body follows.
+            box.tracker.requestHeadersArrived(connection)
+            connectionContext.pointee = UnsafeMutableRawPointer(bitPattern: 1)
+            box.tracker.beginBody(connection)
+            return MHD_Result.YES
+        }
+        if uploadDataSize.pointee > 0 {
+            if let uploadData {
+                box.tracker.appendBody(
+                    connection, UnsafeRawBufferPointer(start: uploadData, count: uploadDataSize.pointee), limit: box.maximumBodyBytes)
+            }
+            uploadDataSize.pointee = 0
+            return MHD_Result.YES
+        }
+        guard let complete = box.tracker.takeBody(connection) else {
+            defer { box.tracker.requestAnswered(connection) }
+            let refusal = HTTPResponse(status: 413, text: "request body too large: at most \(box.maximumBodyBytes) bytes\n")
+            return queue(refusal, on: connection)
+        }
+        body = complete
+    } else {
+        box.tracker.requestHeadersArrived(connection)
+    }
     defer { box.tracker.requestAnswered(connection) }
     // Bytes that are not UTF-8 become U+FFFD: no route matches them, which is a 404.
     let request = HTTPRequest(
-        method: method.map { String(decoding: UnsafeRawBufferPointer(start: $0, count: strlen($0)), as: UTF8.self) } ?? "",
-        path: url.map { String(decoding: UnsafeRawBufferPointer(start: $0, count: strlen($0)), as: UTF8.self) } ?? "")
-    // Answered on the first call, before any request body is read: a body is never wanted.
-    let response = box.handler(request)
+        method: methodText,
+        path: url.map { String(decoding: UnsafeRawBufferPointer(start: $0, count: strlen($0)), as: UTF8.self) } ?? "",
+        query: connectionValues(connection, kind: .GET_ARGUMENT_KIND, lowercasingNames: false),
+        headers: connectionValues(connection, kind: .HEADER_KIND, lowercasingNames: true),
+        body: body)
+    return queue(box.handler(request), on: connection)
+}
+
+/// Queues `response` on `connection`. The corresponding libmicrohttpd call is `MHD_queue_response`.
+private func queue(_ response: HTTPResponse, on connection: OpaquePointer) -> MHD_Result {
     let body = response.body
     let created = body.withUnsafeBytes { bytes in
         MHD_create_response_from_buffer(bytes.count, UnsafeMutableRawPointer(mutating: bytes.baseAddress), .RESPMEM_MUST_COPY)
@@ -190,4 +201,35 @@ private func accessHandler(
     for (name, value) in response.headers { _ = MHD_add_response_header(created, name, value) }
     let status = UInt32(clamping: max(100, min(599, response.status)))
     return MHD_queue_response(connection, status, created)
+}
+
+/// Collects name-value pairs of one kind while libmicrohttpd iterates over them.
+private final class ValueCollector {
+    var values: [String: String] = [:]
+    let lowercasingNames: Bool
+    init(lowercasingNames: Bool) { self.lowercasingNames = lowercasingNames }
+}
+
+/// The query arguments or headers of a request (the first of a repeated name). The
+/// corresponding libmicrohttpd call is `MHD_get_connection_values`.
+private func connectionValues(_ connection: OpaquePointer, kind: MHD_ValueKind, lowercasingNames: Bool) -> [String: String] {
+    let collector = ValueCollector(lowercasingNames: lowercasingNames)
+    let iterator: @convention(c) (UnsafeMutableRawPointer?, MHD_ValueKind, UnsafePointer<CChar>?, UnsafePointer<CChar>?) -> MHD_Result =
+        collectValue
+    withExtendedLifetime(collector) {
+        _ = MHD_get_connection_values(connection, kind, iterator, Unmanaged.passUnretained(collector).toOpaque())
+    }
+    return collector.values
+}
+
+private func collectValue(
+    context: UnsafeMutableRawPointer?, kind: MHD_ValueKind, key: UnsafePointer<CChar>?, value: UnsafePointer<CChar>?
+) -> MHD_Result {
+    guard let context, let key else { return MHD_Result.YES }
+    let collector = Unmanaged<ValueCollector>.fromOpaque(context).takeUnretainedValue()
+    var name = String(decoding: UnsafeRawBufferPointer(start: key, count: strlen(key)), as: UTF8.self)
+    if collector.lowercasingNames { name = name.lowercased() }
+    let text = value.map { String(decoding: UnsafeRawBufferPointer(start: $0, count: strlen($0)), as: UTF8.self) } ?? ""
+    if collector.values[name] == nil { collector.values[name] = text }
+    return MHD_Result.YES
 }

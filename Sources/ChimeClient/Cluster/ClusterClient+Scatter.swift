@@ -110,6 +110,18 @@ extension ClusterClient {
         return try gather(scatterExchange(codec.encode(request)), expecting: Result.self)
     }
 
+    /// Sends `request` (one `requestId`) to the shards in `shards` only, at once, and decodes
+    /// each reply: the dashboard asks a shard that did not answer `status` nothing more.
+    /// - Throws: `WireError` as ``scatter(_:expecting:)``.
+    public func scatter<Result: Codable & Sendable>(_ request: ControlRequest, expecting: Result.Type, toShards shards: Set<Int>)
+        throws(WireError) -> ShardReplies<Result>
+    {
+        var request = request
+        if request.requestId == nil { request.requestId = UUID().uuidString }
+        let body = codec.encode(request)
+        return try gather(scatterExchange(Dictionary(uniqueKeysWithValues: shards.map { ($0, body) })), expecting: Result.self)
+    }
+
     /// Decodes scattered replies: answers, and shards that did not answer.
     /// - Throws: `WireError`: the first error reply other than `unavailable`.
     func gather<Result: Codable & Sendable>(

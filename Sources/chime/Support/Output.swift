@@ -54,14 +54,16 @@ extension ClusterClient {
 /// Makes a cluster client with the configuration's client settings that asks for the shard
 /// map at each shard's control endpoint of the `cluster` section, else at the control
 /// connect address (one coordinator, or any shard of a cluster it does not describe).
-func makeControlClient(_ arguments: Arguments) throws -> ClusterClient {
+/// `retries` overrides the configuration's (the dashboard asks once: a shard that does not
+/// answer is shown down rather than waited for again).
+func makeControlClient(_ arguments: Arguments, retries: Int? = nil) throws -> ClusterClient {
     let configuration = try CommonOptions.configuration(arguments)
     let seeds = try ShardMap.configured(configuration.cluster).map { $0.shards.map(\.endpoints.control) }
         ?? [configuration.endpoints.control.connect]
     return try ClusterClient(
         seeds: seeds,
         timeout: .milliseconds(configuration.client.requestTimeoutMilliseconds),
-        retries: configuration.client.retries, curve: try CommonOptions.clientKeys(configuration, role: .operator))
+        retries: retries ?? configuration.client.retries, curve: try CommonOptions.clientKeys(configuration, role: .operator))
 }
 
 /// Prints a result gathered across shards: with `--json` one document (`ok` false with the
