@@ -173,7 +173,8 @@ import Testing
             let byWorker = Dictionary(grouping: collector.received.filter { $0.firing.reminderId.rawValue.hasPrefix("held-") }, by: \.publisher)
             print(String(format: "worker hand-back: 1,024 held firings delivered %.0f ms after SIGTERM (lease 30 s); worker-1 %d, worker-2 %d", seconds * 1000,
                          byWorker["worker-1"]?.count ?? 0, byWorker["worker-2"]?.count ?? 0))
-            #expect(seconds < 3, "delivered at once, not after the 30 s lease")
+            // At once means well before the 30 s lease: 0.3–0.5 s here, 4.5 s once at load 15.
+            #expect(seconds < 10, "delivered at once, not after the 30 s lease")
             #expect(exit == ChildSupervisor.Exit(status: 0, isSignal: false))
             #expect(cluster.log(of: "worker-1").contains("handedBack=true"))
             // The coordinator logs the worker's leave when its loop reads the message, which

@@ -64,21 +64,27 @@ def assert_error(reply: dict, code: str, field: str | None, message: str | None 
 
 
 def assert_pings_quickly(context: zmq.Context, cluster) -> None:
-    """The coordinator is alive and a ping round trip on a connected socket takes < 100 ms."""
+    """The coordinator is alive and a ping round trip on a connected socket takes < 100 ms.
+
+    The fastest of three pings after the first (which also waits for the TCP connection) is
+    the measure: a coordinator still busy with what an attack left it fails all three, while
+    one ping that waited for a core on a loaded CI machine (one took 170 ms) does not count.
+    """
     cluster.check_children()
     sock = context.socket(zmq.DEALER)
     sock.setsockopt(zmq.LINGER, 0)
     try:
         sock.connect(cluster.control_endpoint)
-        # The first exchange also waits for the TCP connection; the second is the measure.
-        for attempt in range(2):
+        round_trips = []
+        for attempt in range(4):
             started = time.monotonic()
             sock.send_multipart([b"", encode({"op": "ping", "requestId": unique("ping")})])
             assert sock.poll(int(REPLY_TIMEOUT_S * 1000), zmq.POLLIN), "no pong"
             reply = json.loads(sock.recv_multipart()[-1])
-            elapsed = time.monotonic() - started
+            round_trips.append(time.monotonic() - started)
             assert reply["ok"] is True, reply
-        assert elapsed < PING_BUDGET_S, f"ping took {elapsed * 1000:.1f} ms"
+        fastest = min(round_trips[1:])
+        assert fastest < PING_BUDGET_S, f"pings took {[round(t * 1000, 1) for t in round_trips[1:]]} ms"
     finally:
         sock.close()
     cluster.check_children()
