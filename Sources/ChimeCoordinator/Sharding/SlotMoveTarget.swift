@@ -40,7 +40,11 @@ public enum SlotMoveTarget {
     public static func receive(
         _ shipment: SlotMoveShipment, ledger: SlotMoveLedger, staging: inout SlotMoveStaging?, at now: Date
     ) -> [SlotMoveEntry] {
-        guard let move = ledger.incoming[shipment.moveID] else { return [] }
+        guard let move = ledger.incoming[shipment.moveID] else {
+            // Ended (or never started) here: nothing is staged for it.
+            staging = nil
+            return []
+        }
         if shipment.isReleased { return move.isCommitted ? [.completed(move.move.id, at: now)] : [] }
         guard move.isAdopted else {
             if let slice = shipment.slice { staging = SlotMoveStaging(slice: slice, through: shipment.after) }
