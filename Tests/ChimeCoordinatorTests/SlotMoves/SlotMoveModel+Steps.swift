@@ -36,8 +36,10 @@ extension SlotMoveModel {
             note("shard \(shardID) acknowledged \(cancel ? "cancel" : "schedule") of \(key)")
         case .tryAgain:
             stats.writesRefused += 1
+            stats.tryAgain += 1
         case .wrongShard:
             stats.writesRefused += 1
+            stats.wrongShard += 1
             clientMap = register.record.map
         }
     }
@@ -60,6 +62,9 @@ extension SlotMoveModel {
             let reminder = entry.reminder
             let next = reminder.trigger.isRepeating
                 ? shards[id].durable.recurrence(of: reminder)?.nextOccurrence(after: occurrence) : nil
+            if shards[id].durable.deliveries.unsettled[FiringID(key, dueAt: deadline)] == nil {
+                openFirings[FiringID(key, dueAt: deadline), default: 0] += 1
+            }
             shards[id].record(.entry(.fired(key, dueAt: deadline, next: next, late: false, at: now)))
             made["\(FiringID(key, dueAt: deadline))#\(reminder.content.body ?? "")", default: []].insert(id)
             fired += 1
@@ -82,10 +87,14 @@ extension SlotMoveModel {
     /// goes out again, with the same id).
     mutating func deliver(shard id: Int, ackLost: Bool) {
         guard shards[id].isUp, let firingId = shards[id].dispatchable.randomElement(using: &random) else { return }
+        if openFirings[firingId, default: 0] <= 0 {
+            fail("shard \(id) delivered \(firingId) again after its acknowledgement was journaled")
+        }
         delivered[firingId, default: 0] += 1
         if delivered[firingId] ?? 0 > 1 { stats.duplicates += 1 }
         guard !ackLost else { return }
         ackSeq += 1
+        openFirings[firingId, default: 0] -= 1
         shards[id].record(.entry(.acknowledged(firingId, seq: ackSeq, worker: WorkerID(rawValue: "w"), firedAt: now)))
     }
 
@@ -109,6 +118,7 @@ extension SlotMoveModel {
                     move, state: shards[id].durable, isPaused: true, journalEnd: shards[id].journalEnd, at: now)
                 {
                     shards[id].record(.move(handOver))
+                    stats.handOvers += 1
                     note("source \(id) handed over \(moveID)")
                 }
             }
@@ -152,6 +162,12 @@ extension SlotMoveModel {
         let entries = SlotMoveTarget.receive(shipment, ledger: shards[target].ledger, staging: &staging, at: now)
         shards[target].staging[shipment.moveID] = staging
         for entry in entries {
+            switch entry {
+            case .adopted(_, let slice, _, _): stats.heldAtAdoption += slice.unsettledCount
+            case .tailApplied(let id, let tail, _) where shards[target].ledger.incoming[id]?.isCommitted == true:
+                stats.tailEntriesAfterCommit += tail.count
+            default: break
+            }
             shards[target].record(.move(entry))
             note("target \(target) journaled \(Self.describe(entry))")
         }

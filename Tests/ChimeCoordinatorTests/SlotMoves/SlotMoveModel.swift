@@ -46,6 +46,9 @@ struct SlotMoveModel {
     var versions: [ReminderKey: [Reminder]] = [:]
     var delivered: [FiringID: Int] = [:]
     var made: [String: Set<Int>] = [:]
+    /// Per firing id, how many times it was made unsettled less how many acknowledgements were
+    /// journaled: a delivery when none is open is a redelivery after its acknowledgement.
+    var openFirings: [FiringID: Int] = [:]
     var failures: [String] = []
     var trace: [String] = []
     var writeCounter = 0
@@ -60,6 +63,11 @@ struct SlotMoveModel {
         var committed = 0
         var aborted = 0
         var duplicates = 0
+        var tryAgain = 0
+        var wrongShard = 0
+        var handOvers = 0
+        var heldAtAdoption = 0
+        var tailEntriesAfterCommit = 0
     }
 
     init(seed: UInt64, sabotage: Sabotage = .none) {

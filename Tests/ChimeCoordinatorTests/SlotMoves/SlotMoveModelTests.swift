@@ -35,6 +35,11 @@ import Testing
             totals.committed += model.stats.committed
             totals.aborted += model.stats.aborted
             totals.duplicates += model.stats.duplicates
+            totals.tryAgain += model.stats.tryAgain
+            totals.wrongShard += model.stats.wrongShard
+            totals.handOvers += model.stats.handOvers
+            totals.heldAtAdoption += model.stats.heldAtAdoption
+            totals.tailEntriesAfterCommit += model.stats.tailEntriesAfterCommit
             let outcome = model.register.record.outcomes[SlotMoveID("m1")].map { "\($0)" } ?? "m1 not decided"
             outcomes[outcome.hasPrefix("committed") ? "m1 committed" : outcome == "aborted" ? "m1 aborted" : outcome, default: 0] += 1
             if !model.failures.isEmpty {
