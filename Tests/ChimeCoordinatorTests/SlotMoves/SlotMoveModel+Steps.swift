@@ -91,6 +91,7 @@ extension SlotMoveModel {
             fail("shard \(id) delivered \(firingId) again after its acknowledgement was journaled")
         }
         delivered[firingId, default: 0] += 1
+        note("shard \(id) delivered \(firingId)\(ackLost ? ", acknowledgement lost" : "")")
         if delivered[firingId] ?? 0 > 1 { stats.duplicates += 1 }
         guard !ackLost else { return }
         ackSeq += 1
@@ -153,7 +154,11 @@ extension SlotMoveModel {
         let shipment = SlotMoveSource.shipment(
             for: move, receipt: source.receipts[move.move.id], state: source.durable, journalEnd: source.journalEnd,
             entries: { source.entries(after: $0) })
-        if let receipt = receive(shipment, at: target) { shards[id].receipts[move.move.id] = receipt }
+        // The network loses a shipment or its receipt now and then.
+        guard Int.random(in: 0..<6, using: &random) != 0 else { return }
+        let receipt = receive(shipment, at: target)
+        guard Int.random(in: 0..<6, using: &random) != 0 else { return }
+        if let receipt { shards[id].receipts[move.move.id] = receipt }
     }
 
     @discardableResult

@@ -128,13 +128,13 @@ struct SlotMoveModel {
     /// One random step of one process (or the clock, or a fault).
     mutating func step() {
         switch Int.random(in: 0..<100, using: &random) {
-        case 0..<24: write(cancel: Int.random(in: 0..<10, using: &random) < 3)
-        case 24..<38: tick(shard: Int.random(in: 0..<3, using: &random))
-        case 38..<50: deliver(shard: Int.random(in: 0..<3, using: &random), ackLost: Int.random(in: 0..<6, using: &random) == 0)
-        case 50..<60: advanceClock(by: [1.0, 3, 10, 30].randomElement(using: &random)!)
-        case 60..<72: sourceTurn(shard: Int.random(in: 0..<3, using: &random))
-        case 72..<80: targetTurn(shard: Int.random(in: 0..<3, using: &random))
-        case 80..<92: moverStep(Int.random(in: 0..<movers.count, using: &random), isLagSmall: Bool.random(using: &random))
+        case 0..<20: write(cancel: Int.random(in: 0..<10, using: &random) < 3)
+        case 20..<32: tick(shard: Int.random(in: 0..<3, using: &random))
+        case 32..<44: deliver(shard: Int.random(in: 0..<3, using: &random), ackLost: Int.random(in: 0..<6, using: &random) == 0)
+        case 44..<52: advanceClock(by: [1.0, 3, 10, 30].randomElement(using: &random)!)
+        case 52..<66: sourceTurn(shard: Int.random(in: 0..<3, using: &random))
+        case 66..<76: targetTurn(shard: Int.random(in: 0..<3, using: &random))
+        case 76..<92: moverStep(Int.random(in: 0..<movers.count, using: &random), isLagSmall: Bool.random(using: &random))
         case 92..<96: crashSomething()
         default: restartSomething()
         }

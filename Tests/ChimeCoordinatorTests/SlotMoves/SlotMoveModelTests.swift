@@ -26,7 +26,7 @@ import Testing
         for seed in seeds {
             var model = SlotMoveModel(seed: seed, sabotage: sabotage)
             var lengths = SeededRandomNumberGenerator(seed: seed ^ 0x5EED)
-            model.run(steps: Int.random(in: 30...160, using: &lengths))
+            model.run(steps: Int.random(in: 40...240, using: &lengths))
             schedules += 1
             totals.steps += model.stats.steps
             totals.writesAccepted += model.stats.writesAccepted
