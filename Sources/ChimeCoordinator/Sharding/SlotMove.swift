@@ -6,12 +6,15 @@ import Foundation
 /// history (the map register remembers every outcome by it), so each step of the move is
 /// keyed by it and a repeated step is recognised and changes nothing.
 public struct SlotMoveID: RawRepresentable, Hashable, Comparable, Codable, Sendable, CustomStringConvertible {
+    /// The id's text.
     public var rawValue: String
     /// Creates the value from its text.
     public init(rawValue: String) { self.rawValue = rawValue }
     /// Creates the value from its text.
     public init(_ text: String) { rawValue = text }
+    /// The id's text.
     public var description: String { rawValue }
+    /// Ordered by text.
     public static func < (lhs: SlotMoveID, rhs: SlotMoveID) -> Bool { lhs.rawValue < rhs.rawValue }
 }
 
@@ -66,6 +69,7 @@ public struct SlotMove: Hashable, Codable, Sendable, CustomStringConvertible {
         slots.contains(ShardMap.slot(of: recipient, slotCount: slotCount))
     }
 
+    /// "move m1 of slots [3, 4] from shard 0 to shard 2".
     public var description: String {
         "move \(id) of slots \(slots.sorted()) from shard \(source) to shard \(target)"
     }

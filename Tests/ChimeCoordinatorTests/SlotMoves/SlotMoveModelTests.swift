@@ -56,7 +56,7 @@ import Testing
     }
 
     @Test func boundedExplorationKeepsEveryAcknowledgedReminderAndFiring() {
-        let seeds: [UInt64] = Self.environment["CHIME_MOVE_SEED"].flatMap(UInt64.init).map { [$0] } ?? Array(1...300)
+        let seeds: [UInt64] = Self.environment["CHIME_MOVE_SEED"].flatMap(UInt64.init).map { [$0] } ?? Array(1...200)
         let started = ContinuousClock.now
         let result = Self.explore(seeds)
         #expect(result.failure == nil, "\(result.failure ?? "")")

@@ -113,3 +113,18 @@ import Testing
             == .handedOver(Self.move.id, cut: later, through: 3))
     }
 }
+
+extension SlotMoveProtocolTests {
+    @Test func refusalsCarryTheirCodesAndFields() throws {
+        let tryAgain = try #require(SlotWriteGate.tryAgain(retryAfter: 0.25).refusal(of: Self.recipient, map: Self.map, field: "recipient"))
+        #expect(tryAgain.code == .tryAgain)
+        #expect(tryAgain.code.rawValue == "try_again")
+        #expect(tryAgain.retryAfterMilliseconds == 250)
+        #expect(SlotWriteGate.tryAgain(retryAfter: 0).refusal(of: Self.recipient, map: Self.map, field: "recipient")?.retryAfterMilliseconds == 1)
+        let wrong = try #require(SlotWriteGate.wrongShard(owner: 2).refusal(of: Self.recipient, map: Self.map, field: "recipient"))
+        #expect(wrong.code == .wrongShard)
+        #expect(wrong.shard == 2)
+        #expect(wrong.mapEpoch == 1)
+        #expect(SlotWriteGate.accept.refusal(of: Self.recipient, map: Self.map, field: "recipient") == nil)
+    }
+}
