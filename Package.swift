@@ -46,7 +46,7 @@ let package = Package(
         // The roles, each a pure <Role>State plus a <Role>Service shell.
         .target(
             name: "ChimeClient",
-            dependencies: ["ZeroMQ", "ChimeCore", "ChimeWire", "ChimeRuntime", "ChimeSecurity"]
+            dependencies: ["ZeroMQ", "ChimeCore", "ChimeWire", "ChimeRuntime", "ChimeSecurity", "HelperThreads"]
         ),
         .target(
             name: "ChimeWorker",

@@ -37,13 +37,14 @@ extension LocalCluster {
         return exit
     }
 
-    /// Stops the child `name` (SIGTERM, then SIGKILL after 5 s) and forgets it.
+    /// Stops the child `name` (SIGTERM, then SIGKILL after `grace` seconds, 5 by default) and
+    /// forgets it.
     /// - Returns: how it ended; `nil` when there was no such child.
     @discardableResult
-    public func stop(_ name: String) -> ChildSupervisor.Exit? {
+    public func stop(_ name: String, grace: Double = 5) -> ChildSupervisor.Exit? {
         let stopping = children.filter { $0.name == name }
         children.removeAll { $0.name == name }
-        return ChildSupervisor.stop(stopping, grace: 5).last ?? nil
+        return ChildSupervisor.stop(stopping, grace: grace).last ?? nil
     }
 
     /// Starts the child `name` again with the arguments of its last start (its log goes on

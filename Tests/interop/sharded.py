@@ -8,6 +8,8 @@ Shard k uses ports base+10k … base+10k+4 and HTTP on base+10k+5.
 
 from __future__ import annotations
 
+import contextlib
+
 import json
 import os
 import random
@@ -129,3 +131,17 @@ class ShardedCluster:
 
     def logs(self) -> str:
         return "\n".join(f"== {p.name}\n{p.read_text(errors='replace')[-4000:]}" for p in sorted(self.directory.glob("*.log")))
+
+
+@contextlib.contextmanager
+def running_shards(binary: Path, directory: Path, shards: int = 3, workers: int = 1, extra: dict | None = None):
+    """A started ShardedCluster, stopped by pid on the way out; its logs printed on a failure."""
+    cluster = ShardedCluster(binary, directory, shards=shards, workers=workers, extra=extra)
+    try:
+        cluster.start()
+        yield cluster
+    except BaseException:
+        print(cluster.logs())
+        raise
+    finally:
+        cluster.stop()

@@ -28,7 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "clients" / "python
 
 from chime_client import ClusterClient, ClusterSubscriber, shard_of, slot_of  # noqa: E402
 from conftest import chime_binary, control_request  # noqa: E402
-from sharded import ShardedCluster  # noqa: E402
+from sharded import running_shards  # noqa: E402
 
 RECIPIENTS = 1000
 REMINDERS = 10_000
@@ -36,16 +36,8 @@ REMINDERS = 10_000
 
 @pytest.fixture
 def sharded(tmp_path):
-    cluster = ShardedCluster(chime_binary(), tmp_path, shards=3, workers=1,
-                             extra={"client": {"requestTimeoutMilliseconds": 1000, "retries": 0}})
-    try:
-        cluster.start()
+    with running_shards(chime_binary(), tmp_path, extra={"client": {"requestTimeoutMilliseconds": 1000, "retries": 0}}) as cluster:
         yield cluster
-    except BaseException:
-        print(cluster.logs())
-        raise
-    finally:
-        cluster.stop()
 
 
 def write_reminders(path: Path, count: int, recipients: int, due: str = "1h", prefix: str = "n") -> list[tuple[str, str]]:

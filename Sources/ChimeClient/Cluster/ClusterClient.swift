@@ -90,6 +90,17 @@ public final class ClusterClient {
         try client(at: endpoint(ofShard: id))
     }
 
+    /// A pipelined client (many requests in flight on one connection) to shard `id`'s control
+    /// endpoint, with this client's retries, CURVE keys and context, and this client's timeout
+    /// times `timeoutFactor` (requests in flight share the coordinator's time). The caller owns
+    /// it (and closes it); it does not follow `wrong_shard` by itself.
+    /// - Throws: `WireError(.unavailable)` when the map has no such shard or no socket can be made.
+    public func pipelinedClient(forShard id: Int, window: Int, timeoutFactor: Int = 1) throws(WireError) -> PipelinedClient {
+        try PipelinedClient(
+            endpoint: endpoint(ofShard: id), window: window, timeout: timeout * max(1, timeoutFactor), retries: retries,
+            curve: curve, context: context)
+    }
+
     /// The cached map, asked of the seeds first when there is none.
     /// - Throws: `WireError` as ``refreshMap(askingFirst:)``.
     public func currentMap() throws(WireError) -> ShardMap {

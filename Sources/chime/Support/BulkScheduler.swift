@@ -4,6 +4,7 @@ import ChimeWire
 import ChimeCommandLine
 import Foundation
 import ChimeClient
+import Synchronization
 
 /// One input item that was not scheduled: its 0-based index in the input and why.
 struct ItemFailure {
@@ -36,6 +37,11 @@ struct ItemFailure {
 /// On a cluster of several shards each shard has its own chunk (a reminder's shard is its
 /// recipient's), so every request goes to one shard whole and a resent chunk never touches
 /// another shard's reminders.
+///
+/// Up to ``chunksInFlight`` chunks are in flight at once (a ``PipelinedClient`` per shard), so
+/// the coordinator applies one chunk while the next is encoded and sent. Replies are handled
+/// on the caller's thread; a chunk whose reply is not `ok` is sent again the one-at-a-time way
+/// above (which follows `wrong_shard`).
 final class BulkScheduler {
     typealias Item = (index: Int, id: String, bytes: Data)
 
@@ -71,6 +77,24 @@ final class BulkScheduler {
     /// The share of the input read so far, for the ETA.
     var fraction: Double?
 
+    /// Chunks sent and not yet answered, at most.
+    static let chunksInFlight = 4
+    /// One pipelined client per shard, made on first use.
+    var pipelines: [Int: PipelinedClient] = [:]
+    /// Chunks in flight by request id.
+    var inFlight: [String: (items: [Item], recipient: RecipientID?)] = [:]
+    /// Replies that came back, handed over from the pipelined clients' threads.
+    let arrivals = Arrivals()
+
+    /// Replies handed from the pipelined clients' threads to the caller's, with a semaphore
+    /// signalled once per reply.
+    final class Arrivals: Sendable {
+        let replies = Mutex<[(String, Result<Data, WireError>)]>([])
+        let arrived = DispatchSemaphore(value: 0)
+    }
+
+    deinit { for pipeline in pipelines.values { pipeline.close() } }
+
     /// The request's fixed bytes around the reminders: `{"op":"schedule","requestId":"…","reminders":[` … `]}`.
     static let envelopeBytes = 128
 
@@ -99,7 +123,7 @@ final class BulkScheduler {
         var chunk = chunks[shard] ?? Chunk()
         if !chunk.items.isEmpty && (chunk.items.count >= maximumCount || chunk.bytes + bytes.count + 1 + Self.envelopeBytes > maximumBytes) {
             chunks[shard] = nil
-            try send(chunk)
+            try send(chunk, toShard: shard)
             chunk = Chunk()
         }
         chunk.items.append((index, id, bytes))
@@ -123,22 +147,67 @@ final class BulkScheduler {
     func flush() throws(WireError) {
         let queued = chunks.sorted { $0.key < $1.key }
         chunks.removeAll()
-        for (_, chunk) in queued { try send(chunk) }
+        for (shard, chunk) in queued { try send(chunk, toShard: shard) }
+        while !inFlight.isEmpty { try settleOne() }
     }
 
-    /// Sends one shard's chunk.
+    /// Sends one shard's chunk without waiting for its reply; first handles one reply when
+    /// ``chunksInFlight`` chunks are already in flight.
     /// - Throws: `WireError(.unavailable)`.
-    func send(_ chunk: Chunk) throws(WireError) {
-        try deliver(chunk.items, routing: chunk.recipient)
+    func send(_ chunk: Chunk, toShard shard: Int) throws(WireError) {
+        while inFlight.count >= Self.chunksInFlight { try settleOne() }
+        let pipeline: PipelinedClient
+        if let made = pipelines[shard] {
+            pipeline = made
+        } else {
+            // Each chunk may wait for the ones sent before it, and shards share the cores:
+            // a chunk gets the request timeout once per chunk that can be in flight.
+            pipeline = try client.pipelinedClient(forShard: shard, window: Self.chunksInFlight, timeoutFactor: Self.chunksInFlight)
+            pipelines[shard] = pipeline
+        }
+        let (requestId, body) = request(for: chunk.items)
+        inFlight[requestId] = (chunk.items, chunk.recipient)
+        let arrivals = arrivals
+        pipeline.submit(body, requestId: requestId) { result in
+            arrivals.replies.withLock { $0.append((requestId, result)) }
+            arrivals.arrived.signal()
+        }
+    }
+
+    /// Waits for one chunk's reply and counts it; a reply that is not `ok` has the chunk sent
+    /// again one request at a time (``deliver(_:routing:answered:)``).
+    /// - Throws: `WireError(.unavailable)` and the other errors that stop the run.
+    func settleOne() throws(WireError) {
+        arrivals.arrived.wait()
+        guard let (requestId, result) = arrivals.replies.withLock({ $0.isEmpty ? nil : $0.removeFirst() }),
+            let chunk = inFlight.removeValue(forKey: requestId)
+        else { return }
+        let reply: ControlReply<ScheduleResult>?
+        switch result {
+        case .success(let bytes): reply = try codec.decode(ControlReply<ScheduleResult>.self, from: bytes)
+        case .failure(let error) where Self.stopsTheRun.contains(error.code): throw error
+        case .failure: reply = nil
+        }
+        // `wrong_shard`: the map changed; the one-at-a-time path refreshes it and reroutes.
+        let answered = reply?.error?.code == .wrongShard ? nil : reply
+        try deliver(chunk.items, routing: chunk.recipient, answered: answered)
         progress.update(done: scheduled, failed: failed, fraction: fraction)
     }
 
     /// Sends `chunk`; without the reminder an error names, or in halves when the error names
     /// none (`malformed` JSON in one object), until each failing reminder stands alone.
-    func deliver(_ items: [Item], routing recipient: RecipientID?) throws(WireError) {
+    /// `answered` is the reply a first sending of the whole chunk already got.
+    func deliver(_ items: [Item], routing recipient: RecipientID?, answered: ControlReply<ScheduleResult>? = nil) throws(WireError) {
         var chunk = items
+        var answered = answered
         while !chunk.isEmpty {
-            let reply = try send(chunk, routing: recipient)
+            let reply: ControlReply<ScheduleResult>
+            if let first = answered {
+                reply = first
+                answered = nil
+            } else {
+                reply = try send(chunk, routing: recipient)
+            }
             if reply.ok {
                 scheduled += chunk.count
                 for warning in reply.warnings ?? [] {
@@ -171,16 +240,22 @@ final class BulkScheduler {
     static let stopsTheRun: Set<WireError.Code> = [.unavailable, .storeFull, .unauthenticated, .internal]
 
     func send(_ chunk: [Item], routing recipient: RecipientID?) throws(WireError) -> ControlReply<ScheduleResult> {
+        let reply = try client.exchange(request(for: chunk).body, routing: recipient)
+        return try codec.decode(ControlReply<ScheduleResult>.self, from: reply)
+    }
+
+    /// A `schedule` request of `chunk` with the run's next request id.
+    func request(for chunk: [Item]) -> (requestId: String, body: Data) {
         chunkNumber += 1
-        var body = Data(#"{"op":"schedule","requestId":"\#(runID)-\#(chunkNumber)","reminders":["#.utf8)
+        let requestId = "\(runID)-\(chunkNumber)"
+        var body = Data(#"{"op":"schedule","requestId":"\#(requestId)","reminders":["#.utf8)
         body.reserveCapacity(chunk.reduce(0) { $0 + $1.bytes.count + 1 } + Self.envelopeBytes)
         for (position, item) in chunk.enumerated() {
             if position > 0 { body.append(UInt8(ascii: ",")) }
             body.append(item.bytes)
         }
         body.append(contentsOf: Array("]}".utf8))
-        let reply = try client.exchange(body, routing: recipient)
-        return try codec.decode(ControlReply<ScheduleResult>.self, from: reply)
+        return (requestId, body)
     }
 
     /// The chunk position an error's `field` names (`reminders[3].trigger` → 3, `trigger`),

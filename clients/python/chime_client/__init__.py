@@ -4,12 +4,17 @@
     client = ClusterClient(["tcp://127.0.0.1:7700"])
     client.schedule([{"recipient": "alice", "trigger": {"at": "2026-12-24T08:00:00Z"}, "content": {"title": "hi"}}])
     page, partial = client.list(limit=100)
+
+    # many requests in flight (asyncio):
+    async with AsyncClusterClient(["tcp://127.0.0.1:7700"]) as client:
+        replies = await client.schedule_each(reminders)
 """
 
 from .cluster import ChimeError, ClusterClient
 from .merge import merge
+from .pipeline import AsyncClusterClient
 from .cursor import CursorError
 from .slots import crc32c, shard_of, slot_of
 from .subscriber import ClusterSubscriber
 
-__all__ = ["ChimeError", "ClusterClient", "ClusterSubscriber", "CursorError", "crc32c", "merge", "shard_of", "slot_of"]
+__all__ = ["AsyncClusterClient", "ChimeError", "ClusterClient", "ClusterSubscriber", "CursorError", "crc32c", "merge", "shard_of", "slot_of"]

@@ -46,7 +46,41 @@ def _partial(missing: list, answered: int) -> dict | None:
             "shard": missing[0][0]}
 
 
-class ClusterClient:
+class MapHolder:
+    """The shard map a client caches, and how a `map` reply updates it (shared by the
+    blocking and the asyncio clients): `seeds`, `map` and `single_shard_endpoint`."""
+
+    seeds: list[str]
+    map: dict | None
+    single_shard_endpoint: str | None
+
+    def _map_candidates(self, ask_first: int | None) -> list[str]:
+        """The endpoints to ask, in order: the shard `ask_first`, the seeds, every known shard."""
+        known = self.map["shards"] if self.map and len(self.map["shards"]) > 1 else []
+        candidates = [s["endpoints"]["control"] for s in known if s["id"] == ask_first]
+        candidates += self.seeds + [s["endpoints"]["control"] for s in known]
+        return list(dict.fromkeys(candidates))
+
+    def _adopt_map(self, reply: dict | None, endpoint: str) -> tuple[dict | None, dict | None]:
+        """(the map now cached, None) for an answer, else (None, the error to report). A
+        coordinator that does not know `map` is one shard; an older epoch is not taken."""
+        if reply is None:
+            return None, {"code": "unavailable", "message": f"no reply from {endpoint}"}
+        if reply.get("ok"):
+            fetched = reply["result"]
+        elif (reply.get("error") or {}).get("code") == "unknown_op":
+            fetched = {"mapEpoch": 1, "slotCount": 4096, "shards": [
+                {"id": 0, "slots": [[0, 4095]], "endpoints": {"control": endpoint}}]}
+        else:
+            return None, reply.get("error")
+        if self.map is not None and self.map["mapEpoch"] > fetched["mapEpoch"]:
+            return self.map, None
+        self.map = fetched
+        self.single_shard_endpoint = endpoint if len(fetched["shards"]) == 1 else None
+        return fetched, None
+
+
+class ClusterClient(MapHolder):
     def __init__(self, seeds: list[str], context: zmq.Context | None = None, timeout_s: float = 3.0, retries: int = 2):
         if not seeds:
             raise ValueError("a cluster client needs at least one seed endpoint")
@@ -64,31 +98,12 @@ class ClusterClient:
 
     def refresh_map(self, ask_first: int | None = None) -> dict:
         """Asks the shard `ask_first`, then the seeds, then every known shard; an older epoch is not taken."""
-        candidates = []
-        if ask_first is not None and self.map and len(self.map["shards"]) > 1:
-            candidates += [s["endpoints"]["control"] for s in self.map["shards"] if s["id"] == ask_first]
-        candidates += self.seeds
-        if self.map and len(self.map["shards"]) > 1:
-            candidates += [s["endpoints"]["control"] for s in self.map["shards"]]
         last_error = None
-        for endpoint in dict.fromkeys(candidates):
+        for endpoint in self._map_candidates(ask_first):
             reply = self._exchange(endpoint, {"op": "map", "requestId": f"map-{uuid.uuid4()}"})
-            if reply is None:
-                last_error = {"code": "unavailable", "message": f"no reply from {endpoint}"}
-                continue
-            if reply.get("ok"):
-                fetched = reply["result"]
-            elif reply.get("error", {}).get("code") == "unknown_op":
-                fetched = {"mapEpoch": 1, "slotCount": 4096, "shards": [
-                    {"id": 0, "slots": [[0, 4095]], "endpoints": {"control": endpoint}}]}
-            else:
-                last_error = reply.get("error")
-                continue
-            if self.map is not None and self.map["mapEpoch"] > fetched["mapEpoch"]:
-                return self.map
-            self.map = fetched
-            self.single_shard_endpoint = endpoint if len(fetched["shards"]) == 1 else None
-            return fetched
+            adopted, last_error = self._adopt_map(reply, endpoint)
+            if adopted is not None:
+                return adopted
         raise ChimeError(last_error or {"code": "unavailable", "message": "no endpoint to ask for the map"})
 
     def shard_of(self, recipient: str | None) -> int:

@@ -1,0 +1,233 @@
+"""The pipelined asyncio client (clients/python/chime_client/pipeline.py; issue 28, item 3).
+
+Against a fake shard (a ROUTER on a kernel-chosen loopback port, on a thread of its own,
+stopped and joined by the test): replies matched by requestId when they come back in another
+order; a `rate_limited` reply without a requestId settles the oldest request, which is sent
+again after `retryAfterMs`; an unanswered attempt is sent again with the same requestId; the
+window bounds requests in flight. Against a real 3-shard cluster: one reminder per request,
+all acknowledged, each on its slot's shard, with the rate printed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+import zmq
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "clients" / "python"))
+
+from chime_client import AsyncClusterClient, ChimeError, shard_of  # noqa: E402
+from conftest import chime_binary, control_request  # noqa: E402
+from sharded import running_shards  # noqa: E402
+
+SINGLE_MAP = {"mapEpoch": 1, "slotCount": 4096, "shards": [{"id": 0, "slots": [[0, 4095]], "endpoints": {}}]}
+
+
+class HoldingShard:
+    """A ROUTER that collects requests and answers through `decide(held) -> [(identity, reply)]`,
+    called after each request with every request not yet answered (oldest first)."""
+
+    def __init__(self, decide):
+        self.decide = decide
+        self.context = zmq.Context()
+        self.socket = self.context.socket(zmq.ROUTER)
+        self.socket.setsockopt(zmq.LINGER, 0)
+        port = self.socket.bind_to_random_port("tcp://127.0.0.1")
+        self.endpoint = f"tcp://127.0.0.1:{port}"
+        self.received: list[dict] = []
+        self.most_held = 0
+        self.stopping = threading.Event()
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    def _serve(self):
+        held: list[tuple[bytes, dict]] = []
+        try:
+            while not self.stopping.is_set():
+                if not self.socket.poll(10, zmq.POLLIN):
+                    held = self._answer(held, idle=True)
+                    continue
+                identity, _, body = self.socket.recv_multipart()
+                request = json.loads(body)
+                self.received.append(request)
+                if request["op"] == "map":
+                    map_reply = {"ok": True, "requestId": request["requestId"], "result": SINGLE_MAP}
+                    self.socket.send_multipart([identity, b"", json.dumps(map_reply).encode()])
+                    continue
+                held.append((identity, request))
+                self.most_held = max(self.most_held, len(held))
+                held = self._answer(held, idle=False)
+        finally:
+            self.socket.close()
+            self.context.term()
+
+    def _answer(self, held, idle):
+        answered = self.decide(held, idle)
+        for identity, request, reply in answered:
+            self.socket.send_multipart([identity, b"", json.dumps(reply).encode()])
+        done = {id(request) for _, request, _ in answered}
+        return [(identity, request) for identity, request in held if id(request) not in done]
+
+    def stop(self):
+        self.stopping.set()
+        self.thread.join(timeout=2)
+        assert not self.thread.is_alive()
+
+
+def ok(request: dict, **result) -> dict:
+    return {"ok": True, "requestId": request["requestId"], "result": result}
+
+
+@pytest.fixture
+def shard_with():
+    made = []
+
+    def build(decide):
+        shard = HoldingShard(decide)
+        made.append(shard)
+        return shard
+
+    yield build
+    for shard in made:
+        shard.stop()
+
+
+def run(coroutine):
+    return asyncio.run(asyncio.wait_for(coroutine, 20))
+
+
+def test_replies_in_another_order_are_matched_by_request_id(shard_with):
+    def decide(held, idle):
+        # Holds eight requests, then answers them newest first.
+        if len(held) < 8:
+            return []
+        return [(identity, request, ok(request, echo=request["n"])) for identity, request in reversed(held)]
+
+    shard = shard_with(decide)
+
+    async def scenario():
+        async with AsyncClusterClient([shard.endpoint], timeout_s=5) as client:
+            return await asyncio.gather(*(client.request({"op": "ping", "n": n}) for n in range(8)))
+
+    replies = run(scenario())
+    assert [reply["result"]["echo"] for reply in replies] == list(range(8))
+
+
+def test_rate_limited_settles_the_oldest_and_is_sent_again_after_retry_after(shard_with):
+    refused: list[float] = []
+
+    def decide(held, idle):
+        answers = []
+        for identity, request in held:
+            if not refused:
+                refused.append(time.monotonic())
+                # As the coordinator sends it: without a requestId, read before the request.
+                answers.append((identity, request, {"ok": False, "error": {
+                    "code": "rate_limited", "message": "too many requests", "retryAfterMs": 150}}))
+            else:
+                answers.append((identity, request, ok(request, at=time.monotonic())))
+        return answers
+
+    shard = shard_with(decide)
+
+    async def scenario():
+        async with AsyncClusterClient([shard.endpoint], timeout_s=5) as client:
+            return await client.request({"op": "ping", "requestId": "limited-1"})
+
+    reply = run(scenario())
+    assert reply["ok"] is True
+    pings = [request for request in shard.received if request["op"] == "ping"]
+    assert [request["requestId"] for request in pings] == ["limited-1", "limited-1"]
+    assert reply["result"]["at"] - refused[0] >= 0.150
+
+
+def test_an_unanswered_attempt_is_sent_again_with_the_same_request_id(shard_with):
+    def decide(held, idle):
+        attempts = [request for request in shard.received if request["op"] == "schedule"]
+        if len(attempts) < 2:
+            return []  # the first attempt gets no reply
+        return [(identity, request, ok(request, scheduled=[])) for identity, request in held[-1:]]
+
+    shard = shard_with(decide)
+
+    async def scenario():
+        async with AsyncClusterClient([shard.endpoint], timeout_s=0.3, retries=1) as client:
+            return await client.request({"op": "schedule", "reminders": []})
+
+    reply = run(scenario())
+    assert reply["ok"] is True
+    attempts = [request["requestId"] for request in shard.received if request["op"] == "schedule"]
+    assert len(attempts) == 2 and attempts[0] == attempts[1] == reply["requestId"]
+
+
+def test_no_reply_after_every_attempt_is_unavailable(shard_with):
+    shard = shard_with(lambda held, idle: [])
+
+    async def scenario():
+        async with AsyncClusterClient([shard.endpoint], timeout_s=0.2, retries=2) as client:
+            await client.request({"op": "ping", "requestId": "silent-1"})
+
+    with pytest.raises(ChimeError) as raised:
+        run(scenario())
+    assert raised.value.code == "unavailable"
+    assert [request["requestId"] for request in shard.received if request["op"] == "ping"] == ["silent-1"] * 3
+
+
+def test_the_window_bounds_requests_in_flight(shard_with):
+    def decide(held, idle):
+        # Answers only when nothing more arrives for a poll interval: a client that ignored
+        # its window would pile up every request here first.
+        return [(identity, request, ok(request)) for identity, request in held] if idle else []
+
+    shard = shard_with(decide)
+
+    async def scenario():
+        async with AsyncClusterClient([shard.endpoint], timeout_s=5, window=4) as client:
+            return await asyncio.gather(*(client.request({"op": "ping"}) for _ in range(40)))
+
+    replies = run(scenario())
+    assert len(replies) == 40 and all(reply["ok"] for reply in replies)
+    assert shard.most_held == 4
+
+
+def test_a_window_below_one_is_refused():
+    with pytest.raises(ValueError):
+        AsyncClusterClient(["tcp://127.0.0.1:1"], window=0)
+    with pytest.raises(ValueError):
+        AsyncClusterClient([])
+
+
+@pytest.fixture
+def sharded(tmp_path):
+    with running_shards(chime_binary(), tmp_path) as cluster:
+        yield cluster
+
+
+def test_one_request_per_reminder_on_three_shards_all_acknowledged_on_their_shards(sharded):
+    count = 6000
+    at = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() + 3600))
+    reminders = [{"id": f"p{n}", "recipient": f"u{n % 500}", "trigger": {"at": at}, "content": {"title": "t"}}
+                 for n in range(count)]
+
+    async def scenario():
+        async with AsyncClusterClient([sharded.control(0)], timeout_s=10, window=256) as client:
+            await client.current_map()
+            started = time.monotonic()
+            replies = await client.schedule_each(reminders)
+            return replies, time.monotonic() - started
+
+    replies, seconds = asyncio.run(asyncio.wait_for(scenario(), 120))
+    print(f"pipelined client: {count} schedules, one per request, over 3 shards in {seconds:.2f} s "
+          f"({count / seconds:,.0f}/s, each reply checked)")
+    assert [reply["result"]["scheduled"][0]["id"] for reply in replies] == [f"p{n}" for n in range(count)]
+    assert all(reply["ok"] for reply in replies)
+    shard_map = sharded.shard_map
+    for shard in range(3):
+        held = control_request(sharded.control(shard), {"op": "status"}, timeout_s=5)["result"]["reminders"]["pending"]
+        assert held == sum(1 for reminder in reminders if shard_of(shard_map, reminder["recipient"]) == shard)
