@@ -1,0 +1,58 @@
+import ChimeCore
+import ChimeWire
+import Foundation
+
+/// What a shard answers a write for a recipient while slots move.
+public enum SlotWriteGate: Equatable, Sendable {
+    /// Apply it: this shard owns the slot and no move holds its writes.
+    case accept
+    /// `try_again`: the slot is pausing or handed over and its move not decided; retry after
+    /// `retryAfter` seconds (the client honours it).
+    case tryAgain(retryAfter: TimeInterval)
+    /// `wrong_shard`: shard `owner` (when known) holds the slot.
+    case wrongShard(owner: Int?)
+}
+
+/// The rules a shard's loop asks of its ledger: which writes it takes, which occurrences it
+/// fires and which firings it dispatches while slots move.
+extension SlotMoveLedger {
+    /// How a write for `recipient` is answered by shard `shard`, whose last read of the map is
+    /// `map`, at `now`; `pausedUntil`: the volatile write pauses of moves this shard sends.
+    ///
+    /// A target serves a moving slot only once it recorded the commit; a source takes its
+    /// writes until a pause or the hand-over, then answers `try_again` (for the pause's rest,
+    /// or `handOverRetry` once handed over) until the map shows the target, then
+    /// `wrong_shard`. Other slots follow the map.
+    public func writeGate(
+        for recipient: RecipientID, shard: Int, map: ShardMap, at now: Date, pausedUntil: [SlotMoveID: Date],
+        handOverRetry: TimeInterval = 0.05
+    ) -> SlotWriteGate {
+        let slot = map.slot(of: recipient)
+        for move in incoming.values where move.move.slots.contains(slot) {
+            return move.isCommitted ? .accept : .wrongShard(owner: move.move.source)
+        }
+        for move in outgoing.values where move.move.slots.contains(slot) {
+            if move.isHandedOver {
+                return map.ownerID(ofSlot: slot) == move.move.target
+                    ? .wrongShard(owner: move.move.target) : .tryAgain(retryAfter: handOverRetry)
+            }
+            if let until = pausedUntil[move.move.id], until > now { return .tryAgain(retryAfter: until.timeIntervalSince(now)) }
+            return .accept
+        }
+        let owner = map.ownerID(ofSlot: slot)
+        return owner == shard ? .accept : .wrongShard(owner: owner)
+    }
+
+    /// Whether this shard makes firings of `recipient`'s occurrences now: not once it handed
+    /// the recipient's slot over (everything due before the cut was fired before it; what is
+    /// due from the cut on is the target's).
+    public func mayFire(for recipient: RecipientID) -> Bool {
+        outgoing.values.allSatisfy { !$0.isHandedOver || !$0.move.covers(recipient) }
+    }
+
+    /// Whether this shard dispatches `firingId`: not while the source of the move it came with
+    /// still settles it (it dispatched it before the cut).
+    public func mayDispatch(_ firingId: FiringID) -> Bool {
+        incoming.values.allSatisfy { !$0.heldForSource.contains(firingId) }
+    }
+}

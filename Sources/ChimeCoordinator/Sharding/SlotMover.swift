@@ -1,0 +1,58 @@
+import ChimeCore
+import Foundation
+
+/// What a mover does next for one move.
+public enum SlotMoverStep: Equatable, Sendable {
+    /// Open the move in the map register (compare-and-swap on the version read).
+    case open(SlotMove)
+    /// Ask the source to journal `migrating`.
+    case startSource(SlotMove)
+    /// Ask the target to journal `importing`.
+    case startTarget(SlotMove)
+    /// Ask the source to refuse the slots' writes until `until` (UTC) and hand over.
+    case pauseSource(SlotMoveID, until: Date)
+    /// Commit the move in the register (compare-and-swap on the version read).
+    case commit(SlotMoveID)
+    /// Abort the move in the register (compare-and-swap on the version read).
+    case abort(SlotMoveID)
+    /// Nothing to do until a shard moves on (shipping, the hand-over, the release).
+    case wait
+    /// The register decided the move; the shards follow the outcome by themselves.
+    case finished(SlotMoveOutcome)
+    /// The move cannot open: a slot is in another open move or not the source's, or its id
+    /// was used.
+    case refused
+}
+
+/// The mover: a reconciler (a Kubernetes controller's loop) that compares the map register's
+/// record with what the two shards report and returns the one step that moves the move on.
+/// It keeps nothing of its own, so a mover that crashed, or a second one, continues from the
+/// same reads; two movers acting on one record race only in the register, where one
+/// compare-and-swap wins.
+public enum SlotMover {
+    /// The next step for `move`.
+    /// - Parameters:
+    ///   - record: the register's record as just read.
+    ///   - source: the source's ledger (`nil`: it did not answer).
+    ///   - target: the target's ledger (`nil`: it did not answer).
+    ///   - isLagSmall: whether the target holds the source's entries closely enough that a
+    ///     pause of the slots' writes would be short.
+    ///   - now: the mover's clock (UTC).
+    ///   - deadline: when a move not yet adopted by its target is aborted instead.
+    ///   - pause: how long the source refuses the slots' writes while it hands over, in seconds.
+    public static func nextStep(
+        for move: SlotMove, record: SlotMapRecord, source: SlotMoveLedger?, target: SlotMoveLedger?,
+        isLagSmall: Bool, at now: Date, deadline: Date, pause: TimeInterval
+    ) -> SlotMoverStep {
+        if let outcome = record.outcomes[move.id] { return .finished(outcome) }
+        guard record.open[move.id] != nil else { return record.opening(move) == nil ? .refused : .open(move) }
+        // Adopted by the target: the slots are complete there, and committing is always safe.
+        if target?.incoming[move.id]?.isAdopted == true { return .commit(move.id) }
+        if now >= deadline { return .abort(move.id) }
+        guard let source, let target else { return .wait }
+        if source.outgoing[move.id] == nil { return .startSource(move) }
+        if target.incoming[move.id] == nil { return .startTarget(move) }
+        if source.outgoing[move.id]?.isHandedOver == false && isLagSmall { return .pauseSource(move.id, until: now.addingTimeInterval(pause)) }
+        return .wait
+    }
+}

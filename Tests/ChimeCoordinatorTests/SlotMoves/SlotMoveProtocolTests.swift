@@ -1,0 +1,130 @@
+import ChimeCore
+import ChimeStore
+import ChimeWire
+import Foundation
+import Testing
+
+@testable import ChimeCoordinator
+
+/// The slot-move protocol's pieces one at a time: the register's compare-and-swap, the
+/// ledger's idempotent fold, the write gate and the hand-over's condition.
+@Suite struct SlotMoveProtocolTests {
+    static let t0 = Date(timeIntervalSince1970: 1_790_000_000)
+    static let map: ShardMap = {
+        var map = ShardMap.evenlySplit(shards: 2, slotCount: 8) { id in
+            ShardMap.Endpoints(control: "inproc://c\(id)", dispatch: "inproc://d\(id)", results: "inproc://r\(id)",
+                               events: "inproc://e\(id)", eventsIngest: "inproc://i\(id)")
+        }
+        map.shards.append(ShardMap.Shard(id: 2, slots: [], endpoints: map.shards[0].endpoints))
+        return map
+    }()
+    /// A recipient on slot 0..3 (shard 0), and its slot.
+    static let recipient: RecipientID = SlotMoveModel.recipients.first { map.slot(of: $0) < 4 }!
+    static var move: SlotMove {
+        SlotMove(id: SlotMoveID("m"), slots: [map.slot(of: recipient)], source: 0, target: 2, slotCount: 8)
+    }
+
+    @Test func twoMoversReadingOneVersionCannotBothWin() throws {
+        var register = SlotMapRegister(map: Self.map)
+        let read = register.record
+        var rival = Self.move
+        rival.id = SlotMoveID("rival")
+        rival.target = 1
+        #expect(register.compareAndSwap(expectedVersion: read.version, try #require(read.opening(Self.move))))
+        // The rival's write names the version both read: refused.
+        #expect(!register.compareAndSwap(expectedVersion: read.version, try #require(read.opening(rival))))
+        // Read again, it cannot open: its slot is in an open move.
+        #expect(register.record.opening(rival) == nil)
+        // A commit and an abort from the same read: the first wins, the outcome stays.
+        let open = register.record
+        #expect(register.compareAndSwap(expectedVersion: open.version, try #require(open.committing(Self.move.id))))
+        #expect(!register.compareAndSwap(expectedVersion: open.version, try #require(open.aborting(Self.move.id))))
+        #expect(register.record.outcomes[Self.move.id] == .committed(mapEpoch: 2))
+        #expect(register.record.map.ownerID(ofSlot: Self.map.slot(of: Self.recipient)) == 2)
+        #expect(register.record.version == 3)
+        // A decided move never opens, commits or aborts again.
+        #expect(register.record.opening(Self.move) == nil)
+        #expect(register.record.committing(Self.move.id) == nil)
+        #expect(register.record.aborting(Self.move.id) == nil)
+    }
+
+    @Test func everyLedgerEntryTwiceEqualsOnce() {
+        var state = DurableState(settings: SlotMoveModel.settings)
+        let reminder = Reminder(id: "a", recipient: Self.recipient, content: Content(body: "x"), trigger: Trigger(start: .instant(Self.t0.addingTimeInterval(60))))
+        state.apply(.scheduled(reminder, at: Self.t0))
+        let slice = state.split(where: Self.move.covers).slice
+        let entries: [SlotMoveEntry] = [
+            .importing(Self.move, at: Self.t0), .adopted(Self.move.id, slice: slice, through: 4, cut: Self.t0),
+            .tailApplied(Self.move.id, [.cancelled([reminder.key], at: Self.t0)], through: 6),
+            .committed(Self.move.id, mapEpoch: 2), .completed(Self.move.id, at: Self.t0),
+        ]
+        var once = DurableState(settings: SlotMoveModel.settings)
+        var onceLedger = SlotMoveLedger()
+        var twice = once
+        var twiceLedger = onceLedger
+        for entry in entries {
+            onceLedger.apply(entry, to: &once)
+            twiceLedger.apply(entry, to: &twice)
+            twiceLedger.apply(entry, to: &twice)
+            #expect(once == twice && onceLedger == twiceLedger, "after \(entry)")
+        }
+        #expect(once.reminderCount == 0)
+        #expect(onceLedger.ended[Self.move.id] == .completed)
+        #expect(onceLedger.isIdle)
+    }
+
+    @Test func theGateFollowsTheMoveOnBothSides() {
+        let slotMap = Self.map
+        var source = SlotMoveLedger()
+        var target = SlotMoveLedger()
+        var durable = DurableState(settings: SlotMoveModel.settings)
+        let paused = [Self.move.id: Self.t0.addingTimeInterval(2)]
+        source.apply(.migrating(Self.move, at: Self.t0), to: &durable)
+        target.apply(.importing(Self.move, at: Self.t0), to: &durable)
+        #expect(source.writeGate(for: Self.recipient, shard: 0, map: slotMap, at: Self.t0, pausedUntil: [:]) == .accept)
+        #expect(source.writeGate(for: Self.recipient, shard: 0, map: slotMap, at: Self.t0, pausedUntil: paused) == .tryAgain(retryAfter: 2))
+        #expect(target.writeGate(for: Self.recipient, shard: 2, map: slotMap, at: Self.t0, pausedUntil: [:]) == .wrongShard(owner: 0))
+        source.apply(.handedOver(Self.move.id, cut: Self.t0, through: 3), to: &durable)
+        #expect(source.writeGate(for: Self.recipient, shard: 0, map: slotMap, at: Self.t0, pausedUntil: [:]) == .tryAgain(retryAfter: 0.05))
+        #expect(!source.mayFire(for: Self.recipient))
+        let committedMap = slotMap.moving(Self.move.slots, to: 2)
+        #expect(source.writeGate(for: Self.recipient, shard: 0, map: committedMap, at: Self.t0, pausedUntil: [:]) == .wrongShard(owner: 2))
+        target.apply(.adopted(Self.move.id, slice: DurableState(settings: SlotMoveModel.settings), through: 3, cut: Self.t0), to: &durable)
+        #expect(target.writeGate(for: Self.recipient, shard: 2, map: committedMap, at: Self.t0, pausedUntil: [:]) == .wrongShard(owner: 0))
+        target.apply(.committed(Self.move.id, mapEpoch: 2), to: &durable)
+        #expect(target.writeGate(for: Self.recipient, shard: 2, map: committedMap, at: Self.t0, pausedUntil: [:]) == .accept)
+    }
+
+    @Test func theHandOverWaitsForWhatIsDueBeforeTheCut() {
+        var durable = DurableState(settings: SlotMoveModel.settings)
+        var ledger = SlotMoveLedger()
+        let reminder = Reminder(id: "a", recipient: Self.recipient, content: Content(body: "x"), trigger: Trigger(start: .instant(Self.t0)))
+        durable.apply(.scheduled(reminder, at: Self.t0))
+        ledger.apply(.migrating(Self.move, at: Self.t0), to: &durable)
+        let outgoing = ledger.outgoing[Self.move.id]!
+        let later = Self.t0.addingTimeInterval(1)
+        #expect(SlotMoveSource.handOver(outgoing, state: durable, isPaused: false, journalEnd: 2, at: later) == nil)
+        #expect(SlotMoveSource.handOver(outgoing, state: durable, isPaused: true, journalEnd: 2, at: later) == nil)
+        // At the instant it is due it is the target's: the cut may be there.
+        #expect(SlotMoveSource.handOver(outgoing, state: durable, isPaused: true, journalEnd: 2, at: Self.t0)
+            == .handedOver(Self.move.id, cut: Self.t0, through: 2))
+        durable.apply(.fired(reminder.key, dueAt: Self.t0, next: nil, late: false, at: later))
+        #expect(SlotMoveSource.handOver(outgoing, state: durable, isPaused: true, journalEnd: 3, at: later)
+            == .handedOver(Self.move.id, cut: later, through: 3))
+    }
+}
+
+extension SlotMoveProtocolTests {
+    @Test func refusalsCarryTheirCodesAndFields() throws {
+        let tryAgain = try #require(SlotWriteGate.tryAgain(retryAfter: 0.25).refusal(of: Self.recipient, map: Self.map, field: "recipient"))
+        #expect(tryAgain.code == .tryAgain)
+        #expect(tryAgain.code.rawValue == "try_again")
+        #expect(tryAgain.retryAfterMilliseconds == 250)
+        #expect(SlotWriteGate.tryAgain(retryAfter: 0).refusal(of: Self.recipient, map: Self.map, field: "recipient")?.retryAfterMilliseconds == 1)
+        let wrong = try #require(SlotWriteGate.wrongShard(owner: 2).refusal(of: Self.recipient, map: Self.map, field: "recipient"))
+        #expect(wrong.code == .wrongShard)
+        #expect(wrong.shard == 2)
+        #expect(wrong.mapEpoch == 1)
+        #expect(SlotWriteGate.accept.refusal(of: Self.recipient, map: Self.map, field: "recipient") == nil)
+    }
+}
