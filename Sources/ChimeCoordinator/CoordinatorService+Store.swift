@@ -76,7 +76,7 @@ extension CoordinatorService {
         let fsyncPolicy = try Self.fsyncPolicy(configuration.store)
         var state: CoordinatorState
         let store: FileStore
-        let recovery: Recovery
+        let recovery: Recovery<JournalEntry>
         var warmReplayed: Int?
         if let warm, let opened = try openWarm(warm, directory: directory, fsync: fsyncPolicy, options: options, lock: lock) {
             (store, recovery) = opened
@@ -234,7 +234,7 @@ extension CoordinatorService {
     /// - Throws: as `FileStore.open`.
     func openWarm(
         _ warm: WarmStandby, directory: URL, fsync: FsyncPolicy, options: FileStore.Options, lock: StoreLock
-    ) throws -> (FileStore, Recovery)? {
+    ) throws -> (FileStore, Recovery<JournalEntry>)? {
         do {
             try warm.catchUp()
             return try FileStore.open(directory: directory, fsync: fsync, options: options, lock: lock, heldThrough: warm.heldThrough)

@@ -97,6 +97,18 @@ public protocol Journal {
     mutating func sync() throws
 }
 
+extension FileJournal: Journal {
+    /// Encodes `entries` with the shared ``JournalEntryCodec`` (see `append(_:using:)`).
+    /// - Throws: as `append(_:using:)`.
+    public func append(_ entries: [JournalEntry]) throws { try append(entries, using: JournalEntryCodec.shared) }
+}
+
+extension FileStore: Journal {
+    /// Encodes `entries` with the shared ``JournalEntryCodec`` (see `append(_:using:)`).
+    /// - Throws: as `append(_:using:)`.
+    public func append(_ entries: [JournalEntry]) throws { try append(entries, using: JournalEntryCodec.shared) }
+}
+
 /// A journal that keeps entries in memory: for tests and for `--store none`.
 public struct InMemoryJournal: Journal, Sendable {
     /// Every entry appended, in order.

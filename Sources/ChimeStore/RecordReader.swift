@@ -13,7 +13,7 @@ public struct RecordReader {
     public struct Record: Sendable {
         /// The record's sequence number.
         public var sequence: UInt64
-        /// The payload encoding byte (`RecordFraming.jsonEntryEncoding`).
+        /// The payload encoding byte (see ``RecordFraming``).
         public var encoding: UInt8
         /// The byte offset of the record's header in the file.
         public var offset: Int

@@ -248,7 +248,7 @@ import Testing
         let segment = try #require(try segmentPaths(directory).last)
         var record: [UInt8] = []
         Array(#"{"snoozed":{"_0":"reminder-1","until":800000000}}"#.utf8).withUnsafeBytes {
-            RecordFraming.appendRecord(sequence: 6, payload: $0, to: &record)
+            RecordFraming.appendRecord(sequence: 6, encoding: JournalEntryCodec.jsonEncoding, payload: $0, to: &record)
         }
         try appendBytes(record, to: segment)
         let before = try contentsOfTree(temporary.url)

@@ -18,7 +18,7 @@ import Testing
         return options
     }
 
-    func open() throws -> (store: FileStore, recovery: Recovery) {
+    func open() throws -> (store: FileStore, recovery: Recovery<JournalEntry>) {
         try FileStore.open(directory: directory, fsync: .never, options: options())
     }
 
