@@ -19,6 +19,14 @@ public struct RecordReader {
         public var offset: Int
         /// The payload bytes.
         public var payload: ArraySlice<UInt8>
+
+        /// A record with these fields (for a codec's tests; readers make them from bytes).
+        public init(sequence: UInt64, encoding: UInt8, offset: Int, payload: ArraySlice<UInt8>) {
+            self.sequence = sequence
+            self.encoding = encoding
+            self.offset = offset
+            self.payload = payload
+        }
     }
 
     private let bytes: [UInt8]

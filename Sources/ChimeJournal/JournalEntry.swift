@@ -1,4 +1,5 @@
 import ChimeCore
+import ChimeStore
 import Foundation
 
 /// One fact in the coordinator's journal, in past tense. The coordinator's state is the fold

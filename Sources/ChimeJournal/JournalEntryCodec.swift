@@ -1,4 +1,5 @@
 import ChimeCore
+import ChimeStore
 import Foundation
 
 /// Turns journal entries into record payloads and back: the hot kinds in their compact

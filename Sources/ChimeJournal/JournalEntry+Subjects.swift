@@ -1,4 +1,5 @@
 import ChimeCore
+import ChimeStore
 import Foundation
 
 /// What a journal entry is about, by id: so a report of damage can say which reminders,

@@ -1,3 +1,4 @@
+import ChimeStore
 import Foundation
 
 /// The store's operations on the coordinator's journal, whose records are ``JournalEntry``
