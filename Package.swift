@@ -13,6 +13,7 @@ let package = Package(
         // For the libFuzzer harnesses in Fuzz/, a separate package built with --sanitize fuzzer.
         .library(name: "ChimeWire", targets: ["ChimeWire"]),
         .library(name: "ChimeStore", targets: ["ChimeStore"]),
+        .library(name: "ChimeJournal", targets: ["ChimeJournal"]),
         // The client library: applications depend on it to schedule, list, cancel and subscribe
         // without linking the coordinator.
         .library(name: "ChimeClient", targets: ["ChimeClient"]),
@@ -38,7 +39,10 @@ let package = Package(
         ),
         .target(name: "HTTPServer", dependencies: ["CMicroHTTPD"]),
         .target(name: "ChimeCore"),
+        // Stores opaque records through a codec; knows nothing of reminders.
         .target(name: "ChimeStore", dependencies: ["ChimeCore"]),
+        // The coordinator's journal vocabulary (JournalEntry, its codec, DurableSettings).
+        .target(name: "ChimeJournal", dependencies: ["ChimeCore", "ChimeStore"]),
         .target(name: "ChimeWire", dependencies: ["ChimeCore"]),
         .target(name: "ChimeRuntime", dependencies: ["HelperThreads"]),
         // Keys, certificates, roles and the ZAP handler: shared by every role.
@@ -55,7 +59,8 @@ let package = Package(
         .target(
             name: "ChimeCoordinator",
             dependencies: [
-                "ZeroMQ", "ChimeCore", "ChimeStore", "ChimeWire", "ChimeRuntime", "ChimeSecurity", "HTTPServer", "HelperThreads",
+                "ZeroMQ", "ChimeCore", "ChimeStore", "ChimeJournal", "ChimeWire", "ChimeRuntime", "ChimeSecurity", "HTTPServer",
+                "HelperThreads",
             ]
         ),
         .target(
@@ -70,7 +75,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "StoreBenchmark",
-            dependencies: ["ChimeStore", "ChimeCore", "ChimeWire", "ChimeCoordinator"],
+            dependencies: ["ChimeStore", "ChimeJournal", "ChimeCore", "ChimeWire", "ChimeCoordinator"],
             path: "Benchmarks/StoreBenchmark"
         ),
         // The operators' web dashboard (`chime dashboard`): the client library and HTTP only,
@@ -89,7 +94,8 @@ let package = Package(
         .executableTarget(
             name: "chime",
             dependencies: [
-                "ChimeCommandLine", "ChimeClient", "ChimeCoordinator", "ChimeWorker", "ChimeDashboard", "ChimeSecurity", "ChimeCore", "ChimeStore", "ChimeWire",
+                "ChimeCommandLine", "ChimeClient", "ChimeCoordinator", "ChimeWorker", "ChimeDashboard", "ChimeSecurity", "ChimeCore", "ChimeStore",
+                "ChimeJournal", "ChimeWire",
                 "ChimeRuntime", "ZeroMQ", "HTTPServer", "HelperThreads",
             ]
         ),
@@ -107,9 +113,13 @@ let package = Package(
             dependencies: ["ChimeStore", "ChimeCore", "ChimeTestSupport"]
         ),
         .testTarget(
+            name: "ChimeJournalTests",
+            dependencies: ["ChimeJournal", "ChimeStore", "ChimeCore", "ChimeTestSupport"]
+        ),
+        .testTarget(
             name: "ChimeCoordinatorTests",
             dependencies: [
-                "ChimeCoordinator", "ChimeClient", "ChimeWorker", "ChimeSecurity", "ChimeCore", "ChimeWire", "ChimeStore",
+                "ChimeCoordinator", "ChimeClient", "ChimeWorker", "ChimeSecurity", "ChimeCore", "ChimeWire", "ChimeStore", "ChimeJournal",
                 "ChimeTestSupport", "ZeroMQ",
             ]
         ),
@@ -118,7 +128,10 @@ let package = Package(
         .testTarget(name: "ChimeSecurityTests", dependencies: ["ChimeSecurity", "ChimeRuntime", "ChimeTestSupport", "ZeroMQ"]),
         .testTarget(
             name: "IntegrationTests",
-            dependencies: ["ChimeTestSupport", "ChimeClient", "ChimeCoordinator", "ChimeWire", "ChimeCore", "ChimeStore", "ChimeRuntime", "ZeroMQ"]
+            dependencies: [
+                "ChimeTestSupport", "ChimeClient", "ChimeCoordinator", "ChimeWire", "ChimeCore", "ChimeStore", "ChimeJournal", "ChimeRuntime",
+                "ZeroMQ",
+            ]
         ),
     ],
     swiftLanguageModes: [.v6]

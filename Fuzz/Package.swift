@@ -15,6 +15,7 @@ let package = Package(
                 .product(name: "ChimeCore", package: "Chime"),
                 .product(name: "ChimeWire", package: "Chime"),
                 .product(name: "ChimeStore", package: "Chime"),
+                .product(name: "ChimeJournal", package: "Chime"),
                 .product(name: "ChimeCoordinator", package: "Chime"),
                 .product(name: "ZeroMQ", package: "Chime"),
             ],

@@ -9,6 +9,7 @@
 // or the coordinator's pure state in a W1-shaped burst (see StateBenchmark.swift):
 //   swift run -c release StoreBenchmark state [firings]
 import ChimeCore
+import ChimeJournal
 import ChimeStore
 import Foundation
 

@@ -1,6 +1,7 @@
 import ChimeCore
 import ChimeSecurity
 import ChimeRuntime
+import ChimeJournal
 import ChimeStore
 import ChimeWire
 import Foundation

@@ -1,5 +1,6 @@
 import ChimeCore
 import ChimeRuntime
+import ChimeJournal
 import ChimeStore
 import ChimeWire
 import Foundation
@@ -76,7 +77,7 @@ extension CoordinatorService {
         let fsyncPolicy = try Self.fsyncPolicy(configuration.store)
         var state: CoordinatorState
         let store: FileStore
-        let recovery: Recovery
+        let recovery: Recovery<JournalEntry>
         var warmReplayed: Int?
         if let warm, let opened = try openWarm(warm, directory: directory, fsync: fsyncPolicy, options: options, lock: lock) {
             (store, recovery) = opened
@@ -234,7 +235,7 @@ extension CoordinatorService {
     /// - Throws: as `FileStore.open`.
     func openWarm(
         _ warm: WarmStandby, directory: URL, fsync: FsyncPolicy, options: FileStore.Options, lock: StoreLock
-    ) throws -> (FileStore, Recovery)? {
+    ) throws -> (FileStore, Recovery<JournalEntry>)? {
         do {
             try warm.catchUp()
             return try FileStore.open(directory: directory, fsync: fsync, options: options, lock: lock, heldThrough: warm.heldThrough)

@@ -1,5 +1,6 @@
 import ChimeCore
 import ChimeRuntime
+import ChimeJournal
 import ChimeStore
 import ChimeWire
 import Foundation
@@ -10,10 +11,12 @@ import ChimeSecurity
 /// The coordinator process's shell: owns the sockets, feeds `CoordinatorState`, carries out
 /// its directives. One thread (the caller of `run`) owns every socket but the forwarder's.
 ///
-/// Each loop turn: wait (zmq_poll) until a socket is ready, the journal writer reports a
-/// write, or the next firing is due; read what is ready; tick the state; dispatch batches at
-/// once; hand the turn's journal entries to the writer thread (`JournalWriter`, group
-/// commit); send replies once their entries are durable.
+/// `run` binds (`bindLoopSockets`), serves turns (`turn`, in `CoordinatorService+Turn.swift`)
+/// and stops (`finishServing`). Each turn: poll (zmq_poll) until a socket is ready, the
+/// journal writer reports a write, or the next firing is due; read and decode what is ready;
+/// decide (tick the state); carry out: dispatch batches at once, hand the turn's journal
+/// entries to the writer thread (`JournalWriter`, group commit), send replies once their
+/// entries are durable.
 public final class CoordinatorService {
     let configuration: ChimeConfiguration
     let logger: Logger
@@ -194,18 +197,8 @@ public final class CoordinatorService {
         // and then still answers the requests whose journal entries become durable.
         try SecuritySettings.checkBinds(configuration, isSecured: security != nil)
         let context = try sharedContext ?? Context()
-        let endpoints = configuration.endpoints
-        let linger = configuration.lingerMilliseconds
-        // Bound before any CURVE socket: without a handler libzmq admits every client that
-        // knows the server key. Stopped last (deferred first), after every socket closed.
-        let zapHandler = try security.map { security in
-            try security.startZAPHandler(context: context) { [operatorLog] request, decision in
-                if case .deny(let reason) = decision, request.domain != SocketDomain.selfTest.rawValue {
-                    operatorLog.refusedConnections.record(
-                        examples: [request.address], metadata: ["socket": "\(request.domain)", "reason": "\(reason)"])
-                }
-            }
-        }
+        // Stopped last (deferred first), after every socket closed.
+        let zapHandler = try startZAPHandler(context: context)
         defer { zapHandler?.stop() }
         var httpServer = try startHTTP(isStandby: standby)
         defer {
@@ -228,13 +221,7 @@ public final class CoordinatorService {
         var bindDeadline = ContinuousClock.now + ListenerHandover.bindDeadline
         let opened = try openStorage(tunables: tunables) {
             bindDeadline = ContinuousClock.now + ListenerHandover.bindDeadline
-            forwarder = try EventForwarder(
-                context: context, ingest: endpoints.eventsIngest.bind, publish: endpoints.events.bind,
-                lingerMilliseconds: linger, highWaterMark: configuration.eventHighWaterMark,
-                subscriberHighWaterMark: configuration.events.subscriberHighWaterMark,
-                maxSubscriptionBytes: configuration.events.maxSubscriptionBytes, maxEventBytes: configuration.events.maxEventBytes,
-                security: security,
-                bindDeadline: bindDeadline)
+            forwarder = try makeForwarder(context: context, until: bindDeadline)
         }
         guard let (storage, recovered) = opened else { return }
         self.storage = storage
@@ -250,89 +237,21 @@ public final class CoordinatorService {
             probe.enter(.stopping)
             httpServer?.stop()
             httpServer = nil
-            releaseListeners()
-            if case .file(let store) = self.storage {
-                if hasLostOwnership {
-                    if isJournalChanged, let sequence = submittedSequenceAtStop { keepStateAfterJournalChange(store, through: sequence) }
-                    store.abandon()
-                } else {
-                    do { try store.close() } catch { logger.error("closing the store failed", ["error": "\(error)"]) }
-                }
-            }
+            releaseStore()
         }
 
-        let control = try Socket(.router, context: context)
-        try control.set(.linger(milliseconds: linger))
-        // Requests beyond 4× the limit drop the connection; up to that we reply too_large.
-        try control.set(.maxMessageSize(bytes: Int64(configuration.coordinator.maxRequestBytes) * 4))
-        try security?.secure(control, as: .control, for: endpoints.control.bind)
-        try bind(control, to: endpoints.control.bind, until: bindDeadline)
-        // ROUTER, not PUSH: the coordinator picks the worker (credit-based flow control), so it
-        // knows which firings a silent worker holds and redelivers them at once.
-        let dispatch = try Socket(.router, context: context)
-        try dispatch.set(.linger(milliseconds: linger))
-        try dispatch.set(.routerMandatory(true))
-        if security == nil {
-            // A restarted worker takes its id back from a connection that has not yet closed.
-            try dispatch.set(.routerHandover(true))
-        } else {
-            // A worker id belongs to the connection (and key) that holds it: another worker key
-            // may not take its route over. ZMTP heartbeats close a dead connection within the
-            // liveness window instead, so a restarted worker gets its id back that soon.
-            let interval = configuration.heartbeat.intervalMilliseconds
-            let window = interval.multipliedReportingOverflow(by: max(1, configuration.heartbeat.liveness))
-            try dispatch.set(.routerHandover(false))
-            try dispatch.set(.heartbeatInterval(milliseconds: Int32(clamping: interval)))
-            try dispatch.set(.heartbeatTimeout(milliseconds: Int32(clamping: window.overflow ? Int.max : window.partialValue)))
-        }
-        try dispatch.set(.sendHighWaterMark(configuration.coordinator.dispatchHighWaterMark))
-        // Workers send only heartbeats here: a larger frame drops the connection before it is
-        // read, and a connection that claims a live worker's routing id (kept unread by libzmq)
-        // holds at most the receive mark's worth of them.
-        try dispatch.set(.maxMessageSize(bytes: Int64(configuration.limits.maxWorkerMessageBytes)))
-        try dispatch.set(.receiveHighWaterMark(Self.dispatchReceiveHighWaterMark))
-        try security?.secure(dispatch, as: .dispatch, for: endpoints.dispatch.bind)
-        try bind(dispatch, to: endpoints.dispatch.bind, until: bindDeadline)
-        // The coordinator's own events (badges, finished actions) enter the forwarder in-process.
-        let events = try Socket(.publisher, context: context)
-        try events.set(.linger(milliseconds: linger))
-        try events.set(.sendHighWaterMark(configuration.eventHighWaterMark))
-        try events.connect(to: EventForwarder.inprocIngest)
-        let results = try Socket(.pull, context: context)
-        try results.set(.linger(milliseconds: linger))
-        try results.set(.maxMessageSize(bytes: Int64(configuration.limits.maxResultBytes)))
-        try security?.secure(results, as: .results, for: endpoints.results.bind)
-        try bind(results, to: endpoints.results.bind, until: bindDeadline)
-        // The journal writer's "durable up to ticket N" wake-ups.
-        let journalSignal = try Socket(.pull, context: context)
-        try journalSignal.set(.linger(milliseconds: 0))
-        let signalEndpoint = "inproc://chime-journal-\(UUID().uuidString)"
-        try journalSignal.bind(to: signalEndpoint)
+        let sockets = try bindLoopSockets(context: context, until: bindDeadline)
         if case .file(let store) = storage {
             journalWriter = try JournalWriter(
-                store: store, context: context, signalEndpoint: signalEndpoint, unwrittenEntries: unwrittenAtStart, probe: probe)
+                store: store, context: context, signalEndpoint: sockets.signalEndpoint, unwrittenEntries: unwrittenAtStart,
+                probe: probe)
         }
         defer {
-            snapshotWriter?.stop()
-            snapshotWriter = nil
-            replyEncoder?.stop()
-            replyEncoder = nil
-            if let journalWriter {
-                submittedSequenceAtStop = journalWriter.submittedPosition.sequence
-                if hasLostOwnership { journalWriter.abandon() } else { journalWriter.stop() }
-                self.journalWriter = nil
-            }
-            control.close()
-            dispatch.close()
-            results.close()
-            events.close()
-            journalSignal.close()
+            stopHelpers()
+            sockets.close()
         }
-        replyEncoder = try ReplyEncoder(context: context, signalEndpoint: signalEndpoint)
-        if case .file(let store) = storage, let journalWriter {
-            snapshotWriter = try SnapshotWriter(
-                store: store, journalWriter: journalWriter, context: context, signalEndpoint: signalEndpoint)
-        }
+        try startEncoders(context: context, signalEndpoint: sockets.signalEndpoint)
+        let endpoints = configuration.endpoints
         logger.info(
             "coordinator ready", ["control": "\(endpoints.control.bind)", "dispatch": "\(endpoints.dispatch.bind)",
                                   "results": "\(endpoints.results.bind)", "events": "\(endpoints.events.bind)",
@@ -342,75 +261,8 @@ public final class CoordinatorService {
         probe.enter(.active)
         onReady()
 
-        let poller = Poller()
-        poller.register(control, for: .readable)
-        poller.register(results, for: .readable)
-        poller.register(dispatch, for: .readable)
-        poller.register(journalSignal, for: .readable)
-
-        while !stop.isStopRequested {
-            // A journal writer far behind (a slow disk) pauses firing until it catches up; its
-            // wake-up after each write ends the wait.
-            let isJournalBehind = (journalWriter?.undurableCount ?? 0) >= tunables.maxUndurableEntries
-            do {
-                _ = try poller.poll(timeout: isJournalBehind ? .milliseconds(10) : pollTimeout(now: clock.now))
-            } catch let error as ZeroMQError where error.code == .contextTerminated {
-                break
-            }
-            // Before anything of this turn reaches the journal or a worker: one monotonic
-            // reading a turn drives the watchdog, the stall check and the ownership check.
-            let turnStart = ContinuousClock.now
-            try superviseTurn(at: turnStart)
-            probe.noteTurn(at: turnStart)
-            var directives: [CoordinatorDirective] = []
-            do {
-                while try journalSignal.receiveMessage(dontWait: true) != nil {}
-                try flushOutbox(control: control, events: events)
-                try readControl(control, into: &directives)
-                try readResults(results, into: &directives)
-                try readAnnouncements(dispatch, into: &directives)
-            } catch let error as ZeroMQError where error.code == .contextTerminated {
-                break
-            }
-            noticeWallClockStep()
-            if !isJournalBehind { directives += state.onTick(now: clock.now, monotonic: clock.monotonic) }
-            logOperatorEvents(directives)
-            do {
-                try carryOut(directives, control: control, dispatch: dispatch, events: events)
-                try serveStoreRequests(control: control, events: events)
-                snapshotIfDue(control: control)
-            } catch let error as ZeroMQError where error.code == .contextTerminated {
-                break
-            }
-            if isMemoryTrimDue {
-                isMemoryTrimDue = false
-                Allocator.releaseFreePages()
-            }
-            noteTurnDuration(since: turnStart)
-            if probe.wantsMetrics { publishMetrics() }
-        }
-        probe.enter(.stopping)
-        notifier?.notifyStopping(status: "stopping: answering what the journal makes durable")
-        // Answer what is waiting for the journal before the sockets close.
-        if let journalWriter {
-            do {
-                try journalWriter.drain()
-            } catch let error as JournalError where error.code == .noSpace {
-                logger.warning(
-                    "stopping with a full store: entries not yet written are lost as in a crash (no reply depending on them was sent; recovery redoes firings)",
-                    ["unwritten": .int(journalWriter.undurableCount)])
-            }
-            replyEncoder?.drain()
-            do {
-                try flushOutbox(control: control, events: events)
-            } catch {
-                logger.warning("replies not sent at shutdown", ["error": "\(error)"])
-            }
-            finishSnapshotsAtStop(control: control)
-        }
-        logger.info(
-            "coordinator stopping",
-            ["inFlight": .int(state.inFlightCount), "journalWritesOnLoop": .int(journalWriter?.inlineWriteCount ?? 0)])
+        try serve(sockets)
+        try finishServing(sockets)
     }
 
     /// Logs a step of the wall clock (the wall clock moved more than a second more or less

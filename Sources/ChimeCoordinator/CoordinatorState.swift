@@ -1,5 +1,6 @@
 import ChimeCore
 import ChimeRuntime
+import ChimeJournal
 import ChimeStore
 import ChimeWire
 import Foundation

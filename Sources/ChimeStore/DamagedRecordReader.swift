@@ -1,6 +1,6 @@
 import ChimeCore
 /// Reads what it can from a stretch of a segment that holds no valid record, so that a
-/// repair can name what it drops: for each record in the stretch, the entry as written when
+/// repair can name what it drops: for each record in the stretch, the record as written when
 /// the damage is one flipped bit (found by the CRC-32C, which pins any single-bit error in a
 /// record down to one position), else the entry its bytes still decode to (possibly
 /// altered by the damage), else nothing — an unreadable record whose ids cannot be named.
@@ -8,10 +8,10 @@ import ChimeCore
 /// Total: any bytes give a result; never traps, reads only inside the stretch.
 enum DamagedRecordReader {
     /// What one stretch held.
-    struct Reading: Sendable {
-        /// Entries read, each with whether a bit was corrected (`true`: exact) or the bytes
+    struct Reading<Record> {
+        /// Records read, each with whether a bit was corrected (`true`: exact) or the bytes
         /// decoded without a checksum match (`false`: possibly altered).
-        var entries: [(entry: JournalEntry, isExact: Bool)] = []
+        var entries: [(entry: Record, isExact: Bool)] = []
         /// Stretches of bytes that held a record header but nothing readable.
         var unreadableRecords = 0
     }
@@ -21,9 +21,10 @@ enum DamagedRecordReader {
     static let correctionLimit = 4096
 
     /// Reads `bytes[start..<end]` record by record.
-    static func read(_ bytes: [UInt8], from start: Int, to end: Int) -> Reading {
-        var reading = Reading()
-        let codec = JournalEntryCodec()
+    static func read<Codec: JournalRecordCodec>(
+        _ bytes: [UInt8], from start: Int, to end: Int, codec: Codec
+    ) -> Reading<Codec.Record> {
+        var reading = Reading<Codec.Record>()
         let header = RecordFraming.recordHeaderLength
         var position = max(0, start)
         let end = min(end, bytes.count)

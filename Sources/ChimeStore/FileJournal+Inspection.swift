@@ -31,8 +31,8 @@ extension FileJournal {
     /// whether damage is a torn tail (no valid record after it: the caller may cut it off)
     /// or corruption (thrown). Reads only.
     /// - Throws: as `open`, before anything is changed.
-    static func inspect(
-        directory: URL, replayingAfter replayStart: UInt64, replay: (UInt64, JournalEntry) throws -> Void
+    static func inspect<Codec: JournalRecordCodec>(
+        directory: URL, replayingAfter replayStart: UInt64, codec: Codec, replay: (UInt64, Codec.Record) throws -> Void
     ) throws -> Inspection {
         let files = try segmentFiles(in: directory)
         if let first = files.first, first.firstSequence > replayStart + 1 {
@@ -58,7 +58,7 @@ extension FileJournal {
                 // records are neither replayed nor checked, only its header and place.
                 try scan.skip(bytes, path: file.path, firstSequence: file.firstSequence, nextSequence: files[index + 1].firstSequence)
             } else {
-                try scan.read(bytes, index: index, path: file.path, firstSequence: file.firstSequence, replay: replay)
+                try scan.read(bytes, index: index, path: file.path, firstSequence: file.firstSequence, codec: codec, replay: replay)
             }
         }
         if let damage = scan.damage, scan.followingInSegment.count + laterRecords > 0 || scan.isDamageInWrittenBytes {
@@ -80,7 +80,6 @@ extension FileJournal {
     /// The state of reading the segments in order, up to the first damage.
     struct Scan {
         let replayStart: UInt64
-        let codec = JournalEntryCodec()
         var segments: [Segment] = []
         var nextSequence: UInt64?
         var damage: (index: Int, record: RecordDamage)?
@@ -117,9 +116,9 @@ extension FileJournal {
             }
         }
 
-        mutating func read(
-            _ bytes: [UInt8], index: Int, path: String, firstSequence: UInt64,
-            replay: (UInt64, JournalEntry) throws -> Void
+        mutating func read<Codec: JournalRecordCodec>(
+            _ bytes: [UInt8], index: Int, path: String, firstSequence: UInt64, codec: Codec,
+            replay: (UInt64, Codec.Record) throws -> Void
         ) throws {
             switch RecordFraming.checkSegmentHeader(bytes) {
             case .newerVersion(let version):

@@ -29,7 +29,8 @@ extension FileJournal {
     ///   - replayStart: the sequence number the snapshot covers through (0: no snapshot);
     ///     entries after it are replayed, and the journal must reach back to it.
     ///   - clock: the monotonic clock that decides when an `.interval` fsync is due.
-    ///   - replay: called with each entry after `replayStart` and its sequence number.
+    ///   - codec: decodes the records (every one after `replayStart` is decoded and checked).
+    ///   - replay: called with each record after `replayStart` and its sequence number.
     /// - Returns: the journal, and what was found and repaired.
     /// - Throws: `JournalError` `.unsupportedVersion` for a segment of a newer format;
     ///   `.unknownEntryKind`/`.undecodableEntry` for a checksummed entry that does not
@@ -37,16 +38,16 @@ extension FileJournal {
     ///   a later one; the error's `corruption` says where, and how many), a segment is
     ///   missing, or the journal starts after `replayStart + 1`; `.io`; and whatever
     ///   `replay` throws.
-    public static func open(
+    public static func open<Codec: JournalRecordCodec>(
         directory: URL, fsync policy: FsyncPolicy = .always, segmentSize: Int = defaultSegmentSize,
-        replayingAfter replayStart: UInt64 = 0, clock: JournalClock = .system,
-        replay: (UInt64, JournalEntry) throws -> Void = { _, _ in }
+        replayingAfter replayStart: UInt64 = 0, clock: JournalClock = .system, codec: Codec,
+        replay: (UInt64, Codec.Record) throws -> Void = { _, _ in }
     ) throws -> (journal: FileJournal, report: JournalOpenReport) {
         precondition(
             segmentSize >= RecordFraming.segmentHeaderLength + RecordFraming.recordHeaderLength,
             "segment size \(segmentSize) cannot hold a record")
         let path = directory.path
-        let inspection = try inspect(directory: directory, replayingAfter: replayStart, replay: replay)
+        let inspection = try inspect(directory: directory, replayingAfter: replayStart, codec: codec, replay: replay)
         let files = inspection.files
         let scan = inspection.scan
 

@@ -20,7 +20,7 @@ import Foundation
 /// recovery truncate whatever was torn.
 ///
 /// One thread uses a journal at a time.
-public final class FileJournal: Journal {
+public final class FileJournal {
     /// The default size past which a new segment is started: 64 MiB.
     public static let defaultSegmentSize = 64 << 20
 
@@ -55,7 +55,6 @@ public final class FileJournal: Journal {
     var isDirectorySyncPending = false
     var lastFsyncTime: Double
     var failure: JournalError?
-    let codec = JournalEntryCodec()
     let clock: JournalClock
     /// The tail segment as this journal last left it, for `verifyTailUnchanged()` from any thread.
     let tailWatch = TailWatch()
@@ -96,39 +95,48 @@ public final class FileJournal: Journal {
         return statistics
     }
 
-    /// Encodes `entries` into the write buffer, giving each the next sequence number;
-    /// nothing reaches the file before `sync`. Either every entry is buffered or none.
-    /// - Throws: `JournalError` `.invalidEntry` when an entry cannot be encoded or its
+    /// Encodes `records` with `codec` into the write buffer, giving each the next sequence
+    /// number; nothing reaches the file before `sync`. Either every record is buffered or none.
+    ///
+    /// Inlinable, so a caller's codec is specialized into its module (the journal writer's
+    /// hot path); the framing below it is not generic.
+    /// - Throws: `JournalError` `.invalidEntry` when a record cannot be encoded or its
     ///   payload is over 16 MiB; `.closed`; `.io` after an earlier failure.
-    public func append(_ entries: [JournalEntry]) throws {
+    @inlinable
+    public func append<Codec: JournalRecordCodec>(_ records: [Codec.Record], using codec: Codec) throws {
         try checkUsable()
-        let payloads = try entries.map { entry -> (encoding: UInt8, bytes: Data) in
-            if let compact = CompactEntryEncoding.encode(entry) {
-                return (CompactEntryEncoding.encoding, Data(compact))
-            }
-            let payload = try codec.encode(entry)
-            guard payload.count <= RecordFraming.maximumPayloadLength else {
+        var payloads: [JournalRecordPayload] = []
+        payloads.reserveCapacity(records.count)
+        for record in records {
+            let payload = try codec.encode(record)
+            guard payload.bytes.count <= RecordFraming.maximumPayloadLength else {
                 throw JournalError(
-                    .invalidEntry, message: "journal entry of \(payload.count) bytes is over the 16 MiB limit")
+                    .invalidEntry, message: "journal entry of \(payload.bytes.count) bytes is over the 16 MiB limit")
             }
-            return (RecordFraming.jsonEntryEncoding, payload)
+            payloads.append(payload)
         }
-        for (encoding, payload) in payloads {
-            let recordLength = RecordFraming.recordHeaderLength + payload.count
+        appendEncoded(payloads)
+    }
+
+    /// Frames `payloads` (each checked against the size limit) into the write buffer.
+    @usableFromInline
+    func appendEncoded(_ payloads: [JournalRecordPayload]) {
+        for payload in payloads {
+            let recordLength = RecordFraming.recordHeaderLength + payload.bytes.count
             if projectedTailSize + recordLength > segmentSize && projectedTailSize > RecordFraming.segmentHeaderLength {
                 let header = RecordFraming.makeSegmentHeader(firstSequence: nextSequence)
                 pending.append(PendingWrite(newSegmentFirstSequence: nextSequence, bytes: header))
                 projectedTailSize = header.count
             }
             if pending.isEmpty { pending.append(PendingWrite(newSegmentFirstSequence: nil, bytes: [])) }
-            payload.withUnsafeBytes {
+            payload.bytes.withUnsafeBytes {
                 RecordFraming.appendRecord(
-                    sequence: nextSequence, encoding: encoding, payload: $0, to: &pending[pending.count - 1].bytes)
+                    sequence: nextSequence, encoding: payload.encoding, payload: $0, to: &pending[pending.count - 1].bytes)
             }
             projectedTailSize += recordLength
             nextSequence += 1
         }
-        counters.appendedEntries += entries.count
+        counters.appendedEntries += payloads.count
     }
 
     /// Writes every buffered record (one `write` per segment touched), then `fdatasync`s
@@ -246,6 +254,7 @@ public final class FileJournal: Journal {
         return removed
     }
 
+    @usableFromInline
     func checkUsable() throws {
         guard descriptor >= 0 else {
             throw JournalError(.closed, path: directory.path, message: "the journal is closed")

@@ -5,11 +5,11 @@ import Foundation
 /// (see ``SnapshotStore``).
 ///
 /// ```swift
-/// let (store, recovery) = try FileStore.open(directory: url, fsync: .always)
+/// let (store, recovery) = try FileStore.open(directory: url, fsync: .always, codec: codec)
 /// state = try recovery.snapshot.map { try decodeState($0.payload) } ?? State()
 /// for entry in recovery.entries { state.apply(entry) }
 /// logger.info("\(recovery.report)")
-/// try store.append(entries); try store.sync()       // each loop turn
+/// try store.append(entries, using: codec); try store.sync()   // each loop turn
 /// try store.writeSnapshot(encodeState(state))      // now and then
 /// ```
 ///
@@ -19,7 +19,7 @@ import Foundation
 /// falls back to the previous one plus the journal.
 ///
 /// One thread uses a store at a time.
-public final class FileStore: Journal {
+public final class FileStore {
     /// Tunables of a store.
     public struct Options: Sendable {
         /// The size in bytes past which the journal starts a new segment (64 MiB).
@@ -73,26 +73,27 @@ public final class FileStore: Journal {
     ///     already holds the state (a snapshot plus the entries a `JournalFollower` read):
     ///     no snapshot is read (`recovery.snapshot` is `nil`) and only the entries after it
     ///     are replayed; the journal is still checked and its torn tail cut off as usual.
+    ///   - codec: decodes the journal's records.
     /// - Returns: the store and what was recovered.
     /// - Throws: `JournalError` `.locked` when another holder has the lock;
     ///   `.unsupportedVersion` for a snapshot or segment of a newer format;
     ///   `.unknownEntryKind`; `.corrupt` when journal damage is followed by any valid
     ///   record (the error's `corruption` says where and how many) or the journal does not
     ///   reach back to the snapshot; `.io`.
-    public static func open(
+    public static func open<Codec: JournalRecordCodec>(
         directory: URL, fsync policy: FsyncPolicy = .always, options: Options = Options(), lock: StoreLock? = nil,
-        heldThrough: UInt64? = nil
-    ) throws -> (store: FileStore, recovery: Recovery) {
+        heldThrough: UInt64? = nil, codec: Codec
+    ) throws -> (store: FileStore, recovery: Recovery<Codec.Record>) {
         precondition(options.retainedSnapshots >= 1, "keep at least one snapshot")
         let start = FileCalls.monotonicSeconds()
         let lock = try lock ?? StoreLock.tryAcquire(directory: directory)
         precondition(lock.isHeld, "FileStore.open was given a released lock")
         let snapshots = SnapshotStore(directory: directory.appendingPathComponent("snapshot"))
         let (snapshot, skipped) = heldThrough == nil ? try snapshots.loadNewestValid() : (nil, [])
-        var entries: [JournalEntry] = []
+        var entries: [Codec.Record] = []
         let (journal, journalReport) = try FileJournal.open(
             directory: directory.appendingPathComponent("journal"), fsync: policy, segmentSize: options.segmentSize,
-            replayingAfter: heldThrough ?? snapshot?.sequence ?? 0, clock: options.clock
+            replayingAfter: heldThrough ?? snapshot?.sequence ?? 0, clock: options.clock, codec: codec
         ) { _, entry in entries.append(entry) }
         for damaged in skipped { try snapshots.quarantine(damaged) }
         let removedTemporaryFiles = try snapshots.removeTemporaryFiles()
@@ -111,9 +112,12 @@ public final class FileStore: Journal {
     /// The sequence number of the last appended entry (0: none ever).
     public var lastSequence: UInt64 { journal.lastSequence }
 
-    /// Buffers entries for the next `sync` (see `FileJournal.append`).
-    /// - Throws: as `FileJournal.append`.
-    public func append(_ entries: [JournalEntry]) throws { try journal.append(entries) }
+    /// Buffers records for the next `sync` (see `FileJournal.append(_:using:)`).
+    /// - Throws: as `FileJournal.append(_:using:)`.
+    @inlinable
+    public func append<Codec: JournalRecordCodec>(_ records: [Codec.Record], using codec: Codec) throws {
+        try journal.append(records, using: codec)
+    }
 
     /// Writes buffered entries and fsyncs per the policy (see `FileJournal.sync`).
     /// - Throws: as `FileJournal.sync`.
@@ -201,11 +205,13 @@ public final class FileStore: Journal {
 }
 
 /// What `FileStore.open` recovered: the state to rebuild and how it went.
-public struct Recovery: Sendable {
+public struct Recovery<Record> {
     /// The newest valid snapshot; `nil` when there is none (replay from the start).
     public var snapshot: Snapshot?
-    /// Every journal entry after the snapshot, in order.
-    public var entries: [JournalEntry]
+    /// Every journal record after the snapshot, decoded, in order.
+    public var entries: [Record]
     /// Figures for the start-up log line.
     public var report: RecoveryReport
 }
+
+extension Recovery: Sendable where Record: Sendable {}

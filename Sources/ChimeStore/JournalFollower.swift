@@ -24,7 +24,6 @@ public final class JournalFollower {
     public private(set) var lastSequence: UInt64
     /// The segment being read and where its next record starts, in bytes.
     private var position: (path: String, firstSequence: UInt64, offset: Int)?
-    private let codec = JournalEntryCodec()
 
     /// Makes a follower that hands out the records after `sequence`.
     /// - Parameters:
@@ -36,7 +35,7 @@ public final class JournalFollower {
     }
 
     /// Reads every complete record appended since the last call and hands each one after
-    /// `lastSequence` to `body`, in order.
+    /// `lastSequence`, decoded with `codec`, to `body`, in order.
     /// - Returns: how many entries were handed out.
     /// - Throws: `JournalError` `.corrupt` when the journal no longer holds the record after
     ///   `lastSequence` (its segment was deleted behind a newer snapshot, or a segment is
@@ -44,7 +43,9 @@ public final class JournalFollower {
     ///   `.undecodableEntry`; `.io`; and what `body` throws. After an error, load the newest
     ///   snapshot and start a new follower.
     @discardableResult
-    public func readNew(_ body: (UInt64, JournalEntry) throws -> Void) throws -> Int {
+    public func readNew<Codec: JournalRecordCodec>(
+        using codec: Codec, _ body: (UInt64, Codec.Record) throws -> Void
+    ) throws -> Int {
         var handedOut = 0
         while true {
             if position == nil {

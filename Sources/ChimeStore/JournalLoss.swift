@@ -10,7 +10,7 @@
 /// how many records that was).
 public struct JournalLoss: Sendable {
     /// The ids the dropped whole records were about.
-    public var subjects = JournalSubjects()
+    public var subjects = RecordSubjects()
     /// Records read exactly.
     public var exactRecords = 0
     /// Records read without a checksum match.
@@ -58,17 +58,8 @@ public struct JournalLoss: Sendable {
                 + sequences.map { $0.count == 1 ? "\($0.lowerBound)" : "\($0.lowerBound)-\($0.upperBound - 1)" }.joined(separator: ", ")
                 + " (\(sequenceCount) records: \(exactRecords) read exactly, \(possiblyAlteredRecords) read with ids possibly altered, \(unreadableRecords) unreadable)"
         ]
-        if !subjects.reminders.isEmpty {
-            lines.append("  reminders: " + subjects.reminders.map(\.text).sorted().joined(separator: " "))
-        }
-        if !subjects.firings.isEmpty {
-            lines.append("  firings: " + subjects.firings.map(\.text).sorted().joined(separator: " "))
-        }
-        if !subjects.recipients.isEmpty {
-            lines.append("  recipients: " + subjects.recipients.map(\.rawValue).sorted().joined(separator: " "))
-        }
-        if !subjects.requests.isEmpty {
-            lines.append("  requests (a retry is applied anew): " + subjects.requests.sorted().joined(separator: " "))
+        for kind in subjects.kinds where !subjects[kind.name].isEmpty {
+            lines.append("  \(kind.label): " + subjects[kind.name].sorted().joined(separator: " "))
         }
         if unreadableRecords > 0 {
             lines.append("  \(unreadableRecords) unreadable records: their ids cannot be named (compare with your own records for the time of the damage)")
@@ -78,11 +69,14 @@ public struct JournalLoss: Sendable {
     }
 
     /// What `DamagedRecordReader` reads in `bytes[start..<end]`: the ids of the readable
-    /// records, and how many were not readable. Total on any bytes (for fuzzing).
-    public static func readDamaged(_ bytes: [UInt8], from start: Int, to end: Int) -> (subjects: JournalSubjects, unreadable: Int) {
-        let reading = DamagedRecordReader.read(bytes, from: start, to: end)
-        var subjects = JournalSubjects()
-        for (entry, _) in reading.entries { subjects.formUnion(entry.subjects) }
+    /// records (decoded with `codec`), and how many were not readable. Total on any bytes
+    /// (for fuzzing).
+    public static func readDamaged<Codec: JournalRecordCodec>(
+        _ bytes: [UInt8], from start: Int, to end: Int, codec: Codec
+    ) -> (subjects: RecordSubjects, unreadable: Int) {
+        let reading = DamagedRecordReader.read(bytes, from: start, to: end, codec: codec)
+        var subjects = RecordSubjects()
+        for (entry, _) in reading.entries { subjects.formUnion(codec.subjects(of: entry)) }
         return (subjects, reading.unreadableRecords)
     }
 }

@@ -23,17 +23,16 @@ import ChimeCore
 /// |-------:|-----:|-------|
 /// | 0      | 2    | magic, ASCII `Cr` (`0x43 0x72`) |
 /// | 2      | 1    | record format version, `1` |
-/// | 3      | 1    | payload encoding: `4` = one `JournalEntry` as UTF-8 JSON; `2` compact (`CompactEntryEncoding`); `1` JSON of earlier versions (legacy firing ids); `3` a gap |
+/// | 3      | 1    | payload encoding: `3` a gap; any other value is the ``JournalRecordCodec``'s (the coordinator's: `4` one `JournalEntry` as UTF-8 JSON, `2` compact, `1` JSON of earlier versions) |
 /// | 4      | 4    | payload length *n* in bytes, UInt32, at most 16 MiB |
 /// | 8      | 8    | sequence number, UInt64 |
 /// | 16     | 4    | CRC-32C of header bytes 0..<16 followed by the *n* payload bytes |
 /// | 20     | *n*  | payload |
 ///
-/// The JSON payload is the entry's `Codable` form, an object with one key naming the kind:
-/// `{"scheduled":{"_0":{…reminder…},"at":786000000}}` (dates in seconds since
-/// 2001-01-01 UTC). A record with an unknown encoding byte, or a JSON key this version
-/// does not know, was written by a newer version: reading it fails with
-/// `JournalError.Code.unknownEntryKind` and changes nothing.
+/// The codec decides what a payload means (the coordinator's `JournalEntryCodec` documents
+/// its kinds). A record whose encoding byte or kind the codec does not know was written by a
+/// newer version: reading it fails with `JournalError.Code.unknownEntryKind` and changes
+/// nothing.
 ///
 /// **Sequence numbers** start at 1 and grow by one per record across segments, so segment
 /// *k + 1* starts where segment *k* ends. A new segment is started when the current one
@@ -67,12 +66,6 @@ public enum RecordFraming {
     public static let segmentFormatVersion: UInt32 = 1
     /// The record format version this code writes and reads.
     public static let recordFormatVersion: UInt8 = 1
-    /// The payload encoding byte of a JSON-encoded `JournalEntry` (reminder keys and firing ids
-    /// name their recipient).
-    public static let jsonEntryEncoding: UInt8 = 4
-    /// The payload encoding byte of the JSON entries of earlier versions: their reminder ids
-    /// and firing ids (`<reminderId>@<dueAt>`) name no recipient; a recovery resolves them.
-    public static let legacyJSONEntryEncoding: UInt8 = 1
     /// The payload encoding byte of a gap record: sequence numbers a repair could not
     /// salvage (see **Gaps** above).
     public static let gapEncoding: UInt8 = 3
@@ -83,7 +76,7 @@ public enum RecordFraming {
     /// Appends one framed record (header and payload) to `buffer`.
     /// - Precondition: `payload.count <= maximumPayloadLength`.
     public static func appendRecord(
-        sequence: UInt64, encoding: UInt8 = jsonEntryEncoding, payload: UnsafeRawBufferPointer,
+        sequence: UInt64, encoding: UInt8, payload: UnsafeRawBufferPointer,
         to buffer: inout [UInt8]
     ) {
         precondition(payload.count <= maximumPayloadLength, "journal payload of \(payload.count) bytes over the limit")

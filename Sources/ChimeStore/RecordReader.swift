@@ -13,12 +13,20 @@ public struct RecordReader {
     public struct Record: Sendable {
         /// The record's sequence number.
         public var sequence: UInt64
-        /// The payload encoding byte (`RecordFraming.jsonEntryEncoding`).
+        /// The payload encoding byte (see ``RecordFraming``).
         public var encoding: UInt8
         /// The byte offset of the record's header in the file.
         public var offset: Int
         /// The payload bytes.
         public var payload: ArraySlice<UInt8>
+
+        /// A record with these fields (for a codec's tests; readers make them from bytes).
+        public init(sequence: UInt64, encoding: UInt8, offset: Int, payload: ArraySlice<UInt8>) {
+            self.sequence = sequence
+            self.encoding = encoding
+            self.offset = offset
+            self.payload = payload
+        }
     }
 
     private let bytes: [UInt8]

@@ -22,17 +22,20 @@ extension FileStore {
     /// - Parameters:
     ///   - directory: the store directory.
     ///   - now: names the copies (UTC, to the second).
+    ///   - codec: reads what dropped records were about, and checks the store afterwards.
     /// - Returns: what was rewritten and dropped, and the store verified again.
     /// - Throws: `JournalError` `.locked` while a coordinator holds the store;
     ///   `.unsupportedVersion` for a segment of a newer format (nothing changed); `.io`.
-    public static func repair(directory: URL, at now: Date = Date()) throws -> StoreRepairReport {
+    public static func repair<Codec: JournalRecordCodec>(
+        directory: URL, at now: Date = Date(), codec: Codec
+    ) throws -> StoreRepairReport {
         guard FileCalls.isDirectory(directory.path) else {
             throw JournalError(.io, path: directory.path, message: "no store directory here")
         }
         let lock = try StoreLock.tryAcquire(directory: directory)
         defer { lock.release() }
         let journalDirectory = directory.appendingPathComponent("journal")
-        let plans = try plan(journal: journalDirectory)
+        let plans = try plan(journal: journalDirectory, codec: codec)
 
         // Everything is checked: from here on the directory changes.
         let stamp = Self.copyStamp(now)
@@ -61,18 +64,19 @@ extension FileStore {
         }
         if !plans.isEmpty { try FileCalls.syncDirectory(journalDirectory.path) }
         lock.release()
-        return StoreRepairReport(directory: directory.path, segments: segments, after: try verify(directory: directory))
+        return StoreRepairReport(directory: directory.path, segments: segments, after: try verify(directory: directory, codec: codec))
     }
 
     /// How a repair would rewrite each damaged segment of `journal` (reads only).
     /// - Throws: `JournalError` `.unsupportedVersion` for a segment of a newer format; `.io`.
-    static func plan(journal: URL) throws -> [SegmentPlan] {
+    static func plan<Codec: JournalRecordCodec>(journal: URL, codec: Codec) throws -> [SegmentPlan] {
         let files = try FileJournal.segmentFiles(in: journal)
         var plans: [SegmentPlan] = []
         for (index, file) in files.enumerated() {
             let bytes = try FileCalls.readFile(file.path)
             let next = index + 1 < files.count ? files[index + 1].firstSequence : nil
-            let plan = try SegmentPlan(bytes: bytes, path: file.path, firstSequence: file.firstSequence, nextSegmentStart: next)
+            let plan = try SegmentPlan(
+                bytes: bytes, path: file.path, firstSequence: file.firstSequence, nextSegmentStart: next, codec: codec)
             if plan.needsRewrite { plans.append(plan) }
         }
         return plans
@@ -112,7 +116,9 @@ struct SegmentPlan {
     let isLastSegment: Bool
 
     /// - Throws: `JournalError` `.unsupportedVersion` for a segment of a newer format.
-    init(bytes: [UInt8], path: String, firstSequence: UInt64, nextSegmentStart: UInt64?) throws {
+    init<Codec: JournalRecordCodec>(
+        bytes: [UInt8], path: String, firstSequence: UInt64, nextSegmentStart: UInt64?, codec: Codec
+    ) throws {
         self.path = path
         original = bytes
         isLastSegment = nextSegmentStart == nil
@@ -142,20 +148,22 @@ struct SegmentPlan {
             let fits = frame.sequence >= expected && !following.overflow
                 && nextSegmentStart.map { following.partialValue <= $0 } ?? true
             guard fits else { continue }
-            if frame.offset > covered { drop(from: covered, to: frame.offset, in: bytes) }
+            if frame.offset > covered { drop(from: covered, to: frame.offset, in: bytes, codec: codec) }
             if frame.sequence > expected { appendGap(from: expected, to: frame.sequence) }
             rewritten.append(contentsOf: bytes[frame.offset..<end])
             recordsKept += 1
             expected = following.partialValue
             covered = end
         }
-        if covered < bytes.count { drop(from: covered, to: bytes.count, in: bytes) }
+        if covered < bytes.count { drop(from: covered, to: bytes.count, in: bytes, codec: codec) }
         if let nextSegmentStart, expected < nextSegmentStart { appendGap(from: expected, to: nextSegmentStart) }
     }
 
     /// Leaves out `bytes[start..<end]`, naming why its first record failed and, unless it
     /// is the torn tail, what its records were about (`DamagedRecordReader`).
-    private mutating func drop(from start: Int, to end: Int, in bytes: [UInt8]) {
+    private mutating func drop<Codec: JournalRecordCodec>(
+        from start: Int, to end: Int, in bytes: [UInt8], codec: Codec
+    ) {
         needsRewrite = true
         let reason: String
         switch RecordReader.checkFrame(in: bytes, at: start) {
@@ -168,9 +176,9 @@ struct SegmentPlan {
         if isLastSegment && end == bytes.count && RecordReader.isTornTail(in: bytes, at: start) {
             range.isTornTail = true
         } else {
-            let reading = DamagedRecordReader.read(bytes, from: start, to: end)
+            let reading = DamagedRecordReader.read(bytes, from: start, to: end, codec: codec)
             for (entry, isExact) in reading.entries {
-                range.subjects.formUnion(entry.subjects)
+                range.subjects.formUnion(codec.subjects(of: entry))
                 if isExact { range.exactRecords += 1 } else { range.possiblyAlteredRecords += 1 }
             }
             range.unreadableRecords = reading.unreadableRecords

@@ -1,6 +1,6 @@
 import Foundation
 
-/// What `FileStore.repair(directory:at:)` did to each journal segment it rewrote.
+/// What `FileStore.repair(directory:at:codec:)` did to each journal segment it rewrote.
 public struct StoreRepairReport: Sendable {
     /// A byte range of a segment that held no valid record and was left out.
     public struct DroppedRange: Hashable, Sendable, CustomStringConvertible {
@@ -16,7 +16,7 @@ public struct StoreRepairReport: Sendable {
         public var isTornTail: Bool
         /// What the range's records were about, as far as they could be read
         /// (`DamagedRecordReader`); empty for a torn tail.
-        public var subjects: JournalSubjects
+        public var subjects: RecordSubjects
         /// Records read exactly (one flipped bit corrected, the checksum confirming it).
         public var exactRecords: Int
         /// Records read without a checksum match: their ids may be altered by the damage.
@@ -26,7 +26,7 @@ public struct StoreRepairReport: Sendable {
 
         /// Creates a range.
         public init(
-            offset: Int, bytes: Int, reason: String, isTornTail: Bool = false, subjects: JournalSubjects = JournalSubjects(),
+            offset: Int, bytes: Int, reason: String, isTornTail: Bool = false, subjects: RecordSubjects = RecordSubjects(),
             exactRecords: Int = 0, possiblyAlteredRecords: Int = 0, unreadableRecords: Int = 0
         ) {
             self.offset = offset

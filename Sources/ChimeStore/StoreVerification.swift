@@ -1,6 +1,6 @@
 import Foundation
 
-/// What `FileStore.verify(directory:)` found, reading only: whether a coordinator would
+/// What `FileStore.verify(directory:codec:)` found, reading only: whether a coordinator would
 /// start on the store as it is, repair a torn tail or a damaged snapshot by itself, or
 /// refuse to start.
 public struct StoreVerification: Sendable {
@@ -40,7 +40,8 @@ public struct StoreVerification: Sendable {
     public var gapRecords: Int
     /// The number in the `EPOCH` file; `nil` when the file is missing.
     public var epochFile: UInt64?
-    /// The highest epoch of a `started` entry among the records checked; `nil` without one.
+    /// The highest epoch a record checked establishes (`JournalRecordCodec.epoch(of:)`);
+    /// `nil` without one.
     public var highestJournalEpoch: UInt64?
     /// What a repair would drop, by id (`JournalLoss`); `nil` when the journal needs none.
     public var loss: JournalLoss?
@@ -60,10 +61,12 @@ extension FileStore {
     ///
     /// A coordinator writing meanwhile may make the last record look torn; run it on a
     /// stopped store for a definite answer.
-    /// - Parameter directory: the store directory (holding `journal/` and `snapshot/`).
+    /// - Parameters:
+    ///   - directory: the store directory (holding `journal/` and `snapshot/`).
+    ///   - codec: decodes the journal's records.
     /// - Returns: what was found; damage is reported, not thrown.
     /// - Throws: `JournalError` `.io` when the directory does not exist or cannot be read.
-    public static func verify(directory: URL) throws -> StoreVerification {
+    public static func verify<Codec: JournalRecordCodec>(directory: URL, codec: Codec) throws -> StoreVerification {
         guard FileCalls.isDirectory(directory.path) else {
             throw JournalError(.io, path: directory.path, message: "no store directory here")
         }
@@ -86,9 +89,9 @@ extension FileStore {
             result.damagedSnapshots = skipped
             var highestEpoch: UInt64?
             let inspection = try FileJournal.inspect(
-                directory: journalDirectory, replayingAfter: snapshot?.sequence ?? 0
-            ) { _, entry in
-                if case .started(let epoch, _, _) = entry { highestEpoch = max(highestEpoch ?? 0, epoch) }
+                directory: journalDirectory, replayingAfter: snapshot?.sequence ?? 0, codec: codec
+            ) { _, record in
+                if let epoch = codec.epoch(of: record) { highestEpoch = max(highestEpoch ?? 0, epoch) }
             }
             result.highestJournalEpoch = highestEpoch
             result.recordsChecked = inspection.scan.recordsRead
@@ -108,7 +111,7 @@ extension FileStore {
         }
         if result.tornTail != nil || result.corruption != nil {
             // What a repair would drop, read from the same bytes (a newer format has thrown above).
-            if let plans = try? plan(journal: journalDirectory) {
+            if let plans = try? plan(journal: journalDirectory, codec: codec) {
                 result.loss = JournalLoss(plans.flatMap(\.dropped), sequences: plans.flatMap(\.lostSequences))
             }
         }

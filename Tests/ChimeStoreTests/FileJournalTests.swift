@@ -15,10 +15,10 @@ import Testing
     }
 
     /// Appends `entries` in batches with a sync after each, then closes the journal.
-    func write(_ entries: [JournalEntry], batch: Int = 100, segmentSize: Int = FileJournal.defaultSegmentSize) throws {
-        let (journal, _) = try FileJournal.open(directory: directory, fsync: .never, segmentSize: segmentSize)
+    func write(_ entries: [TestRecord], batch: Int = 100, segmentSize: Int = FileJournal.defaultSegmentSize) throws {
+        let (journal, _) = try FileJournal.open(directory: directory, fsync: .never, segmentSize: segmentSize, codec: testCodec)
         for start in stride(from: 0, to: entries.count, by: batch) {
-            try journal.append(Array(entries[start..<min(start + batch, entries.count)]))
+            try journal.append(Array(entries[start..<min(start + batch, entries.count)]), using: testCodec)
             try journal.sync()
         }
         try journal.close()
@@ -48,7 +48,7 @@ import Testing
         try write(makeEntries(10))
         let (journal, report, _) = try replayAll(directory)
         #expect(report.lastSequence == 10)
-        try journal.append(makeEntries(5, from: 10))
+        try journal.append(makeEntries(5, from: 10), using: testCodec)
         try journal.sync()
         #expect(journal.lastSequence == 15)
         try journal.close()
@@ -77,7 +77,7 @@ import Testing
         #expect(truncation.reason == .truncatedPayload)
         #expect(try fileSize(segment) == last.offset)
 
-        try journal.append(makeEntries(3, from: 99))
+        try journal.append(makeEntries(3, from: 99), using: testCodec)
         try journal.sync()
         try journal.close()
         let (_, reopened, again) = try replayAll(directory)
@@ -181,7 +181,7 @@ import Testing
         #expect(report.truncation?.offset == 0)
         #expect(report.truncation?.bytesDiscarded == 6)
         #expect(!FileManager.default.fileExists(atPath: nextSegment))
-        try journal.append(makeEntries(1, from: 30))
+        try journal.append(makeEntries(1, from: 30), using: testCodec)
         try journal.sync()
         #expect(journal.lastSequence == 31)
     }
@@ -215,7 +215,7 @@ import Testing
 
         var replayed: [UInt64] = []
         let (journal, report) = try FileJournal.open(
-            directory: directory, fsync: .never, segmentSize: 32 << 10, replayingAfter: covered
+            directory: directory, fsync: .never, segmentSize: 32 << 10, replayingAfter: covered, codec: testCodec
         ) { sequence, _ in replayed.append(sequence) }
         try journal.close()
         #expect(replayed == Array((covered + 1)...2_000), "only what the snapshot does not cover")
@@ -247,14 +247,14 @@ import Testing
         try write(makeEntries(5))
         let segment = try #require(try segmentPaths(directory).last)
         var record: [UInt8] = []
-        Array(#"{"snoozed":{"_0":"reminder-1","until":800000000}}"#.utf8).withUnsafeBytes {
-            RecordFraming.appendRecord(sequence: 6, payload: $0, to: &record)
+        ([9] + Array("snoozed".utf8)).withUnsafeBytes {
+            RecordFraming.appendRecord(sequence: 6, encoding: TestRecordCodec.encoding, payload: $0, to: &record)
         }
         try appendBytes(record, to: segment)
         let before = try contentsOfTree(temporary.url)
 
         let error = expectJournalError(.unknownEntryKind) { try replayAll(directory) }
-        #expect(error?.message.contains("snoozed") == true)
+        #expect(error?.message.contains("record 6 holds a record of kind 9") == true)
         #expect(try contentsOfTree(temporary.url) == before)
 
         try truncate(segment, to: try fileSize(segment) - record.count)
@@ -267,12 +267,12 @@ import Testing
     }
 
     @Test func alwaysCallsFdatasyncOncePerSyncThatWrote() throws {
-        let (journal, _) = try FileJournal.open(directory: directory, fsync: .always)
+        let (journal, _) = try FileJournal.open(directory: directory, fsync: .always, codec: testCodec)
         for entry in makeEntries(25) {
-            try journal.append([entry])
+            try journal.append([entry], using: testCodec)
             try journal.sync()
         }
-        try journal.append(makeEntries(100, from: 25))
+        try journal.append(makeEntries(100, from: 25), using: testCodec)
         try journal.sync()
         try journal.sync()
         let statistics = journal.statistics
@@ -286,8 +286,8 @@ import Testing
     }
 
     @Test func oneSyncAcrossSegmentRollsWritesEachSegmentOnceAndMakesItDurable() throws {
-        let (journal, _) = try FileJournal.open(directory: directory, fsync: .always, segmentSize: 8 << 10)
-        try journal.append(makeEntries(600))
+        let (journal, _) = try FileJournal.open(directory: directory, fsync: .always, segmentSize: 8 << 10, codec: testCodec)
+        try journal.append(makeEntries(600), using: testCodec)
         try journal.sync()
         let statistics = journal.statistics
         #expect(statistics.segmentsCreated >= 5)
@@ -301,9 +301,9 @@ import Testing
     }
 
     @Test func neverCallsFdatasyncButStillWrites() throws {
-        let (journal, _) = try FileJournal.open(directory: directory, fsync: .never)
+        let (journal, _) = try FileJournal.open(directory: directory, fsync: .never, codec: testCodec)
         for entry in makeEntries(25) {
-            try journal.append([entry])
+            try journal.append([entry], using: testCodec)
             try journal.sync()
         }
         let statistics = journal.statistics
@@ -317,12 +317,12 @@ import Testing
         let clock = ManualClock("2026-01-01T00:00:00Z")
         let (journal, _) = try FileJournal.open(
             directory: directory, fsync: .interval(milliseconds: 100),
-            clock: JournalClock { clock.now.timeIntervalSinceReferenceDate })
-        try journal.append(makeEntries(1))
+            clock: JournalClock { clock.now.timeIntervalSinceReferenceDate }, codec: testCodec)
+        try journal.append(makeEntries(1), using: testCodec)
         try journal.sync()
         #expect(journal.statistics.fsyncCount == 0)
         clock.advance(by: 0.05)
-        try journal.append(makeEntries(1, from: 1))
+        try journal.append(makeEntries(1, from: 1), using: testCodec)
         try journal.sync()
         #expect(journal.statistics.fsyncCount == 0)
         clock.advance(by: 0.06)
@@ -333,10 +333,10 @@ import Testing
         clock.advance(by: 1)
         try journal.sync()
         #expect(journal.statistics.fsyncCount == 1, "nothing new to make durable")
-        try journal.append(makeEntries(1, from: 2))
+        try journal.append(makeEntries(1, from: 2), using: testCodec)
         try journal.sync()
         #expect(journal.statistics.fsyncCount == 2, "the interval has long passed")
-        try journal.append(makeEntries(1, from: 3))
+        try journal.append(makeEntries(1, from: 3), using: testCodec)
         try journal.sync()
         #expect(journal.statistics.fsyncCount == 2)
         clock.advance(by: 0.15)
@@ -361,7 +361,7 @@ import Testing
         try journal.close()
         expectJournalError(.corrupt) { try replayAll(directory, segmentSize: 32 << 10) }
         var replayed: [UInt64] = []
-        let (_, reopened) = try FileJournal.open(directory: directory, replayingAfter: firsts[firsts.count - 1] - 1) {
+        let (_, reopened) = try FileJournal.open(directory: directory, replayingAfter: firsts[firsts.count - 1] - 1, codec: testCodec) {
             sequence, _ in replayed.append(sequence)
         }
         #expect(reopened.lastSequence == 2_000)
@@ -369,9 +369,9 @@ import Testing
     }
 
     @Test func refusesCallsAfterClose() throws {
-        let (journal, _) = try FileJournal.open(directory: directory)
+        let (journal, _) = try FileJournal.open(directory: directory, codec: testCodec)
         try journal.close()
-        expectJournalError(.closed) { try journal.append(makeEntries(1)) }
+        expectJournalError(.closed) { try journal.append(makeEntries(1), using: testCodec) }
         expectJournalError(.closed) { try journal.sync() }
     }
 }

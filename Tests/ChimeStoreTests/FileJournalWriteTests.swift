@@ -15,8 +15,8 @@ import Testing
     }
 
     @Test func writeHandsRecordsToTheFileWithoutFdatasyncAndALaterSyncCoversThem() throws {
-        let (journal, _) = try FileJournal.open(directory: directory, fsync: .always)
-        try journal.append(makeEntries(3))
+        let (journal, _) = try FileJournal.open(directory: directory, fsync: .always, codec: testCodec)
+        try journal.append(makeEntries(3), using: testCodec)
         try journal.write()
         var statistics = journal.statistics
         #expect(statistics.writtenSequence == 3)
@@ -37,8 +37,8 @@ import Testing
     }
 
     @Test func writeAcrossASegmentRollStillMakesTheOldSegmentAndTheDirectoryDurable() throws {
-        let (journal, _) = try FileJournal.open(directory: directory, fsync: .interval(milliseconds: 60_000), segmentSize: 8 << 10)
-        try journal.append(makeEntries(600))
+        let (journal, _) = try FileJournal.open(directory: directory, fsync: .interval(milliseconds: 60_000), segmentSize: 8 << 10, codec: testCodec)
+        try journal.append(makeEntries(600), using: testCodec)
         try journal.write()
         let statistics = journal.statistics
         #expect(statistics.segmentsCreated >= 2)

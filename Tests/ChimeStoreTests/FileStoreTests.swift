@@ -18,8 +18,8 @@ import Testing
         return options
     }
 
-    func open() throws -> (store: FileStore, recovery: Recovery) {
-        try FileStore.open(directory: directory, fsync: .never, options: options())
+    func open() throws -> (store: FileStore, recovery: Recovery<TestRecord>) {
+        try FileStore.open(directory: directory, fsync: .never, options: options(), codec: testCodec)
     }
 
     /// Runs `steps` of (entries to append, snapshot payload or nil) on a fresh store.
@@ -27,7 +27,7 @@ import Testing
         let (store, _) = try open()
         var written = 0
         for step in steps {
-            try store.append(makeEntries(step.entries, from: written))
+            try store.append(makeEntries(step.entries, from: written), using: testCodec)
             try store.sync()
             written += step.entries
             if let payload = step.snapshot { try store.writeSnapshot(Data(payload.utf8)) }
@@ -102,10 +102,10 @@ import Testing
     /// takes the files in later (`noteSnapshots`, then the segments below `segmentRemovalBound`); a `beforeRename` that throws (the lock was lost) leaves nothing.
     @Test func aSnapshotWrittenElsewhereIsAdoptedAndAnAbandonedOneLeavesNoFile() throws {
         let (store, _) = try open()
-        try store.append(makeEntries(1_000))
+        try store.append(makeEntries(1_000), using: testCodec)
         try store.sync()
         try store.writeSnapshot(Data("state@1000".utf8))
-        try store.append(makeEntries(1_000, from: 1_000))
+        try store.append(makeEntries(1_000, from: 1_000), using: testCodec)
         try store.sync()
         struct Refused: Error {}
         let payload = Data("state@2000".utf8)
@@ -140,18 +140,18 @@ import Testing
 
     @Test func removesSegmentsOnceTheOlderRetainedSnapshotCoversThem() throws {
         let (store, _) = try open()
-        try store.append(makeEntries(1_000))
+        try store.append(makeEntries(1_000), using: testCodec)
         try store.writeSnapshot(Data("state@1000".utf8))
         let segmentsAfterFirstSnapshot = store.statistics.segmentCount
         #expect(store.journal.firstSequence == 1, "a damaged only snapshot must fall back to a full replay")
 
-        try store.append(makeEntries(1_000, from: 1_000))
+        try store.append(makeEntries(1_000, from: 1_000), using: testCodec)
         try store.writeSnapshot(Data("state@2000".utf8))
         #expect(store.journal.firstSequence > 1)
         #expect(store.journal.firstSequence <= 1_001)
         #expect(store.statistics.segmentCount < segmentsAfterFirstSnapshot * 2)
 
-        try store.append(makeEntries(1_000, from: 2_000))
+        try store.append(makeEntries(1_000, from: 2_000), using: testCodec)
         try store.writeSnapshot(Data("state@3000".utf8))
         #expect(store.journal.firstSequence > 1_001)
         #expect(store.journal.firstSequence <= 2_001)
@@ -178,7 +178,7 @@ import Testing
         #expect(recovery.snapshot?.sequence == 100)
         #expect(recovery.entries.isEmpty)
         #expect(recovery.report.truncation == nil)
-        try store.append(makeEntries(1, from: 100))
+        try store.append(makeEntries(1, from: 100), using: testCodec)
         try store.sync()
         #expect(store.lastSequence == 101)
         try store.close()
@@ -212,9 +212,9 @@ import Testing
     }
 
     @Test func statisticsDescribeTheStore() throws {
-        let (store, _) = try FileStore.open(directory: directory, fsync: .always, options: options())
+        let (store, _) = try FileStore.open(directory: directory, fsync: .always, options: options(), codec: testCodec)
         for start in stride(from: 0, to: 500, by: 100) {
-            try store.append(makeEntries(100, from: start))
+            try store.append(makeEntries(100, from: start), using: testCodec)
             try store.sync()
         }
         try store.writeSnapshot(Data(count: 1000))
@@ -230,11 +230,10 @@ import Testing
         #expect(statistics.journalBytes == onDisk)
     }
 
-    @Test func isUsableAsAJournal() throws {
+    @Test func appendsThroughACodecAndSyncs() throws {
         let (store, _) = try open()
-        var journal: any Journal = store
-        try journal.append(makeEntries(3))
-        try journal.sync()
+        try store.append(makeEntries(3), using: testCodec)
+        try store.sync()
         #expect(store.statistics.journal.writtenSequence == 3)
     }
 }

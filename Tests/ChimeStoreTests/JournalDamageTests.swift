@@ -16,17 +16,16 @@ import Testing
         directory = temporary.url.appendingPathComponent("journal")
     }
 
-    /// Nineteen varied entries and, last, the schedule of one reminder (what a client was
-    /// told is durable); the segment's bytes and the last record's offset.
+    /// Nineteen varied records and, last, one more (what a client was told is durable); the
+    /// segment's bytes and the last record's offset.
     func writeJournal() throws -> (segment: String, bytes: [UInt8], lastOffset: Int) {
-        let (journal, _) = try FileJournal.open(directory: directory, fsync: .never)
-        try journal.append(makeEntries(19))
-        try journal.append([makeEntries(1, from: 20)[0]])
+        let (journal, _) = try FileJournal.open(directory: directory, fsync: .never, codec: testCodec)
+        try journal.append(makeEntries(19), using: testCodec)
+        try journal.append([makeEntries(1, from: 20)[0]], using: testCodec)
         try journal.close()
         let segment = try #require(try segmentPaths(directory).only)
         let last = try #require(try records(ofSegment: segment).last)
         #expect(last.sequence == 20)
-        if case .scheduled = makeEntries(1, from: 20)[0] {} else { Issue.record("the last entry schedules a reminder") }
         return (segment, [UInt8](try Data(contentsOf: URL(fileURLWithPath: segment))), last.offset)
     }
 

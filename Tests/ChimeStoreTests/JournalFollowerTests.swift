@@ -13,16 +13,16 @@ import Testing
         directory = temporary.url.appendingPathComponent("journal")
     }
 
-    func readNew(_ follower: JournalFollower) throws -> [(UInt64, JournalEntry)] {
-        var read: [(UInt64, JournalEntry)] = []
-        try follower.readNew { read.append(($0, $1)) }
+    func readNew(_ follower: JournalFollower) throws -> [(UInt64, TestRecord)] {
+        var read: [(UInt64, TestRecord)] = []
+        try follower.readNew(using: testCodec) { read.append(($0, $1)) }
         return read
     }
 
     @Test func followsAJournalAsItGrowsAcrossSegmentRolls() throws {
         let entries = makeEntries(300)
-        let (journal, _) = try FileJournal.open(directory: directory, fsync: .never, segmentSize: 4096)
-        try journal.append(Array(entries[0..<100]))
+        let (journal, _) = try FileJournal.open(directory: directory, fsync: .never, segmentSize: 4096, codec: testCodec)
+        try journal.append(Array(entries[0..<100]), using: testCodec)
         try journal.sync()
         let follower = JournalFollower(directory: directory, after: 0)
         let first = try readNew(follower)
@@ -31,7 +31,7 @@ import Testing
         #expect(try readNew(follower).isEmpty)
 
         for start in stride(from: 100, to: 300, by: 25) {
-            try journal.append(Array(entries[start..<(start + 25)]))
+            try journal.append(Array(entries[start..<(start + 25)]), using: testCodec)
             try journal.sync()
         }
         #expect(try segmentPaths(directory).count > 5)
@@ -44,8 +44,8 @@ import Testing
 
     @Test func startsAfterASnapshotsSequenceAndStopsAtAnIncompleteRecord() throws {
         let entries = makeEntries(60)
-        let (journal, _) = try FileJournal.open(directory: directory, fsync: .never, segmentSize: 1 << 20)
-        try journal.append(entries)
+        let (journal, _) = try FileJournal.open(directory: directory, fsync: .never, segmentSize: 1 << 20, codec: testCodec)
+        try journal.append(entries, using: testCodec)
         try journal.sync()
         try journal.close()
         let segment = try #require(try segmentPaths(directory).last)
@@ -64,12 +64,12 @@ import Testing
     }
 
     @Test func refusesAJournalThatNoLongerReachesBackToItsPosition() throws {
-        let (journal, _) = try FileJournal.open(directory: directory, fsync: .never, segmentSize: 4096)
-        try journal.append(makeEntries(200))
+        let (journal, _) = try FileJournal.open(directory: directory, fsync: .never, segmentSize: 4096, codec: testCodec)
+        try journal.append(makeEntries(200), using: testCodec)
         try journal.sync()
         let follower = JournalFollower(directory: directory, after: 0)
         try journal.removeSegments(through: 150)
-        #expect(throws: JournalError(.corrupt)) { try follower.readNew { _, _ in } }
+        #expect(throws: JournalError(.corrupt)) { try follower.readNew(using: testCodec) { _, _ in } }
         try journal.close()
     }
 }

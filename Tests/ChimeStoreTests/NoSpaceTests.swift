@@ -25,11 +25,11 @@ import Testing
         guard let tmpfs = try mount("64k") else { return }
         let directory = URL(fileURLWithPath: tmpfs.path).appendingPathComponent("journal")
         let entries = makeEntries(4000)
-        let (journal, _) = try FileJournal.open(directory: directory, fsync: .always, segmentSize: 16 << 10)
+        let (journal, _) = try FileJournal.open(directory: directory, fsync: .always, segmentSize: 16 << 10, codec: testCodec)
         var appended = 0
         var noSpace: JournalError?
         while noSpace == nil && appended < entries.count {
-            try journal.append(Array(entries[appended..<(appended + 40)]))
+            try journal.append(Array(entries[appended..<(appended + 40)]), using: testCodec)
             appended += 40
             do {
                 try journal.sync()
@@ -54,7 +54,7 @@ import Testing
         #expect(journal.statistics.noSpaceFailures == 2)
 
         // More entries wait behind the unwritten ones; then space returns.
-        try journal.append(Array(entries[appended..<(appended + 10)]))
+        try journal.append(Array(entries[appended..<(appended + 10)]), using: testCodec)
         appended += 10
         try tmpfs.resize(to: "4m")
         try journal.sync()

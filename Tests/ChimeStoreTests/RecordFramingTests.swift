@@ -35,7 +35,7 @@ import Testing
         var buffer = RecordFraming.makeSegmentHeader(firstSequence: 41)
         for (index, text) in ["alpha", "", "gamma"].enumerated() {
             Array(text.utf8).withUnsafeBytes {
-                RecordFraming.appendRecord(sequence: 41 + UInt64(index), payload: $0, to: &buffer)
+                RecordFraming.appendRecord(sequence: 41 + UInt64(index), encoding: TestRecordCodec.encoding, payload: $0, to: &buffer)
             }
         }
         var reader = RecordReader(bytes: buffer, startingAt: RecordFraming.segmentHeaderLength, expectedSequence: 41)
@@ -59,10 +59,10 @@ import Testing
     /// Two records after the segment header; the damage is done to the second.
     static func twoRecords() -> (bytes: [UInt8], second: Int) {
         var buffer = RecordFraming.makeSegmentHeader(firstSequence: 1)
-        Array("first".utf8).withUnsafeBytes { RecordFraming.appendRecord(sequence: 1, payload: $0, to: &buffer) }
+        Array("first".utf8).withUnsafeBytes { RecordFraming.appendRecord(sequence: 1, encoding: TestRecordCodec.encoding, payload: $0, to: &buffer) }
         let second = buffer.count
         Array("second record".utf8).withUnsafeBytes {
-            RecordFraming.appendRecord(sequence: 2, payload: $0, to: &buffer)
+            RecordFraming.appendRecord(sequence: 2, encoding: TestRecordCodec.encoding, payload: $0, to: &buffer)
         }
         return (buffer, second)
     }
@@ -101,8 +101,8 @@ import Testing
 
     @Test func rejectsARecordOutOfSequence() {
         var buffer = RecordFraming.makeSegmentHeader(firstSequence: 1)
-        Array("one".utf8).withUnsafeBytes { RecordFraming.appendRecord(sequence: 1, payload: $0, to: &buffer) }
-        Array("three".utf8).withUnsafeBytes { RecordFraming.appendRecord(sequence: 3, payload: $0, to: &buffer) }
+        Array("one".utf8).withUnsafeBytes { RecordFraming.appendRecord(sequence: 1, encoding: TestRecordCodec.encoding, payload: $0, to: &buffer) }
+        Array("three".utf8).withUnsafeBytes { RecordFraming.appendRecord(sequence: 3, encoding: TestRecordCodec.encoding, payload: $0, to: &buffer) }
         let result = Self.damage(buffer)
         #expect(result.count == 1)
         #expect(result.damage?.reason == .sequenceMismatch)

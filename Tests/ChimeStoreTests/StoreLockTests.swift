@@ -22,10 +22,10 @@ import Testing
     }
 
     @Test func aSecondStoreOnTheSameDirectoryIsLockedOut() throws {
-        let (store, _) = try FileStore.open(directory: directory, fsync: .never)
-        expectJournalError(.locked) { try FileStore.open(directory: directory, fsync: .never) }
+        let (store, _) = try FileStore.open(directory: directory, fsync: .never, codec: testCodec)
+        expectJournalError(.locked) { try FileStore.open(directory: directory, fsync: .never, codec: testCodec) }
         try store.close()
-        let (reopened, _) = try FileStore.open(directory: directory, fsync: .never)
+        let (reopened, _) = try FileStore.open(directory: directory, fsync: .never, codec: testCodec)
         try reopened.close()
     }
 
@@ -78,7 +78,7 @@ import Testing
         #expect(try lock.incrementEpoch() == 3)
         lock.release()
 
-        let (store, _) = try FileStore.open(directory: directory, fsync: .never)
+        let (store, _) = try FileStore.open(directory: directory, fsync: .never, codec: testCodec)
         #expect(try store.incrementEpoch() == 4)
         try store.close()
         let text = try String(contentsOf: directory.appendingPathComponent("EPOCH"), encoding: .utf8)
@@ -139,13 +139,13 @@ import Testing
     }
 
     @Test func aStartedEntryRoundTripsThroughTheJournal() throws {
-        let entry = JournalEntry.started(epoch: 42, at: Date(timeIntervalSince1970: 1_800_000_000))
-        let (store, _) = try FileStore.open(directory: directory, fsync: .never)
-        try store.append([entry])
+        let entry = TestRecord.epoch(42)
+        let (store, _) = try FileStore.open(directory: directory, fsync: .never, codec: testCodec)
+        try store.append([entry], using: testCodec)
         try store.close()
-        let (reopened, recovery) = try FileStore.open(directory: directory, fsync: .never)
+        let (reopened, recovery) = try FileStore.open(directory: directory, fsync: .never, codec: testCodec)
         try reopened.close()
         #expect(recovery.entries == [entry])
-        #expect(try FileStore.verify(directory: directory).highestJournalEpoch == 42)
+        #expect(try FileStore.verify(directory: directory, codec: testCodec).highestJournalEpoch == 42)
     }
 }

@@ -15,17 +15,17 @@ import Testing
     func populate(_ count: Int, segmentSize: Int = FileJournal.defaultSegmentSize) throws {
         var options = FileStore.Options()
         options.segmentSize = segmentSize
-        let (store, _) = try FileStore.open(directory: directory, fsync: .never, options: options)
+        let (store, _) = try FileStore.open(directory: directory, fsync: .never, options: options, codec: testCodec)
         for start in stride(from: 0, to: count, by: 50) {
-            try store.append(makeEntries(min(50, count - start), from: start))
+            try store.append(makeEntries(min(50, count - start), from: start), using: testCodec)
             try store.sync()
         }
         try store.close()
     }
 
     /// Every entry a store opened on `directory` recovers.
-    func recoveredEntries() throws -> (entries: [JournalEntry], lastSequence: UInt64) {
-        let (store, recovery) = try FileStore.open(directory: directory, fsync: .never)
+    func recoveredEntries() throws -> (entries: [TestRecord], lastSequence: UInt64) {
+        let (store, recovery) = try FileStore.open(directory: directory, fsync: .never, codec: testCodec)
         defer { try? store.close() }
         return (recovery.entries, store.lastSequence)
     }
@@ -33,7 +33,7 @@ import Testing
     @Test func verifiesACleanStore() throws {
         try populate(120)
         let before = try contentsOfTree(directory)
-        let result = try FileStore.verify(directory: directory)
+        let result = try FileStore.verify(directory: directory, codec: testCodec)
         #expect(result.verdict == .clean)
         #expect(result.recordsChecked == 120)
         #expect(result.lastSequence == 120)
@@ -50,7 +50,7 @@ import Testing
         try truncate(segment, to: size - 3)
         let before = try contentsOfTree(directory)
 
-        let result = try FileStore.verify(directory: directory)
+        let result = try FileStore.verify(directory: directory, codec: testCodec)
         #expect(result.verdict == .recoverable)
         #expect(result.tornTail?.offset == last.offset)
         #expect(result.tornTail?.bytesDiscarded == size - 3 - last.offset)
@@ -65,17 +65,17 @@ import Testing
         let inSegment = try records(ofSegment: segment)
         let victim = inSegment[149]
         let victimLength = inSegment[150].offset - victim.offset
-        try flipByte(segment, at: victim.offset + RecordFraming.recordHeaderLength + 2)
+        try flipByte(segment, at: victim.offset + RecordFraming.recordHeaderLength)
         let damagedBytes = try Data(contentsOf: URL(fileURLWithPath: segment))
 
-        let verified = try FileStore.verify(directory: directory)
+        let verified = try FileStore.verify(directory: directory, codec: testCodec)
         #expect(verified.verdict == .corrupt)
         #expect(verified.corruption?.offset == victim.offset)
         #expect(verified.corruption?.validRecordsAfter == 150)
-        expectJournalError(.corrupt) { try FileStore.open(directory: directory, fsync: .never) }
+        expectJournalError(.corrupt) { try FileStore.open(directory: directory, fsync: .never, codec: testCodec) }
 
         let now = Date(timeIntervalSince1970: 1_800_000_000)
-        let report = try FileStore.repair(directory: directory, at: now)
+        let report = try FileStore.repair(directory: directory, at: now, codec: testCodec)
         let repaired = try #require(report.segments.only)
         #expect(repaired.path == segment)
         #expect(repaired.copyPath == segment + ".damaged-20270115T080000Z")
@@ -83,7 +83,8 @@ import Testing
         #expect(repaired.recordsKept == 299)
         #expect(repaired.dropped.map { "\($0)" } == ["\(victimLength) bytes at offset \(victim.offset) (checksum_mismatch)"])
         #expect(repaired.dropped.first?.isTornTail == false)
-        // xor 0x5A in a JSON payload: four bits, no single-bit correction, and no JSON left.
+        // xor 0x5A on the kind byte: four bits, no single-bit correction, and no kind the
+        // codec knows.
         #expect(repaired.dropped.first.map { [$0.exactRecords, $0.possiblyAlteredRecords, $0.unreadableRecords] } == [0, 0, 1])
         #expect(repaired.gapRecordsWritten == 1)
         #expect(repaired.sequencesLost == 1)
@@ -110,11 +111,11 @@ import Testing
         try overwrite(middle, at: victims[victims.startIndex].offset, with: [0x00, 0x01, 0x02])
         try truncate(middle, to: try fileSize(middle) - 5)
         let before = try contentsOfTree(directory)
-        let verified = try FileStore.verify(directory: directory)
+        let verified = try FileStore.verify(directory: directory, codec: testCodec)
         #expect(verified.verdict == .corrupt)
         #expect(try contentsOfTree(directory) == before)
 
-        let report = try FileStore.repair(directory: directory)
+        let report = try FileStore.repair(directory: directory, codec: testCodec)
         let repaired = try #require(report.segments.only)
         #expect(repaired.path == middle)
         #expect(repaired.recordsKept == inMiddle.count - 2)
@@ -141,14 +142,14 @@ import Testing
         try flipByte(last, at: 14)
         let before = try contentsOfTree(directory)
 
-        let error = expectJournalError(.corrupt) { try FileStore.open(directory: directory, fsync: .never) }
+        let error = expectJournalError(.corrupt) { try FileStore.open(directory: directory, fsync: .never, codec: testCodec) }
         #expect(error?.corruption?.offset == 0)
         #expect(error?.corruption?.reason == .badSegmentHeader)
         #expect(error?.corruption?.validRecordsAfter == inLast.count)
         #expect(error?.corruption?.nextValidOffset == RecordFraming.segmentHeaderLength)
         #expect(try contentsOfTree(directory) == before)
 
-        let report = try FileStore.repair(directory: directory)
+        let report = try FileStore.repair(directory: directory, codec: testCodec)
         let repaired = try #require(report.segments.only)
         #expect(repaired.path == last)
         #expect(repaired.recordsKept == inLast.count)
@@ -164,7 +165,7 @@ import Testing
     @Test func repairOfACleanStoreChangesNothing() throws {
         try populate(60)
         let before = try contentsOfTree(directory)
-        let report = try FileStore.repair(directory: directory)
+        let report = try FileStore.repair(directory: directory, codec: testCodec)
         #expect(report.segments.isEmpty)
         #expect(report.after.verdict == .clean)
         var after = try contentsOfTree(directory)
@@ -176,8 +177,8 @@ import Testing
 
     @Test func repairRefusesAStoreAnotherProcessHolds() throws {
         try populate(10)
-        let (store, _) = try FileStore.open(directory: directory, fsync: .never)
+        let (store, _) = try FileStore.open(directory: directory, fsync: .never, codec: testCodec)
         defer { try? store.close() }
-        expectJournalError(.locked) { try FileStore.repair(directory: directory) }
+        expectJournalError(.locked) { try FileStore.repair(directory: directory, codec: testCodec) }
     }
 }

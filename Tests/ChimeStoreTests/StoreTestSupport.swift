@@ -1,41 +1,21 @@
-import ChimeCore
 import ChimeStore
 import Foundation
 import Testing
 
-/// Varied entries of every kind, deterministic for a given index.
-func makeEntries(_ count: Int, from first: Int = 0) -> [JournalEntry] {
+/// Varied records (31 to 131 bytes), deterministic for a given index; one in ten an epoch.
+func makeEntries(_ count: Int, from first: Int = 0) -> [TestRecord] {
     (first..<(first + count)).map { index in
-        let instant = Date(timeIntervalSince1970: 1_800_000_000 + Double(index))
-        let reminder = ReminderKey(ReminderID("reminder-\(index)"), of: "alice")
-        switch index % 4 {
-        case 0:
-            return .scheduled(
-                Reminder(
-                    id: reminder.id, recipient: RecipientID("alice"),
-                    content: Content(title: "Title \(index)", body: "Body of reminder \(index)", badge: index % 7),
-                    trigger: Trigger(start: .instant(instant), repeatRule: nil)),
-                at: instant)
-        case 1:
-            return .cancelled([reminder, ReminderKey(ReminderID("reminder-\(index - 1)"), of: "alice")], at: instant)
-        case 2:
-            return .fired(
-                reminder, dueAt: instant, next: index % 3 == 0 ? nil : Occurrence(index: index, instant: instant),
-                late: index % 5 == 0, at: instant)
-        default:
-            return .acknowledged(
-                FiringID(reminder, dueAt: instant), seq: UInt64(index - 1), worker: WorkerID("w1"),
-                firedAt: instant.addingTimeInterval(0.25))
-        }
+        if index % 10 == 7 { return .epoch(UInt64(index)) }
+        return .data(Array("record-\(index):".utf8) + Array(repeating: UInt8(ascii: "a") + UInt8(index % 26), count: 20 + (index * 7) % 100))
     }
 }
 
 /// Opens the journal in `directory` and returns every entry with its sequence number.
 func replayAll(
     _ directory: URL, fsync: FsyncPolicy = .never, segmentSize: Int = FileJournal.defaultSegmentSize
-) throws -> (journal: FileJournal, report: JournalOpenReport, entries: [(UInt64, JournalEntry)]) {
-    var entries: [(UInt64, JournalEntry)] = []
-    let (journal, report) = try FileJournal.open(directory: directory, fsync: fsync, segmentSize: segmentSize) {
+) throws -> (journal: FileJournal, report: JournalOpenReport, entries: [(UInt64, TestRecord)]) {
+    var entries: [(UInt64, TestRecord)] = []
+    let (journal, report) = try FileJournal.open(directory: directory, fsync: fsync, segmentSize: segmentSize, codec: testCodec) {
         entries.append(($0, $1))
     }
     return (journal, report, entries)

@@ -1,5 +1,6 @@
 import ChimeCoordinator
 import ChimeCore
+import ChimeJournal
 import ChimeStore
 import ChimeWire
 import Foundation

@@ -1,3 +1,4 @@
+import ChimeJournal
 import ChimeStore
 import ChimeCommandLine
 import Foundation
@@ -126,15 +127,15 @@ enum StoreCommand: Command {
     }
 
     static func object(_ loss: JournalLoss) -> [String: Any] {
-        [
+        var object: [String: Any] = [
             "acknowledgedDataLost": loss.isAcknowledgedDataLost, "writtenBytes": loss.writtenBytes,
             "tornTailBytes": loss.tornTailBytes,
             "sequences": loss.sequences.map { [$0.lowerBound, $0.upperBound - 1] },
-            "reminders": loss.subjects.reminders.map(\.text).sorted(), "firings": loss.subjects.firings.map(\.text).sorted(),
-            "recipients": loss.subjects.recipients.map(\.rawValue).sorted(), "requests": loss.subjects.requests.sorted(),
             "exactRecords": loss.exactRecords, "possiblyAlteredRecords": loss.possiblyAlteredRecords,
             "unreadableRecords": loss.unreadableRecords,
         ]
+        for kind in JournalSubjects.Kind.all { object[kind.name] = loss.subjects[kind.name].sorted() }
+        return object
     }
 
     static func object(_ report: StoreRepairReport) -> [String: Any] {

@@ -1,4 +1,5 @@
 import ChimeCore
+import ChimeStore
 import Foundation
 
 /// One fact in the coordinator's journal, in past tense. The coordinator's state is the fold
@@ -95,6 +96,18 @@ public protocol Journal {
     /// Makes every appended entry durable.
     /// - Throws: an I/O error when the journal cannot be flushed.
     mutating func sync() throws
+}
+
+extension FileJournal: Journal {
+    /// Encodes `entries` with the shared ``JournalEntryCodec`` (see `append(_:using:)`).
+    /// - Throws: as `append(_:using:)`.
+    public func append(_ entries: [JournalEntry]) throws { try append(entries, using: JournalEntryCodec.shared) }
+}
+
+extension FileStore: Journal {
+    /// Encodes `entries` with the shared ``JournalEntryCodec`` (see `append(_:using:)`).
+    /// - Throws: as `append(_:using:)`.
+    public func append(_ entries: [JournalEntry]) throws { try append(entries, using: JournalEntryCodec.shared) }
 }
 
 /// A journal that keeps entries in memory: for tests and for `--store none`.

@@ -2,7 +2,8 @@ import ChimeCore
 import Foundation
 import Testing
 
-@testable import ChimeStore
+@testable import ChimeJournal
+import ChimeStore
 
 /// The compact journal records stay byte for byte the documented layout that earlier
 /// builds wrote, and a string that is not UTF-8 is refused (earlier builds read it with

@@ -1,4 +1,5 @@
 import ChimeCore
+import ChimeStore
 import Foundation
 
 /// What a journal entry is about, by id: so a report of damage can say which reminders,
@@ -25,6 +26,30 @@ public struct JournalSubjects: Hashable, Sendable {
         firings.formUnion(other.firings)
         recipients.formUnion(other.recipients)
         requests.formUnion(other.requests)
+    }
+
+    /// The kinds of id, in the order a report of damage names them.
+    public enum Kind {
+        /// Reminder keys, as text.
+        public static let reminders = RecordSubjects.Kind(name: "reminders")
+        /// Firing ids, as text.
+        public static let firings = RecordSubjects.Kind(name: "firings")
+        /// Recipient ids.
+        public static let recipients = RecordSubjects.Kind(name: "recipients")
+        /// The `requestId`s of answered requests.
+        public static let requests = RecordSubjects.Kind(name: "requests", label: "requests (a retry is applied anew)")
+        /// All four, in order.
+        public static let all = [reminders, firings, recipients, requests]
+    }
+
+    /// The ids as text, for the store's reports.
+    public var recordSubjects: RecordSubjects {
+        var subjects = RecordSubjects(kinds: Kind.all)
+        subjects.insert(reminders.map(\.text), as: Kind.reminders)
+        subjects.insert(firings.map(\.text), as: Kind.firings)
+        subjects.insert(recipients.map(\.rawValue), as: Kind.recipients)
+        subjects.insert(requests, as: Kind.requests)
+        return subjects
     }
 }
 

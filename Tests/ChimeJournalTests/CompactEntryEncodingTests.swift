@@ -3,7 +3,8 @@ import ChimeTestSupport
 import Foundation
 import Testing
 
-@testable import ChimeStore
+@testable import ChimeJournal
+import ChimeStore
 
 @Suite struct CompactEntryEncodingTests {
     let instant = Date(timeIntervalSince1970: 1_798_099_200.125)

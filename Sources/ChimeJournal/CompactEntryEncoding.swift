@@ -1,4 +1,5 @@
 import ChimeCore
+import ChimeStore
 import Foundation
 
 /// A compact binary form for the journal's hot entries — one per firing made and one per

@@ -1,0 +1,122 @@
+import ChimeRuntime
+import ChimeStore
+import Foundation
+import ZeroMQ
+
+/// The loop's turn, in the order it runs: poll → read and decode → decide → carry out.
+extension CoordinatorService {
+    /// Serves turns until the stop signal (or until the context is terminated).
+    /// - Throws: as `turn(_:poller:)`.
+    func serve(_ sockets: LoopSockets) throws {
+        let poller = sockets.makePoller()
+        while !stop.isStopRequested {
+            guard try turn(sockets, poller: poller) else { return }
+        }
+    }
+
+    /// One loop turn: waits for input or the next due instant, reads and decodes what came
+    /// in, lets the state decide (`onTick`), and carries its directives out.
+    /// - Returns: `false` when the ZeroMQ context was terminated (the loop ends).
+    /// - Throws: `JournalError` from the journal writer or the ownership checks
+    ///   (see `run`); `ZeroMQError` other than a terminated context.
+    func turn(_ sockets: LoopSockets, poller: Poller) throws -> Bool {
+        // A journal writer far behind (a slow disk) pauses firing until it catches up; its
+        // wake-up after each write ends the wait.
+        let isJournalBehind = (journalWriter?.undurableCount ?? 0) >= tunables.maxUndurableEntries
+        guard try poll(poller, isJournalBehind: isJournalBehind) else { return false }
+        // Before anything of this turn reaches the journal or a worker: one monotonic
+        // reading a turn drives the watchdog, the stall check and the ownership check.
+        let turnStart = ContinuousClock.now
+        try superviseTurn(at: turnStart)
+        probe.noteTurn(at: turnStart)
+        guard var directives = try readInbound(sockets) else { return false }
+        directives += decide(isJournalBehind: isJournalBehind)
+        guard try carryOutTurn(directives, sockets) else { return false }
+        if isMemoryTrimDue {
+            isMemoryTrimDue = false
+            Allocator.releaseFreePages()
+        }
+        noteTurnDuration(since: turnStart)
+        if probe.wantsMetrics { publishMetrics() }
+        return true
+    }
+
+    /// Waits until a socket is ready, the journal writer reports, or the next firing is due
+    /// (every 10 ms while the journal is behind).
+    /// - Returns: `false` when the context was terminated.
+    private func poll(_ poller: Poller, isJournalBehind: Bool) throws -> Bool {
+        do {
+            _ = try poller.poll(timeout: isJournalBehind ? .milliseconds(10) : pollTimeout(now: clock.now))
+            return true
+        } catch let error as ZeroMQError where error.code == .contextTerminated {
+            return false
+        }
+    }
+
+    /// Sends what became durable, then reads and decodes every ready control request,
+    /// worker result and announcement into the state's directives.
+    /// - Returns: the directives; `nil` when the context was terminated.
+    private func readInbound(_ sockets: LoopSockets) throws -> [CoordinatorDirective]? {
+        var directives: [CoordinatorDirective] = []
+        do {
+            while try sockets.journalSignal.receiveMessage(dontWait: true) != nil {}
+            try flushOutbox(control: sockets.control, events: sockets.events)
+            try readControl(sockets.control, into: &directives)
+            try readResults(sockets.results, into: &directives)
+            try readAnnouncements(sockets.dispatch, into: &directives)
+        } catch let error as ZeroMQError where error.code == .contextTerminated {
+            return nil
+        }
+        return directives
+    }
+
+    /// The state's decisions for the time now: firings due, leases expired, workers lost
+    /// (none while the journal is behind).
+    private func decide(isJournalBehind: Bool) -> [CoordinatorDirective] {
+        noticeWallClockStep()
+        return isJournalBehind ? [] : state.onTick(now: clock.now, monotonic: clock.monotonic)
+    }
+
+    /// Carries out the turn's directives (journal, dispatch, replies), then answers store
+    /// requests and starts a snapshot when one is due.
+    /// - Returns: `false` when the context was terminated.
+    private func carryOutTurn(_ directives: [CoordinatorDirective], _ sockets: LoopSockets) throws -> Bool {
+        logOperatorEvents(directives)
+        do {
+            try carryOut(directives, control: sockets.control, dispatch: sockets.dispatch, events: sockets.events)
+            try serveStoreRequests(control: sockets.control, events: sockets.events)
+            snapshotIfDue(control: sockets.control)
+            return true
+        } catch let error as ZeroMQError where error.code == .contextTerminated {
+            return false
+        }
+    }
+
+    /// After the last turn: answers what waits for the journal (its entries become durable,
+    /// pages finish encoding) before the sockets close, and finishes snapshots.
+    /// - Throws: the journal writer's error when its last write failed other than for want
+    ///   of space.
+    func finishServing(_ sockets: LoopSockets) throws {
+        probe.enter(.stopping)
+        notifier?.notifyStopping(status: "stopping: answering what the journal makes durable")
+        if let journalWriter {
+            do {
+                try journalWriter.drain()
+            } catch let error as JournalError where error.code == .noSpace {
+                logger.warning(
+                    "stopping with a full store: entries not yet written are lost as in a crash (no reply depending on them was sent; recovery redoes firings)",
+                    ["unwritten": .int(journalWriter.undurableCount)])
+            }
+            replyEncoder?.drain()
+            do {
+                try flushOutbox(control: sockets.control, events: sockets.events)
+            } catch {
+                logger.warning("replies not sent at shutdown", ["error": "\(error)"])
+            }
+            finishSnapshotsAtStop(control: sockets.control)
+        }
+        logger.info(
+            "coordinator stopping",
+            ["inFlight": .int(state.inFlightCount), "journalWritesOnLoop": .int(journalWriter?.inlineWriteCount ?? 0)])
+    }
+}
