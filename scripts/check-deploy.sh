@@ -19,6 +19,9 @@ echo "check-deploy: promtool check rules and test rules deploy/prometheus/chime-
 promtool check rules deploy/prometheus/chime-alerts.yml
 (cd deploy/prometheus && promtool test rules chime-alerts.test.yml)
 
+echo "check-deploy: deploy/kubernetes/monitoring/chime-monitoring.yaml is rendered from chime-alerts.yml"
+python3 scripts/render-monitoring.py --check
+
 echo "check-deploy: hadolint Dockerfile"
 hadolint Dockerfile
 
