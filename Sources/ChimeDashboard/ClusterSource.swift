@@ -114,14 +114,7 @@ public final class ClusterSource: DashboardSource {
     /// Every dead letter listed now (pages of 1,000), then one `retry` each, as
     /// `chime ctl retry --all` does; a shard that does not answer stops it before any retry.
     static func retryAll(_ client: ClusterClient) throws(WireError) -> String {
-        var firings: [Firing] = []
-        var cursor: String?
-        repeat {
-            let page = try client.deadLetters(limit: 1000, cursor: cursor)
-            if let partial = page.partial { throw partial }
-            firings += page.result.firings
-            cursor = page.result.nextCursor
-        } while cursor != nil
+        let firings = try client.allDeadLetters()
         var failed = 0
         for firing in firings {
             do throws(WireError) {

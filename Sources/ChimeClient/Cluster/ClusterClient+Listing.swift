@@ -78,6 +78,23 @@ extension ClusterClient {
             partial: replies.partialError)
     }
 
+    /// Every dead letter of the cluster, read page by page (1,000 a page), oldest due first.
+    /// Retrying a part is worse than retrying none, so a shard that does not answer is an
+    /// error, not a short list.
+    /// - Throws: `WireError` — the `partial` error naming the missing shard, or as
+    ///   ``deadLetters(limit:cursor:)``.
+    public func allDeadLetters() throws(WireError) -> [Firing] {
+        var firings: [Firing] = []
+        var cursor: String?
+        repeat {
+            let page = try deadLetters(limit: 1000, cursor: cursor)
+            if let partial = page.partial { throw partial }
+            firings += page.result.firings
+            cursor = page.result.nextCursor
+        } while cursor != nil
+        return firings
+    }
+
     /// Asks every shard not done for its next page (its own cursor from `cursor`).
     /// - Returns: the answered pages, the cursor they started from, and the replies.
     func gatherPages<Result: Codable & Sendable>(

@@ -179,15 +179,8 @@ enum ControlCommand: Command {
     static func retryAll(_ client: ClusterClient, _ arguments: Arguments) throws -> Int32 {
         let json = arguments.has("json")
         let progress = BulkProgress(verb: "retried", quiet: arguments.has("quiet") || json)
-        var firings: [Firing] = []
-        var cursor: String?
-        repeat {
-            let page = try client.deadLetters(limit: 1000, cursor: cursor)
-            // Retrying a part is worse than retrying none: a shard that did not answer stops it.
-            if let partial = page.partial { throw partial }
-            firings += page.result.firings
-            cursor = page.result.nextCursor
-        } while cursor != nil
+        // Retrying a part is worse than retrying none: a shard that did not answer stops it.
+        let firings = try client.allDeadLetters()
         var retried = 0
         var failures: [ItemFailure] = []
         for (index, firing) in firings.enumerated() {
