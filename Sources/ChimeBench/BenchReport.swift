@@ -33,6 +33,8 @@ public struct BenchReport: Codable, Sendable {
     public var durable: Bool
     /// Whether every endpoint ran CURVE (with the ZAP handler).
     public var curve: Bool
+    /// What the disk-contention generator did (`--disk-contention`); `nil` without it.
+    var diskContention: DiskContention.Figures?
     /// The command the coordinator ran under (a profiler), when any: its figures are then not comparable.
     public var coordinatorWrapper: String?
     public var workerWrapper: String?

@@ -60,6 +60,9 @@ public final class BenchRunner {
         defer { sampler.stop() }
         let cluster = try startCluster(sampler: sampler)
         defer { cluster.stop() }
+        let contention = try settings.diskContention
+            ? DiskContention(directory: cluster.directory.appendingPathComponent("contention")) : nil
+        defer { _ = contention?.stop() }
         let recordsPath = cluster.directory.appendingPathComponent("records.txt").path
         let subscriber = try BenchSubscriber(
             endpoint: cluster.eventsEndpoint, map: cluster.map, recordsPath: recordsPath, count: settings.count,
@@ -104,6 +107,7 @@ public final class BenchRunner {
         report.quietSeconds = settings.quietSeconds
         report.observationEnd = try observe(subscriber.progress, rule: rule, restartedAt: readyAt)
         subscriber.stop()
+        report.diskContention = contention?.stop()
         addCoordinatorView(cluster, probes: probes, to: &report)
         cluster.stop()
         addPeaks(sampler.stop(), to: &report)

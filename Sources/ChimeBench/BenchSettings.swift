@@ -41,6 +41,10 @@ public struct BenchSettings: Sendable {
     /// How many distinct recipients the plan's reminders go to (id `i` to recipient
     /// `i mod recipients`); `nil` picks ``defaultRecipients``. Reported.
     public var recipients: Int?
+    /// Whether a disk-contention generator (``DiskContention``: 64 MiB files written and
+    /// `fdatasync`ed in a loop on the store's filesystem) runs from the cluster's start to the
+    /// end of observation. Reported.
+    public var diskContention = false
 
     /// Creates the value from its fields (see each property for meaning and units).
     public init(workload: Workload, count: Int? = nil) {

@@ -62,8 +62,9 @@ struct GroupCommit {
     /// How a write ended.
     enum WriteOutcome {
         /// Written (and fsynced when asked); `fsyncSeconds`, the journal's latest fsync
-        /// latency; whether records still wait for an fsync.
-        case written(fsyncSeconds: Double?, hasUnsyncedWrites: Bool)
+        /// latency; whether records still wait for an fsync; `writeSeconds`, how long its
+        /// `write(2)` calls took, fsyncs left out.
+        case written(fsyncSeconds: Double?, hasUnsyncedWrites: Bool, writeSeconds: Double = 0)
         /// The disk is full; the journal keeps what it buffered, in order.
         case noSpace(JournalError)
         /// Any other failure: the journal takes nothing more.
@@ -84,12 +85,20 @@ struct GroupCommit {
     /// a burst's or a bulk request's go to the writer thread, whose encoding and writing
     /// then overlap the loop's work.
     static let maxInlineEntries = 64
+    /// The slowest recent journal `write` (seconds, fsyncs left out) for which the loop still
+    /// writes inline: a write normally takes tens of microseconds (page cache), but a disk
+    /// busy with another process's writeback can hold one for tens of milliseconds (the
+    /// kernel's dirty-page throttling), and the loop must not wait on that (issue 28).
+    static let defaultInlineWriteLimit = 0.002
 
     /// The store's policy.
     let policy: FsyncPolicy
     /// Under `always`, the slowest recent `fdatasync` (seconds) for which the loop still
     /// fsyncs inline.
     let inlineFsyncLimit: Double
+    /// The slowest recent `write` (seconds) for which the loop still writes inline
+    /// (`defaultInlineWriteLimit` unless a test raises it).
+    let inlineWriteLimit: Double
 
     private(set) var queue: [JournalEntry] = []
     private(set) var submitted: UInt64 = 0
@@ -113,6 +122,8 @@ struct GroupCommit {
     private(set) var unsyncedSince: ContinuousClock.Instant?
     /// The latest `fdatasync` latency, in seconds (0 before the first).
     private(set) var recentFsyncSeconds = 0.0
+    /// How long the latest write took, in seconds, fsyncs left out (0 before the first).
+    private(set) var recentWriteSeconds = 0.0
     /// While the disk is full: when the writer tries again.
     private(set) var retryAt: ContinuousClock.Instant?
     /// Submissions written inline since start.
@@ -125,11 +136,13 @@ struct GroupCommit {
     /// - Parameter unwrittenEntries: entries the journal already holds buffered because its
     ///   last `sync` found no space (a start on a full store): the writer retries them first.
     init(
-        policy: FsyncPolicy, lastSequence: UInt64, inlineFsyncLimit: Double, unwrittenEntries: Int = 0,
+        policy: FsyncPolicy, lastSequence: UInt64, inlineFsyncLimit: Double,
+        inlineWriteLimit: Double = GroupCommit.defaultInlineWriteLimit, unwrittenEntries: Int = 0,
         noSpace: JournalError? = nil, now: ContinuousClock.Instant
     ) {
         self.policy = policy
         self.inlineFsyncLimit = inlineFsyncLimit
+        self.inlineWriteLimit = inlineWriteLimit
         submittedSequence = lastSequence
         if unwrittenEntries > 0 {
             undurable = unwrittenEntries
@@ -165,12 +178,13 @@ struct GroupCommit {
 
     /// Whether a submission of `count` entries, just counted, may be written by the loop:
     /// small; nothing queued, written, carried or asked of the writer; no error; every
-    /// earlier ticket durable; and under `always` a recent fsync fast enough for the time
-    /// the loop can spare.
+    /// earlier ticket durable; the latest write fast (`inlineWriteLimit`); and under
+    /// `always` a recent fsync fast enough for the time the loop can spare.
     func mayWriteInline(_ count: Int, allowance: InlineAllowance) -> Bool {
         let isWriterIdle = queue.isEmpty && !isWriting && !isFsyncRequested && !isStopping && carried == 0
         let isHealthy = noSpace == nil && failure == nil
         guard count <= Self.maxInlineEntries, isWriterIdle, isHealthy, durable == submitted - 1 else { return false }
+        guard recentWriteSeconds <= inlineWriteLimit else { return false }
         guard fsyncsEveryWrite else { return true }
         guard recentFsyncSeconds <= inlineFsyncLimit else { return false }
         switch allowance {
@@ -267,7 +281,8 @@ struct GroupCommit {
     private mutating func finish(_ outcome: WriteOutcome, count: Int, through: UInt64, now: ContinuousClock.Instant) {
         isWriting = false
         switch outcome {
-        case .written(let fsyncSeconds, let hasUnsyncedWrites):
+        case .written(let fsyncSeconds, let hasUnsyncedWrites, let writeSeconds):
+            recentWriteSeconds = writeSeconds
             durable = through
             undurable -= carried + count
             carried = 0

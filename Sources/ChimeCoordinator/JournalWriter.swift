@@ -106,9 +106,12 @@ final class JournalWriter: @unchecked Sendable {
     ///     spare still fsyncs inline (`maxInlineFsyncSeconds` by default; tests raise it so a
     ///     loaded machine's slow disk does not change what they check).
     /// - Throws: `ZeroMQError` when the signal socket cannot be made or connected.
+    ///   - maxInlineWriteSeconds: the slowest recent `write` for which the caller still writes
+    ///     inline (`GroupCommit.defaultInlineWriteLimit`; tests raise it likewise).
     init(
         store: FileStore, context: Context, signalEndpoint: String, unwrittenEntries: Int = 0, probe: CoordinatorProbe? = nil,
-        maxInlineFsyncSeconds: Double = JournalWriter.maxInlineFsyncSeconds
+        maxInlineFsyncSeconds: Double = JournalWriter.maxInlineFsyncSeconds,
+        maxInlineWriteSeconds: Double = GroupCommit.defaultInlineWriteLimit
     ) throws {
         self.store = store
         self.probe = probe
@@ -116,7 +119,7 @@ final class JournalWriter: @unchecked Sendable {
         published = reported
         commit = GroupCommit(
             policy: store.journal.fsyncPolicy, lastSequence: store.journal.lastSequence, inlineFsyncLimit: maxInlineFsyncSeconds,
-            unwrittenEntries: unwrittenEntries,
+            inlineWriteLimit: maxInlineWriteSeconds, unwrittenEntries: unwrittenEntries,
             noSpace: JournalError(.noSpace, path: store.journal.directory.path, message: "the store was full at start"),
             now: .now)
         try thread.startSignaling(context: context, signalEndpoint: signalEndpoint) { [self] signal in run(signal: signal) }
@@ -332,6 +335,8 @@ final class JournalWriter: @unchecked Sendable {
         } catch {
             return .failed(error)
         }
+        // The write(2) calls alone: encoding is CPU, what the loop must not wait on is the disk.
+        let started = ContinuousClock.now
         do {
             if fsync { try store.sync() } else { try store.write() }
         } catch let error as JournalError where error.code == .noSpace {
@@ -342,18 +347,26 @@ final class JournalWriter: @unchecked Sendable {
             return .failed(error)
         }
         let statistics = store.journal.statistics
-        if let probe { report(statistics, to: probe, since: reported) }
+        let fsyncSeconds = statistics.totalFsyncSeconds - reported.totalFsyncSeconds
+        let writeSeconds = max(0, Self.seconds(ContinuousClock.now - started) - fsyncSeconds)
+        if let probe { report(statistics, to: probe, since: reported, writeSeconds: batch.isEmpty ? nil : writeSeconds) }
         reported = statistics
-        return .written(fsyncSeconds: statistics.lastFsyncLatency, hasUnsyncedWrites: store.journal.hasUnsyncedWrites)
+        return .written(
+            fsyncSeconds: statistics.lastFsyncLatency, hasUnsyncedWrites: store.journal.hasUnsyncedWrites,
+            writeSeconds: writeSeconds)
     }
 }
 
 extension JournalWriter {
     /// Tells `probe` the fsyncs between `previous` and `current` (the last one's duration; the
-    /// mean when one write made several) and the journal's size.
-    private func report(_ current: JournalStatistics, to probe: CoordinatorProbe, since previous: JournalStatistics) {
+    /// mean when one write made several), the write's own duration (`writeSeconds`, fsyncs
+    /// left out; `nil` for an fsync alone) and the journal's size.
+    private func report(
+        _ current: JournalStatistics, to probe: CoordinatorProbe, since previous: JournalStatistics, writeSeconds: Double?
+    ) {
         let fsyncs = current.fsyncCount - previous.fsyncCount
         probe.updateStore { figures in
+            if let writeSeconds { figures.writeDuration.observe(writeSeconds) }
             if fsyncs == 1, let latency = current.lastFsyncLatency {
                 figures.fsyncDuration.observe(latency)
             } else if fsyncs > 1 {

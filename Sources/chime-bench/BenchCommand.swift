@@ -9,7 +9,7 @@ enum BenchCommand {
     static let spec = CommandSpec(
         name: "bench",
         summary: "Benchmark a local cluster on a workload of WORKLOADS.md; one JSON object per run.",
-        usage: "chime bench --workload W1|W2|W3|W4 [--count N] [--fsync always|interval|never] [--workers N] [--runs R] [--batch N] [--pipeline K] [--shards N]",
+        usage: "chime bench --workload W1|W2|W3|W4 [--count N] [--fsync always|interval|never] [--workers N] [--runs R] [--batch N] [--pipeline K] [--shards N] [--disk-contention]",
         options: [
             OptionSpec(name: "workload", value: "W", help: "W1 burst, W2 spread over 30 s, W3 crash and restart, W4 ingest a day ahead."),
             OptionSpec(name: "count", value: "N", help: "Reminders (default: W1 10000, W2 30000, W3 2000, W4 10000)."),
@@ -28,6 +28,7 @@ enum BenchCommand {
             OptionSpec(name: "wrap-coordinator", value: "COMMAND", help: "Run the coordinator under COMMAND (split on spaces), e.g. a profiler; reported."),
             OptionSpec(name: "wrap-workers", value: "COMMAND", help: "Run each worker under COMMAND (split on spaces); reported."),
             OptionSpec(name: "curve", value: nil, help: "Run CURVE on every endpoint (keys made per run) to measure what encryption costs; reported."),
+            OptionSpec(name: "disk-contention", value: nil, help: "Run a disk-contention generator beside the cluster: 64 MiB files written and fdatasynced in a loop on the store's filesystem (issue 28); its MiB/s and fsync times are reported."),
             OptionSpec(name: "keep", value: nil, help: "Keep each run's directory (store, logs, plan, records) and print its path."),
         ],
         details: """
@@ -83,6 +84,7 @@ enum BenchCommand {
         }
         settings.keepsDirectory = arguments.has("keep")
         settings.curve = arguments.has("curve")
+        settings.diskContention = arguments.has("disk-contention")
         settings.coordinatorWrapper = arguments.value("wrap-coordinator")?.split(separator: " ").map(String.init) ?? []
         settings.workerWrapper = arguments.value("wrap-workers")?.split(separator: " ").map(String.init) ?? []
 

@@ -77,7 +77,30 @@ import Testing
         InlineCase(name: "always, 2 × 1 ms + 1 ms does not fit in 2.9 ms", fsyncSeconds: 0.001, allowance: .seconds(0.0029), inlineFsync: nil),
         InlineCase(name: "interval writes inline without fsync", policy: .interval(milliseconds: 100), allowance: .none, inlineFsync: false),
         InlineCase(name: "never writes inline without fsync", policy: .never, allowance: .none, inlineFsync: false),
+        InlineCase(
+            name: "interval, the last write took 2.1 ms (a disk busy with writeback)", policy: .interval(milliseconds: 100),
+            allowance: .none, before: { lastWrite(took: 0.0021, &$0) }, inlineFsync: nil),
+        InlineCase(
+            name: "always, the last write took 2.1 ms", before: { lastWrite(took: 0.0021, &$0) }, inlineFsync: nil),
+        InlineCase(
+            name: "interval, the last write took exactly 2 ms", policy: .interval(milliseconds: 100), allowance: .none,
+            before: { lastWrite(took: 0.002, &$0) }, inlineFsync: false),
+        InlineCase(
+            name: "interval, a slow write then a fast one by the writer thread", policy: .interval(milliseconds: 100),
+            allowance: .none,
+            before: {
+                lastWrite(took: 0.030, &$0)
+                lastWrite(took: 0.0001, &$0)
+            }, inlineFsync: false),
     ]
+
+    /// One submission of 65 entries (never inline) written by the writer thread in `seconds`.
+    static func lastWrite(took seconds: Double, _ commit: inout GroupCommit) {
+        _ = commit.submit(entries(65), allowance: .unlimited)
+        guard case .write(let batch) = commit.nextStep(now: t0) else { return }
+        _ = commit.finishBatch(
+            .written(fsyncSeconds: nil, hasUnsyncedWrites: false, writeSeconds: seconds), batch: batch, now: t0)
+    }
 
     @Test(arguments: inlineCases)
     func whenTheLoopMayWriteInline(_ situation: InlineCase) {

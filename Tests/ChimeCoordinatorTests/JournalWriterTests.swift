@@ -25,7 +25,8 @@ import ZeroMQ
             try signal.bind(to: endpoint)
             store = try FileStore.open(directory: directory, fsync: fsync).store
             writer = try JournalWriter(
-                store: store, context: context, signalEndpoint: endpoint, maxInlineFsyncSeconds: maxInlineFsyncSeconds)
+                store: store, context: context, signalEndpoint: endpoint, maxInlineFsyncSeconds: maxInlineFsyncSeconds,
+                maxInlineWriteSeconds: 60)
         }
 
         /// Stops the writer, closes the store and the socket.

@@ -100,7 +100,8 @@ def test_every_family_has_help_and_type_and_counters_grow_after_firings(make_clu
     expected = {
         "chime_reminders", "chime_due_backlog", "chime_oldest_undelivered_age_seconds", "chime_firings_dispatched",
         "chime_firings_redelivered", "chime_firings_dead_lettered", "chime_fire_lateness_seconds", "chime_requests",
-        "chime_request_duration_seconds", "chime_journal_fsync_duration_seconds", "chime_journal_bytes",
+        "chime_request_duration_seconds", "chime_journal_fsync_duration_seconds", "chime_journal_write_duration_seconds",
+        "chime_journal_bytes",
         "chime_snapshot_bytes", "chime_workers_alive", "chime_epoch", "process_resident_memory_bytes",
         "process_cpu_seconds", "process_start_time_seconds", "process_open_fds", "process_max_fds",
     }
@@ -119,6 +120,8 @@ def test_every_family_has_help_and_type_and_counters_grow_after_firings(make_clu
     assert value(after, "chime_requests", "chime_requests_total", op="schedule", code="ok") == 1
     assert value(after, "chime_request_duration_seconds", "chime_request_duration_seconds_count") >= 1
     assert value(after, "chime_journal_fsync_duration_seconds", "chime_journal_fsync_duration_seconds_count") >= 1
+    # The schedule request's entries and the firings' progress were written at least twice.
+    assert value(after, "chime_journal_write_duration_seconds", "chime_journal_write_duration_seconds_count") >= 2
     assert value(after, "chime_journal_bytes") > 0
     assert value(after, "chime_reminders", state="delivered") == 20
     assert value(after, "chime_due_backlog") == 0
