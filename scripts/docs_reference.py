@@ -218,6 +218,39 @@ def linked_files() -> list[str]:
     return sorted(found)
 
 
+SWIFT_BLOCK = re.compile(r"^```swift\n(.*?)^```", re.S | re.M)
+
+
+def swift_snippets() -> list[tuple[str, str]]:
+    """(page, code) of every ```swift block of the catalog."""
+    return [(str(page.relative_to(ROOT)), code) for page in sorted(CATALOG.rglob("*.md"))
+            for code in SWIFT_BLOCK.findall(page.read_text())]
+
+
+def snippet_program() -> str:
+    """Every Swift snippet as the body of an `async throws` function of one file, its imports
+    hoisted, so one `swiftc -typecheck` checks them all against the built modules."""
+    imports, bodies = set(), []
+    for index, (page, code) in enumerate(swift_snippets()):
+        lines = code.splitlines()
+        imports.update(line for line in lines if line.startswith("import "))
+        body = "\n".join("    " + line for line in lines if not line.startswith("import "))
+        bodies.append(f"// {page}\nfunc snippet{index}() async throws {{\n{body}\n}}\n")
+    return "\n".join(sorted(imports)) + "\n\n" + "\n".join(bodies)
+
+
+def typecheck_snippets(bin_path: Path, work: Path) -> list[str]:
+    source = work / "snippets.swift"
+    source.write_text(snippet_program())
+    command = ["swiftc", "-typecheck", "-swift-version", "6", "-I", str(bin_path / "Modules"),
+               "-Xcc", f"-fmodule-map-file={ROOT}/Sources/CZeroMQ/module.modulemap",
+               "-Xcc", f"-fmodule-map-file={ROOT}/Sources/CMicroHTTPD/module.modulemap", str(source)]
+    result = subprocess.run(command, capture_output=True, text=True, timeout=300)
+    if result.returncode == 0:
+        return []
+    return [f"a Swift snippet does not compile ({source}):\n{result.stderr.strip()}"]
+
+
 def check(chime: str, symbol_graphs: Path | None) -> list[str]:
     problems = []
     for path, text in generated_files(chime).items():
@@ -230,6 +263,8 @@ def check(chime: str, symbol_graphs: Path | None) -> list[str]:
     if symbol_graphs is not None:
         problems += [f"public symbol without a doc comment: {name}" for name in undocumented_public_symbols(symbol_graphs)]
     problems += [f"broken link {link}" for link in broken_relative_links()]
+    if symbol_graphs is not None:
+        problems += typecheck_snippets(Path(chime).parent, symbol_graphs.parent)
     return problems
 
 

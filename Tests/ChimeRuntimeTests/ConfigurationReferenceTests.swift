@@ -74,7 +74,7 @@ import Testing
     }
 
     static func number(_ value: Double) -> String {
-        value == value.rounded() && abs(value) < 1e15 ? String(Int64(value)) : String(value)
+        value == value.rounded() && abs(value) < 1e18 ? String(Int64(value)) : String(value)
     }
 
     /// The generated table: key, default, and the range of every numeric key.
