@@ -169,6 +169,18 @@ def wire_protocol_table_codes() -> set[str]:
     return codes
 
 
+def metrics_page_table_names() -> set[str]:
+    """The metric names the hand-written table of MetricsAndProbes.md lists (labels dropped)."""
+    text = (CATALOG / "Operations" / "MetricsAndProbes.md").read_text()
+    start = text.index("| metric | type | meaning |")
+    names = set()
+    for line in text[start:].splitlines()[2:]:
+        if not line.startswith("|"):
+            break
+        names.update(re.findall(r"`((?:chime|process)_[a-z_]+)(?:\{[^}]*\})?`", line.split("|")[1]))
+    return names
+
+
 def undocumented_public_symbols(symbol_graphs: Path) -> list[str]:
     missing = []
     for path in sorted(symbol_graphs.glob("ChimeClient*.symbols.json")):
@@ -260,6 +272,10 @@ def check(chime: str, symbol_graphs: Path | None) -> list[str]:
     table = wire_protocol_table_codes()
     if table != codes:
         problems.append(f"WireProtocol.md's error table: missing {sorted(codes - table)}, not in the code {sorted(table - codes)}")
+    families = {name for name, _, _, _ in metric_families()}
+    listed = metrics_page_table_names()
+    if listed != families:
+        problems.append(f"MetricsAndProbes.md's metric table: missing {sorted(families - listed)}, not in the code {sorted(listed - families)}")
     if symbol_graphs is not None:
         problems += [f"public symbol without a doc comment: {name}" for name in undocumented_public_symbols(symbol_graphs)]
     problems += [f"broken link {link}" for link in broken_relative_links()]
