@@ -12,7 +12,9 @@ The configuration keys' table (defaults and ranges) is generated and checked by 
 
 Checked (`check()`):
 - the generated files equal what the code gives now;
-- the error-code table of WireProtocol.md names exactly the codes of `WireError.Code`;
+- the hand-written tables name exactly what the code defines: WireProtocol.md's error codes
+  (`WireError.Code`) and ops (`ControlOperation`), MetricsAndProbes.md's metric families;
+- every Swift snippet of the catalog typechecks against the build (one `swiftc -typecheck`);
 - every public symbol of the client library's symbol graph has a doc comment;
 - every relative Markdown link of the catalog and the README names a file that exists.
 
@@ -169,6 +171,27 @@ def wire_protocol_table_codes() -> set[str]:
     return codes
 
 
+def control_operations() -> set[str]:
+    """The `op` names of `ControlOperation` (Sources/ChimeWire/ControlRequest.swift)."""
+    source = (ROOT / "Sources/ChimeWire/ControlRequest.swift").read_text()
+    body = source[source.index("public enum ControlOperation"):]
+    body = body[:body.index("public var")]
+    return {name for line in body.splitlines() if line.strip().startswith("case ")
+            for name in re.findall(r"\w+", line.strip()[len("case "):])}
+
+
+def wire_protocol_table_operations() -> set[str]:
+    """The ops the `| op | arguments | result |` table of WireProtocol.md lists."""
+    text = (REFERENCE / "WireProtocol.md").read_text()
+    start = text.index("| op | arguments | result |")
+    ops = set()
+    for line in text[start:].splitlines()[2:]:
+        if not line.startswith("|"):
+            break
+        ops.update(re.findall(r"`(\w+)`", line.split("|")[1]))
+    return ops
+
+
 def metrics_page_table_names() -> set[str]:
     """The metric names the hand-written table of MetricsAndProbes.md lists (labels dropped)."""
     text = (CATALOG / "Operations" / "MetricsAndProbes.md").read_text()
@@ -272,6 +295,9 @@ def check(chime: str, symbol_graphs: Path | None) -> list[str]:
     table = wire_protocol_table_codes()
     if table != codes:
         problems.append(f"WireProtocol.md's error table: missing {sorted(codes - table)}, not in the code {sorted(table - codes)}")
+    ops, listed_ops = control_operations(), wire_protocol_table_operations()
+    if ops != listed_ops:
+        problems.append(f"WireProtocol.md's op table: missing {sorted(ops - listed_ops)}, not in the code {sorted(listed_ops - ops)}")
     families = {name for name, _, _, _ in metric_families()}
     listed = metrics_page_table_names()
     if listed != families:
