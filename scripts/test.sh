@@ -7,6 +7,10 @@ scripts/install-deps.sh --test
 scripts/check-deploy.sh
 swift build --build-tests -Xswiftc -warnings-as-errors
 swift test --skip-build
+# The documentation site from this build (scripts/docs.sh: ChimeClient's symbol graph, the
+# references generated from the code and compared with the committed pages, docc with
+# warnings as errors; about 10 s), before the interop tests, which open it in Chromium.
+scripts/docs.sh --check --skip-build
 CHIME_BINARY="$(swift build --show-bin-path)/chime" python3 -m pytest -q Tests/interop
 # Fuzzing, bounded: the fuzz build (about 100 s from clean on 2 cores) plus 10 s per target.
 # CHIME_FUZZ_SECONDS=N runs longer; 0 skips the step.

@@ -19,7 +19,7 @@ private func glibcMallocTrim(_ pad: Int) -> Int32
 /// summed `Pss`): 130–135 MB with the defaults, 123.5 MB with one arena, 118.2 MB with a fixed
 /// 256 KiB mmap threshold, 112.2 MB with both; a 4 MiB threshold keeps that (±2 MB) at half
 /// the 256 KiB threshold's extra system time (page faults of mapped blocks), per
-/// `Benchmarks/README.md`, "Issue 17, fifth session".
+/// `Benchmarks/HISTORY.md`, "Issue 17, fifth session".
 public enum Allocator {
     /// One tunable of glibc malloc, as `mallopt` takes it.
     public struct Setting: Hashable, Sendable, CustomStringConvertible {

@@ -23,7 +23,11 @@ struct DeadLetterOrder: Comparable {
 extension ClusterClient {
     /// One page of `list`: from the filter's recipient's shard alone (its own cursor), or
     /// merged in key order (id, then recipient) from every shard with a ``ClusterCursor``.
-    /// - Parameter cursor: the `nextCursor` of the previous page, as printed.
+    /// - Parameters:
+    ///   - filter: which reminders (ids, recipient, `userInfo` matches).
+    ///   - all: every state, not only `pending`.
+    ///   - limit: the page size (1…10,000; `nil`: the coordinator's 250).
+    ///   - cursor: the `nextCursor` of the previous page, as printed.
     /// - Throws: `WireError`: `.invalidArgument` (field `cursor`) for a cursor of another
     ///   form; a shard's refusal; `.unavailable` when the only shard asked did not answer.
     public func list(_ filter: ReminderFilter, all: Bool, limit: Int?, cursor: String?) throws(WireError) -> ClusterPage<ListResult> {

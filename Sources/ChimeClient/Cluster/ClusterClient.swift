@@ -40,8 +40,11 @@ public final class ClusterClient {
     /// - Parameters:
     ///   - seeds: control endpoints to ask for the map, in order (`tcp://127.0.0.1:7700`);
     ///     at least one.
-    ///   - timeout, retries, curve, refusedGrace: as for each shard's `ControlClient`.
+    ///   - timeout: as for each shard's ``ControlClient``.
+    ///   - retries: as for each shard's ``ControlClient``.
+    ///   - curve: as for each shard's ``ControlClient``.
     ///   - context: the ZeroMQ context (`nil` makes one).
+    ///   - refusedGrace: as for each shard's ``ControlClient``.
     /// - Throws: `WireError(.invalidArgument)` for no seeds; `ZeroMQError` when no context
     ///   can be made.
     public init(
@@ -116,7 +119,7 @@ public final class ClusterClient {
     /// `wrong_shard` named), then the seeds, then every other shard of the cached map. A
     /// map with a lower `mapEpoch` than the cached one is not taken.
     /// - Throws: `WireError(.unavailable)` when no endpoint answered; `.invalidArgument` when
-    ///   the map that came fails ``ShardMap/validate()``; the last error reply otherwise.
+    ///   the map that came fails `ShardMap.validate()`; the last error reply otherwise.
     @discardableResult
     public func refreshMap(askingFirst shard: Int? = nil) throws(WireError) -> ShardMap {
         var candidates: [String] = []

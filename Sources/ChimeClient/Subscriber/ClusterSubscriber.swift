@@ -24,6 +24,7 @@ public final class ClusterSubscriber: Sendable {
     /// - Parameters:
     ///   - map: the cluster's shard map (each shard's `events` and `control` endpoints).
     ///   - recipient: one recipient's events only (its shard only); every event when `nil`.
+    ///   - stop: ends the subscription: a receive under way returns once it is signalled.
     ///   - highWaterMark: events queued per shard before ZeroMQ drops (ZMQ_RCVHWM).
     ///   - curve: this subscriber's key and the coordinators' public key; `nil` without CURVE.
     public init(map: ShardMap, recipient: RecipientID?, stop: StopSignal, highWaterMark: Int32 = 250_000, curve: CurveClientKeys? = nil) {
@@ -65,6 +66,7 @@ public final class ClusterSubscriber: Sendable {
     /// - Parameters:
     ///   - catchUp: with it, each shard's gaps and restarts are filled from its catch-up.
     ///   - onReady: called once every shard's subscription is sent.
+    ///   - onEvent: called with each event and its JSON bytes, by one thread at a time.
     /// - Throws: the first error a shard's subscriber threw (`ZeroMQError` for a bad
     ///   endpoint, `WireError` when a shard refuses `events`); the other shards are stopped.
     public func run(catchUp: CatchUp?, onReady: @escaping @Sendable () -> Void = {}, onEvent: @escaping @Sendable (FireEvent, Data) -> Void) throws {

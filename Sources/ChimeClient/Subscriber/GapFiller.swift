@@ -2,8 +2,8 @@ import ChimeCore
 import ChimeWire
 import Foundation
 
-/// The client side of a live subscription with no gap (README, "A live subscriber with no
-/// gap"): live fire events are delivered in `seq` order once every earlier `seq` is known
+/// The client side of a live subscription with no gap ("A live subscriber with no gap" in
+/// <doc:WireProtocol>): live fire events are delivered in `seq` order once every earlier `seq` is known
 /// to be settled, and whatever the live stream missed (a slow joiner after a coordinator
 /// restart, a high-water-mark drop) is filled from the `events` catch-up first. Each
 /// firing id is delivered once. Pure: the caller passes time in and does the fetches.

@@ -25,6 +25,7 @@ public final class SubscriberClient {
     /// - Parameters:
     ///   - endpoint: the events endpoint to connect to (`tcp://127.0.0.1:7703`).
     ///   - recipient: one recipient's events only; every fire event when `nil`.
+    ///   - stop: ends the subscription: a receive under way returns once it is signalled.
     ///   - highWaterMark: events queued before ZeroMQ drops (ZMQ_RCVHWM).
     ///   - curve: this subscriber's key and the coordinator's public key; `nil` without CURVE.
     public init(
@@ -46,6 +47,7 @@ public final class SubscriberClient {
     ///   - catchUp: the control client and the `seq` after which to replay retained events
     ///     first (`nil`: none, start now); with it, restarts and gaps are filled.
     ///   - onReady: called once the subscription is sent.
+    ///   - onEvent: called with each event and its JSON bytes, each firing id once.
     /// - Throws: `ZeroMQError` when the endpoint is invalid; `WireError` when the
     ///   coordinator refuses an `events` request (a failed exchange is retried).
     public func run(

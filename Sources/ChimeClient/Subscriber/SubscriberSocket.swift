@@ -29,7 +29,7 @@ public enum SubscriberSocket {
     }
 
     /// The same socket in a context of its own, which `stop` shuts down: a receive under
-    /// way then ends with ``ZeroMQError/Code/contextTerminated``, the normal way out.
+    /// way then ends with `ZeroMQError.Code.contextTerminated`, the normal way out.
     /// - Throws: as `make(endpoint:topics:highWaterMark:curve:context:)`.
     public static func make(
         endpoint: String, topics: [String], highWaterMark: Int32?, curve: CurveClientKeys?, stop: StopSignal

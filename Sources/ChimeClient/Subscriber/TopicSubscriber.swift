@@ -19,6 +19,7 @@ public final class TopicSubscriber {
     ///   - endpoint: the events endpoint to connect to (`tcp://127.0.0.1:7703`).
     ///   - prefix: the topic family with its dot, `badge.` or `action.`.
     ///   - recipient: one recipient's events only (compared exactly); all when `nil`.
+    ///   - stop: ends the subscription: a receive under way returns once it is signalled.
     ///   - highWaterMark: events queued before ZeroMQ drops (ZMQ_RCVHWM).
     ///   - curve: this subscriber's key and the coordinator's public key; `nil` without CURVE.
     public init(

@@ -29,7 +29,7 @@ enum FilterOptions {
 enum ListCommand: Command {
     static let spec = CommandSpec(
         name: "list",
-        summary: "List reminders in id order, one page (1,000 by default) or every page.",
+        summary: "List reminders in id order, one page (250 by default) or every page.",
         usage: "chime list [ID...] [--recipient R] [--match KEY=VALUE] [--all] [--limit N] [--cursor C | --all-pages] [--json]",
         options: FilterOptions.specs + [
             OptionSpec(name: "all", value: nil, help: "Include delivered, disabled and finished reminders."),
