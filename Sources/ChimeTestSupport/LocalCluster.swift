@@ -30,7 +30,7 @@ public final class LocalCluster {
     /// Picks `portCount` consecutive free ports (6: five endpoints and HTTP; a sharded
     /// cluster takes a block of 10 per shard); starts nothing yet.
     /// - Throws: `DeadlineExceeded` when no free port range is found; file-system errors.
-    public init(portCount: Int = 6) throws {
+    public init(portCount: Int = 7) throws {
         binary = try Self.locateBinary()
         portBase = try Self.freePortBase(count: portCount)
         directory = try TemporaryDirectory(prefix: "cluster")
@@ -172,10 +172,11 @@ public final class LocalCluster {
         throw DeadlineExceeded(what: "the chime executable (set CHIME_BINARY); looked in \(candidates.map(\.path))", seconds: 0)
     }
 
-    /// A base port whose `count` ports (by default six: five endpoints, the coordinator's
-    /// HTTP at base + 5) are free on 127.0.0.1 (see `LoopbackPorts`).
+    /// A base port whose `count` ports (by default seven: five endpoints, the coordinator's
+    /// HTTP at base + 5, `chime up`'s dashboard at base + 6) are free on 127.0.0.1 (see
+    /// `LoopbackPorts`).
     /// - Throws: `DeadlineExceeded` when none is found.
-    public static func freePortBase(count: Int = 6) throws -> Int {
+    public static func freePortBase(count: Int = 7) throws -> Int {
         guard let base = LoopbackPorts.freeBase(count: count) else {
             throw DeadlineExceeded(what: "\(count) free loopback ports", seconds: 0)
         }

@@ -52,8 +52,9 @@ def chime_binary() -> Path:
 # --------------------------------------------------------------------------- ports
 
 
-# Five ZeroMQ endpoints (port base … base + 4) and the coordinator's HTTP (base + 5).
-PORTS_PER_CLUSTER = 6
+# Five ZeroMQ endpoints (port base … base + 4), the coordinator's HTTP (base + 5) and
+# `chime up`'s dashboard (base + 6).
+PORTS_PER_CLUSTER = 7
 
 
 def _range_is_free(base: int, count: int = PORTS_PER_CLUSTER) -> bool:
@@ -82,7 +83,7 @@ def _ephemeral_start() -> int:
 
 
 def free_port_base(attempts: int = 200) -> int:
-    """A random base whose six consecutive loopback ports are free, from 10000 up to the
+    """A random base whose PORTS_PER_CLUSTER consecutive loopback ports are free, from 10000 up to the
     kernel's ephemeral range: a client reconnecting to a port nobody listens on can get that
     port as its own ephemeral one and hold it, and a restarted coordinator then cannot bind."""
     ceiling = min(60000, _ephemeral_start()) - 100
@@ -91,7 +92,7 @@ def free_port_base(attempts: int = 200) -> int:
         base = random.randint(low, high)
         if _range_is_free(base):
             return base
-    raise RuntimeError(f"no six consecutive free loopback ports found in {low}-{high}")
+    raise RuntimeError(f"no {PORTS_PER_CLUSTER} consecutive free loopback ports found in {low}-{high}")
 
 
 # --------------------------------------------------------------------------- control

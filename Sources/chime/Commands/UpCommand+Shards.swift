@@ -89,6 +89,8 @@ extension UpCommand {
                 return (reply?.result?.workers.filter(\.alive).count ?? 0) >= workerCount
             }
         }
+        let dashboard = try dashboardChild(arguments, base: base, childArguments: childArguments, executable: executable)
+        defer { if let dashboard { _ = ChildSupervisor.stop([dashboard.child], grace: 5) } }
         let pids = coordinatorsByShard.map { "\($0[0].pid ?? 0)" }.joined(separator: ", ")
         output("chime up: \(shards) shards (coordinator pids \(pids)\(withStandby ? ", each with a standby" : "")), control on \(map.shards.map(\.endpoints.control).joined(separator: " ")), \(workerCount) workers serving every shard. Ctrl-C to stop.")
 
@@ -101,8 +103,11 @@ extension UpCommand {
         let supervisors = zip(coordinatorsByShard, clients).enumerated().map { index, pair in
             UpSupervisor(coordinators: pair.0, workers: index == 0 ? workers : [], client: pair.1) { printError($0) }
         }
+        startDashboard(dashboard)
+        var dashboardExitReported = false
         while !stop.isStopRequested {
             for supervisor in supervisors { supervisor.superviseOnce() }
+            noteDashboardExit(dashboard, reported: &dashboardExitReported)
             Thread.sleep(forTimeInterval: 0.1)
         }
         for thread in subscriberThreads { thread.join() }

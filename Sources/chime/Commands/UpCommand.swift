@@ -10,7 +10,7 @@ enum UpCommand: Command {
     static let spec = CommandSpec(
         name: "up",
         summary: "Run a local cluster: a coordinator and N workers as supervised child processes, printing fire events.",
-        usage: "chime up [--shards N] [--workers N] [--store DIR] [--standby] [--no-samples] [--json] [--config PATH] [--port-base PORT]",
+        usage: "chime up [--shards N] [--workers N] [--store DIR] [--standby] [--no-samples] [--dashboard HOST:PORT | --no-dashboard] [--json] [--config PATH] [--port-base PORT]",
         options: [
             OptionSpec(name: "shards", value: "N", help: "How many shards (coordinators) to run (default 1): shard k on loopback ports base+10k..base+10k+5, its store in DIR/shard-k; every worker serves every shard."),
             OptionSpec(name: "workers", value: "N", help: "How many workers to start (default 2)."),
@@ -19,7 +19,7 @@ enum UpCommand: Command {
             OptionSpec(name: "no-samples", value: nil, help: "Do not schedule the sample reminders named in the configuration."),
             OptionSpec(name: "json", value: nil, help: "Print fire events as JSON lines."),
             OptionSpec(name: "verbose", value: nil, help: "Show the children's info logs (default: warnings and errors)."),
-        ] + CommonOptions.specs,
+        ] + dashboardOptions + CommonOptions.specs,
         details: """
             Supervises its children: one that exits is restarted (after 0.2 s, doubling to 5 s while it keeps
             exiting); a coordinator that stops answering for 3 s, or a worker the coordinator reports dead
@@ -81,6 +81,9 @@ enum UpCommand: Command {
             return (reply?.result?.workers.filter(\.alive).count ?? 0) >= workerCount
         }
         let standbyNote = withStandby ? ", standby pid \(coordinators[1].pid ?? 0)" : ""
+        let dashboard = try dashboardChild(
+            arguments, base: try arguments.integer("port-base") ?? 7700, childArguments: childArguments, executable: executable)
+        defer { if let dashboard { _ = ChildSupervisor.stop([dashboard.child], grace: 5) } }
         output("chime up: coordinator pid \(coordinators[0].pid ?? 0)\(standbyNote) on \(configuration.endpoints.control.connect), \(workerCount) workers; events on \(configuration.endpoints.events.connect). Ctrl-C to stop.")
 
         let json = arguments.has("json")
@@ -103,9 +106,12 @@ enum UpCommand: Command {
         if !arguments.has("no-samples") {
             try scheduleSamples(configuration, configurationPath: CommonOptions.configurationPath(arguments), client: client)
         }
+        startDashboard(dashboard)
+        var dashboardExitReported = false
         let supervisor = UpSupervisor(coordinators: coordinators, workers: workers, client: client) { printError($0) }
         while !stop.isStopRequested {
             supervisor.superviseOnce()
+            noteDashboardExit(dashboard, reported: &dashboardExitReported)
             Thread.sleep(forTimeInterval: 0.1)
         }
         subscriberThread.join()
