@@ -63,6 +63,7 @@ public final class PipelinedClient: Sendable {
             try thread.start(setUp: { () throws -> UnsafeTransfer<(Socket, Socket)> in
                 let dealer = try Socket(.dealer, context: context)
                 try dealer.set(.linger(milliseconds: 0))
+                try dealer.set(.maxMessageSize(bytes: ControlClient.maximumReplyBytes))
                 try curve?.secure(dealer, for: endpoint)
                 try dealer.connect(to: endpoint)
                 let wake = try Socket(.pair, context: context)
