@@ -7,7 +7,8 @@ import Foundation
 import Testing
 
 /// A worker follows the shard map: started against a one-shard cluster, it serves a second
-/// shard once shard 0 answers a map of a higher epoch naming it, without a restart.
+/// shard once shard 0 answers a map of a higher epoch naming it, and stops serving it (saying
+/// it leaves) once shard 0 answers a map without it, all without a restart.
 @Suite(.serialized) struct WorkerMapFollowingTests {
     /// Writes `name` holding `map` as the `cluster` section (HTTP off, workers reading the map
     /// every `refresh` seconds).
@@ -18,7 +19,7 @@ import Testing
         try Data(json.utf8).write(to: URL(fileURLWithPath: cluster.directory.path(name)))
     }
 
-    @Test func aWorkerServesAShardThatAppearsInANewerMapWithoutARestart() throws {
+    @Test func aWorkerServesAShardThatAppearsAndLeavesAShardThatGoesWithoutARestart() throws {
         let cluster = try LocalCluster(portCount: 2 * LocalCluster.portsPerShard)
         defer { cluster.stop() }
         var grown = cluster.shardMap(shards: 2)
@@ -73,6 +74,22 @@ import Testing
             #expect(Set(events.map(\.firing.reminderId)) == Set(reminders.map(\.id)))
             #expect(events.allSatisfy { $0.shard == 1 && $0.publisher == "worker-1" })
             print("worker joined shard 1 \(joined) after shard 0 served the map of epoch 2")
+
+            // The cluster shrinks back (epoch 3: shard 0 owns every slot again): the worker
+            // stops serving shard 1, saying it leaves, and keeps serving shard 0.
+            let shrunk = ShardMap(
+                mapEpoch: 3, shards: [ShardMap.Shard(id: 0, slots: [ShardMap.SlotRange(0, 4095)], endpoints: grown.shards[0].endpoints)])
+            try Self.writeConfiguration(shrunk, refresh: 0.5, to: "three.json", in: cluster)
+            #expect(cluster.stop("shard-0")?.neededKill == false)
+            try cluster.spawn("shard-0", ["coordinator", "--shard", "0", "--store", "store-0", "--config", cluster.directory.path("three.json")])
+            try cluster.waitForCoordinator(at: zero, timeout: 20)
+            try expectEventually(timeout: 20, "worker-1 to leave shard 1") {
+                cluster.log(of: "shard-1").contains("worker left")
+            }
+            let workersOfOne = try client.send(ControlRequest(command: .workers), expecting: WorkersResult.self).result?.workers
+            #expect(workersOfOne?.map(\.alive) == [false])
+            try cluster.waitForAliveWorkers(1, at: zero, timeout: 10)
+            #expect(cluster.pid(of: "worker-1") != nil)
         } catch {
             cluster.stop()
             print("map following failed: \(error)\n\(cluster.logs())")
