@@ -20,13 +20,20 @@ public final class ClusterSubscriber: Sendable {
     let stop: StopSignal
     let highWaterMark: Int32
     let curve: CurveClientKeys?
+    let maxEventBytes: Int?
 
     /// - Parameters:
     ///   - map: the cluster's shard map (each shard's `events` and `control` endpoints).
     ///   - recipient: one recipient's events only (its shard only); every event when `nil`.
     ///   - highWaterMark: events queued per shard before ZeroMQ drops (ZMQ_RCVHWM).
     ///   - curve: this subscriber's key and the coordinators' public key; `nil` without CURVE.
-    public init(map: ShardMap, recipient: RecipientID?, stop: StopSignal, highWaterMark: Int32 = 250_000, curve: CurveClientKeys? = nil) {
+    ///   - maxEventBytes: the cluster's `events.maxEventBytes`: a frame over it plus 1 KiB is
+    ///     refused (``SubscriberClient/maxEventBytes``); `nil`: no tighter bound than the default.
+    public init(
+        map: ShardMap, recipient: RecipientID?, stop: StopSignal, highWaterMark: Int32 = 250_000, curve: CurveClientKeys? = nil,
+        maxEventBytes: Int? = nil
+    ) {
+        self.maxEventBytes = maxEventBytes
         self.map = map
         self.recipient = recipient
         self.stop = stop
@@ -80,6 +87,7 @@ public final class ClusterSubscriber: Sendable {
                 do {
                     let subscriber = SubscriberClient(
                         endpoint: shard.endpoints.events, recipient: recipient, stop: stop, highWaterMark: highWaterMark, curve: curve)
+                    subscriber.maxEventBytes = maxEventBytes
                     let client = try catchUp.map { catchUp in
                         try ControlClient(
                             endpoint: shard.endpoints.control, timeout: catchUp.timeout, retries: catchUp.retries, curve: curve,

@@ -40,6 +40,10 @@ public final class SubscriberClient {
 
     let highWaterMark: Int32
     let curve: CurveClientKeys?
+    /// The cluster's `events.maxEventBytes`: a frame over it plus 1 KiB is refused (libzmq
+    /// drops the connection, `ZMQ_MAXMSGSIZE`; no live event is that large); `nil`:
+    /// ``SubscriberSocket/defaultMaximumMessageBytes``.
+    public var maxEventBytes: Int?
 
     /// Calls `onEvent` for every fire event until the stop signal, with the event's JSON.
     /// - Parameters:
@@ -54,7 +58,8 @@ public final class SubscriberClient {
     ) throws {
         let socket = try SubscriberSocket.make(
             endpoint: endpoint, topics: [recipient.map { Topic.fire($0) } ?? Topic.firePrefix],
-            highWaterMark: highWaterMark, curve: curve, stop: stop)
+            highWaterMark: highWaterMark, curve: curve, stop: stop,
+            maxMessageBytes: maxEventBytes.map { Int64($0) + 1024 } ?? SubscriberSocket.defaultMaximumMessageBytes)
         defer { socket.close() }
         onReady()
         var filler = catchUp.map { GapFiller(since: $0.since) }

@@ -14,6 +14,10 @@ public final class TopicSubscriber {
     let stop: StopSignal
     let highWaterMark: Int32
     let curve: CurveClientKeys?
+    /// The cluster's `events.maxEventBytes`: a frame over it plus 1 KiB is refused (libzmq
+    /// drops the connection, `ZMQ_MAXMSGSIZE`; no live event is that large); `nil`:
+    /// ``SubscriberSocket/defaultMaximumMessageBytes``.
+    public var maxEventBytes: Int?
 
     /// - Parameters:
     ///   - endpoint: the events endpoint to connect to (`tcp://127.0.0.1:7703`).
@@ -38,7 +42,8 @@ public final class TopicSubscriber {
     public func run(onReady: () -> Void = {}, onMessage: (String, Data) -> Void) throws {
         let topic = prefix + (recipient?.rawValue ?? "")
         let socket = try SubscriberSocket.make(
-            endpoint: endpoint, topics: [topic], highWaterMark: highWaterMark, curve: curve, stop: stop)
+            endpoint: endpoint, topics: [topic], highWaterMark: highWaterMark, curve: curve, stop: stop,
+            maxMessageBytes: maxEventBytes.map { Int64($0) + 1024 } ?? SubscriberSocket.defaultMaximumMessageBytes)
         defer { socket.close() }
         onReady()
         do {
