@@ -3,7 +3,8 @@ import ChimeWire
 /// How a worker serving every shard follows the shard map: which map it serves now, and what
 /// a map just read (the `map` op of any shard) changes. Pure: maps in, decisions out.
 ///
-/// A map is taken only when it is valid (``ShardMap/validate()``) and its `mapEpoch` is above
+/// A map is taken only when it is valid (``ShardMap/validate()``, and every endpoint a worker
+/// connects to names a transport and an address) and its `mapEpoch` is above
 /// the one served (a shard still on an older map, or answering the same one, changes
 /// nothing). A worker cares about a shard's endpoints, not its slots: a map that only moves
 /// slots is taken with nothing to start or stop.
@@ -50,6 +51,7 @@ public struct MapFollower: Sendable {
     public mutating func consider(_ fetched: ShardMap) -> Decision {
         do throws(WireError) {
             try fetched.validate()
+            try Self.checkEndpoints(of: fetched)
         } catch {
             return .invalid(error)
         }
@@ -65,5 +67,24 @@ public struct MapFollower: Sendable {
         change.stopped = map.shards.map(\.id).filter { fetched.shard(id: $0) == nil }
         map = fetched
         return .adopt(change)
+    }
+
+    /// The transports a worker connects over.
+    static let transports = ["tcp://", "ipc://", "inproc://"]
+
+    /// Checks that every endpoint a worker connects to names a transport and an address (a
+    /// map served by a coordinator that validated its configuration always does; anything else
+    /// would stop the worker at its first connect).
+    /// - Throws: `WireError(.invalidArgument)` naming the first endpoint that does not.
+    static func checkEndpoints(of map: ShardMap) throws(WireError) {
+        for (index, shard) in map.shards.enumerated() {
+            let endpoints = shard.endpoints
+            for (name, endpoint) in [("dispatch", endpoints.dispatch), ("results", endpoints.results), ("eventsIngest", endpoints.eventsIngest)]
+            where !transports.contains(where: { endpoint.hasPrefix($0) && endpoint.count > $0.count }) {
+                throw WireError(
+                    .invalidArgument, "shard \(shard.id)'s \(name) endpoint '\(endpoint.prefix(100))' is not tcp://, ipc:// or inproc:// with an address",
+                    field: "shards[\(index)].endpoints.\(name)")
+            }
+        }
     }
 }

@@ -69,6 +69,20 @@ import Testing
         #expect(follower.map == served)
     }
 
+    @Test(arguments: ["", "tcp://", "7701", "udp://127.0.0.1:7701"])
+    func aMapWithAnEndpointAWorkerCannotConnectToIsRefused(dispatch: String) {
+        let served = Self.map(epoch: 1, shards: 1)
+        var follower = MapFollower(map: served)
+        var broken = Self.map(epoch: 2, shards: 2)
+        broken.shards[1].endpoints.dispatch = dispatch
+        guard case .invalid(let error) = follower.consider(broken) else {
+            Issue.record("a map with dispatch '\(dispatch)' was not refused")
+            return
+        }
+        #expect(error.field == "shards[1].endpoints.dispatch")
+        #expect(follower.map == served)
+    }
+
     @Test func aChangedCapacityIsAnnouncedAtTheNextTick() {
         var state = WorkerState(id: "w", host: "h", pid: 1, heartbeatInterval: 1, capacity: 100)
         _ = state.onTick(monotonic: 10)
