@@ -96,4 +96,39 @@ import Testing
             throw error
         }
     }
+    /// SIGHUP reads the map at once: a worker whose interval is an hour follows the grown map
+    /// as soon as it is told to.
+    @Test func sighupReadsTheMapAtOnce() throws {
+        let cluster = try LocalCluster(portCount: 2 * LocalCluster.portsPerShard)
+        defer { cluster.stop() }
+        var grown = cluster.shardMap(shards: 2)
+        grown.mapEpoch = 2
+        let first = ShardMap(
+            mapEpoch: 1, shards: [ShardMap.Shard(id: 0, slots: [ShardMap.SlotRange(0, 4095)], endpoints: grown.shards[0].endpoints)])
+        do {
+            try Self.writeConfiguration(first, refresh: 3600, to: "one.json", in: cluster)
+            try Self.writeConfiguration(grown, refresh: 3600, to: "two.json", in: cluster)
+            let zero = grown.shards[0].endpoints.control
+            let one = grown.shards[1].endpoints.control
+            try cluster.spawn("shard-0", ["coordinator", "--shard", "0", "--store", "store-0", "--config", cluster.directory.path("two.json")])
+            try cluster.spawn("shard-1", ["coordinator", "--shard", "1", "--store", "store-1", "--config", cluster.directory.path("two.json")])
+            try cluster.waitForCoordinator(at: zero, timeout: 20)
+            try cluster.waitForCoordinator(at: one, timeout: 20)
+            // The worker's configuration names shard 0 only, at epoch 1; shard 0 already serves epoch 2.
+            try cluster.spawn("worker-1", ["worker", "--id", "worker-1", "--config", cluster.directory.path("one.json")])
+            try cluster.waitForAliveWorkers(1, at: zero, timeout: 20)
+            let client = try ControlClient(endpoint: one, timeout: .seconds(1), retries: 0)
+            func workersOfOne() -> Int {
+                (try? client.send(ControlRequest(command: .workers), expecting: WorkersResult.self).result?.workers.count) ?? -1
+            }
+            #expect(workersOfOne() == 0, "not before it is told")
+            cluster.send(SIGHUP, to: "worker-1")
+            try cluster.waitForAliveWorkers(1, at: one, timeout: 10)
+            #expect(cluster.log(of: "worker-1").contains("following a new shard map"))
+        } catch {
+            cluster.stop()
+            print("SIGHUP map read failed: \(error)\n\(cluster.logs())")
+            throw error
+        }
+    }
 }
