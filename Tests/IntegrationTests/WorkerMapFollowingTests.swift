@@ -131,4 +131,50 @@ import Testing
             throw error
         }
     }
+    /// The worker's HTTP probe lives in its first shard's service: when that shard leaves the
+    /// map, the probe moves to a remaining shard's service (restarted with it) and answers again.
+    @Test func theHTTPProbeMovesWhenItsShardLeaves() throws {
+        let cluster = try LocalCluster(portCount: 2 * LocalCluster.portsPerShard)
+        defer { cluster.stop() }
+        let grown = cluster.shardMap(shards: 2)
+        var onlyOne = ShardMap(
+            mapEpoch: 2, shards: [ShardMap.Shard(id: 1, slots: [ShardMap.SlotRange(0, 4095)], endpoints: grown.shards[1].endpoints)])
+        onlyOne.slotCount = grown.slotCount
+        let httpPort = cluster.portBase + 7
+        do {
+            try Self.writeConfiguration(grown, refresh: 0.3, to: "two.json", in: cluster)
+            try Self.writeConfiguration(onlyOne, refresh: 0.3, to: "one.json", in: cluster)
+            let one = grown.shards[1].endpoints.control
+            try cluster.spawn("shard-0", ["coordinator", "--shard", "0", "--store", "store-0", "--config", cluster.directory.path("two.json")])
+            try cluster.spawn("shard-1", ["coordinator", "--shard", "1", "--store", "store-1", "--config", cluster.directory.path("two.json")])
+            try cluster.waitForCoordinator(at: grown.shards[0].endpoints.control, timeout: 20)
+            try cluster.waitForCoordinator(at: one, timeout: 20)
+            try cluster.spawn(
+                "worker-1", ["worker", "--id", "worker-1", "--http", "127.0.0.1:\(httpPort)", "--config", cluster.directory.path("two.json")])
+            try cluster.waitForAliveWorkers(1, at: one, timeout: 20)
+            try expectEventually(timeout: 10, "the worker's /readyz") { LoopbackHTTP.get(port: httpPort, path: "/readyz")?.status == 200 }
+
+            // Shard 1 alone (epoch 2): shard 0 is stopped and leaves the map.
+            #expect(cluster.stop("shard-0")?.neededKill == false)
+            #expect(cluster.stop("shard-1")?.neededKill == false)
+            try cluster.spawn("shard-1", ["coordinator", "--shard", "1", "--store", "store-1", "--config", cluster.directory.path("one.json")])
+            try cluster.waitForCoordinator(at: one, timeout: 20)
+            try expectEventually(timeout: 20, "the worker to follow the map of epoch 2") {
+                cluster.log(of: "worker-1").contains("following a new shard map")
+            }
+            // Shard 1's service restarts with the probe (its "worker ready" line names the address).
+            try expectEventually(timeout: 20, "shard 1's service to serve HTTP") {
+                cluster.log(of: "worker-1").components(separatedBy: "\n").contains {
+                    $0.contains("worker ready dispatch=\(grown.shards[1].endpoints.dispatch) http=127.0.0.1:\(httpPort)")
+                }
+            }
+            try cluster.waitForAliveWorkers(1, at: one, timeout: 20)
+            try expectEventually(timeout: 10, "the worker's /readyz again") { LoopbackHTTP.get(port: httpPort, path: "/readyz")?.status == 200 }
+            #expect(cluster.pid(of: "worker-1") != nil)
+        } catch {
+            cluster.stop()
+            print("HTTP probe move failed: \(error)\n\(cluster.logs())")
+            throw error
+        }
+    }
 }
