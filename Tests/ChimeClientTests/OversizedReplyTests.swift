@@ -47,6 +47,29 @@ import ZeroMQ
         #expect(again.bytes.count == 32 * 1024)
     }
 
+    @Test func aPipelinedReplyOverTheBoundSettlesUnavailable() async throws {
+        let context = try Context()
+        defer { context.shutdown() }
+        let (endpoint, folder) = try Self.ipcEndpoint("pipelined")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let shard = try FakeShard(id: 0, context: context, tag: "oversize-pipelined", endpoint: endpoint) { _, request in
+            guard case .recipient(let id) = request.command else { return nil }
+            return Self.reply(request, bytes: id == "big" ? 100 * 1024 : 32 * 1024)
+        }
+        defer { shard.stop() }
+        let client = try PipelinedClient(
+            endpoint: endpoint, window: 4, timeout: .milliseconds(500), retries: 1, context: context, maxReplyBytes: 64 * 1024)
+        defer { client.close() }
+        let small = ControlRequest(requestId: "small-1", command: .recipient("small"))
+        #expect(try await client.exchange(WireCodec().encode(small), requestId: "small-1").count == 32 * 1024)
+        let big = ControlRequest(requestId: "big-1", command: .recipient("big"))
+        await #expect(throws: WireError(.unavailable, "")) {
+            try await client.exchange(WireCodec().encode(big), requestId: "big-1")
+        }
+        let again = ControlRequest(requestId: "small-2", command: .recipient("small"))
+        #expect(try await client.exchange(WireCodec().encode(again), requestId: "small-2").count == 32 * 1024)
+    }
+
     @Test func anEventOverTheBoundIsNotDelivered() throws {
         let context = try Context()
         defer { context.shutdown() }

@@ -27,8 +27,9 @@ public final class ClusterSubscriber: Sendable {
     ///   - recipient: one recipient's events only (its shard only); every event when `nil`.
     ///   - highWaterMark: events queued per shard before ZeroMQ drops (ZMQ_RCVHWM).
     ///   - curve: this subscriber's key and the coordinators' public key; `nil` without CURVE.
-    ///   - maxEventBytes: the cluster's `events.maxEventBytes`: a frame over it plus 1 KiB is
-    ///     refused (``SubscriberClient/maxEventBytes``); `nil`: no tighter bound than the default.
+    ///   - maxEventBytes: the coordinators' own `events.maxEventBytes`: a frame over it plus
+    ///     1 KiB is refused and ends that shard's connection for good
+    ///     (``SubscriberClient/maxEventBytes``); `nil`: the default bound.
     public init(
         map: ShardMap, recipient: RecipientID?, stop: StopSignal, highWaterMark: Int32 = 250_000, curve: CurveClientKeys? = nil,
         maxEventBytes: Int? = nil

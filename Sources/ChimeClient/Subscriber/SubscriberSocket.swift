@@ -12,7 +12,8 @@ public enum SubscriberSocket {
     /// The default bound on one received frame, in bytes: the largest `events.maxEventBytes` a
     /// configuration may set (1 GiB) plus 1 KiB for the topic; pass the cluster's own
     /// `maxEventBytes + 1024` for a tighter one. A larger frame is not a live event (a worker
-    /// never publishes one) and libzmq drops the connection instead (`ZMQ_MAXMSGSIZE`).
+    /// never publishes one) and libzmq drops the connection instead (`ZMQ_MAXMSGSIZE`) — for
+    /// good: a protocol error is not reconnected, so the socket receives nothing more.
     public static let defaultMaximumMessageBytes: Int64 = (1 << 30) + 1024
 
     /// A SUB socket with linger 0 and ZMQ_RCVHWM `highWaterMark` (messages; 0: no limit,

@@ -14,9 +14,10 @@ public final class TopicSubscriber {
     let stop: StopSignal
     let highWaterMark: Int32
     let curve: CurveClientKeys?
-    /// The cluster's `events.maxEventBytes`: a frame over it plus 1 KiB is refused (libzmq
-    /// drops the connection, `ZMQ_MAXMSGSIZE`; no live event is that large); `nil`:
-    /// ``SubscriberSocket/defaultMaximumMessageBytes``.
+    /// A tighter bound on event frames: the cluster's `events.maxEventBytes` (a frame over it
+    /// plus 1 KiB is refused, `ZMQ_MAXMSGSIZE`); `nil`: ``SubscriberSocket/defaultMaximumMessageBytes``.
+    /// libzmq ends the connection for good on such a frame (a protocol error; it does not
+    /// reconnect), so set it only to the coordinators' own value, never a smaller one.
     public var maxEventBytes: Int?
 
     /// - Parameters:

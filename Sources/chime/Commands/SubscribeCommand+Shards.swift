@@ -68,8 +68,7 @@ extension SubscribeCommand {
             throw UsageError("--since needs the catch-up that --no-gap-fill turns off")
         }
         let subscriber = ClusterSubscriber(
-            map: map, recipient: recipient, stop: stop, highWaterMark: configuration.eventHighWaterMark, curve: curve,
-            maxEventBytes: configuration.events.maxEventBytes)
+            map: map, recipient: recipient, stop: stop, highWaterMark: configuration.eventHighWaterMark, curve: curve)
         try subscriber.run(catchUp: catchUp) { event, raw in
             deliver(json ? String(decoding: raw, as: UTF8.self) : describe(event))
         }
@@ -105,7 +104,6 @@ extension SubscribeCommand {
         let delivery = Mutex<Void>(())
         let group = DispatchGroup()
         let highWaterMark = configuration.eventHighWaterMark
-        let maxEventBytes = configuration.events.maxEventBytes
         for shard in shards {
             group.enter()
             let thread = Thread {
@@ -114,7 +112,6 @@ extension SubscribeCommand {
                     let subscriber = TopicSubscriber(
                         endpoint: shard.endpoints.events, prefix: topic + ".", recipient: recipient, stop: stop,
                         highWaterMark: highWaterMark, curve: curve)
-                    subscriber.maxEventBytes = maxEventBytes
                     try subscriber.run { name, raw in delivery.withLock { _ in onMessage(name, raw) } }
                 } catch {
                     if !stop.isStopRequested { failure.withLock { if $0 == nil { $0 = error } } }

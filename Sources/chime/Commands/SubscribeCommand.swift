@@ -56,7 +56,6 @@ enum SubscribeCommand: Command {
                 recipient: arguments.value("recipient").map { RecipientID($0) }, stop: stop,
                 highWaterMark: configuration.eventHighWaterMark,
                 curve: try CommonOptions.clientKeys(configuration, role: .subscriber))
-            subscriber.maxEventBytes = configuration.events.maxEventBytes
             try subscriber.run { topicName, raw in
                 if let count, received >= count { return }
                 output(arguments.has("json") ? String(decoding: raw, as: UTF8.self) : "\(topicName) \(String(decoding: raw, as: UTF8.self))")
@@ -70,7 +69,6 @@ enum SubscribeCommand: Command {
             recipient: arguments.value("recipient").map { RecipientID($0) }, stop: stop,
             highWaterMark: configuration.eventHighWaterMark,
             curve: try CommonOptions.clientKeys(configuration, role: .subscriber))
-        client.maxEventBytes = configuration.events.maxEventBytes
         var catchUp: (client: ControlClient, since: UInt64?)?
         if !arguments.has("no-gap-fill") {
             let since = try arguments.value("since").map { text in
