@@ -83,9 +83,20 @@ struct PipelineLoop: Sendable {
         while true {
             let now = ContinuousClock.now
             let (toSend, settled, nextDeadline, isClosed, isSuspect) = state.withLock { state in
-                let turned = turn(&state, now: now)
-                defer { state.isConnectionSuspect = false }
-                return (turned.0, turned.1, turned.2, turned.3, state.isConnectionSuspect)
+                var turned = turn(&state, now: now)
+                let isSuspect = state.isConnectionSuspect
+                state.isConnectionSuspect = false
+                if isSuspect {
+                    // A fresh connection carries every request still waiting (the old one's
+                    // replies are lost with it); only the timed-out ones spent an attempt.
+                    let resent = Set(turned.0.map(\.0))
+                    for (id, var waiter) in state.waiters where waiter.resendAt == nil && !resent.contains(id) {
+                        waiter.deadline = now.advanced(by: timeout)
+                        state.waiters[id] = waiter
+                        turned.0.append((id, waiter.body))
+                    }
+                }
+                return (turned.0, turned.1, turned.2, turned.3, isSuspect)
             }
             if isClosed { return }
             for (completion, result) in settled { completion(result) }
@@ -94,6 +105,8 @@ struct PipelineLoop: Sendable {
                 poller = Poller()
                 poller.register(dealer, for: .readable)
                 poller.register(wake, for: .readable)
+                // Every waiting request is in `toSend` for the new connection.
+                unsent.removeAll()
             }
             unsent += toSend
             unsent = send(unsent, on: dealer)
