@@ -10,7 +10,8 @@ extension CoordinatorState {
         case .client:
             [.schedule, .list, .cancel, .enable, .disable, .register, .recipient, .badge, .ack, .act, .job,
              .delivered, .events, .ping, .map]
-        case .worker: []
+        // A worker follows the shard map (read-only); nothing else on control.
+        case .worker: [.map]
         // A gap-free subscriber catches up on each shard: it needs the map to find them.
         case .subscriber: [.events, .map]
         }

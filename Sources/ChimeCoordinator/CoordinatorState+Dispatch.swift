@@ -308,21 +308,31 @@ extension CoordinatorState {
             ?? WorkerRecord(
                 host: message.host, pid: message.pid, lastSeenAt: now, lastSeenElapsed: elapsed, capacity: message.capacity)
         let isNew = workers[message.worker] == nil
-        if record.pid != message.pid || !record.isAlive {
+        // Results a leaving worker sent before its `leaving` (read later: another socket), and
+        // its `leaving` said again on dispatch, settle what they acknowledge but do not bring
+        // it back.
+        let staysGone = record.hasLeft && record.pid == message.pid && (!viaDispatch || message.leaving == true)
+        if staysGone {
+            record.lastSeenAt = now
+            record.lastSeenElapsed = elapsed
+        } else if record.pid != message.pid || !record.isAlive {
             // A restarted or returning worker: whatever it held before was requeued.
             record.outstanding = inFlight.values.filter { $0.worker == message.worker }.count
         }
-        if isNew || record.pid != message.pid || !record.isAlive {
+        if !staysGone && (isNew || record.pid != message.pid || !record.isAlive) {
             note(.workerJoined(
                 message.worker, host: message.host, pid: message.pid,
                 capacity: min(max(0, message.capacity), WorkerMessage.maximumCapacity), isReturning: !isNew))
         }
-        record.host = message.host
-        record.pid = message.pid
-        record.lastSeenAt = now
-        record.lastSeenElapsed = elapsed
-        record.isAlive = true
-        record.capacity = min(max(0, message.capacity), WorkerMessage.maximumCapacity)
+        if !staysGone {
+            record.host = message.host
+            record.pid = message.pid
+            record.lastSeenAt = now
+            record.lastSeenElapsed = elapsed
+            record.isAlive = true
+            record.hasLeft = false
+            record.capacity = min(max(0, message.capacity), WorkerMessage.maximumCapacity)
+        }
         record.delivered = message.delivered
         if viaDispatch { record.isReachable = true }
         workers[message.worker] = record

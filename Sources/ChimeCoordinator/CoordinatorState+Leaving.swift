@@ -9,7 +9,11 @@ extension CoordinatorState {
     /// than after their lease. Its record stays, not alive, like a lost worker's.
     mutating func onWorkerLeaving(_ worker: WorkerID, at now: Date, directives: inout [CoordinatorDirective]) {
         guard let record = workers[worker] else { return }
+        // A worker says it leaves on results and on dispatch; the second changes nothing.
+        let hadLeft = record.hasLeft && !record.isAlive
         let held = takeBackFirings(heldBy: worker, at: now, directives: &directives)
+        workers[worker]?.hasLeft = true
+        guard !hadLeft || !held.isEmpty else { return }
         note(.workerLeft(
             worker, host: record.host, pid: record.pid, handedBack: held.count,
             firings: Array(held.prefix(CoordinatorNotice.maximumListedFirings))))

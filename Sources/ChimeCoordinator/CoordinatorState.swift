@@ -41,6 +41,10 @@ public struct CoordinatorState: Sendable {
         /// Whether the dispatch socket can route to it: set by a message that came over the
         /// dispatch connection, cleared when a hand-off fails.
         var isReachable = false
+        /// Whether it said it was leaving: its results (another socket, so they may arrive
+        /// after the `leaving` announcement) settle what they acknowledge without bringing it
+        /// back; only a message over dispatch, or another pid, does.
+        var hasLeft = false
         var acknowledged = 0
         var delivered = 0
         /// When this worker last got a batch (a counter), so ties rotate between workers.

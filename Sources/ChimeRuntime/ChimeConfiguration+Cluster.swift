@@ -25,6 +25,9 @@ extension ChimeConfiguration {
         public var slotCount = 4096
         /// The shards; empty: no cluster.
         public var shards: [Shard] = []
+        /// How often a worker asks the shards for the current map (the `map` op) to follow its
+        /// changes, in seconds (SIGHUP asks at once); 0.1 to 3600.
+        public var mapRefreshSeconds = 5.0
 
         /// The defaults shown on each property.
         public init() {}

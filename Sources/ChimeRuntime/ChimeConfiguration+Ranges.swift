@@ -74,6 +74,7 @@ extension ChimeConfiguration {
             KeyRange("limits.maxCategoriesPerRecipient", limits.maxCategoriesPerRecipient, 1...10_000),
             KeyRange("cluster.mapEpoch", cluster.mapEpoch, 1...(UInt64(1) << 53)),
             KeyRange("cluster.slotCount", cluster.slotCount, 1...65_536),
+            KeyRange("cluster.mapRefreshSeconds", cluster.mapRefreshSeconds, 0.1...3600),
         ]
     }
 

@@ -5,7 +5,8 @@
 ///   `disable`, `register`, `recipient`, `badge`, `ack`, `act`, `job`, `delivered`, `events`,
 ///   `ping`), optionally only for some recipients (``RecipientScope``), and the event stream
 ///   when unrestricted.
-/// - `worker`: dispatch, results and events ingest; nothing on control.
+/// - `worker`: dispatch, results and events ingest; on control only `map` (to follow the
+///   shard map).
 /// - `subscriber`: the event stream and the control `events` catch-up.
 public enum Role: String, CaseIterable, Sendable, Hashable {
     /// Every control operation and the event stream.

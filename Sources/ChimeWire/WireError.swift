@@ -54,7 +54,7 @@ public struct WireError: Error, Codable, Hashable, Sendable, CustomStringConvert
         public static let wrongShard = Code(rawValue: "wrong_shard")
         /// A cross-shard request (a listing, a cancel by filter, a status) that some shard did
         /// not answer: the result holds what the others answered, the message names the
-        /// shards missing.
+        /// shards missing, `shards` lists their ids and `shard` is the first of them.
         public static let partial = Code(rawValue: "partial")
         /// A bug on our side; the message says what failed.
         public static let `internal` = Code(rawValue: "internal")
@@ -69,15 +69,18 @@ public struct WireError: Error, Codable, Hashable, Sendable, CustomStringConvert
     /// With `rate_limited`: how long to wait before the next request will be taken, in
     /// milliseconds (JSON `"retryAfterMs"`).
     public var retryAfterMilliseconds: Int?
-    /// With `wrong_shard`: the shard that owns the recipient's slot.
+    /// With `wrong_shard`: the shard that owns the recipient's slot; with `unavailable` from a
+    /// cluster client, the shard that did not answer; with `partial`, the first of `shards`.
     public var shard: Int?
+    /// With `partial`: every shard that did not answer, in id order.
+    public var shards: [Int]?
     /// With `wrong_shard`: the epoch of the shard map that says so.
     public var mapEpoch: UInt64?
 
     private enum CodingKeys: String, CodingKey {
         case code, message, field
         case retryAfterMilliseconds = "retryAfterMs"
-        case shard, mapEpoch
+        case shard, shards, mapEpoch
     }
 
     /// Creates the value from its fields (see each property for meaning and units).

@@ -1,9 +1,10 @@
 import ChimeCore
 import ChimeRuntime
 import ChimeSecurity
+import ChimeWire
+import Dispatch
 import Foundation
 import HTTPServer
-import HelperThreads
 import Synchronization
 
 /// A worker process serving every shard of a cluster: one ``WorkerService`` per shard, each
@@ -16,90 +17,173 @@ import Synchronization
 /// PUSH connected to several shards, which would round-robin). The worker's capacity is split
 /// evenly (`capacity / shards`, at least 1 each), so the shards together never hold more
 /// than it; the first shard's service serves HTTP and notifies systemd for the process.
+///
+/// **Following the map.** With a ``MapSource`` the worker asks for the map (`{"op":"map"}`)
+/// every `interval` seconds (`cluster.mapRefreshSeconds`, 5 s by default) and on
+/// ``MapRefreshTrigger/requestRefresh()`` (SIGHUP): the shards it serves first, then the
+/// seeds, until one answers a valid map of a higher `mapEpoch` (``MapFollower``). Then it stops
+/// the services of shards that left (each hands back what it holds, as on SIGTERM), lowers
+/// the others' capacity shares, restarts those whose endpoints changed and starts the new
+/// shards' services. A map of a lower or equal epoch changes nothing; an invalid one is
+/// logged (once per epoch) and refused.
 public final class ShardedWorker {
-    /// One shard to serve: its id and the configuration whose endpoints are the shard's.
-    public struct Part: Sendable {
-        /// The shard id its events carry.
-        public var shard: Int
-        /// The configuration with `endpoints` set to the shard's (`selectingShard`).
-        public var configuration: ChimeConfiguration
+    /// Where the worker reads the current shard map.
+    public struct MapSource {
+        /// Seconds between two reads (`cluster.mapRefreshSeconds`).
+        public var interval: Double
+        /// Control endpoints asked after the shards of the map served (the configured ones).
+        public var seeds: [String]
+        /// One `map` exchange with the control endpoint given.
+        public var fetch: (String) throws(WireError) -> ShardMap
 
         /// Creates the value from its fields (see each property for meaning and units).
-        public init(shard: Int, configuration: ChimeConfiguration) {
-            self.shard = shard
-            self.configuration = configuration
+        public init(interval: Double, seeds: [String], fetch: @escaping (String) throws(WireError) -> ShardMap) {
+            self.interval = interval
+            self.seeds = seeds
+            self.fetch = fetch
         }
     }
 
-    let parts: [Part]
+    let configuration: ChimeConfiguration
+    var follower: MapFollower
     let id: WorkerID?
     let logger: Logger
     let stop: StopSignal
     let curve: CurveClientKeys?
     let notifier: SystemdNotifier?
     let http: HTTPListenAddress?
+    let mapSource: MapSource?
+    /// Wakes the supervising loop for a map read now (SIGHUP), or for the stop.
+    public let refresh = MapRefreshTrigger()
+    /// The first error a shard's service threw.
+    let failure = FirstFailure()
+    /// The services running, by shard id (touched only by the thread in ``run()``).
+    var running: [Int: RunningService] = [:]
+    /// The shard whose service serves HTTP and notifies systemd; `nil` when none does.
+    var httpHolder: Int?
+    /// The epoch of the last map refused as invalid (logged once).
+    var refusedEpoch: UInt64?
 
-    /// - Parameters: as for ``WorkerService``; `parts` holds one entry per shard (at least one).
+    /// - Parameters:
+    ///   - map: the shard map to start with (validated: the configuration's, or the single
+    ///     shard of `configuration.endpoints`).
+    ///   - configuration: the worker's configuration; each service gets it with the endpoints
+    ///     of its shard and its share of `worker.capacity`.
+    ///   - mapSource: where to read map changes; `nil` serves `map` until the stop.
+    ///   - id, logger, stop, curve, notifier, http: as for ``WorkerService``.
     public init(
-        parts: [Part], id: WorkerID?, logger: Logger, stop: StopSignal, curve: CurveClientKeys? = nil,
-        notifier: SystemdNotifier? = nil, http: HTTPListenAddress? = nil
+        map: ShardMap, configuration: ChimeConfiguration, id: WorkerID?, logger: Logger, stop: StopSignal,
+        curve: CurveClientKeys? = nil, notifier: SystemdNotifier? = nil, http: HTTPListenAddress? = nil,
+        mapSource: MapSource? = nil
     ) {
-        precondition(!parts.isEmpty, "a sharded worker serves at least one shard")
-        self.parts = parts
+        self.follower = MapFollower(map: map)
+        self.configuration = configuration
         self.id = id
         self.logger = logger
         self.stop = stop
         self.curve = curve
         self.notifier = notifier
         self.http = http
+        self.mapSource = mapSource
     }
 
     /// The per-shard capacity: the worker's capacity split evenly, at least 1.
     public static func capacity(_ total: Int, shards: Int) -> Int { max(1, total / max(1, shards)) }
 
-    /// Serves every shard until the stop signal; the first failure of any shard's service
-    /// stops them all and is rethrown.
+    /// The map served now.
+    public var map: ShardMap { follower.map }
+
+    /// Serves every shard of the map (following its changes) until the stop signal; the
+    /// first failure of any shard's service stops them all and is rethrown.
     /// - Throws: what a ``WorkerService/run(onReady:)`` throws.
     public func run() throws {
-        let host = ProcessInfo.processInfo.hostName
-        let workerID = id ?? WorkerID("\(host)-\(getpid())")
-        let failure = Mutex<(any Error)?>(nil)
-        func service(_ index: Int) -> WorkerService {
-            var configuration = parts[index].configuration
-            configuration.worker.capacity = Self.capacity(configuration.worker.capacity, shards: parts.count)
-            var shardLogger = logger
-            shardLogger.metadata["shard"] = .int(parts[index].shard)
-            return WorkerService(
-                configuration: configuration, id: workerID, logger: shardLogger, stop: stop,
-                curve: curve, notifier: index == 0 ? notifier : nil, http: index == 0 ? http : nil, shard: parts[index].shard)
+        let workerID = id ?? WorkerID("\(ProcessInfo.processInfo.hostName)-\(getpid())")
+        stop.onStop { [refresh] in refresh.wake() }
+        let share = Self.capacity(configuration.worker.capacity, shards: follower.map.shards.count)
+        for shard in follower.map.shards { startService(shard, share: share, workerID: workerID) }
+        var nextRead = ContinuousClock.now + .milliseconds(Int64((mapSource?.interval ?? 3600) * 1000))
+        while !stop.isStopRequested {
+            refresh.wait(until: nextRead)
+            guard !stop.isStopRequested else { break }
+            let now = ContinuousClock.now
+            guard refresh.takeRequest() || now >= nextRead, let mapSource else { continue }
+            readMap(from: mapSource, workerID: workerID)
+            nextRead = ContinuousClock.now + .milliseconds(Int64(mapSource.interval * 1000))
         }
-        let threads = parts.indices.dropFirst().map { index in
-            let thread = HelperThread(name: "chime-worker-shard-\(parts[index].shard)")
-            let worker = UncheckedBox(service(index))
-            thread.start { [stop] in
-                do {
-                    try worker.value.run()
-                } catch {
-                    failure.withLock { $0 = $0 ?? error }
-                    stop.requestStop()
-                }
+        stopServices(Array(running.keys))
+        if let error = failure.error { throw error }
+    }
+
+    /// Asks the shards served, then the seeds, for the map until one answers a newer valid
+    /// one, and adopts it.
+    func readMap(from source: MapSource, workerID: WorkerID) {
+        var seen = Set<String>()
+        for endpoint in follower.map.shards.map(\.endpoints.control) + source.seeds where seen.insert(endpoint).inserted {
+            guard !stop.isStopRequested else { return }
+            let fetched: ShardMap
+            do {
+                fetched = try source.fetch(endpoint)
+            } catch {
+                logger.debug("shard map not read", ["endpoint": "\(endpoint)", "code": "\(error.code)", "reason": "\(error.message)"])
+                continue
             }
-            return thread
+            switch follower.consider(fetched) {
+            case .stale:
+                continue
+            case .invalid(let error):
+                if refusedEpoch != fetched.mapEpoch {
+                    refusedEpoch = fetched.mapEpoch
+                    logger.warning(
+                        "refused an invalid shard map; keeping the one served",
+                        ["endpoint": "\(endpoint)", "mapEpoch": "\(fetched.mapEpoch)", "served": "\(follower.map.mapEpoch)",
+                         "reason": "\(error.message)"])
+                }
+            case .adopt(let change):
+                logger.info(
+                    "following a new shard map",
+                    ["mapEpoch": "\(fetched.mapEpoch)", "from": "\(endpoint)", "started": "\(change.started.map(\.id))",
+                     "stopped": "\(change.stopped)", "reconnected": "\(change.reconnected.map(\.id))"])
+                apply(change, workerID: workerID)
+                return
+            }
         }
-        do {
-            try service(0).run()
-        } catch {
-            failure.withLock { $0 = $0 ?? error }
-            stop.requestStop()
-        }
-        for thread in threads { thread.join() }
-        if let error = failure.withLock({ $0 }) { throw error }
     }
 }
 
-/// Hands a `WorkerService` to the one thread that runs it: made on this thread, used only
-/// there afterwards (never shared), which is why the unchecked conformance is sound.
-private struct UncheckedBox<Value>: @unchecked Sendable {
-    let value: Value
-    init(_ value: Value) { self.value = value }
+/// Wakes a ``ShardedWorker``'s supervising loop: for a map read now (SIGHUP) or for the stop.
+public final class MapRefreshTrigger: Sendable {
+    private let requested = Atomic<Bool>(false)
+    private let semaphore = DispatchSemaphore(value: 0)
+
+    /// Creates a trigger with no request pending.
+    public init() {}
+
+    /// Asks for a map read now (safe from any thread, such as the signal relay's).
+    public func requestRefresh() {
+        requested.store(true, ordering: .releasing)
+        semaphore.signal()
+    }
+
+    /// Wakes the loop without a read (the stop).
+    func wake() { semaphore.signal() }
+
+    /// Waits until `deadline` or a wake-up.
+    func wait(until deadline: ContinuousClock.Instant) {
+        let left = ContinuousClock.now.duration(to: deadline)
+        guard left > .zero else { return }
+        let nanoseconds = left.components.seconds * 1_000_000_000 + left.components.attoseconds / 1_000_000_000
+        _ = semaphore.wait(timeout: .now() + .nanoseconds(Int(clamping: nanoseconds)))
+    }
+
+    /// Whether a read was asked for since the last call.
+    func takeRequest() -> Bool { requested.exchange(false, ordering: .acquiringAndReleasing) }
+}
+
+/// The first error any shard's service threw (set from their threads).
+final class FirstFailure: Sendable {
+    private let first = Mutex<(any Error)?>(nil)
+
+    var error: (any Error)? { first.withLock { $0 } }
+
+    func record(_ error: any Error) { first.withLock { $0 = $0 ?? error } }
 }

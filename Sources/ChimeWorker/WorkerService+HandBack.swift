@@ -31,6 +31,13 @@ extension WorkerService {
         for outcome in actions.takeFinished() { state.onJobFinished(outcome) }
         let message = state.leave()
         let isSent = try results.send(codec.encodeFrames(message), dontWait: true)
+        // Also on dispatch, without acknowledgements (a few bytes, under the dispatch bound):
+        // a heartbeat sent there before it must not read as a return after `leaving` arrived
+        // on results (two sockets keep no order between them).
+        var farewell = message
+        farewell.acks = []
+        farewell.outcomes = nil
+        _ = try? incoming.send([codec.encode(farewell)], dontWait: true)
         let elapsed = ContinuousClock.now - started
         logger.info("worker stopping", [
             "id": "\(state.id.rawValue)", "delivered": .int(state.deliveredCount), "deliveredWhileStopping": .int(delivered),

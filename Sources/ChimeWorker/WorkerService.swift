@@ -31,6 +31,9 @@ public final class WorkerService {
     let maxEventBytes: Int
     /// Fire events too large to publish, one line a second at most.
     let oversizeEvents: RateLimitedLog
+    /// This service's share of the worker's capacity when it serves one shard of several;
+    /// `nil`: `worker.capacity`, fixed.
+    let capacityShare: CapacityShare?
     let userInfoEncoder: JSONEncoder = {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
@@ -51,11 +54,15 @@ public final class WorkerService {
     ///   - shard: in a cluster of several shards, the shard whose endpoints
     ///     `configuration.endpoints` are: its events carry it (`ShardedWorker` runs one
     ///     service per shard); `nil` for one coordinator.
+    ///   - capacityShare: the capacity to announce, read on every turn (a ``ShardedWorker``
+    ///     changes it when shards join or leave); `nil`: `configuration.worker.capacity`.
     public init(
         configuration: ChimeConfiguration, id: WorkerID?, logger: Logger, stop: StopSignal,
         clock: any ServiceClock = SystemClock(), context: Context? = nil, curve: CurveClientKeys? = nil,
-        notifier: SystemdNotifier? = nil, http: HTTPListenAddress? = nil, shard: Int? = nil
+        notifier: SystemdNotifier? = nil, http: HTTPListenAddress? = nil, shard: Int? = nil,
+        capacityShare: CapacityShare? = nil
     ) {
+        self.capacityShare = capacityShare
         self.httpAddress = http
         self.maxEventBytes = configuration.events.maxEventBytes
         self.oversizeEvents = RateLimitedLog(
@@ -178,6 +185,9 @@ public final class WorkerService {
                     try deliver(frames, events: events)
                 }
                 for outcome in actions.takeFinished() { state.onJobFinished(outcome) }
+                if let capacityShare {
+                    state.changeCapacity(to: min(max(0, capacityShare.value), WorkerMessage.maximumCapacity))
+                }
                 for directive in state.onTick(monotonic: clock.monotonic) {
                     switch directive {
                     case .report(let message):

@@ -24,8 +24,9 @@ public struct WorkerState: Sendable {
     let pid: Int32
     /// The heartbeat interval, in seconds.
     public let heartbeatInterval: Double
-    /// How many unacknowledged firings this worker accepts at once (announced as credit).
-    public let capacity: Int
+    /// How many unacknowledged firings this worker accepts at once (announced as credit);
+    /// changed by ``changeCapacity(to:)`` when a worker's share of a cluster changes.
+    public private(set) var capacity: Int
     var sequence: UInt64 = 0
     /// Firings delivered since start.
     public private(set) var deliveredCount = 0
@@ -112,6 +113,16 @@ public struct WorkerState: Sendable {
         pendingAcks.removeAll()
         pendingOutcomes.removeAll()
         return message
+    }
+
+    /// Sets the capacity announced from now on (a worker serving several shards gives each its
+    /// share, which changes when shards join or leave the map) and announces it at the next
+    /// `onTick`. Firings already held above a lowered capacity are delivered as usual; the
+    /// coordinator sends no more until the worker is below it.
+    public mutating func changeCapacity(to newCapacity: Int) {
+        guard newCapacity != capacity else { return }
+        capacity = newCapacity
+        announceAtNextTick()
     }
 
     /// Makes the next `onTick` send a heartbeat with an announcement, whenever the last was.

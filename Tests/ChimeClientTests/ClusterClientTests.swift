@@ -43,8 +43,11 @@ import ZeroMQ
     }
 
     @Test func routesEachRequestToItsRecipientsShard() throws {
+        let map = fakeMap(tag: "route", shards: 3)
         let rig = try Rig(tag: "route") { shard, request in
             guard case .recipient(let id) = request.command else { return nil }
+            // As a real shard: a recipient of another shard's slot is refused with its owner.
+            if let owner = map.shard(of: id)?.id, owner != shard.id { return FakeShard.wrongShard(request, owner: owner, epoch: 1) }
             return FakeShard.ok(request, BadgeResult(recipient: id, badge: shard.id, changed: false))
         }
         defer { rig.stop() }
@@ -55,8 +58,55 @@ import ZeroMQ
             let (reply, _) = try rig.client.send(ControlRequest(command: .recipient(recipient)), expecting: BadgeResult.self)
             #expect(reply.result?.badge == shard)
         }
-        #expect(rig.shards.map { $0.requests.filter { $0.command != .map }.count } == [1, 1, 1])
+        // Shard 0 (the seed) answered its recipient before any map was asked for; shard 1's
+        // recipient was first sent there too, refused, and the map asked for once.
+        #expect(rig.shards.map { $0.requests.filter { $0.command != .map }.count } == [2, 1, 1])
+        #expect(rig.shards.map { $0.requests.filter { $0.command == .map }.count } == [1, 0, 0])
         #expect(rig.client.map?.shards.count == 3)
+    }
+
+    /// A request about one recipient costs one round trip while no map is cached: it goes
+    /// to the seed (or to its owner in the configured map) and the map is asked for only when
+    /// a shard answers `wrong_shard` or a scatter needs it.
+    @Test func aRoutedRequestMakesNoMapRoundTripUntilWrongShard() throws {
+        let tag = "direct"
+        let map = fakeMap(tag: tag, shards: 2)
+        let rig = try Rig(tag: tag, count: 2) { shard, request in
+            switch request.command {
+            case .recipient(let id), .badge(let id, _):
+                if let owner = map.shard(of: id)?.id, owner != shard.id { return FakeShard.wrongShard(request, owner: owner, epoch: 1) }
+                return FakeShard.ok(request, BadgeResult(recipient: id, badge: shard.id, changed: false))
+            case .schedule(let reminders):
+                return FakeShard.ok(request, ScheduleResult(scheduled: reminders.map {
+                    .init(id: $0.id, replaced: false, state: .pending, nextFireAt: nil)
+                }))
+            default: return nil
+            }
+        }
+        defer { rig.stop() }
+        let on = (0..<2).map { recipient(on: $0, of: map) }
+        func operations(_ shard: Int) -> [ControlOperation] { rig.shards[shard].requests.map(\.operation) }
+
+        // The seed's own recipient: one request each, no map.
+        _ = try rig.client.send(ControlRequest(command: .recipient(on[0])), expecting: BadgeResult.self)
+        _ = try rig.client.schedule([fakeReminder("s", of: on[0])])
+        #expect(operations(0) == [.recipient, .schedule])
+        #expect(rig.client.map == nil)
+
+        // A configured map routes straight to the owner, still without asking for the map.
+        let hinted = try ClusterClient(
+            seeds: [rig.shards[0].endpoint], timeout: .milliseconds(300), retries: 0, context: rig.context, routingHint: map)
+        let (reply, _) = try hinted.send(ControlRequest(command: .recipient(on[1])), expecting: BadgeResult.self)
+        #expect(reply.result?.badge == 1)
+        #expect(operations(1) == [.recipient])
+        #expect(hinted.map == nil)
+
+        // Another shard's recipient sent to the seed: refused, the map asked for, resent.
+        let (moved, _) = try rig.client.send(ControlRequest(command: .badge(on[1], 3)), expecting: BadgeResult.self)
+        #expect(moved.result?.badge == 1)
+        #expect(operations(0) == [.recipient, .schedule, .badge, .map])
+        #expect(operations(1) == [.recipient, .badge])
+        #expect(rig.client.map?.mapEpoch == 1)
     }
 
     @Test func splitsAScheduleByShardAndMergesInTheCallersOrder() throws {
@@ -221,6 +271,27 @@ import ZeroMQ
         #expect(report.total.workersAlive == 2)
         #expect(report.missing == [2])
         #expect(partial?.shard == 2)
+    }
+
+    @Test func aPartialResultNamesEveryShardThatDidNotAnswer() throws {
+        let tag = "silent2"
+        let map = fakeMap(tag: tag, shards: 3)
+        let on = (0..<3).map { recipient(on: $0, of: map) }
+        let rig = try Rig(tag: tag, silent: [1, 2]) { shard, request in
+            listPage(request, of: [fakeReminder("x\(shard.id)", of: on[shard.id])])
+        }
+        defer { rig.stop() }
+        let page = try rig.client.list(ReminderFilter(), all: false, limit: 10, cursor: nil)
+        let partial = try #require(page.partial)
+        #expect(page.result.reminders.map(\.reminder.id.rawValue) == ["x0"])
+        #expect(partial.code == .partial)
+        #expect(partial.shards == [1, 2])
+        #expect(partial.shard == 1, "the first missing shard, as before")
+        #expect(partial.message.hasPrefix("2 of 3 shard(s) did not answer: shard 1 ("))
+        let json = String(decoding: try JSONEncoder().encode(partial), as: UTF8.self)
+        #expect(json.contains(#""shards":[1,2]"#))
+        let decoded = try JSONDecoder().decode(WireError.self, from: Data(json.utf8))
+        #expect(decoded.shards == [1, 2] && decoded.shard == 1)
     }
 
     @Test func cancelAllGoesToEveryShardWithOneRequestId() throws {

@@ -16,12 +16,15 @@ final class FakeShard: Sendable {
     private let finished = DispatchSemaphore(value: 0)
 
     /// Binds and starts answering. `answer` runs on the shard's thread.
-    init(id: Int, context: Context, tag: String, answer: @escaping @Sendable (FakeShard, ControlRequest) -> Data?) throws {
+    init(
+        id: Int, context: Context, tag: String, endpoint: String? = nil,
+        answer: @escaping @Sendable (FakeShard, ControlRequest) -> Data?
+    ) throws {
         self.id = id
-        endpoint = "inproc://fake-shard-\(tag)-\(id)"
+        self.endpoint = endpoint ?? "inproc://fake-shard-\(tag)-\(id)"
         let bound = DispatchSemaphore(value: 0)
         let failure = Mutex<(any Error)?>(nil)
-        let endpoint = endpoint
+        let endpoint = self.endpoint
         let thread = Thread { [self] in
             defer { finished.signal() }
             let socket: Socket

@@ -54,8 +54,10 @@ import ZeroMQ
         #expect(check(command, as: .client) == .forbidden)
     }
 
-    @Test func aWorkerMayUseNothingOnControlAndASubscriberOnlyCatchUp() {
+    @Test func aWorkerMayOnlyReadTheMapOnControlAndASubscriberOnlyCatchUp() {
+        #expect(check(.map, as: .worker) == nil)
         #expect(check(.ping, as: .worker) == .forbidden)
+        #expect(check(.schedule([]), as: .worker) == .forbidden)
         #expect(check(.list(ReminderFilter(), all: false, limit: nil), as: .worker) == .forbidden)
         #expect(check(.events(after: 0, recipient: nil, limit: nil), as: .subscriber) == nil)
         #expect(check(.ping, as: .subscriber) == .forbidden)

@@ -46,4 +46,28 @@ extension CoordinatorStateTests {
         request(&state, .schedule([reminder("d", at: now)]), at: now)
         #expect(batches(state.onTick(now: now)).map(\.worker) == ["w2"])
     }
+
+    /// The worker says it leaves on results and on dispatch. Neither a results message nor an
+    /// older heartbeat on dispatch read after that brings it back, the second `leaving` notes
+    /// nothing more, and a message of a new incarnation over dispatch does.
+    @Test func aLeftWorkerStaysGoneUntilItAnnouncesItselfOverDispatchAgain() {
+        var state = makeState(workers: ["w1"])
+        let now = Self.t0.addingTimeInterval(1)
+        _ = state.takeNotices()
+        var leaving = WorkerMessage(worker: "w1", host: "h", pid: 1, capacity: 0, delivered: 0, acks: [])
+        leaving.leaving = true
+        _ = state.onWorkerMessage(leaving, at: now)
+        #expect(state.takeNotices() == [.workerLeft("w1", host: "h", pid: 1, handedBack: 0, firings: [])])
+
+        let late = WorkerMessage(worker: "w1", host: "h", pid: 1, capacity: 8, delivered: 0, acks: [])
+        _ = state.onWorkerMessage(late, at: now)
+        #expect(state.workers["w1"]?.isAlive == false)
+        _ = state.onWorkerMessage(leaving, viaDispatch: true, at: now)
+        #expect(state.workers["w1"]?.isAlive == false)
+        #expect(state.takeNotices().isEmpty)
+
+        _ = state.onWorkerMessage(late, viaDispatch: true, at: now.addingTimeInterval(5))
+        #expect(state.workers["w1"]?.isAlive == true)
+        #expect(state.takeNotices() == [.workerJoined("w1", host: "h", pid: 1, capacity: 8, isReturning: true)])
+    }
 }

@@ -41,6 +41,19 @@ import ChimeTestSupport
         #expect(throws: ConfigurationError.self) { try configuration.selectingShard(2) }
     }
 
+    @Test func theMapRefreshIntervalDefaultsToFiveSecondsAndIsRangeChecked() throws {
+        #expect(try ChimeConfiguration.decode(Data("{}".utf8), source: "test").cluster.mapRefreshSeconds == 5)
+        let set = try ChimeConfiguration.decode(Data(#"{"cluster": {"mapRefreshSeconds": 0.5}}"#.utf8), source: "test")
+        #expect(set.cluster.mapRefreshSeconds == 0.5)
+        do {
+            let zero = try ChimeConfiguration.decode(Data(#"{"cluster": {"mapRefreshSeconds": 0}}"#.utf8), source: "test")
+            try zero.checkRanges(source: "test")
+            Issue.record("a map refresh interval of 0 was accepted")
+        } catch {
+            #expect(error.message == "test: cluster.mapRefreshSeconds must be between 0.1 and 3600, not 0")
+        }
+    }
+
     @Test func anUnknownKeyInAShardIsRefusedByName() {
         let typo = Self.twoShards.replacingOccurrences(of: #""http": "0.0.0.0:7705""#, with: #""htp": "0.0.0.0:7705""#)
         do {

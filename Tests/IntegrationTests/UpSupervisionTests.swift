@@ -80,7 +80,7 @@ import Testing
                 return expected.isSubset(of: Set((collector.received + catchUp.events).map(\.firing.firingId)))
             }
             print("chime up --standby: " + figures.joined(separator: "; ") + "; \(expected.count) firings, lost 0")
-            #expect(cluster.log(of: "up").contains("is running but not alive for the coordinator; killing it"))
+            #expect(cluster.log(of: "up").contains("is running but not alive for shard(s) 0; killing it"))
             let exit = cluster.stop("up")
             #expect(exit == ChildSupervisor.Exit(status: 0, isSignal: false), "\(String(describing: exit))")
         } catch {

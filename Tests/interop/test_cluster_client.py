@@ -168,9 +168,22 @@ def test_a_silent_shard_makes_the_list_partial_naming_it(rig):
     assert [entry["reminder"]["id"] for entry in page["reminders"]] == ["x0", "x1"]
     assert partial["code"] == "partial"
     assert partial["shard"] == 2
+    assert partial["shards"] == [2]
     assert "shard 2" in partial["message"]
     _, positions = cursors.decode(page["nextCursor"], cursors.LIST)
     assert positions == {0: True, 1: True, 2: None}
+
+
+def test_a_partial_result_names_every_shard_that_did_not_answer(rig):
+    shard_map = even_map("silent2", 3)
+    on = [recipient_on(s, shard_map) for s in range(3)]
+    client, _, _ = rig("silent2", lambda shard, req: list_page([(f"x{shard}", on[shard])], req), silent=(1, 2))
+    page, partial = client.list(limit=10)
+    assert [entry["reminder"]["id"] for entry in page["reminders"]] == ["x0"]
+    assert partial["code"] == "partial"
+    assert partial["shards"] == [1, 2]
+    assert partial["shard"] == 1
+    assert partial["message"].startswith("2 of 3 shard(s) did not answer: shard 1 (")
 
 
 def test_cancel_all_goes_to_every_shard_with_one_request_id(rig):

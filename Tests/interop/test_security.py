@@ -445,9 +445,17 @@ def test_a_client_restricted_to_prefix_a_cannot_touch_b_recipients(secured):
     {"op": "ping"}, {"op": "list", "all": True}, {"op": "status"}, {"op": "events", "after": 0},
     {"op": "schedule", "reminder": {"recipient": "x", "content": {"body": "x"}, "trigger": {"at": "2030-01-01T00:00:00Z"}}},
 ])
-def test_a_worker_key_cannot_use_control(secured, request_body):
+def test_a_worker_key_cannot_use_control_beyond_the_map(secured, request_body):
     cluster, keys = secured
     assert error_code(ask(cluster, keys.curve("worker"), request_body)) == "forbidden"
+
+
+def test_a_worker_key_may_read_the_shard_map(secured):
+    # A worker follows the map (cluster.mapRefreshSeconds): `map` is the one op its key may use.
+    cluster, keys = secured
+    shard_map = ok(cluster, keys.curve("worker"), {"op": "map"})["result"]
+    assert [shard["id"] for shard in shard_map["shards"]] == [0]
+    assert shard_map["mapEpoch"] == 1
 
 
 def test_a_subscriber_key_may_only_catch_up_on_control(secured):

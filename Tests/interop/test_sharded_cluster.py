@@ -4,7 +4,8 @@ on loopback, the CLI and the Python client routing by slot.
 - reminders land on their slot's shard; `list --all-pages` returns each exactly once while
   others are scheduled and cancelled;
 - `cancel --all` across shards;
-- one shard stopped (SIGSTOP): `list` and `ctl status` are partial naming it, exit 1, and
+- one shard stopped (SIGSTOP): `list` (one page and `--all-pages --json`), `ctl dead-letters
+  --all-pages --json` and `ctl status` are partial naming it, exit 1, and
   the other shards keep firing on time;
 - a gap-free subscriber across all shards (Swift `chime subscribe` and the Python
   ClusterSubscriber) prints each firing id exactly once across a kill -9 and restart of one
@@ -162,9 +163,24 @@ def test_a_stopped_shard_makes_list_and_status_partial_and_the_others_fire_on_ti
             assert document["ok"] is False
             assert document["error"]["code"] == "partial"
             assert document["error"]["shard"] == 1
+            assert document["error"]["shards"] == [1]
             assert "shard 1" in document["error"]["message"]
             assert sorted(entry["reminder"]["recipient"] for entry in document["result"]["reminders"]) == \
                 sorted([on_shard0, on_shard0])
+            # Every page in NDJSON: the listings, then the partial reply as the last line.
+            pages = sharded.run("list", "--all-pages", "--json")
+            assert pages.returncode == 1
+            lines = pages.stdout.splitlines()
+            assert sorted(json.loads(line)["reminder"]["recipient"] for line in lines[:-1]) == sorted([on_shard0, on_shard0])
+            last = json.loads(lines[-1])
+            assert (last["ok"], last["error"]["code"], last["error"]["shards"]) == (False, "partial", [1])
+            assert last["result"]["reminders"] == [] and "nextCursor" in last["result"]
+            dead = sharded.run("ctl", "dead-letters", "--all-pages", "--json")
+            assert dead.returncode == 1
+            assert len(dead.stdout.splitlines()) == 1  # no dead letters: only the partial reply
+            last = json.loads(dead.stdout)
+            assert (last["ok"], last["error"]["code"], last["error"]["shards"]) == (False, "partial", [1])
+            assert last["result"]["firings"] == []
             status = sharded.run("ctl", "status")
             assert status.returncode == 1
             assert "partial: 1 of 3 shard(s) did not answer: shard 1" in status.stderr

@@ -31,7 +31,10 @@ extension ClusterClient {
     /// - Throws: `WireError`: `.invalidArgument` (field `cursor`) for a cursor of another
     ///   form; a shard's refusal; `.unavailable` when the only shard asked did not answer.
     public func list(_ filter: ReminderFilter, all: Bool, limit: Int?, cursor: String?) throws(WireError) -> ClusterPage<ListResult> {
-        if try isSingleShard() || filter.recipient != nil {
+        // A recipient's listing is one shard's: no map is asked for (`send` routes it).
+        var isOneShard = filter.recipient != nil
+        if !isOneShard { isOneShard = try isSingleShard() }
+        if isOneShard {
             let pageCursor = try cursor.map { text throws(WireError) in try PageCursor(text: text, expecting: .list) }
             let (reply, bytes) = try send(
                 ControlRequest(command: .list(filter, all: all, limit: limit, cursor: pageCursor)), expecting: ListResult.self)

@@ -26,14 +26,15 @@ public struct ShardReplies<Result: Codable & Sendable>: Sendable {
         answers.compactMap { answer in answer.reply.result.map { (answer.shard, $0) } }
     }
 
-    /// `partial` naming every shard that did not answer (`shard`: the first), or `nil` when
-    /// all answered.
+    /// `partial` naming every shard that did not answer (`shards`: their ids, `shard`: the
+    /// first), or `nil` when all answered.
     public var partialError: WireError? {
         guard let first = missing.first else { return nil }
         let names = missing.map { "shard \($0.shard) (\($0.error.message))" }.joined(separator: "; ")
         var error = WireError(
             .partial, "\(missing.count) of \(missing.count + answers.count) shard(s) did not answer: \(names)")
         error.shard = first.shard
+        error.shards = missing.map(\.shard)
         return error
     }
 

@@ -16,6 +16,11 @@ extension ClusterClient {
     ///   `.unavailable` when a shard did not answer.
     public func schedule(_ reminders: [Reminder], requestId: String? = nil) throws(WireError) -> ControlReply<ScheduleResult> {
         let requestId = requestId ?? UUID().uuidString
+        // One recipient and no map yet: one round trip (`exchange` asks for the map only on
+        // `wrong_shard`).
+        if isOneRequestWithoutMap(reminders.map(\.recipient)) {
+            return try send(ControlRequest(requestId: requestId, command: .schedule(reminders)), expecting: ScheduleResult.self).reply
+        }
         let groups = try shardGroups(of: reminders.map(\.recipient))
         if groups.count <= 1 {
             return try send(ControlRequest(requestId: requestId, command: .schedule(reminders)), expecting: ScheduleResult.self).reply

@@ -17,7 +17,10 @@ import ZeroMQ
 ///
 /// A single-shard cluster (a coordinator without a `cluster` section answers a map of one
 /// shard) is today's one coordinator: every request goes to the endpoint the map was asked
-/// of, unchanged. A coordinator that does not know `map` is taken for one shard too.
+/// of, unchanged. A coordinator that does not know `map` is taken for one shard too. A
+/// request about one recipient does not wait for the map: before it was asked for, the
+/// request goes to the first seed (or its owner in a configured ``routingHint``) and the map
+/// is asked for only on `wrong_shard`, so a CLI call on one shard is one round trip.
 /// Not `Sendable`: one thread uses a client (scatters use one thread per shard inside).
 public final class ClusterClient {
     let context: Context
@@ -33,6 +36,9 @@ public final class ClusterClient {
     public private(set) var map: ShardMap?
     /// The endpoint a single-shard map was asked of: shard 0 is reached there.
     var singleShardEndpoint: String?
+    /// A map to route by before one was asked for (the configuration's `cluster` section);
+    /// never used for a scatter, which asks for the map.
+    let routingHint: ShardMap?
 
     /// How many times one request follows `wrong_shard` (each after a map refresh).
     public static let maximumRedirects = 2
@@ -45,11 +51,13 @@ public final class ClusterClient {
     ///   - curve: as for each shard's ``ControlClient``.
     ///   - context: the ZeroMQ context (`nil` makes one).
     ///   - refusedGrace: as for each shard's ``ControlClient``.
+    ///   - routingHint: a map to route single-recipient requests by until the map has been
+    ///     asked for (the configured `cluster` section); `nil` sends them to the first seed.
     /// - Throws: `WireError(.invalidArgument)` for no seeds; `ZeroMQError` when no context
     ///   can be made.
     public init(
         seeds: [String], timeout: Duration = .seconds(3), retries: Int = 2, curve: CurveClientKeys? = nil,
-        context: Context? = nil, refusedGrace: Duration = .milliseconds(500)
+        context: Context? = nil, refusedGrace: Duration = .milliseconds(500), routingHint: ShardMap? = nil
     ) throws {
         guard !seeds.isEmpty else {
             throw WireError(.invalidArgument, "a cluster client needs at least one control endpoint to ask for the map")
@@ -60,6 +68,7 @@ public final class ClusterClient {
         self.retries = retries
         self.curve = curve
         self.refusedGrace = refusedGrace
+        self.routingHint = routingHint
     }
 
     /// The control client of `endpoint` (made on first use).
@@ -181,11 +190,26 @@ public final class ClusterClient {
 
     /// Sends raw request bytes to `recipient`'s shard, following `wrong_shard` (map refresh,
     /// the same bytes again) at most ``maximumRedirects`` times; returns the raw reply.
+    ///
+    /// Before the map has been asked for, the request goes straight to the first seed (or to
+    /// the owner in ``routingHint``): a one-shard cluster answers it in one round trip, and
+    /// the map is asked for only when a shard answers `wrong_shard`.
     /// - Throws: `WireError(.unavailable)` when the shard did not answer; the last
     ///   `wrong_shard` when redirects ran out.
     public func exchange(_ body: Data, routing recipient: RecipientID?) throws(WireError) -> Data {
-        var target = try shard(of: recipient)
         var redirects = 0
+        var target: Int
+        if map == nil {
+            let first = endpointBeforeMap(for: recipient)
+            let reply = try client(at: first).exchange(body)
+            guard let wrong = Self.wrongShard(in: reply) else { return reply }
+            redirects = 1
+            let refreshed = try refreshMap()
+            target = try shard(of: recipient)
+            if try endpoint(ofShard: target) == first, let named = wrong.shard, refreshed.shard(id: named) != nil { target = named }
+        } else {
+            target = try shard(of: recipient)
+        }
         while true {
             let reply = try client(forShard: target).exchange(body)
             guard let wrong = Self.wrongShard(in: reply) else { return reply }

@@ -24,6 +24,18 @@ public final class ControlClient {
     /// Whether a reply ever came: from then on refusals are transient (a failover).
     var hasHeardFromCoordinator = false
 
+    /// The largest reply frame this client accepts, in bytes.
+    let maxReplyBytes: Int64
+
+    /// The default largest reply frame a client DEALER accepts, in bytes (256 MiB). The
+    /// largest legitimate replies are listing pages (`list`, `ctl dead-letters`, `events`):
+    /// at most 10,000 items (`PageSize.maximum`); a typical reminder lists in under 1 KiB, so
+    /// a full page is about 10 MiB, and 256 MiB leaves room for reminders averaging 25 KiB
+    /// (long texts, `userInfo`). A larger frame is refused by libzmq (`ZMQ_MAXMSGSIZE`), which
+    /// drops the connection instead of allocating it: the request times out and throws
+    /// `.unavailable`; a page of very large reminders is then read with a smaller `limit`.
+    public static let maximumReplyBytes: Int64 = 256 << 20
+
     /// - Parameters:
     ///   - endpoint: the coordinator's control endpoint (`tcp://127.0.0.1:7700`).
     ///   - timeout: how long to wait for each reply.
@@ -34,11 +46,14 @@ public final class ControlClient {
     ///     reach it over `inproc://` in the same process).
     ///   - refusedGrace: how long refused connections are tolerated before the first reply
     ///     (a coordinator starting up) before `.unavailable` is thrown.
+    ///   - maxReplyBytes: the largest reply frame accepted over `tcp://` or `ipc://`, in bytes
+    ///     (``maximumReplyBytes`` by default).
     /// - Throws: `ZeroMQError` when no context can be made.
     public init(
         endpoint: String, timeout: Duration = .seconds(3), retries: Int = 2, curve: CurveClientKeys? = nil,
-        context: Context? = nil, refusedGrace: Duration = .milliseconds(500)
+        context: Context? = nil, refusedGrace: Duration = .milliseconds(500), maxReplyBytes: Int64 = maximumReplyBytes
     ) throws {
+        self.maxReplyBytes = maxReplyBytes
         self.curve = curve
         self.refusedGrace = refusedGrace
         self.context = try context ?? Context()
@@ -157,6 +172,9 @@ public final class ControlClient {
         if let socket { return socket }
         let socket = try Socket(.dealer, context: context)
         try socket.set(.linger(milliseconds: 0))
+        // A reply larger than any the coordinator makes drops the connection (libzmq) instead
+        // of being allocated: the request then times out and throws `.unavailable`.
+        try socket.set(.maxMessageSize(bytes: maxReplyBytes))
         try curve?.secure(socket, for: endpoint)
         try socket.connect(to: endpoint)
         self.socket = socket

@@ -35,6 +35,10 @@ struct PipelineState: ~Copyable {
     var lastReplyAt: ContinuousClock.Instant?
     /// The client's thread, so a `close()` from one of its completions does not wait for itself.
     var loopThread: pthread_t?
+    /// Set when a request timed out with no reply on the connection: the loop connects afresh
+    /// before resending (Lazy Pirate's new socket). libzmq ends a connection for good on a
+    /// protocol error, such as a reply over `ZMQ_MAXMSGSIZE`, and never reconnects it itself.
+    var isConnectionSuspect = false
 
     mutating func enqueue(
         requestId: String, body: Data, completion: @escaping PipelinedClient.Completion, now: ContinuousClock.Instant,
@@ -59,25 +63,51 @@ struct PipelineLoop: Sendable {
     let endpoint: String
     let timeout: Duration
     let retries: Int
+    /// The largest reply frame accepted (`ZMQ_MAXMSGSIZE`), in bytes.
+    let maxReplyBytes: Int64
+    /// Secures a fresh connection as the first one was (CURVE), or does nothing.
+    let secure: @Sendable (Socket) throws -> Void
 
     /// Runs until the client closes.
     func run(dealer: Socket, wake: Socket, state: borrowing Mutex<PipelineState>) {
+        var dealer = dealer
         defer {
             dealer.close()
             wake.close()
         }
         state.withLock { $0.loopThread = pthread_self() }
-        let poller = Poller()
+        var poller = Poller()
         poller.register(dealer, for: .readable)
         poller.register(wake, for: .readable)
         var unsent: [(String, Data)] = []
         while true {
             let now = ContinuousClock.now
-            let (toSend, settled, nextDeadline, isClosed) = state.withLock { state in
-                turn(&state, now: now)
+            let (toSend, settled, nextDeadline, isClosed, isSuspect) = state.withLock { state in
+                var turned = turn(&state, now: now)
+                let isSuspect = state.isConnectionSuspect
+                state.isConnectionSuspect = false
+                if isSuspect {
+                    // A fresh connection carries every request still waiting (the old one's
+                    // replies are lost with it); only the timed-out ones spent an attempt.
+                    let resent = Set(turned.0.map(\.0))
+                    for (id, var waiter) in state.waiters where waiter.resendAt == nil && !resent.contains(id) {
+                        waiter.deadline = now.advanced(by: timeout)
+                        state.waiters[id] = waiter
+                        turned.0.append((id, waiter.body))
+                    }
+                }
+                return (turned.0, turned.1, turned.2, turned.3, isSuspect)
             }
             if isClosed { return }
             for (completion, result) in settled { completion(result) }
+            if isSuspect, let fresh = reconnected(dealer) {
+                dealer = fresh
+                poller = Poller()
+                poller.register(dealer, for: .readable)
+                poller.register(wake, for: .readable)
+                // Every waiting request is in `toSend` for the new connection.
+                unsent.removeAll()
+            }
             unsent += toSend
             unsent = send(unsent, on: dealer)
             let wait = unsent.isEmpty ? nextDeadline.map { max(.zero, $0 - now) } ?? .seconds(1) : .milliseconds(1)
@@ -95,6 +125,23 @@ struct PipelineLoop: Sendable {
                 for (completion, result) in settledNow { completion(result) }
             }
         }
+    }
+
+    /// A new DEALER connected to the endpoint in place of `old` (closed), or `nil` when none can
+    /// be made (the old one is kept: its retries then run out as before).
+    func reconnected(_ old: Socket) -> Socket? {
+        guard let fresh = try? Socket(.dealer, context: old.context) else { return nil }
+        do {
+            try fresh.set(.linger(milliseconds: 0))
+            try fresh.set(.maxMessageSize(bytes: maxReplyBytes))
+            try secure(fresh)
+            try fresh.connect(to: endpoint)
+        } catch {
+            fresh.close()
+            return nil
+        }
+        old.close()
+        return fresh
     }
 
     /// Sends `queue` in order without blocking; returns what could not be sent yet (no peer
@@ -135,6 +182,7 @@ struct PipelineLoop: Sendable {
                 waiter.deadline = now.advanced(by: timeout)
                 toSend.append((id, waiter.body))
                 state.waiters[id] = waiter
+                state.isConnectionSuspect = true
             }
             let due = waiter.resendAt ?? max(waiter.deadline, state.lastReplyAt.map { $0.advanced(by: timeout) } ?? waiter.deadline)
             if next.map({ due < $0 }) ?? true { next = due }

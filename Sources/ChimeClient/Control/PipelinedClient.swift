@@ -42,11 +42,14 @@ public final class PipelinedClient: Sendable {
     ///   - retries: attempts after the first for a request left unanswered.
     ///   - curve: this client's key and the coordinator's public key; `nil` without CURVE.
     ///   - context: the ZeroMQ context (`nil` makes one).
+    ///   - maxReplyBytes: the largest reply frame accepted over `tcp://` or `ipc://`, in bytes
+    ///     (``ControlClient/maximumReplyBytes`` by default); a larger one drops the connection
+    ///     and the requests waiting on it are sent again, then settle `.unavailable`.
     /// - Throws: `WireError(.invalidArgument)` for a window below 1; `WireError(.unavailable)`
     ///   when the sockets cannot be made.
     public init(
         endpoint: String, window: Int = 256, timeout: Duration = .seconds(3), retries: Int = 2,
-        curve: CurveClientKeys? = nil, context: Context? = nil
+        curve: CurveClientKeys? = nil, context: Context? = nil, maxReplyBytes: Int64 = ControlClient.maximumReplyBytes
     ) throws(WireError) {
         guard window >= 1 else { throw WireError(.invalidArgument, "a pipelined client's window is at least 1") }
         self.endpoint = endpoint
@@ -59,10 +62,13 @@ public final class PipelinedClient: Sendable {
         thread = HelperThread(name: "chime-pipeline")
         do {
             let context = try context ?? Context()
-            let loop = PipelineLoop(endpoint: endpoint, timeout: timeout, retries: retries)
+            let loop = PipelineLoop(
+                endpoint: endpoint, timeout: timeout, retries: retries, maxReplyBytes: maxReplyBytes,
+                secure: { socket in try curve?.secure(socket, for: endpoint) })
             try thread.start(setUp: { () throws -> UnsafeTransfer<(Socket, Socket)> in
                 let dealer = try Socket(.dealer, context: context)
                 try dealer.set(.linger(milliseconds: 0))
+                try dealer.set(.maxMessageSize(bytes: maxReplyBytes))
                 try curve?.secure(dealer, for: endpoint)
                 try dealer.connect(to: endpoint)
                 let wake = try Socket(.pair, context: context)

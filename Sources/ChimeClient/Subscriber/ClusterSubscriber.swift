@@ -20,6 +20,7 @@ public final class ClusterSubscriber: Sendable {
     let stop: StopSignal
     let highWaterMark: Int32
     let curve: CurveClientKeys?
+    let maxEventBytes: Int?
 
     /// - Parameters:
     ///   - map: the cluster's shard map (each shard's `events` and `control` endpoints).
@@ -27,7 +28,14 @@ public final class ClusterSubscriber: Sendable {
     ///   - stop: ends the subscription: a receive under way returns once it is signalled.
     ///   - highWaterMark: events queued per shard before ZeroMQ drops (ZMQ_RCVHWM).
     ///   - curve: this subscriber's key and the coordinators' public key; `nil` without CURVE.
-    public init(map: ShardMap, recipient: RecipientID?, stop: StopSignal, highWaterMark: Int32 = 250_000, curve: CurveClientKeys? = nil) {
+    ///   - maxEventBytes: the coordinators' own `events.maxEventBytes`: a frame over it plus
+    ///     1 KiB is refused and ends that shard's connection for good
+    ///     (``SubscriberClient/maxEventBytes``); `nil`: the default bound.
+    public init(
+        map: ShardMap, recipient: RecipientID?, stop: StopSignal, highWaterMark: Int32 = 250_000, curve: CurveClientKeys? = nil,
+        maxEventBytes: Int? = nil
+    ) {
+        self.maxEventBytes = maxEventBytes
         self.map = map
         self.recipient = recipient
         self.stop = stop
@@ -82,6 +90,7 @@ public final class ClusterSubscriber: Sendable {
                 do {
                     let subscriber = SubscriberClient(
                         endpoint: shard.endpoints.events, recipient: recipient, stop: stop, highWaterMark: highWaterMark, curve: curve)
+                    subscriber.maxEventBytes = maxEventBytes
                     let client = try catchUp.map { catchUp in
                         try ControlClient(
                             endpoint: shard.endpoints.control, timeout: catchUp.timeout, retries: catchUp.retries, curve: curve,

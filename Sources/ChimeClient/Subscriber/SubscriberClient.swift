@@ -41,6 +41,11 @@ public final class SubscriberClient {
 
     let highWaterMark: Int32
     let curve: CurveClientKeys?
+    /// A tighter bound on event frames: the cluster's `events.maxEventBytes` (a frame over it
+    /// plus 1 KiB is refused, `ZMQ_MAXMSGSIZE`); `nil`: ``SubscriberSocket/defaultMaximumMessageBytes``.
+    /// libzmq ends the connection for good on such a frame (a protocol error; it does not
+    /// reconnect), so set it only to the coordinators' own value, never a smaller one.
+    public var maxEventBytes: Int?
 
     /// Calls `onEvent` for every fire event until the stop signal, with the event's JSON.
     /// - Parameters:
@@ -56,7 +61,8 @@ public final class SubscriberClient {
     ) throws {
         let socket = try SubscriberSocket.make(
             endpoint: endpoint, topics: [recipient.map { Topic.fire($0) } ?? Topic.firePrefix],
-            highWaterMark: highWaterMark, curve: curve, stop: stop)
+            highWaterMark: highWaterMark, curve: curve, stop: stop,
+            maxMessageBytes: maxEventBytes.map { Int64($0) + 1024 } ?? SubscriberSocket.defaultMaximumMessageBytes)
         defer { socket.close() }
         onReady()
         var filler = catchUp.map { GapFiller(since: $0.since) }

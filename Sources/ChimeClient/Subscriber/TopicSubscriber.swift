@@ -14,6 +14,11 @@ public final class TopicSubscriber {
     let stop: StopSignal
     let highWaterMark: Int32
     let curve: CurveClientKeys?
+    /// A tighter bound on event frames: the cluster's `events.maxEventBytes` (a frame over it
+    /// plus 1 KiB is refused, `ZMQ_MAXMSGSIZE`); `nil`: ``SubscriberSocket/defaultMaximumMessageBytes``.
+    /// libzmq ends the connection for good on such a frame (a protocol error; it does not
+    /// reconnect), so set it only to the coordinators' own value, never a smaller one.
+    public var maxEventBytes: Int?
 
     /// - Parameters:
     ///   - endpoint: the events endpoint to connect to (`tcp://127.0.0.1:7703`).
@@ -39,7 +44,8 @@ public final class TopicSubscriber {
     public func run(onReady: () -> Void = {}, onMessage: (String, Data) -> Void) throws {
         let topic = prefix + (recipient?.rawValue ?? "")
         let socket = try SubscriberSocket.make(
-            endpoint: endpoint, topics: [topic], highWaterMark: highWaterMark, curve: curve, stop: stop)
+            endpoint: endpoint, topics: [topic], highWaterMark: highWaterMark, curve: curve, stop: stop,
+            maxMessageBytes: maxEventBytes.map { Int64($0) + 1024 } ?? SubscriberSocket.defaultMaximumMessageBytes)
         defer { socket.close() }
         onReady()
         do {

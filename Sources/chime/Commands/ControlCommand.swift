@@ -135,7 +135,9 @@ enum ControlCommand: Command {
     }
 
     /// `ctl dead-letters`: one page (its JSON reply with `--json`), or with `--all-pages` every
-    /// page in turn (with `--json` one firing per line, NDJSON), as `chime list` pages.
+    /// page in turn (with `--json` one firing per line, NDJSON), as `chime list` pages. A shard
+    /// that did not answer ends the output with the `partial` reply (with `--json` its last
+    /// line: `{"ok":false,"error":{"code":"partial",…},"result":{"firings":[],"nextCursor":…}}`), exit 1.
     static func deadLetters(_ client: ClusterClient, _ arguments: Arguments) throws -> Int32 {
         let json = arguments.has("json")
         let allPages = arguments.has("all-pages")
@@ -163,7 +165,12 @@ enum ControlCommand: Command {
             }
             shown += result.firings.count
             cursor = result.nextCursor
-            if let partial = page.partial { return finishGathered(EmptyResult(), partial: partial, json: false) }
+            if let partial = page.partial {
+                // With --json the listing ends with the partial reply on standard output (its
+                // result holds the cursor to go on from), as every gathered command reports it.
+                if json { return finishGathered(DeadLettersResult(firings: [], nextCursor: cursor), partial: partial, json: true) }
+                return finishGathered(EmptyResult(), partial: partial, json: false)
+            }
             if !allPages, let next = result.nextCursor {
                 output("(\(shown) shown; more after this page: --cursor \(next), or --all-pages for every page)")
                 return 0

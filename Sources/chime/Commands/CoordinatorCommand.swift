@@ -7,6 +7,8 @@ import ChimeCoordinator
 import ChimeSecurity
 import ChimeWorker
 import ChimeWire
+import ChimeClient
+import ZeroMQ
 
 enum CoordinatorCommand: Command {
     static let spec = CommandSpec(
@@ -64,11 +66,15 @@ enum WorkerCommand: Command {
             OptionSpec(name: "id", value: "ID", help: "Worker id (default: <host>-<pid>)."),
             OptionSpec(name: "http", value: "ADDR", help: "Serve /metrics, /healthz and /readyz on HOST:PORT (default: no HTTP)."),
         ] + CommonOptions.specs + LogOptions.specs,
-        details: "Connects to dispatch (DEALER), results (PUSH) and events-ingest (XPUB); heartbeats every interval.\nWith a cluster section of several shards it serves every shard: one set of sockets per shard, the\ncapacity split evenly between them. Stops cleanly on SIGINT or SIGTERM; SIGHUP re-reads log.level.")
+        details: "Connects to dispatch (DEALER), results (PUSH) and events-ingest (XPUB); heartbeats every interval.\nWith a cluster section of several shards it serves every shard: one set of sockets per shard, the\ncapacity split evenly between them. Stops cleanly on SIGINT or SIGTERM; SIGHUP re-reads log.level and the shard map.\nEvery cluster.mapRefreshSeconds (5 s) it asks the shards for the map and follows a newer one: it starts serving\nnew shards, stops serving (handing back) shards that left, and reconnects shards whose endpoints changed.")
 
     static func run(_ arguments: Arguments) throws -> Int32 {
         let configuration = try CommonOptions.configuration(arguments)
-        let map = try ShardMap.configured(configuration.cluster)
+        let endpoints = configuration.endpoints
+        // No cluster section: one coordinator, shard 0 owning every slot at `endpoints`.
+        let map = try ShardMap.configured(configuration.cluster) ?? .single(ShardMap.Endpoints(
+            control: endpoints.control.connect, dispatch: endpoints.dispatch.connect, results: endpoints.results.connect,
+            events: endpoints.events.connect, eventsIngest: endpoints.eventsIngest.connect))
         let http = try HTTPOptions.address(arguments.value("http"), configured: nil)
         let logger = try LogOptions.logger("worker", arguments, configuration)
         let stop = StopSignal()
@@ -77,21 +83,43 @@ enum WorkerCommand: Command {
         let id = arguments.value("id").map { WorkerID($0) }
         let curve = try CommonOptions.clientKeys(configuration, role: .worker)
         let notifier = SystemdNotifier(environment: ProcessInfo.processInfo.environment)
-        if let map, map.shards.count > 1 {
-            // One service per shard: each shard's firings are acknowledged to it and published
-            // through it, with a share of the capacity.
-            let parts = try map.shards.map { shard in
-                ShardedWorker.Part(shard: shard.id, configuration: try configuration.selectingShard(shard.id))
-            }
-            try ShardedWorker(parts: parts, id: id, logger: logger, stop: stop, curve: curve, notifier: notifier, http: http).run()
-            return 0
-        }
-        var single = configuration
-        if let only = map?.shards.first { single = try configuration.selectingShard(only.id) }
-        let service = WorkerService(
-            configuration: single, id: id, logger: logger, stop: stop, curve: curve, notifier: notifier, http: http)
-        try service.run()
+        // One service per shard: each shard's firings are acknowledged to it and published
+        // through it, with a share of the capacity; the map is read again to follow changes.
+        let worker = ShardedWorker(
+            map: map, configuration: configuration, id: id, logger: logger, stop: stop, curve: curve, notifier: notifier,
+            http: http,
+            mapSource: try MapReader.source(configuration, seeds: map.shards.map(\.endpoints.control), curve: curve))
+        installReloadHandler { [refresh = worker.refresh] in refresh.requestRefresh() }
+        try worker.run()
         return 0
+    }
+}
+
+/// How `chime worker` reads the shard map: `{"op":"map"}` over one control client per
+/// endpoint (the worker key may use `map`), a short timeout and no retries (the next read is
+/// at most `cluster.mapRefreshSeconds` away).
+enum MapReader {
+    static func source(_ configuration: ChimeConfiguration, seeds: [String], curve: CurveClientKeys?) throws -> ShardedWorker.MapSource {
+        let context = try Context()
+        let timeout = Duration.milliseconds(min(1000, configuration.client.requestTimeoutMilliseconds))
+        var clients: [String: ControlClient] = [:]
+        return ShardedWorker.MapSource(interval: configuration.cluster.mapRefreshSeconds, seeds: seeds) { endpoint throws(WireError) in
+            let client: ControlClient
+            if let known = clients[endpoint] {
+                client = known
+            } else {
+                do {
+                    client = try ControlClient(endpoint: endpoint, timeout: timeout, retries: 0, curve: curve, context: context)
+                } catch {
+                    throw WireError(.unavailable, "cannot make a control socket for \(endpoint): \(error)")
+                }
+                clients[endpoint] = client
+            }
+            guard let map = try client.send(ControlRequest(command: .map), expecting: ShardMap.self).result else {
+                throw WireError(.malformed, "the map reply has no result")
+            }
+            return map
+        }
     }
 }
 

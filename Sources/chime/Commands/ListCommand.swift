@@ -54,7 +54,7 @@ enum ListCommand: Command {
         }
         var cursor = arguments.value("cursor")
         let client = try makeControlClient(arguments)
-        if try !client.isSingleShard() && filter.recipient == nil {
+        if try filter.recipient == nil && !client.isSingleShard() {
             return try listAcrossShards(client, filter, all: arguments.has("all"), limit: limit, cursor: cursor, allPages: allPages, json: json)
         }
         var pageCursor: PageCursor?
@@ -109,7 +109,8 @@ enum ListCommand: Command {
         + column("REPEAT", 12) + "TEXT"
 
     /// `list` on several shards: pages merged in key order with a cluster cursor; a shard
-    /// that did not answer ends the listing as partial (what the others had is printed).
+    /// that did not answer ends the listing as partial (what the others had is printed; with
+    /// `--json --all-pages` the last line is the `partial` reply).
     static func listAcrossShards(
         _ client: ClusterClient, _ filter: ReminderFilter, all: Bool, limit: Int?, cursor: String?, allPages: Bool, json: Bool
     ) throws -> Int32 {
@@ -129,7 +130,9 @@ enum ListCommand: Command {
             shown += result.reminders.count
             cursor = result.nextCursor
             if let partial = page.partial {
-                if let next = cursor, !json { output("(\(shown) shown; the next page: --cursor \(next))") }
+                // NDJSON ends with the partial reply (its result holds the cursor to go on from).
+                if json { return finishGathered(ListResult(reminders: [], total: nil, nextCursor: cursor), partial: partial, json: true) }
+                if let next = cursor { output("(\(shown) shown; the next page: --cursor \(next))") }
                 return finishGathered(EmptyResult(), partial: partial, json: false)
             }
             if !allPages {
@@ -183,7 +186,7 @@ enum CancelCommand: Command {
         // One server-side filtered request (one per shard, with one requestId): each
         // coordinator walks it in slices and answers once, so there is no progress to show.
         let cancelled: [ReminderID]
-        if try client.isSingleShard() || filter.recipient != nil {
+        if try filter.recipient != nil || client.isSingleShard() {
             let (reply, raw) = try client.call(ControlRequest(command: .cancel(filter)), CancelResult.self)
             if arguments.has("json") {
                 printJSON(raw)

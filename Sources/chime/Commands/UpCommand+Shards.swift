@@ -99,9 +99,13 @@ extension UpCommand {
             try scheduleSamples(
                 configuration, configurationPath: CommonOptions.configurationPath(arguments), map: map, clients: clients)
         }
-        // Workers are watched through shard 0 only (a worker serves every shard).
+        // Workers are watched through every shard (a worker serves every shard, and one shard
+        // that stops hearing from it is enough): the first supervisor asks them all.
+        let everyShard = zip(map.shards, clients).map { (shard: $0.id, client: $1) }
         let supervisors = zip(coordinatorsByShard, clients).enumerated().map { index, pair in
-            UpSupervisor(coordinators: pair.0, workers: index == 0 ? workers : [], client: pair.1) { printError($0) }
+            UpSupervisor(
+                coordinators: pair.0, workers: index == 0 ? workers : [], client: pair.1,
+                workerClients: index == 0 ? everyShard : []) { printError($0) }
         }
         startDashboard(dashboard)
         var dashboardExitReported = false

@@ -1,4 +1,5 @@
 import ChimeClient
+import ChimeCommandLine
 import ChimeCore
 import ChimeRuntime
 import ChimeWire
@@ -7,8 +8,9 @@ import Foundation
 /// What `chime up` does while its cluster runs: restarts a child that exited (with back-off,
 /// `ChildSupervisor`), and kills (SIGKILL) and restarts one that stopped answering — the
 /// active coordinator when `status` goes unanswered for `coordinatorSilence` seconds after
-/// it had answered, a worker the coordinator reports as not alive for `workerSilence`
-/// seconds while its process still runs (SIGSTOPped, hung).
+/// it had answered, a worker that any shard's coordinator reports as not alive for
+/// `workerWatch.silenceSeconds` while its process still runs (SIGSTOPped, hung, or one of its
+/// per-shard loops stalled; ``WorkerWatch``).
 ///
 /// With a local standby (`--standby`) the standby takes over a paused coordinator by itself
 /// (its lease expires, README "Standby"); the supervisor then only restarts the killed one,
@@ -18,24 +20,30 @@ final class UpSupervisor {
     let coordinators: [ChildSupervisor]
     let workers: [ChildSupervisor]
     let client: ControlClient
+    /// The control client of every shard, by shard id: each is asked for its `workers`.
+    let workerClients: [(shard: Int, client: ControlClient)]
     /// How long the active coordinator may leave `status` unanswered before it is killed, in seconds.
     var coordinatorSilence = 3.0
-    /// How long a running worker may be reported not alive before it is killed, in seconds.
-    var workerSilence = 3.0
+    /// Judges the workers from every shard's listing.
+    var workerWatch = WorkerWatch(silenceSeconds: 3)
     /// The pid of the coordinator that answered last, and when (monotonic).
     private var lastAnswer: (pid: Int32, at: ContinuousClock.Instant)?
-    /// Since when each worker (by name) has been reported not alive while running.
-    private var silentSince: [String: ContinuousClock.Instant] = [:]
     private var nextWorkerCheck = ContinuousClock.now
     private let report: (String) -> Void
 
     /// - Parameters:
-    ///   - client: a control client of the cluster (short timeout, no retries).
+    ///   - client: a control client of the coordinators' shard (short timeout, no retries).
+    ///   - workerClients: every shard's control client, asked about `workers`; `nil`: `client`
+    ///     as shard 0 (one coordinator).
     ///   - report: where the supervisor's lines go (standard error).
-    init(coordinators: [ChildSupervisor], workers: [ChildSupervisor], client: ControlClient, report: @escaping (String) -> Void) {
+    init(
+        coordinators: [ChildSupervisor], workers: [ChildSupervisor], client: ControlClient,
+        workerClients: [(shard: Int, client: ControlClient)]? = nil, report: @escaping (String) -> Void
+    ) {
         self.coordinators = coordinators
         self.workers = workers
         self.client = client
+        self.workerClients = workerClients ?? [(0, client)]
         self.report = report
     }
 
@@ -88,27 +96,26 @@ final class UpSupervisor {
     }
 
     private func checkWorkers(at now: ContinuousClock.Instant) {
-        guard let listing = try? client.send(ControlRequest(command: .workers), expecting: WorkersResult.self).result else {
-            // No coordinator to ask: nothing is known about the workers now.
-            silentSince.removeAll()
-            return
+        guard !workers.isEmpty else { return }
+        var listings: [Int: [WorkerReport]?] = [:]
+        for (shard, client) in workerClients {
+            // A shard that does not answer is no evidence about the workers.
+            listings[shard] = .some(try? client.send(ControlRequest(command: .workers), expecting: WorkersResult.self).result?.workers)
         }
-        for child in workers {
-            guard let pid = child.pid, let record = listing.workers.first(where: { $0.id.rawValue == child.name }),
-                record.pid == pid, !record.alive
-            else {
-                silentSince[child.name] = nil
-                continue
-            }
-            let since = silentSince[child.name] ?? now
-            silentSince[child.name] = since
-            if now - since >= .milliseconds(Int64(workerSilence * 1000)) {
-                report("chime up: \(child.name) (pid \(pid)) is running but not alive for the coordinator; killing it")
-                child.kill()
-                silentSince[child.name] = nil
-            }
+        var running: [String: Int32] = [:]
+        for child in workers { if let pid = child.pid { running[child.name] = pid } }
+        let elapsed = Self.origin.duration(to: now).components
+        let seconds = Double(elapsed.seconds) + Double(elapsed.attoseconds) / 1e18
+        for kill in workerWatch.observe(running: running, listings: listings, at: seconds) {
+            guard let child = workers.first(where: { $0.name == kill.name }) else { continue }
+            let shards = kill.shards.map(String.init).joined(separator: ", ")
+            report("chime up: \(child.name) (pid \(child.pid ?? 0)) is running but not alive for shard(s) \(shards); killing it")
+            child.kill()
         }
     }
+
+    /// The instant the supervisor's clock readings count from.
+    private static let origin = ContinuousClock.now
 
     static func format(_ duration: Duration) -> String {
         let seconds = Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18

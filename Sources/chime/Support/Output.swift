@@ -58,12 +58,15 @@ extension ClusterClient {
 /// answer is shown down rather than waited for again).
 func makeControlClient(_ arguments: Arguments, retries: Int? = nil) throws -> ClusterClient {
     let configuration = try CommonOptions.configuration(arguments)
-    let seeds = try ShardMap.configured(configuration.cluster).map { $0.shards.map(\.endpoints.control) }
-        ?? [configuration.endpoints.control.connect]
+    let configured = try ShardMap.configured(configuration.cluster)
+    let seeds = configured.map { $0.shards.map(\.endpoints.control) } ?? [configuration.endpoints.control.connect]
+    // A request about one recipient goes to its shard under the configured map (or to the
+    // one coordinator) at once; the map is asked for on `wrong_shard` or for a scatter.
     return try ClusterClient(
         seeds: seeds,
         timeout: .milliseconds(configuration.client.requestTimeoutMilliseconds),
-        retries: retries ?? configuration.client.retries, curve: try CommonOptions.clientKeys(configuration, role: .operator))
+        retries: retries ?? configuration.client.retries, curve: try CommonOptions.clientKeys(configuration, role: .operator),
+        routingHint: configured)
 }
 
 /// Prints a result gathered across shards: with `--json` one document (`ok` false with the

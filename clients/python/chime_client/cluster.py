@@ -8,7 +8,8 @@ recipients is split per shard and merged in the caller's order; `list` and `canc
 a recipient go to every shard at once: `list` pages merge in key order (id, then recipient)
 with a cluster cursor (`cursor.py`), `cancel` carries one `requestId` to every shard (not
 atomic across shards). A shard that does not answer makes the result partial: the second
-element of the returned pair is `{"code": "partial", "message": …, "shard": id}`.
+element of the returned pair is `{"code": "partial", "message": …, "shard": first id,
+"shards": [every id missing]}`.
 
 Every request uses a fresh DEALER per attempt (Lazy Pirate, ZeroMQ Guide ch. 4); every wait
 has a deadline. Only pyzmq is needed.
@@ -43,7 +44,7 @@ def _partial(missing: list, answered: int) -> dict | None:
         return None
     names = "; ".join(f"shard {shard} ({reason})" for shard, reason in missing)
     return {"code": "partial", "message": f"{len(missing)} of {len(missing) + answered} shard(s) did not answer: {names}",
-            "shard": missing[0][0]}
+            "shard": missing[0][0], "shards": [shard for shard, _ in missing]}
 
 
 class MapHolder:

@@ -1,0 +1,180 @@
+import ChimeClient
+import ChimeCore
+import ChimeRuntime
+import ChimeTestSupport
+import ChimeWire
+import Foundation
+import Testing
+
+/// A worker follows the shard map: started against a one-shard cluster, it serves a second
+/// shard once shard 0 answers a map of a higher epoch naming it, and stops serving it (saying
+/// it leaves) once shard 0 answers a map without it, all without a restart.
+@Suite(.serialized) struct WorkerMapFollowingTests {
+    /// Writes `name` holding `map` as the `cluster` section (HTTP off, workers reading the map
+    /// every `refresh` seconds).
+    static func writeConfiguration(_ map: ShardMap, refresh: Double, to name: String, in cluster: LocalCluster) throws {
+        let encoded = String(decoding: try JSONEncoder().encode(map), as: UTF8.self)
+        let section = encoded.dropLast() + #", "mapRefreshSeconds": \#(refresh)}"#
+        let json = #"{"http": {"listen": "off"}, "heartbeat": {"intervalMilliseconds": 200}, "cluster": \#(section)}"#
+        try Data(json.utf8).write(to: URL(fileURLWithPath: cluster.directory.path(name)))
+    }
+
+    @Test func aWorkerServesAShardThatAppearsAndLeavesAShardThatGoesWithoutARestart() throws {
+        let cluster = try LocalCluster(portCount: 2 * LocalCluster.portsPerShard)
+        defer { cluster.stop() }
+        var grown = cluster.shardMap(shards: 2)
+        grown.mapEpoch = 2
+        let first = ShardMap(
+            mapEpoch: 1, shards: [ShardMap.Shard(id: 0, slots: [ShardMap.SlotRange(0, 4095)], endpoints: grown.shards[0].endpoints)])
+        do {
+            try Self.writeConfiguration(first, refresh: 0.5, to: "one.json", in: cluster)
+            try Self.writeConfiguration(grown, refresh: 0.5, to: "two.json", in: cluster)
+            let zero = grown.shards[0].endpoints.control
+            let one = grown.shards[1].endpoints.control
+            try cluster.spawn("shard-0", ["coordinator", "--shard", "0", "--store", "store-0", "--config", cluster.directory.path("one.json")])
+            try cluster.waitForCoordinator(at: zero, timeout: 20)
+            // The worker's own configuration names one shard; it learns of the second from shard 0.
+            try cluster.spawn("worker-1", ["worker", "--id", "worker-1", "--config", cluster.directory.path("one.json")])
+            try cluster.waitForAliveWorkers(1, at: zero, timeout: 20)
+
+            // The cluster grows: shard 1 starts, and shard 0 restarts on the map of epoch 2.
+            try cluster.spawn("shard-1", ["coordinator", "--shard", "1", "--store", "store-1", "--config", cluster.directory.path("two.json")])
+            try cluster.waitForCoordinator(at: one, timeout: 20)
+            #expect(cluster.stop("shard-0")?.neededKill == false)
+            try cluster.spawn("shard-0", ["coordinator", "--shard", "0", "--store", "store-0", "--config", cluster.directory.path("two.json")])
+            try cluster.waitForCoordinator(at: zero, timeout: 20)
+
+            // Within a few refresh intervals the worker serves shard 1 (no worker restart).
+            let started = ContinuousClock.now
+            try cluster.waitForAliveWorkers(1, at: one, timeout: 20)
+            let joined = ContinuousClock.now - started
+            #expect(cluster.pid(of: "worker-1") != nil)
+            #expect(cluster.log(of: "worker-1").contains("following a new shard map"))
+
+            let client = try ControlClient(endpoint: one, timeout: .seconds(5), retries: 0)
+            let collector = EventCollector(endpoint: grown.shards[1].endpoints.events)
+            defer { collector.close() }
+            try ClusterDeliveryTests.waitUntilSubscribed(
+                collector, client: client, recipient: ShardedClusterTests.recipient(on: 1, of: grown, prefix: "probe"))
+            let recipient = ShardedClusterTests.recipient(on: 1, of: grown, prefix: "grown")
+            let due = Date().addingTimeInterval(1)
+            let reminders = (0..<50).map { index in
+                Reminder(
+                    id: ReminderID("grown-\(index)"), recipient: recipient, content: Content(body: "g\(index)"),
+                    trigger: Trigger(start: .instant(due.addingTimeInterval(Double(index) * 0.01))))
+            }
+            try ShardedClusterTests.schedule(reminders, on: client)
+            func grownEvents() -> [FireEvent] { collector.received.filter { $0.firing.reminderId.rawValue.hasPrefix("grown-") } }
+            try expectEventually(timeout: 20, "50 firings of shard 1") { Set(grownEvents().map(\.firing.reminderId)).count == 50 }
+            try expectEventually(timeout: 10, "nothing in flight on shard 1") {
+                try client.send(ControlRequest(command: .status), expecting: StatusReport.self).result?.inFlight == 0
+            }
+            let events = grownEvents()
+            #expect(events.count == 50, "each firing exactly once")
+            #expect(Set(events.map(\.firing.reminderId)) == Set(reminders.map(\.id)))
+            #expect(events.allSatisfy { $0.shard == 1 && $0.publisher == "worker-1" })
+            print("worker joined shard 1 \(joined) after shard 0 served the map of epoch 2")
+
+            // The cluster shrinks back (epoch 3: shard 0 owns every slot again): the worker
+            // stops serving shard 1, saying it leaves, and keeps serving shard 0.
+            let shrunk = ShardMap(
+                mapEpoch: 3, shards: [ShardMap.Shard(id: 0, slots: [ShardMap.SlotRange(0, 4095)], endpoints: grown.shards[0].endpoints)])
+            try Self.writeConfiguration(shrunk, refresh: 0.5, to: "three.json", in: cluster)
+            #expect(cluster.stop("shard-0")?.neededKill == false)
+            try cluster.spawn("shard-0", ["coordinator", "--shard", "0", "--store", "store-0", "--config", cluster.directory.path("three.json")])
+            try cluster.waitForCoordinator(at: zero, timeout: 20)
+            try expectEventually(timeout: 20, "worker-1 to leave shard 1") {
+                cluster.log(of: "shard-1").contains("worker left")
+            }
+            let workersOfOne = try client.send(ControlRequest(command: .workers), expecting: WorkersResult.self).result?.workers
+            #expect(workersOfOne?.map(\.alive) == [false], "\(cluster.log(of: "shard-1"))\n---\n\(cluster.log(of: "worker-1"))")
+            try cluster.waitForAliveWorkers(1, at: zero, timeout: 10)
+            #expect(cluster.pid(of: "worker-1") != nil)
+        } catch {
+            cluster.stop()
+            print("map following failed: \(error)\n\(cluster.logs())")
+            throw error
+        }
+    }
+    /// SIGHUP reads the map at once: a worker whose interval is an hour follows the grown map
+    /// as soon as it is told to.
+    @Test func sighupReadsTheMapAtOnce() throws {
+        let cluster = try LocalCluster(portCount: 2 * LocalCluster.portsPerShard)
+        defer { cluster.stop() }
+        var grown = cluster.shardMap(shards: 2)
+        grown.mapEpoch = 2
+        let first = ShardMap(
+            mapEpoch: 1, shards: [ShardMap.Shard(id: 0, slots: [ShardMap.SlotRange(0, 4095)], endpoints: grown.shards[0].endpoints)])
+        do {
+            try Self.writeConfiguration(first, refresh: 3600, to: "one.json", in: cluster)
+            try Self.writeConfiguration(grown, refresh: 3600, to: "two.json", in: cluster)
+            let zero = grown.shards[0].endpoints.control
+            let one = grown.shards[1].endpoints.control
+            try cluster.spawn("shard-0", ["coordinator", "--shard", "0", "--store", "store-0", "--config", cluster.directory.path("two.json")])
+            try cluster.spawn("shard-1", ["coordinator", "--shard", "1", "--store", "store-1", "--config", cluster.directory.path("two.json")])
+            try cluster.waitForCoordinator(at: zero, timeout: 20)
+            try cluster.waitForCoordinator(at: one, timeout: 20)
+            // The worker's configuration names shard 0 only, at epoch 1; shard 0 already serves epoch 2.
+            try cluster.spawn("worker-1", ["worker", "--id", "worker-1", "--config", cluster.directory.path("one.json")])
+            try cluster.waitForAliveWorkers(1, at: zero, timeout: 20)
+            let client = try ControlClient(endpoint: one, timeout: .seconds(1), retries: 0)
+            func workersOfOne() -> Int {
+                (try? client.send(ControlRequest(command: .workers), expecting: WorkersResult.self).result?.workers.count) ?? -1
+            }
+            #expect(workersOfOne() == 0, "not before it is told")
+            cluster.send(SIGHUP, to: "worker-1")
+            try cluster.waitForAliveWorkers(1, at: one, timeout: 10)
+            #expect(cluster.log(of: "worker-1").contains("following a new shard map"))
+        } catch {
+            cluster.stop()
+            print("SIGHUP map read failed: \(error)\n\(cluster.logs())")
+            throw error
+        }
+    }
+    /// The worker's HTTP probe lives in its first shard's service: when that shard leaves the
+    /// map, the probe moves to a remaining shard's service (restarted with it) and answers again.
+    @Test func theHTTPProbeMovesWhenItsShardLeaves() throws {
+        let cluster = try LocalCluster(portCount: 2 * LocalCluster.portsPerShard)
+        defer { cluster.stop() }
+        let grown = cluster.shardMap(shards: 2)
+        var onlyOne = ShardMap(
+            mapEpoch: 2, shards: [ShardMap.Shard(id: 1, slots: [ShardMap.SlotRange(0, 4095)], endpoints: grown.shards[1].endpoints)])
+        onlyOne.slotCount = grown.slotCount
+        let httpPort = cluster.portBase + 7
+        do {
+            try Self.writeConfiguration(grown, refresh: 0.3, to: "two.json", in: cluster)
+            try Self.writeConfiguration(onlyOne, refresh: 0.3, to: "one.json", in: cluster)
+            let one = grown.shards[1].endpoints.control
+            try cluster.spawn("shard-0", ["coordinator", "--shard", "0", "--store", "store-0", "--config", cluster.directory.path("two.json")])
+            try cluster.spawn("shard-1", ["coordinator", "--shard", "1", "--store", "store-1", "--config", cluster.directory.path("two.json")])
+            try cluster.waitForCoordinator(at: grown.shards[0].endpoints.control, timeout: 20)
+            try cluster.waitForCoordinator(at: one, timeout: 20)
+            try cluster.spawn(
+                "worker-1", ["worker", "--id", "worker-1", "--http", "127.0.0.1:\(httpPort)", "--config", cluster.directory.path("two.json")])
+            try cluster.waitForAliveWorkers(1, at: one, timeout: 20)
+            try expectEventually(timeout: 10, "the worker's /readyz") { LoopbackHTTP.get(port: httpPort, path: "/readyz")?.status == 200 }
+
+            // Shard 1 alone (epoch 2): shard 0 is stopped and leaves the map.
+            #expect(cluster.stop("shard-0")?.neededKill == false)
+            #expect(cluster.stop("shard-1")?.neededKill == false)
+            try cluster.spawn("shard-1", ["coordinator", "--shard", "1", "--store", "store-1", "--config", cluster.directory.path("one.json")])
+            try cluster.waitForCoordinator(at: one, timeout: 20)
+            try expectEventually(timeout: 20, "the worker to follow the map of epoch 2") {
+                cluster.log(of: "worker-1").contains("following a new shard map")
+            }
+            // Shard 1's service restarts with the probe (its "worker ready" line names the address).
+            try expectEventually(timeout: 20, "shard 1's service to serve HTTP") {
+                cluster.log(of: "worker-1").components(separatedBy: "\n").contains {
+                    $0.contains("worker ready dispatch=\(grown.shards[1].endpoints.dispatch) http=127.0.0.1:\(httpPort)")
+                }
+            }
+            try cluster.waitForAliveWorkers(1, at: one, timeout: 20)
+            try expectEventually(timeout: 10, "the worker's /readyz again") { LoopbackHTTP.get(port: httpPort, path: "/readyz")?.status == 200 }
+            #expect(cluster.pid(of: "worker-1") != nil)
+        } catch {
+            cluster.stop()
+            print("HTTP probe move failed: \(error)\n\(cluster.logs())")
+            throw error
+        }
+    }
+}
