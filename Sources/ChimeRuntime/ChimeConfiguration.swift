@@ -58,10 +58,11 @@ public struct ChimeConfiguration: Codable, Hashable, Sendable {
         /// The largest `userInfo`, as JSON, in bytes.
         public var maxUserInfoBytes = 4096
         /// Reminders per `schedule` request at most (1 … 1,000,000). A request is validated and
-        /// applied in one loop turn, atomically: 2,000 keeps that turn near 25 ms (release
-        /// build; 100,000 took 1.3 s, every other client and due firing waiting), and is the
-        /// chunk `chime schedule --file` and `chime import` send.
-        public var maxRemindersPerRequest = 2_000
+        /// applied in one loop turn, atomically: 1,000 kept that turn at 9–37 ms (release build,
+        /// 2 shared cores under load; 2,000 took 39–85 ms, 100,000 took 3.2–3.9 s while every
+        /// other client and due firing waited), and is the chunk `chime schedule --file` and
+        /// `chime import` send.
+        public var maxRemindersPerRequest = 1_000
         /// Default for reminders without `misfireThreshold`: how late (seconds) an occurrence
         /// missed while no coordinator ran may still fire; 0 means no limit.
         public var misfireThresholdSeconds: Double = 0

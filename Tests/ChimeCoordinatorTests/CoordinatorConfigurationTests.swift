@@ -13,7 +13,7 @@ import Testing
         #expect(tunables.heartbeatInterval == 1)
         #expect(tunables.heartbeatLiveness == 3)
         #expect(tunables.maxBatchSize == 256)
-        #expect(tunables.maxRemindersPerRequest == 2_000)
+        #expect(tunables.maxRemindersPerRequest == 1_000)
         #expect(tunables.maximumUserInfoBytes == 4096)
         #expect(tunables.fireAllCap == 100)
         #expect(tunables.misfireThreshold == nil)

@@ -28,7 +28,7 @@ from .slots import shard_of
 
 MAXIMUM_REDIRECTS = 2
 # Reminders per request of `schedule_bulk`: the coordinator's default maxRemindersPerRequest.
-BULK_CHUNK = 2000
+BULK_CHUNK = 1000
 
 
 class ChimeError(Exception):
@@ -253,7 +253,7 @@ class ClusterClient(MapHolder):
 
     def schedule_bulk(self, reminders: list[dict], chunk: int = BULK_CHUNK, request_id: str | None = None) -> dict:
         """Schedules any number of reminders in requests of at most `chunk` each (the
-        coordinator refuses more than `coordinator.maxRemindersPerRequest`, 2,000 by default,
+        coordinator refuses more than `coordinator.maxRemindersPerRequest`, 1,000 by default,
         so that one request stays a short slice of its loop). Each chunk is atomic, the whole
         is not: on a refusal, the chunks before it stay scheduled and ChimeError's field names
         the reminder in the caller's list (`reminders[k]`), with `scheduledBefore` the count
