@@ -7,7 +7,9 @@ import Foundation
 public struct SocketMonitorEvent: Sendable, Hashable {
     /// The events a monitor can be asked for (a bit set, `ZMQ_EVENT_*`).
     public struct Kinds: OptionSet, Sendable, Hashable {
+        /// The `ZMQ_EVENT_*` bits.
         public let rawValue: Int32
+        /// The set with these `ZMQ_EVENT_*` bits.
         public init(rawValue: Int32) { self.rawValue = rawValue }
 
         /// A connection was accepted on a bound endpoint (the value is its file descriptor).
