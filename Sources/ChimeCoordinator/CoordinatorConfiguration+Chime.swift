@@ -18,6 +18,8 @@ extension CoordinatorConfiguration {
         maxBatchSize = coordinator.maxBatchSize
         maximumUserInfoBytes = coordinator.maxUserInfoBytes
         maxRemindersPerRequest = coordinator.maxRemindersPerRequest
+        tenantMaxReminders = configuration.limits.tenantMaxReminders > 0 ? configuration.limits.tenantMaxReminders : nil
+        tenantMaxReminderBytes = configuration.limits.tenantMaxReminderBytes > 0 ? configuration.limits.tenantMaxReminderBytes : nil
         misfireThreshold = coordinator.misfireThresholdSeconds > 0 ? coordinator.misfireThresholdSeconds : nil
         fireAllCap = coordinator.fireAllCap
         eventRetention = coordinator.eventRetention

@@ -16,11 +16,16 @@ public struct ClientAddress: Hashable, Sendable {
     /// The recipients the caller's key is restricted to (`nil`: every recipient): reminder ids
     /// it names without a recipient name its recipients' reminders only.
     public var scope: RecipientScope?
+    /// The quota the caller's key sets for its recipients, with `scope` (`nil`: the configured
+    /// defaults, `limits.tenantMaxReminders` and `limits.tenantMaxReminderBytes`); without a
+    /// scope, none applies.
+    public var quota: TenantQuota?
     /// Creates the value from its fields (see each property for meaning and units).
-    public init(routing: [Data], tenant: String? = nil, scope: RecipientScope? = nil) {
+    public init(routing: [Data], tenant: String? = nil, scope: RecipientScope? = nil, quota: TenantQuota? = nil) {
         self.routing = routing
         self.tenant = tenant
         self.scope = scope
+        self.quota = quota
     }
 
     /// Whether the caller may see `recipient`'s reminders.
@@ -112,6 +117,10 @@ public struct CoordinatorConfiguration: Sendable {
     public var maxBatchSize: Int
     /// Reminders per `schedule` request at most.
     public var maxRemindersPerRequest: Int
+    /// A restricted key's default quota: reminders its recipients hold at most (`nil`: unlimited).
+    public var tenantMaxReminders: Int?
+    /// A restricted key's default quota: the bytes those reminders take at most (`nil`: unlimited).
+    public var tenantMaxReminderBytes: Int?
     /// The `userInfo` JSON size limit, in bytes.
     public var maximumUserInfoBytes: Int
     /// Remembered request ids, for idempotent retries (each keeps its encoded reply; see

@@ -152,7 +152,9 @@ extension CoordinatorService {
                         ["op": "\(request.operation.rawValue)", "role": "\(peer?.role.rawValue ?? "none")", "reason": "\(denial.message)"])
                     return state.onUndecodableRequest(denial, requestId: request.requestId, from: address)
                 }
-                address.scope = peer.flatMap { security.policy.grants[$0.publicKey]?.scope }
+                let grant = peer.flatMap { security.policy.grants[$0.publicKey] }
+                address.scope = grant?.scope
+                address.quota = grant?.quota
             }
             if isStoreFull, let directives = answerWhileStoreFull(request, from: address) { return directives }
             if [.snapshot, .compact, .store].contains(request.operation) {

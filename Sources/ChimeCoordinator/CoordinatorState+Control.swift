@@ -26,7 +26,7 @@ extension CoordinatorState {
         let outcome: ControlOutcome
         switch request.command {
         case .schedule(let reminders):
-            outcome = schedule(reminders, at: now, directives: &directives)
+            outcome = schedule(reminders, for: client, at: now, directives: &directives)
         case .list(let filter, let all, let limit, let cursor):
             outcome = list(filter, includeInactive: all, limit: limit, cursor: cursor, for: client)
         case .cancel(let filter):
@@ -181,16 +181,19 @@ extension CoordinatorState {
         [.reply(.failed(error), requestId: requestId, to: client)]
     }
 
-    /// Schedules a batch atomically: every reminder is validated before any is applied.
-    mutating func schedule(_ reminders: [Reminder], at now: Date, directives: inout [CoordinatorDirective])
-        -> ControlOutcome
-    {
+    /// Schedules a batch atomically: every reminder is validated, and the whole batch checked
+    /// against the caller's quota (``quotaRefusal(placing:for:)``), before any is applied.
+    mutating func schedule(
+        _ reminders: [Reminder], for client: ClientAddress, at now: Date, directives: inout [CoordinatorDirective]
+    ) -> ControlOutcome {
         if reminders.isEmpty {
             return .failed(WireError(.invalidArgument, "schedule needs at least one reminder", field: "reminders"))
         }
         if reminders.count > configuration.maxRemindersPerRequest {
             return .failed(WireError(
-                .tooLarge, "at most \(configuration.maxRemindersPerRequest) reminders per request", field: "reminders"))
+                .tooLarge,
+                "at most \(configuration.maxRemindersPerRequest) reminders per request, not \(reminders.count) (coordinator.maxRemindersPerRequest)",
+                field: "reminders"))
         }
         var accepted: [(Reminder, Recurrence)] = []
         accepted.reserveCapacity(reminders.count)
@@ -210,12 +213,13 @@ extension CoordinatorState {
                 return .failed(wire)
             }
         }
-        var items: [ScheduleResult.Item] = []
-        var warnings: [String] = []
-        items.reserveCapacity(accepted.count)
+        // The reminders as they will be placed, each with the warning its sound earned.
+        var placing: [(reminder: Reminder, recurrence: Recurrence, warning: String?)] = []
+        placing.reserveCapacity(accepted.count)
         for (original, originalRecurrence) in accepted {
             var reminder = original
             var recurrence = originalRecurrence
+            var warning: String?
             if configuration.truncateToMinute {
                 reminder.trigger = reminder.trigger.truncatedToMinute()
                 recurrence = (try? validate(reminder, maximumUserInfoBytes: Int.max)) ?? recurrence
@@ -224,8 +228,16 @@ extension CoordinatorState {
                 let problem = check(sound)
             {
                 reminder.content.sound = "default"
-                warnings.append("\(reminder.id): sound \(sound) \(problem); scheduled with the default sound")
+                warning = "\(reminder.id): sound \(sound) \(problem); scheduled with the default sound"
             }
+            placing.append((reminder, recurrence, warning))
+        }
+        if let refusal = quotaRefusal(placing: placing.map(\.reminder), for: client) { return .failed(refusal) }
+        var items: [ScheduleResult.Item] = []
+        var warnings: [String] = []
+        items.reserveCapacity(placing.count)
+        for (reminder, recurrence, soundWarning) in placing {
+            if let soundWarning { warnings.append(soundWarning) }
             let replaced = entries[reminder.key] != nil
             record(.scheduled(reminder, at: now), into: &directives, hints: ApplyHints(recurrence: recurrence))
             let (item, warning) = scheduleItem(of: reminder, replaced: replaced, at: now)

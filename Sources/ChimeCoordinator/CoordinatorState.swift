@@ -1,5 +1,6 @@
 import ChimeCore
 import ChimeRuntime
+import ChimeSecurity
 import ChimeJournal
 import ChimeStore
 import ChimeWire
@@ -165,6 +166,13 @@ public struct CoordinatorState: Sendable {
         durable = decoded.state
         skippedEntries += decoded.skippedReminders
         waitingJobs = durable.actionJobs.unfinished.map(\.jobId)
+    }
+
+    /// The reminders and stored bytes `scope`'s recipients hold, tracked from now on: the first
+    /// call for a scope counts it in one pass over the reminders, then the entry table keeps it
+    /// (``TenantUsage``, derived: not part of the durable state's `==` or its snapshot).
+    mutating func tenantUsage(of scope: RecipientScope) -> TenantUsage.Usage {
+        durable.schedule.entries.track(scope)
     }
 
     /// The durable state's parts, read by the decisions (only `apply` changes them).

@@ -17,6 +17,14 @@ extension ChimeConfiguration {
         public var maxFramesPerMessage = 16
         /// Categories one `register` may give a recipient; more: `too_large`, field `categories`.
         public var maxCategoriesPerRecipient = 1000
+        /// Reminders (in any state) the recipients of one restricted client key may hold,
+        /// unless its certificate says otherwise (`max-reminders`); 0: unlimited. Keys without
+        /// a recipient restriction have no quota. Past it: `quota_exceeded`.
+        public var tenantMaxReminders = 100_000
+        /// Bytes those reminders may take as the coordinator stores them (each one's binary
+        /// form: about 150 bytes for a one-shot with a 100-byte body), unless the certificate
+        /// says otherwise (`max-reminder-bytes`); 0: unlimited.
+        public var tenantMaxReminderBytes = 64 * 1024 * 1024
 
         /// The defaults shown on each property.
         public init() {}

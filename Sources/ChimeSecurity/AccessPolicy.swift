@@ -14,13 +14,17 @@ public struct AccessPolicy: Sendable, Hashable {
         public var role: Role
         /// For a `client`: the recipients it may act for; `nil` for every recipient.
         public var scope: RecipientScope?
+        /// For a restricted `client`: the limits its certificate sets (``TenantQuota``); `nil`
+        /// when it sets none (the configured defaults apply to a restricted key).
+        public var quota: TenantQuota?
         /// The certificate's file name, for logs.
         public var name: String
 
         /// Creates the value from its fields (see each property for meaning).
-        public init(role: Role, scope: RecipientScope? = nil, name: String) {
+        public init(role: Role, scope: RecipientScope? = nil, quota: TenantQuota? = nil, name: String) {
             self.role = role
             self.scope = scope
+            self.quota = quota
             self.name = name
         }
     }
@@ -71,7 +75,8 @@ public struct AccessPolicy: Sendable, Hashable {
     /// directory (each a folder of public certificates `*.key`; a missing folder is empty).
     ///
     /// A client certificate's metadata `recipients` and `recipient-prefixes` (lists separated
-    /// by commas or spaces) restrict it.
+    /// by commas or spaces) restrict it; `max-reminders` and `max-reminder-bytes` set a
+    /// restricted key's quota (``TenantQuota``).
     ///
     /// - Throws: `SecurityError(.badCertificate)` for a certificate that does not parse or a
     ///   key listed under two roles; `.loosePermissions` for an allow-list folder or file
@@ -105,12 +110,14 @@ public struct AccessPolicy: Sendable, Hashable {
                         "\(file.path): this key is also allowed as \(other.role.rawValue) (\(other.name)); give each key one role")
                 }
                 let scope: RecipientScope?
+                let quota: TenantQuota?
                 do {
                     scope = role == .client ? try Self.scope(certificate.metadata) : nil
+                    quota = scope == nil ? nil : try TenantQuota.read(certificate.metadata)
                 } catch {
                     throw SecurityError(.badCertificate, "\(file.path): \(error.message)")
                 }
-                grants[certificate.publicKey] = Grant(role: role, scope: scope, name: "\(role.rawValue)/\(name)")
+                grants[certificate.publicKey] = Grant(role: role, scope: scope, quota: quota, name: "\(role.rawValue)/\(name)")
             }
         }
         return AccessPolicy(grants: grants)

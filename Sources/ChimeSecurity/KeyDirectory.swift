@@ -38,19 +38,26 @@ public enum KeyDirectory {
 
     /// Makes a key pair `NAME.key` + `NAME.key_secret` in `directory` and allows its public
     /// key as `role` (`DIR/<role>/NAME.key`). A `scope` (clients only) goes into the
-    /// certificate's metadata as `recipients` and `recipient-prefixes`.
+    /// certificate's metadata as `recipients` and `recipient-prefixes`, a `quota` (restricted
+    /// clients only) as `max-reminders` and `max-reminder-bytes`.
     ///
     /// A running coordinator takes the key on its next SIGHUP.
     /// - Returns: the files written.
     /// - Throws: `SecurityError(.badCertificate)` for a name that is not a plain file name,
-    ///   a file that exists, or a scope on another role than `client`.
+    ///   a file that exists, a scope on another role than `client`, or a quota without a scope.
     @discardableResult
-    public static func add(role: Role, name: String, scope: RecipientScope?, to directory: URL) throws(SecurityError) -> [URL] {
+    public static func add(
+        role: Role, name: String, scope: RecipientScope?, quota: TenantQuota? = nil, to directory: URL
+    ) throws(SecurityError) -> [URL] {
         guard !name.isEmpty, !name.hasPrefix("."), !name.contains("/"), name != "server" else {
             throw SecurityError(.badCertificate, "'\(name)' cannot name a key (no '/', no leading '.', not 'server')")
         }
         guard scope == nil || role == .client else {
             throw SecurityError(.badCertificate, "only client keys take recipients or recipient prefixes")
+        }
+        guard quota == nil || scope != nil else {
+            throw SecurityError(
+                .badCertificate, "a quota needs recipients or recipient prefixes: usage is counted per restricted key's recipients")
         }
         if let scope, scope.prefixes.contains(where: \.isEmpty) || scope.recipients.contains(where: \.isEmpty)
             || scope.prefixes.contains(where: { $0.contains(",") || $0.contains(" ") })
@@ -65,6 +72,7 @@ public enum KeyDirectory {
             if !scope.recipients.isEmpty { metadata["recipients"] = scope.recipients.sorted().joined(separator: ",") }
             if !scope.prefixes.isEmpty { metadata["recipient-prefixes"] = scope.prefixes.joined(separator: ",") }
         }
+        if let quota { metadata.merge(quota.metadata) { $1 } }
         let certificate = try Certificate.generate(metadata: metadata)
         let folder = directory.appendingPathComponent(role.rawValue)
         do {

@@ -13,7 +13,7 @@ import Testing
         #expect(tunables.heartbeatInterval == 1)
         #expect(tunables.heartbeatLiveness == 3)
         #expect(tunables.maxBatchSize == 256)
-        #expect(tunables.maxRemindersPerRequest == 100_000)
+        #expect(tunables.maxRemindersPerRequest == 1_000)
         #expect(tunables.maximumUserInfoBytes == 4096)
         #expect(tunables.fireAllCap == 100)
         #expect(tunables.misfireThreshold == nil)
@@ -39,7 +39,8 @@ import Testing
                              "eventRetention": 11, "maxWorkers": 9, "deadWorkerRetentionSeconds": 5},
              "heartbeat": {"intervalMilliseconds": 250, "liveness": 4},
              "notifications": {"requireRegistration": true, "snoozeSeconds": 120, "actionTimeLimitSeconds": 3,
-                               "truncateToMinute": true, "maxPendingPerRecipient": 64, "soundsDirectory": "/nonexistent"}}
+                               "truncateToMinute": true, "maxPendingPerRecipient": 64, "soundsDirectory": "/nonexistent"},
+             "limits": {"tenantMaxReminders": 0, "tenantMaxReminderBytes": 4096}}
             """#
         let configuration = try ChimeConfiguration.decode(Data(json.utf8), source: "test")
         let tunables = CoordinatorConfiguration(from: configuration)
@@ -60,6 +61,8 @@ import Testing
         #expect(tunables.actionTimeLimit == 3)
         #expect(tunables.truncateToMinute)
         #expect(tunables.maxPendingPerRecipient == 64)
+        #expect(tunables.tenantMaxReminders == nil, "0: unlimited")
+        #expect(tunables.tenantMaxReminderBytes == 4096)
         let check = try #require(tunables.soundCheck)
         #expect(check("chime") != nil, "no such file in the sounds directory")
     }

@@ -15,6 +15,8 @@ import Testing
     func makeState(_ configure: (inout CoordinatorConfiguration) -> Void = { _ in }) -> CoordinatorState {
         var configuration = CoordinatorConfiguration()
         configuration.heartbeatInterval = 3600
+        // These tests send tens of thousands of reminders in one request (the default takes 1,000).
+        configuration.maxRemindersPerRequest = 100_000
         configure(&configuration)
         return CoordinatorState(configuration: configuration, startedAt: Self.t0)
     }

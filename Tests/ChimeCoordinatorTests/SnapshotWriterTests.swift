@@ -46,6 +46,8 @@ import ZeroMQ
     @Test func theFileHoldsTheStateAsHandedOverWhateverChangesAfter() throws {
         try withWriter { writer, store, signal in
             var live = helpers.makeState()
+            // One request of thousands fills the state (the default takes 1,000 a request).
+            live.configuration.maxRemindersPerRequest = 10_000
             _ = helpers.schedule(&live, reminders(0..<5000), at: Self.noon)
             let handedOver = live
             #expect(writer.start(SnapshotWriter.Job(state: live, takenAt: Self.noon, coveringThrough: 42, ticket: 0)))
@@ -75,6 +77,8 @@ import ZeroMQ
     @Test func aStoreWhoseLockWasReplacedGetsNoSnapshot() throws {
         try withWriter { writer, store, signal in
             var live = helpers.makeState()
+            // One request of thousands fills the state (the default takes 1,000 a request).
+            live.configuration.maxRemindersPerRequest = 10_000
             _ = helpers.schedule(&live, reminders(0..<10), at: Self.noon)
             let lockPath = store.directory.appendingPathComponent("LOCK").path
             try FileManager.default.removeItem(atPath: lockPath)
@@ -93,6 +97,8 @@ import ZeroMQ
         try withWriter { writer, _, _ in
             #expect(writer.wait() == nil)
             var live = helpers.makeState()
+            // One request of thousands fills the state (the default takes 1,000 a request).
+            live.configuration.maxRemindersPerRequest = 10_000
             _ = helpers.schedule(&live, reminders(0..<2000), at: Self.noon)
             #expect(writer.start(SnapshotWriter.Job(state: live, takenAt: Self.noon, coveringThrough: 9, ticket: 0)))
             let outcome = try #require(writer.wait())

@@ -139,7 +139,7 @@ import Testing
 @Suite(.serialized) struct WorkerHandBackTests {
     @Test func aWorkerStoppedWhileHoldingFiringsHandsThemBackAtOnce() throws {
         let configuration = """
-            {"coordinator": {"leaseSeconds": 30, "maxAttempts": 50, "eventRetention": 1000000},
+            {"coordinator": {"leaseSeconds": 30, "maxAttempts": 50, "eventRetention": 1000000, "maxRemindersPerRequest": 1024},
              "heartbeat": {"intervalMilliseconds": 500, "liveness": 60}, "worker": {"receiveHighWaterMark": 1}}
             """
         try withLocalCluster(workers: 1, configuration: configuration) { cluster in

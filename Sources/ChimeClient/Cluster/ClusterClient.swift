@@ -19,7 +19,7 @@ import ZeroMQ
 /// shard) is today's one coordinator: every request goes to the endpoint the map was asked
 /// of, unchanged. A coordinator that does not know `map` is taken for one shard too. A
 /// request about one recipient does not wait for the map: before it was asked for, the
-/// request goes to the first seed (or its owner in a configured ``routingHint``) and the map
+/// request goes to the first seed (or its owner in a configured `routingHint`) and the map
 /// is asked for only on `wrong_shard`, so a CLI call on one shard is one round trip.
 /// Not `Sendable`: one thread uses a client (scatters use one thread per shard inside).
 public final class ClusterClient {
@@ -192,7 +192,7 @@ public final class ClusterClient {
     /// the same bytes again) at most ``maximumRedirects`` times; returns the raw reply.
     ///
     /// Before the map has been asked for, the request goes straight to the first seed (or to
-    /// the owner in ``routingHint``): a one-shard cluster answers it in one round trip, and
+    /// the owner in `routingHint`): a one-shard cluster answers it in one round trip, and
     /// the map is asked for only when a shard answers `wrong_shard`.
     /// - Throws: `WireError(.unavailable)` when the shard did not answer; the last
     ///   `wrong_shard` when redirects ran out.

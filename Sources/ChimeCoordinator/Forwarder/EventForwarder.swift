@@ -13,6 +13,7 @@ public final class EventForwarder: Sendable {
     private let context: Context
     private let controlEndpoint: String
     private let thread = HelperThread(name: "chime-forwarder")
+    private let trimmer: SubscriberMemoryTrimmer
 
     /// Starts the forwarder thread and returns once both sockets are bound.
     /// - Parameters:
@@ -43,6 +44,8 @@ public final class EventForwarder: Sendable {
         self.context = context
         self.controlEndpoint = "inproc://chime-forwarder-control-\(UUID().uuidString)"
         let controlEndpoint = controlEndpoint
+        let monitorEndpoint = "inproc://chime-forwarder-monitor-\(UUID().uuidString)"
+        trimmer = SubscriberMemoryTrimmer(context: context, monitorEndpoint: monitorEndpoint)
         try thread.start {
             let frontend = try Socket(.xsubscriber, context: context)
             let backend = try Socket(.xpublisher, context: context)
@@ -61,6 +64,9 @@ public final class EventForwarder: Sendable {
             try frontend.bind(to: EventForwarder.inprocIngest)
             try ListenerHandover.bind(backend, to: publish, until: deadline)
             try control.bind(to: controlEndpoint)
+            // libzmq frees a subscriber's subscriptions when its connection ends, but glibc keeps
+            // the pages: the trimmer gives them back after a disconnect.
+            try backend.monitor(at: monitorEndpoint, events: [.disconnected])
             return (frontend, backend, control)
         } run: { sockets in
             do {
@@ -70,6 +76,7 @@ public final class EventForwarder: Sendable {
                 // reports here once the sockets are bound; the sockets close as they go.
             }
         }
+        try trimmer.start()
     }
 
     /// The in-process endpoint publishers of this process connect to.
@@ -86,5 +93,6 @@ public final class EventForwarder: Sendable {
             // The context is already shut down, which stops the proxy as well.
         }
         thread.join(timeout: .seconds(2))
+        trimmer.stop()
     }
 }

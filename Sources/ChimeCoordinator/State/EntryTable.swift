@@ -15,6 +15,9 @@ struct EntryTable: Sendable, Sequence, Equatable {
     private var byID = ShardedDictionary<ReminderKey, ReminderEntry>(shardCount: shardCount) { $0.shardHash }
     /// How many entries are in each state (states with none may be absent or 0).
     private(set) var stateCounts: [ReminderState: Int] = [:]
+    /// The reminders and bytes of each tracked tenant scope (``TenantUsage``; none until a
+    /// restricted key with a quota schedules).
+    var tenants = TenantUsage()
 
     /// The entry of `id`; setting `nil` removes it.
     subscript(id: ReminderKey) -> ReminderEntry? {
@@ -24,6 +27,7 @@ struct EntryTable: Sendable, Sequence, Equatable {
             if let newValue { old = byID.updateValue(newValue, forKey: id) } else { old = byID.removeValue(forKey: id) }
             if let old { stateCounts[old.state, default: 0] -= 1 }
             if let newValue { stateCounts[newValue.state, default: 0] += 1 }
+            if !tenants.isEmpty { tenants.replace(old, with: newValue) }
         }
     }
 
@@ -32,6 +36,7 @@ struct EntryTable: Sendable, Sequence, Equatable {
     mutating func removeValue(forKey id: ReminderKey) -> ReminderEntry? {
         let old = byID.removeValue(forKey: id)
         if let old { stateCounts[old.state, default: 0] -= 1 }
+        if !tenants.isEmpty { tenants.replace(old, with: nil) }
         return old
     }
 
@@ -44,6 +49,6 @@ struct EntryTable: Sendable, Sequence, Equatable {
 
     func makeIterator() -> FlattenSequence<[[ReminderKey: ReminderEntry]]>.Iterator { byID.makeIterator() }
 
-    /// Equal when the same ids hold equal entries (the counts follow from them).
+    /// Equal when the same ids hold equal entries (the counts and tenant usage follow from them).
     static func == (lhs: EntryTable, rhs: EntryTable) -> Bool { lhs.byID == rhs.byID }
 }

@@ -68,6 +68,9 @@ struct ReminderEntry: Sendable, Equatable {
         self.lastFiredAt = lastFiredAt
     }
 
+    /// The bytes the reminder is kept in (its binary form), for tenant quotas.
+    var storedBytes: Int { bytes.count }
+
     /// The reminder, decoded from `bytes`; setting it re-encodes.
     var reminder: Reminder {
         get { Self.decodeStored(bytes[...]) }

@@ -169,6 +169,10 @@ enum Calls {
         }
     }
 
+    static func socketMonitor(_ socket: Handle, endpoint: String, events: Int32) throws {
+        try perform("zmq_socket_monitor", endpoint: endpoint) { zmq_socket_monitor(socket, endpoint, events) }
+    }
+
     static func proxy(frontend: Handle, backend: Handle, capture: Handle?) throws {
         try perform("zmq_proxy") { zmq_proxy(frontend, backend, capture) }
     }

@@ -7,10 +7,16 @@ enum KeysCommand: Command {
     static let spec = CommandSpec(
         name: "keys",
         summary: "Create CURVE keys: a key directory for the coordinator, or one more key for a role.",
-        usage: "chime keys init DIR\n       chime keys add DIR ROLE NAME [--recipient R]... [--recipient-prefix P]...",
+        usage: "chime keys init DIR\n       chime keys add DIR ROLE NAME [--recipient R]... [--recipient-prefix P]...\n                                    [--max-reminders N] [--max-reminder-bytes B]",
         options: [
             OptionSpec(name: "recipient", value: "R", help: "client keys: a recipient this key may act for.", repeats: true),
             OptionSpec(name: "recipient-prefix", value: "P", help: "client keys: recipients starting with P.", repeats: true),
+            OptionSpec(
+                name: "max-reminders", value: "N",
+                help: "restricted client keys: reminders its recipients may hold (or 'unlimited'; default limits.tenantMaxReminders)."),
+            OptionSpec(
+                name: "max-reminder-bytes", value: "B",
+                help: "restricted client keys: bytes those reminders may take (or 'unlimited'; default limits.tenantMaxReminderBytes)."),
         ],
         details: """
             init  makes DIR (0700) with server.key/server.key_secret and, for each role (operator,
@@ -37,12 +43,29 @@ enum KeysCommand: Command {
             let prefixes = arguments.all("recipient-prefix")
             let scope = recipients.isEmpty && prefixes.isEmpty
                 ? nil : RecipientScope(recipients: Set(recipients), prefixes: prefixes)
-            for file in try KeyDirectory.add(role: role, name: positionals[3], scope: scope, to: URL(fileURLWithPath: positionals[1])) {
+            let quota = TenantQuota(
+                maxReminders: try limit(arguments, "max-reminders"), maxReminderBytes: try limit(arguments, "max-reminder-bytes"))
+            let directory = URL(fileURLWithPath: positionals[1])
+            for file in try KeyDirectory.add(
+                role: role, name: positionals[3], scope: scope,
+                quota: quota.maxReminders == nil && quota.maxReminderBytes == nil ? nil : quota, to: directory)
+            {
                 output(file.path)
             }
             return 0
         default:
             throw UsageError("give 'init DIR' or 'add DIR ROLE NAME'")
         }
+    }
+
+    /// The quota limit option `name` gives: a non-negative integer or `unlimited`; `nil` when absent.
+    /// - Throws: `UsageError` for anything else.
+    private static func limit(_ arguments: Arguments, _ name: String) throws -> TenantQuota.Limit? {
+        guard let text = arguments.value(name) else { return nil }
+        if text == "unlimited" { return .unlimited }
+        guard let value = Int(text), value >= 0 else {
+            throw UsageError("--\(name) must be a non-negative integer or unlimited, not '\(text)'")
+        }
+        return .atMost(value)
     }
 }

@@ -7,7 +7,7 @@ import Foundation
 enum BulkOptions {
     static let specs: [OptionSpec] = [
         OptionSpec(name: "quiet", value: nil, help: "No progress and no summary line (item errors still go to standard error)."),
-        OptionSpec(name: "chunk", value: "N", help: "Reminders per request at most (default 2000; also capped by coordinator.maxRemindersPerRequest)."),
+        OptionSpec(name: "chunk", value: "N", help: "Reminders per request at most (default 1000; also capped by coordinator.maxRemindersPerRequest)."),
         OptionSpec(name: "in-flight", value: "N", help: "Requests sent and not yet answered at most, over all shards (default 4; 1 waits for each reply)."),
     ]
 }
@@ -26,7 +26,7 @@ final class BulkRun {
     init(_ arguments: Arguments, verb: String) throws {
         isJSON = arguments.has("json")
         isQuiet = arguments.has("quiet")
-        let chunk = try arguments.integer("chunk") ?? 2000
+        let chunk = try arguments.integer("chunk") ?? 1000
         guard (1...1_000_000).contains(chunk) else { throw UsageError("--chunk must be between 1 and 1000000, not \(chunk)") }
         let inFlight = try arguments.integer("in-flight") ?? BulkScheduler.defaultChunksInFlight
         guard (1...64).contains(inFlight) else { throw UsageError("--in-flight must be between 1 and 64, not \(inFlight)") }

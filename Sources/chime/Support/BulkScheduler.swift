@@ -173,8 +173,9 @@ final class BulkScheduler {
         }
     }
 
-    /// Errors about the connection or the whole cluster, not about a reminder.
-    static let stopsTheRun: Set<WireError.Code> = [.unavailable, .storeFull, .unauthenticated, .internal]
+    /// Errors about the connection, the whole cluster or the caller's key, not about a
+    /// reminder (past a key's quota every later chunk would be refused too).
+    static let stopsTheRun: Set<WireError.Code> = [.unavailable, .storeFull, .unauthenticated, .internal, .quotaExceeded]
 
     func send(_ chunk: [Item], routing recipient: RecipientID?) throws(WireError) -> ControlReply<ScheduleResult> {
         let reply = try client.exchange(request(for: chunk).body, routing: recipient)

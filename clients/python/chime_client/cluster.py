@@ -28,6 +28,8 @@ from .merge import all_done, merge
 from .slots import shard_of
 
 MAXIMUM_REDIRECTS = 2
+# Reminders per request of `schedule_bulk`: the coordinator's default maxRemindersPerRequest.
+BULK_CHUNK = 1000
 
 
 class ChimeError(Exception):
@@ -244,6 +246,34 @@ class ClusterClient(MapHolder):
                 raise ChimeError(error)
             for position, index in enumerate(indices):
                 items[index] = reply["result"]["scheduled"][position]
+            warnings += reply.get("warnings") or []
+        reply = {"ok": True, "requestId": request_id, "result": {"scheduled": items}}
+        if warnings:
+            reply["warnings"] = warnings
+        return reply
+
+    def schedule_bulk(self, reminders: list[dict], chunk: int = BULK_CHUNK, request_id: str | None = None) -> dict:
+        """Schedules any number of reminders in requests of at most `chunk` each (the
+        coordinator refuses more than `coordinator.maxRemindersPerRequest`, 1,000 by default,
+        so that one request stays a short slice of its loop). Each chunk is atomic, the whole
+        is not: on a refusal, the chunks before it stay scheduled and ChimeError's field names
+        the reminder in the caller's list (`reminders[k]`), with `scheduledBefore` the count
+        already scheduled. Request ids are `<request_id>-<n>`, so a retried run is applied once."""
+        request_id = request_id or str(uuid.uuid4())
+        items: list = []
+        warnings: list = []
+        for number, start in enumerate(range(0, len(reminders), max(1, chunk))):
+            part = reminders[start:start + max(1, chunk)]
+            try:
+                reply = self.schedule(part, request_id=f"{request_id}-{number}")
+            except ChimeError as failure:
+                error = dict(failure.error, scheduledBefore=start)
+                field = error.get("field") or ""
+                if field.startswith("reminders[") and "]" in field:
+                    position = int(field[10:field.index("]")])
+                    error["field"] = f"reminders[{start + position}]" + field[field.index("]") + 1:]
+                raise ChimeError(error) from None
+            items += reply["result"]["scheduled"]
             warnings += reply.get("warnings") or []
         reply = {"ok": True, "requestId": request_id, "result": {"scheduled": items}}
         if warnings:
