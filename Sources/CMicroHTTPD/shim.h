@@ -20,4 +20,10 @@ static inline int chime_mhd_connection_fd(struct MHD_Connection *connection) {
     return info == NULL ? -1 : info->connect_fd;
 }
 
+/* Whether this libmicrohttpd serves HTTPS (built with GnuTLS): MHD_FEATURE_TLS shares its
+   value with MHD_FEATURE_SSL, which Swift's import of the enum does not name plainly. */
+static inline int chime_mhd_supports_tls(void) {
+    return MHD_is_feature_supported(MHD_FEATURE_TLS) == MHD_YES;
+}
+
 #endif

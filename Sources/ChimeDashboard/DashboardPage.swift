@@ -32,8 +32,8 @@ public struct DashboardPage: Sendable {
         self.content = content
     }
 
-    /// The whole document.
-    public func render(readOnly: Bool) -> HTML {
+    /// The whole document; `logout` adds a log-out button (the dashboard has a login).
+    public func render(readOnly: Bool, logout: Bool = false) -> HTML {
         let links = Self.sections.map { entry -> HTML in
             entry.path == section
                 ? "<a class=\"current\" href=\"\(entry.path)\">\(entry.label)</a>"
@@ -42,12 +42,14 @@ public struct DashboardPage: Sendable {
         let banners = problems.map { problem -> HTML in "<p class=\"banner partial\">\(problem)</p>" }
         let noticeBanner: HTML = notice.map { "<p class=\"banner notice\">\($0)</p>" } ?? .empty
         let mode: HTML = readOnly ? "<span class=\"muted\">read-only</span>" : .empty
+        let leave: HTML =
+            logout ? "<form class=\"inline\" method=\"post\" action=\"/logout\"><button type=\"submit\">Log out</button></form>" : .empty
         return """
             <!doctype html>
             <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
             <title>Chime — \(title)</title><link rel="stylesheet" href="/assets/dashboard.css">
             <script src="/assets/dashboard.js" defer></script></head>
-            <body data-refresh="\(refreshSeconds)"><header><strong>Chime</strong><nav>\(links)</nav>\(mode)</header>
+            <body data-refresh="\(refreshSeconds)"><header><strong>Chime</strong><nav>\(links)</nav>\(mode)\(leave)</header>
             <main>\(banners)\(noticeBanner)<h1>\(title)</h1>\(content)</main>
             <footer>Rendered \(ISO8601DateFormatter().string(from: Date())) · <a href="/api/overview">JSON API</a></footer>
             </body></html>

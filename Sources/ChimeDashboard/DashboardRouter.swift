@@ -19,6 +19,8 @@ public struct DashboardRouter: Sendable {
     public let readOnly: Bool
     /// The latest overview (pages and the sampler share it).
     public let overviews: OverviewCache
+    /// The login every page and API call needs; `nil` serves without one (loopback only).
+    public let login: DashboardLogin?
 
     /// The largest request body read, in bytes (a form post is far smaller).
     public static let maximumBodyBytes = 16 * 1024
@@ -39,8 +41,9 @@ public struct DashboardRouter: Sendable {
     ///   interval: the sampler refreshes it that often).
     public init(
         source: any DashboardSource, history: MetricsHistory, tail: EventTail, csrf: CSRFGuard, readOnly: Bool,
-        overviewAge: TimeInterval = 0
+        overviewAge: TimeInterval = 0, login: DashboardLogin? = nil
     ) {
+        self.login = login
         self.overviews = OverviewCache(maximumAge: overviewAge)
         self.source = source
         self.history = history
@@ -54,7 +57,9 @@ public struct DashboardRouter: Sendable {
     /// The answer to `request`.
     public func respond(to request: HTTPRequest) -> HTTPResponse {
         var response: HTTPResponse
-        if request.method == "POST" {
+        if let login, let answer = gate(request, login: login) {
+            response = answer
+        } else if request.method == "POST" {
             response = request.path == "/actions" ? act(request) : text(405, "method not allowed: only /actions takes POST\n")
         } else if request.method == "GET" || request.method == "HEAD" {
             response = get(request)
@@ -168,8 +173,9 @@ public struct DashboardRouter: Sendable {
         }
     }
 
-    private func page(_ page: DashboardPage, status: Int = 200) -> HTTPResponse {
-        HTTPResponse(status: status, contentType: "text/html; charset=utf-8", text: page.render(readOnly: readOnly).text)
+    func page(_ page: DashboardPage, status: Int = 200) -> HTTPResponse {
+        HTTPResponse(
+            status: status, contentType: "text/html; charset=utf-8", text: page.render(readOnly: readOnly, logout: login != nil).text)
     }
 
     private func json(_ data: Data, status: Int = 200) -> HTTPResponse {
@@ -180,7 +186,7 @@ public struct DashboardRouter: Sendable {
         json(WireCodec().encode(["error": error]), status: Self.status(of: error))
     }
 
-    private func text(_ status: Int, _ message: String) -> HTTPResponse { HTTPResponse(status: status, text: message) }
+    func text(_ status: Int, _ message: String) -> HTTPResponse { HTTPResponse(status: status, text: message) }
 
     private func status<Value>(of result: Result<Value, WireError>) -> Int {
         if case .failure(let error) = result { return Self.status(of: error) }

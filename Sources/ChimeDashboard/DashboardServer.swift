@@ -39,14 +39,16 @@ public final class DashboardServer: Sendable {
     ///   - address: where to listen (loopback unless the operator chose otherwise).
     ///   - events: each shard's events endpoint; empty for no live tail.
     ///   - curve: the operator's CURVE keys for the events subscriptions; `nil` without CURVE.
-    /// - Throws: `HTTPServerError` when the address cannot be listened on.
+    ///   - tls: the certificate and key to serve HTTPS with; `nil` serves HTTP.
+    /// - Throws: `HTTPServerError` when the address cannot be listened on, or TLS is asked for
+    ///   and unavailable or refuses the certificate.
     public init(
         address: HTTPListenAddress, router: DashboardRouter, events: [EventsEndpoint], curve: CurveClientKeys?,
-        sampleInterval: Duration = .seconds(5)
+        sampleInterval: Duration = .seconds(5), tls: HTTPTLSIdentity? = nil
     ) throws(HTTPServerError) {
         self.router = router
         self.sampleInterval = sampleInterval
-        http = try HTTPServer(address: address, maximumBodyBytes: DashboardRouter.maximumBodyBytes) { request in
+        http = try HTTPServer(address: address, maximumBodyBytes: DashboardRouter.maximumBodyBytes, tls: tls) { request in
             router.respond(to: request)
         }
         startSampler()

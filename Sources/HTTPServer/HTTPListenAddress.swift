@@ -80,6 +80,8 @@ public struct HTTPServerError: Error, Equatable, Sendable, CustomStringConvertib
         public static let invalidAddress = Code(rawValue: "invalid_address")
         /// libmicrohttpd did not start (the address is in use or not on this machine).
         public static let cannotListen = Code(rawValue: "cannot_listen")
+        /// HTTPS was asked for and this libmicrohttpd has no TLS.
+        public static let tlsUnavailable = Code(rawValue: "tls_unavailable")
     }
 
     /// The kind of failure.

@@ -31,9 +31,17 @@ public final class HTTPServer: Sendable {
     /// - Parameter maximumBodyBytes: the largest `POST` body read, in bytes; a larger one is
     ///   answered 413 without calling the handler. 0 (the default) reads no body: the
     ///   handler answers as soon as the headers are in.
+    /// - Parameter tls: a PEM certificate and key to serve HTTPS with (libmicrohttpd's GnuTLS:
+    ///   `MHD_USE_TLS`, `MHD_OPTION_HTTPS_MEM_CERT`, `MHD_OPTION_HTTPS_MEM_KEY`); `nil`
+    ///   serves plain HTTP. Throws `.tlsUnavailable` when this libmicrohttpd has no TLS and
+    ///   `.cannotListen` when GnuTLS refuses the certificate or key.
     public init(
-        address: HTTPListenAddress, maximumBodyBytes: Int = 0, handler: @escaping @Sendable (HTTPRequest) -> HTTPResponse
+        address: HTTPListenAddress, maximumBodyBytes: Int = 0, tls: HTTPTLSIdentity? = nil,
+        handler: @escaping @Sendable (HTTPRequest) -> HTTPResponse
     ) throws(HTTPServerError) {
+        if tls != nil, !Self.supportsTLS {
+            throw HTTPServerError(.tlsUnavailable, "this libmicrohttpd was built without TLS (MHD_FEATURE_TLS): cannot serve HTTPS")
+        }
         guard var socketAddress = address.socketAddress() else {
             throw HTTPServerError(.invalidAddress, "'\(address.host)' is not an IP address literal")
         }
@@ -44,11 +52,25 @@ public final class HTTPServer: Sendable {
         ) -> Void = connectionNotification
         var flags = UInt32(MHD_USE_POLL_INTERNAL_THREAD.rawValue) | UInt32(MHD_USE_THREAD_PER_CONNECTION.rawValue)
         if address.isIPv6 { flags |= UInt32(MHD_USE_IPv6.rawValue) }
+        if tls != nil { flags |= UInt32(MHD_USE_TLS.rawValue) }
+        // strdup'd so the pointers outlive the option list; libmicrohttpd copies them at start.
+        let certificate = tls.flatMap { strdup($0.certificatePEM) }
+        let key = tls.flatMap { strdup($0.keyPEM) }
+        defer {
+            free(certificate)
+            if let key {
+                memset(key, 0, strlen(key))
+                free(key)
+            }
+        }
         let unescape: @convention(c) (UnsafeMutableRawPointer?, OpaquePointer?, UnsafeMutablePointer<CChar>?) -> Int =
             unescapeCallback
+        // As addresses (Sendable), so the daemon pointer shares no region with the C strings.
+        let certificateAddress = certificate.map { Int(bitPattern: $0) }
+        let keyAddress = key.map { Int(bitPattern: $0) }
         let started: OpaquePointer? = socketAddress.withUnsafeMutableBytes { bytes in
             // The option list is read inside the call: the sockaddr need not outlive it.
-            let options: [any CVarArg] = [
+            var options: [any CVarArg] = [
                 Int32(bitPattern: MHD_OPTION.SOCK_ADDR.rawValue), OpaquePointer(bytes.baseAddress!),
                 Int32(bitPattern: MHD_OPTION.CONNECTION_MEMORY_LIMIT.rawValue), Int(Self.connectionMemoryBytes),
                 // Room above the limit the tracker keeps, so a probe is accepted and an older
@@ -60,14 +82,26 @@ public final class HTTPServer: Sendable {
                 Int(0),
                 Int32(bitPattern: MHD_OPTION.NOTIFY_CONNECTION.rawValue), unsafeBitCast(notify, to: OpaquePointer.self),
                 OpaquePointer(Unmanaged.passUnretained(tracker).toOpaque()),
-                Int32(bitPattern: MHD_OPTION.END.rawValue),
             ]
+            if let certificate = certificateAddress.flatMap(OpaquePointer.init(bitPattern:)),
+                let key = keyAddress.flatMap(OpaquePointer.init(bitPattern:))
+            {
+                options += [
+                    Int32(bitPattern: MHD_OPTION.HTTPS_MEM_CERT.rawValue), certificate,
+                    Int32(bitPattern: MHD_OPTION.HTTPS_MEM_KEY.rawValue), key,
+                ]
+            }
+            options.append(Int32(bitPattern: MHD_OPTION.END.rawValue))
             return withVaList(options) { arguments in
                 MHD_start_daemon_va(flags, address.port, nil, nil, accessHandler, box.toOpaque(), arguments)
             }
         }
         guard let started else {
             box.release()
+            if tls != nil {
+                throw HTTPServerError(
+                    .cannotListen, "cannot serve HTTPS on \(address) (in use, not an address of this machine, or GnuTLS refused the certificate or key)")
+            }
             throw HTTPServerError(.cannotListen, "cannot listen for HTTP on \(address) (in use, or not an address of this machine)")
         }
         self.address = address
@@ -77,6 +111,10 @@ public final class HTTPServer: Sendable {
         self.port = address.port != 0 ? address.port : chime_mhd_bound_port(started)
         self.daemon = Mutex(started)
     }
+
+    /// Whether this libmicrohttpd serves HTTPS (`MHD_is_feature_supported(MHD_FEATURE_TLS)`;
+    /// Debian's is built with GnuTLS).
+    public static var supportsTLS: Bool { chime_mhd_supports_tls() != 0 }
 
     /// The most memory one connection may use, request line and headers included, in bytes.
     public static let connectionMemoryBytes = 16 * 1024
