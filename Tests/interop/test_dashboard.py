@@ -228,8 +228,8 @@ def test_non_loopback_listen_is_refused_and_help_describes_the_pages(tmp_path):
     refused = subprocess.run([binary, "dashboard", "--listen", "0.0.0.0:7790", "--port-base", "1"],
                              capture_output=True, text=True, timeout=30, cwd=tmp_path)
     assert refused.returncode == 2
-    assert refused.stderr == ("chime: --listen 0.0.0.0:7790: the dashboard serves loopback only (it has no TLS or login yet); "
-                              "put a TLS proxy with authentication in front of it\n")
+    assert refused.stderr == ("chime: --listen 0.0.0.0:7790: an address other than loopback needs TLS and a login: "
+                              "give --tls-cert, --tls-key and --token-file\n")
     garbage = subprocess.run([binary, "dashboard", "--listen", "127.0.0.1:99999"], capture_output=True, text=True, timeout=30, cwd=tmp_path)
     assert garbage.returncode == 2 and garbage.stderr.startswith("chime: --listen: '127.0.0.1:99999' is not HOST:PORT")
     helped = subprocess.run([binary, "dashboard", "--help"], capture_output=True, text=True, timeout=30, cwd=tmp_path)
