@@ -53,6 +53,8 @@ public enum ControlOutcome: Sendable, Hashable {
     case map(ShardMap)
     case deadLetters(DeadLettersResult)
     case retried(RetryResult)
+    /// A dead letter deleted for good.
+    case deadLetterDeleted(DeleteDeadLetterResult)
     case events(EventsResult)
     case recipient(RecipientResult)
     case badge(BadgeResult)

@@ -103,6 +103,8 @@ extension CoordinatorState {
             return outside(recipient, field: "recipient")
         case .status, .workers, .stats, .ping, .deadLetters, .retry, .snapshot, .compact, .store, .map:
             return nil
+        case .deleteDeadLetter:
+            return nil
         }
     }
 }

@@ -61,6 +61,8 @@ extension CoordinatorState {
             outcome = deadLetterPage(limit: limit, cursor: cursor)
         case .retry(let firingId):
             outcome = retry(firingId, at: now, directives: &directives)
+        case .deleteDeadLetter(let firingId):
+            outcome = deleteDeadLetter(firingId, at: now, directives: &directives)
         case .events(let after, let recipient, let limit, let cursor):
             outcome = eventPage(after: after, recipient: recipient, limit: limit, cursor: cursor)
         case .register(let recipient):
@@ -300,6 +302,15 @@ extension CoordinatorState {
         return .retried(RetryResult(firingId: firingId))
     }
 
+    /// Deletes dead letter `named` for good (journaled as `.deadLetterDeleted`).
+    mutating func deleteDeadLetter(_ named: FiringID, at now: Date, directives: inout [CoordinatorDirective]) -> ControlOutcome {
+        guard let firingId = durable.resolve(named), deadLetters[firingId] != nil else {
+            return .failed(WireError(.notFound, "no dead-lettered firing \(named)", field: "firingId"))
+        }
+        record(.deadLetterDeleted(firingId, at: now), into: &directives)
+        return .deadLetterDeleted(DeleteDeadLetterResult(firingId: firingId))
+    }
+
     func status(at now: Date) -> StatusReport {
         let counts = Dictionary(uniqueKeysWithValues: ReminderState.allCases.map { ($0.rawValue, entries.stateCounts[$0] ?? 0) })
         var report = StatusReport(
@@ -342,6 +353,7 @@ extension ControlOutcome {
         case .map(let result): return reply(result)
         case .deadLetters(let result): return reply(result)
         case .retried(let result): return reply(result)
+        case .deadLetterDeleted(let result): return reply(result)
         case .events(let result): return reply(result)
         case .recipient(let result): return reply(result)
         case .badge(let result): return reply(result)

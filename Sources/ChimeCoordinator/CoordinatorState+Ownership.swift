@@ -32,6 +32,8 @@ extension CoordinatorState {
             return check(recipient, field: "recipient")
         case .ack(let firingId), .retry(let firingId), .act(let firingId, _, _, _, _):
             return check(durable.recipient(of: firingId), field: "firingId")
+        case .deleteDeadLetter(let firingId):
+            return check(durable.recipient(of: firingId), field: "firingId")
         case .job(let jobId):
             return check(ActionJob.recipient(ofJobID: jobId) ?? jobs[jobId]?.job.recipient, field: "jobId")
         case .status, .workers, .stats, .ping, .deadLetters, .snapshot, .compact, .store, .map:

@@ -24,6 +24,7 @@ enum ActionForm {
         case .cancel(let id, let recipient): [("action", "cancel"), ("recipient", recipient.rawValue), ("id", id.rawValue)]
         case .retry(let firing): [("action", "retry"), ("firing", firing.description)]
         case .retryAll: [("action", "retry-all")]
+        case .deleteDeadLetter(let firing): [("action", "delete"), ("firing", firing.description)]
         }
     }
 
@@ -36,15 +37,15 @@ enum ActionForm {
             guard let recipient, let id else { return .failure(ActionFormError("the form needs a recipient and a reminder id")) }
             if fields["action"] == "cancel" { return .success(.cancel(id, recipient: recipient)) }
             return .success(.setEnabled(id, recipient: recipient, enabled: fields["action"] == "enable"))
-        case "retry":
+        case "retry", "delete":
             guard let text = fields["firing"], let firing = FiringID(text) else {
                 return .failure(ActionFormError("the form needs a firing id such as standup@2026-12-24T08:00:00.000Z"))
             }
-            return .success(.retry(firing))
+            return .success(fields["action"] == "delete" ? .deleteDeadLetter(firing) : .retry(firing))
         case "retry-all":
             return .success(.retryAll)
         case let other:
-            return .failure(ActionFormError("unknown action '\(other)'; expected enable, disable, cancel, retry or retry-all"))
+            return .failure(ActionFormError("unknown action '\(other)'; expected enable, disable, cancel, retry, retry-all or delete"))
         }
     }
 
@@ -52,9 +53,11 @@ enum ActionForm {
     static func button(_ action: DashboardAction, label: String, context: FormContext, danger: Bool = false) -> HTML {
         guard !context.readOnly else { return .empty }
         let hidden = fields(action).map { name, value -> HTML in "<input type=\"hidden\" name=\"\(name)\" value=\"\(value)\">" }
+        // Markup, not text: a String here would be escaped to class=&quot;danger&quot;.
+        let style: HTML = danger ? " class=\"danger\"" : .empty
         return """
             <form class="inline" method="post" action="/actions"><input type="hidden" name="csrf" value="\(context.csrfToken)">\
-            \(hidden)<button type="submit"\(danger ? " class=\"danger\"" : "")>\(label)</button></form>
+            \(hidden)<button type="submit"\(style)>\(label)</button></form>
             """
     }
 }

@@ -107,6 +107,9 @@ public final class ClusterSource: DashboardSource {
                 return "retrying \(firing)"
             case .retryAll:
                 return try Self.retryAll(client)
+            case .deleteDeadLetter(let firing):
+                _ = try client.send(ControlRequest(command: .deleteDeadLetter(firing)), expecting: DeleteDeadLetterResult.self)
+                return "deleted dead letter \(firing)"
             }
         }
     }

@@ -3,7 +3,7 @@ import ChimeWire
 import Foundation
 
 extension DashboardPages {
-    /// One page of dead letters, oldest due first, with retry buttons and "retry all".
+    /// One page of dead letters, oldest due first, with retry and delete buttons and "retry all".
     public static func deadLetters(_ page: Result<PageView<Firing>, WireError>, cursor: String?, context: FormContext) -> DashboardPage {
         var problems: [String] = []
         var content: HTML = .empty
@@ -16,7 +16,8 @@ extension DashboardPages {
                 """
                 <tr><td class="firing">\(firing.firingId.description)</td><td>\(firing.recipient.rawValue)</td>\
                 <td>\(instant(firing.dueAt))</td><td class="number">\(firing.attempt)</td><td>\(firing.content.title, or: "")</td>\
-                <td>\(ActionForm.button(.retry(firing.firingId), label: "Retry", context: context))</td></tr>
+                <td>\(ActionForm.button(.retry(firing.firingId), label: "Retry", context: context))\
+                \(ActionForm.button(.deleteDeadLetter(firing.firingId), label: "Delete", context: context, danger: true))</td></tr>
                 """
             }
             if rows.isEmpty {

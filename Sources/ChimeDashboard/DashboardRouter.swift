@@ -147,7 +147,7 @@ public struct DashboardRouter: Sendable {
         switch action {
         case .setEnabled(let id, let recipient, _), .cancel(let id, let recipient):
             "/reminders/detail?recipient=\(HTML.queryEncode(recipient.rawValue))&id=\(HTML.queryEncode(id.rawValue))"
-        case .retry, .retryAll: "/dead-letters"
+        case .retry, .retryAll, .deleteDeadLetter: "/dead-letters"
         }
     }
 

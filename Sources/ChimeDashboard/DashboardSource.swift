@@ -12,6 +12,8 @@ public enum DashboardAction: Hashable, Sendable {
     case retry(FiringID)
     /// Send every dead letter again.
     case retryAll
+    /// Delete a dead-lettered firing for good.
+    case deleteDeadLetter(FiringID)
 
     /// A sentence for the confirmation page, naming what changes.
     public var question: String {
@@ -21,6 +23,7 @@ public enum DashboardAction: Hashable, Sendable {
         case .cancel(let id, let recipient): "Cancel reminder \(id.rawValue) of \(recipient.rawValue)? It is removed for good."
         case .retry(let firing): "Retry dead letter \(firing)? It goes to a worker again."
         case .retryAll: "Retry every dead letter? Each goes to a worker again."
+        case .deleteDeadLetter(let firing): "Delete dead letter \(firing)? It is removed for good and never fires."
         }
     }
 }

@@ -67,6 +67,8 @@ public enum JournalEntry: Codable, Hashable, Sendable {
     /// file record, so a lost `EPOCH` file cannot make an epoch repeat. `settings`: the
     /// tunables the fold reads from here on (`nil` in entries of earlier versions).
     case started(epoch: UInt64, at: Date, settings: DurableSettings? = nil)
+    /// An operator deleted a dead-lettered firing for good: it never fires again.
+    case deadLetterDeleted(FiringID, at: Date)
 }
 
 extension JournalEntry {
@@ -79,6 +81,7 @@ extension JournalEntry {
         case .nagFired(let id, _), .leaseExpired(let id, _), .acknowledged(let id, _, _, _), .deadLettered(let id, _),
             .retried(let id, _), .handled(let id, _, _), .deliveredRemoved(_, let id, _):
             id.isLegacy
+        case .deadLetterDeleted(let id, _): id.isLegacy
         case .scheduled, .acted, .seqReserved, .registered, .badgeSet, .actionFinished, .jobLeaseExpired, .answered, .started: false
         }
     }

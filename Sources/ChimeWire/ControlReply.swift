@@ -159,6 +159,19 @@ public struct RetryResult: Codable, Hashable, Sendable {
     public init(firingId: FiringID) { self.firingId = firingId }
 }
 
+/// The result of `deleteDeadLetter`: the dead-lettered firing deleted for good.
+public struct DeleteDeadLetterResult: Codable, Hashable, Sendable {
+    /// The firing deleted.
+    public var firingId: FiringID
+    /// Whether it was deleted (always `true`: an unknown firing is `not_found`).
+    public var deleted: Bool
+    /// Creates the value from its fields (see each property for meaning and units).
+    public init(firingId: FiringID, deleted: Bool = true) {
+        self.firingId = firingId
+        self.deleted = deleted
+    }
+}
+
 /// The result of `events`: retained fire events after a sequence number, in `seq` order.
 public struct EventsResult: Codable, Hashable, Sendable {
     /// The events with `seq > after` that are retained and acknowledged.

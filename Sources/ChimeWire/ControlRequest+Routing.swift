@@ -17,6 +17,7 @@ extension ControlRequest {
         case .recipient(let recipient), .badge(let recipient, _), .delivered(let recipient, _): return recipient
         case .ack(let firingId), .retry(let firingId), .act(let firingId, _, _, _, _):
             return firingId.isLegacy ? nil : firingId.recipient
+        case .deleteDeadLetter(let firingId): return firingId.isLegacy ? nil : firingId.recipient
         case .job(let jobId): return ActionJob.recipient(ofJobID: jobId)
         case .status, .workers, .stats, .ping, .deadLetters, .snapshot, .compact, .store, .map: return nil
         }

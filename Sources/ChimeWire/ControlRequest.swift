@@ -8,6 +8,8 @@ public enum ControlOperation: String, Codable, Sendable, CaseIterable {
     case register, recipient, badge, ack, enable, disable, delivered, act, job
     /// The cluster's shard map (`ShardMap`): which shard owns which slots, and where.
     case map
+    /// Delete one dead-lettered firing for good (operator only; JSON `"deleteDeadLetter"`).
+    case deleteDeadLetter
 
     /// The keys a request of this op may carry besides `op` and `requestId`; any other key
     /// is refused with `unknown_field`.
@@ -19,6 +21,7 @@ public enum ControlOperation: String, Codable, Sendable, CaseIterable {
         case .status, .workers, .stats, .ping, .snapshot, .compact, .store, .map: []
         case .deadLetters: ["limit", "cursor"]
         case .retry, .ack: ["firingId"]
+        case .deleteDeadLetter: ["firingId"]
         case .events: ["after", "recipient", "limit", "cursor"]
         case .register: ["recipient", "currentToken"]
         case .recipient: ["recipient"]
@@ -90,6 +93,9 @@ public struct ControlRequest: Sendable, Hashable {
         case deadLetters(limit: Int? = nil, cursor: PageCursor? = nil)
         /// Move a dead-lettered firing back to the waiting line (same firing id, attempt 1).
         case retry(FiringID)
+        /// Delete a dead-lettered firing for good: it never fires again (`not_found` for a
+        /// firing that is not dead-lettered).
+        case deleteDeadLetter(FiringID)
         /// Write a snapshot of the coordinator's state now.
         case snapshot
         /// Write a snapshot and remove the journal segments it covers.
@@ -148,6 +154,7 @@ public struct ControlRequest: Sendable, Hashable {
         case .map: .map
         case .deadLetters: .deadLetters
         case .retry: .retry
+        case .deleteDeadLetter: .deleteDeadLetter
         case .snapshot: .snapshot
         case .compact: .compact
         case .store: .store
@@ -229,6 +236,7 @@ extension ControlRequest: Codable {
                 limit: try container.decodeNumberIfPresent(Int.self, forKey: .limit, expected: "a whole number"),
                 cursor: try cursor(.deadLetters))
         case .retry: command = .retry(try container.decode(FiringID.self, forKey: .firingId))
+        case .deleteDeadLetter: command = .deleteDeadLetter(try container.decode(FiringID.self, forKey: .firingId))
         case .snapshot: command = .snapshot
         case .compact: command = .compact
         case .store: command = .store
@@ -298,6 +306,8 @@ extension ControlRequest: Codable {
             try encode(filter)
             if filter.isEmpty { try container.encode(true, forKey: .all) }
         case .retry(let firingId):
+            try container.encode(firingId, forKey: .firingId)
+        case .deleteDeadLetter(let firingId):
             try container.encode(firingId, forKey: .firingId)
         case .register(let recipient):
             try container.encode(recipient, forKey: .recipient)

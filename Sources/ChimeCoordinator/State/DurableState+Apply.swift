@@ -111,6 +111,10 @@ extension DurableState {
                 deliveries.unsettled[firingId] = shared
                 return AppliedEntry(made: shared)
             }
+        case .deadLetterDeleted(let firingId, _):
+            if deliveries.deadLetters.removeValue(forKey: firingId) != nil {
+                deliveries.deadLetterIndex.remove(DeadLetterKey(firingId))
+            }
         case .registered(let recipient, let at):
             let zoneChanged = recipients.registered[recipient.id]?.zone != recipient.zone
             recipients.registered[recipient.id] = recipient

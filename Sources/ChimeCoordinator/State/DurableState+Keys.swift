@@ -88,6 +88,7 @@ extension DurableState {
             return .acknowledged(id(f), seq: seq, worker: worker, firedAt: firedAt)
         case .deadLettered(let f, let at): return .deadLettered(id(f), at: at)
         case .retried(let f, let at): return .retried(id(f), at: at)
+        case .deadLetterDeleted(let f, let at): return .deadLetterDeleted(id(f), at: at)
         case .handled(let f, let action, let at): return .handled(id(f), action: action, at: at)
         case .deliveredRemoved(let recipient, let f, let at): return .deliveredRemoved(recipient, f.resolved(to: recipient), at: at)
         default: return entry

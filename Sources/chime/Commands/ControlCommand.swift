@@ -8,7 +8,7 @@ enum ControlCommand: Command {
     static let spec = CommandSpec(
         name: "ctl",
         summary: "Operator commands: status, workers, stats, dead letters, store.",
-        usage: "chime ctl status|workers|stats|ping|map|dead-letters|snapshot|compact|store [--json]\n       chime ctl dead-letters [--limit N] [--cursor C | --all-pages] [--json]\n       chime ctl retry FIRING_ID [--json]\n       chime ctl retry --all [--quiet] [--json]",
+        usage: "chime ctl status|workers|stats|ping|map|dead-letters|snapshot|compact|store [--json]\n       chime ctl dead-letters [--limit N] [--cursor C | --all-pages] [--json]\n       chime ctl retry FIRING_ID [--json]\n       chime ctl retry --all [--quiet] [--json]\n       chime ctl delete FIRING_ID [--json]",
         options: [
             OptionSpec(name: "all", value: nil, help: "With retry: retry every dead letter, with progress and a summary."),
             OptionSpec(name: "quiet", value: nil, help: "With retry --all: no progress and no summary."),
@@ -31,6 +31,7 @@ enum ControlCommand: Command {
             dead-letters  firings that exhausted their attempts
             retry ID      send a dead-lettered firing again (same firing id)
             retry --all   send every dead-lettered firing again
+            delete ID     delete a dead-lettered firing for good (it never fires again)
             snapshot      write a snapshot of the schedule now
             compact       write a snapshot and remove the journal segments it covers
             store         journal and snapshot sizes, segments, last fsync latency
@@ -41,15 +42,15 @@ enum ControlCommand: Command {
             "partial") and the exit status is 1.
             """)
 
-    static let subcommands = ["status", "workers", "stats", "ping", "map", "dead-letters", "retry", "snapshot", "compact", "store"]
+    static let subcommands = ["status", "workers", "stats", "ping", "map", "dead-letters", "retry", "delete", "snapshot", "compact", "store"]
 
     static func run(_ arguments: Arguments) throws -> Int32 {
         guard let name = arguments.positionals.first else {
-            throw UsageError("name one of: status, workers, stats, ping, map, dead-letters, retry, snapshot, compact, store")
+            throw UsageError("name one of: status, workers, stats, ping, map, dead-letters, retry, delete, snapshot, compact, store")
         }
         guard subcommands.contains(name) else {
             let hint = Suggestions.hint(for: name, among: subcommands)
-            throw UsageError("unknown ctl command '\(name)'\(hint); expected status, workers, stats, ping, map, dead-letters, retry, snapshot, compact or store")
+            throw UsageError("unknown ctl command '\(name)'\(hint); expected status, workers, stats, ping, map, dead-letters, retry, delete, snapshot, compact or store")
         }
         let retriesAll = name == "retry" && arguments.has("all")
         for paging in ["limit", "cursor", "all-pages"]
@@ -57,9 +58,10 @@ enum ControlCommand: Command {
             throw UsageError("--\(paging) applies to ctl dead-letters only")
         }
         if arguments.has("all") && name != "retry" { throw UsageError("--all applies to ctl retry only") }
-        let expectedCount = name == "retry" && !retriesAll ? 2 : 1
+        let expectedCount = (name == "retry" && !retriesAll) || name == "delete" ? 2 : 1
         guard arguments.positionals.count == expectedCount else {
             if retriesAll { throw UsageError("ctl retry --all takes no FIRING_ID") }
+            if name == "delete" { throw UsageError("ctl delete needs one FIRING_ID") }
             throw UsageError(name == "retry" ? "ctl retry needs one FIRING_ID (or --all)" : "ctl \(name) takes no arguments")
         }
         let client = try makeControlClient(arguments)
@@ -123,6 +125,10 @@ enum ControlCommand: Command {
             let firingId = try firingID(arguments.positionals[1])
             let (reply, raw) = try client.call(ControlRequest(command: .retry(firingId)), RetryResult.self)
             if json { printJSON(raw) } else { output("retrying \(reply.result?.firingId ?? firingId)") }
+        case "delete":
+            let firingId = try firingID(arguments.positionals[1])
+            let (reply, raw) = try client.call(ControlRequest(command: .deleteDeadLetter(firingId)), DeleteDeadLetterResult.self)
+            if json { printJSON(raw) } else { output("deleted dead letter \(reply.result?.firingId ?? firingId)") }
         case "snapshot", "compact", "store":
             let command: ControlRequest.Command = name == "snapshot" ? .snapshot : name == "compact" ? .compact : .store
             let (reply, raw) = try client.call(ControlRequest(command: command), StoreReport.self)
