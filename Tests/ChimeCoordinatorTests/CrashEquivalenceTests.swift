@@ -339,7 +339,11 @@ struct ModelRun {
             now = now.addingTimeInterval(Double(configuration.heartbeatLiveness) * configuration.heartbeatInterval + 0.5)
             journal += Self.entries(live.onTick(now: now))
         case .retryDeadLetter:
-            if let firingId = live.deadLetters.keys.sorted().first { request(.retry(firingId)) }
+            // Retried, or deleted for good when the count is even (no draw: the stream stays as it was).
+            let deadLetters = live.deadLetters.keys.sorted()
+            if let firingId = deadLetters.first {
+                request(deadLetters.count % 2 == 0 ? .deleteDeadLetter(firingId) : .retry(firingId))
+            }
         case .crash(let change):
             // A restart, sometimes with another configuration: it records its settings in its
             // `started` entry, and the fold takes them on from there.
