@@ -158,6 +158,19 @@ def test_pages_escape_retry_a_dead_letter_and_tail_its_firing(tmp_path_factory, 
         remaining = eventually("the retried firing to leave the dead letters",
                                lambda: (lambda ids: ids if firing not in ids else None)([f["firingId"] for f in dead_letters()]))
         assert len(remaining) == 1
+        doomed = remaining[0]
+        delete = {"csrf": token, "action": "delete", "firing": doomed}
+        assert request(dashboard.base, "/actions", {"action": "delete", "firing": doomed, "confirm": "yes"})[0] == 403
+        status, confirm = request(dashboard.base, "/actions", delete)
+        assert status == 200 and f'<p id="question">Delete dead letter {doomed}? It is removed for good and never fires.</p>' in confirm
+        assert [f["firingId"] for f in dead_letters()] == [doomed]  # asking is not doing
+        status, done = request(dashboard.base, "/actions", {**delete, "confirm": "yes"})
+        assert status == 200 and f'<p class="banner notice">deleted dead letter {doomed}</p>' in done, done
+        assert dead_letters() == []
+        assert call(zmq_context, cluster, {"op": "deleteDeadLetter", "firingId": doomed})["error"]["code"] == "not_found"
+        again = subprocess.run([str(cluster.binary), "ctl", "delete", doomed, *cluster.cluster_arguments],
+                               capture_output=True, text=True, timeout=30, cwd=cluster.directory)
+        assert (again.returncode, again.stderr) == (1, f"chime: not_found: firingId: no dead-lettered firing {doomed}\n")
 
         def tailed() -> list[dict]:
             events = json.loads(request(dashboard.base, "/api/events?after=0&recipient=dl")[1])["events"]
@@ -165,6 +178,8 @@ def test_pages_escape_retry_a_dead_letter_and_tail_its_firing(tmp_path_factory, 
 
         fired = eventually("the retried firing's fire event in the live tail", tailed)
         assert fired[0]["recipient"] == "dl" and fired[0]["shard"] == 0
+        assert [e for e in json.loads(request(dashboard.base, "/api/events?after=0&recipient=dl")[1])["events"]
+                if e["kind"] == "fire" and json.loads(e["json"])["firingId"] == doomed] == []
         retried_reminder = json.loads(fired[0]["json"])["reminderId"]
         history = request(dashboard.base, f"/reminders/detail?recipient=dl&id={retried_reminder}")[1]
         assert "None since the dashboard started." not in history and firing in history
