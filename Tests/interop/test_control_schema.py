@@ -86,7 +86,7 @@ def test_schema_is_valid_draft_2020_12():
     assert SCHEMA["$schema"] == "https://json-schema.org/draft/2020-12/schema"
     # Every op of the coordinator has a request and a reply schema.
     assert sorted(OPS) == sorted([
-        "schedule", "list", "cancel", "status", "workers", "stats", "ping", "deadLetters", "retry", "snapshot",
+        "schedule", "list", "cancel", "status", "workers", "stats", "ping", "deadLetters", "retry", "deleteDeadLetter", "snapshot",
         "compact", "store", "events", "register", "recipient", "badge", "ack", "enable", "disable", "delivered",
         "act", "job"])
     assert "rate_limited" in SCHEMA["$defs"]["error"]["properties"]["code"]["enum"]
@@ -151,6 +151,11 @@ def test_every_op_has_a_valid_request_the_coordinator_answers(cluster, zmq_conte
     reply = checked_call(zmq_context, cluster, retry)
     assert reply["ok"] is False and reply["error"]["code"] == "not_found", reply
     sent_ops.add("retry")
+    delete = {"op": "deleteDeadLetter", "requestId": f"delete-{tag}", "firingId": f"{alice}/{tag}-none@2020-01-01T00:00:00.000Z"}
+    assert schema_errors(delete, REQUEST) == []
+    reply = checked_call(zmq_context, cluster, delete)
+    assert reply["ok"] is False and reply["error"]["code"] == "not_found", reply
+    sent_ops.add("deleteDeadLetter")
     assert sorted(sent_ops) == sorted(OPS)
 
 
@@ -184,6 +189,8 @@ INVALID_REQUESTS = [
     ({"op": "enable", "ids": []}, "invalid_argument"),
     ({"op": "disable"}, "invalid_argument"),
     ({"op": "retry", "firingId": "garbage"}, "invalid_argument"),
+    ({"op": "deleteDeadLetter", "firingId": "garbage"}, "invalid_argument"),
+    ({"op": "deleteDeadLetter"}, "invalid_argument"),
     ({"op": "ack", "firingId": "r@2026-12-24T08:00:00Z"}, "invalid_argument"),
     ({"op": "events", "after": -1}, "invalid_argument"),
     ({"op": "act", "firingId": "r@2026-12-24T08:00:00.000Z"}, "invalid_argument"),
