@@ -327,7 +327,8 @@ extension CoordinatorState {
         WorkersResult(workers: workers.map { id, record in
             WorkerReport(
                 id: id, host: record.host, pid: record.pid, alive: isAlive(record),
-                lastSeenAt: record.lastSeenAt, acknowledged: record.acknowledged, delivered: record.delivered)
+                lastSeenAt: record.lastSeenAt, acknowledged: record.acknowledged, delivered: record.delivered,
+                capacity: record.capacity, leases: record.outstanding, quarantined: leaseFailures.isQuarantined(id, at: elapsed))
         }.sorted { $0.id < $1.id })
     }
 }

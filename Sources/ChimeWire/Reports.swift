@@ -61,9 +61,24 @@ public struct WorkerReport: Codable, Hashable, Sendable {
     public var acknowledged: Int
     /// Firings it reported as delivered since it started (its own counter).
     public var delivered: Int
+    /// Firings it takes at once: the credit of its last heartbeat (`nil` from an earlier
+    /// coordinator).
+    public var capacity: Int?
+    /// Firings it holds now: leased to it, not yet acknowledged (`nil` from an earlier
+    /// coordinator).
+    public var leases: Int?
+    /// Whether it is set aside (no firings while a healthy worker is there) for letting
+    /// leases run out (`nil` from an earlier coordinator).
+    public var quarantined: Bool?
 
     /// Creates the value from its fields (see each property for meaning and units).
-    public init(id: WorkerID, host: String, pid: Int32, alive: Bool, lastSeenAt: Date, acknowledged: Int, delivered: Int) {
+    public init(
+        id: WorkerID, host: String, pid: Int32, alive: Bool, lastSeenAt: Date, acknowledged: Int, delivered: Int,
+        capacity: Int? = nil, leases: Int? = nil, quarantined: Bool? = nil
+    ) {
+        self.capacity = capacity
+        self.leases = leases
+        self.quarantined = quarantined
         self.id = id
         self.host = host
         self.pid = pid

@@ -39,3 +39,21 @@ import Testing
         #expect(post(router, "csrf=\(Self.token)&action=delete&firing=nonsense&confirm=yes").0 == 400)
     }
 }
+
+/// The Workers page shows capacity, leases and quarantine, and "-" for a coordinator that
+/// does not send them.
+@Suite struct DashboardWorkersColumnsTests {
+    @Test func capacityLeasesAndQuarantineAreShown() {
+        let seen = Date(timeIntervalSince1970: 1_798_099_200)
+        let view = WorkersView(workers: [
+            WorkerRow(shard: 0, worker: WorkerReport(
+                id: "w1", host: "h", pid: 7, alive: true, lastSeenAt: seen, acknowledged: 1, delivered: 2,
+                capacity: 64, leases: 3, quarantined: true)),
+            WorkerRow(shard: 1, worker: WorkerReport(id: "w2", host: "h", pid: 8, alive: false, lastSeenAt: seen, acknowledged: 0, delivered: 0)),
+        ], missing: [])
+        let html = DashboardPages.workers(view, now: seen).render(readOnly: false).text
+        #expect(html.contains("<th class=\"number\">Capacity</th><th class=\"number\">Leases</th><th>Quarantined</th>"))
+        #expect(html.contains("<td class=\"up\">yes</td><td class=\"number\">64</td><td class=\"number\">3</td><td class=\"down\">yes</td>"))
+        #expect(html.contains("<td class=\"down\">no</td><td class=\"number\">-</td><td class=\"number\">-</td><td>-</td>"))
+    }
+}
