@@ -21,7 +21,7 @@ import Testing
     @Test(arguments: [
         (["shedule"], "chime: unknown command 'shedule' (did you mean 'schedule'?); see 'chime --help'\n"),
         (["schedule", "--recipent", "a"], "chime: unknown option --recipent for 'schedule' (did you mean '--recipient'?); see 'chime schedule --help'\n"),
-        (["ctl", "stauts"], "chime: unknown ctl command 'stauts' (did you mean 'status'?); expected status, workers, stats, ping, map, dead-letters, retry, snapshot, compact or store\n"),
+        (["ctl", "stauts"], "chime: unknown ctl command 'stauts' (did you mean 'status'?); expected status, workers, stats, ping, map, dead-letters, retry, delete, snapshot, compact or store\n"),
         (["subscribe", "--topic", "bagde"], "chime: --topic must be fire, badge or action, not 'bagde' (did you mean 'badge'?)\n"),
         (["schedule", "--recipient", "a", "--in", "5x"], "chime: --in: '5x' is not a duration such as 90s, 5m, 1h30m or 500ms: unknown unit 'x'; use w, d, h, m, s or ms\n"),
         (["schedule", "--recipient", "a", "--in", "5s", "--badge", "x"], "chime: --badge must be an integer or +1, not 'x'\n"),

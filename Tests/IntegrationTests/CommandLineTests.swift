@@ -33,7 +33,7 @@ import Testing
         (["schedule", "--recipient", "a"], "chime: give --at TIME or --in DURATION\n"),
         (["schedule", "--recipient", "a", "--in", "5s", "--repeat", "fortnight"], "chime: --repeat must be one of minute, hour, day, week, month, year, not 'fortnight'\n"),
         (["cancel"], "chime: name reminder ids, --recipient or --match (or --all to cancel everything)\n"),
-        (["ctl", "reboot", "--port-base", "1"], "chime: unknown ctl command 'reboot'; expected status, workers, stats, ping, map, dead-letters, retry, snapshot, compact or store\n"),
+        (["ctl", "reboot", "--port-base", "1"], "chime: unknown ctl command 'reboot'; expected status, workers, stats, ping, map, dead-letters, retry, delete, snapshot, compact or store\n"),
         (["ctl", "retry"], "chime: ctl retry needs one FIRING_ID (or --all)\n"),
         (["coordinator", "--store", "none", "--http", "7705"], "chime: --http: '7705' is not HOST:PORT (no :PORT); for example 127.0.0.1:7705 or [::1]:7705, or off\n"),
         (["worker", "--http", "example.com:80"], "chime: --http: 'example.com:80' is not HOST:PORT (the host must be an IP address literal); for example 127.0.0.1:7705 or [::1]:7705, or off\n"),
