@@ -17,7 +17,7 @@ extension CoordinatorState {
         _ request: ControlRequest, from client: ClientAddress, at now: Date, monotonic: Double? = nil
     ) -> [CoordinatorDirective] {
         observeClocks(now, monotonic: monotonic)
-        if let refusal = ownershipRefusal(request) { return [.reply(.failed(refusal), requestId: request.requestId, to: client)] }
+        if let refusal = ownershipRefusal(request, at: now) { return [.reply(.failed(refusal), requestId: request.requestId, to: client)] }
         let isMutating = request.isMutating
         if isMutating, let requestId = request.requestId, let reply = requestLog.reply(to: client.requestLogKey(requestId)) {
             return [.replyEncoded(reply, to: client)]

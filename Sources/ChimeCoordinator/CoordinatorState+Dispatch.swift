@@ -59,6 +59,10 @@ extension CoordinatorState {
     /// fold, which re-arms it at its next occurrence or disarms it (a `fireAll` catch-up's next
     /// missed occurrence may then come up again in the same turn, within the budget).
     mutating func fireDue(at now: Date, budget: Int, directives: inout [CoordinatorDirective]) {
+        if durable.moves.hasHandedOver {
+            fireDueAroundHandedOverSlots(at: now, budget: budget, directives: &directives)
+            return
+        }
         var taken = 0
         while taken < budget, let (id, deadline) = schedule.first, deadline <= now {
             guard let entry = entries[id], let occurrence = entry.next else {
@@ -67,6 +71,20 @@ extension CoordinatorState {
             }
             takeOccurrence(occurrence, of: id, reminder: entry.reminder, at: now, directives: &directives)
             taken += 1
+        }
+    }
+
+    /// `fireDue` while a move this shard sends is handed over: the slots' occurrences stay
+    /// armed (the target fires them from the cut on; the source deletes them at the release)
+    /// but are not taken, so the due occurrences of other slots are found by a scan of the
+    /// timer (O(reminders), only between a hand-over and its release).
+    private mutating func fireDueAroundHandedOverSlots(at now: Date, budget: Int, directives: inout [CoordinatorDirective]) {
+        let moves = durable.moves
+        let due = schedule.deadlines.filter { $0.value <= now && moves.mayFire(for: $0.key.recipient) }
+            .sorted { ($0.value, $0.key) < ($1.value, $1.key) }.prefix(budget)
+        for (id, _) in due {
+            guard let entry = entries[id], let occurrence = entry.next else { continue }
+            takeOccurrence(occurrence, of: id, reminder: entry.reminder, at: now, directives: &directives)
         }
     }
 

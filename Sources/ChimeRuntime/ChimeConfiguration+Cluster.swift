@@ -25,6 +25,12 @@ extension ChimeConfiguration {
         public var slotCount = 4096
         /// The shards; empty: no cluster.
         public var shards: [Shard] = []
+        /// The path of the cluster's map register file (the map, the slot moves open on it and
+        /// their outcomes, changed by compare-and-swap: `chime shards move`); relative paths
+        /// are taken from the working directory. `nil` (the default): no register, the map is
+        /// the one above and never changes while the processes run. Created from the map
+        /// above by the first coordinator that starts; from then on the register's map wins.
+        public var register: String?
 
         /// The defaults shown on each property.
         public init() {}

@@ -1,4 +1,5 @@
 import ChimeCore
+import ChimeJournal
 import ChimeWire
 import Foundation
 
@@ -47,12 +48,16 @@ extension SlotMoveLedger {
     /// the recipient's slot over (everything due before the cut was fired before it; what is
     /// due from the cut on is the target's).
     public func mayFire(for recipient: RecipientID) -> Bool {
-        outgoing.values.allSatisfy { !$0.isHandedOver || !$0.move.covers(recipient) }
+        guard hasHandedOver else { return true }
+        return outgoing.values.allSatisfy { !$0.isHandedOver || !$0.move.covers(recipient) }
     }
+
+    /// Whether a move this shard sends is handed over (its slots' occurrences are not fired here).
+    public var hasHandedOver: Bool { outgoing.values.contains(where: \.isHandedOver) }
 
     /// Whether this shard dispatches `firingId`: not while the source of the move it came with
     /// still settles it (it dispatched it before the cut).
     public func mayDispatch(_ firingId: FiringID) -> Bool {
-        incoming.values.allSatisfy { !$0.heldForSource.contains(firingId) }
+        incoming.isEmpty || incoming.values.allSatisfy { !$0.heldForSource.contains(firingId) }
     }
 }

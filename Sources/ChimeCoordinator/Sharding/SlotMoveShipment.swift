@@ -67,7 +67,7 @@ extension SlotMove {
     /// slots' data it changes only theirs.
     public func isAbout(_ entry: JournalEntry) -> Bool {
         switch entry {
-        case .started, .seqReserved, .answered(_, _, _, nil): return false
+        case .started, .seqReserved, .answered(_, _, _, nil), .slotMove: return false
         case .answered(_, _, _, .some(let recipient)): return covers(recipient)
         default:
             let subjects = entry.subjects

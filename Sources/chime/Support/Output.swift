@@ -58,7 +58,7 @@ extension ClusterClient {
 /// answer is shown down rather than waited for again).
 func makeControlClient(_ arguments: Arguments, retries: Int? = nil) throws -> ClusterClient {
     let configuration = try CommonOptions.configuration(arguments)
-    let seeds = try ShardMap.configured(configuration.cluster).map { $0.shards.map(\.endpoints.control) }
+    let seeds = try MapRegisterOptions.currentMap(configuration).map { $0.shards.map(\.endpoints.control) }
         ?? [configuration.endpoints.control.connect]
     return try ClusterClient(
         seeds: seeds,

@@ -1,0 +1,23 @@
+import ChimeCore
+import ChimeJournal
+import ChimeWire
+import Foundation
+
+extension CoordinatorState {
+    /// Takes the map register's `record` as this shard's view of the cluster: its map
+    /// becomes the one requests are routed by (`wrong_shard` names its owners) and the `map`
+    /// op answers, and the moves open and decided in it are what the move steps read.
+    /// A record older than the one held (a lower version), or whose map does not name this
+    /// shard, changes nothing.
+    /// - Returns: whether the record was taken.
+    @discardableResult
+    public mutating func adoptMapRecord(_ record: SlotMapRecord) -> Bool {
+        guard record.version >= (mapRecord?.version ?? 0), record.map.shard(id: configuration.shardID) != nil else { return false }
+        mapRecord = record
+        if configuration.shardMap != record.map {
+            configuration.shardMap = record.map
+            ownership = ShardOwnership(map: record.map, shardID: configuration.shardID)
+        }
+        return true
+    }
+}
