@@ -82,6 +82,8 @@ extension CoordinatorState {
                           directives: &directives)
         case .job(let jobId):
             outcome = jobResult(jobId)
+        case .move(let step, let body):
+            outcome = moveStep(step, body: body, at: now, directives: &directives)
         case .snapshot, .compact, .store:
             // The service answers these: they need the store, which the pure state does not see.
             outcome = .failed(WireError(.unavailable, "\(request.operation.rawValue) needs a file store"))
@@ -336,6 +338,7 @@ extension ControlOutcome {
         case .switched(let result): return reply(result)
         case .delivered(let result): return reply(result)
         case .job(let result): return reply(result)
+        case .move(let result): return reply(result)
         case .failed(let error): return WireCodec().encode(ControlReply<EmptyResult>(requestId: requestId, error: error))
         }
     }

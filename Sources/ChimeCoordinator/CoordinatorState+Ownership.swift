@@ -46,7 +46,7 @@ extension CoordinatorState {
             return check(durable.recipient(of: firingId), field: "firingId")
         case .job(let jobId):
             return check(ActionJob.recipient(ofJobID: jobId) ?? jobs[jobId]?.job.recipient, field: "jobId")
-        case .status, .workers, .stats, .ping, .deadLetters, .snapshot, .compact, .store, .map:
+        case .status, .workers, .stats, .ping, .deadLetters, .snapshot, .compact, .store, .map, .move:
             return nil
         }
     }

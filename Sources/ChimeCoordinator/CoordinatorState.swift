@@ -113,6 +113,8 @@ public struct CoordinatorState: Sendable {
     /// Volatile write pauses of the moves this shard sends (until when, UTC), by move: set by
     /// the mover's pause request, lost in a crash (the mover asks again).
     var movePauses: [SlotMoveID: Date] = [:]
+    /// Volatile staging of the moves this shard receives (before adoption), by move.
+    var moveStaging: [SlotMoveID: SlotMoveStaging] = [:]
     /// Cancels by filter still walking, oldest first (volatile: a crash loses the walk; the
     /// request was not answered, so its client retries).
     var bulkCancels: [BulkCancel] = []

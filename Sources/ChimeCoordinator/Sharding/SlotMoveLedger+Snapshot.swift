@@ -4,30 +4,53 @@ import ChimeWire
 import Foundation
 
 extension SlotMoveLedger {
-    /// The snapshot form of the ledger (the `moves` part of a format-5 snapshot header): the
-    /// moves in id order, each incoming move's adopted slice as a nested snapshot payload.
-    struct Record: Codable {
+    /// The snapshot form of the ledger (the `moves` part of a format-5 snapshot header, and
+    /// without slices the ledger a `move` step's answer shows): the moves in id order, each
+    /// incoming move's adopted slice as a nested snapshot payload.
+    public struct Record: Codable, Sendable {
         /// One incoming move.
-        struct IncomingRecord: Codable {
-            var move: SlotMove
-            /// The adopted slice in the snapshot encoding (base64 in the JSON), until the commit.
-            var slice: Data?
-            var cut: Date?
-            var appliedThrough: UInt64
-            var isCommitted: Bool
-            var heldForSource: [FiringID]
+        public struct IncomingRecord: Codable, Sendable {
+            /// The move.
+            public var move: SlotMove
+            /// The adopted slice in the snapshot encoding (base64 in the JSON), until the commit
+            /// (left out of a step's answer).
+            public var slice: Data?
+            /// The cut-over instant, once adopted.
+            public var cut: Date?
+            /// The source sequence applied through.
+            public var appliedThrough: UInt64
+            /// Whether the commit was recorded.
+            public var isCommitted: Bool
+            /// Firings the source settles.
+            public var heldForSource: [FiringID]
         }
 
-        var outgoing: [Outgoing]
-        var incoming: [IncomingRecord]
+        /// Moves sent.
+        public var outgoing: [Outgoing]
+        /// Moves received.
+        public var incoming: [IncomingRecord]
         /// How each ended move ended, by id.
-        var ended: [String: Ending]
+        public var ended: [String: Ending]
+    }
+
+    /// The ledger a step's answer shows (`record` without slices): an adopted move shows as
+    /// adopted, with an empty slice.
+    /// - Throws: `WireError(.invalidArgument)` for a record that names a move twice.
+    public static func viewed(_ record: Record) throws(WireError) -> SlotMoveLedger {
+        var stripped = record
+        for index in stripped.incoming.indices { stripped.incoming[index].slice = nil }
+        var ledger = try SlotMoveLedger(stripped, settings: CoordinatorConfiguration().durableSettings)
+        for (id, move) in ledger.incoming where move.cut != nil && !move.isCommitted {
+            ledger.incoming[id]?.slice = DurableState(settings: CoordinatorConfiguration().durableSettings)
+        }
+        return ledger
     }
 
     /// Whether the ledger holds nothing (no move ever took part here): its snapshot leaves `moves` out.
     var isEmpty: Bool { isIdle && ended.isEmpty }
 
-    var record: Record {
+    /// The snapshot form.
+    public var record: Record {
         Record(
             outgoing: outgoing.values.sorted { $0.move.id < $1.move.id },
             incoming: incoming.values.sorted { $0.move.id < $1.move.id }.map {

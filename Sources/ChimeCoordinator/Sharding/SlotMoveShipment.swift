@@ -48,7 +48,7 @@ public struct SlotMoveShipment: Equatable, Sendable {
 }
 
 /// What a target answers each shipment (and a mover's status query) for one move.
-public struct SlotMoveReceipt: Equatable, Sendable {
+public struct SlotMoveReceipt: Equatable, Sendable, Codable {
     /// The move.
     public var moveID: SlotMoveID
     /// The source sequence through which the target holds the slots' data (staged or
