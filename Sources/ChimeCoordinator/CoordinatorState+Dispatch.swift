@@ -26,6 +26,7 @@ extension CoordinatorState {
         observeClocks(now, monotonic: monotonic)
         throughput.sampleIfDue(elapsed: elapsed, dispatched: dispatchedCount, acknowledged: acknowledgedCount)
         var directives: [CoordinatorDirective] = []
+        if isMoveFollowDue { followMapRecord(at: now, directives: &directives) }
         fireDue(at: now, budget: max(0, freeCredit().saturatingAdding(configuration.maxBatchSize) - waitingCount),
                 directives: &directives)
         releaseDueNags(at: now, directives: &directives)

@@ -14,10 +14,28 @@ extension CoordinatorState {
     public mutating func adoptMapRecord(_ record: SlotMapRecord) -> Bool {
         guard record.version >= (mapRecord?.version ?? 0), record.map.shard(id: configuration.shardID) != nil else { return false }
         mapRecord = record
+        if !durable.moves.isIdle { isMoveFollowDue = true }
         if configuration.shardMap != record.map {
             configuration.shardMap = record.map
             ownership = ShardOwnership(map: record.map, shardID: configuration.shardID)
         }
         return true
+    }
+
+    /// Follows the register's outcomes without waiting for the mover: a target journals
+    /// `committed` (and serves the slots) or `dropped`, a source `resumed`, as soon as its
+    /// read of the register shows the outcome.
+    mutating func followMapRecord(at now: Date, directives: inout [CoordinatorDirective]) {
+        isMoveFollowDue = false
+        guard let record = mapRecord else { return }
+        for outgoing in durable.moves.outgoing.values.sorted(by: { $0.move.id < $1.move.id }) {
+            if let entry = SlotMoveSource.follow(outgoing, record: record, at: now) { self.record(.slotMove(entry), into: &directives) }
+        }
+        for incoming in durable.moves.incoming.values.sorted(by: { $0.move.id < $1.move.id }) {
+            if let entry = SlotMoveTarget.follow(incoming, record: record, at: now) {
+                self.record(.slotMove(entry), into: &directives)
+                if case .committed = entry { queueAdoptedFirings(of: incoming.move) }
+            }
+        }
     }
 }

@@ -112,7 +112,7 @@ extension CoordinatorState {
 
     /// After a commit: the merged slice's unsettled firings (none when the source handed over
     /// a settled slice) wait for a worker here.
-    private mutating func queueAdoptedFirings(of move: SlotMove) {
+    mutating func queueAdoptedFirings(of move: SlotMove) {
         let moves = durable.moves
         let adopted = unsettled.values.filter {
             move.covers($0.firing.recipient) && inFlight[$0.firing.firingId] == nil && moves.mayDispatch($0.firing.firingId)

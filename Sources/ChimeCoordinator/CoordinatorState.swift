@@ -115,6 +115,9 @@ public struct CoordinatorState: Sendable {
     var movePauses: [SlotMoveID: Date] = [:]
     /// Volatile staging of the moves this shard receives (before adoption), by move.
     var moveStaging: [SlotMoveID: SlotMoveStaging] = [:]
+    /// Whether a newer register record was adopted while moves are in progress here: the
+    /// next tick follows its outcomes (`followMapRecord`).
+    var isMoveFollowDue = false
     /// Cancels by filter still walking, oldest first (volatile: a crash loses the walk; the
     /// request was not answered, so its client retries).
     var bulkCancels: [BulkCancel] = []

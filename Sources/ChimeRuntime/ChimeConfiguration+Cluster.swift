@@ -27,10 +27,10 @@ extension ChimeConfiguration {
         public var shards: [Shard] = []
         /// The path of the cluster's map register file (the map, the slot moves open on it and
         /// their outcomes, changed by compare-and-swap: `chime shards move`); relative paths
-        /// are taken from the working directory. `nil` (the default): no register, the map is
+        /// are taken from the working directory. Empty (the default): no register, the map is
         /// the one above and never changes while the processes run. Created from the map
         /// above by the first coordinator that starts; from then on the register's map wins.
-        public var register: String?
+        public var register = ""
 
         /// The defaults shown on each property.
         public init() {}

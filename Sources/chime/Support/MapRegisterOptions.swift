@@ -9,8 +9,8 @@ import Foundation
 enum MapRegisterOptions {
     /// The configured register, `nil` without `cluster.register` or without a cluster.
     static func register(_ configuration: ChimeConfiguration) throws -> SlotMapRegisterFile? {
-        guard configuration.cluster.isConfigured, let path = configuration.cluster.register else { return nil }
-        guard !path.isEmpty else { throw ConfigurationError("cluster.register: a path, or leave it out") }
+        let path = configuration.cluster.register
+        guard configuration.cluster.isConfigured, !path.isEmpty else { return nil }
         return SlotMapRegisterFile(path: path)
     }
 

@@ -91,7 +91,8 @@ import Testing
         #expect(source.writeGate(for: Self.recipient, shard: 0, map: committedMap, at: Self.t0, pausedUntil: [:]) == .wrongShard(owner: 2))
         targetState.apply(.slotMove(.adopted(
             Self.move.id, slice: DurableState(settings: SlotMoveModel.settings).encodedSnapshot(takenAt: nil), through: 3, cut: Self.t0)))
-        #expect(target.writeGate(for: Self.recipient, shard: 2, map: committedMap, at: Self.t0, pausedUntil: [:]) == .wrongShard(owner: 0))
+        #expect(target.writeGate(for: Self.recipient, shard: 2, map: committedMap, at: Self.t0, pausedUntil: [:]) == .tryAgain(retryAfter: 0.05))
+        #expect(target.writeGate(for: Self.recipient, shard: 2, map: slotMap, at: Self.t0, pausedUntil: [:]) == .wrongShard(owner: 0))
         targetState.apply(.slotMove(.committed(Self.move.id, mapEpoch: 2)))
         #expect(target.writeGate(for: Self.recipient, shard: 2, map: committedMap, at: Self.t0, pausedUntil: [:]) == .accept)
     }
