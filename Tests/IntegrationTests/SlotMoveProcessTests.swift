@@ -61,6 +61,18 @@ import Testing
     }
 
     @Test func aClusterGrowsToThreeShardsAndShrinksBackUnderLoadLosingNothing() throws {
+        try growAndShrink(rounds: 1, killMover: false)
+    }
+
+    /// The same with the mover killed (kill -9) at a seeded random moment of each move and
+    /// run again: the rerun resumes the open move (or opens it, when the kill came first).
+    /// `CHIME_MOVE_ROUNDS=N` runs N rounds of 2 → 3 → 2 (the long form).
+    @Test func aKilledMoverIsRerunAndTheMoveCompletes() throws {
+        let rounds = ProcessInfo.processInfo.environment["CHIME_MOVE_ROUNDS"].flatMap(Int.init) ?? 1
+        try growAndShrink(rounds: max(1, rounds), killMover: true)
+    }
+
+    func growAndShrink(rounds: Int, killMover: Bool) throws {
         let cluster = try LocalCluster(portCount: 3 * LocalCluster.portsPerShard)
         defer { cluster.stop() }
         let three = cluster.shardMap(shards: 3)
@@ -102,19 +114,32 @@ import Testing
             try cluster.waitForAliveWorkers(2, at: map.shards[2].endpoints.control, timeout: 20)
             var results: [[String: Any]] = []
             var firedOnTarget = 0
-            for target in [2, 0] {
-                let run = try LocalCluster.run(binary: cluster.binary, ["shards", "move", "0-1023", "--to", String(target), "--json", "--timeout", "40"] + cluster.shardedArguments, timeout: 50)
-                #expect(run.status == 0, "move to \(target): \(run.output) \(run.error)")
-                let object = try JSONSerialization.jsonObject(with: Data(run.output.utf8)) as? [String: Any]
-                let result = try #require(object?["result"] as? [String: Any])
-                #expect(result["outcome"] as? String == "committed")
-                results.append(result)
-                // Shard 2 serves and fires the slots for a while before they go back.
-                Thread.sleep(forTimeInterval: target == 2 ? 2 : 0.5)
-                if target == 2 {
-                    let client = try ControlClient(endpoint: map.shards[2].endpoints.control, timeout: .seconds(2), retries: 2)
-                    let events = try client.send(ControlRequest(command: .events(after: 0, recipient: nil, limit: 1000)), expecting: EventsResult.self)
-                    firedOnTarget = (events.result?.events ?? []).filter { $0.firing.reminderId.rawValue.hasPrefix("m-") }.count
+            var random = SeededRandomNumberGenerator(seed: 2727)
+            var kills = 0
+            for round in 0..<rounds {
+                for target in [2, 0] {
+                    let arguments = ["shards", "move", "0-1023", "--to", String(target), "--json", "--timeout", "40"] + cluster.shardedArguments
+                    if killMover {
+                        // Killed somewhere between opening the move and its end.
+                        let name = "mover-\(round)-\(target)"
+                        try cluster.spawn(name, arguments)
+                        Thread.sleep(forTimeInterval: Double(Int.random(in: 0...400, using: &random)) / 1000)
+                        cluster.crash(name)
+                        kills += 1
+                    }
+                    let run = try LocalCluster.run(binary: cluster.binary, arguments, timeout: 50)
+                    #expect(run.status == 0, "move to \(target): \(run.output) \(run.error)")
+                    let object = try JSONSerialization.jsonObject(with: Data(run.output.utf8)) as? [String: Any]
+                    let result = try #require(object?["result"] as? [String: Any])
+                    #expect(result["outcome"] as? String == "committed")
+                    results.append(result)
+                    // Shard 2 serves and fires the slots for a while before they go back.
+                    Thread.sleep(forTimeInterval: target == 2 ? 1.5 : 0.5)
+                    if target == 2 {
+                        let client = try ControlClient(endpoint: map.shards[2].endpoints.control, timeout: .seconds(2), retries: 2)
+                        let events = try client.send(ControlRequest(command: .events(after: 0, recipient: nil, limit: 1000)), expecting: EventsResult.self)
+                        firedOnTarget = (events.result?.events ?? []).filter { $0.firing.reminderId.rawValue.hasPrefix("m-") }.count
+                    }
                 }
             }
             load.stop()
@@ -125,7 +150,7 @@ import Testing
             // The final map: back to two shards' ranges, epoch 3.
             let mapRun = try LocalCluster.run(binary: cluster.binary, ["shards", "map", "--json"] + cluster.shardedArguments)
             let mapResult = try #require((try JSONSerialization.jsonObject(with: Data(mapRun.output.utf8)) as? [String: Any])?["result"] as? [String: Any])
-            #expect(mapResult["mapEpoch"] as? Int == 3)
+            #expect(mapResult["mapEpoch"] as? Int == 1 + 2 * rounds)
 
             // Every acknowledged reminder listed exactly once, on its owner.
             var holders: [ReminderID: [Int]] = [:]
@@ -166,9 +191,9 @@ import Testing
                 return expected.isSubset(of: Set(seen.map(\.firing.firingId)))
             }
             let duplicates = Durability.expectDuplicatesShareTheirFiringID(seen, "slot moves 2 → 3 → 2")
-            #expect(firedOnTarget > 0, "shard 2 fired the moved slots while it owned them")
+            if !killMover { #expect(firedOnTarget > 0, "shard 2 fired the moved slots while it owned them") }
             print(
-                "slot moves 2 → 3 → 2: \(acknowledged.count) reminders acknowledged (\(load.unanswered) unanswered), 0 lost; \(expected.count) firings, \(firedOnTarget) fired by shard 2, \(duplicates) duplicates (same firing id); moves: \(results.map { "\($0["seconds"] ?? 0) s, \($0["reminders"] ?? 0) reminders" })")
+                "slot moves 2 → 3 → 2 × \(rounds)\(killMover ? ", mover killed \(kills) times" : ""): \(acknowledged.count) reminders acknowledged (\(load.unanswered) unanswered), 0 lost; \(expected.count) firings, \(firedOnTarget) fired by shard 2, \(duplicates) duplicates (same firing id); moves: \(results.map { "\($0["seconds"] ?? 0) s, \($0["reminders"] ?? 0) reminders" })")
         } catch {
             cluster.stop()
             print("slot move cluster failed: \(error)\n\(cluster.logs())")
