@@ -66,13 +66,21 @@ import Testing
 
     /// The same with the mover killed (kill -9) at a seeded random moment of each move and
     /// run again: the rerun resumes the open move (or opens it, when the kill came first).
-    /// `CHIME_MOVE_ROUNDS=N` runs N rounds of 2 → 3 → 2 (the long form).
+    /// `CHIME_MOVE_ROUNDS=N` runs N rounds of 2 → 3 → 2 (the long form; also for the next
+    /// test), `CHIME_MOVE_PROCESS_SEED=S` other kill moments.
     @Test func aKilledMoverIsRerunAndTheMoveCompletes() throws {
         let rounds = ProcessInfo.processInfo.environment["CHIME_MOVE_ROUNDS"].flatMap(Int.init) ?? 1
         try growAndShrink(rounds: max(1, rounds), killMover: true)
     }
 
-    func growAndShrink(rounds: Int, killMover: Bool) throws {
+    /// The source or the target coordinator (alternately) killed -9 at a seeded moment of each
+    /// move, with the mover, and restarted; the rerun mover finishes the move.
+    @Test func aSourceOrTargetKilledMidMoveRecoversAndTheMoveCompletes() throws {
+        let rounds = ProcessInfo.processInfo.environment["CHIME_MOVE_ROUNDS"].flatMap(Int.init) ?? 1
+        try growAndShrink(rounds: max(1, rounds), killMover: true, killShard: true)
+    }
+
+    func growAndShrink(rounds: Int, killMover: Bool, killShard: Bool = false) throws {
         let cluster = try LocalCluster(portCount: 3 * LocalCluster.portsPerShard)
         defer { cluster.stop() }
         let three = cluster.shardMap(shards: 3)
@@ -114,8 +122,11 @@ import Testing
             try cluster.waitForAliveWorkers(2, at: map.shards[2].endpoints.control, timeout: 20)
             var results: [[String: Any]] = []
             var firedOnTarget = 0
-            var random = SeededRandomNumberGenerator(seed: 2727)
+            // CHIME_MOVE_PROCESS_SEED varies the kill moments.
+            let seed = ProcessInfo.processInfo.environment["CHIME_MOVE_PROCESS_SEED"].flatMap(UInt64.init) ?? 2727
+            var random = SeededRandomNumberGenerator(seed: seed)
             var kills = 0
+            var shardKills: [Int] = []
             for round in 0..<rounds {
                 for target in [2, 0] {
                     let arguments = ["shards", "move", "0-1023", "--to", String(target), "--json", "--timeout", "40"] + cluster.shardedArguments
@@ -124,7 +135,17 @@ import Testing
                         let name = "mover-\(round)-\(target)"
                         try cluster.spawn(name, arguments)
                         Thread.sleep(forTimeInterval: Double(Int.random(in: 0...400, using: &random)) / 1000)
-                        cluster.crash(name)
+                        if killShard {
+                            // The source of this move, then its target, in turn.
+                            let victim = (round + (target == 2 ? 0 : 1)) % 2 == 0 ? (target == 2 ? 0 : 2) : target
+                            cluster.crash("shard-\(victim)")
+                            cluster.crash(name)
+                            try cluster.restart("shard-\(victim)")
+                            try cluster.waitForCoordinator(at: map.shards[victim].endpoints.control, timeout: 20)
+                            shardKills.append(victim)
+                        } else {
+                            cluster.crash(name)
+                        }
                         kills += 1
                     }
                     let run = try LocalCluster.run(binary: cluster.binary, arguments, timeout: 50)
@@ -145,6 +166,7 @@ import Testing
             load.stop()
             let acknowledged = load.acknowledged
             #expect(load.refused.isEmpty, "\(load.refused.prefix(5))")
+            if killShard { #expect(shardKills.count == 2 * rounds) }
             #expect(acknowledged.count > 100)
 
             // The final map: back to two shards' ranges, epoch 3.
@@ -193,7 +215,7 @@ import Testing
             let duplicates = Durability.expectDuplicatesShareTheirFiringID(seen, "slot moves 2 → 3 → 2")
             if !killMover { #expect(firedOnTarget > 0, "shard 2 fired the moved slots while it owned them") }
             print(
-                "slot moves 2 → 3 → 2 × \(rounds)\(killMover ? ", mover killed \(kills) times" : ""): \(acknowledged.count) reminders acknowledged (\(load.unanswered) unanswered), 0 lost; \(expected.count) firings, \(firedOnTarget) fired by shard 2, \(duplicates) duplicates (same firing id); moves: \(results.map { "\($0["seconds"] ?? 0) s, \($0["reminders"] ?? 0) reminders" })")
+                "slot moves 2 → 3 → 2 × \(rounds)\(killMover ? ", mover killed \(kills) times" : "")\(killShard ? ", shards killed: \(shardKills)" : ""): \(acknowledged.count) reminders acknowledged (\(load.unanswered) unanswered), 0 lost; \(expected.count) firings, \(firedOnTarget) fired by shard 2, \(duplicates) duplicates (same firing id); moves: \(results.map { "\($0["seconds"] ?? 0) s, \($0["reminders"] ?? 0) reminders" })")
         } catch {
             cluster.stop()
             print("slot move cluster failed: \(error)\n\(cluster.logs())")
