@@ -90,7 +90,7 @@ extension CoordinatorState {
             }
         }
         forgetEndedMoves()
-        var status = moveStatus()
+        var status = moveStatus(countingReminders: call.countReminders == true)
         status.shipment = shipment
         return .move(MoveStepResult(body: (try? JSONEncoder().encode(status)) ?? Data()))
     }
@@ -128,15 +128,17 @@ extension CoordinatorState {
     }
 
     /// This shard's view for a mover.
-    func moveStatus() -> SlotMoveStatus {
+    func moveStatus(countingReminders: Bool = false) -> SlotMoveStatus {
         var record = durable.moves.record
         for index in record.incoming.indices { record.incoming[index].slice = nil }
         var reminders: [String: Int] = [:]
         var unsettledCounts: [String: Int] = [:]
         for move in durable.moves.outgoing.values.map(\.move) + durable.moves.incoming.values.map(\.move) {
-            let staged = durable.moves.incoming[move.id].flatMap { $0.slice ?? moveStaging[move.id]?.slice }
-            reminders[move.id.rawValue] = staged?.reminderCount
-                ?? durable.schedule.entries.keys.reduce(0) { $0 + (move.covers($1.recipient) ? 1 : 0) }
+            if countingReminders {
+                let staged = durable.moves.incoming[move.id].flatMap { $0.slice ?? moveStaging[move.id]?.slice }
+                reminders[move.id.rawValue] = staged?.reminderCount
+                    ?? durable.schedule.entries.keys.reduce(0) { $0 + (move.covers($1.recipient) ? 1 : 0) }
+            }
             unsettledCounts[move.id.rawValue] = durable.deliveries.unsettled.keys.reduce(0) { $0 + (move.covers($1.recipient) ? 1 : 0) }
         }
         return SlotMoveStatus(

@@ -16,17 +16,21 @@ public struct SlotMoveCall: Codable, Sendable, Equatable {
     public var shipment: SlotMoveShipment.Wire?
     /// `release`: what the target answered last.
     public var receipt: SlotMoveReceipt?
+    /// Whether the answer counts the reminders of each move's slots (`slotReminders`): a
+    /// scan of every reminder, so a mover asks once.
+    public var countReminders: Bool?
 
     /// Creates the value from its fields.
     public init(
         move: SlotMove? = nil, moveId: SlotMoveID? = nil, pauseMilliseconds: Int? = nil, shipment: SlotMoveShipment.Wire? = nil,
-        receipt: SlotMoveReceipt? = nil
+        receipt: SlotMoveReceipt? = nil, countReminders: Bool? = nil
     ) {
         self.move = move
         self.moveId = moveId
         self.pauseMilliseconds = pauseMilliseconds
         self.shipment = shipment
         self.receipt = receipt
+        self.countReminders = countReminders
     }
 }
 
@@ -70,7 +74,7 @@ public struct SlotMoveStatus: Codable, Sendable {
     /// Per incoming move: how far it holds the source's data.
     public var receipts: [SlotMoveReceipt]
     /// Per move (by id): reminders of the move's slots here (the source's copy, or the
-    /// target's staged slice) and firings of them unsettled here.
+    /// target's staged slice); only when the call asked (`countReminders`).
     public var slotReminders: [String: Int]
     /// Per move (by id): firings of the move's slots unsettled here.
     public var slotUnsettled: [String: Int]

@@ -58,7 +58,7 @@ public struct SlotMoveDriver {
         var reminders: Int?
         while true {
             guard let record = try register.read() else { throw WireError(.unavailable, "the map register has no record") }
-            let source = try? send(move.source, .status, SlotMoveCall())
+            let source = try? send(move.source, .status, SlotMoveCall(countReminders: reminders == nil))
             let target = try? send(move.target, .status, SlotMoveCall())
             let sourceLedger = source.flatMap { try? SlotMoveLedger.viewed($0.ledger) }
             let targetLedger = target.flatMap { try? SlotMoveLedger.viewed($0.ledger) }
@@ -82,9 +82,9 @@ public struct SlotMoveDriver {
             case .pauseSource(let id, let until):
                 let milliseconds = Int((until.timeIntervalSince(now()) * 1000).rounded())
                 _ = try? send(move.source, .pause, SlotMoveCall(moveId: id, pauseMilliseconds: max(1, milliseconds)))
-                acted = ship(move)
+                acted = shipIfUseful(move, source: sourceLedger, receipt: receipt)
             case .wait:
-                acted = ship(move)
+                acted = shipIfUseful(move, source: sourceLedger, receipt: receipt)
             case .refused:
                 throw WireError(.invalidArgument, "\(move) cannot open: a slot is in another open move or not shard \(move.source)'s, or its id was used")
             case .finished(let outcome):
@@ -96,6 +96,13 @@ public struct SlotMoveDriver {
             progress(Progress(step: step, reminders: reminders))
             if !acted { Thread.sleep(forTimeInterval: idle) }
         }
+    }
+
+    /// Ships when it moves the move on (an export is a split of the source's whole state): a
+    /// first slice to a target that holds nothing, and the final one once the source handed over.
+    private func shipIfUseful(_ move: SlotMove, source: SlotMoveLedger?, receipt: SlotMoveReceipt?) -> Bool {
+        guard receipt?.isAdopted != true, receipt?.through == nil || source?.outgoing[move.id]?.isHandedOver == true else { return false }
+        return ship(move)
     }
 
     /// Ships the source's slice to the target while both take part and the target has not adopted.
