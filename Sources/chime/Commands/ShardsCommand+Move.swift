@@ -43,12 +43,24 @@ extension ShardsCommand {
         let move: SlotMove
         if let existing = record.open[id] ?? nil {
             move = existing
+        } else if let unsettled = try? context.status(of: target, in: record.map).ledger.incoming
+            .first(where: { $0.move.slots == slots && record.outcomes[$0.move.id] != nil })?.move
+        {
+            // Decided (a killed mover committed it) and not yet released: settle it.
+            move = unsettled
         } else {
             let sources = Set(slots.compactMap { record.map.ownerID(ofSlot: $0) })
             guard sources.count == 1, let source = sources.first else {
                 throw UsageError("the slots are owned by shards \(sources.sorted()): move one source's slots at a time")
             }
-            guard source != target else { throw UsageError("shard \(target) owns these slots already") }
+            guard source != target else {
+                if arguments.has("json") {
+                    output(jsonLine(["ok": true, "result": ["source": target, "target": target, "slots": slots.count, "outcome": "committed", "alreadyThere": true]]))
+                } else {
+                    output("shard \(target) owns these slots already: nothing to move")
+                }
+                return 0
+            }
             move = SlotMove(id: id, slots: slots, source: source, target: target, slotCount: record.map.slotCount)
         }
         let json = arguments.has("json")
