@@ -20,8 +20,8 @@ extension SlotMoveLedger {
     /// How a write for `recipient` is answered by shard `shard`, whose last read of the map is
     /// `map`, at `now`; `pausedUntil`: the volatile write pauses of moves this shard sends.
     ///
-    /// A target serves a moving slot only once it recorded the commit (`try_again` when its
-    /// map already shows the commit, else `wrong_shard` naming the source); a source takes its
+    /// A target serves a moving slot only once it recorded the commit (`try_again` once it
+    /// adopted the slice, `wrong_shard` naming the source before); a source takes its
     /// writes until a pause or the hand-over, then answers `try_again` (for the pause's rest,
     /// or `handOverRetry` once handed over) until the map shows the target, then
     /// `wrong_shard`. Other slots follow the map.
@@ -32,9 +32,11 @@ extension SlotMoveLedger {
         let slot = map.slot(of: recipient)
         for move in incoming.values where move.move.slots.contains(slot) {
             if move.isCommitted { return .accept }
-            // The register committed (the map shows this shard) but the commit is not
-            // recorded here yet: a moment, not the source (which would send the client back).
-            return map.ownerID(ofSlot: slot) == shard ? .tryAgain(retryAfter: handOverRetry) : .wrongShard(owner: move.move.source)
+            // Adopted: the source handed over and takes no more writes of the slot; the
+            // register decides in a moment (this shard serves, or the source resumes). Naming
+            // the source would send the client back and forth while the two reads of the
+            // register differ.
+            return move.isAdopted ? .tryAgain(retryAfter: handOverRetry) : .wrongShard(owner: move.move.source)
         }
         for move in outgoing.values where move.move.slots.contains(slot) {
             if move.isHandedOver {

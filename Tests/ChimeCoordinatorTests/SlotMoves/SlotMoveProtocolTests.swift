@@ -92,7 +92,7 @@ import Testing
         targetState.apply(.slotMove(.adopted(
             Self.move.id, slice: DurableState(settings: SlotMoveModel.settings).encodedSnapshot(takenAt: nil), through: 3, cut: Self.t0)))
         #expect(target.writeGate(for: Self.recipient, shard: 2, map: committedMap, at: Self.t0, pausedUntil: [:]) == .tryAgain(retryAfter: 0.05))
-        #expect(target.writeGate(for: Self.recipient, shard: 2, map: slotMap, at: Self.t0, pausedUntil: [:]) == .wrongShard(owner: 0))
+        #expect(target.writeGate(for: Self.recipient, shard: 2, map: slotMap, at: Self.t0, pausedUntil: [:]) == .tryAgain(retryAfter: 0.05))
         targetState.apply(.slotMove(.committed(Self.move.id, mapEpoch: 2)))
         #expect(target.writeGate(for: Self.recipient, shard: 2, map: committedMap, at: Self.t0, pausedUntil: [:]) == .accept)
     }
