@@ -173,6 +173,15 @@ import Testing
             let mapRun = try LocalCluster.run(binary: cluster.binary, ["shards", "map", "--json"] + cluster.shardedArguments)
             let mapResult = try #require((try JSONSerialization.jsonObject(with: Data(mapRun.output.utf8)) as? [String: Any])?["result"] as? [String: Any])
             #expect(mapResult["mapEpoch"] as? Int == 1 + 2 * rounds)
+            let rows = try #require(mapResult["shards"] as? [[String: Any]])
+            #expect(rows.map { $0["slots"] as? Int } == [2048, 2048, 0])
+            // A plan evens out reminders: the empty shard 2 gets slots first.
+            let plan = try LocalCluster.run(binary: cluster.binary, ["shards", "rebalance", "--dry-run", "--json"] + cluster.shardedArguments)
+            let planned = try #require((try JSONSerialization.jsonObject(with: Data(plan.output.utf8)) as? [String: Any])?["result"] as? [String: Any])
+            let moves = try #require(planned["moves"] as? [String])
+            #expect(moves.first?.hasSuffix("to shard 2") == true, "\(moves)")
+            let bad = try LocalCluster.run(binary: cluster.binary, ["shards", "move", "5-x", "--to", "1"] + cluster.shardedArguments)
+            #expect(bad.status == 2 && bad.error.contains("'5-x' is not a slot or a range"), "\(bad.error)")
 
             // Every acknowledged reminder listed exactly once, on its owner.
             var holders: [ReminderID: [Int]] = [:]
