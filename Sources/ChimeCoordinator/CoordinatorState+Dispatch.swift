@@ -75,20 +75,6 @@ extension CoordinatorState {
         }
     }
 
-    /// `fireDue` while a move this shard sends is handed over: the slots' occurrences stay
-    /// armed (the target fires them from the cut on; the source deletes them at the release)
-    /// but are not taken, so the due occurrences of other slots are found by a scan of the
-    /// timer (O(reminders), only between a hand-over and its release).
-    private mutating func fireDueAroundHandedOverSlots(at now: Date, budget: Int, directives: inout [CoordinatorDirective]) {
-        let moves = durable.moves
-        let due = schedule.deadlines.filter { $0.value <= now && moves.mayFire(for: $0.key.recipient) }
-            .sorted { ($0.value, $0.key) < ($1.value, $1.key) }.prefix(budget)
-        for (id, _) in due {
-            guard let entry = entries[id], let occurrence = entry.next else { continue }
-            takeOccurrence(occurrence, of: id, reminder: entry.reminder, at: now, directives: &directives)
-        }
-    }
-
     /// Decides what becomes of one due occurrence — a firing, a suppression (the recipient's
     /// settings allow nothing) or a skip (a misfire its policy or threshold drops) — and where
     /// the reminder goes next, and records that as one entry.
