@@ -129,7 +129,7 @@ import Testing
             var shardKills: [Int] = []
             for round in 0..<rounds {
                 for target in [2, 0] {
-                    let arguments = ["shards", "move", "0-1023", "--to", String(target), "--json", "--timeout", "40"] + cluster.shardedArguments
+                    let arguments = ["shards", "move", "0-1023", "--to", String(target), "--batch-slots", "256", "--json", "--timeout", "40"] + cluster.shardedArguments
                     if killMover {
                         // Killed somewhere between opening the move and its end.
                         let name = "mover-\(round)-\(target)"
@@ -172,7 +172,8 @@ import Testing
             // The final map: back to two shards' ranges, epoch 3.
             let mapRun = try LocalCluster.run(binary: cluster.binary, ["shards", "map", "--json"] + cluster.shardedArguments)
             let mapResult = try #require((try JSONSerialization.jsonObject(with: Data(mapRun.output.utf8)) as? [String: Any])?["result"] as? [String: Any])
-            #expect(mapResult["mapEpoch"] as? Int == 1 + 2 * rounds)
+            // Four moves of 256 slots each way per round.
+            #expect(mapResult["mapEpoch"] as? Int == 1 + 8 * rounds)
             let rows = try #require(mapResult["shards"] as? [[String: Any]])
             #expect(rows.map { $0["slots"] as? Int } == [2048, 2048, 0])
             // A plan evens out reminders: the empty shard 2 gets slots first.

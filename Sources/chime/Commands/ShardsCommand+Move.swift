@@ -36,37 +36,70 @@ extension ShardsCommand {
             guard let value = Double(text), value > 0 else { throw UsageError("--timeout must be a number of seconds > 0") }
             return value
         } ?? 600
-        // A rerun resumes the open move of exactly these slots to this target.
-        let open = record.open.values.first { $0.slots == slots && $0.target == target }
-        let id = arguments.value("id").map { SlotMoveID($0) } ?? open?.id
-            ?? SlotMoveID("move-\(Int(Date().timeIntervalSince1970 * 1000))-\(getpid())")
-        let move: SlotMove
-        if let existing = record.open[id] ?? nil {
-            move = existing
-        } else if let unsettled = try? context.status(of: target, in: record.map).ledger.incoming
+        let batch = try arguments.value("batch-slots").map { text -> Int in
+            guard let value = Int(text), value >= 1 else { throw UsageError("--batch-slots must be 1 or more") }
+            return value
+        } ?? 64
+        let json = arguments.has("json")
+        // One move per batch of slots (in slot order), so each slice fits in a request; a
+        // rerun with the same SLOTS makes the same batches.
+        let sorted = slots.sorted()
+        let batches = stride(from: 0, to: sorted.count, by: batch).map { Set(sorted[$0..<min(sorted.count, $0 + batch)]) }
+        let started = Date()
+        var total = (moves: 0, slots: 0, reminders: 0, alreadyThere: 0)
+        var outcome = SlotMoveOutcome.committed(mapEpoch: record.map.mapEpoch)
+        for (index, slots) in batches.enumerated() {
+            guard let record = try register.read() else { throw ConfigurationError("cluster.register: the register file vanished") }
+            let fixedID = arguments.value("id").map { SlotMoveID(batches.count == 1 ? $0 : "\($0)-\(index)") }
+            guard let move = try resolveMove(slots, target: target, id: fixedID, record: record, context: context) else {
+                total.alreadyThere += slots.count
+                continue
+            }
+            let (result, reminders, _) = try runMove(move, context: context, register: register, pauseMilliseconds: pause, timeout: timeout, json: json)
+            outcome = result
+            total.moves += 1
+            total.slots += move.slots.count
+            total.reminders += reminders ?? 0
+            if !json { report(move, outcome: result, reminders: reminders, seconds: 0, json: false, brief: true) }
+            if result == .aborted { break }
+        }
+        let seconds = Date().timeIntervalSince(started)
+        let committed = outcome != .aborted
+        let perSecond = { (count: Int) in seconds > 0 ? Double(count) / seconds : 0 }
+        if json {
+            output(jsonLine(["ok": true, "result": [
+                "target": target, "slots": slots.count, "moves": total.moves, "moved": total.slots, "alreadyThere": total.alreadyThere,
+                "outcome": committed ? "committed" : "aborted", "reminders": total.reminders, "seconds": seconds,
+                "slotsPerSecond": perSecond(total.slots), "remindersPerSecond": perSecond(total.reminders),
+            ]]))
+        } else {
+            output(String(
+                format: "%d slots to shard %d: %@ in %d moves (%d there already), %.2f s (%.1f slots/s, %.0f reminders/s)", slots.count, target,
+                committed ? "moved" : "aborted", total.moves, total.alreadyThere, seconds, perSecond(total.slots), perSecond(total.reminders)))
+        }
+        return committed ? 0 : 1
+    }
+
+    /// The move that carries `slots` to `target`: the open move of exactly these slots (a
+    /// rerun resumes it), a decided one the target has not finished (a killed mover
+    /// committed it), else a new one from their one source; `nil` when `target` owns them.
+    /// - Throws: `UsageError` when the slots have several owners.
+    static func resolveMove(
+        _ slots: Set<Int>, target: Int, id: SlotMoveID?, record: SlotMapRecord, context: ShardsContext
+    ) throws -> SlotMove? {
+        if let open = record.open.values.first(where: { $0.slots == slots && $0.target == target }) { return open }
+        if let unsettled = try? context.status(of: target, in: record.map).ledger.incoming
             .first(where: { $0.move.slots == slots && record.outcomes[$0.move.id] != nil })?.move
         {
-            // Decided (a killed mover committed it) and not yet released: settle it.
-            move = unsettled
-        } else {
-            let sources = Set(slots.compactMap { record.map.ownerID(ofSlot: $0) })
-            guard sources.count == 1, let source = sources.first else {
-                throw UsageError("the slots are owned by shards \(sources.sorted()): move one source's slots at a time")
-            }
-            guard source != target else {
-                if arguments.has("json") {
-                    output(jsonLine(["ok": true, "result": ["source": target, "target": target, "slots": slots.count, "outcome": "committed", "alreadyThere": true]]))
-                } else {
-                    output("shard \(target) owns these slots already: nothing to move")
-                }
-                return 0
-            }
-            move = SlotMove(id: id, slots: slots, source: source, target: target, slotCount: record.map.slotCount)
+            return unsettled
         }
-        let json = arguments.has("json")
-        let (outcome, reminders, seconds) = try runMove(move, context: context, register: register, pauseMilliseconds: pause, timeout: timeout, json: json)
-        report(move, outcome: outcome, reminders: reminders, seconds: seconds, json: json)
-        return outcome == .aborted ? 1 : 0
+        let sources = Set(slots.compactMap { record.map.ownerID(ofSlot: $0) })
+        guard sources.count == 1, let source = sources.first else {
+            throw UsageError("the slots are owned by shards \(sources.sorted()): move one source's slots at a time")
+        }
+        guard source != target else { return nil }
+        let fresh = id ?? SlotMoveID("move-\(Int(Date().timeIntervalSince1970 * 1000))-\(getpid())-\(slots.min() ?? 0)")
+        return SlotMove(id: fresh, slots: slots, source: source, target: target, slotCount: record.map.slotCount)
     }
 
     /// Drives one move, with a progress line on stderr unless `json`.

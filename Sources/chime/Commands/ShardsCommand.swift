@@ -14,14 +14,15 @@ enum ShardsCommand: Command {
         summary: "Show the shard map; move slots between live shards (this process is the mover).",
         usage: """
             chime shards map [--json]
-                   chime shards move SLOTS --to SHARD [--id MOVE] [--pause-ms MS] [--timeout SECONDS] [--json]
+                   chime shards move SLOTS --to SHARD [--batch-slots N] [--id MOVE] [--pause-ms MS] [--timeout SECONDS] [--json]
                    chime shards abort MOVE [--json]
                    chime shards rebalance [--dry-run] [--json]
             """,
         options: [
             OptionSpec(name: "json", value: nil, help: "Print one JSON object."),
             OptionSpec(name: "to", value: "SHARD", help: "move: the target shard."),
-            OptionSpec(name: "id", value: "MOVE", help: "move: the move's id (default: the open move of these slots, else a new one)."),
+            OptionSpec(name: "id", value: "MOVE", help: "move: the move's id (default: the open move of these slots, else a new one; with several batches -<n> is added)."),
+            OptionSpec(name: "batch-slots", value: "N", help: "move: slots per move, run one after another (default 64): each move's slice must fit in one request (coordinator.maxRequestBytes)."),
             OptionSpec(name: "pause-ms", value: "MS", help: "move: how long the source refuses the slots' writes while it hands over (default 200)."),
             OptionSpec(name: "timeout", value: "SECONDS", help: "move: abort a move not adopted by its target after this long (default 600)."),
             OptionSpec(name: "dry-run", value: nil, help: "rebalance: print the plan, move nothing."),
@@ -32,10 +33,11 @@ enum ShardsCommand: Command {
             move       SLOTS like 100-199,300: opens the move in the map register (cluster.register),
                        has the source and the target journal it, ships the slots' slice, pauses the
                        slots' writes briefly (clients get try_again and retry), commits in the
-                       register, and waits until the source released and the target completed.
-                       Progress (slots/s, reminders/s) on stderr. Killed, a rerun with the same
-                       SLOTS and --to resumes the open move; past --timeout before the target
-                       adopted, the move is aborted and the source keeps the slots.
+                       register, and waits until the source released and the target completed;
+                       one move per --batch-slots slots, one after another. Progress (slots/s,
+                       reminders/s) on stderr. Killed, a rerun with the same SLOTS and --to skips
+                       the batches already moved and resumes the open one; past --timeout before
+                       the target adopted, a move is aborted and the source keeps its slots.
             abort      aborts an open move (before its commit) and waits until both shards followed.
             rebalance  plans moves of slot ranges from the fullest shard (by reminders) to the
                        emptiest until each is within 5% of the mean, then runs them one by one.
@@ -94,7 +96,7 @@ enum ShardsCommand: Command {
         return outcome == .aborted ? 0 : 1
     }
 
-    static func report(_ move: SlotMove, outcome: SlotMoveOutcome, reminders: Int?, seconds: Double, json: Bool) {
+    static func report(_ move: SlotMove, outcome: SlotMoveOutcome, reminders: Int?, seconds: Double, json: Bool, brief: Bool = false) {
         let committed = if case .committed = outcome { true } else { false }
         let perSecond = { (count: Int) in seconds > 0 ? Double(count) / seconds : 0 }
         if json {
@@ -103,6 +105,8 @@ enum ShardsCommand: Command {
                 "outcome": committed ? "committed" : "aborted", "reminders": reminders as Any? ?? NSNull(),
                 "seconds": seconds, "slotsPerSecond": perSecond(move.slots.count), "remindersPerSecond": perSecond(reminders ?? 0),
             ]]))
+        } else if brief {
+            output("\(move): \(committed ? "committed" : "aborted")\(reminders.map { ", \($0) reminders" } ?? "")")
         } else {
             output("\(move): \(committed ? "committed" : "aborted") after \(String(format: "%.2f", seconds)) s"
                 + (committed ? String(format: " (%.1f slots/s, %.0f reminders/s)", perSecond(move.slots.count), perSecond(reminders ?? 0)) : ""))
