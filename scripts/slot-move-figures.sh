@@ -54,8 +54,9 @@ import os
 while os.path.exists(out + ".stop") and time.time() < deadline:
     recipient = moving[len(latencies) % len(moving)]
     began = time.monotonic()
+    at = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() + 86400))
     reply = client.request({"op": "schedule", "reminder": {"id": str(uuid.uuid4()), "recipient": recipient,
-                            "content": {"body": "w"}, "trigger": {"in": "1d"}}}, recipient=recipient)
+                            "content": {"body": "w"}, "trigger": {"at": at}}}, recipient=recipient)
     latencies.append((time.monotonic() - began) * 1000)
     if not reply.get("ok"):
         print("refused:", reply.get("error"), file=sys.stderr)
