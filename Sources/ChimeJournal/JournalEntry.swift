@@ -67,6 +67,9 @@ public enum JournalEntry: Codable, Hashable, Sendable {
     /// file record, so a lost `EPOCH` file cannot make an epoch repeat. `settings`: the
     /// tunables the fold reads from here on (`nil` in entries of earlier versions).
     case started(epoch: UInt64, at: Date, settings: DurableSettings? = nil)
+    /// A step of a slot move this shard takes part in (see ``SlotMoveEntry``): folded into the
+    /// move ledger of the durable state, and where a move hands data over, into the rest of it.
+    indirect case slotMove(SlotMoveEntry)
     /// An operator deleted a dead-lettered firing for good: it never fires again.
     case deadLetterDeleted(FiringID, at: Date)
 }
@@ -82,7 +85,9 @@ extension JournalEntry {
             .retried(let id, _), .handled(let id, _, _), .deliveredRemoved(_, let id, _):
             id.isLegacy
         case .deadLetterDeleted(let id, _): id.isLegacy
-        case .scheduled, .acted, .seqReserved, .registered, .badgeSet, .actionFinished, .jobLeaseExpired, .answered, .started: false
+        case .scheduled, .acted, .seqReserved, .registered, .badgeSet, .actionFinished, .jobLeaseExpired, .answered, .started,
+            .slotMove:
+            false
         }
     }
 }
