@@ -54,6 +54,17 @@ extension ChimeConfiguration {
         /// With ``subscriberQueueBytes`` it sets the subscriber high-water mark, so a queue is
         /// bounded in bytes whatever the events' sizes.
         public var maxEventBytes = 8 * 1024
+        /// Subscriptions one subscriber peer may hold over all its connections, 1 … 1,000,000:
+        /// the CURVE key with keys, else the peer's address (every local subscriber on
+        /// loopback shares 127.0.0.1). Past it the peer is banned (60 s, doubling to 1 h; its
+        /// connections are refused) and the forwarder closes and binds its XPUB again, which
+        /// drops every subscriber connection and frees libzmq's subscriptions; the others
+        /// reconnect and subscribe again by themselves.
+        public var maxSubscriptionsPerPeer = 1000
+        /// Topic bytes all subscribers may hold together, 65,536 … 4 GiB; libzmq's
+        /// subscription trie costs about 3 bytes per topic byte. Past it the peer holding the
+        /// most is banned and the XPUB recycled as for ``maxSubscriptionsPerPeer``.
+        public var maxSubscriptionBytesTotal = 16 * 1024 * 1024
 
 
         /// The forwarder's per-subscriber high-water mark, in messages: as many of the largest
