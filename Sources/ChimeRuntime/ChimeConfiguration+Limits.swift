@@ -61,10 +61,12 @@ extension ChimeConfiguration {
         /// drops every subscriber connection and frees libzmq's subscriptions; the others
         /// reconnect and subscribe again by themselves.
         public var maxSubscriptionsPerPeer = 1000
-        /// Topic bytes all subscribers may hold together, 65,536 … 4 GiB; libzmq's
-        /// subscription trie costs about 3 bytes per topic byte. Past it the peer holding the
-        /// most is banned and the XPUB recycled as for ``maxSubscriptionsPerPeer``.
-        public var maxSubscriptionBytesTotal = 16 * 1024 * 1024
+        /// Topic bytes all subscribers may hold together, 4,096 … 4 GiB. libzmq's tries keep a
+        /// node per topic byte in three places of the coordinator (the forwarder's XPUB and
+        /// XSUB, the coordinator's own PUB), about 120 bytes of memory per topic byte (1,000
+        /// topics of 1,000 bytes took +123 MiB), so 128 KiB is about 15 MiB. Past it the peer
+        /// holding the most is banned and the XPUB recycled as for ``maxSubscriptionsPerPeer``.
+        public var maxSubscriptionBytesTotal = 128 * 1024
 
 
         /// The forwarder's per-subscriber high-water mark, in messages: as many of the largest

@@ -52,7 +52,7 @@ public final class EventForwarder: Sendable {
     public init(
         context: Context, ingest: String, publish: String, lingerMilliseconds: Int32, highWaterMark: Int32 = 1000,
         subscriberHighWaterMark: Int32 = 1000, maxSubscriptionBytes: Int = 1024, maxEventBytes: Int = 8192,
-        maxSubscriptionsPerPeer: Int = 1000, maxSubscriptionBytesTotal: Int = 16 << 20,
+        maxSubscriptionsPerPeer: Int = 1000, maxSubscriptionBytesTotal: Int = 128 << 10,
         bans: SubscriberBans = SubscriberBans(), logger: Logger? = nil,
         security: ServerSecurity? = nil, bindDeadline: ContinuousClock.Instant? = nil
     ) throws {

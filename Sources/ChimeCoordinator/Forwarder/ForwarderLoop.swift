@@ -9,6 +9,8 @@ import ZeroMQ
 /// the same endpoint (libzmq sets SO_REUSEADDR; the bind retries while the closed socket's
 /// listener is still being released).
 struct PublishSocketRecipe: Sendable {
+    /// Subscription messages queued per subscriber connection (the XPUB's ZMQ_RCVHWM).
+    static let subscriptionHighWaterMark: Int32 = 16
     /// Where subscribers connect; after the first bind, the endpoint it resolved to when the
     /// configured one asked for any port.
     var endpoint: String
@@ -24,7 +26,11 @@ struct PublishSocketRecipe: Sendable {
         let backend = try Socket(.xpublisher, context: context)
         try backend.set(.linger(milliseconds: lingerMilliseconds))
         try backend.set(.sendHighWaterMark(subscriberHighWaterMark))
-        try backend.set(.receiveHighWaterMark(highWaterMark))
+        // Small: libzmq moves a connection's queued subscriptions into its trie whenever the
+        // socket processes commands (inside each receive), ahead of the loop that counts them;
+        // a small inbound queue keeps that lead to about one batch, so a flooder is cut off
+        // with little more than the bound in the trie.
+        try backend.set(.receiveHighWaterMark(Self.subscriptionHighWaterMark))
         try backend.set(.maxMessageSize(bytes: Int64(maxSubscriptionBytes)))
         // Every subscribe and unsubscribe reaches the forwarder, which counts them per connection.
         try backend.set(.xpubVerboser(true))
@@ -47,8 +53,11 @@ struct PublishSocketRecipe: Sendable {
 /// first subscribe and last unsubscribe, and recycles the XPUB (close, bind again) when a peer
 /// goes past a bound, after banning it. Lives on one thread; not `Sendable`.
 final class ForwarderLoop {
-    /// Messages moved per socket before the others get a turn.
+    /// Events moved before the other sockets get a turn.
     static let batch = 512
+    /// Subscriptions read before they are counted: few, since each receive lets libzmq move
+    /// more of them into its trie ahead of the count.
+    static let subscriptionBatch = 16
     /// How long a re-bind after a recycle may wait for the address.
     static let rebindWait = Duration.seconds(5)
 
@@ -143,7 +152,7 @@ final class ForwarderLoop {
     private func readSubscriptions() throws {
         let names = [MessageProperty.userID, MessageProperty.peerAddress, MessageProperty.fileDescriptor]
         var batch: [(frames: [Data], properties: [String?])] = []
-        while batch.count < Self.batch, let message = try backend.receiveMessage(dontWait: true, properties: names) {
+        while batch.count < Self.subscriptionBatch, let message = try backend.receiveMessage(dontWait: true, properties: names) {
             batch.append(message)
         }
         // A connection's disconnect is reported before its descriptor can be reused, so reading
