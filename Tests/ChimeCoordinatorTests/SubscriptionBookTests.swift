@@ -138,4 +138,54 @@ import Testing
         #expect(SubscriberPeer.name(userID: "", address: "") == SubscriptionBook.inProcessPeer)
         #expect(SubscriberPeer.name(userID: " ", address: nil) == SubscriptionBook.inProcessPeer)
     }
+
+    @Test func subscriptionMessagesDecodeAndGarbageIsRefused() {
+        let sub = SubscriptionMessage(frames: [Data([1]) + Self.topic("fire.")], userID: "subscriber K", address: "10.0.0.1", fileDescriptor: "12")
+        #expect(sub == SubscriptionMessage.Expected(subscribe: true, topic: Self.topic("fire."), connection: 12, peer: "key K").value)
+        let unsub = SubscriptionMessage(frames: [Data([0])], userID: nil, address: "10.0.0.1", fileDescriptor: "3")
+        #expect(unsub?.subscribe == false)
+        #expect(unsub?.topic == Data())
+        #expect(unsub?.peer == "address 10.0.0.1")
+        // libzmq's unsubscriptions for an ended connection carry no metadata.
+        let orphan = SubscriptionMessage(frames: [Data([0, 0x41])], userID: nil, address: nil, fileDescriptor: nil)
+        #expect(orphan?.connection == SubscriptionBook.inProcess)
+        #expect(orphan?.peer == SubscriptionBook.inProcessPeer)
+        // Garbage: no frame, an empty frame, another flag, several frames, bad descriptors.
+        #expect(SubscriptionMessage(frames: [], userID: nil, address: nil, fileDescriptor: nil) == nil)
+        #expect(SubscriptionMessage(frames: [Data()], userID: nil, address: nil, fileDescriptor: "1") == nil)
+        #expect(SubscriptionMessage(frames: [Data([2, 0x41])], userID: nil, address: nil, fileDescriptor: "1") == nil)
+        #expect(SubscriptionMessage(frames: [Data([1]), Data([1])], userID: nil, address: nil, fileDescriptor: "1") == nil)
+        for descriptor in ["", "-5", "x", "99999999999", "1e3"] {
+            #expect(SubscriptionMessage(frames: [Data([1, 0x41])], userID: "a b", address: "h", fileDescriptor: descriptor)?.connection
+                == SubscriptionBook.inProcess)
+        }
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<2000 {
+            let count = Int.random(in: 0...3, using: &generator)
+            let frames = (0..<count).map { _ in Data((0..<Int.random(in: 0...8, using: &generator)).map { _ in UInt8.random(in: 0...255, using: &generator) }) }
+            let text = String(decoding: (0..<Int.random(in: 0...6, using: &generator)).map { _ in UInt8.random(in: 0...255, using: &generator) }, as: UTF8.self)
+            if let message = SubscriptionMessage(frames: frames, userID: text, address: text, fileDescriptor: text) {
+                #expect(frames.count == 1)
+                #expect(message.topic.count == frames[0].count - 1)
+            }
+        }
+    }
+}
+
+extension SubscriptionMessage {
+    /// A value built field by field, to compare a decoded message with.
+    struct Expected {
+        var subscribe: Bool
+        var topic: Data
+        var connection: SubscriptionBook.ConnectionID
+        var peer: String
+        var value: SubscriptionMessage? {
+            var message = SubscriptionMessage(frames: [Data([1])], userID: nil, address: nil, fileDescriptor: nil)
+            message?.subscribe = subscribe
+            message?.topic = topic
+            message?.connection = connection
+            message?.peer = peer
+            return message
+        }
+    }
 }

@@ -161,16 +161,18 @@ final class ForwarderLoop {
         for message in batch {
             // Subscriptions arrive one frame each; anything else a subscriber sends is dropped
             // (the publishers never read it).
-            guard message.frames.count == 1, let flag = message.frames[0].first, flag <= 1 else { continue }
-            let topic = Data(message.frames[0].dropFirst())
-            let connection = message.properties[2].flatMap { Int32($0) } ?? SubscriptionBook.inProcess
-            guard flag == 1 else {
+            guard
+                let subscription = SubscriptionMessage(
+                    frames: message.frames, userID: message.properties[0], address: message.properties[1],
+                    fileDescriptor: message.properties[2])
+            else { continue }
+            let topic = subscription.topic
+            let connection = subscription.connection
+            guard subscription.subscribe else {
                 try forward(book.unsubscribe(topic: topic, connection: connection))
                 continue
             }
-            let peer = connection == SubscriptionBook.inProcess
-                ? SubscriptionBook.inProcessPeer
-                : SubscriberPeer.name(userID: message.properties[0], address: message.properties[1])
+            let peer = subscription.peer
             let (changes, verdict) = book.subscribe(topic: topic, connection: connection, peer: peer)
             try forward(changes)
             if try enforce(verdict) { break }

@@ -153,3 +153,34 @@ struct SubscriptionBook: Sendable, Equatable {
         return .totalOverLimit(largestPeer: largest?.key, bytes: bytes)
     }
 }
+
+/// One (un)subscription as the XPUB hands it over (`ZMQ_XPUB_VERBOSER`): one frame, a flag byte
+/// (1 subscribe, 0 unsubscribe) and the topic, with the connection's metadata.
+struct SubscriptionMessage: Sendable, Equatable {
+    var subscribe: Bool
+    var topic: Data
+    var connection: SubscriptionBook.ConnectionID
+    var peer: String
+
+    /// Reads a message from the XPUB; `nil` for anything that is not one frame starting with
+    /// 0 or 1 (a subscriber's own messages, which are dropped). Total: any bytes and any
+    /// metadata strings give a value or `nil`.
+    /// - Parameters:
+    ///   - frames: the message's frames.
+    ///   - userID: the connection's `User-Id` (`"<role> <key>"` with CURVE).
+    ///   - address: its `Peer-Address`.
+    ///   - fileDescriptor: its `__fd`, in decimal; without one (inproc, or libzmq's own
+    ///     unsubscriptions for a connection that ended) the message is ``SubscriptionBook/inProcess``'s.
+    init?(frames: [Data], userID: String?, address: String?, fileDescriptor: String?) {
+        guard frames.count == 1, let flag = frames[0].first, flag <= 1 else { return nil }
+        subscribe = flag == 1
+        topic = Data(frames[0].dropFirst())
+        if let fileDescriptor, let value = Int32(fileDescriptor), value >= 0 {
+            connection = value
+            peer = SubscriberPeer.name(userID: userID, address: address)
+        } else {
+            connection = SubscriptionBook.inProcess
+            peer = SubscriptionBook.inProcessPeer
+        }
+    }
+}
