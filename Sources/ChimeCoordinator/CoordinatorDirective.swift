@@ -59,6 +59,8 @@ public enum ControlOutcome: Sendable, Hashable {
     case switched(SwitchResult)
     case delivered(DeliveredResult)
     case job(JobResult)
+    /// The answer to a slot-move step (the coordinator's JSON for it).
+    case move(MoveStepResult)
     case failed(WireError)
 }
 

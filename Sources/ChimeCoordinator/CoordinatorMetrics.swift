@@ -56,6 +56,10 @@ public struct CoordinatorMetrics: Sendable {
     public var quarantines = 0
     /// Workers quarantined now.
     public var workersQuarantined = 0
+    /// Slot moves in progress on this shard: as source (`outgoing`) and target (`incoming`).
+    public var slotMoves: (outgoing: Int, incoming: Int) = (0, 0)
+    /// Slot moves that ended on this shard since its store began, by how they ended here.
+    public var slotMovesEnded: [(ending: String, count: Int)] = []
 
     /// Adds the coordinator's families.
     public func write(into exposition: inout MetricsExposition) {
@@ -107,6 +111,12 @@ public struct CoordinatorMetrics: Sendable {
         exposition.gauge("chime_workers_quarantined", help: "Workers quarantined now.", value: Double(workersQuarantined))
         exposition.gauge("chime_workers_alive", help: "Workers heard from within the liveness window.", value: Double(workersAlive))
         exposition.gauge("chime_epoch", help: "The coordinator epoch (one more at each start on the store).", value: Double(epoch))
+        exposition.gauge(
+            "chime_slot_moves_in_progress", help: "Slot moves this shard takes part in, by role (source or target).",
+            [([("role", "source")], Double(slotMoves.outgoing)), ([("role", "target")], Double(slotMoves.incoming))])
+        exposition.counter(
+            "chime_slot_moves_ended_total", help: "Slot moves that ended on this shard, by how (released, completed, resumed, dropped).",
+            slotMovesEnded.map { ([("ending", $0.ending)], Double($0.count)) })
     }
 }
 
@@ -134,6 +144,10 @@ extension CoordinatorState {
         metrics.quarantines = leaseFailures.quarantineCount
         metrics.workersQuarantined = leaseFailures.quarantinedCount(at: elapsed)
         metrics.epoch = configuration.epoch
+        metrics.slotMoves = (durable.moves.outgoing.count, durable.moves.incoming.count)
+        metrics.slotMovesEnded = ["released", "completed", "resumed", "dropped"].map { name in
+            (name, durable.moves.ended.values.filter { $0.rawValue == name }.count)
+        }
         return metrics
     }
 

@@ -161,6 +161,8 @@ extension CoordinatorService {
                 pendingStoreRequests.append((request, address))
                 return []
             }
+            // A mover's step reads the map register as it is now (a commit it just made).
+            if request.operation == .move { refreshMapRecord() }
             let directives = state.onRequest(request, from: address, at: clock.now, monotonic: clock.monotonic)
             return request.operation == .status ? withStoreMode(directives) : directives
         } catch {

@@ -101,7 +101,7 @@ extension CoordinatorState {
                 return WireError(.forbidden, "a key restricted to some recipients must name a recipient", field: "recipient")
             }
             return outside(recipient, field: "recipient")
-        case .status, .workers, .stats, .ping, .deadLetters, .retry, .snapshot, .compact, .store, .map:
+        case .status, .workers, .stats, .ping, .deadLetters, .retry, .snapshot, .compact, .store, .map, .move:
             return nil
         }
     }

@@ -17,7 +17,7 @@ extension CoordinatorState {
         _ request: ControlRequest, from client: ClientAddress, at now: Date, monotonic: Double? = nil
     ) -> [CoordinatorDirective] {
         observeClocks(now, monotonic: monotonic)
-        if let refusal = ownershipRefusal(request) { return [.reply(.failed(refusal), requestId: request.requestId, to: client)] }
+        if let refusal = ownershipRefusal(request, at: now) { return [.reply(.failed(refusal), requestId: request.requestId, to: client)] }
         let isMutating = request.isMutating
         if isMutating, let requestId = request.requestId, let reply = requestLog.reply(to: client.requestLogKey(requestId)) {
             return [.replyEncoded(reply, to: client)]
@@ -82,6 +82,8 @@ extension CoordinatorState {
                           directives: &directives)
         case .job(let jobId):
             outcome = jobResult(jobId)
+        case .move(let step, let body):
+            outcome = moveStep(step, body: body, at: now, directives: &directives)
         case .snapshot, .compact, .store:
             // The service answers these: they need the store, which the pure state does not see.
             outcome = .failed(WireError(.unavailable, "\(request.operation.rawValue) needs a file store"))
@@ -348,6 +350,7 @@ extension ControlOutcome {
         case .switched(let result): return reply(result)
         case .delivered(let result): return reply(result)
         case .job(let result): return reply(result)
+        case .move(let result): return reply(result)
         case .failed(let error): return WireCodec().encode(ControlReply<EmptyResult>(requestId: requestId, error: error))
         }
     }

@@ -26,6 +26,7 @@ extension CoordinatorState {
         observeClocks(now, monotonic: monotonic)
         throughput.sampleIfDue(elapsed: elapsed, dispatched: dispatchedCount, acknowledged: acknowledgedCount)
         var directives: [CoordinatorDirective] = []
+        if isMoveFollowDue { followMapRecord(at: now, directives: &directives) }
         fireDue(at: now, budget: max(0, freeCredit().saturatingAdding(configuration.maxBatchSize) - waitingCount),
                 directives: &directives)
         releaseDueNags(at: now, directives: &directives)
@@ -59,6 +60,10 @@ extension CoordinatorState {
     /// fold, which re-arms it at its next occurrence or disarms it (a `fireAll` catch-up's next
     /// missed occurrence may then come up again in the same turn, within the budget).
     mutating func fireDue(at now: Date, budget: Int, directives: inout [CoordinatorDirective]) {
+        if durable.moves.hasHandedOver {
+            fireDueAroundHandedOverSlots(at: now, budget: budget, directives: &directives)
+            return
+        }
         var taken = 0
         while taken < budget, let (id, deadline) = schedule.first, deadline <= now {
             guard let entry = entries[id], let occurrence = entry.next else {

@@ -1,6 +1,7 @@
 import ChimeCore
-import Foundation
+import ChimeJournal
 import ChimeWire
+import Foundation
 
 extension CoordinatorState {
     /// `wrong_shard` when `request` names a recipient whose slot another shard owns (Redis
@@ -11,15 +12,26 @@ extension CoordinatorState {
     /// the state) and a job id's. A request about no recipient (`status`, a listing or cancel
     /// of every recipient, `deadLetters`, `events` without one, `ping`, `map`) is this shard's
     /// to answer with its part. One shard owning every slot refuses nothing and hashes nothing.
-    func ownershipRefusal(_ request: ControlRequest) -> WireError? {
-        guard !ownership.ownsEverySlot else { return nil }
+    ///
+    /// While slots move (the move ledger is not idle) the ledger's write gate decides for
+    /// every recipient: `try_again` with `retryAfterMs` while its slot's writes are paused or
+    /// handed over and the move undecided here, `wrong_shard` once the map shows the target
+    /// (on the source) or until the commit is recorded (on the target).
+    func ownershipRefusal(_ request: ControlRequest, at now: Date = Date.distantPast) -> WireError? {
+        let isMoving = !durable.moves.isIdle
+        guard !ownership.ownsEverySlot || isMoving else { return nil }
+        func refusal(of recipient: RecipientID, field: String) -> WireError? {
+            guard isMoving, let map = configuration.shardMap else { return ownership.refusal(of: recipient, field: field) }
+            return durable.moves.writeGate(for: recipient, shard: configuration.shardID, map: map, at: now, pausedUntil: movePauses)
+                .refusal(of: recipient, map: map, field: field)
+        }
         func check(_ recipient: RecipientID?, field: String) -> WireError? {
-            recipient.flatMap { ownership.refusal(of: $0, field: field) }
+            recipient.flatMap { refusal(of: $0, field: field) }
         }
         switch request.command {
         case .schedule(let reminders):
             for (index, reminder) in reminders.enumerated() {
-                if let refusal = ownership.refusal(of: reminder.recipient, field: "reminders[\(index)].recipient") { return refusal }
+                if let refusal = refusal(of: reminder.recipient, field: "reminders[\(index)].recipient") { return refusal }
             }
             return nil
         case .list(let filter, _, _, _), .cancel(let filter):
@@ -34,7 +46,7 @@ extension CoordinatorState {
             return check(durable.recipient(of: firingId), field: "firingId")
         case .job(let jobId):
             return check(ActionJob.recipient(ofJobID: jobId) ?? jobs[jobId]?.job.recipient, field: "jobId")
-        case .status, .workers, .stats, .ping, .deadLetters, .snapshot, .compact, .store, .map:
+        case .status, .workers, .stats, .ping, .deadLetters, .snapshot, .compact, .store, .map, .move:
             return nil
         }
     }

@@ -10,11 +10,15 @@ extension CoordinatorState {
     ///
     /// Dispatch does not wait for the journal, so a firing handed out just before a crash may
     /// have no durable `fired` entry: its occurrence is then a misfire like any other due
-    /// while the coordinator was down (fired late, same firing id, under `fireOnce`).
+    /// while the coordinator was down (fired late, same firing id, under `fireOnce`). A
+    /// firing held for a slot move's source (``SlotMoveLedger/mayDispatch(_:)``) waits for
+    /// the source's settlement instead.
     public mutating func finishRecovery(at now: Date) {
         recoveredAt = now
         nextEventSeq = max(nextEventSeq, eventSeqReserved.saturatingAdding(1))
-        let line = unsettled.values.filter { inFlight[$0.firing.firingId] == nil }
+        // A firing a move's source dispatched before the cut settles there, not here.
+        let moves = durable.moves
+        let line = unsettled.values.filter { inFlight[$0.firing.firingId] == nil && moves.mayDispatch($0.firing.firingId) }
             .sorted { ($0.firing.dueAt, $0.firing.firingId) < ($1.firing.dueAt, $1.firing.firingId) }
         waiting.append(contentsOf: line)
     }

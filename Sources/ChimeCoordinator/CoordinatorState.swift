@@ -111,7 +111,18 @@ public struct CoordinatorState: Sendable {
     /// Worker joins and losses for the service's log (`takeNotices()`).
     var notices: [CoordinatorNotice] = []
     /// Which slots this shard owns (from `configuration.shardMap` and `shardID`).
-    let ownership: ShardOwnership
+    var ownership: ShardOwnership
+    /// The map register's record this shard last read (`nil`: no register; the map is the
+    /// configured one).
+    public internal(set) var mapRecord: SlotMapRecord?
+    /// Volatile write pauses of the moves this shard sends (until when, UTC), by move: set by
+    /// the mover's pause request, lost in a crash (the mover asks again).
+    var movePauses: [SlotMoveID: Date] = [:]
+    /// Volatile staging of the moves this shard receives (before adoption), by move.
+    var moveStaging: [SlotMoveID: SlotMoveStaging] = [:]
+    /// Whether a newer register record was adopted while moves are in progress here: the
+    /// next tick follows its outcomes (`followMapRecord`).
+    var isMoveFollowDue = false
     /// Cancels by filter still walking, oldest first (volatile: a crash loses the walk; the
     /// request was not answered, so its client retries).
     var bulkCancels: [BulkCancel] = []
@@ -207,7 +218,11 @@ public struct CoordinatorState: Sendable {
     /// The earliest instant at which `onTick` has something to do (UTC), if any: the next
     /// occurrence, lease expiry or worker liveness deadline.
     public var nextWake: Date? {
-        var wake = [isScheduleBacklogged ? nil : schedule.nextDeadline, leases.first.map { wallClock(at: $0.expiresAt) },
+        // While slots are handed over their occurrences stay armed here but are not fired:
+        // the loop looks again every 50 ms instead of spinning on them.
+        let scheduleWake = durable.moves.hasHandedOver
+            ? schedule.nextDeadline.map { max($0, elapsedWall.addingTimeInterval(0.05)) } : schedule.nextDeadline
+        var wake = [isScheduleBacklogged ? nil : scheduleWake, leases.first.map { wallClock(at: $0.expiresAt) },
                     jobLeases.nextDeadline, nags.nextDeadline]
             .compactMap { $0 }.min()
         if !inFlight.isEmpty, let liveness = nextLivenessDeadline {

@@ -67,6 +67,9 @@ public enum JournalEntry: Codable, Hashable, Sendable {
     /// file record, so a lost `EPOCH` file cannot make an epoch repeat. `settings`: the
     /// tunables the fold reads from here on (`nil` in entries of earlier versions).
     case started(epoch: UInt64, at: Date, settings: DurableSettings? = nil)
+    /// A step of a slot move this shard takes part in (see ``SlotMoveEntry``): folded into the
+    /// move ledger of the durable state, and where a move hands data over, into the rest of it.
+    indirect case slotMove(SlotMoveEntry)
 }
 
 extension JournalEntry {
@@ -79,7 +82,9 @@ extension JournalEntry {
         case .nagFired(let id, _), .leaseExpired(let id, _), .acknowledged(let id, _, _, _), .deadLettered(let id, _),
             .retried(let id, _), .handled(let id, _, _), .deliveredRemoved(_, let id, _):
             id.isLegacy
-        case .scheduled, .acted, .seqReserved, .registered, .badgeSet, .actionFinished, .jobLeaseExpired, .answered, .started: false
+        case .scheduled, .acted, .seqReserved, .registered, .badgeSet, .actionFinished, .jobLeaseExpired, .answered, .started,
+            .slotMove:
+            false
         }
     }
 }

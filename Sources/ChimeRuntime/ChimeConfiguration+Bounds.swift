@@ -3,7 +3,7 @@ import Foundation
 extension ChimeConfiguration {
     /// Byte and count bounds on what peers may send and hold (`"limits"` in the configuration
     /// file): each is checked before the work it bounds, so no key holder can exhaust memory or
-    /// stall the coordinator's loop (README "Limits").
+    /// stall the coordinator's loop (Docs/Chime.docc/Operations/Limits.md).
     public struct Bounds: Codable, Hashable, Sendable {
         /// The largest frame a worker may send on the dispatch socket (heartbeats), in bytes;
         /// beyond it libzmq drops the connection before reading the frame (ZMQ_MAXMSGSIZE).

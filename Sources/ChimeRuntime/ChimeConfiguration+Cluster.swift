@@ -28,6 +28,12 @@ extension ChimeConfiguration {
         /// How often a worker asks the shards for the current map (the `map` op) to follow its
         /// changes, in seconds (SIGHUP asks at once); 0.1 to 3600.
         public var mapRefreshSeconds = 5.0
+        /// The path of the cluster's map register file (the map, the slot moves open on it and
+        /// their outcomes, changed by compare-and-swap: `chime shards move`); relative paths
+        /// are taken from the working directory. Empty (the default): no register, the map is
+        /// the one above and never changes while the processes run. Created from the map
+        /// above by the first coordinator that starts; from then on the register's map wins.
+        public var register = ""
 
         /// The defaults shown on each property.
         public init() {}

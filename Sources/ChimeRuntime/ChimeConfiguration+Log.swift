@@ -1,5 +1,5 @@
 extension ChimeConfiguration {
-    /// How long-running roles log (README "Logs"); `--log-level`, `--log-json` and
+    /// How long-running roles log (Docs/Chime.docc/Operations/Logs.md); `--log-level`, `--log-json` and
     /// `--syslog-prefix` override these keys.
     public struct Log: Codable, Hashable, Sendable {
         /// `debug`, `info`, `warning` or `error`: lines below it are dropped. SIGHUP re-reads it.

@@ -97,7 +97,7 @@ public struct ChimeConfiguration: Codable, Hashable, Sendable {
         /// The store's lease, in milliseconds: the active coordinator renews it every sixth of
         /// this, and a standby takes the store from a holder that has not renewed it for this
         /// long (stopped, hung, cut off from the store); the holder itself stops writing and
-        /// sending five sixths of it after its last renewal (README "Standby").
+        /// sending five sixths of it after its last renewal (Docs/Chime.docc/Operations/Failover.md).
         public var leaseMilliseconds = 1500
 
         /// The defaults shown on each property.
@@ -165,7 +165,7 @@ public struct ChimeConfiguration: Codable, Hashable, Sendable {
         public init() {}
     }
 
-    /// CURVE keys and the loopback rule (README "Security").
+    /// CURVE keys and the loopback rule (Docs/Chime.docc/Operations/Security.md).
     public struct Security: Codable, Hashable, Sendable {
         /// The coordinator's key directory (`chime keys init DIR`): `server.key_secret` and
         /// the allow-lists `operator/`, `client/`, `worker/`, `subscriber/`. Empty: no CURVE,
@@ -218,7 +218,7 @@ public struct ChimeConfiguration: Codable, Hashable, Sendable {
     public var control = Control()
     /// The event stream's limits: bytes queued per subscriber.
     public var events = Events()
-    /// Byte and count bounds on what peers send and hold (README "Limits").
+    /// Byte and count bounds on what peers send and hold (Docs/Chime.docc/Operations/Limits.md).
     public var limits = Bounds()
     /// How long a socket may keep unsent messages at close, in milliseconds (ZMQ_LINGER).
     public var lingerMilliseconds: Int32 = 1000

@@ -1,6 +1,6 @@
 import Foundation
 
-/// The lines Chime logs (README "Logs"): text,
+/// The lines Chime logs (Docs/Chime.docc/Operations/Logs.md): text,
 /// `2026-11-29T13:00:00.123Z INFO coordinator: message key=value` with the metadata in key
 /// order, or one JSON object a line,
 /// `{"time":"…","level":"info","label":"coordinator","message":"…","pid":18066}`; either

@@ -32,7 +32,7 @@ import Synchronization
 /// lease alone is not enough for a holder that can pause between its check and its write:
 /// on one host the kill closes that gap; across hosts the epoch (`EPOCH`, stamped on every
 /// dispatch) fences what reaches workers, and a stale journal write breaks the record
-/// sequence, which the next start refuses loudly (README "Standby").
+/// sequence, which the next start refuses loudly (Docs/Chime.docc/Operations/Failover.md).
 public final class StoreLease: Sendable {
     /// The default lease duration: a stopped holder loses the store this long after its last
     /// renewal.

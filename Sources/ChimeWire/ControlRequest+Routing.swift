@@ -18,7 +18,7 @@ extension ControlRequest {
         case .ack(let firingId), .retry(let firingId), .act(let firingId, _, _, _, _):
             return firingId.isLegacy ? nil : firingId.recipient
         case .job(let jobId): return ActionJob.recipient(ofJobID: jobId)
-        case .status, .workers, .stats, .ping, .deadLetters, .snapshot, .compact, .store, .map: return nil
+        case .status, .workers, .stats, .ping, .deadLetters, .snapshot, .compact, .store, .map, .move: return nil
         }
     }
 }

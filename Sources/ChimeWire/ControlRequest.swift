@@ -8,6 +8,10 @@ public enum ControlOperation: String, Codable, Sendable, CaseIterable {
     case register, recipient, badge, ack, enable, disable, delivered, act, job
     /// The cluster's shard map (`ShardMap`): which shard owns which slots, and where.
     case map
+    /// A step of a slot move, sent by a mover (`chime shards move`) to a source or target
+    /// shard (operator role only): `step` names it, `body` carries its arguments (base64 of
+    /// the coordinator's JSON for the step).
+    case move
 
     /// The keys a request of this op may carry besides `op` and `requestId`; any other key
     /// is refused with `unknown_field`.
@@ -27,6 +31,7 @@ public enum ControlOperation: String, Codable, Sendable, CaseIterable {
         case .delivered: ["recipient", "remove"]
         case .act: ["firingId", "action", "text", "token", "snooze"]
         case .job: ["jobId"]
+        case .move: ["step", "body"]
         }
     }
 }
@@ -118,6 +123,8 @@ public struct ControlRequest: Sendable, Hashable {
         case act(firingId: FiringID, action: String, text: String?, token: String?, snoozeSeconds: Double?)
         /// Show an action job's state.
         case job(String)
+        /// A slot-move step (`step`) with its arguments (`body`, the coordinator's encoding).
+        case move(step: String, body: Data)
     }
 
     /// The client's id for this request, echoed in the reply.
@@ -160,6 +167,7 @@ public struct ControlRequest: Sendable, Hashable {
         case .delivered: .delivered
         case .act: .act
         case .job: .job
+        case .move: .move
         }
     }
 }
@@ -167,7 +175,7 @@ public struct ControlRequest: Sendable, Hashable {
 extension ControlRequest: Codable {
     private enum CodingKeys: String, CodingKey {
         case op, requestId, reminders, reminder, ids, recipient, match, all, limit, firingId, after
-        case value, remove, action, text, token, snooze, jobId, currentToken, cursor
+        case value, remove, action, text, token, snooze, jobId, currentToken, cursor, step, body
     }
 
     /// Decodes `{"op", "requestId", …arguments}`.
@@ -260,6 +268,9 @@ extension ControlRequest: Codable {
                 snoozeSeconds: try container.decodeNumberIfPresent(Double.self, forKey: .snooze, expected: "a number of seconds"))
         case .job:
             command = .job(try container.decode(String.self, forKey: .jobId))
+        case .move:
+            command = .move(
+                step: try container.decode(String.self, forKey: .step), body: try container.decodeIfPresent(Data.self, forKey: .body) ?? Data())
         case .events:
             let after = try container.decodeNumberIfPresent(UInt64.self, forKey: .after, expected: "a whole number ≥ 0")
             let cursor = try cursor(.events)
@@ -322,6 +333,9 @@ extension ControlRequest: Codable {
             try container.encodeIfPresent(snoozeSeconds, forKey: .snooze)
         case .job(let jobId):
             try container.encode(jobId, forKey: .jobId)
+        case .move(let step, let body):
+            try container.encode(step, forKey: .step)
+            try container.encode(body, forKey: .body)
         case .events(let after, let recipient, let limit, let cursor):
             if let cursor {
                 try container.encode(cursor.text, forKey: .cursor)

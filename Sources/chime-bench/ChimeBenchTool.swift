@@ -1,7 +1,7 @@
 import ChimeCommandLine
 import Foundation
 
-/// The `chime-bench` executable: what `chime bench` runs (README "Benchmarks").
+/// The `chime-bench` executable: what `chime bench` runs (Docs/Chime.docc/Reference/Benchmarks.md).
 @main
 enum ChimeBenchTool {
     static func main() {

@@ -15,7 +15,7 @@ let commands: [any Command.Type] = [
     UpCommand.self, CoordinatorCommand.self, WorkerCommand.self, ScheduleCommand.self, ListCommand.self,
     CancelCommand.self, SubscribeCommand.self, ControlCommand.self, RegisterCommand.self, BadgeCommand.self,
     AckCommand.self, EnableCommand.self, DisableCommand.self, DeliveredCommand.self, ActCommand.self,
-    ImportCommand.self, PreviewCommand.self, StoreCommand.self, KeysCommand.self, DashboardCommand.self,
+    ImportCommand.self, PreviewCommand.self, StoreCommand.self, KeysCommand.self, DashboardCommand.self, ShardsCommand.self,
 ]
 
 func mainHelp() -> String {

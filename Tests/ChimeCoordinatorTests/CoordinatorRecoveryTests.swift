@@ -189,8 +189,8 @@ import Testing
         var state = makeState()
         var payload = [UInt8](state.encodedSnapshot())
         let header = String(decoding: payload, as: UTF8.self)
-        #expect(header.contains("\"formatVersion\":4"))
-        let marker = Array("\"formatVersion\":4".utf8)
+        #expect(header.contains("\"formatVersion\":5"))
+        let marker = Array("\"formatVersion\":5".utf8)
         let at = (0...(payload.count - marker.count)).first { Array(payload[$0..<$0 + marker.count]) == marker }!
         payload[at + marker.count - 1] = UInt8(ascii: "9")
         #expect(throws: WireError(.invalidArgument, "")) { try state.load(snapshot: Data(payload)) }

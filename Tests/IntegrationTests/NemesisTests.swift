@@ -93,7 +93,7 @@ import ChimeClient
                 lost.count + missing.count, duplicates, takeovers.joined(separator: "; "), gap.seconds * 1000))
             if environment["CHIME_NEMESIS_LOGS"] == "1" { print(cluster.logs()) }
             print("nemesis: coordinators that stopped by themselves outside a coordinator fault: \(rig.unexpectedStops.isEmpty ? "none" : rig.unexpectedStops.joined(separator: ", "))")
-            // README "Standby" states the bounds: a pause 2 s (the lease), a cut journal about 1 s
+            // Docs/Chime.docc/Operations/Failover.md states the bounds: a pause 2 s (the lease), a cut journal about 1 s
             // (4.4 s the worst seen under load), every other fault well under 1 s.
             #expect(gap.seconds < 5, "no fault leaves the cluster without a coordinator for long")
         } catch {

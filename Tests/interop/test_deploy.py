@@ -103,7 +103,7 @@ def test_coordinator_starts_with_the_shipped_unit_command_line(tmp_path):
 
 
 STANDBY_UNIT = REPO_ROOT / "deploy" / "systemd" / "chime-coordinator-standby.service"
-# README "Standby": a stopped coordinator loses the store after the lease (1.5 s) and the
+# Docs/Chime.docc/Operations/Failover.md: a stopped coordinator loses the store after the lease (1.5 s) and the
 # standby serves at most half a second later.
 DOCUMENTED_TAKEOVER_S = 2.0
 

@@ -3,7 +3,7 @@
 Against a fake shard (a ROUTER on a kernel-chosen loopback port, on a thread of its own,
 stopped and joined by the test): replies matched by requestId when they come back in another
 order; a `rate_limited` reply without a requestId settles the oldest request, which is sent
-again after `retryAfterMs`; an unanswered attempt is sent again with the same requestId; the
+again after `retryAfterMs` (as is a `try_again` reply, a slot moving between shards); an unanswered attempt is sent again with the same requestId; the
 window bounds requests in flight. Against a real 3-shard cluster: one reminder per request,
 all acknowledged, each on its slot's shard, with the rate printed.
 """
@@ -145,6 +145,34 @@ def test_rate_limited_settles_the_oldest_and_is_sent_again_after_retry_after(sha
     pings = [request for request in shard.received if request["op"] == "ping"]
     assert [request["requestId"] for request in pings] == ["limited-1", "limited-1"]
     assert reply["result"]["at"] - refused[0] >= 0.150
+
+
+def test_try_again_is_sent_again_after_retry_after_with_the_same_request_id(shard_with):
+    """A slot moving between shards: `try_again` (with its requestId) is waited out and resent."""
+    refused: list[float] = []
+
+    def decide(held, idle):
+        answers = []
+        for identity, request in held:
+            if not refused:
+                refused.append(time.monotonic())
+                answers.append((identity, request, {"ok": False, "requestId": request["requestId"], "error": {
+                    "code": "try_again", "message": "slot 7 is moving", "retryAfterMs": 120}}))
+            else:
+                answers.append((identity, request, ok(request, at=time.monotonic())))
+        return answers
+
+    shard = shard_with(decide)
+
+    async def scenario():
+        async with AsyncClusterClient([shard.endpoint], timeout_s=5) as client:
+            return await client.request({"op": "ping", "requestId": "moving-1"})
+
+    reply = run(scenario())
+    assert reply["ok"] is True
+    pings = [request for request in shard.received if request["op"] == "ping"]
+    assert [request["requestId"] for request in pings] == ["moving-1", "moving-1"]
+    assert reply["result"]["at"] - refused[0] >= 0.120
 
 
 def test_an_unanswered_attempt_is_sent_again_with_the_same_request_id(shard_with):

@@ -1,7 +1,7 @@
 """A Chime fire-event subscriber with no gap and no duplicate across coordinator restarts.
 
 The same algorithm as `chime subscribe` (Swift: `GapFiller` and `SubscriberClient`), written
-down in the README section "A live subscriber with no gap" for clients in other languages:
+down in Docs/Chime.docc/Reference/WireProtocol.md ("A live subscriber with no gap") for clients in other languages:
 
 1. Subscribe (SUB to the events endpoint, topic `fire.<recipient>` or `fire.`) *first*.
 2. Ask the control endpoint `{"op": "events", "after": W}`; the reply's `through` says every

@@ -44,6 +44,14 @@ enum SeedWriter {
         try save(
             journalRecords([.scheduled(reminder, at: due), .cancelled([reminder.key], at: due), .nagFired(firing.firingId, at: due)]),
             as: "journal", "three-entries", in: directory)
+        let move = SlotMove(id: SlotMoveID("m1"), slots: [3, 4], source: 0, target: 2, slotCount: 16)
+        try save(
+            journalRecords([
+                .slotMove(.migrating(move, at: due)), .slotMove(.handedOver(move.id, cut: due, through: 2)),
+                .slotMove(.adopted(move.id, slice: empty.durable.encodedSnapshot(takenAt: due), through: 2, cut: due)),
+                .slotMove(.tailApplied(move.id, [.cancelled([reminder.key], at: due)], through: 3)),
+            ]),
+            as: "journal", "slot-move", in: directory)
     }
 
     private static func sampleReminder() throws -> Reminder {

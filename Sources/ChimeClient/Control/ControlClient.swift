@@ -88,9 +88,10 @@ public final class ControlClient {
         return (reply, data)
     }
 
-    /// Sends raw JSON bytes and returns the raw reply bytes. A `rate_limited` reply is not
-    /// returned: the client waits its `retryAfterMs` (at most 10 s each time) and sends the
-    /// same bytes again (same `requestId`), up to ``maximumRateLimitedWaits`` times.
+    /// Sends raw JSON bytes and returns the raw reply bytes. A `rate_limited` reply, or a
+    /// `try_again` one (a slot that is moving between shards), is not returned: the client
+    /// waits its `retryAfterMs` (at most 10 s each time) and sends the same bytes again (same
+    /// `requestId`), up to ``maximumRateLimitedWaits`` times.
     /// - Throws: `WireError(.unavailable)` when no reply came after every retry; the last
     ///   `rate_limited` error when the coordinator kept refusing.
     public func exchange(_ body: Data) throws(WireError) -> Data {
@@ -103,6 +104,7 @@ public final class ControlClient {
                 throw WireError(
                     .rateLimited, "the coordinator still refused the request after \(Self.maximumRateLimitedWaits) waits",
                     retryAfterMilliseconds: retryAfter)
+                    // (A `try_again` reply that lasts that long is returned as the error it is.)
             }
             Thread.sleep(forTimeInterval: Double(min(max(retryAfter, 1), 10_000)) / 1000)
         }
@@ -111,14 +113,15 @@ public final class ControlClient {
     /// How many `rate_limited` replies one request waits out before giving up.
     public static let maximumRateLimitedWaits = 20
 
-    /// The `retryAfterMs` of a `rate_limited` reply; `nil` for any other reply. Only short
-    /// replies are decoded (a refusal is about 150 bytes; a listing may be megabytes).
+    /// The `retryAfterMs` of a `rate_limited` or `try_again` reply; `nil` for any other reply.
+    /// Only short replies are decoded (a refusal is about 150 bytes; a listing may be megabytes).
     static func rateLimitedWait(in reply: Data) -> Int? {
         // A reply that does not decode here is not a refusal to wait out; the caller decodes
         // it again and reports what is wrong with it.
-        guard reply.count < 1024, reply.range(of: Data(#""rate_limited""#.utf8)) != nil,
+        guard reply.count < 1024,
+            reply.range(of: Data(#""rate_limited""#.utf8)) != nil || reply.range(of: Data(#""try_again""#.utf8)) != nil,
             let decoded = try? JSONDecoder().decode(ControlReply<EmptyResult>.self, from: reply),
-            decoded.error?.code == .rateLimited
+            decoded.error?.code == .rateLimited || decoded.error?.code == .tryAgain
         else { return nil }
         return decoded.error?.retryAfterMilliseconds ?? 1000
     }

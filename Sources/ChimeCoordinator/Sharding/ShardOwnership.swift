@@ -1,4 +1,5 @@
 import ChimeCore
+import ChimeJournal
 import ChimeWire
 
 /// Which slots this coordinator's shard owns, as a table: the owner of a recipient is one

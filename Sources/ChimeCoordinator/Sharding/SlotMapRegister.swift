@@ -1,3 +1,4 @@
+import ChimeJournal
 import ChimeWire
 import Foundation
 

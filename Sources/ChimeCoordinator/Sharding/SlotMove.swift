@@ -1,27 +1,9 @@
 import ChimeCore
+import ChimeJournal
 import ChimeWire
 import Foundation
 
-/// The id of one slot move: chosen by the mover that proposes it, unique in the cluster's
-/// history (the map register remembers every outcome by it), so each step of the move is
-/// keyed by it and a repeated step is recognised and changes nothing.
-public struct SlotMoveID: RawRepresentable, Hashable, Comparable, Codable, Sendable, CustomStringConvertible {
-    /// The id's text.
-    public var rawValue: String
-    /// Creates the value from its text.
-    public init(rawValue: String) { self.rawValue = rawValue }
-    /// Creates the value from its text.
-    public init(_ text: String) { rawValue = text }
-    /// The id's text.
-    public var description: String { rawValue }
-    /// Ordered by text.
-    public static func < (lhs: SlotMoveID, rhs: SlotMoveID) -> Bool { lhs.rawValue < rhs.rawValue }
-}
-
-/// One move of a set of slots from a source shard to a target shard: what the map register
-/// records while it is open and both shards' ledgers record while they take part.
-///
-/// The protocol (Redis/Valkey atomic slot migration as the model; the map register as the
+/// The slot move protocol (Redis/Valkey atomic slot migration as the model; the map register as the
 /// one commit point, as a Kubernetes ConfigMap updated with its `resourceVersion`):
 /// 1. the mover opens the move in the register (compare-and-swap: one move per slot);
 /// 2. the source journals `migrating`, the target `importing`;
@@ -42,36 +24,10 @@ public struct SlotMoveID: RawRepresentable, Hashable, Comparable, Codable, Senda
 ///    `released` (its copy is deleted) and the target `completed`.
 /// A crash anywhere before step 6 lets the move be aborted (the target drops its staging,
 /// the source resumes the slots) or resumed; after step 6 every step only moves forward.
-public struct SlotMove: Hashable, Codable, Sendable, CustomStringConvertible {
-    /// The move's id.
-    public var id: SlotMoveID
-    /// The slots that move.
-    public var slots: Set<Int>
-    /// The shard that owns them before the move.
-    public var source: Int
-    /// The shard that owns them after it.
-    public var target: Int
-    /// The cluster's slot count (fixed at its creation), which a recipient's slot is taken
-    /// modulo.
-    public var slotCount: Int
-
-    /// Creates the value from its fields (see each property for meaning).
-    public init(id: SlotMoveID, slots: Set<Int>, source: Int, target: Int, slotCount: Int) {
-        self.id = id
-        self.slots = slots
-        self.source = source
-        self.target = target
-        self.slotCount = slotCount
-    }
-
+extension SlotMove {
     /// Whether `recipient`'s slot is one of the move's.
     public func covers(_ recipient: RecipientID) -> Bool {
         slots.contains(ShardMap.slot(of: recipient, slotCount: slotCount))
-    }
-
-    /// "move m1 of slots [3, 4] from shard 0 to shard 2".
-    public var description: String {
-        "move \(id) of slots \(slots.sorted()) from shard \(source) to shard \(target)"
     }
 }
 

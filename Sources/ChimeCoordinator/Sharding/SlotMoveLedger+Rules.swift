@@ -1,4 +1,5 @@
 import ChimeCore
+import ChimeJournal
 import ChimeWire
 import Foundation
 
@@ -19,7 +20,8 @@ extension SlotMoveLedger {
     /// How a write for `recipient` is answered by shard `shard`, whose last read of the map is
     /// `map`, at `now`; `pausedUntil`: the volatile write pauses of moves this shard sends.
     ///
-    /// A target serves a moving slot only once it recorded the commit; a source takes its
+    /// A target serves a moving slot only once it recorded the commit (`try_again` once it
+    /// adopted the slice, `wrong_shard` naming the source before); a source takes its
     /// writes until a pause or the hand-over, then answers `try_again` (for the pause's rest,
     /// or `handOverRetry` once handed over) until the map shows the target, then
     /// `wrong_shard`. Other slots follow the map.
@@ -29,7 +31,12 @@ extension SlotMoveLedger {
     ) -> SlotWriteGate {
         let slot = map.slot(of: recipient)
         for move in incoming.values where move.move.slots.contains(slot) {
-            return move.isCommitted ? .accept : .wrongShard(owner: move.move.source)
+            if move.isCommitted { return .accept }
+            // Adopted: the source handed over and takes no more writes of the slot; the
+            // register decides in a moment (this shard serves, or the source resumes). Naming
+            // the source would send the client back and forth while the two reads of the
+            // register differ.
+            return move.isAdopted ? .tryAgain(retryAfter: handOverRetry) : .wrongShard(owner: move.move.source)
         }
         for move in outgoing.values where move.move.slots.contains(slot) {
             if move.isHandedOver {
@@ -47,12 +54,16 @@ extension SlotMoveLedger {
     /// the recipient's slot over (everything due before the cut was fired before it; what is
     /// due from the cut on is the target's).
     public func mayFire(for recipient: RecipientID) -> Bool {
-        outgoing.values.allSatisfy { !$0.isHandedOver || !$0.move.covers(recipient) }
+        guard hasHandedOver else { return true }
+        return outgoing.values.allSatisfy { !$0.isHandedOver || !$0.move.covers(recipient) }
     }
+
+    /// Whether a move this shard sends is handed over (its slots' occurrences are not fired here).
+    public var hasHandedOver: Bool { outgoing.values.contains(where: \.isHandedOver) }
 
     /// Whether this shard dispatches `firingId`: not while the source of the move it came with
     /// still settles it (it dispatched it before the cut).
     public func mayDispatch(_ firingId: FiringID) -> Bool {
-        incoming.values.allSatisfy { !$0.heldForSource.contains(firingId) }
+        incoming.isEmpty || incoming.values.allSatisfy { !$0.heldForSource.contains(firingId) }
     }
 }

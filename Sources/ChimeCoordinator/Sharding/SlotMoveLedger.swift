@@ -1,4 +1,5 @@
 import ChimeCore
+import ChimeJournal
 import ChimeStore
 import Foundation
 
@@ -7,12 +8,12 @@ import Foundation
 /// it receives (`incoming`) the adopted slice, how far the source's entries are applied,
 /// whether the move committed, and which firings stay the source's to settle.
 ///
-/// Its own value beside `DurableState` (not a part of it), so moves add no case to the
-/// durable state's fold; ``apply(_:to:)`` changes the durable state only where a move hands
-/// data over (`committed` merges, `released` splits off, a tail after the commit applies).
+/// Part of `DurableState` (`moves`), so it is in every snapshot; `DurableState.apply(_:)`
+/// folds a `JournalEntry.slotMove` into it and, where a move hands data over, into the rest
+/// of the state (`committed` merges, `released` splits off, a tail after the commit applies).
 public struct SlotMoveLedger: Sendable, Equatable {
     /// A move this shard sends.
-    public struct Outgoing: Sendable, Equatable {
+    public struct Outgoing: Sendable, Equatable, Codable {
         /// The move.
         public var move: SlotMove
         /// The cut-over instant (UTC), once handed over.
@@ -43,7 +44,7 @@ public struct SlotMoveLedger: Sendable, Equatable {
     }
 
     /// How a move this shard took part in ended here.
-    public enum Ending: Sendable, Equatable {
+    public enum Ending: String, Sendable, Equatable, Codable {
         /// Source: aborted, the slots kept.
         case resumed
         /// Source: committed, the copy deleted.
@@ -55,76 +56,15 @@ public struct SlotMoveLedger: Sendable, Equatable {
     }
 
     /// The moves this shard sends, by id.
-    public private(set) var outgoing: [SlotMoveID: Outgoing] = [:]
+    public internal(set) var outgoing: [SlotMoveID: Outgoing] = [:]
     /// The moves this shard receives, by id.
-    public private(set) var incoming: [SlotMoveID: Incoming] = [:]
+    public internal(set) var incoming: [SlotMoveID: Incoming] = [:]
     /// The moves that ended here, by id (a step naming one of them is a repeat).
-    public private(set) var ended: [SlotMoveID: Ending] = [:]
+    public internal(set) var ended: [SlotMoveID: Ending] = [:]
 
     /// A ledger with no move.
     public init() {}
 
     /// Whether no move is in progress here.
     public var isIdle: Bool { outgoing.isEmpty && incoming.isEmpty }
-
-    /// Folds one entry into the ledger and, where the move hands data over, `durable`: the
-    /// one function that changes a ledger, live and in recovery alike.
-    public mutating func apply(_ entry: SlotMoveEntry, to durable: inout DurableState) {
-        guard ended[entry.moveID] == nil else { return }
-        switch entry {
-        case .migrating(let move, _):
-            if outgoing[move.id] == nil { outgoing[move.id] = Outgoing(move: move) }
-        case .handedOver(let id, let cut, let through):
-            guard var move = outgoing[id], !move.isHandedOver else { return }
-            move.cut = cut
-            move.handedOverThrough = through
-            outgoing[id] = move
-        case .resumed(let id, _):
-            guard outgoing.removeValue(forKey: id) != nil else { return }
-            ended[id] = .resumed
-        case .released(let id, _):
-            guard let move = outgoing.removeValue(forKey: id)?.move else { return }
-            durable = durable.split(where: move.covers).rest
-            ended[id] = .released
-        case .importing(let move, _):
-            if incoming[move.id] == nil { incoming[move.id] = Incoming(move: move) }
-        case .adopted(let id, let slice, let through, let cut):
-            guard var move = incoming[id], !move.isAdopted else { return }
-            move.slice = slice
-            move.cut = cut
-            move.appliedThrough = through
-            move.heldForSource = Set(slice.deliveries.unsettled.keys)
-            incoming[id] = move
-        case .tailApplied(let id, let entries, let through):
-            guard var move = incoming[id], move.isAdopted, through > move.appliedThrough else { return }
-            for tailEntry in entries {
-                if move.isCommitted {
-                    durable.apply(tailEntry)
-                } else {
-                    move.slice?.apply(tailEntry)
-                }
-                switch tailEntry {
-                case .acknowledged(let firingId, _, _, _), .deadLettered(let firingId, _): move.heldForSource.remove(firingId)
-                default: break
-                }
-            }
-            move.appliedThrough = through
-            incoming[id] = move
-        case .committed(let id, _):
-            guard var move = incoming[id], move.isAdopted, !move.isCommitted, let slice = move.slice else { return }
-            durable.merge(slice)
-            move.slice = nil
-            move.isCommitted = true
-            incoming[id] = move
-        case .completed(let id, _):
-            guard incoming[id]?.isCommitted == true else { return }
-            incoming[id] = nil
-            ended[id] = .completed
-        case .dropped(let id, _):
-            // A committed move is never dropped: its outcome was recorded once.
-            guard let move = incoming[id], !move.isCommitted else { return }
-            incoming[id] = nil
-            ended[id] = .dropped
-        }
-    }
 }

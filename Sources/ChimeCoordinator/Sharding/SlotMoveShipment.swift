@@ -48,7 +48,7 @@ public struct SlotMoveShipment: Equatable, Sendable {
 }
 
 /// What a target answers each shipment (and a mover's status query) for one move.
-public struct SlotMoveReceipt: Equatable, Sendable {
+public struct SlotMoveReceipt: Equatable, Sendable, Codable {
     /// The move.
     public var moveID: SlotMoveID
     /// The source sequence through which the target holds the slots' data (staged or
@@ -67,7 +67,7 @@ extension SlotMove {
     /// slots' data it changes only theirs.
     public func isAbout(_ entry: JournalEntry) -> Bool {
         switch entry {
-        case .started, .seqReserved, .answered(_, _, _, nil): return false
+        case .started, .seqReserved, .answered(_, _, _, nil), .slotMove: return false
         case .answered(_, _, _, .some(let recipient)): return covers(recipient)
         default:
             let subjects = entry.subjects

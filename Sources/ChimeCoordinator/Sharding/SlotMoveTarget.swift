@@ -1,4 +1,5 @@
 import ChimeCore
+import ChimeJournal
 import ChimeStore
 import Foundation
 
@@ -55,7 +56,7 @@ public enum SlotMoveTarget {
             staging = staged
             guard let handOver = shipment.handOver, staged.through >= handOver.through else { return [] }
             staging = SlotMoveStaging(slice: nil, through: staged.through)
-            return [.adopted(move.move.id, slice: slice, through: staged.through, cut: handOver.cut)]
+            return [.adopted(move.move.id, slice: slice.encodedSnapshot(takenAt: nil), through: staged.through, cut: handOver.cut)]
         }
         let held = max(move.appliedThrough, staging?.through ?? 0)
         guard shipment.slice == nil, shipment.after <= held, shipment.through > held else { return [] }

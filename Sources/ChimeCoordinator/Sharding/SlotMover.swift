@@ -1,4 +1,5 @@
 import ChimeCore
+import ChimeJournal
 import Foundation
 
 /// What a mover does next for one move.

@@ -1,4 +1,5 @@
 import ChimeCore
+import ChimeJournal
 import ChimeWire
 
 extension SlotWriteGate {

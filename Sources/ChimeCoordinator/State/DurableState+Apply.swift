@@ -138,6 +138,8 @@ extension DurableState {
         case .started(let epoch, _, let recorded):
             highestRecordedEpoch = max(highestRecordedEpoch, epoch)
             if let recorded, recorded != settings { adopt(recorded) }
+        case .slotMove(let step):
+            applySlotMove(step)
         }
         return AppliedEntry()
     }

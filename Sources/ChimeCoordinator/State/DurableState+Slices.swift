@@ -14,7 +14,8 @@ extension DurableState {
     ///   late counts, unsettled firings, dead letters, nags, retained events, registrations,
     ///   badge ledgers, action jobs, remembered replies about one of them), and `rest`,
     ///   everything else (replies about no one recipient included). Both keep the settings, the
-    ///   epoch and the reserved and badge event seqs, which a merge takes the highest of.
+    ///   epoch and the reserved and badge event seqs, which a merge takes the highest of; the
+    ///   rest keeps the move ledger.
     public func split(where isSliced: (RecipientID) -> Bool) -> (slice: DurableState, rest: DurableState) {
         var slice = DurableState(settings: settings)
         var rest = DurableState(settings: settings)
@@ -25,6 +26,8 @@ extension DurableState {
         (slice.recipients, rest.recipients) = recipients.split(isSliced)
         (slice.actionJobs, rest.actionJobs) = actionJobs.split(isSliced)
         (slice.requestLog, rest.requestLog) = requestLog.split(isSliced)
+        // The move ledger is about the shard, not about recipients: it stays with the rest.
+        rest.moves = moves
         return (slice, rest)
     }
 

@@ -7,10 +7,11 @@ import Foundation
 /// A snapshot is a `DurableState` encoded, and loading one is decoding it: no second
 /// interpretation of the state exists.
 ///
-/// Payload (format 4): the byte 4; a u32 little-endian byte count and that many bytes of JSON,
-/// `{"formatVersion":4,"takenAt","settings","epoch","deliveries","recipients","jobs"}` (each
-/// part encoded by its own record type: ``Deliveries/Record``, ``Recipients/Record``,
-/// ``ActionJobs/SnapshotRecord``); then the schedule in binary: a varint count and per reminder
+/// Payload (format 5): the byte 4; a u32 little-endian byte count and that many bytes of JSON,
+/// `{"formatVersion":5,"takenAt","settings","epoch","deliveries","recipients","jobs","moves"}`
+/// (each part encoded by its own record type: ``Deliveries/Record``, ``Recipients/Record``,
+/// ``ActionJobs/SnapshotRecord``, ``SlotMoveLedger/Record``, whose adopted slices are nested
+/// snapshot payloads; format 4, written by earlier versions, is the same without `moves`); then the schedule in binary: a varint count and per reminder
 /// its id (varint length + UTF-8), its `Reminder.binaryEncoded()` bytes (varint length +
 /// bytes), a flags byte (1: next occurrence, 4: last fired), the next occurrence's index
 /// (zigzag varint) and instant, the state (its index in `ReminderState.allCases`), the
@@ -25,10 +26,12 @@ import Foundation
 /// Payloads of format 3 (marker byte 2, written by earlier versions) are still read
 /// (`DurableState+LegacySnapshot.swift`).
 extension DurableState {
-    /// The first byte of a format-4 payload.
+    /// The first byte of a format-4 or format-5 payload.
     static let snapshotMarker: UInt8 = 4
     /// The format this code writes.
-    public static let snapshotFormatVersion = 4
+    public static let snapshotFormatVersion = 5
+    /// The format of earlier versions this code still reads with the same marker (no `moves`).
+    static let previousSnapshotFormatVersion = 4
 
     struct SnapshotHeader: Codable {
         var formatVersion: Int
@@ -38,13 +41,15 @@ extension DurableState {
         var deliveries: Deliveries.Record
         var recipients: Recipients.Record
         var jobs: ActionJobs.SnapshotRecord
+        var moves: SlotMoveLedger.Record?
     }
 
     /// The JSON part of a snapshot taken at `takenAt` (UTC).
     public func snapshotHeader(takenAt: Date?) -> Data {
         WireCodec().encode(SnapshotHeader(
             formatVersion: Self.snapshotFormatVersion, takenAt: takenAt, settings: settings, epoch: highestRecordedEpoch,
-            deliveries: deliveries.record, recipients: recipients.record, jobs: actionJobs.snapshotRecord))
+            deliveries: deliveries.record, recipients: recipients.record, jobs: actionJobs.snapshotRecord,
+            moves: moves.isEmpty ? nil : moves.record))
     }
 
     /// The whole payload of a snapshot taken at `takenAt` (UTC), in memory.
@@ -105,7 +110,7 @@ extension DurableState {
         public var skippedReminders: Int
     }
 
-    /// Decodes a snapshot payload of format 4, or of format 3 (whose settings were not
+    /// Decodes a snapshot payload of format 5 or 4, or of format 3 (whose settings were not
     /// recorded: `seed` stands for them, as the version that wrote it folded with the
     /// configuration it ran with).
     /// - Throws: `WireError(.invalidArgument)` for a payload that does not decode or a format
@@ -130,7 +135,7 @@ extension DurableState {
         } catch {
             throw WireError(.invalidArgument, "the snapshot does not decode: \(error.message)")
         }
-        guard header.formatVersion == snapshotFormatVersion else {
+        guard header.formatVersion == snapshotFormatVersion || header.formatVersion == previousSnapshotFormatVersion else {
             throw WireError(
                 .invalidArgument, "snapshot format \(header.formatVersion) is not this coordinator's \(snapshotFormatVersion)")
         }
@@ -141,6 +146,7 @@ extension DurableState {
         state.recipients = Recipients(header.recipients)
         state.deliveries = try Deliveries(header.deliveries, eventRetention: header.settings.eventRetention)
         state.actionJobs = ActionJobs(header.jobs)
+        if let moves = header.moves { state.moves = try SlotMoveLedger(moves, settings: header.settings) }
         var skipped = 0
         do {
             var reader = ByteReader(bytes[(5 + jsonLength)...])

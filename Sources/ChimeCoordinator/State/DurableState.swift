@@ -11,7 +11,7 @@ import Foundation
 /// Its parts are `Equatable` values of their own: ``Schedule`` (reminders, their order, the
 /// timer, caps and late counts), ``Deliveries`` (unsettled firings, dead letters, nags, the
 /// event log and the reserved seqs), ``Recipients`` (registrations, badge ledgers, the badge
-/// event seq), ``ActionJobs`` and the ``RequestLog``, with the ``DurableSettings`` the fold
+/// event seq), ``ActionJobs``, the ``RequestLog`` and the ``SlotMoveLedger`` of slot moves, with the ``DurableSettings`` the fold
 /// reads and the highest epoch recorded.
 ///
 /// One interpreter: only ``apply(_:hints:)`` (the fold of one journal entry) changes it, live
@@ -30,6 +30,8 @@ public struct DurableState: Sendable, Equatable {
     var recipients = Recipients()
     var actionJobs = ActionJobs()
     var requestLog: RequestLog
+    /// The slot moves this shard takes part in (the fold of its `.slotMove` entries).
+    public internal(set) var moves = SlotMoveLedger()
 
     /// An empty state folding with `settings`.
     public init(settings: DurableSettings) {

@@ -46,12 +46,17 @@ enum CoordinatorCommand: Command {
             let counts = try security.reload()
             return Dictionary(uniqueKeysWithValues: counts.map { ("\($0.key.rawValue)Keys", .int($0.value)) })
         }
+        // With a map register the register's map wins (created from the configured one).
+        let register = try MapRegisterOptions.register(configuration)
+        var map = shard?.map
+        if let register, let configured = map { map = try MapRegisterOptions.createIfAbsent(register, map: configured).map }
         let service = CoordinatorService(
             configuration: configuration, logger: logger, stop: stop, standby: arguments.has("standby"),
             security: security,
             notifier: SystemdNotifier(environment: ProcessInfo.processInfo.environment),
             warmStandby: !arguments.has("cold-standby"),
-            http: http, shardMap: shard?.map, shardID: shard?.id ?? 0)
+            http: http, shardMap: map, shardID: shard?.id ?? 0)
+        service.mapRegister = register
         try service.run()
         return 0
     }

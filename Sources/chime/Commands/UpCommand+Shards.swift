@@ -25,6 +25,8 @@ extension UpCommand {
         var clustered = configuration
         let httpOff = configuration.http.listen == "off"
         clustered.cluster = ChimeConfiguration.Cluster(map) { id in httpOff ? "off" : "127.0.0.1:\(base + portsPerShard * id + 5)" }
+        // A map register named by the base configuration stays (chime shards move uses it).
+        clustered.cluster.register = configuration.cluster.register
         return clustered
     }
 

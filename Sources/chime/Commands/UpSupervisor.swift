@@ -13,7 +13,7 @@ import Foundation
 /// per-shard loops stalled; ``WorkerWatch``).
 ///
 /// With a local standby (`--standby`) the standby takes over a paused coordinator by itself
-/// (its lease expires, README "Standby"); the supervisor then only restarts the killed one,
+/// (its lease expires, Docs/Chime.docc/Operations/Failover.md); the supervisor then only restarts the killed one,
 /// which waits as the new standby.
 final class UpSupervisor {
     /// The coordinators: one, or the two of `--standby` (either may be active).

@@ -58,10 +58,11 @@ extension ClusterClient {
 /// answer is shown down rather than waited for again).
 func makeControlClient(_ arguments: Arguments, retries: Int? = nil) throws -> ClusterClient {
     let configuration = try CommonOptions.configuration(arguments)
-    let configured = try ShardMap.configured(configuration.cluster)
+    // The register's map when there is one (slots move), else the configured one.
+    let configured = try MapRegisterOptions.currentMap(configuration)
     let seeds = configured.map { $0.shards.map(\.endpoints.control) } ?? [configuration.endpoints.control.connect]
-    // A request about one recipient goes to its shard under the configured map (or to the
-    // one coordinator) at once; the map is asked for on `wrong_shard` or for a scatter.
+    // A request about one recipient goes to its shard under that map (or to the one
+    // coordinator) at once; the map is asked for on `wrong_shard` or for a scatter.
     return try ClusterClient(
         seeds: seeds,
         timeout: .milliseconds(configuration.client.requestTimeoutMilliseconds),

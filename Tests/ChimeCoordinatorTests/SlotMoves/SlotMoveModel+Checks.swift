@@ -1,4 +1,5 @@
 import ChimeCore
+import ChimeJournal
 import ChimeStore
 import ChimeWire
 import Foundation

@@ -169,7 +169,7 @@ extension SlotMoveModel {
         shards[target].staging[shipment.moveID] = staging
         for entry in entries {
             switch entry {
-            case .adopted(_, let slice, _, _): stats.heldAtAdoption += slice.unsettledCount
+            case .adopted(let id, _, _, _): stats.heldAtAdoption += shards[target].staging[id]?.slice?.unsettledCount ?? 0
             case .tailApplied(let id, let tail, _) where shards[target].ledger.incoming[id]?.isCommitted == true:
                 stats.tailEntriesAfterCommit += tail.count
             default: break
@@ -198,7 +198,7 @@ extension SlotMoveModel {
 
     static func describe(_ entry: SlotMoveEntry) -> String {
         switch entry {
-        case .adopted(let id, let slice, let through, let cut): "adopted \(id) (\(slice.reminderCount) reminders through \(through), cut \(cut.timeIntervalSince(start)))"
+        case .adopted(let id, let slice, let through, let cut): "adopted \(id) (\(slice.count) bytes through \(through), cut \(cut.timeIntervalSince(start)))"
         case .tailApplied(let id, let entries, let through): "tail of \(id): \(entries.count) through \(through)"
         default: "\(entry)".prefix(80).description
         }

@@ -6,15 +6,23 @@ import Foundation
 
 @testable import ChimeCoordinator
 
-/// One record of a model shard's journal: a coordinator entry or a slot-move entry.
+/// One record of a model shard's journal: a coordinator entry or a slot-move step (journaled
+/// as `JournalEntry.slotMove`; `.move(e)` is shorthand for `.entry(.slotMove(e))`).
 enum ShardRecord: Equatable {
     case entry(JournalEntry)
     case move(SlotMoveEntry)
+
+    var journalEntry: JournalEntry {
+        switch self {
+        case .entry(let entry): entry
+        case .move(let step): .slotMove(step)
+        }
+    }
 }
 
 /// A shard of the slot-move model: a journal (what survives a crash) and what a coordinator
-/// holds in memory — the real `DurableState` and the `SlotMoveLedger`, both the fold of the
-/// journal, and the volatile parts of the protocol (pauses, staging, receipts, its last read
+/// holds in memory — the real `DurableState` (with its `SlotMoveLedger`), the fold of the
+/// journal by `DurableState.apply`, and the volatile parts of the protocol (pauses, staging, receipts, its last read
 /// of the map register).
 struct SlotMoveModelShard {
     let id: Int
@@ -22,7 +30,7 @@ struct SlotMoveModelShard {
     private(set) var journal: [ShardRecord] = []
     var isUp = true
     private(set) var durable: DurableState
-    private(set) var ledger = SlotMoveLedger()
+    var ledger: SlotMoveLedger { durable.moves }
     var mapView: SlotMapRecord
     var pausedUntil: [SlotMoveID: Date] = [:]
     var staging: [SlotMoveID: SlotMoveStaging] = [:]
@@ -41,22 +49,13 @@ struct SlotMoveModelShard {
     /// Journals a record and folds it: the live path, which a recovery repeats.
     mutating func record(_ record: ShardRecord) {
         journal.append(record)
-        Self.fold(record, into: &durable, &ledger)
+        durable.apply(record.journalEntry)
     }
 
-    static func fold(_ record: ShardRecord, into durable: inout DurableState, _ ledger: inout SlotMoveLedger) {
-        switch record {
-        case .entry(let entry): durable.apply(entry)
-        case .move(let entry): ledger.apply(entry, to: &durable)
-        }
-    }
-
-    /// The coordinator entries after `seq`, with their sequence numbers.
+    /// The journal entries after `seq`, with their sequence numbers.
     func entries(after seq: UInt64) -> [SequencedEntry] {
         guard seq < journalEnd else { return [] }
-        return journal.indices.dropFirst(Int(seq)).compactMap { index in
-            if case .entry(let entry) = journal[index] { SequencedEntry(seq: UInt64(index + 1), entry: entry) } else { nil }
-        }
+        return journal.indices.dropFirst(Int(seq)).map { SequencedEntry(seq: UInt64($0 + 1), entry: journal[$0].journalEntry) }
     }
 
     /// The sequence of the last coordinator entry about `move`'s slots (0: none).
@@ -67,12 +66,11 @@ struct SlotMoveModelShard {
         return 0
     }
 
-    /// The state and ledger a recovery rebuilds from the journal alone.
-    func recovered() -> (DurableState, SlotMoveLedger) {
+    /// The state (with its ledger) a recovery rebuilds from the journal alone.
+    func recovered() -> DurableState {
         var durable = DurableState(settings: settings)
-        var ledger = SlotMoveLedger()
-        for record in journal { Self.fold(record, into: &durable, &ledger) }
-        return (durable, ledger)
+        for record in journal { durable.apply(record.journalEntry) }
+        return durable
     }
 
     /// A kill -9: everything in memory is gone; the journal stays.
@@ -85,7 +83,7 @@ struct SlotMoveModelShard {
 
     /// A restart: the state is the journal's fold; the map is read again.
     mutating func restart(reading record: SlotMapRecord) {
-        (durable, ledger) = recovered()
+        durable = recovered()
         mapView = record
         isUp = true
     }

@@ -1,4 +1,5 @@
 import ChimeCore
+import ChimeJournal
 import ChimeStore
 import ChimeWire
 import Foundation
@@ -54,54 +55,54 @@ import Testing
         state.apply(.scheduled(reminder, at: Self.t0))
         let slice = state.split(where: Self.move.covers).slice
         let entries: [SlotMoveEntry] = [
-            .importing(Self.move, at: Self.t0), .adopted(Self.move.id, slice: slice, through: 4, cut: Self.t0),
+            .importing(Self.move, at: Self.t0), .adopted(Self.move.id, slice: slice.encodedSnapshot(takenAt: nil), through: 4, cut: Self.t0),
             .tailApplied(Self.move.id, [.cancelled([reminder.key], at: Self.t0)], through: 6),
             .committed(Self.move.id, mapEpoch: 2), .completed(Self.move.id, at: Self.t0),
         ]
         var once = DurableState(settings: SlotMoveModel.settings)
-        var onceLedger = SlotMoveLedger()
         var twice = once
-        var twiceLedger = onceLedger
         for entry in entries {
-            onceLedger.apply(entry, to: &once)
-            twiceLedger.apply(entry, to: &twice)
-            twiceLedger.apply(entry, to: &twice)
-            #expect(once == twice && onceLedger == twiceLedger, "after \(entry)")
+            once.apply(.slotMove(entry))
+            twice.apply(.slotMove(entry))
+            twice.apply(.slotMove(entry))
+            #expect(once == twice, "after \(entry)")
         }
         #expect(once.reminderCount == 0)
-        #expect(onceLedger.ended[Self.move.id] == .completed)
-        #expect(onceLedger.isIdle)
+        #expect(once.moves.ended[Self.move.id] == .completed)
+        #expect(once.moves.isIdle)
     }
 
     @Test func theGateFollowsTheMoveOnBothSides() {
         let slotMap = Self.map
-        var source = SlotMoveLedger()
-        var target = SlotMoveLedger()
-        var durable = DurableState(settings: SlotMoveModel.settings)
+        var sourceState = DurableState(settings: SlotMoveModel.settings)
+        var targetState = sourceState
+        var source: SlotMoveLedger { sourceState.moves }
+        var target: SlotMoveLedger { targetState.moves }
         let paused = [Self.move.id: Self.t0.addingTimeInterval(2)]
-        source.apply(.migrating(Self.move, at: Self.t0), to: &durable)
-        target.apply(.importing(Self.move, at: Self.t0), to: &durable)
+        sourceState.apply(.slotMove(.migrating(Self.move, at: Self.t0)))
+        targetState.apply(.slotMove(.importing(Self.move, at: Self.t0)))
         #expect(source.writeGate(for: Self.recipient, shard: 0, map: slotMap, at: Self.t0, pausedUntil: [:]) == .accept)
         #expect(source.writeGate(for: Self.recipient, shard: 0, map: slotMap, at: Self.t0, pausedUntil: paused) == .tryAgain(retryAfter: 2))
         #expect(target.writeGate(for: Self.recipient, shard: 2, map: slotMap, at: Self.t0, pausedUntil: [:]) == .wrongShard(owner: 0))
-        source.apply(.handedOver(Self.move.id, cut: Self.t0, through: 3), to: &durable)
+        sourceState.apply(.slotMove(.handedOver(Self.move.id, cut: Self.t0, through: 3)))
         #expect(source.writeGate(for: Self.recipient, shard: 0, map: slotMap, at: Self.t0, pausedUntil: [:]) == .tryAgain(retryAfter: 0.05))
         #expect(!source.mayFire(for: Self.recipient))
         let committedMap = slotMap.moving(Self.move.slots, to: 2)
         #expect(source.writeGate(for: Self.recipient, shard: 0, map: committedMap, at: Self.t0, pausedUntil: [:]) == .wrongShard(owner: 2))
-        target.apply(.adopted(Self.move.id, slice: DurableState(settings: SlotMoveModel.settings), through: 3, cut: Self.t0), to: &durable)
-        #expect(target.writeGate(for: Self.recipient, shard: 2, map: committedMap, at: Self.t0, pausedUntil: [:]) == .wrongShard(owner: 0))
-        target.apply(.committed(Self.move.id, mapEpoch: 2), to: &durable)
+        targetState.apply(.slotMove(.adopted(
+            Self.move.id, slice: DurableState(settings: SlotMoveModel.settings).encodedSnapshot(takenAt: nil), through: 3, cut: Self.t0)))
+        #expect(target.writeGate(for: Self.recipient, shard: 2, map: committedMap, at: Self.t0, pausedUntil: [:]) == .tryAgain(retryAfter: 0.05))
+        #expect(target.writeGate(for: Self.recipient, shard: 2, map: slotMap, at: Self.t0, pausedUntil: [:]) == .tryAgain(retryAfter: 0.05))
+        targetState.apply(.slotMove(.committed(Self.move.id, mapEpoch: 2)))
         #expect(target.writeGate(for: Self.recipient, shard: 2, map: committedMap, at: Self.t0, pausedUntil: [:]) == .accept)
     }
 
     @Test func theHandOverWaitsForWhatIsDueBeforeTheCut() {
         var durable = DurableState(settings: SlotMoveModel.settings)
-        var ledger = SlotMoveLedger()
         let reminder = Reminder(id: "a", recipient: Self.recipient, content: Content(body: "x"), trigger: Trigger(start: .instant(Self.t0)))
         durable.apply(.scheduled(reminder, at: Self.t0))
-        ledger.apply(.migrating(Self.move, at: Self.t0), to: &durable)
-        let outgoing = ledger.outgoing[Self.move.id]!
+        durable.apply(.slotMove(.migrating(Self.move, at: Self.t0)))
+        let outgoing = durable.moves.outgoing[Self.move.id]!
         let later = Self.t0.addingTimeInterval(1)
         #expect(SlotMoveSource.handOver(outgoing, state: durable, isPaused: false, journalEnd: 2, at: later) == nil)
         #expect(SlotMoveSource.handOver(outgoing, state: durable, isPaused: true, journalEnd: 2, at: later) == nil)
@@ -126,5 +127,41 @@ extension SlotMoveProtocolTests {
         #expect(wrong.shard == 2)
         #expect(wrong.mapEpoch == 1)
         #expect(SlotWriteGate.accept.refusal(of: Self.recipient, map: Self.map, field: "recipient") == nil)
+    }
+}
+
+extension SlotMoveProtocolTests {
+    /// The ledger is part of the durable state: a snapshot holds it (an adopted slice as a
+    /// nested snapshot), and the state decoded from it equals the live one.
+    @Test func theLedgerIsInTheSnapshot() throws {
+        var state = DurableState(settings: SlotMoveModel.settings)
+        let reminder = Reminder(id: "a", recipient: Self.recipient, content: Content(body: "x"), trigger: Trigger(start: .instant(Self.t0.addingTimeInterval(60))))
+        var source = state
+        source.apply(.scheduled(reminder, at: Self.t0))
+        let slice = source.split(where: Self.move.covers).slice
+        let other = SlotMove(id: SlotMoveID("m0"), slots: [Self.map.slot(of: Self.recipient) == 0 ? 1 : 0], source: 0, target: 1, slotCount: Self.move.slotCount)
+        state.apply(.slotMove(.migrating(other, at: Self.t0)))
+        state.apply(.slotMove(.handedOver(other.id, cut: Self.t0, through: 7)))
+        state.apply(.slotMove(.importing(Self.move, at: Self.t0)))
+        state.apply(.slotMove(.adopted(Self.move.id, slice: slice.encodedSnapshot(takenAt: nil), through: 4, cut: Self.t0)))
+        #expect(state.moves.incoming[Self.move.id]?.slice?.reminderCount == 1)
+        #expect(state.reminderCount == 0)
+        let decoded = try DurableState.decodeSnapshot(state.encodedSnapshot(takenAt: Self.t0), seed: SlotMoveModel.settings).state
+        #expect(decoded == state)
+        #expect(decoded.moves.outgoing[other.id]?.handedOverThrough == 7)
+        state.apply(.slotMove(.committed(Self.move.id, mapEpoch: 2)))
+        state.apply(.slotMove(.resumed(other.id, at: Self.t0)))
+        #expect(state.reminderCount == 1)
+        #expect(try DurableState.decodeSnapshot(state.encodedSnapshot(takenAt: Self.t0), seed: SlotMoveModel.settings).state == state)
+    }
+
+    /// An `adopted` entry whose slice does not decode leaves the move unadopted (the fold is total).
+    @Test func anUndecodableSliceLeavesTheMoveUnadopted() {
+        var state = DurableState(settings: SlotMoveModel.settings)
+        state.apply(.slotMove(.importing(Self.move, at: Self.t0)))
+        for garbage in [Data(), Data([4]), Data([4, 200, 0, 0, 0, 1]), Data([9, 9, 9])] {
+            state.apply(.slotMove(.adopted(Self.move.id, slice: garbage, through: 4, cut: Self.t0)))
+            #expect(state.moves.incoming[Self.move.id]?.isAdopted == false)
+        }
     }
 }

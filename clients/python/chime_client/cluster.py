@@ -132,7 +132,8 @@ class ClusterClient(MapHolder):
     def request(self, request: dict, recipient: str | None = None) -> dict:
         """Sends `request` to `recipient`'s shard (shard 0 without one); returns the reply.
 
-        Follows `wrong_shard` at most twice. Raises ChimeError `unavailable` when the shard
+        Follows `wrong_shard` at most twice; waits out `try_again` (a moving slot) and
+        `rate_limited` replies (their `retryAfterMs`) and resends the same request. Raises ChimeError `unavailable` when the shard
         does not answer; other error replies are returned as they are.
         """
         request = dict(request)
@@ -150,10 +151,21 @@ class ClusterClient(MapHolder):
         return reply
 
     def _call(self, endpoint: str, request: dict) -> dict:
-        for _ in range(self.retries + 1):
+        waits = 0
+        attempts = 0
+        while attempts <= self.retries:
             reply = self._exchange(endpoint, request)
-            if reply is not None:
-                return reply
+            if reply is None:
+                attempts += 1
+                continue
+            error = reply.get("error") or {}
+            # A slot moving between shards (or a rate limit): wait `retryAfterMs`, resend the
+            # same request (same requestId), at most 20 times.
+            if error.get("code") in ("try_again", "rate_limited") and waits < 20:
+                waits += 1
+                time.sleep(max(1, int(error.get("retryAfterMs") or 1)) / 1000)
+                continue
+            return reply
         raise ChimeError({"code": "unavailable",
                           "message": f"no reply from {endpoint} after {self.retries + 1} attempts of {self.timeout_s} s"})
 

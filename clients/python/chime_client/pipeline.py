@@ -11,7 +11,7 @@ earlier reply on their connection; such a reply settles the oldest request still
 Back-pressure: at most `window` requests are in flight per shard; `request` waits for a free
 place before it sends. Every wait has a deadline (`timeout_s`); a request unanswered by then
 is sent again with the same `requestId`, which the coordinator applies once (its request
-log), at most `retries` times before `ChimeError("unavailable")`. `rate_limited` is honoured:
+log), at most `retries` times before `ChimeError("unavailable")`. `rate_limited` and `try_again` (a slot moving between shards) are honoured:
 the request is sent again after the reply's `retryAfterMs`. `wrong_shard` refreshes the map
 (asking the shard it names first) and resends, at most twice, as `ClusterClient` does.
 
@@ -236,7 +236,7 @@ class AsyncClusterClient(MapHolder):
                 continue
             error = reply.get("error") or {}
             code = error.get("code")
-            if code == "rate_limited":
+            if code in ("rate_limited", "try_again"):
                 await asyncio.sleep(max(1, int(error.get("retryAfterMs") or 1)) / 1000)
                 continue
             if code != "wrong_shard" or redirects == MAXIMUM_REDIRECTS:

@@ -1,0 +1,55 @@
+import ChimeCore
+import ChimeJournal
+import ChimeWire
+import Foundation
+
+extension CoordinatorState {
+    /// Takes the map register's `record` as this shard's view of the cluster: its map
+    /// becomes the one requests are routed by (`wrong_shard` names its owners) and the `map`
+    /// op answers, and the moves open and decided in it are what the move steps read.
+    /// A record older than the one held (a lower version), or whose map does not name this
+    /// shard, changes nothing.
+    /// - Returns: whether the record was taken.
+    @discardableResult
+    public mutating func adoptMapRecord(_ record: SlotMapRecord) -> Bool {
+        guard record.version >= (mapRecord?.version ?? 0), record.map.shard(id: configuration.shardID) != nil else { return false }
+        mapRecord = record
+        if !durable.moves.isIdle { isMoveFollowDue = true }
+        if configuration.shardMap != record.map {
+            configuration.shardMap = record.map
+            ownership = ShardOwnership(map: record.map, shardID: configuration.shardID)
+        }
+        return true
+    }
+
+    /// Follows the register's outcomes without waiting for the mover: a target journals
+    /// `committed` (and serves the slots) or `dropped`, a source `resumed`, as soon as its
+    /// read of the register shows the outcome.
+    mutating func followMapRecord(at now: Date, directives: inout [CoordinatorDirective]) {
+        isMoveFollowDue = false
+        guard let record = mapRecord else { return }
+        for outgoing in durable.moves.outgoing.values.sorted(by: { $0.move.id < $1.move.id }) {
+            if let entry = SlotMoveSource.follow(outgoing, record: record, at: now) { self.record(.slotMove(entry), into: &directives) }
+        }
+        for incoming in durable.moves.incoming.values.sorted(by: { $0.move.id < $1.move.id }) {
+            if let entry = SlotMoveTarget.follow(incoming, record: record, at: now) {
+                self.record(.slotMove(entry), into: &directives)
+                if case .committed = entry { queueAdoptedFirings(of: incoming.move) }
+            }
+        }
+    }
+
+    /// `fireDue` while a move this shard sends is handed over: the slots' occurrences stay
+    /// armed (the target fires them from the cut on; the source deletes them at the release)
+    /// but are not taken, so the due occurrences of other slots are found by a scan of the
+    /// timer (O(reminders), only between a hand-over and its release).
+    mutating func fireDueAroundHandedOverSlots(at now: Date, budget: Int, directives: inout [CoordinatorDirective]) {
+        let moves = durable.moves
+        let due = schedule.deadlines.filter { $0.value <= now && moves.mayFire(for: $0.key.recipient) }
+            .sorted { ($0.value, $0.key) < ($1.value, $1.key) }.prefix(budget)
+        for (id, _) in due {
+            guard let entry = entries[id], let occurrence = entry.next else { continue }
+            takeOccurrence(occurrence, of: id, reminder: entry.reminder, at: now, directives: &directives)
+        }
+    }
+}

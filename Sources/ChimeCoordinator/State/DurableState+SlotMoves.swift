@@ -1,0 +1,76 @@
+import ChimeCore
+import ChimeJournal
+import ChimeStore
+import Foundation
+
+/// The fold of `JournalEntry.slotMove`: part of ``DurableState/apply(_:hints:)``, so the move
+/// ledger and the data a move hands over change in one function, live and in recovery alike.
+extension DurableState {
+    /// Folds one slot-move step into ``moves`` and, where the move hands data over, into the
+    /// rest of the state: `released` splits the slots off, `committed` merges the adopted
+    /// slice, a tail after the commit applies to the live state. A step naming a move that
+    /// ended here, or one already taken, changes nothing. An `adopted` slice that does not
+    /// decode (a damaged entry) leaves the move unadopted, so it can only be aborted.
+    mutating func applySlotMove(_ entry: SlotMoveEntry) {
+        guard moves.ended[entry.moveID] == nil else { return }
+        switch entry {
+        case .migrating(let move, _):
+            if moves.outgoing[move.id] == nil { moves.outgoing[move.id] = SlotMoveLedger.Outgoing(move: move) }
+        case .handedOver(let id, let cut, let through):
+            guard var move = moves.outgoing[id], !move.isHandedOver else { return }
+            move.cut = cut
+            move.handedOverThrough = through
+            moves.outgoing[id] = move
+        case .resumed(let id, _):
+            guard moves.outgoing.removeValue(forKey: id) != nil else { return }
+            moves.ended[id] = .resumed
+        case .released(let id, _):
+            guard let move = moves.outgoing.removeValue(forKey: id)?.move else { return }
+            self = split(where: move.covers).rest
+            moves.ended[id] = .released
+        case .importing(let move, _):
+            if moves.incoming[move.id] == nil { moves.incoming[move.id] = SlotMoveLedger.Incoming(move: move) }
+        case .adopted(let id, let encodedSlice, let through, let cut):
+            guard var move = moves.incoming[id], !move.isAdopted,
+                let slice = try? Self.decodeSnapshot(encodedSlice, seed: settings).state
+            else { return }
+            move.slice = slice
+            move.cut = cut
+            move.appliedThrough = through
+            move.heldForSource = Set(slice.deliveries.unsettled.keys)
+            moves.incoming[id] = move
+        case .tailApplied(let id, let entries, let through):
+            guard var move = moves.incoming[id], move.isAdopted, through > move.appliedThrough else { return }
+            for tailEntry in entries {
+                // A tail holds the source's coordinator entries only; a move step in one is ignored.
+                if case .slotMove = tailEntry { continue }
+                if move.isCommitted {
+                    apply(tailEntry)
+                } else {
+                    move.slice?.apply(tailEntry)
+                }
+                switch tailEntry {
+                case .acknowledged(let firingId, _, _, _), .deadLettered(let firingId, _): move.heldForSource.remove(firingId)
+                default: break
+                }
+            }
+            move.appliedThrough = through
+            moves.incoming[id] = move
+        case .committed(let id, _):
+            guard var move = moves.incoming[id], move.isAdopted, !move.isCommitted, let slice = move.slice else { return }
+            merge(slice)
+            move.slice = nil
+            move.isCommitted = true
+            moves.incoming[id] = move
+        case .completed(let id, _):
+            guard moves.incoming[id]?.isCommitted == true else { return }
+            moves.incoming[id] = nil
+            moves.ended[id] = .completed
+        case .dropped(let id, _):
+            // A committed move is never dropped: its outcome was recorded once.
+            guard let move = moves.incoming[id], !move.isCommitted else { return }
+            moves.incoming[id] = nil
+            moves.ended[id] = .dropped
+        }
+    }
+}

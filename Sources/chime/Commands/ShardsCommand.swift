@@ -1,0 +1,169 @@
+import ChimeClient
+import ChimeCommandLine
+import ChimeCoordinator
+import ChimeJournal
+import ChimeRuntime
+import ChimeSecurity
+import ChimeWire
+import Foundation
+
+/// `chime shards map|move|abort|rebalance`: the shard map and live slot moves.
+enum ShardsCommand: Command {
+    static let spec = CommandSpec(
+        name: "shards",
+        summary: "Show the shard map; move slots between live shards (this process is the mover).",
+        usage: """
+            chime shards map [--json]
+                   chime shards move SLOTS --to SHARD [--batch-slots N] [--id MOVE] [--pause-ms MS] [--timeout SECONDS] [--json]
+                   chime shards abort MOVE [--json]
+                   chime shards rebalance [--dry-run] [--json]
+            """,
+        options: [
+            OptionSpec(name: "json", value: nil, help: "Print one JSON object."),
+            OptionSpec(name: "to", value: "SHARD", help: "move: the target shard."),
+            OptionSpec(name: "id", value: "MOVE", help: "move: the move's id (default: the open move of these slots, else a new one; with several batches -<n> is added)."),
+            OptionSpec(name: "batch-slots", value: "N", help: "move: slots per move, run one after another (default 64): each move's slice must fit in one request (coordinator.maxRequestBytes)."),
+            OptionSpec(name: "pause-ms", value: "MS", help: "move: how long the source refuses the slots' writes while it hands over (default 200)."),
+            OptionSpec(name: "timeout", value: "SECONDS", help: "move: abort a move not adopted by its target after this long (default 600)."),
+            OptionSpec(name: "dry-run", value: nil, help: "rebalance: print the plan, move nothing."),
+        ] + CommonOptions.specs,
+        details: """
+            map        each shard's slot ranges, slot count and reminder count, and the moves open
+                       in the map register.
+            move       SLOTS like 100-199,300: opens the move in the map register (cluster.register),
+                       has the source and the target journal it, ships the slots' slice, pauses the
+                       slots' writes briefly (clients get try_again and retry), commits in the
+                       register, and waits until the source released and the target completed;
+                       one move per --batch-slots slots, one after another. Progress (slots/s,
+                       reminders/s) on stderr. Killed, a rerun with the same SLOTS and --to skips
+                       the batches already moved and resumes the open one; past --timeout before
+                       the target adopted, a move is aborted and the source keeps its slots.
+            abort      aborts an open move (before its commit) and waits until both shards followed.
+            rebalance  plans moves of slot ranges from the fullest shard (by reminders) to the
+                       emptiest until each is within 5% of the mean, then runs them one by one.
+            Every command but map needs cluster.register; map falls back to the cluster section.
+            """)
+
+    static func run(_ arguments: Arguments) throws -> Int32 {
+        guard let action = arguments.positionals.first else { throw UsageError("give map, move, abort or rebalance") }
+        let configuration = try CommonOptions.configuration(arguments)
+        let context = try ShardsContext(configuration)
+        switch action {
+        case "map": return try map(context, json: arguments.has("json"))
+        case "move": return try move(arguments, context)
+        case "abort": return try abort(arguments, context)
+        case "rebalance": return try rebalance(arguments, context)
+        default: throw UsageError("unknown shards action '\(action)'; give map, move, abort or rebalance")
+        }
+    }
+
+    static func map(_ context: ShardsContext, json: Bool) throws -> Int32 {
+        let map = try context.currentMap()
+        let record = try context.register.map { try $0.read() } ?? nil
+        var rows: [[String: Any]] = []
+        var lines = ["shard  slots  reminders  ranges"]
+        for shard in map.shards.sorted(by: { $0.id < $1.id }) {
+            let slots = shard.slots.reduce(0) { $0 + max(0, $1.last - $1.first + 1) }
+            let reminders = (try? context.status(of: shard.id, in: map))?.reminders
+            let ranges = shard.slots.map { $0.first == $0.last ? "\($0.first)" : "\($0.first)-\($0.last)" }.joined(separator: ",")
+            rows.append(["shard": shard.id, "slots": slots, "reminders": reminders as Any? ?? NSNull(), "ranges": ranges])
+            lines.append("\(String(shard.id).padding(toLength: 7, withPad: " ", startingAt: 0))\(String(slots).padding(toLength: 7, withPad: " ", startingAt: 0))\((reminders.map(String.init) ?? "down").padding(toLength: 11, withPad: " ", startingAt: 0))\(ranges)")
+        }
+        let open = (record?.open.values.sorted { $0.id < $1.id } ?? []).map(\.description)
+        if json {
+            output(jsonLine(["ok": true, "result": [
+                "mapEpoch": map.mapEpoch, "slotCount": map.slotCount, "shards": rows, "openMoves": open,
+                "registerVersion": record.map { Int($0.version) } as Any? ?? NSNull(),
+            ]]))
+        } else {
+            output("map epoch \(map.mapEpoch), \(map.slotCount) slots\(record.map { ", register version \($0.version)" } ?? "")")
+            for line in lines { output(line) }
+            for move in open { output("open: \(move)") }
+        }
+        return 0
+    }
+
+    static func abort(_ arguments: Arguments, _ context: ShardsContext) throws -> Int32 {
+        guard arguments.positionals.count == 2 else { throw UsageError("give the move's id: chime shards abort MOVE") }
+        let register = try context.requireRegister()
+        let id = SlotMoveID(arguments.positionals[1])
+        guard let record = try register.read(), let move = record.open[id] ?? nil else {
+            throw UsageError("no open move \(id) in the map register")
+        }
+        if let aborted = record.aborting(id) { _ = try register.compareAndSwap(expectedVersion: record.version, aborted) }
+        let outcome = try context.driver(register).run(move, deadline: .distantPast)
+        report(move, outcome: outcome, reminders: nil, seconds: 0, json: arguments.has("json"))
+        return outcome == .aborted ? 0 : 1
+    }
+
+    static func report(_ move: SlotMove, outcome: SlotMoveOutcome, reminders: Int?, seconds: Double, json: Bool, brief: Bool = false) {
+        let committed = if case .committed = outcome { true } else { false }
+        let perSecond = { (count: Int) in seconds > 0 ? Double(count) / seconds : 0 }
+        if json {
+            output(jsonLine(["ok": true, "result": [
+                "move": move.id.rawValue, "source": move.source, "target": move.target, "slots": move.slots.count,
+                "outcome": committed ? "committed" : "aborted", "reminders": reminders as Any? ?? NSNull(),
+                "seconds": seconds, "slotsPerSecond": perSecond(move.slots.count), "remindersPerSecond": perSecond(reminders ?? 0),
+            ]]))
+        } else if brief {
+            output("\(move): \(committed ? "committed" : "aborted")\(reminders.map { ", \($0) reminders" } ?? "")")
+        } else {
+            output("\(move): \(committed ? "committed" : "aborted") after \(String(format: "%.2f", seconds)) s"
+                + (committed ? String(format: " (%.1f slots/s, %.0f reminders/s)", perSecond(move.slots.count), perSecond(reminders ?? 0)) : ""))
+        }
+    }
+}
+
+/// What the shards commands share: the configuration's register, the current map, and
+/// operator control clients of each shard.
+final class ShardsContext {
+    let configuration: ChimeConfiguration
+    let register: SlotMapRegisterFile?
+    let curve: CurveClientKeys?
+    private var clients: [String: ControlClient] = [:]
+
+    init(_ configuration: ChimeConfiguration) throws {
+        self.configuration = configuration
+        register = try MapRegisterOptions.register(configuration)
+        curve = try CommonOptions.clientKeys(configuration, role: .operator)
+    }
+
+    func requireRegister() throws -> SlotMapRegisterFile {
+        guard let register else { throw ConfigurationError("cluster.register: moving slots needs the map register (a path in the cluster section)") }
+        return register
+    }
+
+    func currentMap() throws -> ShardMap {
+        guard let map = try MapRegisterOptions.currentMap(configuration) else {
+            throw ConfigurationError("cluster: no shards are configured")
+        }
+        return map
+    }
+
+    /// A shard's answer to `step`, through its control endpoint in `map`.
+    func send(_ shard: Int, _ step: SlotMoveStep, _ call: SlotMoveCall, in map: ShardMap) throws -> SlotMoveStatus {
+        guard let endpoint = map.shard(id: shard)?.endpoints.control else { throw WireError(.notFound, "no shard \(shard) in the map") }
+        let client: ControlClient
+        if let known = clients[endpoint] {
+            client = known
+        } else {
+            client = try ControlClient(
+                endpoint: endpoint, timeout: .milliseconds(configuration.client.requestTimeoutMilliseconds), retries: 1, curve: curve)
+            clients[endpoint] = client
+        }
+        let request = ControlRequest(requestId: UUID().uuidString, command: .move(step: step.rawValue, body: try JSONEncoder().encode(call)))
+        let reply = try client.send(request, expecting: MoveStepResult.self)
+        guard let body = reply.result?.body else { throw reply.error ?? WireError(.malformed, "the move step's reply has no result") }
+        return try JSONDecoder().decode(SlotMoveStatus.self, from: body)
+    }
+
+    func status(of shard: Int, in map: ShardMap) throws -> SlotMoveStatus { try send(shard, .status, SlotMoveCall(), in: map) }
+
+    /// A driver whose shards are reached through the register's current map.
+    func driver(_ register: SlotMapRegisterFile) -> SlotMoveDriver {
+        SlotMoveDriver(register: register) { [self] shard, step, call in
+            let map = try register.read()?.map ?? currentMap()
+            return try send(shard, step, call, in: map)
+        }
+    }
+}
