@@ -64,6 +64,10 @@ public final class CoordinatorProbe: Sendable {
     /// - Parameters:
     ///   - shard: the shard served in a cluster of several shards; `nil` for one coordinator.
     ///   - mapEpoch: the epoch of the shard map it serves under.
+    /// The forwarder's ban list and subscription count (`chime_subscriber_bans_total`,
+    /// `chime_subscriptions`), shared with the ZAP handler.
+    public let subscriberBans = SubscriberBans()
+
     public init(shard: Int? = nil, mapEpoch: UInt64 = 1) {
         self.shard = shard
         self.mapEpoch = mapEpoch
@@ -146,6 +150,17 @@ public final class CoordinatorProbe: Sendable {
             "chime_coordinator_phase", help: "1 for the phase the coordinator is in (starting, standby, recovering, active, stopping).",
             [Phase.starting, .standby, .recovering, .active, .stopping].map { ([("phase", $0.rawValue)], $0 == phase ? 1 : 0) })
         metrics?.write(into: &exposition)
+        exposition.gauge(
+            "chime_subscriptions", help: "Subscriptions the event forwarder's subscribers hold (events.maxSubscriptionsPerPeer bounds each peer).",
+            value: Double(subscriberBans.subscriptionCount))
+        exposition.counter(
+            "chime_subscriber_bans_total",
+            help: "Subscriber peers banned for passing a subscription bound (each ban recycles the events socket).",
+            value: Double(subscriberBans.banCount))
+        exposition.counter(
+            "chime_subscriber_recycles_total",
+            help: "Times the event forwarder closed and bound its subscriber socket again after a ban (every subscriber reconnects).",
+            value: Double(subscriberBans.recycleCount))
         if store.hasStore {
             exposition.histogram(
                 "chime_journal_fsync_duration_seconds", help: "Seconds each fdatasync of a journal segment took.", store.fsyncDuration)

@@ -40,15 +40,31 @@ struct LoopSockets {
 
 extension CoordinatorService {
     /// Bound before any CURVE socket: without a handler libzmq admits every client that knows
-    /// the server key. `nil` without security.
+    /// the server key. Both refuse subscribers the forwarder banned (``SubscriberBans``).
+    /// Without security, a handler that only refuses banned subscribers (the events XPUB sets
+    /// a ZAP domain) and lets everything else in; `nil` when the events endpoint is
+    /// `inproc://` or the context has a handler already.
     /// - Throws: `SecurityError` when the ZAP self-test lets an unknown key in.
     func startZAPHandler(context: Context) throws -> ZAPHandler? {
-        try security.map { security in
-            try security.startZAPHandler(context: context) { [operatorLog] request, decision in
-                if case .deny(let reason) = decision, request.domain != SocketDomain.selfTest.rawValue {
+        let bans = probe.subscriberBans
+        guard let security else {
+            guard !configuration.endpoints.events.bind.hasPrefix("inproc://") else { return nil }
+            do {
+                return try ZAPHandler(context: context) { [operatorLog] request in
+                    guard let reason = bans.refusal(for: request) else { return .allow(userID: "") }
                     operatorLog.refusedConnections.record(
                         examples: [request.address], metadata: ["socket": "\(request.domain)", "reason": "\(reason)"])
+                    return .deny(reason: reason)
                 }
+            } catch let error as ZeroMQError where error.code == .addressInUse {
+                logger.warning("the context has a ZAP handler already: banned subscribers are not refused")
+                return nil
+            }
+        }
+        return try security.startZAPHandler(context: context, refuse: bans.refusal(for:)) { [operatorLog] request, decision in
+            if case .deny(let reason) = decision, request.domain != SocketDomain.selfTest.rawValue {
+                operatorLog.refusedConnections.record(
+                    examples: [request.address], metadata: ["socket": "\(request.domain)", "reason": "\(reason)"])
             }
         }
     }
@@ -63,6 +79,9 @@ extension CoordinatorService {
             lingerMilliseconds: configuration.lingerMilliseconds, highWaterMark: configuration.eventHighWaterMark,
             subscriberHighWaterMark: configuration.events.subscriberHighWaterMark,
             maxSubscriptionBytes: configuration.events.maxSubscriptionBytes, maxEventBytes: configuration.events.maxEventBytes,
+            maxSubscriptionsPerPeer: configuration.events.maxSubscriptionsPerPeer,
+            maxSubscriptionBytesTotal: configuration.events.maxSubscriptionBytesTotal, bans: probe.subscriberBans,
+            logger: logger,
             security: security,
             bindDeadline: deadline)
     }

@@ -54,6 +54,19 @@ extension ChimeConfiguration {
         /// With ``subscriberQueueBytes`` it sets the subscriber high-water mark, so a queue is
         /// bounded in bytes whatever the events' sizes.
         public var maxEventBytes = 8 * 1024
+        /// Subscriptions one subscriber peer may hold over all its connections, 1 … 1,000,000:
+        /// the CURVE key with keys, else the peer's address (every local subscriber on
+        /// loopback shares 127.0.0.1). Past it the peer is banned (60 s, doubling to 1 h; its
+        /// connections are refused) and the forwarder closes and binds its XPUB again, which
+        /// drops every subscriber connection and frees libzmq's subscriptions; the others
+        /// reconnect and subscribe again by themselves.
+        public var maxSubscriptionsPerPeer = 1000
+        /// Topic bytes all subscribers may hold together, 4,096 … 4 GiB. libzmq's tries keep a
+        /// node per topic byte in three places of the coordinator (the forwarder's XPUB and
+        /// XSUB, the coordinator's own PUB), about 120 bytes of memory per topic byte (1,000
+        /// topics of 1,000 bytes took +123 MiB), so 128 KiB is about 15 MiB. Past it the peer
+        /// holding the most is banned and the XPUB recycled as for ``maxSubscriptionsPerPeer``.
+        public var maxSubscriptionBytesTotal = 128 * 1024
 
 
         /// The forwarder's per-subscriber high-water mark, in messages: as many of the largest

@@ -68,6 +68,8 @@ extension ChimeConfiguration {
             KeyRange("notifications.maxConcurrentHooks", notifications.maxConcurrentHooks, 1...1000),
             KeyRange("events.maxSubscriptionBytes", events.maxSubscriptionBytes, 512...65_536),
             KeyRange("events.maxEventBytes", events.maxEventBytes, 1024...(1 << 30)),
+            KeyRange("events.maxSubscriptionsPerPeer", events.maxSubscriptionsPerPeer, 1...1_000_000),
+            KeyRange("events.maxSubscriptionBytesTotal", events.maxSubscriptionBytesTotal, 4096...(1 << 32)),
             KeyRange("limits.maxWorkerMessageBytes", limits.maxWorkerMessageBytes, 1024...(1 << 30)),
             KeyRange("limits.maxResultBytes", limits.maxResultBytes, 65_536...(1 << 30)),
             KeyRange("limits.maxFramesPerMessage", limits.maxFramesPerMessage, 2...1_000_000),

@@ -80,14 +80,18 @@ public final class ServerSecurity: Sendable {
     /// handler must deny that client while nothing reaches the server (fail closed: any
     /// other outcome stops the start). Takes a few milliseconds.
     ///
-    /// - Parameter onDecision: told of every decision (for logs); called on the handler's thread.
+    /// - Parameters:
+    ///   - refuse: asked first: a reason refuses the request whatever the allow-lists say
+    ///     (subscribers the event forwarder banned); `nil` leaves it to them.
+    ///   - onDecision: told of every decision (for logs); called on the handler's thread.
     /// - Throws: `SecurityError(.selfTestFailed)`, or `ZeroMQError` when the handler cannot
     ///   bind (the context has one already).
     public func startZAPHandler(
-        context: Context, onDecision: @escaping @Sendable (ZAPRequest, ZAPDecision) -> Void = { _, _ in }
+        context: Context, refuse: @escaping @Sendable (ZAPRequest) -> String? = { _ in nil },
+        onDecision: @escaping @Sendable (ZAPRequest, ZAPDecision) -> Void = { _, _ in }
     ) throws -> ZAPHandler {
         let handler = try ZAPHandler(context: context) { [self] request in
-            let decision = policy.decide(request)
+            let decision = refuse(request).map { ZAPDecision.deny(reason: $0) } ?? policy.decide(request)
             onDecision(request, decision)
             return decision
         }

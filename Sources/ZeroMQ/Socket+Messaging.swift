@@ -148,6 +148,12 @@ public enum MessageProperty {
     ///
     /// The corresponding libzmq call is `zmq_msg_gets(msg, "Peer-Address")`.
     public static let peerAddress = "Peer-Address"
+    /// The file descriptor of the connection's socket, in decimal: what libzmq 4.3 keeps for
+    /// the deprecated `ZMQ_SRCFD`, and the value of that connection's `disconnected` monitor
+    /// event. Present on tcp and ipc connections (with ``peerAddress``), absent on inproc.
+    ///
+    /// The corresponding libzmq call is `zmq_msg_gets(msg, "__fd")` (`zmq_msg_get(msg, ZMQ_SRCFD)`).
+    public static let fileDescriptor = "__fd"
 }
 
 extension Data {

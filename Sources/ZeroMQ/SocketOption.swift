@@ -85,6 +85,12 @@ public enum SocketOption: Sendable, Hashable {
     ///
     /// The corresponding libzmq option is `ZMQ_XPUB_VERBOSE`.
     case xpubVerbose(Bool)
+    /// Makes an `xpublisher` pass on every subscription and every unsubscription message
+    /// (repeats, and one per topic of a connection that ends, without metadata), so the
+    /// reader can count each connection's subscriptions.
+    ///
+    /// The corresponding libzmq option is `ZMQ_XPUB_VERBOSER`.
+    case xpubVerboser(Bool)
     /// Turns TCP keepalive probes on or off (the operating system's default when unset).
     ///
     /// The corresponding libzmq option is `ZMQ_TCP_KEEPALIVE`.
@@ -170,6 +176,7 @@ extension SocketOption {
         case .routerHandover(let isOn):
             (ZMQ_ROUTER_HANDOVER, "ZMQ_ROUTER_HANDOVER", .int(isOn ? 1 : 0))
         case .xpubVerbose(let isOn): (ZMQ_XPUB_VERBOSE, "ZMQ_XPUB_VERBOSE", .int(isOn ? 1 : 0))
+        case .xpubVerboser(let isOn): (ZMQ_XPUB_VERBOSER, "ZMQ_XPUB_VERBOSER", .int(isOn ? 1 : 0))
         case .tcpKeepalive(let isOn): (ZMQ_TCP_KEEPALIVE, "ZMQ_TCP_KEEPALIVE", .int(isOn ? 1 : 0))
         case .ipv6(let isOn): (ZMQ_IPV6, "ZMQ_IPV6", .int(isOn ? 1 : 0))
         case .curveServer(let isOn): (ZMQ_CURVE_SERVER, "ZMQ_CURVE_SERVER", .int(isOn ? 1 : 0))

@@ -6,9 +6,15 @@ import ZeroMQ
 import ChimeSecurity
 
 /// The event bus: an XSUB socket where publishers (workers, the coordinator) connect and an
-/// XPUB socket where subscribers connect, joined by `zmq_proxy_steerable` on a thread of
-/// its own. Subscriptions flow upstream, so publishers only send what someone wants.
-/// ZeroMQ Guide ch. 2, "The Dynamic Discovery Problem".
+/// XPUB socket where subscribers connect, joined by a loop of its own on a thread of its own
+/// (`ForwarderLoop`). Subscriptions flow upstream, so publishers only send what someone
+/// wants. ZeroMQ Guide ch. 2, "The Dynamic Discovery Problem".
+///
+/// The loop counts every connection's subscriptions (`SubscriptionBook`): a peer past
+/// `events.maxSubscriptionsPerPeer`, or the largest peer when all together pass
+/// `events.maxSubscriptionBytesTotal`, is banned (``SubscriberBans``; the ZAP handler refuses
+/// it) and the XPUB is closed and bound again, which drops every subscriber connection and
+/// frees libzmq's subscription trie; subscribers reconnect and subscribe again by themselves.
 public final class EventForwarder: Sendable {
     private let context: Context
     private let controlEndpoint: String
@@ -31,6 +37,13 @@ public final class EventForwarder: Sendable {
     ///     reads it into its subscription trie (ZMQ_MAXMSGSIZE on the XPUB; `events.maxSubscriptionBytes`).
     ///   - maxEventBytes: the largest frame a publisher may send (ZMQ_MAXMSGSIZE on the XSUB;
     ///     `events.maxEventBytes`): a larger one drops that publisher's connection.
+    ///   - maxSubscriptionsPerPeer: subscriptions one peer (CURVE key, else address) may hold
+    ///     over all its connections (`events.maxSubscriptionsPerPeer`).
+    ///   - maxSubscriptionBytesTotal: topic bytes all subscribers may hold together
+    ///     (`events.maxSubscriptionBytesTotal`).
+    ///   - bans: the ban list the loop adds to and the ZAP handler reads; also the figures
+    ///     for `/metrics`.
+    ///   - logger: where a ban is logged (one line each); `nil` logs nothing.
     ///   - security: makes both TCP/IPC endpoints CURVE servers (workers publish into
     ///     `ingest`, subscribers read `publish`); `nil` leaves them plain.
     ///   - bindDeadline: until when a bind whose address is in use is retried
@@ -39,44 +52,45 @@ public final class EventForwarder: Sendable {
     public init(
         context: Context, ingest: String, publish: String, lingerMilliseconds: Int32, highWaterMark: Int32 = 1000,
         subscriberHighWaterMark: Int32 = 1000, maxSubscriptionBytes: Int = 1024, maxEventBytes: Int = 8192,
+        maxSubscriptionsPerPeer: Int = 1000, maxSubscriptionBytesTotal: Int = 128 << 10,
+        bans: SubscriberBans = SubscriberBans(), logger: Logger? = nil,
         security: ServerSecurity? = nil, bindDeadline: ContinuousClock.Instant? = nil
     ) throws {
         self.context = context
         self.controlEndpoint = "inproc://chime-forwarder-control-\(UUID().uuidString)"
         let controlEndpoint = controlEndpoint
-        let monitorEndpoint = "inproc://chime-forwarder-monitor-\(UUID().uuidString)"
-        trimmer = SubscriberMemoryTrimmer(context: context, monitorEndpoint: monitorEndpoint)
+        let trimmer = SubscriberMemoryTrimmer()
+        self.trimmer = trimmer
+        let recipe = PublishSocketRecipe(
+            endpoint: publish, lingerMilliseconds: lingerMilliseconds, highWaterMark: highWaterMark,
+            subscriberHighWaterMark: subscriberHighWaterMark, maxSubscriptionBytes: maxSubscriptionBytes, security: security)
+        let limits = SubscriptionBook.Limits(maxPerPeer: maxSubscriptionsPerPeer, maxTotalBytes: maxSubscriptionBytesTotal)
         try thread.start {
             let frontend = try Socket(.xsubscriber, context: context)
-            let backend = try Socket(.xpublisher, context: context)
             let control = try Socket(.pair, context: context)
-            for socket in [frontend, backend, control] { try socket.set(.linger(milliseconds: lingerMilliseconds)) }
+            for socket in [frontend, control] { try socket.set(.linger(milliseconds: lingerMilliseconds)) }
             try frontend.set(.sendHighWaterMark(highWaterMark))
             try frontend.set(.receiveHighWaterMark(highWaterMark))
-            try backend.set(.sendHighWaterMark(subscriberHighWaterMark))
-            try backend.set(.receiveHighWaterMark(highWaterMark))
-            try backend.set(.maxMessageSize(bytes: Int64(maxSubscriptionBytes)))
             try frontend.set(.maxMessageSize(bytes: Int64(maxEventBytes)))
             try security?.secure(frontend, as: .eventsIngest, for: ingest)
-            try security?.secure(backend, as: .events, for: publish)
             let deadline = bindDeadline ?? .now
             try ListenerHandover.bind(frontend, to: ingest, until: deadline)
             try frontend.bind(to: EventForwarder.inprocIngest)
-            try ListenerHandover.bind(backend, to: publish, until: deadline)
             try control.bind(to: controlEndpoint)
-            // libzmq frees a subscriber's subscriptions when its connection ends, but glibc keeps
-            // the pages: the trimmer gives them back after a disconnect.
-            try backend.monitor(at: monitorEndpoint, events: [.disconnected])
-            return (frontend, backend, control)
-        } run: { sockets in
+            return try ForwarderLoop(
+                context: context, recipe: recipe, frontend: frontend, control: control, limits: limits, bans: bans,
+                trimmer: trimmer, logger: logger, until: deadline)
+        } run: { loop in
             do {
-                try proxySteerable(frontend: sockets.0, backend: sockets.1, control: sockets.2)
+                try loop.run()
+            } catch let error as ZeroMQError where error.code == .contextTerminated {
+                // The process is stopping.
             } catch {
-                // A context shut down (the process is stopping) is the only failure libzmq
-                // reports here once the sockets are bound; the sockets close as they go.
+                // A re-bind after a recycle that found the address taken by another process.
+                logger?.error("event forwarder stopped: subscribers get no events", ["error": "\(error)"])
             }
         }
-        try trimmer.start()
+        trimmer.start()
     }
 
     /// The in-process endpoint publishers of this process connect to.

@@ -9,59 +9,46 @@ import ZeroMQ
 /// libzmq 4.3's XPUB keeps every subscription of a connection in its subscription trie (with
 /// `ZMQ_XPUB_MANUAL` too, in a second trie), about 3 KiB for a 1,000-byte topic, and frees
 /// them when the connection ends; glibc keeps the freed pages, so 20,000 subscriptions of
-/// 1,000 bytes left the coordinator +62 MiB after the subscriber had gone. This thread reads
-/// the forwarder XPUB's monitor and, ``quietDelay`` after the last disconnect (the proxy thread
+/// 1,000 bytes left the coordinator +62 MiB after the subscriber had gone. The forwarder's
+/// loop reads the XPUB's monitor and calls ``noteDisconnect()`` for each disconnect (and each
+/// recycle of the XPUB); this thread, ``quietDelay`` after the last one (the proxy thread
 /// must first drop the connection's pipe, which frees the trie nodes), calls `malloc_trim`,
 /// then once more ``minimumInterval`` later (a connection with many subscriptions may be
 /// dropped after the first pass), never twice within ``minimumInterval``: a peer that
-/// reconnects in a loop costs at most one trim per interval. The count of subscriptions one connection holds is not bounded (libzmq
-/// has no limit and no way to drop one connection of a bound socket): README "Limits".
+/// reconnects in a loop costs at most one trim per interval. How many subscriptions a peer
+/// may hold is bounded by the forwarder (``SubscriptionBook``).
 final class SubscriberMemoryTrimmer: Sendable {
     /// How long after the last disconnect the trim waits, in seconds.
     static let quietDelay = 1.0
     /// The shortest time between two trims, in seconds.
     static let minimumInterval = 5.0
 
-    private let context: Context
-    private let monitorEndpoint: String
     private let thread = HelperThread(name: "chime-sub-trim", priority: .lowered)
     private let isStopping = Atomic<Bool>(false)
+    private let disconnects = Atomic<Int>(0)
 
-    init(context: Context, monitorEndpoint: String) {
-        self.context = context
-        self.monitorEndpoint = monitorEndpoint
+    init() {}
+
+    /// Tells the trimmer a subscriber connection ended (any thread).
+    func noteDisconnect() {
+        disconnects.add(1, ordering: .relaxed)
     }
 
-    /// Connects to the monitor and starts the thread.
-    /// - Throws: `ZeroMQError` when the monitor socket cannot be made.
-    func start() throws {
-        let context = context
-        let monitorEndpoint = monitorEndpoint
-        try thread.start {
-            let monitor = try Socket(.pair, context: context)
-            try monitor.set(.linger(milliseconds: 0))
-            try monitor.set(.receiveTimeout(milliseconds: 250))
-            try monitor.connect(to: monitorEndpoint)
-            return monitor
-        } run: { [self] monitor in
+    /// Starts the thread, which looks for disconnects every 250 ms.
+    func start() {
+        thread.start { [self] in
             var trimAt: ContinuousClock.Instant?
             var lastTrim: ContinuousClock.Instant?
             var passesLeft = 0
+            var seen = 0
             while !self.isStopping.load(ordering: .relaxed) {
-                let frames: [Data]?
-                do {
-                    frames = try monitor.receiveMessage()
-                } catch {
-                    // The context was shut down: the process is stopping.
-                    return
-                }
+                Thread.sleep(forTimeInterval: 0.25)
                 let now = ContinuousClock.now
-                if let frames, let event = SocketMonitorEvent(frames: frames) {
-                    if event.kind == .monitorStopped { return }
-                    if event.kind == .disconnected {
-                        trimAt = now.advanced(by: .seconds(Self.quietDelay))
-                        passesLeft = 2
-                    }
+                let count = disconnects.load(ordering: .relaxed)
+                if count != seen {
+                    seen = count
+                    trimAt = now.advanced(by: .seconds(Self.quietDelay))
+                    passesLeft = 2
                 }
                 guard let due = trimAt, now >= due else { continue }
                 if let lastTrim, now - lastTrim < .seconds(Self.minimumInterval) { continue }

@@ -1,0 +1,134 @@
+import Foundation
+import Synchronization
+import ChimeSecurity
+import ZeroMQ
+
+/// Which subscriber peers may not connect to the events XPUB, and until when: a pure value.
+///
+/// A peer that went past a subscription bound is banned for ``Policy/initial``; each further
+/// ban while the previous one is remembered (until ``Policy/maximum`` after it ended) doubles
+/// the time, up to ``Policy/maximum``. At most ``Policy/maxEntries`` peers are remembered: the
+/// one whose ban ends first is forgotten to make room.
+struct BanBook: Sendable, Equatable {
+    /// The back-off.
+    struct Policy: Sendable, Equatable {
+        /// The first ban's length (60 s).
+        var initial: Duration = .seconds(60)
+        /// The longest ban, and how long an ended ban is remembered for doubling (1 h).
+        var maximum: Duration = .seconds(3600)
+        /// Peers remembered at most.
+        var maxEntries = 4096
+    }
+
+    private struct Entry: Sendable, Equatable {
+        var until: ContinuousClock.Instant
+        var strikes: Int
+    }
+
+    let policy: Policy
+    private var entries: [String: Entry] = [:]
+    /// Bans since start.
+    private(set) var banCount = 0
+
+    init(policy: Policy = Policy()) {
+        self.policy = policy
+    }
+
+    /// Peers remembered now (banned, or banned recently enough to double).
+    var rememberedCount: Int { entries.count }
+
+    /// Bans `peer` from `now`.
+    /// - Returns: how long the ban lasts.
+    mutating func ban(_ peer: String, at now: ContinuousClock.Instant) -> Duration {
+        prune(at: now)
+        var strikes = 1
+        if let entry = entries[peer], now < entry.until + policy.maximum { strikes = min(entry.strikes + 1, 32) }
+        var length = policy.initial
+        for _ in 1..<strikes where length < policy.maximum { length = length * 2 }
+        length = min(length, policy.maximum)
+        entries[peer] = Entry(until: now + length, strikes: strikes)
+        banCount += 1
+        if entries.count > policy.maxEntries, let first = entries.min(by: { $0.value.until < $1.value.until }) {
+            entries[first.key] = nil
+        }
+        return length
+    }
+
+    /// Whether `peer` is banned at `now`.
+    func isBanned(_ peer: String, at now: ContinuousClock.Instant) -> Bool {
+        entries[peer].map { now < $0.until } ?? false
+    }
+
+    /// Forgets bans that ended more than ``Policy/maximum`` ago.
+    mutating func prune(at now: ContinuousClock.Instant) {
+        entries = entries.filter { now < $0.value.until + policy.maximum }
+    }
+}
+
+/// How the forwarder names a subscriber peer: its CURVE key when the ZAP handler gave the
+/// connection a user id (`"<role> <key>"`), else its address (`Peer-Address`, the IP for tcp;
+/// `:uid:gid:pid` for ipc).
+enum SubscriberPeer {
+    /// The name for a connection's metadata; ``SubscriptionBook/inProcessPeer`` without an address.
+    static func name(userID: String?, address: String?) -> String {
+        if let userID, let key = userID.split(separator: " ").last, !key.isEmpty { return "key \(key)" }
+        if let address, !address.isEmpty { return "address \(address)" }
+        return SubscriptionBook.inProcessPeer
+    }
+
+    /// The name for a ZAP request: the CURVE key when the client offers one, else its address.
+    static func name(for request: ZAPRequest) -> String {
+        if let key = request.curvePublicKey { return "key \(key)" }
+        return "address \(request.address)"
+    }
+}
+
+/// The ban list shared by the forwarder's thread (which bans) and the ZAP handler's thread
+/// (which refuses banned peers on the events socket), and the figures for `/metrics`.
+public final class SubscriberBans: Sendable {
+    private let book: Mutex<BanBook>
+    private let subscriptionGauge = Atomic<Int>(0)
+    private let banTotal = Atomic<Int>(0)
+    private let recycleTotal = Atomic<Int>(0)
+
+    /// An empty list with the default back-off (60 s doubling to 1 h).
+    public convenience init() {
+        self.init(policy: BanBook.Policy())
+    }
+
+    init(policy: BanBook.Policy) {
+        book = Mutex(BanBook(policy: policy))
+    }
+
+    /// Bans since start (`chime_subscriber_bans_total`).
+    public var banCount: Int { banTotal.load(ordering: .relaxed) }
+    /// Times the forwarder closed and bound its XPUB again (`chime_subscriber_recycles_total`).
+    public var recycleCount: Int { recycleTotal.load(ordering: .relaxed) }
+    /// Subscriptions the forwarder's XPUB holds now (`chime_subscriptions`).
+    public var subscriptionCount: Int { subscriptionGauge.load(ordering: .relaxed) }
+
+    /// Bans `peer` now. - Returns: the ban's length.
+    func ban(_ peer: String) -> Duration {
+        let length = book.withLock { $0.ban(peer, at: .now) }
+        banTotal.add(1, ordering: .relaxed)
+        return length
+    }
+
+    /// Counts one recycle of the XPUB.
+    func noteRecycle() {
+        recycleTotal.add(1, ordering: .relaxed)
+    }
+
+    /// Publishes the forwarder's subscription count.
+    func noteSubscriptions(_ count: Int) {
+        subscriptionGauge.store(count, ordering: .relaxed)
+    }
+
+    /// Why `request` is refused on the events socket (`nil`: not banned). Other domains are
+    /// never refused here.
+    public func refusal(for request: ZAPRequest) -> String? {
+        guard request.domain == SocketDomain.events.rawValue else { return nil }
+        let peer = SubscriberPeer.name(for: request)
+        return book.withLock { $0.isBanned(peer, at: .now) } ? "\(peer) is banned for holding too many subscriptions" : nil
+    }
+}

@@ -1,0 +1,186 @@
+import Foundation
+
+/// The forwarder's count of what its XPUB holds: every subscriber connection's topics (as
+/// libzmq keeps them: a set per connection, so a repeated subscribe costs nothing and an
+/// unsubscribe of a topic not held changes nothing), how many connections hold each topic,
+/// and per peer (a CURVE user id, else the peer's address) the subscriptions and topic bytes
+/// of all its connections. A pure value: the forwarder's thread feeds it the XPUB's
+/// (un)subscription messages (`ZMQ_XPUB_VERBOSER`) and the monitor's disconnects, and
+/// forwards to the publishers only the changes it returns (a topic's first holder and its
+/// last), as a non-verbose XPUB would.
+struct SubscriptionBook: Sendable, Equatable {
+    /// Which connection a message came from: the connection's file descriptor (libzmq's
+    /// `__fd` metadata, also the `disconnected` monitor event's value), or ``inProcess``.
+    typealias ConnectionID = Int32
+
+    /// Messages without a file descriptor (inproc subscribers of this process): counted as one
+    /// connection whose topics are a multiset (libzmq's per-pipe sets cannot be told apart
+    /// there), never banned.
+    static let inProcess: ConnectionID = -1
+    /// The peer name of ``inProcess``.
+    static let inProcessPeer = "inproc"
+
+    /// The bounds checked on each subscribe.
+    struct Limits: Sendable, Equatable {
+        /// Subscriptions one peer may hold over all its connections (`events.maxSubscriptionsPerPeer`).
+        var maxPerPeer: Int
+        /// Topic bytes all connections may hold together (`events.maxSubscriptionBytesTotal`).
+        var maxTotalBytes: Int
+    }
+
+    /// What a subscribe did to the bounds.
+    enum Verdict: Sendable, Equatable {
+        /// Within both bounds.
+        case within
+        /// `peer` holds more than ``Limits/maxPerPeer`` subscriptions.
+        case peerOverLimit(peer: String, subscriptions: Int)
+        /// All connections hold more than ``Limits/maxTotalBytes``; `largestPeer` holds the most
+        /// bytes among peers that are not ``inProcessPeer`` (`nil` when there is none).
+        case totalOverLimit(largestPeer: String?, bytes: Int)
+    }
+
+    /// A change to pass on to the publishers: subscribe (`true`) or unsubscribe `topic`.
+    struct Upstream: Sendable, Equatable {
+        var subscribe: Bool
+        var topic: Data
+    }
+
+    /// One peer's subscriptions over all its connections and their topic bytes.
+    struct Usage: Sendable, Equatable {
+        var subscriptions = 0
+        var bytes = 0
+    }
+
+    private struct Connection: Sendable, Equatable {
+        var peer: String
+        /// Topic → how many times held (1 for network connections; a multiset for ``inProcess``).
+        var topics: [Data: Int] = [:]
+    }
+
+    let limits: Limits
+    private var connections: [ConnectionID: Connection] = [:]
+    private var holders: [Data: Int] = [:]
+    /// Per peer name.
+    private(set) var usage: [String: Usage] = [:]
+    /// Subscriptions held over every connection.
+    private(set) var subscriptions = 0
+    /// Topic bytes held over every connection.
+    private(set) var bytes = 0
+
+    init(limits: Limits) {
+        self.limits = limits
+    }
+
+    /// The number of distinct topics some connection holds (what the publishers are subscribed to).
+    var topicCount: Int { holders.count }
+
+    /// Records `topic` for `connection` of `peer`.
+    /// - Returns: the changes for the publishers and the bounds' verdict. A connection id seen
+    ///   before under another peer is a reused descriptor whose disconnect is not read yet:
+    ///   the old connection is dropped first.
+    mutating func subscribe(topic: Data, connection: ConnectionID, peer: String) -> (upstream: [Upstream], verdict: Verdict) {
+        var upstream: [Upstream] = []
+        if let existing = connections[connection], existing.peer != peer {
+            upstream += disconnect(connection)
+        }
+        var record = connections[connection] ?? Connection(peer: peer)
+        let held = record.topics[topic, default: 0]
+        guard held == 0 || connection == Self.inProcess else {
+            connections[connection] = record
+            return (upstream, .within)
+        }
+        record.topics[topic] = held + 1
+        connections[connection] = record
+        subscriptions += 1
+        bytes += topic.count
+        usage[peer, default: Usage()].subscriptions += 1
+        usage[peer, default: Usage()].bytes += topic.count
+        let holding = holders[topic, default: 0] + 1
+        holders[topic] = holding
+        if holding == 1 { upstream.append(Upstream(subscribe: true, topic: topic)) }
+        return (upstream, verdict(for: peer))
+    }
+
+    /// Removes `topic` from `connection`; nothing when it does not hold it.
+    /// - Returns: the change for the publishers (an unsubscribe when no connection holds it now).
+    mutating func unsubscribe(topic: Data, connection: ConnectionID) -> [Upstream] {
+        guard var record = connections[connection], let held = record.topics[topic] else { return [] }
+        record.topics[topic] = held > 1 ? held - 1 : nil
+        connections[connection] = record
+        return release(topic: topic, peer: record.peer)
+    }
+
+    /// Forgets every topic of `connection` (it ended).
+    /// - Returns: the unsubscribes for the publishers (topics no connection holds now).
+    mutating func disconnect(_ connection: ConnectionID) -> [Upstream] {
+        guard let record = connections.removeValue(forKey: connection) else { return [] }
+        var upstream: [Upstream] = []
+        for (topic, held) in record.topics.sorted(by: { $0.key.lexicographicallyPrecedes($1.key) }) {
+            for _ in 0..<held { upstream += release(topic: topic, peer: record.peer) }
+        }
+        return upstream
+    }
+
+    /// Forgets every connection (the XPUB was closed).
+    /// - Returns: one unsubscribe per topic held, for the publishers.
+    mutating func removeAll() -> [Upstream] {
+        let topics = holders.keys.sorted { $0.lexicographicallyPrecedes($1) }
+        self = SubscriptionBook(limits: limits)
+        return topics.map { Upstream(subscribe: false, topic: $0) }
+    }
+
+    private mutating func release(topic: Data, peer: String) -> [Upstream] {
+        subscriptions -= 1
+        bytes -= topic.count
+        if var peerUsage = usage[peer] {
+            peerUsage.subscriptions -= 1
+            peerUsage.bytes -= topic.count
+            usage[peer] = peerUsage.subscriptions > 0 ? peerUsage : nil
+        }
+        let holding = holders[topic, default: 1] - 1
+        holders[topic] = holding > 0 ? holding : nil
+        return holding > 0 ? [] : [Upstream(subscribe: false, topic: topic)]
+    }
+
+    private func verdict(for peer: String) -> Verdict {
+        let peerUsage = usage[peer, default: Usage()]
+        if peer != Self.inProcessPeer, peerUsage.subscriptions > limits.maxPerPeer {
+            return .peerOverLimit(peer: peer, subscriptions: peerUsage.subscriptions)
+        }
+        guard bytes > limits.maxTotalBytes else { return .within }
+        let largest = usage.filter { $0.key != Self.inProcessPeer }
+            .max { ($0.value.bytes, $1.key) < ($1.value.bytes, $0.key) }
+        return .totalOverLimit(largestPeer: largest?.key, bytes: bytes)
+    }
+}
+
+/// One (un)subscription as the XPUB hands it over (`ZMQ_XPUB_VERBOSER`): one frame, a flag byte
+/// (1 subscribe, 0 unsubscribe) and the topic, with the connection's metadata.
+struct SubscriptionMessage: Sendable, Equatable {
+    var subscribe: Bool
+    var topic: Data
+    var connection: SubscriptionBook.ConnectionID
+    var peer: String
+
+    /// Reads a message from the XPUB; `nil` for anything that is not one frame starting with
+    /// 0 or 1 (a subscriber's own messages, which are dropped). Total: any bytes and any
+    /// metadata strings give a value or `nil`.
+    /// - Parameters:
+    ///   - frames: the message's frames.
+    ///   - userID: the connection's `User-Id` (`"<role> <key>"` with CURVE).
+    ///   - address: its `Peer-Address`.
+    ///   - fileDescriptor: its `__fd`, in decimal; without one (inproc, or libzmq's own
+    ///     unsubscriptions for a connection that ended) the message is ``SubscriptionBook/inProcess``'s.
+    init?(frames: [Data], userID: String?, address: String?, fileDescriptor: String?) {
+        guard frames.count == 1, let flag = frames[0].first, flag <= 1 else { return nil }
+        subscribe = flag == 1
+        topic = Data(frames[0].dropFirst())
+        if let fileDescriptor, let value = Int32(fileDescriptor), value >= 0 {
+            connection = value
+            peer = SubscriberPeer.name(userID: userID, address: address)
+        } else {
+            connection = SubscriptionBook.inProcess
+            peer = SubscriptionBook.inProcessPeer
+        }
+    }
+}

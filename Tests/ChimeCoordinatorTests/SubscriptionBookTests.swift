@@ -1,0 +1,191 @@
+import Foundation
+import Testing
+
+@testable import ChimeCoordinator
+
+/// The forwarder's count of subscriptions per connection and peer, and the ban back-off
+/// (issue 24, item 1: subscriptions per connection bounded). Pure: no sockets, time passed in.
+@Suite struct SubscriptionBookTests {
+    typealias Upstream = SubscriptionBook.Upstream
+
+    static func topic(_ text: String) -> Data { Data(text.utf8) }
+
+    @Test func aRepeatedSubscribeCountsOnceAndOnlyTheFirstHolderGoesUpstream() {
+        var book = SubscriptionBook(limits: .init(maxPerPeer: 10, maxTotalBytes: 1000))
+        let first = book.subscribe(topic: Self.topic("fire."), connection: 7, peer: "address 127.0.0.1")
+        #expect(first.upstream == [Upstream(subscribe: true, topic: Self.topic("fire."))])
+        #expect(first.verdict == .within)
+        let again = book.subscribe(topic: Self.topic("fire."), connection: 7, peer: "address 127.0.0.1")
+        #expect(again.upstream == [])
+        let other = book.subscribe(topic: Self.topic("fire."), connection: 8, peer: "address 127.0.0.1")
+        #expect(other.upstream == [])
+        #expect(book.subscriptions == 2)
+        #expect(book.bytes == 10)
+        #expect(book.topicCount == 1)
+        #expect(book.usage["address 127.0.0.1"] == .init(subscriptions: 2, bytes: 10))
+    }
+
+    @Test func unsubscribeDecrementsAndTheLastHolderUnsubscribesUpstream() {
+        var book = SubscriptionBook(limits: .init(maxPerPeer: 10, maxTotalBytes: 1000))
+        _ = book.subscribe(topic: Self.topic("a"), connection: 7, peer: "p")
+        _ = book.subscribe(topic: Self.topic("a"), connection: 8, peer: "q")
+        #expect(book.unsubscribe(topic: Self.topic("a"), connection: 7) == [])
+        #expect(book.unsubscribe(topic: Self.topic("a"), connection: 7) == [])  // not held any more
+        #expect(book.unsubscribe(topic: Self.topic("zzz"), connection: 8) == [])  // never held
+        #expect(book.subscriptions == 1)
+        #expect(book.usage["p"] == nil)
+        #expect(book.unsubscribe(topic: Self.topic("a"), connection: 8) == [Upstream(subscribe: false, topic: Self.topic("a"))])
+        #expect(book.subscriptions == 0)
+        #expect(book.bytes == 0)
+        #expect(book.usage.isEmpty)
+    }
+
+    @Test func aDisconnectForgetsTheConnectionsTopics() {
+        var book = SubscriptionBook(limits: .init(maxPerPeer: 10, maxTotalBytes: 1000))
+        _ = book.subscribe(topic: Self.topic("a"), connection: 7, peer: "p")
+        _ = book.subscribe(topic: Self.topic("b"), connection: 7, peer: "p")
+        _ = book.subscribe(topic: Self.topic("b"), connection: 9, peer: "p")
+        #expect(book.disconnect(7) == [Upstream(subscribe: false, topic: Self.topic("a"))])
+        #expect(book.disconnect(7) == [])
+        #expect(book.usage["p"] == .init(subscriptions: 1, bytes: 1))
+        #expect(book.subscriptions == 1)
+    }
+
+    @Test func aReusedDescriptorUnderAnotherPeerDropsTheOldConnectionFirst() {
+        var book = SubscriptionBook(limits: .init(maxPerPeer: 10, maxTotalBytes: 1000))
+        _ = book.subscribe(topic: Self.topic("a"), connection: 7, peer: "p")
+        let reused = book.subscribe(topic: Self.topic("b"), connection: 7, peer: "q")
+        #expect(reused.upstream == [Upstream(subscribe: false, topic: Self.topic("a")), Upstream(subscribe: true, topic: Self.topic("b"))])
+        #expect(book.usage == ["q": .init(subscriptions: 1, bytes: 1)])
+    }
+
+    @Test func aPeerPastItsLimitOverAllItsConnectionsIsReported() {
+        var book = SubscriptionBook(limits: .init(maxPerPeer: 3, maxTotalBytes: 1_000_000))
+        for index in 0..<3 {
+            #expect(book.subscribe(topic: Self.topic("t\(index)"), connection: Int32(10 + index), peer: "key A").verdict == .within)
+        }
+        #expect(book.subscribe(topic: Self.topic("x"), connection: 50, peer: "key B").verdict == .within)
+        let over = book.subscribe(topic: Self.topic("t9"), connection: 10, peer: "key A")
+        #expect(over.verdict == .peerOverLimit(peer: "key A", subscriptions: 4))
+    }
+
+    @Test func theTotalPastItsLimitNamesThePeerHoldingTheMostBytes() {
+        var book = SubscriptionBook(limits: .init(maxPerPeer: 100, maxTotalBytes: 10))
+        #expect(book.subscribe(topic: Self.topic("aaaaaa"), connection: 1, peer: "big").verdict == .within)
+        #expect(book.subscribe(topic: Self.topic("bb"), connection: 2, peer: "small").verdict == .within)
+        let over = book.subscribe(topic: Self.topic("ccc"), connection: 2, peer: "small")
+        #expect(over.verdict == .totalOverLimit(largestPeer: "big", bytes: 11))
+    }
+
+    @Test func inProcessSubscribersAreAMultisetAndNeverBanned() {
+        var book = SubscriptionBook(limits: .init(maxPerPeer: 1, maxTotalBytes: 3))
+        let inproc = SubscriptionBook.inProcess
+        let peer = SubscriptionBook.inProcessPeer
+        #expect(book.subscribe(topic: Self.topic("a"), connection: inproc, peer: peer).verdict == .within)
+        #expect(book.subscribe(topic: Self.topic("a"), connection: inproc, peer: peer).upstream == [])
+        #expect(book.subscribe(topic: Self.topic("bcd"), connection: inproc, peer: peer).verdict
+            == .totalOverLimit(largestPeer: nil, bytes: 5))
+        #expect(book.unsubscribe(topic: Self.topic("a"), connection: inproc) == [])
+        #expect(book.unsubscribe(topic: Self.topic("a"), connection: inproc) == [Upstream(subscribe: false, topic: Self.topic("a"))])
+        #expect(book.subscriptions == 1)
+    }
+
+    @Test func removeAllUnsubscribesEveryTopicOnce() {
+        var book = SubscriptionBook(limits: .init(maxPerPeer: 10, maxTotalBytes: 1000))
+        _ = book.subscribe(topic: Self.topic("b"), connection: 1, peer: "p")
+        _ = book.subscribe(topic: Self.topic("a"), connection: 2, peer: "q")
+        _ = book.subscribe(topic: Self.topic("a"), connection: 1, peer: "p")
+        #expect(book.removeAll() == [Upstream(subscribe: false, topic: Self.topic("a")), Upstream(subscribe: false, topic: Self.topic("b"))])
+        #expect(book == SubscriptionBook(limits: book.limits))
+    }
+
+    @Test func bansDoubleUpToTheMaximumAndAreForgottenAfterAQuietHour() {
+        var bans = BanBook()
+        let t0 = ContinuousClock.now
+        #expect(bans.ban("key A", at: t0) == .seconds(60))
+        #expect(bans.isBanned("key A", at: t0 + .seconds(59)))
+        #expect(!bans.isBanned("key A", at: t0 + .seconds(60)))
+        #expect(!bans.isBanned("key B", at: t0))
+        #expect(bans.ban("key A", at: t0 + .seconds(61)) == .seconds(120))
+        var now = t0 + .seconds(200)
+        var lengths: [Int64] = []
+        for _ in 0..<6 {
+            lengths.append(bans.ban("key A", at: now).components.seconds)
+            now = now + .seconds(1)
+        }
+        #expect(lengths == [240, 480, 960, 1920, 3600, 3600])
+        // An hour after the last ban ended, the next one starts over at 60 s.
+        let quiet = now + .seconds(3600 + 3601)
+        #expect(bans.ban("key A", at: quiet) == .seconds(60))
+        #expect(bans.banCount == 9)
+    }
+
+    @Test func theBanBookForgetsTheBanEndingFirstWhenFull() {
+        var bans = BanBook(policy: .init(maxEntries: 2))
+        let t0 = ContinuousClock.now
+        _ = bans.ban("a", at: t0)
+        _ = bans.ban("b", at: t0 + .seconds(1))
+        _ = bans.ban("c", at: t0 + .seconds(2))
+        #expect(bans.rememberedCount == 2)
+        #expect(!bans.isBanned("a", at: t0 + .seconds(3)))
+        #expect(bans.isBanned("b", at: t0 + .seconds(3)))
+        #expect(bans.isBanned("c", at: t0 + .seconds(3)))
+    }
+
+    @Test func peerNamesComeFromTheUserIDElseTheAddress() {
+        #expect(SubscriberPeer.name(userID: "subscriber ABC", address: "127.0.0.1") == "key ABC")
+        #expect(SubscriberPeer.name(userID: nil, address: "127.0.0.1") == "address 127.0.0.1")
+        #expect(SubscriberPeer.name(userID: "", address: "") == SubscriptionBook.inProcessPeer)
+        #expect(SubscriberPeer.name(userID: " ", address: nil) == SubscriptionBook.inProcessPeer)
+    }
+
+    @Test func subscriptionMessagesDecodeAndGarbageIsRefused() {
+        let sub = SubscriptionMessage(frames: [Data([1]) + Self.topic("fire.")], userID: "subscriber K", address: "10.0.0.1", fileDescriptor: "12")
+        #expect(sub == SubscriptionMessage.Expected(subscribe: true, topic: Self.topic("fire."), connection: 12, peer: "key K").value)
+        let unsub = SubscriptionMessage(frames: [Data([0])], userID: nil, address: "10.0.0.1", fileDescriptor: "3")
+        #expect(unsub?.subscribe == false)
+        #expect(unsub?.topic == Data())
+        #expect(unsub?.peer == "address 10.0.0.1")
+        // libzmq's unsubscriptions for an ended connection carry no metadata.
+        let orphan = SubscriptionMessage(frames: [Data([0, 0x41])], userID: nil, address: nil, fileDescriptor: nil)
+        #expect(orphan?.connection == SubscriptionBook.inProcess)
+        #expect(orphan?.peer == SubscriptionBook.inProcessPeer)
+        // Garbage: no frame, an empty frame, another flag, several frames, bad descriptors.
+        #expect(SubscriptionMessage(frames: [], userID: nil, address: nil, fileDescriptor: nil) == nil)
+        #expect(SubscriptionMessage(frames: [Data()], userID: nil, address: nil, fileDescriptor: "1") == nil)
+        #expect(SubscriptionMessage(frames: [Data([2, 0x41])], userID: nil, address: nil, fileDescriptor: "1") == nil)
+        #expect(SubscriptionMessage(frames: [Data([1]), Data([1])], userID: nil, address: nil, fileDescriptor: "1") == nil)
+        for descriptor in ["", "-5", "x", "99999999999", "1e3"] {
+            #expect(SubscriptionMessage(frames: [Data([1, 0x41])], userID: "a b", address: "h", fileDescriptor: descriptor)?.connection
+                == SubscriptionBook.inProcess)
+        }
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<2000 {
+            let count = Int.random(in: 0...3, using: &generator)
+            let frames = (0..<count).map { _ in Data((0..<Int.random(in: 0...8, using: &generator)).map { _ in UInt8.random(in: 0...255, using: &generator) }) }
+            let text = String(decoding: (0..<Int.random(in: 0...6, using: &generator)).map { _ in UInt8.random(in: 0...255, using: &generator) }, as: UTF8.self)
+            if let message = SubscriptionMessage(frames: frames, userID: text, address: text, fileDescriptor: text) {
+                #expect(frames.count == 1)
+                #expect(message.topic.count == frames[0].count - 1)
+            }
+        }
+    }
+}
+
+extension SubscriptionMessage {
+    /// A value built field by field, to compare a decoded message with.
+    struct Expected {
+        var subscribe: Bool
+        var topic: Data
+        var connection: SubscriptionBook.ConnectionID
+        var peer: String
+        var value: SubscriptionMessage? {
+            var message = SubscriptionMessage(frames: [Data([1])], userID: nil, address: nil, fileDescriptor: nil)
+            message?.subscribe = subscribe
+            message?.topic = topic
+            message?.connection = connection
+            message?.peer = peer
+            return message
+        }
+    }
+}
