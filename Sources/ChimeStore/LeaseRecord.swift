@@ -75,7 +75,9 @@ public struct LeaseRecord: Hashable, Sendable {
             let pid = values["pid"].flatMap({ Int32($0) }), pid > 0,
             let start = values["start"].flatMap({ UInt64($0) }),
             let boot = values["boot"], let namespace = values["pidns"].flatMap({ UInt64($0) }),
-            let host = values["host"], [boot, host].allSatisfy({ printable(String($0)) == $0 }),
+            // Never empty: a record written for an empty name says `-`, so an empty value is
+            // not one of ours (and would not read back the same).
+            let host = values["host"], [boot, host].allSatisfy({ !$0.isEmpty && printable(String($0)) == $0 }),
             values.count == 7
         else { return nil }
         return LeaseRecord(
