@@ -20,6 +20,9 @@ public struct SlotMapRegisterFile: Sendable {
     /// The register file's path.
     public let path: String
 
+    /// The largest register file read, in bytes (16 MiB).
+    public static let maximumBytes = 16 << 20
+
     /// The register at `path` (nothing is read or created yet).
     public init(path: String) { self.path = path }
 
@@ -28,6 +31,12 @@ public struct SlotMapRegisterFile: Sendable {
     ///   decode to a valid record (`SlotMapRecord.validate()`).
     public func read() throws(WireError) -> SlotMapRecord? {
         guard FileManager.default.fileExists(atPath: path) else { return nil }
+        // Bounded before it is read: a map of 4,096 slots over 64 shards with every move's
+        // outcome is a few hundred KiB; anything past this is not a register.
+        let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? nil
+        guard let size, size <= Self.maximumBytes else {
+            throw WireError(.invalidArgument, "the map register \(path) is over \(Self.maximumBytes) bytes (or its size cannot be read)")
+        }
         let data: Data
         do {
             data = try Data(contentsOf: URL(fileURLWithPath: path))

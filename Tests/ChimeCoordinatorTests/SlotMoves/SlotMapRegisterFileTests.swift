@@ -64,6 +64,18 @@ import Testing
         #expect(final.outcomes.values.allSatisfy { $0 == .aborted })
     }
 
+    @Test func aFileOverTheBoundIsRefusedBeforeItIsRead() throws {
+        let directory = try TemporaryDirectory(prefix: "register")
+        let path = directory.url.appendingPathComponent("map.json").path
+        #expect(FileManager.default.createFile(atPath: path, contents: nil))
+        let handle = try #require(FileHandle(forWritingAtPath: path))
+        try handle.truncate(atOffset: UInt64(SlotMapRegisterFile.maximumBytes + 1))
+        try handle.close()
+        #expect(throws: WireError(.invalidArgument, "the map register \(path) is over \(SlotMapRegisterFile.maximumBytes) bytes (or its size cannot be read)")) {
+            try SlotMapRegisterFile(path: path).read()
+        }
+    }
+
     @Test func garbageIsRefusedNeverATrap() throws {
         var record = try #require(SlotMapRecord(map: Self.map).opening(Self.move))
         record = try #require(record.aborting(Self.move.id))
