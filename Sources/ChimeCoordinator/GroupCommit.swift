@@ -35,10 +35,16 @@ struct GroupCommit {
         case inline(ticket: UInt64, fsync: Bool)
     }
 
-    /// One batch the writer thread takes: the entries queued, the ticket they complete, and
-    /// a segment removal to do first.
+    /// One batch the writer thread takes: the submissions queued, the ticket they complete,
+    /// and a segment removal to do first.
     struct Batch {
-        var entries: [JournalEntry]
+        /// The entries of each submission, in order: each is appended to the journal as one
+        /// unit, so a segment roll never falls between a request's entries.
+        var submissions: [[JournalEntry]]
+        /// Every entry of the batch, in order.
+        var entries: [JournalEntry] { submissions.flatMap { $0 } }
+        /// How many entries the batch holds.
+        var entryCount: Int { submissions.reduce(0) { $0 + $1.count } }
         /// The newest ticket submitted when the batch was taken.
         var through: UInt64
         /// Remove the segments through this sequence first, reported as removal `number`.
@@ -100,7 +106,8 @@ struct GroupCommit {
     /// (`defaultInlineWriteLimit` unless a test raises it).
     let inlineWriteLimit: Double
 
-    private(set) var queue: [JournalEntry] = []
+    /// The submissions queued for the writer thread, each kept whole.
+    private(set) var queue: [[JournalEntry]] = []
     private(set) var submitted: UInt64 = 0
     private(set) var durable: UInt64 = 0
     /// Entries submitted and not yet durable (queued, being written, or kept for a retry).
@@ -168,7 +175,7 @@ struct GroupCommit {
         undurable += entries.count
         submittedSequence += UInt64(entries.count)
         guard mayWriteInline(entries.count, allowance: allowance) else {
-            queue.append(contentsOf: entries)
+            queue.append(entries)
             return .queued(ticket: submitted)
         }
         isWriting = true
@@ -256,7 +263,7 @@ struct GroupCommit {
         }
         guard hasWork else { return .wait(until: carried > 0 ? retryAt : nil) }
         let batch = Batch(
-            entries: queue, through: submitted, removal: requestedRemoval.map { ($0, removalsRequested) },
+            submissions: queue, through: submitted, removal: requestedRemoval.map { ($0, removalsRequested) },
             isLastAttempt: isStopping, wasFull: noSpace != nil)
         queue.removeAll(keepingCapacity: true)
         isFsyncRequested = false
@@ -267,7 +274,7 @@ struct GroupCommit {
 
     /// Records how the writer thread's `batch` ended and says what the thread does next.
     mutating func finishBatch(_ outcome: WriteOutcome, batch: Batch, now: ContinuousClock.Instant) -> Aftermath {
-        finish(outcome, count: batch.entries.count, through: batch.through, now: now)
+        finish(outcome, count: batch.entryCount, through: batch.through, now: now)
         switch outcome {
         case .written: return Aftermath(signalsLoop: true, exits: false)
         // The loop learns of a full disk once; a retry that still finds none changes nothing.

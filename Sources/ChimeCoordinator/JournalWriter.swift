@@ -141,7 +141,7 @@ final class JournalWriter: @unchecked Sendable {
         case .inline(let ticket, let fsync):
             // The lock stays held: the writer thread is idle and the caller is the one who
             // would otherwise take it, so no one waits on it during the write.
-            let outcome = write(entries, fsync: fsync)
+            let outcome = write([entries], fsync: fsync)
             if commit.finishInlineWrite(outcome, count: entries.count, ticket: ticket, now: .now) { condition.broadcast() }
             if case .written = outcome { published = reported }
             return ticket
@@ -283,7 +283,7 @@ final class JournalWriter: @unchecked Sendable {
             condition.unlock()
             if let removal = batch.removal { removeSegments(removal.through, number: removal.number, signal: signal) }
             // With nothing queued this is a retry or an `interval` fsync: `sync` still fsyncs.
-            let outcome = write(batch.entries, fsync: true)
+            let outcome = write(batch.submissions, fsync: true)
             condition.lock()
             let aftermath = commit.finishBatch(outcome, batch: batch, now: .now)
             if case .written = outcome { published = reported }
@@ -318,9 +318,10 @@ final class JournalWriter: @unchecked Sendable {
         _ = try? signal.send(Data(), dontWait: true)
     }
 
-    /// Appends `batch` and writes it (`fsync`: with `sync`, which fsyncs per the policy;
-    /// else `write`). Called only by the writer, without needing the lock.
-    private func write(_ batch: [JournalEntry], fsync: Bool) -> GroupCommit.WriteOutcome {
+    /// Appends `batch`, one journal append per submission (so a submission's entries share a
+    /// segment), and writes it (`fsync`: with `sync`, which fsyncs per the policy; else
+    /// `write`). Called only by the writer, without needing the lock.
+    private func write(_ batch: [[JournalEntry]], fsync: Bool) -> GroupCommit.WriteOutcome {
         do {
             let now = ContinuousClock.now
             if now - lastOwnershipCheck >= .seconds(Self.ownershipCheckInterval) {
@@ -331,7 +332,8 @@ final class JournalWriter: @unchecked Sendable {
                 // Every write: a writer that was stopped past its lease writes nothing more.
                 try store.lock.verifyLease(at: now)
             }
-            if !batch.isEmpty { try store.append(batch) }
+            // One append per submission: its entries share a journal segment.
+            for submission in batch where !submission.isEmpty { try store.append(submission) }
         } catch {
             return .failed(error)
         }

@@ -12,8 +12,10 @@ import Foundation
 /// `append` encodes entries into a memory buffer and gives each the next sequence number;
 /// `sync` writes the buffer with one `write` per segment touched and then calls
 /// `fdatasync` as the ``FsyncPolicy`` says. A segment is rolled (the old one
-/// `fdatasync`ed, a new file created and the directory `fsync`ed) before a record would
-/// make it exceed `segmentSize` (a record larger than that gets a segment of its own).
+/// `fdatasync`ed, a new file created and the directory `fsync`ed) before an `append`'s
+/// records would make it exceed `segmentSize`; the records of one `append` always share a
+/// segment (one larger than `segmentSize` gets a segment of its own), so a crash never keeps
+/// some of them and loses the rest.
 /// Entries appended but not synced when the journal is deinitialized are lost, as in a
 /// crash. After a failed write or fsync the journal refuses every
 /// further call: what reached the disk is unknown, so the process should restart and let
@@ -118,16 +120,22 @@ public final class FileJournal {
         appendEncoded(payloads)
     }
 
-    /// Frames `payloads` (each checked against the size limit) into the write buffer.
+    /// Frames `payloads` (each checked against the size limit) into the write buffer, all in
+    /// one segment: when they would not fit in the tail, a new segment starts before the
+    /// first of them. One `append` is one caller's unit (a request's entries, a writer's
+    /// batch), and a segment roll between two of its records could let a crash keep the first
+    /// and lose the rest: the old segment is written and `fdatasync`ed before the new one is
+    /// created, so a `kill -9` in between would half-apply a request.
     @usableFromInline
     func appendEncoded(_ payloads: [JournalRecordPayload]) {
+        let groupLength = payloads.reduce(0) { $0 + RecordFraming.recordHeaderLength + $1.bytes.count }
+        if projectedTailSize + groupLength > segmentSize && projectedTailSize > RecordFraming.segmentHeaderLength {
+            let header = RecordFraming.makeSegmentHeader(firstSequence: nextSequence)
+            pending.append(PendingWrite(newSegmentFirstSequence: nextSequence, bytes: header))
+            projectedTailSize = header.count
+        }
         for payload in payloads {
             let recordLength = RecordFraming.recordHeaderLength + payload.bytes.count
-            if projectedTailSize + recordLength > segmentSize && projectedTailSize > RecordFraming.segmentHeaderLength {
-                let header = RecordFraming.makeSegmentHeader(firstSequence: nextSequence)
-                pending.append(PendingWrite(newSegmentFirstSequence: nextSequence, bytes: header))
-                projectedTailSize = header.count
-            }
             if pending.isEmpty { pending.append(PendingWrite(newSegmentFirstSequence: nil, bytes: [])) }
             payload.bytes.withUnsafeBytes {
                 RecordFraming.appendRecord(

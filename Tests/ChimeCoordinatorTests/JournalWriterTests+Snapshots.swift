@@ -43,9 +43,28 @@ extension JournalWriterTests {
         }
     }
 
+    /// Submissions queued together reach the journal one append each: no segment starts in
+    /// the middle of one (a crash during a roll would keep part of a request).
+    @Test func aSubmissionsEntriesShareASegment() throws {
+        try Self.withSmallSegments { writer, _, directory in
+            var ticket: UInt64 = 0
+            for start in stride(from: 0, to: 700, by: 7) { ticket = writer.submit(Self.entries(start..<(start + 7))) }
+            try writer.waitUntilDurable(ticket: ticket)
+            let names = try FileManager.default.contentsOfDirectory(atPath: directory.appendingPathComponent("journal").path)
+                .filter { $0.hasSuffix(".log") }
+            #expect(names.count > 5)
+            for name in names {
+                let first = try #require(RecordFraming.firstSequence(ofSegmentFileName: name))
+                #expect(first % 7 == 1, "segment \(name) starts inside a submission")
+            }
+        }
+    }
+
     @Test func segmentsAreRemovedOnTheWritersThreadAndReported() throws {
         try Self.withSmallSegments { writer, _, directory in
-            let ticket = writer.submit(Self.entries(0..<2_000))
+            // Requests of 20 entries (one submission's entries share a segment).
+            var ticket: UInt64 = 0
+            for start in stride(from: 0, to: 2_000, by: 20) { ticket = writer.submit(Self.entries(start..<(start + 20))) }
             try writer.waitUntilDurable(ticket: ticket)
             let before = writer.statistics
             #expect(before.segmentCount > 5)

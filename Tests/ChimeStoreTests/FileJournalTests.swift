@@ -44,6 +44,38 @@ import Testing
         #expect(journal.lastSequence == 10_000)
     }
 
+    /// A roll between two records of one `append` would let a `kill -9` during the old
+    /// segment's `fdatasync` keep the first records of a request and lose the rest (a
+    /// half-applied `schedule`, seen in the crash rounds): each append's records share one
+    /// segment, and one larger than a segment gets a segment of its own.
+    @Test func keepsTheRecordsOfOneAppendInOneSegment() throws {
+        let entries = makeEntries(600)
+        try write(entries, batch: 7, segmentSize: 4 << 10)
+        let segments = try segmentPaths(directory)
+        #expect(segments.count > 10)
+        for path in segments {
+            let inSegment = try records(ofSegment: path)
+            let first = try #require(inSegment.first)
+            let last = try #require(inSegment.last)
+            #expect(first.sequence % 7 == 1, "\(path) starts mid-append at \(first.sequence)")
+            #expect(last.sequence % 7 == 0 || last.sequence == 600, "\(path) ends mid-append at \(last.sequence)")
+            #expect(try fileSize(path) <= 4 << 10)
+        }
+        // One append over the segment size: a segment of its own, then the next one.
+        let big = makeEntries(100, from: 600)
+        let (journal, _, _) = try replayAll(directory, segmentSize: 4 << 10)
+        try journal.append(big, using: testCodec)
+        try journal.append(makeEntries(1, from: 700), using: testCodec)
+        try journal.sync()
+        try journal.close()
+        let after = try segmentPaths(directory)
+        let bigSegment = try records(ofSegment: after[after.count - 2])
+        #expect(bigSegment.map(\.sequence) == Array(601...700))
+        #expect(try fileSize(after[after.count - 2]) > 4 << 10)
+        #expect(try records(ofSegment: after[after.count - 1]).map(\.sequence) == [701])
+        #expect(try replayAll(directory, segmentSize: 4 << 10).entries.map(\.1) == makeEntries(701))
+    }
+
     @Test func continuesTheSequenceAfterReopening() throws {
         try write(makeEntries(10))
         let (journal, report, _) = try replayAll(directory)
@@ -287,7 +319,8 @@ import Testing
 
     @Test func oneSyncAcrossSegmentRollsWritesEachSegmentOnceAndMakesItDurable() throws {
         let (journal, _) = try FileJournal.open(directory: directory, fsync: .always, segmentSize: 8 << 10, codec: testCodec)
-        try journal.append(makeEntries(600), using: testCodec)
+        // Many appends (the records of one append share a segment), one sync.
+        for start in stride(from: 0, to: 600, by: 20) { try journal.append(makeEntries(20, from: start), using: testCodec) }
         try journal.sync()
         let statistics = journal.statistics
         #expect(statistics.segmentsCreated >= 5)
