@@ -102,7 +102,7 @@ extension CoordinatorState {
     /// The source's shipment now: the slots' slice; the hand-over once made and nothing of
     /// the slots is unsettled here (the slice is then final).
     func exportShipment(_ outgoing: SlotMoveLedger.Outgoing) -> SlotMoveShipment {
-        let slice = durable.split(where: outgoing.move.covers).slice
+        let slice = durable.slice(where: outgoing.move.covers)
         let through = outgoing.handedOverThrough ?? 0
         var handOver: SlotMoveShipment.HandOver?
         if let cut = outgoing.cut, slice.deliveries.unsettled.isEmpty { handOver = SlotMoveShipment.HandOver(cut: cut, through: through) }

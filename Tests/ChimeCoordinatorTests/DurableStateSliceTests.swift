@@ -23,6 +23,11 @@ import Testing
                     let (slice, rest) = state.split { subset.contains($0) }
                     try Self.checkHolds(slice, only: Array(subset), seed: seed)
                     try Self.checkHolds(rest, only: ["alice", "bob", "carol"].filter { !subset.contains($0) }, seed: seed)
+                    // What a source ships and what it keeps, made without the other half.
+                    #expect(state.slice { subset.contains($0) } == slice, "seed \(seed), slice alone \(subset.sorted())")
+                    var kept = state
+                    kept.removeSlice { subset.contains($0) }
+                    #expect(kept == rest, "seed \(seed), rest in place \(subset.sorted()): \(ModelRun.describe(rest, kept))")
                     var merged = rest
                     merged.merge(slice)
                     #expect(merged == state, "seed \(seed), slice \(subset.sorted()): \(ModelRun.describe(state, merged))")

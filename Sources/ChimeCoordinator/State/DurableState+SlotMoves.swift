@@ -26,7 +26,7 @@ extension DurableState {
             moves.ended[id] = .resumed
         case .released(let id, _):
             guard let move = moves.outgoing.removeValue(forKey: id)?.move else { return }
-            self = split(where: move.covers).rest
+            removeSlice(where: move.covers)
             moves.ended[id] = .released
         case .importing(let move, _):
             if moves.incoming[move.id] == nil { moves.incoming[move.id] = SlotMoveLedger.Incoming(move: move) }
