@@ -134,6 +134,7 @@ extension SlotMoveProcessTests {
             load.stop()
             let acknowledged = load.acknowledged
             #expect(load.refused.isEmpty, "\(load.refused.prefix(5))")
+            if !load.refused.isEmpty { print(cluster.logs()) }
             #expect(acknowledged.count > 100)
             #expect(takeovers.count == 2 * rounds)
             #expect(takeovers.allSatisfy { $0.milliseconds < 5000 }, "\(takeovers)")
@@ -142,7 +143,7 @@ extension SlotMoveProcessTests {
             let context = "standby takes over the \(side.rawValue) mid-move"
             let (firings, duplicates) = try Self.expectNothingLost(acknowledged, map: map, context)
             print(
-                "slot moves 2 → 3 → 2 × \(rounds), standby takes over the \(side.rawValue): \(acknowledged.count) reminders acknowledged (\(load.unanswered) unanswered), 0 lost; \(firings) firings, \(duplicates) duplicates (same firing id); takeovers: \(takeovers)")
+                "slot moves 2 → 3 → 2 × \(rounds), standby takes over the \(side.rawValue): \(acknowledged.count) reminders acknowledged (\(load.unanswered) unanswered, slowest \(Int(load.slowest * 1000)) ms), 0 lost; \(firings) firings, \(duplicates) duplicates (same firing id); takeovers: \(takeovers)")
         } catch {
             cluster.stop()
             print("slot move standby cluster failed: \(error)\n\(cluster.logs())")

@@ -20,6 +20,8 @@ import Testing
         private(set) var acknowledged: [Reminder] = []
         private(set) var refused: [String] = []
         private(set) var unanswered = 0
+        /// The longest a request took to be acknowledged (waits for `try_again` included), in seconds.
+        private(set) var slowest: TimeInterval = 0
         let done = DispatchSemaphore(value: 0)
 
         func run(seeds: [String], recipients: [RecipientID]) {
@@ -37,14 +39,20 @@ import Testing
                             trigger: Trigger(start: .instant(Durability.wholeMilliseconds(due.addingTimeInterval(Double(index) * 0.01))))))
                     }) else { return }
                     n += 1
+                    let sent = Date()
                     do {
                         let reply = try client.schedule(reminders, requestId: "load-\(n)")
                         lock.withLock {
-                            if reply.ok { acknowledged += reminders } else { refused.append("\(reply.error?.message ?? "?")") }
+                            if reply.ok {
+                                acknowledged += reminders
+                                slowest = max(slowest, Date().timeIntervalSince(sent))
+                            } else {
+                                refused.append("\(reply.error?.message ?? "?")")
+                            }
                         }
                     } catch let error as WireError {
                         lock.withLock {
-                            if error.code == .unavailable { unanswered += 1 } else { refused.append("\(error.code.rawValue): \(error.message)") }
+                            if error.code == .unavailable { unanswered += 1 } else { refused.append("\(error.code.rawValue): \(error.message) (sent \(RFC3339.format(sent)), \(Int(Date().timeIntervalSince(sent) * 1000)) ms)") }
                         }
                     } catch {
                         lock.withLock { refused.append("\(error)") }
