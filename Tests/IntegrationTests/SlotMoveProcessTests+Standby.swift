@@ -128,7 +128,7 @@ extension SlotMoveProcessTests {
                     takeovers.append(Takeover(shard: victim, afterOpening: moveIndex, delayMilliseconds: delayMilliseconds, openMove: openMove, phase: phase, milliseconds: milliseconds, mover: outcome))
                     try waitUntilWarm(victim)
                     // The new owner serves and fires the slots for a while before they move again.
-                    Thread.sleep(forTimeInterval: 0.5)
+                    Thread.sleep(forTimeInterval: target == 2 ? 1 : 0.5)
                 }
             }
             load.stop()
