@@ -94,7 +94,7 @@ extension SlotMoveProcessTests {
                     let mover = MoverRun()
                     mover.start(binary: cluster.binary, arguments)
 
-                    // The kill: 0–150 ms after the k-th of the four moves opened (a move takes about 200 ms).
+                    // The kill: 0–150 ms after the k-th of the four moves opened (a move takes 200–300 ms).
                     let moveIndex = Int.random(in: 0...3, using: &random)
                     let delayMilliseconds = Int.random(in: 0...150, using: &random)
                     try expectEventually(timeout: 30, interval: 0.005, "move \(moveIndex) to shard \(target) to open") {
