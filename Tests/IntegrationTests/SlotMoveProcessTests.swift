@@ -20,6 +20,8 @@ import Testing
         private(set) var acknowledged: [Reminder] = []
         private(set) var refused: [String] = []
         private(set) var unanswered = 0
+        /// The longest a request took to be acknowledged (waits for `try_again` included), in seconds.
+        private(set) var slowest: TimeInterval = 0
         let done = DispatchSemaphore(value: 0)
 
         func run(seeds: [String], recipients: [RecipientID]) {
@@ -37,14 +39,20 @@ import Testing
                             trigger: Trigger(start: .instant(Durability.wholeMilliseconds(due.addingTimeInterval(Double(index) * 0.01))))))
                     }) else { return }
                     n += 1
+                    let sent = Date()
                     do {
                         let reply = try client.schedule(reminders, requestId: "load-\(n)")
                         lock.withLock {
-                            if reply.ok { acknowledged += reminders } else { refused.append("\(reply.error?.message ?? "?")") }
+                            if reply.ok {
+                                acknowledged += reminders
+                                slowest = max(slowest, Date().timeIntervalSince(sent))
+                            } else {
+                                refused.append("\(reply.error?.message ?? "?")")
+                            }
                         }
                     } catch let error as WireError {
                         lock.withLock {
-                            if error.code == .unavailable { unanswered += 1 } else { refused.append("\(error.code.rawValue): \(error.message)") }
+                            if error.code == .unavailable { unanswered += 1 } else { refused.append("\(error.code.rawValue): \(error.message) (sent \(RFC3339.format(sent)), \(Int(Date().timeIntervalSince(sent) * 1000)) ms)") }
                         }
                     } catch {
                         lock.withLock { refused.append("\(error)") }
@@ -83,30 +91,8 @@ import Testing
     func growAndShrink(rounds: Int, killMover: Bool, killShard: Bool = false) throws {
         let cluster = try LocalCluster(portCount: 3 * LocalCluster.portsPerShard)
         defer { cluster.stop() }
-        let three = cluster.shardMap(shards: 3)
-        let two = ShardMap.evenlySplit(shards: 2) { three.shards[$0].endpoints }
-        // Shard 2 is in the configuration (its endpoints) with no slots: the shard added later.
-        var shards = two.shards
-        shards.append(ShardMap.Shard(id: 2, slots: [], endpoints: three.shards[2].endpoints))
-        let map = ShardMap(mapEpoch: 1, slotCount: two.slotCount, shards: shards)
         do {
-            let register = cluster.directory.path("map-register.json")
-            var clusterJSON = try #require(try JSONSerialization.jsonObject(with: JSONEncoder().encode(map)) as? [String: Any])
-            clusterJSON["register"] = register
-            let config: [String: Any] = [
-                "http": ["listen": "off"], "cluster": clusterJSON,
-                "coordinator": ["leaseSeconds": 2, "maxAttempts": 50, "eventRetention": 1_000_000],
-                "heartbeat": ["intervalMilliseconds": 200, "liveness": 3],
-            ]
-            try JSONSerialization.data(withJSONObject: config).write(to: URL(fileURLWithPath: cluster.directory.path("chime.json")))
-            for id in [0, 1] {
-                try cluster.spawn("shard-\(id)", ["coordinator", "--shard", String(id), "--store", "store-\(id)"] + cluster.shardedArguments)
-                try cluster.waitForCoordinator(at: map.shards[id].endpoints.control, timeout: 20)
-            }
-            try cluster.spawn("worker-1", ["worker", "--id", "worker-1"] + cluster.shardedArguments)
-            try cluster.spawn("worker-2", ["worker", "--id", "worker-2"] + cluster.shardedArguments)
-            for id in [0, 1] { try cluster.waitForAliveWorkers(2, at: map.shards[id].endpoints.control, timeout: 20) }
-            #expect(FileManager.default.fileExists(atPath: register))
+            let map = try Self.startTwoShardsWithRegister(cluster)
 
             // Recipients on the moving slots (0–1023) and elsewhere.
             let recipients = (0..<40).map { RecipientID("load-\($0)") }
@@ -117,9 +103,7 @@ import Testing
             Thread.sleep(forTimeInterval: 1)
 
             // The third shard joins, then takes slots 0–1023, then gives them back.
-            try cluster.spawn("shard-2", ["coordinator", "--shard", "2", "--store", "store-2"] + cluster.shardedArguments)
-            try cluster.waitForCoordinator(at: map.shards[2].endpoints.control, timeout: 20)
-            try cluster.waitForAliveWorkers(2, at: map.shards[2].endpoints.control, timeout: 20)
+            try Self.startThirdShard(cluster, map: map)
             var results: [[String: Any]] = []
             var firedOnTarget = 0
             // CHIME_MOVE_PROCESS_SEED varies the kill moments.
@@ -129,7 +113,7 @@ import Testing
             var shardKills: [Int] = []
             for round in 0..<rounds {
                 for target in [2, 0] {
-                    let arguments = ["shards", "move", "0-1023", "--to", String(target), "--batch-slots", "256", "--json", "--timeout", "40"] + cluster.shardedArguments
+                    let arguments = Self.moveArguments(to: target, cluster)
                     if killMover {
                         // Killed somewhere between opening the move and its end.
                         let name = "mover-\(round)-\(target)"
@@ -150,8 +134,7 @@ import Testing
                     }
                     let run = try LocalCluster.run(binary: cluster.binary, arguments, timeout: 50)
                     #expect(run.status == 0, "move to \(target): \(run.output) \(run.error)")
-                    let object = try JSONSerialization.jsonObject(with: Data(run.output.utf8)) as? [String: Any]
-                    let result = try #require(object?["result"] as? [String: Any])
+                    let result = try #require(Self.moveResult(run.output))
                     #expect(result["outcome"] as? String == "committed")
                     results.append(result)
                     // Shard 2 serves and fires the slots for a while before they go back.
@@ -169,13 +152,8 @@ import Testing
             if killShard { #expect(shardKills.count == 2 * rounds) }
             #expect(acknowledged.count > 100)
 
-            // The final map: back to two shards' ranges, epoch 3.
-            let mapRun = try LocalCluster.run(binary: cluster.binary, ["shards", "map", "--json"] + cluster.shardedArguments)
-            let mapResult = try #require((try JSONSerialization.jsonObject(with: Data(mapRun.output.utf8)) as? [String: Any])?["result"] as? [String: Any])
-            // Four moves of 256 slots each way per round.
-            #expect(mapResult["mapEpoch"] as? Int == 1 + 8 * rounds)
-            let rows = try #require(mapResult["shards"] as? [[String: Any]])
-            #expect(rows.map { $0["slots"] as? Int } == [2048, 2048, 0])
+            // The final map: back to two shards' ranges.
+            try Self.expectBackToTwoShards(cluster, rounds: rounds)
             // A plan evens out reminders: the empty shard 2 gets slots first.
             let plan = try LocalCluster.run(binary: cluster.binary, ["shards", "rebalance", "--dry-run", "--json"] + cluster.shardedArguments)
             let planned = try #require((try JSONSerialization.jsonObject(with: Data(plan.output.utf8)) as? [String: Any])?["result"] as? [String: Any])
@@ -184,48 +162,11 @@ import Testing
             let bad = try LocalCluster.run(binary: cluster.binary, ["shards", "move", "5-x", "--to", "1"] + cluster.shardedArguments)
             #expect(bad.status == 2 && bad.error.contains("'5-x' is not a slot or a range"), "\(bad.error)")
 
-            // Every acknowledged reminder listed exactly once, on its owner.
-            var holders: [ReminderID: [Int]] = [:]
-            for shard in map.shards {
-                let client = try ControlClient(endpoint: shard.endpoints.control, timeout: .seconds(3), retries: 2)
-                var cursor: PageCursor?
-                repeat {
-                    let page = try client.send(
-                        ControlRequest(command: .list(ReminderFilter(), all: true, limit: 1000, cursor: cursor)), expecting: ListResult.self)
-                    for listing in page.result?.reminders ?? [] { holders[listing.reminder.id, default: []].append(shard.id) }
-                    cursor = try page.result?.nextCursor.map { text throws(WireError) in try PageCursor(text: text, expecting: .list) }
-                } while cursor != nil
-            }
-            let final = map  // slots 0–1023 are shard 0's again, as at the start
-            let misplaced = acknowledged.filter { holders[$0.id] != [final.shard(of: $0.recipient)?.id ?? -1] }
-            #expect(misplaced.isEmpty, "\(misplaced.count) of \(acknowledged.count): \(misplaced.prefix(5).map { "\($0.id) on \(holders[$0.id] ?? [])" })")
-
-            // Every due firing at a gap-free subscriber (catch-up on every shard).
-            let expected = Set(acknowledged.flatMap { Durability.dueFiringIDs(of: $0, through: .distantFuture) })
-            // Retained events move with their recipients' slice and keep the seq they were
-            // acknowledged with, so one shard's log may hold two events of one seq: each is
-            // kept here by (shard asked, seq, firing id).
-            let clients = try map.shards.map { try ControlClient(endpoint: $0.endpoints.control, timeout: .seconds(2), retries: 2) }
-            var seen: [FireEvent] = []
-            try expectEventually(timeout: 30, interval: 0.2, "every acknowledged reminder's firing") {
-                var byKey: [String: FireEvent] = [:]
-                for (index, client) in clients.enumerated() {
-                    var after: UInt64 = 0
-                    while let result = (try? client.send(
-                        ControlRequest(command: .events(after: after, recipient: nil, limit: 1000)), expecting: EventsResult.self))?.result
-                    {
-                        for event in result.events { byKey["\(index)/\(event.seq)/\(event.firing.firingId)"] = event }
-                        guard result.through > after, !result.events.isEmpty else { break }
-                        after = result.through
-                    }
-                }
-                seen = byKey.values.filter { $0.firing.reminderId.rawValue.hasPrefix("m-") }
-                return expected.isSubset(of: Set(seen.map(\.firing.firingId)))
-            }
-            let duplicates = Durability.expectDuplicatesShareTheirFiringID(seen, "slot moves 2 → 3 → 2")
+            // Slots 0–1023 are shard 0's again, as at the start.
+            let (firings, duplicates) = try Self.expectNothingLost(acknowledged, map: map, "slot moves 2 → 3 → 2")
             if !killMover { #expect(firedOnTarget > 0, "shard 2 fired the moved slots while it owned them") }
             print(
-                "slot moves 2 → 3 → 2 × \(rounds)\(killMover ? ", mover killed \(kills) times" : "")\(killShard ? ", shards killed: \(shardKills)" : ""): \(acknowledged.count) reminders acknowledged (\(load.unanswered) unanswered), 0 lost; \(expected.count) firings, \(firedOnTarget) fired by shard 2, \(duplicates) duplicates (same firing id); moves: \(results.map { "\($0["seconds"] ?? 0) s, \($0["reminders"] ?? 0) reminders" })")
+                "slot moves 2 → 3 → 2 × \(rounds)\(killMover ? ", mover killed \(kills) times" : "")\(killShard ? ", shards killed: \(shardKills)" : ""): \(acknowledged.count) reminders acknowledged (\(load.unanswered) unanswered), 0 lost; \(firings) firings, \(firedOnTarget) fired by shard 2, \(duplicates) duplicates (same firing id); moves: \(results.map { "\($0["seconds"] ?? 0) s, \($0["reminders"] ?? 0) reminders" })")
         } catch {
             cluster.stop()
             print("slot move cluster failed: \(error)\n\(cluster.logs())")
