@@ -28,6 +28,9 @@ import Testing
         var acknowledges = false
         /// The shards that made each firing id.
         var made: [FiringID: [Int]] = [:]
+        /// Exports answered with a shipment, and without one (`finalOnly` before the final).
+        var exportsShipped = 0
+        var exportsEmpty = 0
         init(register: Register, now: Date) {
             self.register = register
             self.now = now
@@ -53,7 +56,12 @@ import Testing
             let request = ControlRequest(requestId: nil, command: .move(step: step.rawValue, body: body))
             for case .reply(let outcome, _, _) in state.onRequest(request, from: ClientAddress(routing: [Data([1])]), at: now) {
                 switch outcome {
-                case .move(let result): return try JSONDecoder().decode(SlotMoveStatus.self, from: result.body)
+                case .move(let result):
+                    let status = try JSONDecoder().decode(SlotMoveStatus.self, from: result.body)
+                    if step == .export {
+                        if status.shipment == nil { exportsEmpty += 1 } else { exportsShipped += 1 }
+                    }
+                    return status
                 case .failed(let error): throw error
                 default: break
                 }
@@ -112,6 +120,23 @@ import Testing
         let target = try #require(cluster.shards[2])
         #expect(source.durable.reminderCount == 0)
         #expect(target.durable.reminderCount == 20)
+    }
+
+    /// A firing of the slots still in flight after the hand-over holds the final slice back;
+    /// meanwhile the mover's `finalOnly` exports cost the source no cut of its state and ship
+    /// nothing (each round used to ship the whole slice again).
+    @Test func whileTheSlotsHaveAFiringInFlightAfterTheHandOverNothingMoreIsShipped() throws {
+        let cluster = Cluster(register: Register(map: Self.map), now: OwnershipTests.t0)
+        schedule(cluster, "in-flight", in: 0.005)  // fired at the first step, never acknowledged
+        for n in 0..<3 { schedule(cluster, ReminderID("later\(n)"), in: 3600) }
+        let driver = SlotMoveDriver(register: cluster.register, send: cluster.send)
+        let outcome = try driver.run(Self.move, deadline: cluster.now.addingTimeInterval(2), now: { cluster.now })
+        #expect(outcome == .aborted)
+        #expect(cluster.made.count == 1)
+        #expect(cluster.shards[0]?.durable.moves.ended[Self.move.id] == .resumed)
+        #expect(cluster.exportsShipped == 1, "the first slice only")
+        #expect(cluster.exportsEmpty > 10)
+        #expect(cluster.shards[0]?.durable.reminderCount == 4)
     }
 
     @Test func pastTheDeadlineTheMoveIsAbortedAndTheSourceKeepsTheSlots() throws {
