@@ -3,8 +3,11 @@ import ChimeJournal
 import ChimeWire
 import Foundation
 
-/// A map register a mover reads and writes: the file (``SlotMapRegisterFile``), or a test's.
-public protocol SlotMapRegistering {
+/// A map register: the file (``SlotMapRegisterFile``), a Kubernetes ConfigMap
+/// (``SlotMapRegisterConfigMap``), or a test's.
+public protocol SlotMapRegistering: Sendable {
+    /// How logs and errors name the register (`/path/map.json`, `configmap chime/chime-shard-map`).
+    var qualifiedName: String { get }
     /// The current record, `nil` when there is none.
     /// - Throws: `WireError` when it cannot be read.
     func read() throws(WireError) -> SlotMapRecord?
@@ -12,9 +15,20 @@ public protocol SlotMapRegistering {
     /// - Returns: whether the write won.
     /// - Throws: `WireError` when it cannot be written.
     func compareAndSwap(expectedVersion: UInt64, _ new: SlotMapRecord) throws(WireError) -> Bool
+    /// Creates the record holding `map` at version 1 unless one exists; returns the register's record.
+    /// - Throws: `WireError` when it cannot be read or written.
+    func createIfAbsent(map: ShardMap) throws(WireError) -> SlotMapRecord
+    /// A value that changes with every write, cheaper than ``read()`` to poll (a file's size,
+    /// mtime and inode; a ConfigMap's `resourceVersion`); `nil` when there is no record or it
+    /// does not read.
+    func stamp() -> String?
 }
 
-extension SlotMapRegisterFile: SlotMapRegistering {}
+extension SlotMapRegisterFile: SlotMapRegistering {
+    /// The file's path.
+    public var qualifiedName: String { path }
+}
+extension SlotMapRegisterConfigMap: SlotMapRegistering {}
 
 /// The mover as a process: repeats `SlotMover.nextStep` over the register and the two
 /// shards' answers and carries each step out (register writes, `move` ops), until the move
