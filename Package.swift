@@ -75,6 +75,7 @@ let package = Package(
             name: "ChimeTestSupport",
             dependencies: [
                 "ChimeCore", "ChimeRuntime", "ChimeClient", "ChimeCoordinator", "ChimeWorker", "ChimeWire", "ZeroMQ", "HelperThreads",
+                "HTTPServer",
             ]
         ),
         .target(
@@ -128,7 +129,7 @@ let package = Package(
             name: "ChimeCoordinatorTests",
             dependencies: [
                 "ChimeCoordinator", "ChimeClient", "ChimeWorker", "ChimeSecurity", "ChimeCore", "ChimeWire", "ChimeStore", "ChimeJournal",
-                "ChimeTestSupport", "ZeroMQ",
+                "ChimeTestSupport", "ZeroMQ", "HTTPServer",
             ]
         ),
         .testTarget(name: "ChimeClientTests", dependencies: ["ChimeClient", "ChimeCore", "ChimeWire", "ChimeRuntime", "ZeroMQ"]),
