@@ -1,4 +1,5 @@
 import ChimeClient
+import ChimeCoordinator
 import ChimeCore
 import ChimeTestSupport
 import ChimeWire
@@ -80,9 +81,38 @@ import Testing
         try growAndShrink(rounds: max(1, rounds), killMover: true, killShard: true)
     }
 
-    func growAndShrink(rounds: Int, killMover: Bool, killShard: Bool = false) throws {
+    /// The same as the first test with the map register in a Kubernetes ConfigMap, served by a
+    /// stand-in API server on loopback (`KubernetesAPIStandIn`, plain HTTP, a bearer token):
+    /// every process reaches it through `cluster.register = configmap:chime-shard-map` and the
+    /// `CHIME_KUBERNETES_*` overrides.
+    @Test func aClusterGrowsAndShrinksWithItsRegisterInAConfigMap() throws {
+        let server = try KubernetesAPIStandIn(namespace: "chime")
+        server.setFaults { $0.token = "move-token" }
+        try growAndShrink(rounds: 1, killMover: false, configMapServer: server)
+        let stored = try #require(server.configMap("chime-shard-map")?.data["register.json"])
+        let record = try SlotMapRegisterFile.decode(Data(stored.utf8))
+        #expect(record.map.mapEpoch == 9)
+        #expect(record.outcomes.count == 8)
+        #expect(record.open.isEmpty)
+        // Every write was a compare-and-swap: 16 winning PUTs (open and commit of 8 moves) at least.
+        #expect(server.requests.filter { $0.hasPrefix("PUT") }.count >= 16)
+        #expect(server.requests.filter { $0.hasPrefix("POST") }.count == 1)
+        let byMethod = Dictionary(grouping: server.requests) { String($0.prefix { $0 != " " }) }.mapValues(\.count)
+        print("configmap register: API requests by method \(byMethod.sorted { $0.key < $1.key })")
+    }
+
+    func growAndShrink(rounds: Int, killMover: Bool, killShard: Bool = false, configMapServer: KubernetesAPIStandIn? = nil) throws {
         let cluster = try LocalCluster(portCount: 3 * LocalCluster.portsPerShard)
         defer { cluster.stop() }
+        if let configMapServer {
+            let tokenFile = cluster.directory.path("token")
+            try Data("move-token".utf8).write(to: URL(fileURLWithPath: tokenFile))
+            cluster.environment = [
+                "CHIME_KUBERNETES_API": configMapServer.baseURL, "CHIME_KUBERNETES_TOKEN_FILE": tokenFile,
+                "CHIME_KUBERNETES_CA_FILE": "", "CHIME_KUBERNETES_NAMESPACE": configMapServer.namespace,
+            ]
+        }
+        let environment = cluster.environment
         let three = cluster.shardMap(shards: 3)
         let two = ShardMap.evenlySplit(shards: 2) { three.shards[$0].endpoints }
         // Shard 2 is in the configuration (its endpoints) with no slots: the shard added later.
@@ -90,7 +120,7 @@ import Testing
         shards.append(ShardMap.Shard(id: 2, slots: [], endpoints: three.shards[2].endpoints))
         let map = ShardMap(mapEpoch: 1, slotCount: two.slotCount, shards: shards)
         do {
-            let register = cluster.directory.path("map-register.json")
+            let register = configMapServer == nil ? cluster.directory.path("map-register.json") : "configmap:chime-shard-map"
             var clusterJSON = try #require(try JSONSerialization.jsonObject(with: JSONEncoder().encode(map)) as? [String: Any])
             clusterJSON["register"] = register
             let config: [String: Any] = [
@@ -106,7 +136,11 @@ import Testing
             try cluster.spawn("worker-1", ["worker", "--id", "worker-1"] + cluster.shardedArguments)
             try cluster.spawn("worker-2", ["worker", "--id", "worker-2"] + cluster.shardedArguments)
             for id in [0, 1] { try cluster.waitForAliveWorkers(2, at: map.shards[id].endpoints.control, timeout: 20) }
-            #expect(FileManager.default.fileExists(atPath: register))
+            if let configMapServer {
+                #expect(configMapServer.configMap("chime-shard-map") != nil)
+            } else {
+                #expect(FileManager.default.fileExists(atPath: register))
+            }
 
             // Recipients on the moving slots (0–1023) and elsewhere.
             let recipients = (0..<40).map { RecipientID("load-\($0)") }
@@ -148,7 +182,7 @@ import Testing
                         }
                         kills += 1
                     }
-                    let run = try LocalCluster.run(binary: cluster.binary, arguments, timeout: 50)
+                    let run = try LocalCluster.run(binary: cluster.binary, arguments, timeout: 50, environment: environment)
                     #expect(run.status == 0, "move to \(target): \(run.output) \(run.error)")
                     let object = try JSONSerialization.jsonObject(with: Data(run.output.utf8)) as? [String: Any]
                     let result = try #require(object?["result"] as? [String: Any])
@@ -170,18 +204,18 @@ import Testing
             #expect(acknowledged.count > 100)
 
             // The final map: back to two shards' ranges, epoch 3.
-            let mapRun = try LocalCluster.run(binary: cluster.binary, ["shards", "map", "--json"] + cluster.shardedArguments)
+            let mapRun = try LocalCluster.run(binary: cluster.binary, ["shards", "map", "--json"] + cluster.shardedArguments, environment: environment)
             let mapResult = try #require((try JSONSerialization.jsonObject(with: Data(mapRun.output.utf8)) as? [String: Any])?["result"] as? [String: Any])
             // Four moves of 256 slots each way per round.
             #expect(mapResult["mapEpoch"] as? Int == 1 + 8 * rounds)
             let rows = try #require(mapResult["shards"] as? [[String: Any]])
             #expect(rows.map { $0["slots"] as? Int } == [2048, 2048, 0])
             // A plan evens out reminders: the empty shard 2 gets slots first.
-            let plan = try LocalCluster.run(binary: cluster.binary, ["shards", "rebalance", "--dry-run", "--json"] + cluster.shardedArguments)
+            let plan = try LocalCluster.run(binary: cluster.binary, ["shards", "rebalance", "--dry-run", "--json"] + cluster.shardedArguments, environment: environment)
             let planned = try #require((try JSONSerialization.jsonObject(with: Data(plan.output.utf8)) as? [String: Any])?["result"] as? [String: Any])
             let moves = try #require(planned["moves"] as? [String])
             #expect(moves.first?.hasSuffix("to shard 2") == true, "\(moves)")
-            let bad = try LocalCluster.run(binary: cluster.binary, ["shards", "move", "5-x", "--to", "1"] + cluster.shardedArguments)
+            let bad = try LocalCluster.run(binary: cluster.binary, ["shards", "move", "5-x", "--to", "1"] + cluster.shardedArguments, environment: environment)
             #expect(bad.status == 2 && bad.error.contains("'5-x' is not a slot or a range"), "\(bad.error)")
 
             // Every acknowledged reminder listed exactly once, on its owner.
