@@ -24,6 +24,34 @@ public protocol SlotMapRegistering: Sendable {
     func stamp() -> String?
 }
 
+extension SlotMapRegistering {
+    /// The register's record, created from `configured` when there is none, with shard
+    /// `shardID` joined to its map when the register's map does not name it yet and the
+    /// configured map lists it with no slots (a coordinator starting for a new shard).
+    /// - Returns: a record whose map names `shardID`.
+    /// - Throws: `WireError(.invalidArgument)` when the register's map does not name the shard
+    ///   and the configured map does not list it with no slots (it would own slots that are
+    ///   another shard's); the register's errors.
+    public func createIfAbsent(map configured: ShardMap, joining shardID: Int) throws(WireError) -> SlotMapRecord {
+        // Each lost swap means another writer changed the record: a few tries are plenty.
+        for _ in 0..<16 {
+            let record = try createIfAbsent(map: configured)
+            if record.map.shard(id: shardID) != nil { return record }
+            guard let shard = configured.shard(id: shardID), shard.slots.isEmpty, let joined = record.joining(shard) else {
+                throw WireError(
+                    .invalidArgument,
+                    "shard \(shardID) is not in the map of \(qualifiedName) (epoch \(record.map.mapEpoch)): list it in the cluster section with \"slots\": [] to join it")
+            }
+            if try compareAndSwap(expectedVersion: record.version, joined) {
+                var written = joined
+                written.version = record.version &+ 1
+                return written
+            }
+        }
+        throw WireError(.unavailable, "\(qualifiedName) kept changing while shard \(shardID) joined it")
+    }
+}
+
 extension SlotMapRegisterFile: SlotMapRegistering {
     /// The file's path.
     public var qualifiedName: String { path }

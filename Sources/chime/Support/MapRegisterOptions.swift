@@ -34,11 +34,12 @@ enum MapRegisterOptions {
         }
     }
 
-    /// The register's record, created from `map` when it does not exist yet.
+    /// The register's record, created from `map` when it does not exist yet, with shard
+    /// `shardID` joined to it when the configured map lists it with no slots.
     /// - Throws: `ConfigurationError` naming the register when it cannot be read or written.
-    static func createIfAbsent(_ register: any SlotMapRegistering, map: ShardMap) throws -> SlotMapRecord {
+    static func createIfAbsent(_ register: any SlotMapRegistering, map: ShardMap, joining shardID: Int) throws -> SlotMapRecord {
         do throws(WireError) {
-            return try register.createIfAbsent(map: map)
+            return try register.createIfAbsent(map: map, joining: shardID)
         } catch {
             throw ConfigurationError("cluster.register: \(error.message)")
         }

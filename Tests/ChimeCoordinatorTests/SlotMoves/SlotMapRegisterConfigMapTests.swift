@@ -144,6 +144,34 @@ import Testing
         #expect(fixture.server.requests.filter { $0.hasPrefix("POST") }.isEmpty)
     }
 
+    /// A coordinator starting for a shard the register's map lacks (a StatefulSet scaled up)
+    /// joins it with no slots, one epoch higher; a shard that would own slots does not.
+    @Test func aNewShardJoinsTheRegistersMapWithNoSlots() throws {
+        let fixture = try Fixture()
+        let register = fixture.register
+        try register.createIfAbsent(map: Self.map)
+        var configured = Self.map
+        let endpoints = ShardMap.Endpoints(control: "tcp://127.0.0.1:7003", dispatch: "d3", results: "r3", events: "e3", eventsIngest: "i3")
+        configured.shards.append(ShardMap.Shard(id: 3, slots: [], endpoints: endpoints))
+        let joined = try register.createIfAbsent(map: configured, joining: 3)
+        #expect(joined.version == 2)
+        #expect(joined.map.mapEpoch == 2)
+        #expect(joined.map.shards.map(\.id) == [0, 1, 2, 3])
+        #expect(joined.map.shard(id: 3) == ShardMap.Shard(id: 3, slots: [], endpoints: endpoints))
+        #expect(try register.read() == joined)
+        // Joining again, or starting a shard already in the map, writes nothing.
+        #expect(try register.createIfAbsent(map: configured, joining: 3) == joined)
+        #expect(try register.createIfAbsent(map: configured, joining: 0) == joined)
+        #expect(fixture.server.requests.filter { $0.hasPrefix("PUT") }.count == 1)
+        // A shard the configuration does not list, or lists with slots, is refused.
+        #expect(throws: WireError(.invalidArgument, "")) { try register.createIfAbsent(map: configured, joining: 4) }
+        var owning = Self.map
+        owning.shards.append(ShardMap.Shard(id: 5, slots: [ShardMap.SlotRange(0, 0)], endpoints: endpoints))
+        let refused = try #require(throws: WireError.self) { try register.createIfAbsent(map: owning, joining: 5) }
+        #expect(refused.message == "shard 5 is not in the map of configmap chime/chime-shard-map (epoch 2): list it in the cluster section with \"slots\": [] to join it")
+        #expect(try register.read() == joined)
+    }
+
     @Test func refusalsNameTheMissingVerb() throws {
         let fixture = try Fixture()
         let register = fixture.register
