@@ -93,8 +93,6 @@ public struct SlotMapRegisterConfigMap: Sendable {
         throw WireError(.unavailable, "\(qualifiedName) kept changing (409 Conflict \(Self.maximumConflictRetries + 1) times) at version \(expectedVersion)")
     }
 
-    // MARK: - Requests
-
     private var objectURL: String { "\(access.baseURL)/api/v1/namespaces/\(Self.pathSegment(access.namespace))/configmaps/\(Self.pathSegment(name))" }
     private var collectionURL: String { "\(access.baseURL)/api/v1/namespaces/\(Self.pathSegment(access.namespace))/configmaps" }
 
@@ -167,8 +165,6 @@ public struct SlotMapRegisterConfigMap: Sendable {
             return WireError(.unavailable, "\(qualifiedName): \(verb) answered HTTP \(response.status)\(status)")
         }
     }
-
-    // MARK: - Decoding (total: outside bytes)
 
     /// Decodes a ConfigMap object as the API server returns it.
     /// - Throws: `WireError(.invalidArgument)` for anything but a JSON object with a string
