@@ -38,6 +38,14 @@ let package = Package(
             providers: [.apt(["libmicrohttpd-dev"])]
         ),
         .target(name: "HTTPServer", dependencies: ["CMicroHTTPD"]),
+        // libcurl from Debian's libcurl4-openssl-dev (runtime: libcurl4), for the Kubernetes
+        // API (the map register in a ConfigMap): FoundationNetworking on Linux cannot trust
+        // a cluster's own CA.
+        .systemLibrary(
+            name: "CCurl",
+            providers: [.apt(["libcurl4-openssl-dev"])]
+        ),
+        .target(name: "HTTPClient", dependencies: ["CCurl"]),
         .target(name: "ChimeCore"),
         // Stores opaque records through a codec; knows nothing of reminders.
         .target(name: "ChimeStore", dependencies: ["ChimeCore"]),
@@ -60,13 +68,14 @@ let package = Package(
             name: "ChimeCoordinator",
             dependencies: [
                 "ZeroMQ", "ChimeCore", "ChimeStore", "ChimeJournal", "ChimeWire", "ChimeRuntime", "ChimeSecurity", "HTTPServer",
-                "HelperThreads",
+                "HTTPClient", "HelperThreads",
             ]
         ),
         .target(
             name: "ChimeTestSupport",
             dependencies: [
                 "ChimeCore", "ChimeRuntime", "ChimeClient", "ChimeCoordinator", "ChimeWorker", "ChimeWire", "ZeroMQ", "HelperThreads",
+                "HTTPServer",
             ]
         ),
         .target(
@@ -120,7 +129,7 @@ let package = Package(
             name: "ChimeCoordinatorTests",
             dependencies: [
                 "ChimeCoordinator", "ChimeClient", "ChimeWorker", "ChimeSecurity", "ChimeCore", "ChimeWire", "ChimeStore", "ChimeJournal",
-                "ChimeTestSupport", "ZeroMQ",
+                "ChimeTestSupport", "ZeroMQ", "HTTPServer",
             ]
         ),
         .testTarget(name: "ChimeClientTests", dependencies: ["ChimeClient", "ChimeCore", "ChimeWire", "ChimeRuntime", "ZeroMQ"]),

@@ -99,7 +99,7 @@ if len(stores) != len(set(stores)):
 if problems:
     sys.exit("check-deploy: compose: " + "; ".join(problems))
 PY
-echo "check-deploy: deploy/kubernetes/chime-sharded*.yaml (the shard map, replicas, a Service per shard)"
+echo "check-deploy: deploy/kubernetes/chime-sharded*.yaml (the shard map, replicas, a Service per shard, the map register's RBAC)"
 python3 - <<'PY'
 import json
 import sys
@@ -111,7 +111,7 @@ def documents(path):
 
 problems = []
 sharded = documents("deploy/kubernetes/chime-sharded.yaml")
-config = next(d for d in sharded if d["kind"] == "ConfigMap")
+config = next(d for d in sharded if d["kind"] == "ConfigMap" and d["metadata"]["name"] == "chime-sharded-config")
 cluster = json.loads(config["data"]["chime.json"])["cluster"]
 slot_count = cluster["slotCount"]
 owners = [None] * slot_count
@@ -142,6 +142,39 @@ sets += [d for d in documents("deploy/kubernetes/chime-sharded-standby.yaml") if
 for workload in sets:
     if workload["spec"]["replicas"] != len(ids):
         problems.append(f"{workload['metadata']['name']}: {workload['spec']['replicas']} replicas for {len(ids)} shards")
+# The map register in a ConfigMap: declared, and the shards' ServiceAccount may get and
+# update exactly it (Kubernetes cannot restrict create by name, so none is granted).
+register = cluster.get("register", "")
+if not register.startswith("configmap:"):
+    problems.append(f"cluster.register {register!r} is not configmap:NAME")
+else:
+    map_name = register.split(":", 1)[1]
+    if not any(d["kind"] == "ConfigMap" and d["metadata"]["name"] == map_name for d in sharded):
+        problems.append(f"no ConfigMap {map_name} (the map register)")
+    accounts = {d["metadata"]["name"] for d in sharded if d["kind"] == "ServiceAccount"}
+    roles = {d["metadata"]["name"]: d for d in sharded if d["kind"] == "Role"}
+    granted = {}
+    for binding in (d for d in sharded if d["kind"] == "RoleBinding"):
+        role = roles.get(binding["roleRef"]["name"]) if binding["roleRef"]["kind"] == "Role" else None
+        if role is None:
+            problems.append(f"RoleBinding {binding['metadata']['name']} names no Role of this file")
+            continue
+        for subject in binding.get("subjects", []):
+            if subject["kind"] == "ServiceAccount":
+                for rule in role.get("rules", []):
+                    if rule.get("resources") == ["configmaps"] and rule.get("apiGroups") == [""]:
+                        if rule.get("resourceNames") != [map_name]:
+                            problems.append(f"Role {role['metadata']['name']}: configmaps not limited to resourceNames [{map_name}]")
+                        granted.setdefault(subject["name"], set()).update(rule.get("verbs", []))
+    for workload in sets:
+        pod = workload["spec"]["template"]["spec"]
+        account = pod.get("serviceAccountName")
+        if account not in accounts:
+            problems.append(f"{workload['metadata']['name']}: serviceAccountName {account!r} is not a ServiceAccount of chime-sharded.yaml")
+        elif not {"get", "update"} <= granted.get(account, set()):
+            problems.append(f"{workload['metadata']['name']}: ServiceAccount {account} may not get and update {map_name} ({sorted(granted.get(account, set()))})")
+        if pod.get("automountServiceAccountToken") is not True:
+            problems.append(f"{workload['metadata']['name']}: the service account token is not mounted")
 if problems:
     sys.exit("check-deploy: sharded: " + "; ".join(problems))
 PY

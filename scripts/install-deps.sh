@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs what Chime needs beyond the Swift toolchain, only when missing:
-#   Debian: libzmq3-dev, libmicrohttpd-dev (build and run)
+#   Debian: libzmq3-dev, libmicrohttpd-dev, libcurl4-openssl-dev (build and run)
 #   Debian (with --test): prometheus (promtool, and the server the observability tests run),
 #   chromium (the dashboard's browser test)
 #   PyPI (with --test): Tests/interop/requirements.txt
@@ -29,7 +29,9 @@ apt_install() {
 # Debian's libzmq5 (a dependency of libzmq3-dev) is built with libsodium, so CURVE works
 # (zmq_has("curve") is true; `chime version` says so); nothing more to install for --keys.
 # libmicrohttpd serves /metrics, /healthz and /readyz (runtime package: libmicrohttpd12).
-apt_install libzmq3-dev libmicrohttpd-dev pkg-config
+# libcurl talks to the Kubernetes API server (the map register in a ConfigMap; runtime
+# package: libcurl4).
+apt_install libzmq3-dev libmicrohttpd-dev libcurl4-openssl-dev pkg-config
 
 if [ "${1:-}" = "--test" ]; then
     # promtool (scripts/check-deploy.sh: the alert rules' checks and unit tests), a real

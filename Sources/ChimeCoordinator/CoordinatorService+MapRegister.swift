@@ -3,7 +3,8 @@ import ChimeWire
 import Foundation
 
 /// The map register, as the coordinator follows it: about once a second the loop compares the
-/// file's stamp (size, mtime, inode) with the last one and, when it changed, reads the record
+/// register's stamp (a file's size, mtime and inode; a ConfigMap's `resourceVersion`, one GET
+/// bounded by the access's timeout) with the last one and, when it changed, reads the record
 /// and adopts it (`CoordinatorState.adoptMapRecord`). A commit of a slot move in the register
 /// thus reaches the source (which then answers `wrong_shard` for the slots) and the target
 /// within about a second. Without `mapRegister` nothing is read.
@@ -28,10 +29,10 @@ extension CoordinatorService {
             guard let record = try mapRegister.read() else { return }
             let previous = state.mapRecord?.map.mapEpoch
             if state.adoptMapRecord(record), let previous, previous != record.map.mapEpoch {
-                logger.info("map register \(mapRegister.path): map epoch \(previous) → \(record.map.mapEpoch)")
+                logger.info("map register \(mapRegister.qualifiedName): map epoch \(previous) → \(record.map.mapEpoch)")
             }
         } catch {
-            logger.warning("map register \(mapRegister.path) does not read (keeping map epoch \(state.configuration.shardMap?.mapEpoch ?? 1)): \(error.message)")
+            logger.warning("map register \(mapRegister.qualifiedName) does not read (keeping map epoch \(state.configuration.shardMap?.mapEpoch ?? 1)): \(error.message)")
         }
     }
 }

@@ -117,11 +117,12 @@ public final class CoordinatorService {
     /// The operation of the control request being decided and whether it changes something
     /// (`nil` until it decodes), for `recordRequest`.
     var decodedRequest: (operation: ControlOperation, isMutating: Bool)?
-    /// The cluster's map register file (`cluster.register`), polled about once a second for
-    /// a new map (`CoordinatorService+MapRegister.swift`); `nil`: the map is the configured one.
-    public var mapRegister: SlotMapRegisterFile?
-    /// The register file's stamp at the last poll, and when that poll was.
-    var mapRegisterPoll: (stamp: [Int]?, at: ContinuousClock.Instant)?
+    /// The cluster's map register (`cluster.register`: a file or a Kubernetes ConfigMap),
+    /// polled about once a second for a new map (`CoordinatorService+MapRegister.swift`);
+    /// `nil`: the map is the configured one.
+    public var mapRegister: (any SlotMapRegistering)?
+    /// The register's stamp at the last poll, and when that poll was.
+    var mapRegisterPoll: (stamp: String?, at: ContinuousClock.Instant)?
 
     /// A message the loop sends once the journal entries it reports on are durable.
     enum OutboundMessage {

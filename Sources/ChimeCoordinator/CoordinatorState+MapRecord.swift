@@ -41,12 +41,13 @@ extension CoordinatorState {
 
     /// `fireDue` while a move this shard sends is handed over: the slots' occurrences stay
     /// armed (the target fires them from the cut on; the source deletes them at the release)
-    /// but are not taken, so the due occurrences of other slots are found by a scan of the
-    /// timer (O(reminders), only between a hand-over and its release).
+    /// but are not taken, so the due occurrences of other slots are found by a walk of the
+    /// timer's due entries (`TimerQueue.due`: O(due), only between a hand-over and its release).
     mutating func fireDueAroundHandedOverSlots(at now: Date, budget: Int, directives: inout [CoordinatorDirective]) {
         let moves = durable.moves
-        let due = schedule.deadlines.filter { $0.value <= now && moves.mayFire(for: $0.key.recipient) }
-            .sorted { ($0.value, $0.key) < ($1.value, $1.key) }.prefix(budget)
+        // The due entries alone (a walk of the heap's top), not every deadline: at 500,000
+        // reminders a shard, copying all of them each turn stalled the loop 1.6–4.5 s a turn.
+        let due = schedule.due(at: now, limit: budget) { moves.mayFire(for: $0.recipient) }
         for (id, _) in due {
             guard let entry = entries[id], let occurrence = entry.next else { continue }
             takeOccurrence(occurrence, of: id, reminder: entry.reminder, at: now, directives: &directives)

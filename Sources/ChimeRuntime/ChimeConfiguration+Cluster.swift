@@ -28,11 +28,15 @@ extension ChimeConfiguration {
         /// How often a worker asks the shards for the current map (the `map` op) to follow its
         /// changes, in seconds (SIGHUP asks at once); 0.1 to 3600.
         public var mapRefreshSeconds = 5.0
-        /// The path of the cluster's map register file (the map, the slot moves open on it and
-        /// their outcomes, changed by compare-and-swap: `chime shards move`); relative paths
-        /// are taken from the working directory. Empty (the default): no register, the map is
-        /// the one above and never changes while the processes run. Created from the map
-        /// above by the first coordinator that starts; from then on the register's map wins.
+        /// The cluster's map register (the map, the slot moves open on it and their outcomes,
+        /// changed by compare-and-swap: `chime shards move`): a file path (relative paths are
+        /// taken from the working directory), or `configmap:NAME` / `configmap:NAMESPACE/NAME`
+        /// for a Kubernetes ConfigMap reached with the pod's service account (the environment
+        /// variables `CHIME_KUBERNETES_API`, `CHIME_KUBERNETES_TOKEN_FILE`,
+        /// `CHIME_KUBERNETES_CA_FILE` and `CHIME_KUBERNETES_NAMESPACE` override the API server,
+        /// token, CA bundle and namespace). Empty (the default): no register, the map is the
+        /// one above and never changes while the processes run. Created from the map above by
+        /// the first coordinator that starts; from then on the register's map wins.
         public var register = ""
 
         /// The defaults shown on each property.

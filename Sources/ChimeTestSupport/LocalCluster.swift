@@ -23,6 +23,9 @@ public final class LocalCluster {
     /// Variables added to the environment of the child of that name (at every start), such
     /// as `NOTIFY_SOCKET` and `WATCHDOG_USEC` for a supervised coordinator.
     public var environmentByName: [String: [String: String]] = [:]
+    /// Variables added to the environment of every child and of every `run` (under
+    /// `environmentByName`), such as the Kubernetes API overrides of a ConfigMap register.
+    public var environment: [String: String] = [:]
     /// The children that needed SIGKILL when stopped (they ignored SIGTERM for the grace
     /// period), by name, since the cluster was made: a test may expect this to be empty.
     public private(set) var killedAfterGrace: [String] = []
@@ -69,7 +72,7 @@ public final class LocalCluster {
             name: name,
             launch: .init(
                 executable: executable, arguments: wrapper.dropFirst() + (wrapper.isEmpty ? [] : [binary.path]) + arguments,
-                environment: environmentByName[name] ?? [:],
+                environment: environment.merging(environmentByName[name] ?? [:]) { $1 },
                 // The coordinator's default store (.chime/store) then lands in the cluster's folder.
                 currentDirectory: directory.url, output: .file(URL(fileURLWithPath: directory.path("\(name).log")))))
         let process = try child.start()
@@ -82,14 +85,15 @@ public final class LocalCluster {
     /// Runs a `chime` command to completion (at most `timeout` seconds) against this cluster.
     /// - Returns: exit status, standard output and standard error.
     public func run(_ arguments: [String], timeout: Double = 30) throws -> (status: Int32, output: String, error: String) {
-        try Self.run(binary: binary, arguments + clusterArguments, timeout: timeout)
+        try Self.run(binary: binary, arguments + clusterArguments, timeout: timeout, environment: environment)
     }
 
-    /// Runs `binary` with `arguments`, killing it (SIGKILL) after `timeout` seconds.
-    public static func run(binary: URL, _ arguments: [String], timeout: Double = 30) throws
+    /// Runs `binary` with `arguments` (and `environment` added to this process's), killing
+    /// it (SIGKILL) after `timeout` seconds.
+    public static func run(binary: URL, _ arguments: [String], timeout: Double = 30, environment: [String: String] = [:]) throws
         -> (status: Int32, output: String, error: String)
     {
-        let child = ChildSupervisor(name: binary.lastPathComponent, launch: .init(executable: binary, arguments: arguments))
+        let child = ChildSupervisor(name: binary.lastPathComponent, launch: .init(executable: binary, arguments: arguments, environment: environment))
         let output = Pipe()
         let error = Pipe()
         child.pipes = (output, error)

@@ -28,7 +28,7 @@ public final class HTTPServer: Sendable {
     ///   on the caller's (hence `@Sendable` and nonisolated).
     /// - Throws: `HTTPServerError` `.cannotListen` when the address is in use or not on
     ///   this machine. The corresponding libmicrohttpd call is `MHD_start_daemon_va`.
-    /// - Parameter maximumBodyBytes: the largest `POST` body read, in bytes; a larger one is
+    /// - Parameter maximumBodyBytes: the largest `POST` or `PUT` body read, in bytes; a larger one is
     ///   answered 413 without calling the handler. 0 (the default) reads no body: the
     ///   handler answers as soon as the headers are in.
     /// - Parameter tls: a PEM certificate and key to serve HTTPS with (libmicrohttpd's GnuTLS:
@@ -179,7 +179,7 @@ private func unescapeCallback(
 /// for one request come in turn).
 ///
 /// Without a body limit a request is answered on the first call, before any body is read.
-/// With one, a `POST` is answered on the last call (upload size 0 after the body): the body
+/// With one, a `POST` or `PUT` is answered on the last call (upload size 0 after the body): the body
 /// chunks in between are kept by the tracker for the connection, past the limit only
 /// counted (the answer is then 413).
 private func accessHandler(
@@ -191,7 +191,7 @@ private func accessHandler(
     let box = Unmanaged<HandlerBox>.fromOpaque(context).takeUnretainedValue()
     let methodText = method.map { String(decoding: UnsafeRawBufferPointer(start: $0, count: strlen($0)), as: UTF8.self) } ?? ""
     var body: [UInt8] = []
-    if box.maximumBodyBytes > 0, methodText == "POST", let connectionContext, let uploadDataSize {
+    if box.maximumBodyBytes > 0, methodText == "POST" || methodText == "PUT", let connectionContext, let uploadDataSize {
         if connectionContext.pointee == nil {
             // The first call: headers only. A non-null marker says the body follows.
             box.tracker.requestHeadersArrived(connection)

@@ -32,6 +32,31 @@ import Testing
         #expect(queue.nextDeadline == at(40))
     }
 
+    /// `due(at:limit:where:)` answers what `popDue` would take, filtered, and leaves the queue
+    /// as it was: checked against a sort of all deadlines over seeded random queues.
+    @Test(arguments: [1, 7, 100, 5_000]) func dueEntriesAreReadWithoutTakingThem(count: Int) {
+        var random = SystemRandomNumberGenerator()
+        var queue = TimerQueue<Int>(shardCount: 4)
+        for key in 0..<count { queue.schedule(key, at: at(Double(Int.random(in: 0..<(count / 2 + 2), using: &random)))) }
+        let before = queue
+        let now = at(Double(count / 6))
+        for limit in [0, 1, 3, count] {
+            let due = queue.due(at: now, limit: limit) { $0 % 3 != 0 }
+            let expected = queue.deadlines.filter { $0.value <= now && $0.key % 3 != 0 }.sorted { ($0.value, $0.key) < ($1.value, $1.key) }
+            #expect(due.count == min(limit, expected.count))
+            #expect(due.map(\.deadline) == expected.prefix(limit).map(\.value))
+            #expect(Set(due.map(\.key)).isSubset(of: Set(expected.map(\.key))))
+        }
+        #expect(queue == before)
+        #expect(queue.count == count)
+        // Equal deadlines in schedule order, as popDue takes them.
+        var ordered = TimerQueue<String>()
+        for key in ["b", "a", "c"] { ordered.schedule(key, at: at(5)) }
+        ordered.schedule("late", at: at(50))
+        #expect(ordered.due(at: at(10), limit: 10) { _ in true }.map(\.key) == ["b", "a", "c"])
+        #expect(ordered.due(at: at(10), limit: 10) { $0 != "a" }.map(\.key) == ["b", "c"])
+    }
+
     @Test func equalDeadlinesComeOutInScheduleOrder() {
         var queue = TimerQueue<Int>()
         for key in [5, 3, 9, 1, 7] { queue.schedule(key, at: at(0)) }

@@ -9,23 +9,30 @@ import Testing
 extension SlotMoveProcessTests {
     /// Writes the configuration (shards 0 and 1 splitting the slots, shard 2 listed with none,
     /// a map register file, fast failover) and starts shards 0 and 1 and two workers.
+    /// - Parameter configMapServer: keep the register in this stand-in API server's ConfigMap
+    ///   instead (every process gets the `CHIME_KUBERNETES_*` overrides), and configure shard 2
+    ///   only when it starts (`startThirdShard(_:map:joinsLater:)`), as a scaled-up StatefulSet.
     /// - Returns: the configured map (epoch 1, shard 2 empty).
-    static func startTwoShardsWithRegister(_ cluster: LocalCluster) throws -> ShardMap {
+    static func startTwoShardsWithRegister(_ cluster: LocalCluster, configMapServer: KubernetesAPIStandIn? = nil) throws -> ShardMap {
+        if let configMapServer {
+            let tokenFile = cluster.directory.path("token")
+            try Data("move-token".utf8).write(to: URL(fileURLWithPath: tokenFile))
+            cluster.environment = [
+                "CHIME_KUBERNETES_API": configMapServer.baseURL, "CHIME_KUBERNETES_TOKEN_FILE": tokenFile,
+                "CHIME_KUBERNETES_CA_FILE": "", "CHIME_KUBERNETES_NAMESPACE": configMapServer.namespace,
+            ]
+        }
         let three = cluster.shardMap(shards: 3)
         let two = ShardMap.evenlySplit(shards: 2) { three.shards[$0].endpoints }
         // Shard 2 is in the configuration (its endpoints) with no slots: the shard added later.
         var shards = two.shards
         shards.append(ShardMap.Shard(id: 2, slots: [], endpoints: three.shards[2].endpoints))
         let map = ShardMap(mapEpoch: 1, slotCount: two.slotCount, shards: shards)
-        let register = cluster.directory.path("map-register.json")
-        var clusterJSON = try #require(try JSONSerialization.jsonObject(with: JSONEncoder().encode(map)) as? [String: Any])
-        clusterJSON["register"] = register
-        let config: [String: Any] = [
-            "http": ["listen": "off"], "cluster": clusterJSON,
-            "coordinator": ["leaseSeconds": 2, "maxAttempts": 50, "eventRetention": 1_000_000],
-            "heartbeat": ["intervalMilliseconds": 200, "liveness": 3],
-        ]
-        try JSONSerialization.data(withJSONObject: config).write(to: URL(fileURLWithPath: cluster.directory.path("chime.json")))
+        let register = configMapServer == nil ? cluster.directory.path("map-register.json") : "configmap:chime-shard-map"
+        // With the ConfigMap register shard 2 is not configured at first (a StatefulSet of 2).
+        try writeConfiguration(
+            configMapServer == nil ? map : ShardMap(mapEpoch: 1, slotCount: map.slotCount, shards: Array(map.shards.prefix(2))),
+            register: register, cluster)
         for id in [0, 1] {
             try cluster.spawn("shard-\(id)", ["coordinator", "--shard", String(id), "--store", "store-\(id)"] + cluster.shardedArguments)
             try cluster.waitForCoordinator(at: map.shards[id].endpoints.control, timeout: 20)
@@ -33,12 +40,32 @@ extension SlotMoveProcessTests {
         try cluster.spawn("worker-1", ["worker", "--id", "worker-1"] + cluster.shardedArguments)
         try cluster.spawn("worker-2", ["worker", "--id", "worker-2"] + cluster.shardedArguments)
         for id in [0, 1] { try cluster.waitForAliveWorkers(2, at: map.shards[id].endpoints.control, timeout: 20) }
-        #expect(FileManager.default.fileExists(atPath: register))
+        if let configMapServer {
+            #expect(configMapServer.configMap("chime-shard-map") != nil)
+        } else {
+            #expect(FileManager.default.fileExists(atPath: register))
+        }
         return map
     }
 
+    /// Writes `chime.json`: `map` as the `cluster` section with `register`, fast failover.
+    static func writeConfiguration(_ map: ShardMap, register: String, _ cluster: LocalCluster) throws {
+        var clusterJSON = try #require(try JSONSerialization.jsonObject(with: JSONEncoder().encode(map)) as? [String: Any])
+        clusterJSON["register"] = register
+        clusterJSON["mapRefreshSeconds"] = 1
+        let config: [String: Any] = [
+            "http": ["listen": "off"], "cluster": clusterJSON,
+            "coordinator": ["leaseSeconds": 2, "maxAttempts": 50, "eventRetention": 1_000_000],
+            "heartbeat": ["intervalMilliseconds": 200, "liveness": 3],
+        ]
+        try JSONSerialization.data(withJSONObject: config).write(to: URL(fileURLWithPath: cluster.directory.path("chime.json")))
+    }
+
     /// Starts shard 2's coordinator and waits until both workers serve it.
-    static func startThirdShard(_ cluster: LocalCluster, map: ShardMap) throws {
+    /// - Parameter joinsLater: shard 2 enters the configuration now (the ConfigMap register's
+    ///   case): its coordinator joins the register's map itself, one epoch up.
+    static func startThirdShard(_ cluster: LocalCluster, map: ShardMap, joinsLater: Bool = false) throws {
+        if joinsLater { try writeConfiguration(map, register: "configmap:chime-shard-map", cluster) }
         try cluster.spawn("shard-2", ["coordinator", "--shard", "2", "--store", "store-2"] + cluster.shardedArguments)
         try cluster.waitForCoordinator(at: map.shards[2].endpoints.control, timeout: 20)
         try cluster.waitForAliveWorkers(2, at: map.shards[2].endpoints.control, timeout: 20)
@@ -56,10 +83,12 @@ extension SlotMoveProcessTests {
 
     /// Checks that the cluster is back at the configured ranges after `rounds` rounds of
     /// 2 → 3 → 2 (four committed moves each way per round).
-    static func expectBackToTwoShards(_ cluster: LocalCluster, rounds: Int) throws {
-        let mapRun = try LocalCluster.run(binary: cluster.binary, ["shards", "map", "--json"] + cluster.shardedArguments)
+    /// `joined`: shard 2 joined the register's map (one epoch more).
+    static func expectBackToTwoShards(_ cluster: LocalCluster, rounds: Int, joined: Bool = false) throws {
+        let mapRun = try LocalCluster.run(
+            binary: cluster.binary, ["shards", "map", "--json"] + cluster.shardedArguments, environment: cluster.environment)
         let mapResult = try #require(moveResult(mapRun.output))
-        #expect(mapResult["mapEpoch"] as? Int == 1 + 8 * rounds)
+        #expect(mapResult["mapEpoch"] as? Int == 1 + 8 * rounds + (joined ? 1 : 0))
         let rows = try #require(mapResult["shards"] as? [[String: Any]])
         #expect(rows.map { $0["slots"] as? Int } == [2048, 2048, 0])
     }

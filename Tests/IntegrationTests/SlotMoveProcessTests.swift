@@ -1,4 +1,5 @@
 import ChimeClient
+import ChimeCoordinator
 import ChimeCore
 import ChimeTestSupport
 import ChimeWire
@@ -88,11 +89,35 @@ import Testing
         try growAndShrink(rounds: max(1, rounds), killMover: true, killShard: true)
     }
 
-    func growAndShrink(rounds: Int, killMover: Bool, killShard: Bool = false) throws {
+    /// The same as the first test with the map register in a Kubernetes ConfigMap, served by a
+    /// stand-in API server on loopback (`KubernetesAPIStandIn`, plain HTTP, a bearer token):
+    /// every process reaches it through `cluster.register = configmap:chime-shard-map` and the
+    /// `CHIME_KUBERNETES_*` overrides. Shard 2 joins as a scaled-up StatefulSet's would: it is
+    /// configured only when its coordinator starts, and joins the register's map itself.
+    @Test func aClusterGrowsAndShrinksWithItsRegisterInAConfigMap() throws {
+        let server = try KubernetesAPIStandIn(namespace: "chime")
+        server.setFaults { $0.token = "move-token" }
+        try growAndShrink(rounds: 1, killMover: false, configMapServer: server)
+        let stored = try #require(server.configMap("chime-shard-map")?.data["register.json"])
+        let record = try SlotMapRegisterFile.decode(Data(stored.utf8))
+        // One epoch for shard 2's joining, one per move.
+        #expect(record.map.mapEpoch == 10)
+        #expect(record.outcomes.count == 8)
+        #expect(record.open.isEmpty)
+        // Every write was a compare-and-swap: the join, then open and commit of 8 moves.
+        #expect(server.requests.filter { $0.hasPrefix("PUT") }.count >= 17)
+        #expect(server.requests.filter { $0.hasPrefix("POST") }.count == 1)
+        let byMethod = Dictionary(grouping: server.requests) { String($0.prefix { $0 != " " }) }.mapValues(\.count)
+        print("configmap register: API requests by method \(byMethod.sorted { $0.key < $1.key })")
+    }
+
+    func growAndShrink(rounds: Int, killMover: Bool, killShard: Bool = false, configMapServer: KubernetesAPIStandIn? = nil) throws {
         let cluster = try LocalCluster(portCount: 3 * LocalCluster.portsPerShard)
         defer { cluster.stop() }
         do {
-            let map = try Self.startTwoShardsWithRegister(cluster)
+            let map = try Self.startTwoShardsWithRegister(cluster, configMapServer: configMapServer)
+            let environment = cluster.environment
+            let joinsLater = configMapServer != nil
 
             // Recipients on the moving slots (0–1023) and elsewhere.
             let recipients = (0..<40).map { RecipientID("load-\($0)") }
@@ -103,7 +128,7 @@ import Testing
             Thread.sleep(forTimeInterval: 1)
 
             // The third shard joins, then takes slots 0–1023, then gives them back.
-            try Self.startThirdShard(cluster, map: map)
+            try Self.startThirdShard(cluster, map: map, joinsLater: joinsLater)
             var results: [[String: Any]] = []
             var firedOnTarget = 0
             // CHIME_MOVE_PROCESS_SEED varies the kill moments.
@@ -132,7 +157,7 @@ import Testing
                         }
                         kills += 1
                     }
-                    let run = try LocalCluster.run(binary: cluster.binary, arguments, timeout: 50)
+                    let run = try LocalCluster.run(binary: cluster.binary, arguments, timeout: 50, environment: environment)
                     #expect(run.status == 0, "move to \(target): \(run.output) \(run.error)")
                     let result = try #require(Self.moveResult(run.output))
                     #expect(result["outcome"] as? String == "committed")
@@ -153,13 +178,15 @@ import Testing
             #expect(acknowledged.count > 100)
 
             // The final map: back to two shards' ranges.
-            try Self.expectBackToTwoShards(cluster, rounds: rounds)
+            try Self.expectBackToTwoShards(cluster, rounds: rounds, joined: joinsLater)
             // A plan evens out reminders: the empty shard 2 gets slots first.
-            let plan = try LocalCluster.run(binary: cluster.binary, ["shards", "rebalance", "--dry-run", "--json"] + cluster.shardedArguments)
+            let plan = try LocalCluster.run(
+                binary: cluster.binary, ["shards", "rebalance", "--dry-run", "--json"] + cluster.shardedArguments, environment: environment)
             let planned = try #require((try JSONSerialization.jsonObject(with: Data(plan.output.utf8)) as? [String: Any])?["result"] as? [String: Any])
             let moves = try #require(planned["moves"] as? [String])
             #expect(moves.first?.hasSuffix("to shard 2") == true, "\(moves)")
-            let bad = try LocalCluster.run(binary: cluster.binary, ["shards", "move", "5-x", "--to", "1"] + cluster.shardedArguments)
+            let bad = try LocalCluster.run(
+                binary: cluster.binary, ["shards", "move", "5-x", "--to", "1"] + cluster.shardedArguments, environment: environment)
             #expect(bad.status == 2 && bad.error.contains("'5-x' is not a slot or a range"), "\(bad.error)")
 
             // Slots 0–1023 are shard 0's again, as at the start.

@@ -60,6 +60,17 @@ public struct SlotMapRecord: Equatable, Sendable {
         return next
     }
 
+    /// The record with `shard` added to the map owning no slots (a shard joining the cluster:
+    /// a StatefulSet scaled up), in a map one epoch higher so that workers follow it. `nil`
+    /// when the map already has a shard of that id, or `shard` names slots or a negative id.
+    public func joining(_ shard: ShardMap.Shard) -> SlotMapRecord? {
+        guard shard.slots.isEmpty, shard.id >= 0, map.shard(id: shard.id) == nil else { return nil }
+        var next = self
+        next.map.shards = (map.shards + [ShardMap.Shard(id: shard.id, slots: [], endpoints: shard.endpoints)]).sorted { $0.id < $1.id }
+        next.map.mapEpoch = map.mapEpoch &+ 1
+        return next
+    }
+
     /// The open move that covers `slot`, if any.
     public func openMove(covering slot: Int) -> SlotMove? { open.values.first { $0.slots.contains(slot) } }
 }

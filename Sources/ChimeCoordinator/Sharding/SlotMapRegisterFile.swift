@@ -67,10 +67,10 @@ public struct SlotMapRegisterFile: Sendable {
 
     /// A cheap stamp of the file (its size, modification time and inode), to poll without
     /// decoding: a changed stamp means a write happened. `nil` when there is no file.
-    public func stamp() -> [Int]? {
+    public func stamp() -> String? {
         var info = stat()
         guard stat(path, &info) == 0 else { return nil }
-        return [Int(info.st_size), Int(info.st_mtim.tv_sec), Int(info.st_mtim.tv_nsec), Int(info.st_ino)]
+        return "\(info.st_size) \(info.st_mtim.tv_sec).\(info.st_mtim.tv_nsec) \(info.st_ino)"
     }
 
     /// Creates the file holding `map` at version 1 unless one exists; returns the file's record.

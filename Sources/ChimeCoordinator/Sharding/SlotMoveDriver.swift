@@ -3,8 +3,11 @@ import ChimeJournal
 import ChimeWire
 import Foundation
 
-/// A map register a mover reads and writes: the file (``SlotMapRegisterFile``), or a test's.
-public protocol SlotMapRegistering {
+/// A map register: the file (``SlotMapRegisterFile``), a Kubernetes ConfigMap
+/// (``SlotMapRegisterConfigMap``), or a test's.
+public protocol SlotMapRegistering: Sendable {
+    /// How logs and errors name the register (`/path/map.json`, `configmap chime/chime-shard-map`).
+    var qualifiedName: String { get }
     /// The current record, `nil` when there is none.
     /// - Throws: `WireError` when it cannot be read.
     func read() throws(WireError) -> SlotMapRecord?
@@ -12,9 +15,48 @@ public protocol SlotMapRegistering {
     /// - Returns: whether the write won.
     /// - Throws: `WireError` when it cannot be written.
     func compareAndSwap(expectedVersion: UInt64, _ new: SlotMapRecord) throws(WireError) -> Bool
+    /// Creates the record holding `map` at version 1 unless one exists; returns the register's record.
+    /// - Throws: `WireError` when it cannot be read or written.
+    func createIfAbsent(map: ShardMap) throws(WireError) -> SlotMapRecord
+    /// A value that changes with every write, cheaper than ``read()`` to poll (a file's size,
+    /// mtime and inode; a ConfigMap's `resourceVersion`); `nil` when there is no record or it
+    /// does not read.
+    func stamp() -> String?
 }
 
-extension SlotMapRegisterFile: SlotMapRegistering {}
+extension SlotMapRegistering {
+    /// The register's record, created from `configured` when there is none, with shard
+    /// `shardID` joined to its map when the register's map does not name it yet and the
+    /// configured map lists it with no slots (a coordinator starting for a new shard).
+    /// - Returns: a record whose map names `shardID`.
+    /// - Throws: `WireError(.invalidArgument)` when the register's map does not name the shard
+    ///   and the configured map does not list it with no slots (it would own slots that are
+    ///   another shard's); the register's errors.
+    public func createIfAbsent(map configured: ShardMap, joining shardID: Int) throws(WireError) -> SlotMapRecord {
+        // Each lost swap means another writer changed the record: a few tries are plenty.
+        for _ in 0..<16 {
+            let record = try createIfAbsent(map: configured)
+            if record.map.shard(id: shardID) != nil { return record }
+            guard let shard = configured.shard(id: shardID), shard.slots.isEmpty, let joined = record.joining(shard) else {
+                throw WireError(
+                    .invalidArgument,
+                    "shard \(shardID) is not in the map of \(qualifiedName) (epoch \(record.map.mapEpoch)): list it in the cluster section with \"slots\": [] to join it")
+            }
+            if try compareAndSwap(expectedVersion: record.version, joined) {
+                var written = joined
+                written.version = record.version &+ 1
+                return written
+            }
+        }
+        throw WireError(.unavailable, "\(qualifiedName) kept changing while shard \(shardID) joined it")
+    }
+}
+
+extension SlotMapRegisterFile: SlotMapRegistering {
+    /// The file's path.
+    public var qualifiedName: String { path }
+}
+extension SlotMapRegisterConfigMap: SlotMapRegistering {}
 
 /// The mover as a process: repeats `SlotMover.nextStep` over the register and the two
 /// shards' answers and carries each step out (register writes, `move` ops), until the move

@@ -32,6 +32,29 @@ struct IndexedHeap<Key: Hashable & Sendable, Priority: Comparable & Sendable>: S
     /// The entries in heap order (not sorted).
     @inlinable var unorderedEntries: [(key: Key, priority: Priority, shard: Int)] { entries }
 
+    /// The entries whose priority satisfies `isWithin`, which must hold for a prefix of the
+    /// heap's order (true for the top entries, false from some priority on: "at or before a
+    /// deadline" in a min-heap), in heap order, not sorted. A walk from the top that skips the
+    /// subtree under every entry outside, so it costs O(k × arity) for k entries within,
+    /// however many the heap holds.
+    @inlinable
+    func entries(where isWithin: (Priority) -> Bool) -> [(key: Key, priority: Priority)] {
+        var found: [(key: Key, priority: Priority)] = []
+        var pending = entries.isEmpty ? [] : [0]
+        while let position = pending.popLast() {
+            let entry = entries[position]
+            guard isWithin(entry.priority) else { continue }
+            found.append((entry.key, entry.priority))
+            let firstChild = position * Self.arity + 1
+            var child = firstChild
+            while child < min(firstChild + Self.arity, entries.count) {
+                pending.append(child)
+                child += 1
+            }
+        }
+        return found
+    }
+
     /// Makes room for `capacity` keys without reallocating.
     @inlinable
     mutating func reserveCapacity(_ capacity: Int) {

@@ -112,6 +112,20 @@ extension TimerQueue {
     @inlinable
     public var first: (key: Key, deadline: Date)? { heap.top.map { ($0.key, $0.priority.instant) } }
 
+    /// The entries due at `now` (deadline at or before it) whose key `isIncluded` accepts,
+    /// earliest first (equal deadlines in `schedule` order), at most `limit`; they stay in the
+    /// queue. O(d log d) for the d entries due, however many the queue holds: for a loop that
+    /// must pass over some due keys (a slot move's handed-over slots) without a scan of all.
+    @inlinable
+    public func due(at now: Date, limit: Int, where isIncluded: (Key) -> Bool) -> [(key: Key, deadline: Date)] {
+        let cutoff = now.timeIntervalSinceReferenceDate
+        return heap.entries { $0.deadline <= cutoff }
+            .filter { isIncluded($0.key) }
+            .sorted { $0.priority < $1.priority }
+            .prefix(limit)
+            .map { ($0.key, $0.priority.instant) }
+    }
+
     /// Every key with its deadline (UTC), in no particular order. O(n).
     public var deadlines: [Key: Date] {
         Dictionary(uniqueKeysWithValues: heap.unorderedEntries.map { ($0.key, $0.priority.instant) })

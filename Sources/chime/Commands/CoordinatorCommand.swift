@@ -46,10 +46,13 @@ enum CoordinatorCommand: Command {
             let counts = try security.reload()
             return Dictionary(uniqueKeysWithValues: counts.map { ("\($0.key.rawValue)Keys", .int($0.value)) })
         }
-        // With a map register the register's map wins (created from the configured one).
+        // With a map register the register's map wins (created from the configured one; a new
+        // shard listed there with no slots joins it).
         let register = try MapRegisterOptions.register(configuration)
         var map = shard?.map
-        if let register, let configured = map { map = try MapRegisterOptions.createIfAbsent(register, map: configured).map }
+        if let register, let configured = map, let shard {
+            map = try MapRegisterOptions.createIfAbsent(register, map: configured, joining: shard.id).map
+        }
         let service = CoordinatorService(
             configuration: configuration, logger: logger, stop: stop, standby: arguments.has("standby"),
             security: security,

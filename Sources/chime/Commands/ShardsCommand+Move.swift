@@ -26,7 +26,7 @@ extension ShardsCommand {
         guard arguments.positionals.count == 2 else { throw UsageError("give the slots: chime shards move SLOTS --to SHARD") }
         guard let targetText = arguments.value("to"), let target = Int(targetText) else { throw UsageError("--to SHARD is required (a shard id)") }
         let register = try context.requireRegister()
-        guard let record = try register.read() else { throw ConfigurationError("cluster.register: the register file does not exist yet (start a coordinator first)") }
+        guard let record = try register.read() else { throw ConfigurationError("cluster.register: \(register.qualifiedName) holds no record yet (start a coordinator first)") }
         let slots = try parseSlots(arguments.positionals[1], slotCount: record.map.slotCount)
         let pause = try arguments.value("pause-ms").map { text -> Int in
             guard let value = Int(text), (1...60_000).contains(value) else { throw UsageError("--pause-ms must be 1…60000") }
@@ -49,7 +49,7 @@ extension ShardsCommand {
         var total = (moves: 0, slots: 0, reminders: 0, alreadyThere: 0)
         var outcome = SlotMoveOutcome.committed(mapEpoch: record.map.mapEpoch)
         for (index, slots) in batches.enumerated() {
-            guard let record = try register.read() else { throw ConfigurationError("cluster.register: the register file vanished") }
+            guard let record = try register.read() else { throw ConfigurationError("cluster.register: \(register.qualifiedName) lost its record") }
             let fixedID = arguments.value("id").map { SlotMoveID(batches.count == 1 ? $0 : "\($0)-\(index)") }
             guard let move = try resolveMove(slots, target: target, id: fixedID, record: record, context: context) else {
                 total.alreadyThere += slots.count
@@ -104,7 +104,7 @@ extension ShardsCommand {
 
     /// Drives one move, with a progress line on stderr unless `json`.
     static func runMove(
-        _ move: SlotMove, context: ShardsContext, register: SlotMapRegisterFile, pauseMilliseconds: Int, timeout: Double, json: Bool
+        _ move: SlotMove, context: ShardsContext, register: any SlotMapRegistering, pauseMilliseconds: Int, timeout: Double, json: Bool
     ) throws -> (SlotMoveOutcome, Int?, Double) {
         var driver = context.driver(register)
         driver.pause = Double(pauseMilliseconds) / 1000
@@ -161,7 +161,7 @@ extension ShardsCommand {
 
     static func rebalance(_ arguments: Arguments, _ context: ShardsContext) throws -> Int32 {
         let register = try context.requireRegister()
-        guard let record = try register.read() else { throw ConfigurationError("cluster.register: the register file does not exist yet") }
+        guard let record = try register.read() else { throw ConfigurationError("cluster.register: \(register.qualifiedName) holds no record yet") }
         var reminders: [Int: Int] = [:]
         for shard in record.map.shards { reminders[shard.id] = try context.status(of: shard.id, in: record.map).reminders }
         let moves = plan(map: record.map, reminders: reminders)

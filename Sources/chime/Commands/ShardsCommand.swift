@@ -118,7 +118,7 @@ enum ShardsCommand: Command {
 /// operator control clients of each shard.
 final class ShardsContext {
     let configuration: ChimeConfiguration
-    let register: SlotMapRegisterFile?
+    let register: (any SlotMapRegistering)?
     let curve: CurveClientKeys?
     private var clients: [String: ControlClient] = [:]
 
@@ -128,8 +128,8 @@ final class ShardsContext {
         curve = try CommonOptions.clientKeys(configuration, role: .operator)
     }
 
-    func requireRegister() throws -> SlotMapRegisterFile {
-        guard let register else { throw ConfigurationError("cluster.register: moving slots needs the map register (a path in the cluster section)") }
+    func requireRegister() throws -> any SlotMapRegistering {
+        guard let register else { throw ConfigurationError("cluster.register: moving slots needs the map register (a path or configmap:NAME in the cluster section)") }
         return register
     }
 
@@ -160,7 +160,7 @@ final class ShardsContext {
     func status(of shard: Int, in map: ShardMap) throws -> SlotMoveStatus { try send(shard, .status, SlotMoveCall(), in: map) }
 
     /// A driver whose shards are reached through the register's current map.
-    func driver(_ register: SlotMapRegisterFile) -> SlotMoveDriver {
+    func driver(_ register: any SlotMapRegistering) -> SlotMoveDriver {
         SlotMoveDriver(register: register) { [self] shard, step, call in
             let map = try register.read()?.map ?? currentMap()
             return try send(shard, step, call, in: map)

@@ -17,6 +17,9 @@ import Testing
         func compareAndSwap(expectedVersion: UInt64, _ new: SlotMapRecord) throws(WireError) -> Bool {
             register.compareAndSwap(expectedVersion: expectedVersion, new)
         }
+        var qualifiedName: String { "the test's register" }
+        func createIfAbsent(map: ShardMap) throws(WireError) -> SlotMapRecord { register.record }
+        func stamp() -> String? { "\(register.record.version)" }
     }
 
     final class Cluster: @unchecked Sendable {

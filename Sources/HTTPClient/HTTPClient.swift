@@ -1,0 +1,178 @@
+internal import CCurl
+import Foundation
+import Synchronization
+
+/// A blocking HTTP/1.1 client for small JSON exchanges with one server (the Kubernetes API
+/// server): one request per call, each with its own deadline, a response body bounded before
+/// it is kept, and TLS verified against a CA bundle file of the caller's choosing.
+///
+/// Built on libcurl (Debian `libcurl4-openssl-dev`) rather than FoundationNetworking's
+/// `URLSession`, whose Linux build always verifies against `/etc/ssl/certs/ca-certificates.crt`
+/// and offers no way to trust a cluster's own CA (`ca.crt` of a service account). Safe to
+/// use from several threads: each call makes and frees its own easy handle.
+///
+/// ```swift
+/// let client = HTTPClient(timeout: 5, certificateAuthorityFile: "/var/run/secrets/kubernetes.io/serviceaccount/ca.crt")
+/// let response = try client.send(HTTPClient.Request(method: "GET", url: "https://10.0.0.1/api"))
+/// ```
+public struct HTTPClient: Sendable {
+    /// One request.
+    public struct Request: Sendable {
+        /// `GET`, `POST`, `PUT`, …
+        public var method: String
+        /// An `http://` or `https://` URL.
+        public var url: String
+        /// Header lines as name and value (no `Expect: 100-continue` is ever sent).
+        public var headers: [(name: String, value: String)]
+        /// The body sent, if any.
+        public var body: Data?
+
+        /// A request from its parts.
+        public init(method: String, url: String, headers: [(name: String, value: String)] = [], body: Data? = nil) {
+            self.method = method
+            self.url = url
+            self.headers = headers
+            self.body = body
+        }
+    }
+
+    /// A response: its status and body.
+    public struct Response: Sendable, Equatable {
+        /// The HTTP status code (200, 404, 409, …).
+        public var status: Int
+        /// The body, at most the client's `maximumResponseBytes`.
+        public var body: Data
+
+        /// A response from its parts.
+        public init(status: Int, body: Data) {
+            self.status = status
+            self.body = body
+        }
+    }
+
+    /// The whole exchange's deadline (connection, TLS, request and response), in seconds.
+    public var timeout: Double
+    /// The PEM file of the CA certificates a server's certificate must chain to; `nil`: the
+    /// system's bundle.
+    public var certificateAuthorityFile: String?
+    /// The largest response body kept, in bytes; a larger one fails with `.tooLarge`.
+    public var maximumResponseBytes: Int
+
+    /// A client (nothing is opened until a request is sent).
+    public init(timeout: Double, certificateAuthorityFile: String? = nil, maximumResponseBytes: Int = 16 << 20) {
+        self.timeout = timeout
+        self.certificateAuthorityFile = certificateAuthorityFile
+        self.maximumResponseBytes = maximumResponseBytes
+    }
+
+    /// Sends `request` and waits for the whole response, at most `timeout` seconds.
+    /// - Returns: the response, whatever its status.
+    /// - Throws: `HTTPClientError` with `.timedOut`, `.tooLarge`, `.unreachable` (no connection),
+    ///   `.tls` (the certificate did not verify, or the CA file did not load) or `.failed`.
+    public func send(_ request: Request) throws(HTTPClientError) -> Response {
+        guard request.url.hasPrefix("http://") || request.url.hasPrefix("https://") else {
+            throw HTTPClientError(.failed, "\(request.url) is not an http:// or https:// URL")
+        }
+        Self.initializeOnce()
+        guard let handle = curl_easy_init() else { throw HTTPClientError(.failed, "libcurl could not make a handle") }
+        defer { curl_easy_cleanup(handle) }
+        var headers: UnsafeMutablePointer<curl_slist>?
+        defer { curl_slist_free_all(headers) }
+        // An empty Expect: stops libcurl's 1-second wait for `100 Continue` before a large body.
+        for line in request.headers.map({ "\($0.name): \($0.value)" }) + ["Expect:"] {
+            headers = curl_slist_append(headers, line)
+        }
+        let sink = ResponseSink(limit: maximumResponseBytes)
+        var errorText = [CChar](repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
+        let body = request.body ?? Data()
+        let code: CURLcode = body.withUnsafeBytes { bodyBytes in
+            errorText.withUnsafeMutableBufferPointer { errorBuffer in
+                withExtendedLifetime(sink) {
+                    var result = request.url.withCString { chime_curl_setopt_pointer(handle, CURLOPT_URL, $0) }
+                    func set(_ option: CURLoption, _ value: Int) {
+                        if result == CURLE_OK { result = chime_curl_setopt_long(handle, option, value) }
+                    }
+                    func set(_ option: CURLoption, pointer: UnsafeRawPointer?) {
+                        if result == CURLE_OK { result = chime_curl_setopt_pointer(handle, option, pointer) }
+                    }
+                    // Timeouts without SIGALRM: the process has its own signal handling and threads.
+                    set(CURLOPT_NOSIGNAL, 1)
+                    set(CURLOPT_TIMEOUT_MS, max(1, Int(timeout * 1000)))
+                    set(CURLOPT_CONNECTTIMEOUT_MS, max(1, Int(timeout * 1000)))
+                    set(CURLOPT_FOLLOWLOCATION, 0)
+                    set(CURLOPT_ERRORBUFFER, pointer: errorBuffer.baseAddress)
+                    set(CURLOPT_HTTPHEADER, pointer: headers)
+                    if let file = certificateAuthorityFile {
+                        file.withCString { set(CURLOPT_CAINFO, pointer: $0) }
+                    }
+                    if result == CURLE_OK { result = chime_curl_setopt_offset(handle, CURLOPT_MAXFILESIZE_LARGE, curl_off_t(maximumResponseBytes)) }
+                    request.method.withCString { set(CURLOPT_CUSTOMREQUEST, pointer: $0) }
+                    if request.body != nil {
+                        set(CURLOPT_POSTFIELDSIZE, bodyBytes.count)
+                        set(CURLOPT_POSTFIELDS, pointer: bodyBytes.baseAddress ?? UnsafeRawPointer(bitPattern: 1))
+                    } else if request.method == "GET" {
+                        set(CURLOPT_HTTPGET, 1)
+                    }
+                    if result == CURLE_OK { result = chime_curl_setopt_write_function(handle, responseSinkWrite) }
+                    set(CURLOPT_WRITEDATA, pointer: Unmanaged.passUnretained(sink).toOpaque())
+                    guard result == CURLE_OK else { return result }
+                    return curl_easy_perform(handle)
+                }
+            }
+        }
+        guard code == CURLE_OK else {
+            let written = String(decoding: errorText.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            let detail = written.isEmpty ? String(cString: curl_easy_strerror(code)) : written
+            throw Self.failure(code, detail: detail, request: request, isOverLimit: sink.isOverLimit)
+        }
+        var status = 0
+        _ = chime_curl_response_code(handle, &status)
+        return Response(status: status, body: sink.data)
+    }
+
+    private static func failure(_ code: CURLcode, detail: String, request: Request, isOverLimit: Bool) -> HTTPClientError {
+        let what = "\(request.method) \(request.url)"
+        if isOverLimit || code == CURLE_FILESIZE_EXCEEDED { return HTTPClientError(.tooLarge, "\(what): the response is over the bound (\(detail))") }
+        switch code {
+        case CURLE_OPERATION_TIMEDOUT: return HTTPClientError(.timedOut, "\(what) timed out: \(detail)")
+        case CURLE_COULDNT_CONNECT, CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_RESOLVE_PROXY:
+            return HTTPClientError(.unreachable, "\(what): \(detail)")
+        case CURLE_PEER_FAILED_VERIFICATION, CURLE_SSL_CONNECT_ERROR, CURLE_SSL_CACERT_BADFILE, CURLE_SSL_CERTPROBLEM:
+            return HTTPClientError(.tls, "\(what): \(detail)")
+        default: return HTTPClientError(.failed, "\(what): \(detail)")
+        }
+    }
+
+    private static let initialized = Mutex(false)
+
+    /// `curl_global_init` once per process, before the first handle (libcurl's rule).
+    private static func initializeOnce() {
+        initialized.withLock { isDone in
+            guard !isDone else { return }
+            isDone = chime_curl_global_init() == CURLE_OK
+        }
+    }
+}
+
+/// Collects a response body up to a bound (the write callback's context).
+private final class ResponseSink {
+    let limit: Int
+    var data = Data()
+    var isOverLimit = false
+
+    init(limit: Int) { self.limit = limit }
+}
+
+/// libcurl's write callback: appends to the sink, or answers 0 (libcurl then fails with
+/// `CURLE_WRITE_ERROR`) once the body would pass the bound.
+private func responseSinkWrite(_ bytes: UnsafeMutablePointer<CChar>?, _ size: Int, _ count: Int, _ context: UnsafeMutableRawPointer?) -> Int {
+    guard let context else { return 0 }
+    let sink = Unmanaged<ResponseSink>.fromOpaque(context).takeUnretainedValue()
+    let length = size * count
+    guard sink.data.count + length <= sink.limit else {
+        sink.isOverLimit = true
+        return 0
+    }
+    if let bytes, length > 0 { sink.data.append(UnsafeRawPointer(bytes).assumingMemoryBound(to: UInt8.self), count: length) }
+    return length
+}
