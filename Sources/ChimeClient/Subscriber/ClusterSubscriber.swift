@@ -75,9 +75,18 @@ public final class ClusterSubscriber: Sendable {
     ///   - catchUp: with it, each shard's gaps and restarts are filled from its catch-up.
     ///   - onReady: called once every shard's subscription is sent.
     ///   - onEvent: called with each event and its JSON bytes, by one thread at a time.
+    ///   - onHandOver: with it (and no `recipient`), each shard's hand-over events (a slot
+    ///     move's end on its source) are passed too, in that shard's `seq` order among its
+    ///     fire events, by the same one thread at a time. Per slot, the events before a
+    ///     hand-over came from its `shard`, the later ones from its `target` (both followed
+    ///     here when the map names the target; a map without it is older than the move's
+    ///     `mapEpoch`: read the map again and subscribe the target from seq 0).
     /// - Throws: the first error a shard's subscriber threw (`ZeroMQError` for a bad
     ///   endpoint, `WireError` when a shard refuses `events`); the other shards are stopped.
-    public func run(catchUp: CatchUp?, onReady: @escaping @Sendable () -> Void = {}, onEvent: @escaping @Sendable (FireEvent, Data) -> Void) throws {
+    public func run(
+        catchUp: CatchUp?, onReady: @escaping @Sendable () -> Void = {}, onEvent: @escaping @Sendable (FireEvent, Data) -> Void,
+        onHandOver: (@Sendable (HandOverEvent, Data) -> Void)? = nil
+    ) throws {
         let shards = shards
         let delivery = Mutex<Void>(())
         let failure = Mutex<(any Error)?>(nil)
@@ -99,7 +108,8 @@ public final class ClusterSubscriber: Sendable {
                     try subscriber.run(
                         catchUp: client.map { ($0, catchUp?.since[shard.id]) },
                         onReady: { if ready.add(1, ordering: .acquiringAndReleasing).newValue == shards.count { onReady() } },
-                        onEvent: { event, raw in delivery.withLock { _ in onEvent(event, raw) } })
+                        onEvent: { event, raw in delivery.withLock { _ in onEvent(event, raw) } },
+                        onHandOver: onHandOver.map { onHandOver in { event, raw in delivery.withLock { _ in onHandOver(event, raw) } } })
                 } catch {
                     // An error after the stop (a catch-up context shut down) is the stop's echo.
                     if !stop.isStopRequested { failure.withLock { if $0 == nil { $0 = error } } }

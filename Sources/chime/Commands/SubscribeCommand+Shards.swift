@@ -69,9 +69,14 @@ extension SubscribeCommand {
         }
         let subscriber = ClusterSubscriber(
             map: map, recipient: recipient, stop: stop, highWaterMark: configuration.eventHighWaterMark, curve: curve)
-        try subscriber.run(catchUp: catchUp) { event, raw in
-            deliver(json ? String(decoding: raw, as: UTF8.self) : describe(event))
+        let printHandOver: @Sendable (HandOverEvent, Data) -> Void = { event, raw in
+            // Not counted by --count (fire events are); printed while the subscription lasts.
+            guard !stop.isStopRequested else { return }
+            output(json ? String(decoding: raw, as: UTF8.self) : describe(event))
         }
+        try subscriber.run(
+            catchUp: catchUp, onEvent: { event, raw in deliver(json ? String(decoding: raw, as: UTF8.self) : describe(event)) },
+            onHandOver: printHandOver)
         return try finish(received: received.load(ordering: .acquiring), count: count, timedOut: timedOut)
     }
 
