@@ -13,7 +13,11 @@ import ZeroMQ
 ///
 /// A recipient lives on one shard, so its events come from that shard alone: with
 /// `recipient` only its shard is subscribed. Events of different shards are delivered in
-/// arrival order (no order holds across shards); `onEvent` is called by one thread at a time.
+/// arrival order (no order holds across shards), except across a slot move: without
+/// `recipient`, topic `handover` is subscribed too and, per slot, the events before a
+/// hand-over (from the source) are delivered before it and those after it (from the target)
+/// after it (``SlotOrder``: a target's event of the slot waits for the hand-over, 5 s at
+/// most). `onEvent` is called by one thread at a time.
 public final class ClusterSubscriber: Sendable {
     let map: ShardMap
     let recipient: RecipientID?
@@ -88,7 +92,17 @@ public final class ClusterSubscriber: Sendable {
         onHandOver: (@Sendable (HandOverEvent, Data) -> Void)? = nil
     ) throws {
         let shards = shards
-        let delivery = Mutex<Void>(())
+        let delivery = Mutex(SlotOrder(map: map))
+        let ordersSlots = recipient == nil
+        /// Passes `ready` on, in order (called under `delivery`'s lock).
+        @Sendable func emit(_ ready: [SlotOrder.Delivery]) {
+            for item in ready {
+                switch item {
+                case .fire(let event, let raw, _): onEvent(event, raw)
+                case .handOver(let event, let raw): onHandOver?(event, raw)
+                }
+            }
+        }
         let failure = Mutex<(any Error)?>(nil)
         let ready = Atomic<Int>(0)
         let group = DispatchGroup()
@@ -100,6 +114,11 @@ public final class ClusterSubscriber: Sendable {
                     let subscriber = SubscriberClient(
                         endpoint: shard.endpoints.events, recipient: recipient, stop: stop, highWaterMark: highWaterMark, curve: curve)
                     subscriber.maxEventBytes = maxEventBytes
+                    if ordersSlots {
+                        subscriber.onTurn = {
+                            delivery.withLock { order in if order.hasHeldEvents { emit(order.onTick(at: Date())) } }
+                        }
+                    }
                     let client = try catchUp.map { catchUp in
                         try ControlClient(
                             endpoint: shard.endpoints.control, timeout: catchUp.timeout, retries: catchUp.retries, curve: curve,
@@ -108,8 +127,12 @@ public final class ClusterSubscriber: Sendable {
                     try subscriber.run(
                         catchUp: client.map { ($0, catchUp?.since[shard.id]) },
                         onReady: { if ready.add(1, ordering: .acquiringAndReleasing).newValue == shards.count { onReady() } },
-                        onEvent: { event, raw in delivery.withLock { _ in onEvent(event, raw) } },
-                        onHandOver: onHandOver.map { onHandOver in { event, raw in delivery.withLock { _ in onHandOver(event, raw) } } })
+                        onEvent: { event, raw in
+                            delivery.withLock { order in
+                                if ordersSlots { emit(order.onFire(event, raw: raw, from: shard.id, at: Date())) } else { onEvent(event, raw) }
+                            }
+                        },
+                        onHandOver: !ordersSlots ? nil : { event, raw in delivery.withLock { order in emit(order.onHandOver(event, raw: raw)) } })
                 } catch {
                     // An error after the stop (a catch-up context shut down) is the stop's echo.
                     if !stop.isStopRequested { failure.withLock { if $0 == nil { $0 = error } } }

@@ -46,6 +46,9 @@ public final class SubscriberClient {
     /// libzmq ends the connection for good on such a frame (a protocol error; it does not
     /// reconnect), so set it only to the coordinators' own value, never a smaller one.
     public var maxEventBytes: Int?
+    /// Called once per turn of the receive loop (at least every 100 ms): a cluster
+    /// subscriber's clock for events it holds (``SlotOrder``).
+    var onTurn: (() -> Void)?
 
     /// Calls `onEvent` for every fire event until the stop signal, with the event's JSON.
     /// - Parameters:
@@ -117,6 +120,7 @@ public final class SubscriberClient {
                     deliver(current.tick(at: Date()))
                     filler = current
                 }
+                onTurn?()
             }
         } catch let error as ZeroMQError where error.code == .contextTerminated {
             return
