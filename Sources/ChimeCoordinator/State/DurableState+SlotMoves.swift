@@ -31,9 +31,12 @@ extension DurableState {
             self = split(where: move.covers).rest
             moves.ended[id] = .released
             if let eventSeq, let mapEpoch {
+                // The instant as the wire and a snapshot carry it (whole milliseconds), so a
+                // state loaded from a snapshot equals the one its journal rebuilds.
+                let instant = (try? RFC3339.parseInstant(RFC3339.format(at))) ?? at
                 moves.retain(HandOverEvent(
                     seq: eventSeq, shard: move.source, move: id.rawValue, slots: HandOverEvent.ranges(of: move.slots),
-                    target: move.target, mapEpoch: mapEpoch, at: at))
+                    target: move.target, mapEpoch: mapEpoch, at: instant))
                 deliveries.eventSeqReserved = max(deliveries.eventSeqReserved, eventSeq)
             }
         case .importing(let move, _):
