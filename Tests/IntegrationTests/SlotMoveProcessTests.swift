@@ -1,17 +1,80 @@
 import ChimeClient
 import ChimeCore
+import ChimeRuntime
 import ChimeTestSupport
 import ChimeWire
 import Foundation
 import Synchronization
 import Testing
+import ZeroMQ
 
 /// Issue 27, end to end: a 2-shard cluster with a map register file grows to 3 shards and
 /// shrinks back under a steady schedule load (firings due about every 10 ms): `chime shards
 /// move 0-1023 --to 2`, then `--to 0`. Every acknowledged reminder is listed exactly once, on
 /// the shard the final map names; every due firing reaches a gap-free subscriber (catch-up
-/// on every shard); duplicates only under the same firing id.
+/// on every shard); duplicates only under the same firing id. A `ClusterSubscriber` running
+/// throughout gets each committed move's hand-over event once, and (without kills) each moved
+/// slot's events from the source before its hand-over and from the target after it.
 @Suite(.serialized) struct SlotMoveProcessTests {
+    /// A gap-free subscriber of every shard (`ClusterSubscriber`, catch-up from seq 0) for the
+    /// whole run: what it delivered, in order.
+    final class Subscription: @unchecked Sendable {
+        enum Item {
+            case fire(FireEvent)
+            case handOver(HandOverEvent)
+        }
+        private let lock = NSLock()
+        private var items: [Item] = []
+        private let stop = StopSignal()
+        private let done = DispatchSemaphore(value: 0)
+
+        func run(map: ShardMap) throws {
+            let context = try Context()
+            stop.onStop { context.shutdown() }
+            let subscriber = ClusterSubscriber(map: map, recipient: nil, stop: stop)
+            let catchUp = ClusterSubscriber.CatchUp(
+                timeout: .seconds(1), retries: 0, context: context, since: Dictionary(uniqueKeysWithValues: map.shards.map { ($0.id, 0) }))
+            Thread.detachNewThread { [self] in
+                defer { done.signal() }
+                do {
+                    try subscriber.run(
+                        catchUp: catchUp, onEvent: { [self] event, _ in lock.withLock { items.append(.fire(event)) } },
+                        onHandOver: { [self] event, _ in lock.withLock { items.append(.handOver(event)) } })
+                } catch {
+                    print("subscription: \(error)")
+                }
+            }
+        }
+
+        var delivered: [Item] { lock.withLock { items } }
+        var handOvers: [HandOverEvent] { delivered.compactMap { if case .handOver(let event) = $0 { event } else { nil } } }
+        var firingIDs: Set<FiringID> { Set(delivered.compactMap { if case .fire(let event) = $0 { event.firing.firingId } else { nil } }) }
+
+        func close() {
+            stop.requestStop()
+            done.wait()
+        }
+
+        /// The load's fire events of `slots` that came from another shard than the slot's
+        /// stream at that point (its owner in `map`, then each hand-over's target).
+        func outOfOrder(map: ShardMap, slots: ClosedRange<Int>) -> [String] {
+            var streams: [Int: Int] = [:]
+            var found: [String] = []
+            for item in delivered {
+                switch item {
+                case .handOver(let event):
+                    for range in event.slots { for slot in range.first...range.last { streams[slot] = event.target } }
+                case .fire(let event):
+                    let slot = map.slot(of: event.firing.recipient)
+                    guard event.firing.reminderId.rawValue.hasPrefix("m-"), slots.contains(slot) else { continue }
+                    let stream = streams[slot] ?? map.ownerID(ofSlot: slot)
+                    if stream != (event.shard ?? 0) { found.append("\(event.firing.firingId) from \(event.shard ?? 0), slot \(slot) is \(stream ?? -1)'s") }
+                }
+            }
+            return found
+        }
+    }
+
     /// The schedule load: one thread, one `ClusterClient` (which follows `wrong_shard` and
     /// waits out `try_again`), two reminders per request every 20 ms, due 0.3–1.5 s later.
     final class Load: @unchecked Sendable {
@@ -112,6 +175,9 @@ import Testing
             let recipients = (0..<40).map { RecipientID("load-\($0)") }
             let moving = recipients.filter { map.slot(of: $0) <= 1023 }
             #expect(!moving.isEmpty && moving.count < recipients.count)
+            let subscription = Subscription()
+            try subscription.run(map: map)
+            defer { subscription.close() }
             let load = Load()
             load.run(seeds: map.shards.prefix(2).map(\.endpoints.control), recipients: recipients)
             Thread.sleep(forTimeInterval: 1)
@@ -202,9 +268,8 @@ import Testing
 
             // Every due firing at a gap-free subscriber (catch-up on every shard).
             let expected = Set(acknowledged.flatMap { Durability.dueFiringIDs(of: $0, through: .distantFuture) })
-            // Retained events move with their recipients' slice and keep the seq they were
-            // acknowledged with, so one shard's log may hold two events of one seq: each is
-            // kept here by (shard asked, seq, firing id).
+            // Retained events stay on the shard that published them (each kept here by shard
+            // asked, seq and firing id).
             let clients = try map.shards.map { try ControlClient(endpoint: $0.endpoints.control, timeout: .seconds(2), retries: 2) }
             var seen: [FireEvent] = []
             try expectEventually(timeout: 30, interval: 0.2, "every acknowledged reminder's firing") {
@@ -223,9 +288,24 @@ import Testing
                 return expected.isSubset(of: Set(seen.map(\.firing.firingId)))
             }
             let duplicates = Durability.expectDuplicatesShareTheirFiringID(seen, "slot moves 2 → 3 → 2")
+
+            // The live subscriber: every firing, and each committed move's hand-over once, from
+            // its source, at the map epochs the moves made (2 … 1 + 8 × rounds).
+            try expectEventually(timeout: 20, interval: 0.2, "the subscriber's firings and hand-overs") {
+                expected.isSubset(of: subscription.firingIDs) && subscription.handOvers.count >= 8 * rounds
+            }
+            let handOvers = subscription.handOvers
+            #expect(handOvers.map(\.mapEpoch).sorted() == Array(2...UInt64(1 + 8 * rounds)), "\(handOvers)")
+            #expect(Set(handOvers.map(\.move)).count == handOvers.count)
+            for event in handOvers {
+                let toShard2 = event.target == 2
+                #expect(event.shard == (toShard2 ? 0 : 2) && event.slots.allSatisfy { $0.first >= 0 && $0.last <= 1023 }, "\(event)")
+            }
+            let outOfOrder = subscription.outOfOrder(map: map, slots: 0...1023)
+            if !killMover { #expect(outOfOrder.isEmpty, "\(outOfOrder.prefix(5))") }
             if !killMover { #expect(firedOnTarget > 0, "shard 2 fired the moved slots while it owned them") }
             print(
-                "slot moves 2 → 3 → 2 × \(rounds)\(killMover ? ", mover killed \(kills) times" : "")\(killShard ? ", shards killed: \(shardKills)" : ""): \(acknowledged.count) reminders acknowledged (\(load.unanswered) unanswered), 0 lost; \(expected.count) firings, \(firedOnTarget) fired by shard 2, \(duplicates) duplicates (same firing id); moves: \(results.map { "\($0["seconds"] ?? 0) s, \($0["reminders"] ?? 0) reminders" })")
+                "slot moves 2 → 3 → 2 × \(rounds)\(killMover ? ", mover killed \(kills) times" : "")\(killShard ? ", shards killed: \(shardKills)" : ""): \(acknowledged.count) reminders acknowledged (\(load.unanswered) unanswered), 0 lost; \(expected.count) firings, \(firedOnTarget) fired by shard 2, \(duplicates) duplicates (same firing id); subscriber: \(handOvers.count) hand-overs, \(outOfOrder.count) out of slot order; moves: \(results.map { "\($0["seconds"] ?? 0) s, \($0["reminders"] ?? 0) reminders" })")
         } catch {
             cluster.stop()
             print("slot move cluster failed: \(error)\n\(cluster.logs())")
