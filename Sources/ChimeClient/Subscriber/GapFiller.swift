@@ -18,10 +18,10 @@ import Foundation
 /// live stream lost every event, the idle fetch (every ``Settings/idleFetchInterval``)
 /// finds them. The Guide's Clone pattern, ch. 5, with the snapshot replaced by `events`.
 ///
-/// A shard's stream also carries hand-over events (``HandOverEvent``, a slot move's end on
+/// A shard's stream also carries hand-over events (`HandOverEvent`, a slot move's end on
 /// the source), in the same `seq` count: the ``ShardStreamEvent`` methods (`take`, `tick`)
 /// deliver them in `seq` order among the fire events, each once (a live copy at or below the
-/// watermark was delivered by a fetch). The ``FireEvent`` methods are the same filler
+/// watermark was delivered by a fetch). The `FireEvent` methods are the same filler
 /// without them.
 public struct GapFiller: Sendable {
     /// Timing and memory bounds.

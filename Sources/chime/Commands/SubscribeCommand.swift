@@ -24,10 +24,11 @@ enum SubscribeCommand: Command {
             On a cluster of several shards (the coordinator's map names more than one) every shard's events
             endpoint is subscribed (only the recipient's shard with --recipient), each with its own watermark
             and catch-up: each firing id once, with no gap across any shard's restart. Events of different
-            shards arrive in no particular order; with --json each carries "shard". Fire events also print a
-            shard's hand-over events (without --recipient): a line {"type": "handover", "seq", "shard", "move",
+            shards arrive in no particular order; with --json each carries "shard". Without --recipient, fire
+            events also print each shard's hand-over events: a line {"type": "handover", "seq", "shard", "move",
             "slots", "target", "mapEpoch", "at"} when a slot move committed and the shard released its slots,
-            after every event of those slots it published; the slots' later events come from "target".
+            after every event of those slots it published; the slots' later events come from "target", and are
+            printed after it (held until it arrives, 5 s at most). Hand-overs do not count towards --count.
             """)
 
     static func run(_ arguments: Arguments) throws -> Int32 {
