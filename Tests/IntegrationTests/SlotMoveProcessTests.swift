@@ -55,12 +55,23 @@ import ZeroMQ
             done.wait()
         }
 
-        /// The load's fire events of `slots` that came from another shard than the slot's
-        /// stream at that point (its owner in `map`, then each hand-over's target).
-        func outOfOrder(map: ShardMap, slots: ClosedRange<Int>) -> [String] {
+        /// What a `chime subscribe --json` log holds, in order: its fire and hand-over lines.
+        static func items(ofLog log: String) -> [Item] {
+            let codec = WireCodec()
+            return log.split(separator: "\n").compactMap { line -> Item? in
+                guard line.hasPrefix("{") else { return nil }
+                let bytes = Data(line.utf8)
+                if line.contains(#""type":"handover""#) { return (try? codec.decode(HandOverEvent.self, from: bytes)).map(Item.handOver) }
+                return (try? codec.decode(FireEvent.self, from: bytes)).map(Item.fire)
+            }
+        }
+
+        /// The load's fire events of `slots` in `items` that came from another shard than the
+        /// slot's stream at that point (its owner in `map`, then each hand-over's target).
+        static func outOfOrder(_ items: [Item], map: ShardMap, slots: ClosedRange<Int>) -> [String] {
             var streams: [Int: Int] = [:]
             var found: [String] = []
-            for item in delivered {
+            for item in items {
                 switch item {
                 case .handOver(let event):
                     for range in event.slots { for slot in range.first...range.last { streams[slot] = event.target } }
@@ -178,6 +189,8 @@ import ZeroMQ
             let subscription = Subscription()
             try subscription.run(map: map)
             defer { subscription.close() }
+            // And the command: `chime subscribe --json` across the shards (the register's map).
+            try cluster.spawn("subscribe", ["subscribe", "--json", "--since", "0"] + cluster.shardedArguments)
             let load = Load()
             load.run(seeds: map.shards.prefix(2).map(\.endpoints.control), recipients: recipients)
             Thread.sleep(forTimeInterval: 1)
@@ -291,21 +304,38 @@ import ZeroMQ
 
             // The live subscriber: every firing, and each committed move's hand-over once, from
             // its source, at the map epochs the moves made (2 … 1 + 8 × rounds).
-            try expectEventually(timeout: 20, interval: 0.2, "the subscriber's firings and hand-overs") {
-                expected.isSubset(of: subscription.firingIDs) && subscription.handOvers.count >= 8 * rounds
+            func handOvers(_ items: [Subscription.Item]) -> [HandOverEvent] {
+                items.compactMap { if case .handOver(let event) = $0 { event } else { nil } }
             }
-            let handOvers = subscription.handOvers
-            #expect(handOvers.map(\.mapEpoch).sorted() == Array(2...UInt64(1 + 8 * rounds)), "\(handOvers)")
-            #expect(Set(handOvers.map(\.move)).count == handOvers.count)
-            for event in handOvers {
-                let toShard2 = event.target == 2
-                #expect(event.shard == (toShard2 ? 0 : 2) && event.slots.allSatisfy { $0.first >= 0 && $0.last <= 1023 }, "\(event)")
+            func firingIDs(_ items: [Subscription.Item]) -> Set<FiringID> {
+                Set(items.compactMap { if case .fire(let event) = $0 { event.firing.firingId } else { nil } })
             }
-            let outOfOrder = subscription.outOfOrder(map: map, slots: 0...1023)
-            if !killMover { #expect(outOfOrder.isEmpty, "\(outOfOrder.prefix(5))") }
+            var printed: [Subscription.Item] = []
+            try expectEventually(timeout: 20, interval: 0.2, "the subscribers' firings and hand-overs") {
+                printed = Subscription.items(ofLog: cluster.log(of: "subscribe"))
+                return expected.isSubset(of: subscription.firingIDs) && subscription.handOvers.count >= 8 * rounds
+                    && expected.isSubset(of: firingIDs(printed)) && handOvers(printed).count >= 8 * rounds
+            }
+            let delivered = subscription.delivered
+            for (name, items) in [("ClusterSubscriber", delivered), ("chime subscribe", printed)] {
+                let received = handOvers(items)
+                #expect(received.map(\.mapEpoch).sorted() == Array(2...UInt64(1 + 8 * rounds)), "\(name): \(received)")
+                #expect(Set(received.map(\.move)).count == received.count, "\(name)")
+                for event in received {
+                    let toShard2 = event.target == 2
+                    #expect(event.shard == (toShard2 ? 0 : 2) && event.slots.allSatisfy { $0.first >= 0 && $0.last <= 1023 }, "\(name): \(event)")
+                }
+            }
+            let outOfOrder = Subscription.outOfOrder(delivered, map: map, slots: 0...1023)
+            let printedOutOfOrder = Subscription.outOfOrder(printed, map: map, slots: 0...1023)
+            if !killMover {
+                #expect(outOfOrder.isEmpty, "\(outOfOrder.prefix(5))")
+                #expect(printedOutOfOrder.isEmpty, "chime subscribe: \(printedOutOfOrder.prefix(5))")
+            }
+            let handOverCount = handOvers(delivered).count
             if !killMover { #expect(firedOnTarget > 0, "shard 2 fired the moved slots while it owned them") }
             print(
-                "slot moves 2 → 3 → 2 × \(rounds)\(killMover ? ", mover killed \(kills) times" : "")\(killShard ? ", shards killed: \(shardKills)" : ""): \(acknowledged.count) reminders acknowledged (\(load.unanswered) unanswered), 0 lost; \(expected.count) firings, \(firedOnTarget) fired by shard 2, \(duplicates) duplicates (same firing id); subscriber: \(handOvers.count) hand-overs, \(outOfOrder.count) out of slot order; moves: \(results.map { "\($0["seconds"] ?? 0) s, \($0["reminders"] ?? 0) reminders" })")
+                "slot moves 2 → 3 → 2 × \(rounds)\(killMover ? ", mover killed \(kills) times" : "")\(killShard ? ", shards killed: \(shardKills)" : ""): \(acknowledged.count) reminders acknowledged (\(load.unanswered) unanswered), 0 lost; \(expected.count) firings, \(firedOnTarget) fired by shard 2, \(duplicates) duplicates (same firing id); subscribers: \(handOverCount) hand-overs, \(outOfOrder.count) + \(printedOutOfOrder.count) out of slot order; moves: \(results.map { "\($0["seconds"] ?? 0) s, \($0["reminders"] ?? 0) reminders" })")
         } catch {
             cluster.stop()
             print("slot move cluster failed: \(error)\n\(cluster.logs())")

@@ -9,13 +9,15 @@ import Synchronization
 import ZeroMQ
 
 extension SubscribeCommand {
-    /// The configuration's `cluster` map, else the coordinator's answer to `map`; `nil` when
-    /// no coordinator answers, one refuses `map` (an older version) or `stop` is signalled
-    /// while it is asked (one coordinator is assumed: the subscriber waits for it, as before
-    /// shards).
-    /// - Throws: configuration errors (a `cluster` section that does not validate, keys).
+    /// The cluster's current map (the map register's when `cluster.register` names one, else
+    /// the configuration's `cluster` map: a moved slot's events then follow the hand-overs from
+    /// the map that holds now), else the coordinator's answer to `map`; `nil` when no
+    /// coordinator answers, one refuses `map` (an older version) or `stop` is signalled while
+    /// it is asked (one coordinator is assumed: the subscriber waits for it, as before shards).
+    /// - Throws: configuration errors (a `cluster` section that does not validate, keys, a
+    ///   register that cannot be read).
     static func shardMap(_ configuration: ChimeConfiguration, stop: StopSignal) throws -> ShardMap? {
-        if let configured = try ShardMap.configured(configuration.cluster) { return configured }
+        if let configured = try MapRegisterOptions.currentMap(configuration) { return configured }
         // A context the stop signal shuts down: a SIGTERM while the coordinator is asked (or
         // while nothing answers) ends the wait at once, as it does for the catch-up.
         let context = try Context()
