@@ -79,7 +79,7 @@ extension CoordinatorState {
                 if let entry = SlotMoveSource.release(
                     outgoing, state: durable, record: register, receipt: call.receipt, lastSlotEntry: 0, eventSeq: nextEventSeq, at: now)
                 {
-                    takeEventSeq(nextEventSeq, into: &directives)
+                    takeEventSeq(into: &directives)
                     record(.slotMove(entry), into: &directives)
                     if let event = durable.moves.handOvers.last, event.move == id.rawValue { directives.append(.publish(.handOver(event))) }
                 }
@@ -101,11 +101,11 @@ extension CoordinatorState {
         .failed(WireError(.notFound, "shard \(configuration.shardID) \(role) no move \(id?.rawValue ?? "(no moveId)")", field: "body"))
     }
 
-    /// Takes `seq`, the next of this shard's event stream, for an event other than a dispatch
-    /// (a hand-over): reserves a block in the journal first when the reserved one runs low, as
-    /// a dispatch does, so a recovery never gives the seq again.
-    mutating func takeEventSeq(_ seq: UInt64, into directives: inout [CoordinatorDirective]) {
-        precondition(seq == nextEventSeq, "an event seq is taken in order")
+    /// Takes the next seq of this shard's event stream (``nextEventSeq``, which the entry about
+    /// to be recorded names) for an event other than a dispatch (a hand-over): reserves a block
+    /// in the journal first when the reserved one runs low, as a dispatch does, so a recovery
+    /// never gives the seq again.
+    mutating func takeEventSeq(into directives: inout [CoordinatorDirective]) {
         if nextEventSeq.saturatingAdding(configuration.eventSeqReservation / 2) > eventSeqReserved {
             record(.seqReserved(through: nextEventSeq.saturatingAdding(configuration.eventSeqReservation)), into: &directives)
         }
