@@ -2,12 +2,16 @@
 # Slot-move figures (issue 27): a 3-shard local cluster with a map register, N reminders on
 # shards 0 and 1 (due in a day), then `chime shards move 0-2047 --to 2` while a client writes
 # to recipients on the moving slots and records each write's latency (a write that meets the
-# hand-over waits out try_again). Prints the mover's JSON and the write latencies.
-# Usage: scripts/slot-move-figures.sh [CHIME_BINARY] [REMINDERS] [BATCH_SLOTS]
+# hand-over waits out try_again), and while reminders on the moving slots fire every 10 ms at a
+# pyzmq subscriber of all three shards' events, which records each firing's lateness (receipt
+# minus dueAt) and counts firing ids missing or delivered twice. Prints the mover's JSON, the
+# write latencies and the firing lateness.
+# Usage: scripts/slot-move-figures.sh [CHIME_BINARY] [REMINDERS] [BATCH_SLOTS] [FIRING_SECONDS]
 set -euo pipefail
 CHIME=${1:-.build/release/chime}
 COUNT=${2:-100000}
 BATCH=${3:-64}
+FIRING_SECONDS=${4:-60}
 BASE=${PORT_BASE:-23100}
 DIR=$(mktemp -d /tmp/chime-move-figures-XXXX)
 PIDS=()
@@ -38,6 +42,48 @@ start=$(date +%s.%N)
 "$CHIME" schedule --file "$DIR/reminders.ndjson" --config "$DIR/chime.json" --json > "$DIR/schedule.json"
 echo "scheduled $COUNT reminders in $(echo "$(date +%s.%N) - $start" | bc) s"
 "$CHIME" shards map --config "$DIR/chime.json"
+# Firings on the moving slots every 10 ms from 5 s from now, for FIRING_SECONDS, and a
+# subscriber of every shard's fire events recording each one's lateness.
+python3 - "$FIRING_SECONDS" > "$DIR/firings.ndjson" <<'PY'
+import json, sys, time
+sys.path.insert(0, "clients/python")
+from chime_client import slot_of
+moving = [r for r in (f"fire-{n}" for n in range(4000)) if slot_of(r, 4096) < 2048][:200]
+start = time.time() + 8
+for n in range(int(sys.argv[1]) * 100):
+    due = start + n / 100
+    at = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(due)) + f".{int(due * 1000) % 1000:03d}Z"
+    print(json.dumps({"id": f"due{n}", "recipient": moving[n % len(moving)], "content": {"body": "d"},
+                      "trigger": {"at": at}}))
+PY
+python3 - "$BASE" "$DIR/lateness.txt" "$FIRING_SECONDS" <<'PY' &
+import json, sys, time, zmq
+from datetime import datetime
+base, out, seconds = int(sys.argv[1]), sys.argv[2], int(sys.argv[3])
+sub = zmq.Context().socket(zmq.SUB)
+for k in range(3):
+    sub.connect(f"tcp://127.0.0.1:{base + 10 * k + 3}")
+sub.setsockopt(zmq.SUBSCRIBE, b"fire.")
+seen, late, duplicates = set(), [], 0
+deadline = time.time() + seconds + 40
+while time.time() < deadline and len(seen) < seconds * 100:
+    if not sub.poll(1000):
+        continue
+    received = time.time()
+    event = json.loads(sub.recv_multipart()[-1])
+    if not event.get("reminderId", "").startswith("due"):
+        continue
+    if event["firingId"] in seen:
+        duplicates += 1
+        continue
+    seen.add(event["firingId"])
+    due = datetime.fromisoformat(event["dueAt"].replace("Z", "+00:00")).timestamp()
+    late.append((received - due) * 1000)
+with open(out, "w") as f:
+    f.write(f"{seconds * 100} {len(seen)} {duplicates}\n" + "\n".join(f"{x:.3f}" for x in late))
+PY
+SUBSCRIBER=$!
+"$CHIME" schedule --file "$DIR/firings.ndjson" --config "$DIR/chime.json" --json > "$DIR/schedule-firings.json"
 # Writes to recipients on the moving slots during the move, each timed.
 python3 - "$BASE" "$DIR/latency.txt" <<'PY' &
 import sys, time, uuid
@@ -47,7 +93,7 @@ base, out = int(sys.argv[1]), sys.argv[2]
 client = ClusterClient([f"tcp://127.0.0.1:{base}", f"tcp://127.0.0.1:{base + 10}"], timeout_s=5)
 moving = [r for r in (f"writer-{n}" for n in range(2000)) if slot_of(r, 4096) < 2048][:50]
 latencies = []
-deadline = time.time() + 120
+deadline = time.time() + 1200
 with open(out + ".stop", "w"):
     pass
 import os
@@ -65,7 +111,7 @@ with open(out, "w") as f:
     f.write("\n".join(f"{x:.3f}" for x in latencies))
 PY
 WRITER=$!
-sleep 1
+sleep 3
 "$CHIME" shards move 0-2047 --to 2 --batch-slots "$BATCH" --json --config "$DIR/chime.json" | tee "$DIR/move.json"
 rm -f "$DIR/latency.txt.stop"
 wait $WRITER
@@ -74,5 +120,15 @@ import sys
 xs = sorted(float(x) for x in open(sys.argv[1]).read().split())
 q = lambda p: xs[min(len(xs) - 1, int(p * len(xs)))]
 print(f"writes to moving slots during the move: {len(xs)}, latency ms p50 {q(0.5):.1f} p99 {q(0.99):.1f} max {xs[-1]:.1f}")
+PY
+wait $SUBSCRIBER
+python3 - "$DIR/lateness.txt" <<'PY'
+import sys
+lines = open(sys.argv[1]).read().split("\n")
+due, seen, duplicates = (int(x) for x in lines[0].split())
+xs = sorted(float(x) for x in lines[1:] if x)
+q = lambda p: xs[min(len(xs) - 1, int(p * len(xs)))]
+print(f"firings on the moving slots: {due} due, {seen} received, {due - seen} missing, {duplicates} duplicates; "
+      f"lateness ms p50 {q(0.5):.1f} p99 {q(0.99):.1f} max {xs[-1]:.1f}")
 PY
 "$CHIME" shards map --config "$DIR/chime.json"

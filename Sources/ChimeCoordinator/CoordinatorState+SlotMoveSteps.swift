@@ -52,7 +52,7 @@ extension CoordinatorState {
                 }
             case .export:
                 guard let id = call.moveId, let outgoing = durable.moves.outgoing[id] else { return notHere(call.moveId, "sends") }
-                shipment = exportShipment(outgoing).wire
+                if call.finalOnly != true || canHandOverFinally(outgoing) { shipment = exportShipment(outgoing).wire }
             case .import:
                 guard let wire = call.shipment else { return .failed(WireError(.invalidArgument, "import needs a shipment", field: "body")) }
                 let received: SlotMoveShipment
@@ -115,12 +115,18 @@ extension CoordinatorState {
     /// The source's shipment now: the slots' slice; the hand-over once made and nothing of
     /// the slots is unsettled here (the slice is then final).
     func exportShipment(_ outgoing: SlotMoveLedger.Outgoing) -> SlotMoveShipment {
-        let slice = durable.split(where: outgoing.move.covers).slice
+        let slice = durable.slice(where: outgoing.move.covers)
         let through = outgoing.handedOverThrough ?? 0
         var handOver: SlotMoveShipment.HandOver?
         if let cut = outgoing.cut, slice.deliveries.unsettled.isEmpty { handOver = SlotMoveShipment.HandOver(cut: cut, through: through) }
         return SlotMoveShipment(
             moveID: outgoing.move.id, slice: slice, after: through, entries: [], through: through, handOver: handOver, isReleased: false)
+    }
+
+    /// Whether an export now would carry the hand-over: handed over, and nothing of the slots
+    /// unsettled here (a look at the firings in flight, not a cut of the slice).
+    func canHandOverFinally(_ outgoing: SlotMoveLedger.Outgoing) -> Bool {
+        outgoing.cut != nil && !durable.deliveries.unsettled.keys.contains { outgoing.move.covers($0.recipient) }
     }
 
     /// After a commit: the merged slice's unsettled firings (none when the source handed over

@@ -32,6 +32,26 @@ import Testing
         #expect(loaded.highestRecordedEpoch == 8)
     }
 
+    /// Found by the snapshot fuzz target: a crafted format-3 snapshot whose reminder's next
+    /// instant (or last firing) is a NaN decoded into a state not equal to itself. Refused.
+    @Test(arguments: [(Double.nan, false), (Double.infinity, false), (-Double.infinity, true), (Double.nan, true)])
+    func aSnapshotReminderWithANonFiniteInstantIsRefused(value: Double, asLastFiring: Bool) throws {
+        let reminder = Reminder(id: "nan", recipient: "alice", content: Content(body: "x"), trigger: Trigger(start: .instant(Self.noon)))
+        var snapshot = CoordinatorSnapshot(unsettled: [], deadLetters: [], nextEventSeq: 1, events: [])
+        let instant = Date(timeIntervalSinceReferenceDate: value)
+        snapshot.reminders = [
+            CoordinatorSnapshot.ReminderRecord(
+                reminderBytes: reminder.binaryEncoded(), id: "nan", nextIndex: 0, nextFireAt: asLastFiring ? Self.noon : instant,
+                armedAt: nil, state: .pending, deliveredCount: 0, lastFiredAt: asLastFiring ? instant : nil)
+        ]
+        var loaded = CoordinatorState(startedAt: Self.noon)
+        #expect(throws: WireError.self) { try loaded.load(snapshot: snapshot.encodedPayload()) }
+        snapshot.reminders[0].nextFireAt = Self.noon
+        snapshot.reminders[0].lastFiredAt = nil
+        try loaded.load(snapshot: snapshot.encodedPayload())
+        #expect(loaded.entries.count == 1, "the same record with finite instants loads")
+    }
+
     @Test func aFormatThreeSnapshotWithoutAnEpochStillLoads() throws {
         let snapshot = CoordinatorSnapshot(unsettled: [], deadLetters: [], nextEventSeq: 1, events: [])
         let payload = snapshot.encodedPayload()

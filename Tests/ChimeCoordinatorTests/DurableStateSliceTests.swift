@@ -26,6 +26,11 @@ import Testing
                     // Retained events are the shard's stream (its seqs): they stay with the rest.
                     #expect(slice.deliveries.eventLog.events.isEmpty, "seed \(seed)")
                     #expect(rest.deliveries.eventLog == state.deliveries.eventLog, "seed \(seed)")
+                    // What a source ships and what it keeps, made without the other half.
+                    #expect(state.slice { subset.contains($0) } == slice, "seed \(seed), slice alone \(subset.sorted())")
+                    var kept = state
+                    kept.removeSlice { subset.contains($0) }
+                    #expect(kept == rest, "seed \(seed), rest in place \(subset.sorted()): \(ModelRun.describe(rest, kept))")
                     var merged = rest
                     merged.merge(slice)
                     #expect(merged == state, "seed \(seed), slice \(subset.sorted()): \(ModelRun.describe(state, merged))")

@@ -82,10 +82,9 @@ enum FuzzTarget: String, CaseIterable {
     private static func fuzzSnapshot(_ bytes: [UInt8]) {
         let seed = CoordinatorConfiguration().durableSettings
         guard let decoded = try? DurableState.decodeSnapshot(Data(bytes), seed: seed) else { return }
-        // A crafted snapshot can hold a NaN instant (found here, 2026-12-02), and a state
-        // holding one is not equal to itself: its round trip cannot be compared by value. The
-        // decode above still ran (totality is what every input checks).
-        guard decoded.state == decoded.state else { return }
+        // A crafted snapshot whose reminder held a NaN instant (found here, 2026-12-02)
+        // decoded into a state not equal to itself; such instants are refused now.
+        guard decoded.state == decoded.state else { fatalError("a decoded snapshot's state is not equal to itself") }
         do {
             let again = try DurableState.decodeSnapshot(decoded.state.encodedSnapshot(takenAt: decoded.takenAt), seed: seed)
             guard again.state == decoded.state else { fatalError("a decoded snapshot decodes to another state after encoding") }

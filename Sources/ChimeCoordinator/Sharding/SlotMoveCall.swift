@@ -19,11 +19,15 @@ public struct SlotMoveCall: Codable, Sendable, Equatable {
     /// Whether the answer counts the reminders of each move's slots (`slotReminders`): a
     /// scan of every reminder, so a mover asks once.
     public var countReminders: Bool?
+    /// `export`: answer with no shipment unless it carries the hand-over (the target already
+    /// holds a slice, so only the final one moves the move on). Decided before the slice is
+    /// cut, so a mover waiting for the slots' firings to settle costs the source nothing.
+    public var finalOnly: Bool?
 
     /// Creates the value from its fields.
     public init(
         move: SlotMove? = nil, moveId: SlotMoveID? = nil, pauseMilliseconds: Int? = nil, shipment: SlotMoveShipment.Wire? = nil,
-        receipt: SlotMoveReceipt? = nil, countReminders: Bool? = nil
+        receipt: SlotMoveReceipt? = nil, countReminders: Bool? = nil, finalOnly: Bool? = nil
     ) {
         self.move = move
         self.moveId = moveId
@@ -31,6 +35,7 @@ public struct SlotMoveCall: Codable, Sendable, Equatable {
         self.shipment = shipment
         self.receipt = receipt
         self.countReminders = countReminders
+        self.finalOnly = finalOnly
     }
 }
 
@@ -44,8 +49,9 @@ public enum SlotMoveStep: String, Sendable, CaseIterable {
     /// `moveId`, `pauseMilliseconds`: the source refuses the slots' writes for that long and
     /// hands over when nothing of them is due before now.
     case pause
-    /// `moveId`: the source's shipment (the slots' slice now; the hand-over once made and
-    /// nothing of the slots is unsettled there).
+    /// `moveId`, `finalOnly`: the source's shipment (the slots' slice now; the hand-over once
+    /// made and nothing of the slots is unsettled there); none with `finalOnly` until it can
+    /// carry the hand-over.
     case export = "export"
     /// `moveId`, `shipment`: the target stages it and adopts once it carries the hand-over.
     case `import` = "import"

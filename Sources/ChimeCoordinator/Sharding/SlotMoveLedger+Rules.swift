@@ -23,11 +23,10 @@ extension SlotMoveLedger {
     /// A target serves a moving slot only once it recorded the commit (`try_again` once it
     /// adopted the slice, `wrong_shard` naming the source before); a source takes its
     /// writes until a pause or the hand-over, then answers `try_again` (for the pause's rest,
-    /// or `handOverRetry` once handed over) until the map shows the target, then
+    /// or ``handOverRetry(since:at:)`` once handed over) until the map shows the target, then
     /// `wrong_shard`. Other slots follow the map.
     public func writeGate(
-        for recipient: RecipientID, shard: Int, map: ShardMap, at now: Date, pausedUntil: [SlotMoveID: Date],
-        handOverRetry: TimeInterval = 0.05
+        for recipient: RecipientID, shard: Int, map: ShardMap, at now: Date, pausedUntil: [SlotMoveID: Date]
     ) -> SlotWriteGate {
         let slot = map.slot(of: recipient)
         for move in incoming.values where move.move.slots.contains(slot) {
@@ -36,18 +35,31 @@ extension SlotMoveLedger {
             // register decides in a moment (this shard serves, or the source resumes). Naming
             // the source would send the client back and forth while the two reads of the
             // register differ.
-            return move.isAdopted ? .tryAgain(retryAfter: handOverRetry) : .wrongShard(owner: move.move.source)
+            guard let cut = move.cut else { return .wrongShard(owner: move.move.source) }
+            return .tryAgain(retryAfter: Self.handOverRetry(since: cut, at: now))
         }
         for move in outgoing.values where move.move.slots.contains(slot) {
-            if move.isHandedOver {
+            if let cut = move.cut {
                 return map.ownerID(ofSlot: slot) == move.move.target
-                    ? .wrongShard(owner: move.move.target) : .tryAgain(retryAfter: handOverRetry)
+                    ? .wrongShard(owner: move.move.target) : .tryAgain(retryAfter: Self.handOverRetry(since: cut, at: now))
             }
             if let until = pausedUntil[move.move.id], until > now { return .tryAgain(retryAfter: until.timeIntervalSince(now)) }
             return .accept
         }
         let owner = map.ownerID(ofSlot: slot)
         return owner == shard ? .accept : .wrongShard(owner: owner)
+    }
+
+    /// The `retryAfterMs` of a write that meets a handed-over slot whose move is undecided
+    /// here, in seconds: a quarter of the time since the cut-over instant `cut` (UTC), at least
+    /// 50 ms and at most 1 s. A hand-over usually lasts milliseconds and is answered every
+    /// 50 ms; one that lasts (the source or the target was taken over by its standby, and the
+    /// mover waits out the request the killed coordinator never answered) backs off, so a
+    /// client's 20 waits (`ControlClient.maximumRateLimitedWaits`, and the Python clients')
+    /// span about 6.5 s instead of 1 s, while its retry comes at most a quarter of the
+    /// hand-over's age (or 50 ms) after the decision reached the shard.
+    public static func handOverRetry(since cut: Date, at now: Date) -> TimeInterval {
+        min(1, max(0.05, now.timeIntervalSince(cut) / 4))
     }
 
     /// Whether this shard makes firings of `recipient`'s occurrences now: not once it handed

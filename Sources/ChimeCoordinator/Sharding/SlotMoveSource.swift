@@ -52,7 +52,7 @@ public enum SlotMoveSource {
         }
         guard let held = receipt?.through, held <= journalEnd else {
             return SlotMoveShipment(
-                moveID: move.move.id, slice: state.split(where: move.move.covers).slice, after: journalEnd, entries: [],
+                moveID: move.move.id, slice: state.slice(where: move.move.covers), after: journalEnd, entries: [],
                 through: journalEnd, handOver: handOver, isReleased: false)
         }
         let shipped = entries(held).filter { $0.seq > held && $0.seq <= journalEnd && move.move.isAbout($0.entry) }

@@ -28,7 +28,7 @@ extension DurableState {
             moves.ended[id] = .resumed
         case .released(let id, let at, let eventSeq, let mapEpoch):
             guard let move = moves.outgoing.removeValue(forKey: id)?.move else { return }
-            self = split(where: move.covers).rest
+            removeSlice(where: move.covers)
             moves.ended[id] = .released
             if let eventSeq, let mapEpoch {
                 // The instant as the wire and a snapshot carry it (whole milliseconds), so a

@@ -232,6 +232,13 @@ extension DurableState {
         var ids: [ReminderKey] = []
         ids.reserveCapacity(reminders.count)
         for var record in reminders {
+            // A NaN or infinite instant is damage (no write makes one): refused, so a state
+            // never holds an instant that is not equal to itself or cannot be armed.
+            guard record.next?.instant.timeIntervalSinceReferenceDate.isFinite ?? true,
+                record.lastFiredAt?.timeIntervalSinceReferenceDate.isFinite ?? true
+            else {
+                throw WireError(.invalidArgument, "the snapshot's reminder \(record.id) has an instant that is not a finite number")
+            }
             let entry: ReminderEntry
             do {
                 entry = try ReminderEntry(

@@ -44,6 +44,9 @@ import Testing
                 }
             }
         }
+        /// Exports answered with a shipment, and without one (`finalOnly` before the final).
+        var exportsShipped = 0
+        var exportsEmpty = 0
         init(register: Register, now: Date) {
             self.register = register
             self.now = now
@@ -77,7 +80,12 @@ import Testing
             keep(directives, of: shard)
             for case .reply(let outcome, _, _) in directives {
                 switch outcome {
-                case .move(let result): return try JSONDecoder().decode(SlotMoveStatus.self, from: result.body)
+                case .move(let result):
+                    let status = try JSONDecoder().decode(SlotMoveStatus.self, from: result.body)
+                    if step == .export {
+                        if status.shipment == nil { exportsEmpty += 1 } else { exportsShipped += 1 }
+                    }
+                    return status
                 case .failed(let error): throw error
                 default: break
                 }
@@ -218,6 +226,23 @@ import Testing
         #expect(shards == Array(repeating: 0, count: fromSource) + [-1] + Array(repeating: 2, count: 20 - fromSource), "\(shards)")
         // The retained events stayed with the shard that published them.
         #expect(source.eventLog.events.map(\.firing.firingId).sorted() == cluster.made.filter { $0.value == [0] }.keys.sorted())
+    }
+
+    /// A firing of the slots still in flight after the hand-over holds the final slice back;
+    /// meanwhile the mover's `finalOnly` exports cost the source no cut of its state and ship
+    /// nothing (each round used to ship the whole slice again).
+    @Test func whileTheSlotsHaveAFiringInFlightAfterTheHandOverNothingMoreIsShipped() throws {
+        let cluster = Cluster(register: Register(map: Self.map), now: OwnershipTests.t0)
+        schedule(cluster, "in-flight", in: 0.005)  // fired at the first step, never acknowledged
+        for n in 0..<3 { schedule(cluster, ReminderID("later\(n)"), in: 3600) }
+        let driver = SlotMoveDriver(register: cluster.register, send: cluster.send)
+        let outcome = try driver.run(Self.move, deadline: cluster.now.addingTimeInterval(2), now: { cluster.now })
+        #expect(outcome == .aborted)
+        #expect(cluster.made.count == 1)
+        #expect(cluster.shards[0]?.durable.moves.ended[Self.move.id] == .resumed)
+        #expect(cluster.exportsShipped == 1, "the first slice only")
+        #expect(cluster.exportsEmpty > 10)
+        #expect(cluster.shards[0]?.durable.reminderCount == 4)
     }
 
     @Test func pastTheDeadlineTheMoveIsAbortedAndTheSourceKeepsTheSlots() throws {

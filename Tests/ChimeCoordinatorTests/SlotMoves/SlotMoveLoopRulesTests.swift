@@ -43,8 +43,12 @@ import Testing
         let other = scheduleError(&state, Self.staying, at: Self.t0)
         #expect(other == nil)
         state.apply(.slotMove(.handedOver(Self.move.id, cut: Self.t0, through: 3)))
-        let handedOver = scheduleError(&state, Self.moving, at: Self.t0.addingTimeInterval(5))
+        let handedOver = scheduleError(&state, Self.moving, at: Self.t0.addingTimeInterval(0.02))
+        #expect(handedOver?.code == .tryAgain)
         #expect(handedOver?.retryAfterMilliseconds == 50)
+        // A hand-over that lasts (a standby took a side over) backs off to 1 s.
+        let lasting = scheduleError(&state, Self.moving, at: Self.t0.addingTimeInterval(5))
+        #expect(lasting?.retryAfterMilliseconds == 1000)
         // The register commits: the map shows the target, and the source names it.
         var register = SlotMapRegister(map: Self.map)
         let opened = try #require(register.record.opening(Self.move))

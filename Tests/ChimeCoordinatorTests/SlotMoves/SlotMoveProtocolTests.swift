@@ -97,6 +97,31 @@ import Testing
         #expect(target.writeGate(for: Self.recipient, shard: 2, map: committedMap, at: Self.t0, pausedUntil: [:]) == .accept)
     }
 
+    /// A hand-over that lasts (a standby took the source or the target over, and the mover
+    /// waits out its request timeout, 3 s, for the step the killed coordinator never
+    /// answered) is answered with a growing `retryAfter`, so a client's 20 waits outlast it;
+    /// the gate reads only the journaled cut, so a standby's rebuilt ledger answers the same.
+    @Test func aLongHandOverBacksOffSoTwentyWaitsOutlastATakeover() {
+        var sourceState = DurableState(settings: SlotMoveModel.settings)
+        var targetState = sourceState
+        sourceState.apply(.slotMove(.migrating(Self.move, at: Self.t0)))
+        sourceState.apply(.slotMove(.handedOver(Self.move.id, cut: Self.t0, through: 3)))
+        targetState.apply(.slotMove(.importing(Self.move, at: Self.t0)))
+        targetState.apply(.slotMove(.adopted(
+            Self.move.id, slice: DurableState(settings: SlotMoveModel.settings).encodedSnapshot(takenAt: nil), through: 3, cut: Self.t0)))
+        for (seconds, retry) in [(-5.0, 0.05), (0, 0.05), (0.1, 0.05), (0.15, 0.05), (1, 0.25), (2, 0.5), (4, 1), (30, 1)] {
+            let now = Self.t0.addingTimeInterval(seconds)
+            #expect(SlotMoveLedger.handOverRetry(since: Self.t0, at: now) == retry, "at cut + \(seconds) s")
+            #expect(sourceState.moves.writeGate(for: Self.recipient, shard: 0, map: Self.map, at: now, pausedUntil: [:]) == .tryAgain(retryAfter: retry))
+            #expect(targetState.moves.writeGate(for: Self.recipient, shard: 2, map: Self.map, at: now, pausedUntil: [:]) == .tryAgain(retryAfter: retry))
+        }
+        // A client meeting the hand-over at its start, retrying as told 20 times
+        // (`ControlClient.maximumRateLimitedWaits`), waits 6.547 s (before: 20 × 50 ms = 1 s).
+        var waited: TimeInterval = 0
+        for _ in 0..<20 { waited += SlotMoveLedger.handOverRetry(since: Self.t0, at: Self.t0.addingTimeInterval(waited)) }
+        #expect((waited * 1000).rounded() == 6547)
+    }
+
     @Test func theHandOverWaitsForWhatIsDueBeforeTheCut() {
         var durable = DurableState(settings: SlotMoveModel.settings)
         let reminder = Reminder(id: "a", recipient: Self.recipient, content: Content(body: "x"), trigger: Trigger(start: .instant(Self.t0)))
