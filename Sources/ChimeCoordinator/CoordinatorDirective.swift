@@ -79,7 +79,7 @@ public enum CoordinatorDirective: Sendable, Hashable {
     /// Answer a retried request with the reply remembered for its `requestId`, byte for
     /// byte as it was first sent.
     case replyEncoded(Data, to: ClientAddress)
-    /// Publish a coordinator event (badge change, finished action) on the event stream.
+    /// Publish a coordinator event (badge change, finished action, hand-over) on the event stream.
     case publish(CoordinatorEvent)
 }
 
@@ -87,12 +87,15 @@ public enum CoordinatorDirective: Sendable, Hashable {
 public enum CoordinatorEvent: Sendable, Hashable {
     case badge(BadgeEvent)
     case action(ActionEvent)
+    /// A slot move's end on this (the source) shard's stream.
+    case handOver(HandOverEvent)
 
-    /// `badge.<recipient>` or `action.<recipient>`.
+    /// `badge.<recipient>`, `action.<recipient>` or `handover`.
     public var topic: String {
         switch self {
         case .badge(let event): Topic.badge(event.recipient)
         case .action(let event): Topic.action(event.recipient)
+        case .handOver: Topic.handOver
         }
     }
 }

@@ -358,6 +358,7 @@ public final class CoordinatorService {
                 switch event {
                 case .badge(let badge): body = codec.encode(badge)
                 case .action(let action): body = codec.encode(action)
+                case .handOver(let handOver): body = codec.encode(handOver)
                 }
                 outbox.append((ticket, .event(topic: event.topic, body: body)))
             case .reply(let outcome, let requestId, let client):

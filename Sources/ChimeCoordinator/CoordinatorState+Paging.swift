@@ -100,7 +100,8 @@ extension CoordinatorState {
     }
 
     /// One page of `events`: retained events with `seq` above `after` (or the cursor's
-    /// `seq`), in `seq` order, and the settled watermark. The retention window is bounded
+    /// `seq`), in `seq` order, and the settled watermark; without a recipient, also the
+    /// retained hand-over events up to that watermark. The retention window is bounded
     /// (`eventRetention`), so its filter stays cheap.
     func eventPage(after: UInt64, recipient: RecipientID?, limit: Int?, cursor: PageCursor?) -> ControlOutcome {
         let pageSize: Int
@@ -120,11 +121,14 @@ extension CoordinatorState {
             for index in selected.indices { selected[index].shard = shard }
         }
         let oldestInFlight = inFlight.values.map(\.seq).min()
-        let through = (oldestInFlight ?? nextEventSeq) - 1
+        let settled = (oldestInFlight ?? nextEventSeq) - 1
+        let through = truncated ? min(settled, selected.last?.seq ?? settled) : settled
+        // Hand-overs are about slots, not one recipient; a page holds those within its seqs.
+        let handOvers = recipient == nil ? durable.moves.handOvers.filter { $0.seq > after && $0.seq <= through } : []
         return .events(EventsResult(
-            events: selected, through: truncated ? min(through, selected.last?.seq ?? through) : through,
-            oldestRetained: eventLog.oldestSeq, truncated: truncated,
-            nextCursor: truncated ? selected.last.map { PageCursor(afterSeq: $0.seq).text } : nil))
+            events: selected, through: through, oldestRetained: eventLog.oldestSeq, truncated: truncated,
+            nextCursor: truncated ? selected.last.map { PageCursor(afterSeq: $0.seq).text } : nil,
+            handOvers: handOvers.isEmpty ? nil : handOvers))
     }
 
     static let invalidCursor = WireError(

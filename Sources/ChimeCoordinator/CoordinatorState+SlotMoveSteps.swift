@@ -77,9 +77,11 @@ extension CoordinatorState {
             case .release:
                 guard let id = call.moveId, let outgoing = durable.moves.outgoing[id] else { return notHere(call.moveId, "sends") }
                 if let entry = SlotMoveSource.release(
-                    outgoing, state: durable, record: register, receipt: call.receipt, lastSlotEntry: 0, at: now)
+                    outgoing, state: durable, record: register, receipt: call.receipt, lastSlotEntry: 0, eventSeq: nextEventSeq, at: now)
                 {
+                    takeEventSeq(into: &directives)
                     record(.slotMove(entry), into: &directives)
+                    if let event = durable.moves.handOvers.last, event.move == id.rawValue { directives.append(.publish(.handOver(event))) }
                 }
             case .complete:
                 guard let id = call.moveId else { return notHere(nil, "receives") }
@@ -97,6 +99,17 @@ extension CoordinatorState {
 
     private func notHere(_ id: SlotMoveID?, _ role: String) -> ControlOutcome {
         .failed(WireError(.notFound, "shard \(configuration.shardID) \(role) no move \(id?.rawValue ?? "(no moveId)")", field: "body"))
+    }
+
+    /// Takes the next seq of this shard's event stream (``nextEventSeq``, which the entry about
+    /// to be recorded names) for an event other than a dispatch (a hand-over): reserves a block
+    /// in the journal first when the reserved one runs low, as a dispatch does, so a recovery
+    /// never gives the seq again.
+    mutating func takeEventSeq(into directives: inout [CoordinatorDirective]) {
+        if nextEventSeq.saturatingAdding(configuration.eventSeqReservation / 2) > eventSeqReserved {
+            record(.seqReserved(through: nextEventSeq.saturatingAdding(configuration.eventSeqReservation)), into: &directives)
+        }
+        nextEventSeq.saturatingIncrement()
     }
 
     /// The source's shipment now: the slots' slice; the hand-over once made and nothing of

@@ -64,9 +64,11 @@ public enum SlotMoveEntry: Hashable, Codable, Sendable {
     case handedOver(SlotMoveID, cut: Date, through: UInt64)
     /// Source: the move was aborted; the slots are the source's again.
     case resumed(SlotMoveID, at: Date)
-    /// Source: the move committed and the target holds everything of the slots: the
-    /// source's copy of them is deleted.
-    case released(SlotMoveID, at: Date)
+    /// Source: the move committed (at map epoch `mapEpoch`) and the target holds everything
+    /// of the slots: the source's copy of them is deleted, and the source's event stream gets
+    /// the hand-over event with sequence number `eventSeq` (both absent in entries of earlier
+    /// versions, which publish none).
+    case released(SlotMoveID, at: Date, eventSeq: UInt64? = nil, mapEpoch: UInt64? = nil)
     /// Target: the move began; incoming data is staged, neither fired nor served.
     case importing(SlotMove, at: Date)
     /// Target: the staged slice, complete through the source's hand-over (`through`, the
@@ -90,7 +92,7 @@ public enum SlotMoveEntry: Hashable, Codable, Sendable {
     public var moveID: SlotMoveID {
         switch self {
         case .migrating(let move, _), .importing(let move, _): move.id
-        case .handedOver(let id, _, _), .resumed(let id, _), .released(let id, _), .adopted(let id, _, _, _),
+        case .handedOver(let id, _, _), .resumed(let id, _), .released(let id, _, _, _), .adopted(let id, _, _, _),
             .tailApplied(let id, _, _), .committed(let id, _), .completed(let id, _), .dropped(let id, _):
             id
         }

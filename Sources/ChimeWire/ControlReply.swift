@@ -186,14 +186,22 @@ public struct EventsResult: Codable, Hashable, Sendable {
     public var truncated: Bool
     /// Where the next page starts (pass it as `cursor`); present exactly when `truncated`.
     public var nextCursor: String?
+    /// The retained hand-over events (``HandOverEvent``, slots this shard released) with
+    /// `seq > after` and at most `through`, in `seq` order; absent when there are none, and
+    /// always for a request naming a recipient. They share the `seq` count of `events`.
+    public var handOvers: [HandOverEvent]?
 
     /// Creates the value from its fields (see each property for meaning and units).
-    public init(events: [FireEvent], through: UInt64, oldestRetained: UInt64?, truncated: Bool, nextCursor: String? = nil) {
+    public init(
+        events: [FireEvent], through: UInt64, oldestRetained: UInt64?, truncated: Bool, nextCursor: String? = nil,
+        handOvers: [HandOverEvent]? = nil
+    ) {
         self.events = events
         self.through = through
         self.oldestRetained = oldestRetained
         self.truncated = truncated
         self.nextCursor = nextCursor
+        self.handOvers = handOvers
     }
 }
 

@@ -16,7 +16,7 @@ import Testing
         let key = ReminderKey("r1", of: "alice")
         return [
             .migrating(move, at: instant), .handedOver(move.id, cut: instant, through: 41), .resumed(move.id, at: instant),
-            .released(move.id, at: instant), .importing(move, at: instant),
+            .released(move.id, at: instant), .released(move.id, at: instant, eventSeq: 812, mapEpoch: 3), .importing(move, at: instant),
             .adopted(move.id, slice: Data([4, 0, 1, 2, 255]), through: 41, cut: instant),
             .tailApplied(move.id, [.cancelled([key], at: instant), .fired(key, dueAt: instant, next: nil, late: false, at: instant)], through: 44),
             .committed(move.id, mapEpoch: 3), .completed(move.id, at: instant), .dropped(move.id, at: instant),
@@ -32,15 +32,22 @@ import Testing
     }
 
     @Test func aTailNamesItsEntriesSubjectsAndOtherStepsNone() {
-        let subjects = codec.subjects(of: .slotMove(steps[6]))
+        let subjects = codec.subjects(of: .slotMove(steps[7]))
         #expect(subjects["reminders"] == ["alice/r1"])
         #expect(subjects["firings"].count == 1)
         #expect(codec.subjects(of: .slotMove(steps[0]))["reminders"].isEmpty)
-        #expect(!JournalEntry.slotMove(steps[6]).hasLegacyIdentities)
+        #expect(!JournalEntry.slotMove(steps[7]).hasLegacyIdentities)
+    }
+
+    /// A `released` of an earlier version (no hand-over event) still decodes, with none.
+    @Test func aReleasedWithoutItsHandOverEventDecodes() throws {
+        let old = Array(#"{"slotMove":{"_0":{"released":{"_0":"m-7","at":821692800}}}}"#.utf8)
+        let decoded = try codec.decode(old[...], encoding: JournalEntryCodec.jsonEncoding)
+        #expect(decoded == .slotMove(.released(SlotMoveID("m-7"), at: instant, eventSeq: nil, mapEpoch: nil)))
     }
 
     @Test func garbageIsRefusedWithTheCodecsErrors() throws {
-        let good = Array(try codec.encode(.slotMove(steps[6])).bytes)
+        let good = Array(try codec.encode(.slotMove(steps[7])).bytes)
         // Every prefix, and every payload with one byte changed, decodes or throws a JournalError.
         for length in 0..<good.count {
             #expect(throws: JournalError.self) { try codec.decode(good[..<length], encoding: JournalEntryCodec.jsonEncoding) }

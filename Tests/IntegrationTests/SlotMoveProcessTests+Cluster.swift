@@ -115,9 +115,8 @@ extension SlotMoveProcessTests {
 
         // Every due firing at a gap-free subscriber (catch-up on every shard).
         let expected = Set(acknowledged.flatMap { Durability.dueFiringIDs(of: $0, through: .distantFuture) })
-        // Retained events move with their recipients' slice and keep the seq they were
-        // acknowledged with, so one shard's log may hold two events of one seq: each is
-        // kept here by (shard asked, seq, firing id).
+        // Retained events stay on the shard that published them (each kept here by shard
+        // asked, seq and firing id).
         let clients = try map.shards.map { try ControlClient(endpoint: $0.endpoints.control, timeout: .seconds(2), retries: 2) }
         var seen: [FireEvent] = []
         try expectEventually(timeout: 30, interval: 0.2, "every acknowledged reminder's firing") {

@@ -11,7 +11,10 @@ import Testing
 /// shrinks back under a steady schedule load (firings due about every 10 ms): `chime shards
 /// move 0-1023 --to 2`, then `--to 0`. Every acknowledged reminder is listed exactly once, on
 /// the shard the final map names; every due firing reaches a gap-free subscriber (catch-up
-/// on every shard); duplicates only under the same firing id.
+/// on every shard); duplicates only under the same firing id. A `ClusterSubscriber` and a
+/// `chime subscribe --json` running throughout get each committed move's hand-over event once,
+/// and (without kills) each moved slot's events from the source before its hand-over and from
+/// the target after it.
 @Suite(.serialized) struct SlotMoveProcessTests {
     /// The schedule load: one thread, one `ClusterClient` (which follows `wrong_shard` and
     /// waits out `try_again`), two reminders per request every 20 ms, due 0.3–1.5 s later.
@@ -118,6 +121,11 @@ import Testing
             let map = try Self.startTwoShardsWithRegister(cluster, configMapServer: configMapServer)
             let environment = cluster.environment
             let joinsLater = configMapServer != nil
+            // A subscriber follows the shards of the map it started with: with shard 2 joining
+            // later (the ConfigMap case) the subscribers start once it has (`--since 0` catches
+            // up what came before).
+            var subscription = joinsLater ? nil : try Self.startSubscribers(cluster, map: map)
+            defer { subscription?.close() }
 
             // Recipients on the moving slots (0–1023) and elsewhere.
             let recipients = (0..<40).map { RecipientID("load-\($0)") }
@@ -129,6 +137,7 @@ import Testing
 
             // The third shard joins, then takes slots 0–1023, then gives them back.
             try Self.startThirdShard(cluster, map: map, joinsLater: joinsLater)
+            if subscription == nil { subscription = try Self.startSubscribers(cluster, map: map) }
             var results: [[String: Any]] = []
             var firedOnTarget = 0
             // CHIME_MOVE_PROCESS_SEED varies the kill moments.
@@ -192,8 +201,10 @@ import Testing
             // Slots 0–1023 are shard 0's again, as at the start.
             let (firings, duplicates) = try Self.expectNothingLost(acknowledged, map: map, "slot moves 2 → 3 → 2")
             if !killMover { #expect(firedOnTarget > 0, "shard 2 fired the moved slots while it owned them") }
+            let seenBy = try Self.expectSubscribersSawTheMoves(
+                try #require(subscription), cluster, map: map, acknowledged: acknowledged, rounds: rounds, isOrderChecked: !killMover, joined: joinsLater)
             print(
-                "slot moves 2 → 3 → 2 × \(rounds)\(killMover ? ", mover killed \(kills) times" : "")\(killShard ? ", shards killed: \(shardKills)" : ""): \(acknowledged.count) reminders acknowledged (\(load.unanswered) unanswered), 0 lost; \(firings) firings, \(firedOnTarget) fired by shard 2, \(duplicates) duplicates (same firing id); moves: \(results.map { "\($0["seconds"] ?? 0) s, \($0["reminders"] ?? 0) reminders" })")
+                "slot moves 2 → 3 → 2 × \(rounds)\(killMover ? ", mover killed \(kills) times" : "")\(killShard ? ", shards killed: \(shardKills)" : ""): \(acknowledged.count) reminders acknowledged (\(load.unanswered) unanswered), 0 lost; \(firings) firings, \(firedOnTarget) fired by shard 2, \(duplicates) duplicates (same firing id); subscribers: \(seenBy.handOvers) hand-overs, \(seenBy.outOfOrder) + \(seenBy.printedOutOfOrder) out of slot order; moves: \(results.map { "\($0["seconds"] ?? 0) s, \($0["reminders"] ?? 0) reminders" })")
         } catch {
             cluster.stop()
             print("slot move cluster failed: \(error)\n\(cluster.logs())")

@@ -78,6 +78,46 @@ def test_gap_filler_replays_a_restart_gap_before_newer_events():
     assert filler.watermark == jump + 1
 
 
+def hand_over(seq: int, source: int = 0, target: int = 2, slots=((3, 4),)) -> dict:
+    return {"type": "handover", "seq": seq, "shard": source, "move": "m1", "slots": [list(r) for r in slots],
+            "target": target, "mapEpoch": 2, "at": "2026-12-24T08:00:00.000Z"}
+
+
+def test_gap_filler_delivers_a_hand_over_once_in_seq_order():
+    # The same case as HandOverOrderTests.theFillerDeliversAHandOverOnceInSeqOrder (Swift).
+    filler = GapFiller(since=10)
+    assert filler.on_fetched([], 10, now=0.0) == []
+    assert [e["seq"] for e in filler.on_live({"seq": 11, "firingId": "a"}, 0.1)] == [11]
+    assert filler.on_live(hand_over(13), 0.2) == []
+    assert filler.on_live({"seq": 14, "firingId": "c"}, 0.2) == []
+    ready = filler.on_fetched([{"seq": 12, "firingId": "b"}], 13, now=0.22, hand_overs=[hand_over(13)])
+    assert [e["seq"] for e in ready] == [12, 13, 14]
+    assert ready[1] == hand_over(13)
+    assert filler.on_live(hand_over(13), 0.3) == []
+    assert filler.on_fetched([], 14, now=1.3, hand_overs=[hand_over(13)]) == []
+
+
+def test_slot_order_holds_a_targets_event_until_the_hand_over():
+    from chime_client.subscriber import SlotOrder
+    from chime_client import slot_of
+
+    shard_map = {"slotCount": 16, "shards": [{"id": 0, "slots": [[0, 7]]}, {"id": 2, "slots": [[8, 15]]}]}
+    alice = next(f"user{n}" for n in range(10_000) if slot_of(f"user{n}", 16) == 3)
+    order = SlotOrder(shard_map)
+    first = {"seq": 5, "firingId": "f5", "recipient": alice}
+    early = {"seq": 8, "firingId": "f8", "recipient": alice}
+    assert order.on_fire(first, 0, now=0.0) == [first]
+    assert order.on_fire(early, 2, now=0.1) == [], "the target's event waits for the hand-over"
+    assert order.on_tick(now=1.0) == []
+    assert order.on_hand_over(hand_over(6)) == [hand_over(6), early]
+    later = {"seq": 9, "firingId": "f9", "recipient": alice}
+    assert order.on_fire(later, 2, now=1.2) == [later]
+    # A hand-over that never comes: the event passes after the hold.
+    stray = {"seq": 10, "firingId": "f10", "recipient": alice}
+    assert order.on_fire(stray, 0, now=2.0) == []
+    assert order.on_tick(now=7.0) == [stray]
+
+
 def test_live_subscribers_lose_nothing_across_coordinator_restarts(make_cluster, capsys):
     cluster = make_cluster({})
     recipient = f"live-{uuid.uuid4().hex[:8]}"

@@ -16,6 +16,10 @@ down in Docs/Chime.docc/Reference/WireProtocol.md ("A live subscriber with no ga
 4. When nothing waits, ask `events` after W every second anyway: a restart whose every
    event the live stream lost shows up there.
 5. Deliver each firing id once (a redelivery has a new seq and the same firing id).
+6. Without a recipient, also subscribe `handover`: a hand-over event (`{"type": "handover",
+   "seq", "shard", "move", "slots", "target", "mapEpoch", "at"}`, a slot move's end on this
+   shard) shares the seq count, comes in the reply's `handOvers` too, and is delivered once
+   in seq order: the slots' events before it came from this shard, later ones from `target`.
 
 Only pyzmq is needed. Every wait has a deadline; the class never sleeps.
 
@@ -77,20 +81,25 @@ class GapFiller:
         return now - self.last_fetch_at >= interval
 
     def on_live(self, event: dict, now: float) -> list[dict]:
-        """A live event; returns the events to deliver now, in order."""
-        firing_id = event["firingId"]
-        if firing_id in self.delivered:
-            return []
+        """A live event (fire or hand-over); returns the events to deliver now, in order."""
         seq = event["seq"]
+        if _is_hand_over(event):
+            # At or below the watermark: delivered by a fetch, or settled before the start.
+            if self.watermark is not None and seq <= self.watermark:
+                return []
+        elif event["firingId"] in self.delivered:
+            return []
         if self.watermark is not None and not self.waiting and seq <= self.watermark + 1:
             self.watermark = max(self.watermark, seq)
-            self._remember(firing_id)
+            if not _is_hand_over(event):
+                self._remember(event["firingId"])
             return [event]
         self._enqueue(event, None)
         return self._drain()
 
-    def on_fetched(self, events: list[dict], through: int, now: float) -> list[dict]:
-        """One page of an `events` reply; returns the events to deliver now, in order."""
+    def on_fetched(self, events: list[dict], through: int, now: float,
+                   hand_overs: list[dict] | None = None) -> list[dict]:
+        """One page of an `events` reply (its `handOvers` too); returns the events to deliver now, in order."""
         self.last_fetch_at = now
         if self.watermark is None:
             self.watermark = through
@@ -98,6 +107,9 @@ class GapFiller:
             return self._drain()
         for event in events:
             if event["seq"] > self.watermark and event["firingId"] not in self.delivered:
+                self._enqueue(event, now)
+        for event in hand_overs or []:
+            if event["seq"] > self.watermark:
                 self._enqueue(event, now)
         self.watermark = max(self.watermark, through)
         self._mark_fetched(now)
@@ -118,7 +130,7 @@ class GapFiller:
         return self._drain()
 
     def _enqueue(self, event: dict, fetched_since: float | None) -> None:
-        firing_id = event["firingId"]
+        firing_id = _key(event)
         for entry in self.waiting:
             if entry[1] == firing_id:
                 if event["seq"] < entry[0]:
@@ -142,9 +154,10 @@ class GapFiller:
             seq, firing_id, event, _ = self.waiting[taken]
             taken += 1
             self.watermark = max(self.watermark, seq)
-            if firing_id in self.delivered:
-                continue
-            self._remember(firing_id)
+            if not _is_hand_over(event):
+                if firing_id in self.delivered:
+                    continue
+                self._remember(firing_id)
             ready.append(event)
         del self.waiting[:taken]
         return ready
@@ -156,11 +169,21 @@ class GapFiller:
             self.delivered.discard(self.delivered_order.popleft())
 
 
+def _is_hand_over(event: dict) -> bool:
+    return event.get("type") == "handover"
+
+
+def _key(event: dict) -> str:
+    """What identifies an event across its copies: the firing id, or a hand-over's seq."""
+    return f"handover {event['seq']}" if _is_hand_over(event) else event["firingId"]
+
+
 class ChimeSubscriber:
     """Fire events of one recipient (or all) from a Chime cluster, with no gap.
 
     `receive(timeout_s)` returns the events that became ready within the timeout (possibly
-    none), each a dict as on the wire. Control requests use a fresh DEALER per attempt
+    none), each a dict as on the wire; without a recipient also the shard's hand-over events
+    (`"type": "handover"`, no `firingId`). Control requests use a fresh DEALER per attempt
     (Lazy Pirate, ZeroMQ Guide ch. 4), so a coordinator restart never wedges the client.
     """
 
@@ -177,6 +200,8 @@ class ChimeSubscriber:
         self.socket.setsockopt(zmq.LINGER, 0)
         self.socket.setsockopt(zmq.RCVHWM, 250_000)
         self.socket.setsockopt(zmq.SUBSCRIBE, self.topic)
+        if recipient is None:
+            self.socket.setsockopt(zmq.SUBSCRIBE, b"handover")
         self.socket.connect(events_endpoint)
         # Learn the watermark now (or start replaying `since`), not at the first receive():
         # what is settled after this point is the subscriber's to deliver.
@@ -223,7 +248,7 @@ class ChimeSubscriber:
             if not reply.get("ok"):
                 raise RuntimeError(f"events refused: {reply.get('error')}")
             result = reply["result"]
-            ready += self.filler.on_fetched(result["events"], result["through"], now)
+            ready += self.filler.on_fetched(result["events"], result["through"], now, result.get("handOvers"))
             if not result.get("truncated"):
                 return ready
 

@@ -13,7 +13,11 @@ import ZeroMQ
 ///
 /// A recipient lives on one shard, so its events come from that shard alone: with
 /// `recipient` only its shard is subscribed. Events of different shards are delivered in
-/// arrival order (no order holds across shards); `onEvent` is called by one thread at a time.
+/// arrival order (no order holds across shards), except across a slot move: without
+/// `recipient`, topic `handover` is subscribed too and, per slot, the events before a
+/// hand-over (from the source) are delivered before it and those after it (from the target)
+/// after it (``SlotOrder``: a target's event of the slot waits for the hand-over, 5 s at
+/// most). `onEvent` is called by one thread at a time.
 public final class ClusterSubscriber: Sendable {
     let map: ShardMap
     let recipient: RecipientID?
@@ -75,11 +79,30 @@ public final class ClusterSubscriber: Sendable {
     ///   - catchUp: with it, each shard's gaps and restarts are filled from its catch-up.
     ///   - onReady: called once every shard's subscription is sent.
     ///   - onEvent: called with each event and its JSON bytes, by one thread at a time.
+    ///   - onHandOver: with it (and no `recipient`), each shard's hand-over events (a slot
+    ///     move's end on its source) are passed too, in that shard's `seq` order among its
+    ///     fire events, by the same one thread at a time. Per slot, the events before a
+    ///     hand-over came from its `shard`, the later ones from its `target` (both followed
+    ///     here when the map names the target; a map without it is older than the move's
+    ///     `mapEpoch`: read the map again and subscribe the target from seq 0).
     /// - Throws: the first error a shard's subscriber threw (`ZeroMQError` for a bad
     ///   endpoint, `WireError` when a shard refuses `events`); the other shards are stopped.
-    public func run(catchUp: CatchUp?, onReady: @escaping @Sendable () -> Void = {}, onEvent: @escaping @Sendable (FireEvent, Data) -> Void) throws {
+    public func run(
+        catchUp: CatchUp?, onReady: @escaping @Sendable () -> Void = {}, onEvent: @escaping @Sendable (FireEvent, Data) -> Void,
+        onHandOver: (@Sendable (HandOverEvent, Data) -> Void)? = nil
+    ) throws {
         let shards = shards
-        let delivery = Mutex<Void>(())
+        let delivery = Mutex(SlotOrder(map: map))
+        let ordersSlots = recipient == nil
+        /// Passes `ready` on, in order (called under `delivery`'s lock).
+        @Sendable func emit(_ ready: [SlotOrder.Delivery]) {
+            for item in ready {
+                switch item {
+                case .fire(let event, let raw, _): onEvent(event, raw)
+                case .handOver(let event, let raw): onHandOver?(event, raw)
+                }
+            }
+        }
         let failure = Mutex<(any Error)?>(nil)
         let ready = Atomic<Int>(0)
         let group = DispatchGroup()
@@ -91,6 +114,11 @@ public final class ClusterSubscriber: Sendable {
                     let subscriber = SubscriberClient(
                         endpoint: shard.endpoints.events, recipient: recipient, stop: stop, highWaterMark: highWaterMark, curve: curve)
                     subscriber.maxEventBytes = maxEventBytes
+                    if ordersSlots {
+                        subscriber.onTurn = {
+                            delivery.withLock { order in if order.hasHeldEvents { emit(order.onTick(at: Date())) } }
+                        }
+                    }
                     let client = try catchUp.map { catchUp in
                         try ControlClient(
                             endpoint: shard.endpoints.control, timeout: catchUp.timeout, retries: catchUp.retries, curve: curve,
@@ -99,7 +127,12 @@ public final class ClusterSubscriber: Sendable {
                     try subscriber.run(
                         catchUp: client.map { ($0, catchUp?.since[shard.id]) },
                         onReady: { if ready.add(1, ordering: .acquiringAndReleasing).newValue == shards.count { onReady() } },
-                        onEvent: { event, raw in delivery.withLock { _ in onEvent(event, raw) } })
+                        onEvent: { event, raw in
+                            delivery.withLock { order in
+                                if ordersSlots { emit(order.onFire(event, raw: raw, from: shard.id, at: Date())) } else { onEvent(event, raw) }
+                            }
+                        },
+                        onHandOver: !ordersSlots ? nil : { event, raw in delivery.withLock { order in emit(order.onHandOver(event, raw: raw)) } })
                 } catch {
                     // An error after the stop (a catch-up context shut down) is the stop's echo.
                     if !stop.isStopRequested { failure.withLock { if $0 == nil { $0 = error } } }

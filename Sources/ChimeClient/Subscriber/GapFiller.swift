@@ -17,6 +17,12 @@ import Foundation
 /// (`seqReserved`), so the first live event after it always waits for the fill; if the
 /// live stream lost every event, the idle fetch (every ``Settings/idleFetchInterval``)
 /// finds them. The Guide's Clone pattern, ch. 5, with the snapshot replaced by `events`.
+///
+/// A shard's stream also carries hand-over events (`HandOverEvent`, a slot move's end on
+/// the source), in the same `seq` count: the ``ShardStreamEvent`` methods (`take`, `tick`)
+/// deliver them in `seq` order among the fire events, each once (a live copy at or below the
+/// watermark was delivered by a fetch). The `FireEvent` methods are the same filler
+/// without them.
 public struct GapFiller: Sendable {
     /// Timing and memory bounds.
     public struct Settings: Sendable {
@@ -38,7 +44,7 @@ public struct GapFiller: Sendable {
 
     /// An event that waits for the fill, and since when a successful fetch has seen it wait.
     struct Waiting: Sendable {
-        var event: FireEvent
+        var event: ShardStreamEvent
         var fetchedSince: Date?
     }
 
@@ -73,19 +79,42 @@ public struct GapFiller: Sendable {
 
     /// Takes a live event; returns the events to deliver now, in order (often just it).
     public mutating func onLive(_ event: FireEvent, at now: Date) -> [FireEvent] {
-        guard !delivered.contains(event.firing.firingId) else { return [] }
+        take(live: .fire(event), at: now).compactMap(\.fire)
+    }
+
+    /// Takes one page of an `events` reply (its events, `through`, and whether it was cut
+    /// short); returns the events to deliver now, in order.
+    public mutating func onFetched(_ events: [FireEvent], through: UInt64, at now: Date) -> [FireEvent] {
+        take(fetched: events, handOvers: [], through: through, at: now).compactMap(\.fire)
+    }
+
+    /// Delivers waiting events whose wait, counted from the first fetch after they
+    /// arrived, exceeded ``Settings/maximumWait``, and what then follows them in order.
+    public mutating func onTick(at now: Date) -> [FireEvent] {
+        tick(at: now).compactMap(\.fire)
+    }
+
+    /// Takes a live event of the stream; returns the events to deliver now, in order.
+    public mutating func take(live event: ShardStreamEvent, at now: Date) -> [ShardStreamEvent] {
+        switch event {
+        case .fire(let fire):
+            guard !delivered.contains(fire.firing.firingId) else { return [] }
+        case .handOver(let handOver):
+            // At or below the watermark: delivered by a fetch, or settled before the start.
+            if let watermark, handOver.seq <= watermark { return [] }
+        }
         if let watermark, waiting.isEmpty, event.seq <= watermark + 1 {
             self.watermark = max(watermark, event.seq)
-            remember(event.firing.firingId)
+            if case .fire(let fire) = event { remember(fire.firing.firingId) }
             return [event]
         }
         enqueue(event, fetchedSince: nil)
         return drain()
     }
 
-    /// Takes one page of an `events` reply (its events, `through`, and whether it was cut
-    /// short); returns the events to deliver now, in order.
-    public mutating func onFetched(_ events: [FireEvent], through: UInt64, at now: Date) -> [FireEvent] {
+    /// Takes one page of an `events` reply (its fire events, its hand-over events and
+    /// `through`); returns the events to deliver now, in order.
+    public mutating func take(fetched events: [FireEvent], handOvers: [HandOverEvent], through: UInt64, at now: Date) -> [ShardStreamEvent] {
         lastFetchAt = now
         guard let watermark else {
             // The first fetch of a subscription that starts now: only the watermark counts.
@@ -94,7 +123,10 @@ public struct GapFiller: Sendable {
             return drain()
         }
         for event in events where event.seq > watermark && !delivered.contains(event.firing.firingId) {
-            enqueue(event, fetchedSince: now)
+            enqueue(.fire(event), fetchedSince: now)
+        }
+        for handOver in handOvers where handOver.seq > watermark {
+            enqueue(.handOver(handOver), fetchedSince: now)
         }
         self.watermark = max(watermark, through)
         markFetched(at: now)
@@ -106,9 +138,8 @@ public struct GapFiller: Sendable {
         lastFetchAt = now
     }
 
-    /// Delivers waiting events whose wait, counted from the first fetch after they
-    /// arrived, exceeded ``Settings/maximumWait``, and what then follows them in order.
-    public mutating func onTick(at now: Date) -> [FireEvent] {
+    /// ``onTick(at:)`` with hand-over events.
+    public mutating func tick(at now: Date) -> [ShardStreamEvent] {
         guard let watermark, let first = waiting.first, let since = first.fetchedSince,
             now.timeIntervalSince(since) >= settings.maximumWait
         else { return [] }
@@ -116,12 +147,18 @@ public struct GapFiller: Sendable {
         return drain()
     }
 
-    private mutating func enqueue(_ event: FireEvent, fetchedSince: Date?) {
-        let firingId = event.firing.firingId
-        if let index = waiting.firstIndex(where: { $0.event.firing.firingId == firingId }) {
-            // A redelivery or a replayed copy: keep the lower seq, so order follows the first attempt.
-            if event.seq < waiting[index].event.seq { waiting[index].event = event }
-            return
+    private mutating func enqueue(_ event: ShardStreamEvent, fetchedSince: Date?) {
+        switch event {
+        case .fire(let fire):
+            let firingId = fire.firing.firingId
+            if let index = waiting.firstIndex(where: { $0.event.fire?.firing.firingId == firingId }) {
+                // A redelivery or a replayed copy: keep the lower seq, so order follows the first attempt.
+                if event.seq < waiting[index].event.seq { waiting[index].event = event }
+                return
+            }
+        case .handOver:
+            // A live copy and a fetched one: the same seq.
+            if waiting.contains(where: { $0.event.seq == event.seq }) { return }
         }
         let position = waiting.firstIndex { $0.event.seq > event.seq } ?? waiting.count
         waiting.insert(Waiting(event: event, fetchedSince: fetchedSince), at: position)
@@ -134,16 +171,18 @@ public struct GapFiller: Sendable {
     }
 
     /// Delivers waiting events from the front while each one's seq is at most `W + 1`.
-    private mutating func drain() -> [FireEvent] {
+    private mutating func drain() -> [ShardStreamEvent] {
         guard var current = watermark else { return [] }
-        var ready: [FireEvent] = []
+        var ready: [ShardStreamEvent] = []
         var taken = 0
         while taken < waiting.count, waiting[taken].event.seq <= current + 1 {
             let event = waiting[taken].event
             taken += 1
             current = max(current, event.seq)
-            if delivered.contains(event.firing.firingId) { continue }
-            remember(event.firing.firingId)
+            if case .fire(let fire) = event {
+                if delivered.contains(fire.firing.firingId) { continue }
+                remember(fire.firing.firingId)
+            }
             ready.append(event)
         }
         waiting.removeFirst(taken)
@@ -157,5 +196,28 @@ public struct GapFiller: Sendable {
         if deliveredOrder.count > settings.rememberedFiringIDs, let oldest = deliveredOrder.popFirst() {
             delivered.remove(oldest)
         }
+    }
+}
+
+/// One item of a shard's event stream, as a gap-free subscriber delivers it: a fire event or a
+/// hand-over event, both numbered by the shard's `seq`.
+public enum ShardStreamEvent: Hashable, Sendable {
+    /// A delivered firing.
+    case fire(FireEvent)
+    /// A slot move's end on this (the source) shard: no event of its slots follows here.
+    case handOver(HandOverEvent)
+
+    /// The shard's sequence number of the event.
+    public var seq: UInt64 {
+        switch self {
+        case .fire(let event): event.seq
+        case .handOver(let event): event.seq
+        }
+    }
+
+    /// The fire event, if it is one.
+    public var fire: FireEvent? {
+        if case .fire(let event) = self { return event }
+        return nil
     }
 }

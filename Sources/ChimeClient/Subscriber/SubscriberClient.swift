@@ -46,6 +46,9 @@ public final class SubscriberClient {
     /// libzmq ends the connection for good on such a frame (a protocol error; it does not
     /// reconnect), so set it only to the coordinators' own value, never a smaller one.
     public var maxEventBytes: Int?
+    /// Called once per turn of the receive loop (at least every 100 ms): a cluster
+    /// subscriber's clock for events it holds (``SlotOrder``).
+    var onTurn: (() -> Void)?
 
     /// Calls `onEvent` for every fire event until the stop signal, with the event's JSON.
     /// - Parameters:
@@ -53,47 +56,71 @@ public final class SubscriberClient {
     ///     first (`nil`: none, start now); with it, restarts and gaps are filled.
     ///   - onReady: called once the subscription is sent.
     ///   - onEvent: called with each event and its JSON bytes, each firing id once.
+    ///   - onHandOver: with it (and no `recipient`), topic `handover` is subscribed too and
+    ///     each hand-over event (a slot move's end on this shard) is passed with its JSON,
+    ///     once, in `seq` order among the fire events: the slots' events before it came from
+    ///     this shard, those after it come from the target's stream.
     /// - Throws: `ZeroMQError` when the endpoint is invalid; `WireError` when the
     ///   coordinator refuses an `events` request (a failed exchange is retried).
     public func run(
         catchUp: (client: ControlClient, since: UInt64?)? = nil, onReady: () -> Void = {},
-        onEvent: (FireEvent, Data) -> Void
+        onEvent: (FireEvent, Data) -> Void, onHandOver: ((HandOverEvent, Data) -> Void)? = nil
     ) throws {
+        let onHandOver = recipient == nil ? onHandOver : nil
+        var topics = [recipient.map { Topic.fire($0) } ?? Topic.firePrefix]
+        if onHandOver != nil { topics.append(Topic.handOver) }
         let socket = try SubscriberSocket.make(
-            endpoint: endpoint, topics: [recipient.map { Topic.fire($0) } ?? Topic.firePrefix],
+            endpoint: endpoint, topics: topics,
             highWaterMark: highWaterMark, curve: curve, stop: stop,
             maxMessageBytes: maxEventBytes.map { Int64($0) + 1024 } ?? SubscriberSocket.defaultMaximumMessageBytes)
         defer { socket.close() }
         onReady()
         var filler = catchUp.map { GapFiller(since: $0.since) }
+        let handOverTopic = Data(Topic.handOver.utf8)
+        /// Delivers `ready` in order; `live` is the frame just received, passed on as it came.
+        func deliver(_ ready: [ShardStreamEvent], live: (event: ShardStreamEvent, raw: Data)? = nil) {
+            for event in ready {
+                let raw = live.flatMap { $0.event.seq == event.seq ? $0.raw : nil }
+                switch event {
+                case .fire(let fire): onEvent(fire, raw ?? codec.encode(fire))
+                case .handOver(let handOver): onHandOver?(handOver, raw ?? codec.encode(handOver))
+                }
+            }
+        }
         let poller = Poller()
         poller.register(socket, for: .readable)
         do {
             while !stop.isStopRequested {
                 if let catchUp, var current = filler, current.isFetchDue(at: Date()) {
-                    try fetch(catchUp.client, filler: &current, onEvent: onEvent)
+                    try fetch(catchUp.client, filler: &current, deliver: { deliver($0) })
                     filler = current
                 }
                 let waitMilliseconds = filler.map { $0.hasWaitingEvents ? 20 : 100 } ?? 100
                 if try poller.poll(timeout: .milliseconds(waitMilliseconds)) > 0 {
                     while let frames = try socket.receiveMessage(dontWait: true) {
                         guard frames.count == 2 else { continue }
-                        if let recipient, frames[0] != Data(Topic.fire(recipient).utf8) { continue }
-                        guard let event = try? codec.decode(FireEvent.self, from: frames[1]) else { continue }
+                        let event: ShardStreamEvent
+                        if onHandOver != nil, frames[0] == handOverTopic {
+                            guard let handOver = try? codec.decode(HandOverEvent.self, from: frames[1]) else { continue }
+                            event = .handOver(handOver)
+                        } else {
+                            if let recipient, frames[0] != Data(Topic.fire(recipient).utf8) { continue }
+                            guard let fire = try? codec.decode(FireEvent.self, from: frames[1]) else { continue }
+                            event = .fire(fire)
+                        }
                         guard var current = filler else {
-                            onEvent(event, frames[1])
+                            deliver([event], live: (event, frames[1]))
                             continue
                         }
-                        for ready in current.onLive(event, at: Date()) {
-                            onEvent(ready, ready.seq == event.seq ? frames[1] : codec.encode(ready))
-                        }
+                        deliver(current.take(live: event, at: Date()), live: (event, frames[1]))
                         filler = current
                     }
                 }
                 if var current = filler {
-                    for ready in current.onTick(at: Date()) { onEvent(ready, codec.encode(ready)) }
+                    deliver(current.tick(at: Date()))
                     filler = current
                 }
+                onTurn?()
             }
         } catch let error as ZeroMQError where error.code == .contextTerminated {
             return
@@ -103,16 +130,14 @@ public final class SubscriberClient {
     /// Fetches every retained event after the filler's watermark (page by page) and
     /// delivers what becomes ready. An unanswered request (the coordinator restarting) only
     /// paces the next attempt.
-    func fetch(_ client: ControlClient, filler: inout GapFiller, onEvent: (FireEvent, Data) -> Void) throws {
+    func fetch(_ client: ControlClient, filler: inout GapFiller, deliver: ([ShardStreamEvent]) -> Void) throws {
         while true {
             let request = ControlRequest(command: .events(after: filler.fetchAfter, recipient: recipient, limit: 1000))
             guard let result = try Self.events(client, request) else {
                 filler.onFetchFailed(at: Date())
                 return
             }
-            for event in filler.onFetched(result.events, through: result.through, at: Date()) {
-                onEvent(event, codec.encode(event))
-            }
+            deliver(filler.take(fetched: result.events, handOvers: result.handOvers ?? [], through: result.through, at: Date()))
             if !result.truncated { return }
         }
     }

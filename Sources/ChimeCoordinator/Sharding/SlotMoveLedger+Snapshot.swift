@@ -31,6 +31,9 @@ extension SlotMoveLedger {
         public var incoming: [IncomingRecord]
         /// How each ended move ended, by id.
         public var ended: [String: Ending]
+        /// The retained hand-over events, in `seq` order (absent: none; snapshots of earlier
+        /// versions have none).
+        public var handOvers: [HandOverEvent]?
     }
 
     /// The ledger a step's answer shows (`record` without slices): an adopted move shows as
@@ -47,7 +50,7 @@ extension SlotMoveLedger {
     }
 
     /// Whether the ledger holds nothing (no move ever took part here): its snapshot leaves `moves` out.
-    var isEmpty: Bool { isIdle && ended.isEmpty }
+    var isEmpty: Bool { isIdle && ended.isEmpty && handOvers.isEmpty }
 
     /// The snapshot form.
     public var record: Record {
@@ -58,7 +61,8 @@ extension SlotMoveLedger {
                     move: $0.move, slice: $0.slice?.encodedSnapshot(takenAt: nil), cut: $0.cut, appliedThrough: $0.appliedThrough,
                     isCommitted: $0.isCommitted, heldForSource: $0.heldForSource.sorted())
             },
-            ended: Dictionary(uniqueKeysWithValues: ended.map { ($0.key.rawValue, $0.value) }))
+            ended: Dictionary(uniqueKeysWithValues: ended.map { ($0.key.rawValue, $0.value) }),
+            handOvers: handOvers.isEmpty ? nil : handOvers)
     }
 
     /// The ledger a snapshot holds.
@@ -83,5 +87,6 @@ extension SlotMoveLedger {
             }
         }
         for (id, ending) in record.ended { ended[SlotMoveID(id)] = ending }
+        for event in record.handOvers ?? [] { retain(event) }
     }
 }

@@ -1,6 +1,7 @@
 import ChimeCore
 import ChimeJournal
 import ChimeStore
+import ChimeWire
 import Foundation
 
 /// The slot moves a shard takes part in, as the fold of its ``SlotMoveEntry`` values: for
@@ -61,6 +62,19 @@ public struct SlotMoveLedger: Sendable, Equatable {
     public internal(set) var incoming: [SlotMoveID: Incoming] = [:]
     /// The moves that ended here, by id (a step naming one of them is a repeat).
     public internal(set) var ended: [SlotMoveID: Ending] = [:]
+    /// The hand-over events of the moves this shard released, in `seq` order, the newest
+    /// ``handOverRetention`` of them: kept for `events` catch-up like acknowledged fire events.
+    public internal(set) var handOvers: [HandOverEvent] = []
+
+    /// Hand-over events kept at most (a move is rare: moving all 16,384 slots of a cluster
+    /// once in the mover's 64-slot batches makes 256).
+    public static let handOverRetention = 1024
+
+    /// Keeps `event`, dropping the oldest beyond ``handOverRetention``.
+    mutating func retain(_ event: HandOverEvent) {
+        handOvers.append(event)
+        if handOvers.count > Self.handOverRetention { handOvers.removeFirst(handOvers.count - Self.handOverRetention) }
+    }
 
     /// A ledger with no move.
     public init() {}

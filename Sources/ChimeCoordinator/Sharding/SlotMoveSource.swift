@@ -70,15 +70,18 @@ public enum SlotMoveSource {
     /// move, the target recorded the commit and holds every entry about the slots (through
     /// `lastSlotEntry`, the sequence of the source's last one), and no firing of the slots is
     /// unsettled here (what was dispatched before the cut settled on this shard, and its
-    /// settlement was shipped). `nil` before that.
+    /// settlement was shipped). `nil` before that. With `eventSeq` (the next `seq` of this
+    /// shard's event stream) the entry carries the hand-over event's seq and the commit's map
+    /// epoch: every event of the slots this shard published has a lower seq, since it made no
+    /// firing of them after the hand-over and all it made are settled.
     public static func release(
         _ move: SlotMoveLedger.Outgoing, state: DurableState, record: SlotMapRecord, receipt: SlotMoveReceipt?,
-        lastSlotEntry: UInt64, at now: Date
+        lastSlotEntry: UInt64, eventSeq: UInt64? = nil, at now: Date
     ) -> SlotMoveEntry? {
-        guard move.isHandedOver, case .committed = record.outcomes[move.move.id], let receipt, receipt.isCommitted,
+        guard move.isHandedOver, case .committed(let mapEpoch) = record.outcomes[move.move.id], let receipt, receipt.isCommitted,
             let held = receipt.through, held >= lastSlotEntry,
             !state.deliveries.unsettled.values.contains(where: { move.move.covers($0.firing.recipient) })
         else { return nil }
-        return .released(move.move.id, at: now)
+        return .released(move.move.id, at: now, eventSeq: eventSeq, mapEpoch: eventSeq.map { _ in mapEpoch })
     }
 }

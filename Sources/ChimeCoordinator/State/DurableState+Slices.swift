@@ -11,11 +11,13 @@ extension DurableState {
     /// Splits the state by recipient.
     /// - Parameter isSliced: whether a recipient's data goes into the slice.
     /// - Returns: `slice`, everything about the recipients `isSliced` accepts (reminders, caps,
-    ///   late counts, unsettled firings, dead letters, nags, retained events, registrations,
-    ///   badge ledgers, action jobs, remembered replies about one of them), and `rest`,
-    ///   everything else (replies about no one recipient included). Both keep the settings, the
-    ///   epoch and the reserved and badge event seqs, which a merge takes the highest of; the
-    ///   rest keeps the move ledger.
+    ///   late counts, unsettled firings, dead letters, nags, registrations, badge ledgers,
+    ///   action jobs, remembered replies about one of them), and `rest`, everything else
+    ///   (replies about no one recipient included). Both keep the settings, the epoch and the
+    ///   reserved and badge event seqs, which a merge takes the highest of; the rest keeps the
+    ///   move ledger and every retained event: those are this shard's event stream, numbered
+    ///   by its `seq`, which a slice moving to another shard would break (that shard's
+    ///   subscribers hold a watermark of its own count).
     public func split(where isSliced: (RecipientID) -> Bool) -> (slice: DurableState, rest: DurableState) {
         var slice = DurableState(settings: settings)
         var rest = DurableState(settings: settings)
@@ -172,7 +174,8 @@ extension Deliveries {
             }
             if isSliced(firing.recipient) { put(&slice) } else { put(&rest) }
         }
-        (slice.eventLog, rest.eventLog) = eventLog.split(isSliced)
+        // The stream's history stays with the shard that published it (see `split(where:)`).
+        rest.eventLog = eventLog
         slice.eventSeqReserved = eventSeqReserved
         rest.eventSeqReserved = eventSeqReserved
         return (slice, rest)

@@ -1,13 +1,15 @@
 import ChimeCore
 import ChimeJournal
 import ChimeStore
+import ChimeWire
 import Foundation
 
 /// The fold of `JournalEntry.slotMove`: part of ``DurableState/apply(_:hints:)``, so the move
 /// ledger and the data a move hands over change in one function, live and in recovery alike.
 extension DurableState {
     /// Folds one slot-move step into ``moves`` and, where the move hands data over, into the
-    /// rest of the state: `released` splits the slots off, `committed` merges the adopted
+    /// rest of the state: `released` splits the slots off (and keeps its hand-over event for
+    /// catch-up, its seq counted as reserved), `committed` merges the adopted
     /// slice, a tail after the commit applies to the live state. A step naming a move that
     /// ended here, or one already taken, changes nothing. An `adopted` slice that does not
     /// decode (a damaged entry) leaves the move unadopted, so it can only be aborted.
@@ -24,10 +26,19 @@ extension DurableState {
         case .resumed(let id, _):
             guard moves.outgoing.removeValue(forKey: id) != nil else { return }
             moves.ended[id] = .resumed
-        case .released(let id, _):
+        case .released(let id, let at, let eventSeq, let mapEpoch):
             guard let move = moves.outgoing.removeValue(forKey: id)?.move else { return }
             removeSlice(where: move.covers)
             moves.ended[id] = .released
+            if let eventSeq, let mapEpoch {
+                // The instant as the wire and a snapshot carry it (whole milliseconds), so a
+                // state loaded from a snapshot equals the one its journal rebuilds.
+                let instant = (try? RFC3339.parseInstant(RFC3339.format(at))) ?? at
+                moves.retain(HandOverEvent(
+                    seq: eventSeq, shard: move.source, move: id.rawValue, slots: HandOverEvent.ranges(of: move.slots),
+                    target: move.target, mapEpoch: mapEpoch, at: instant))
+                deliveries.eventSeqReserved = max(deliveries.eventSeqReserved, eventSeq)
+            }
         case .importing(let move, _):
             if moves.incoming[move.id] == nil { moves.incoming[move.id] = SlotMoveLedger.Incoming(move: move) }
         case .adopted(let id, let encodedSlice, let through, let cut):

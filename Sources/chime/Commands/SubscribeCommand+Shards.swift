@@ -9,13 +9,15 @@ import Synchronization
 import ZeroMQ
 
 extension SubscribeCommand {
-    /// The configuration's `cluster` map, else the coordinator's answer to `map`; `nil` when
-    /// no coordinator answers, one refuses `map` (an older version) or `stop` is signalled
-    /// while it is asked (one coordinator is assumed: the subscriber waits for it, as before
-    /// shards).
-    /// - Throws: configuration errors (a `cluster` section that does not validate, keys).
+    /// The cluster's current map (the map register's when `cluster.register` names one, else
+    /// the configuration's `cluster` map: a moved slot's events then follow the hand-overs from
+    /// the map that holds now), else the coordinator's answer to `map`; `nil` when no
+    /// coordinator answers, one refuses `map` (an older version) or `stop` is signalled while
+    /// it is asked (one coordinator is assumed: the subscriber waits for it, as before shards).
+    /// - Throws: configuration errors (a `cluster` section that does not validate, keys, a
+    ///   register that cannot be read).
     static func shardMap(_ configuration: ChimeConfiguration, stop: StopSignal) throws -> ShardMap? {
-        if let configured = try ShardMap.configured(configuration.cluster) { return configured }
+        if let configured = try MapRegisterOptions.currentMap(configuration) { return configured }
         // A context the stop signal shuts down: a SIGTERM while the coordinator is asked (or
         // while nothing answers) ends the wait at once, as it does for the catch-up.
         let context = try Context()
@@ -69,9 +71,14 @@ extension SubscribeCommand {
         }
         let subscriber = ClusterSubscriber(
             map: map, recipient: recipient, stop: stop, highWaterMark: configuration.eventHighWaterMark, curve: curve)
-        try subscriber.run(catchUp: catchUp) { event, raw in
-            deliver(json ? String(decoding: raw, as: UTF8.self) : describe(event))
+        let printHandOver: @Sendable (HandOverEvent, Data) -> Void = { event, raw in
+            // Not counted by --count (fire events are); printed while the subscription lasts.
+            guard !stop.isStopRequested else { return }
+            output(json ? String(decoding: raw, as: UTF8.self) : describe(event))
         }
+        try subscriber.run(
+            catchUp: catchUp, onEvent: { event, raw in deliver(json ? String(decoding: raw, as: UTF8.self) : describe(event)) },
+            onHandOver: printHandOver)
         return try finish(received: received.load(ordering: .acquiring), count: count, timedOut: timedOut)
     }
 

@@ -24,7 +24,11 @@ enum SubscribeCommand: Command {
             On a cluster of several shards (the coordinator's map names more than one) every shard's events
             endpoint is subscribed (only the recipient's shard with --recipient), each with its own watermark
             and catch-up: each firing id once, with no gap across any shard's restart. Events of different
-            shards arrive in no particular order; with --json each carries "shard".
+            shards arrive in no particular order; with --json each carries "shard". Without --recipient, fire
+            events also print each shard's hand-over events: a line {"type": "handover", "seq", "shard", "move",
+            "slots", "target", "mapEpoch", "at"} when a slot move committed and the shard released its slots,
+            after every event of those slots it published; the slots' later events come from "target", and are
+            printed after it (held until it arrives, 5 s at most). Hand-overs do not count towards --count.
             """)
 
     static func run(_ arguments: Arguments) throws -> Int32 {
@@ -91,17 +95,24 @@ enum SubscribeCommand: Command {
         } else if arguments.value("since") != nil {
             throw UsageError("--since needs the catch-up that --no-gap-fill turns off")
         }
-        try client.run(catchUp: catchUp) { event, raw in
-            // A catch-up page delivers many events in one go: stop printing at --count.
-            if let count, received >= count { return }
-            if arguments.has("json") {
-                printJSON(raw)
-            } else {
-                output(describe(event))
-            }
-            received += 1
-            if let count, received >= count { stop.requestStop() }
-        }
+        try client.run(
+            catchUp: catchUp,
+            onEvent: { event, raw in
+                // A catch-up page delivers many events in one go: stop printing at --count.
+                if let count, received >= count { return }
+                if arguments.has("json") {
+                    printJSON(raw)
+                } else {
+                    output(describe(event))
+                }
+                received += 1
+                if let count, received >= count { stop.requestStop() }
+            },
+            onHandOver: { event, raw in
+                // Not counted by --count (fire events are).
+                guard !stop.isStopRequested else { return }
+                if arguments.has("json") { printJSON(raw) } else { output(describe(event)) }
+            })
         return try finish(received: received, count: count, timedOut: timedOut)
     }
 

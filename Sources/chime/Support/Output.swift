@@ -34,6 +34,13 @@ func describe(_ event: FireEvent) -> String {
     return line
 }
 
+/// A one-line human description of a hand-over event: `… handover m-1 slots 0-63,100 shard 0 → 2 (map epoch 3, seq 812)`.
+func describe(_ event: HandOverEvent) -> String {
+    let slots = event.slots.map { $0.first == $0.last ? "\($0.first)" : "\($0.first)-\($0.last)" }.joined(separator: ",")
+    return "\(RFC3339.format(event.at)) handover \(event.move) slots \(slots) shard \(event.shard) → \(event.target) "
+        + "(map epoch \(event.mapEpoch), seq \(event.seq))"
+}
+
 extension ControlClient {
     /// Sends a request, returning the decoded reply and its raw bytes (for `--json`).
     /// - Throws: `WireError` (the coordinator's error, or `.unavailable`).

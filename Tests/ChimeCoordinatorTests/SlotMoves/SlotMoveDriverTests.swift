@@ -1,3 +1,4 @@
+import ChimeClient
 import ChimeCore
 import ChimeJournal
 import ChimeWire
@@ -8,7 +9,8 @@ import Testing
 
 /// The mover driving two real `CoordinatorState`s through the `move` op (no sockets): the
 /// slots' reminders end on the target, the source released them, both gates follow the map,
-/// and an abort past the deadline leaves everything on the source.
+/// and an abort past the deadline leaves everything on the source. A committed move's source
+/// publishes one hand-over event, kept for catch-up across a restart; an aborted one none.
 @Suite struct SlotMoveDriverTests {
     final class Register: SlotMapRegistering, @unchecked Sendable {
         var register: SlotMapRegister
@@ -31,6 +33,20 @@ import Testing
         var acknowledges = false
         /// The shards that made each firing id.
         var made: [FiringID: [Int]] = [:]
+        /// Each shard's journal entries and published events, in order.
+        var journals: [Int: [JournalEntry]] = [:]
+        var published: [Int: [CoordinatorEvent]] = [:]
+
+        /// Keeps what `directives` journal and publish for `shard`.
+        func keep(_ directives: [CoordinatorDirective], of shard: Int) {
+            for directive in directives {
+                switch directive {
+                case .append(let entry): journals[shard, default: []].append(entry)
+                case .publish(let event): published[shard, default: []].append(event)
+                default: break
+                }
+            }
+        }
         /// Exports answered with a shipment, and without one (`finalOnly` before the final).
         var exportsShipped = 0
         var exportsEmpty = 0
@@ -45,19 +61,27 @@ import Testing
             guard var state = shards[shard] else { throw WireError(.unavailable, "no shard \(shard)") }
             defer { shards[shard] = state }
             now = now.addingTimeInterval(0.01)
-            for case .append(.fired(let key, let dueAt, _, _, _, _)) in state.onTick(now: now) {
+            let ticked = state.onTick(now: now)
+            keep(ticked, of: shard)
+            for case .append(.fired(let key, let dueAt, _, _, _, _)) in ticked {
                 made[FiringID(key, dueAt: dueAt), default: []].append(shard)
             }
             if acknowledges {
+                // Each delivery takes the shard's next event seq, as a dispatch does.
                 for id in state.durable.deliveries.unsettled.keys.sorted() {
-                    state.apply(.acknowledged(id, seq: 1, worker: "w", firedAt: now))
+                    let acknowledged = JournalEntry.acknowledged(id, seq: state.nextEventSeq, worker: "w", firedAt: now)
+                    state.nextEventSeq += 1
+                    state.apply(acknowledged)
+                    journals[shard, default: []].append(acknowledged)
                 }
             }
             _ = state.adoptMapRecord(register.register.record)
             if step != .status { steps.append("\(shard):\(step.rawValue)") }
             let body = try JSONEncoder().encode(call)
             let request = ControlRequest(requestId: nil, command: .move(step: step.rawValue, body: body))
-            for case .reply(let outcome, _, _) in state.onRequest(request, from: ClientAddress(routing: [Data([1])]), at: now) {
+            let directives = state.onRequest(request, from: ClientAddress(routing: [Data([1])]), at: now)
+            keep(directives, of: shard)
+            for case .reply(let outcome, _, _) in directives {
                 switch outcome {
                 case .move(let result):
                     let status = try JSONDecoder().decode(SlotMoveStatus.self, from: result.body)
@@ -79,7 +103,23 @@ import Testing
 
     func schedule(_ cluster: Cluster, _ id: ReminderID, in seconds: TimeInterval) {
         let reminder = Reminder(id: id, recipient: Self.moving, content: Content(body: "x"), trigger: Trigger(start: .instant(cluster.now.addingTimeInterval(seconds))))
-        _ = cluster.shards[0]?.onRequest(ControlRequest(requestId: nil, command: .schedule([reminder])), from: ClientAddress(routing: [Data([1])]), at: cluster.now)
+        let directives = cluster.shards[0]?.onRequest(
+            ControlRequest(requestId: nil, command: .schedule([reminder])), from: ClientAddress(routing: [Data([1])]), at: cluster.now)
+        cluster.keep(directives ?? [], of: 0)
+    }
+
+    /// `state`'s answer to `events` after `after` (every recipient).
+    static func events(of state: inout CoordinatorState, after: UInt64, recipient: RecipientID? = nil) throws -> EventsResult {
+        let request = ControlRequest(requestId: nil, command: .events(after: after, recipient: recipient, limit: nil))
+        for case .reply(.events(let result), _, _) in state.onRequest(request, from: ClientAddress(routing: [Data([1])]), at: OwnershipTests.t0) {
+            return result
+        }
+        throw WireError(.internal, "no events reply")
+    }
+
+    /// The hand-over events `shard` published.
+    static func handOvers(_ cluster: Cluster, of shard: Int) -> [HandOverEvent] {
+        (cluster.published[shard] ?? []).compactMap { if case .handOver(let event) = $0 { event } else { nil } }
     }
 
     @Test func aMoveEndsWithTheSlotsOnTheTargetAndReleasedOnTheSource() throws {
@@ -106,6 +146,46 @@ import Testing
         #expect(rounds > 3)
     }
 
+    @Test func aCommittedMovesSourcePublishesOneHandOverKeptForCatchUpAcrossARestart() throws {
+        let cluster = Cluster(register: Register(map: Self.map), now: OwnershipTests.t0)
+        for n in 0..<3 { schedule(cluster, ReminderID("r\(n)"), in: 3600) }
+        let driver = SlotMoveDriver(register: cluster.register, send: cluster.send)
+        #expect(try driver.run(Self.move, deadline: cluster.now.addingTimeInterval(60), now: { cluster.now }) == .committed(mapEpoch: 2))
+        // Exactly one, from the source, with the released step's instant; the target none.
+        let released = (cluster.journals[0] ?? []).compactMap { entry -> (Date, UInt64?, UInt64?)? in
+            if case .slotMove(.released(_, let at, let seq, let epoch)) = entry { (at, seq, epoch) } else { nil }
+        }
+        #expect(released.count == 1)
+        let at = try #require(released.first?.0)
+        #expect(released.first?.1 == 1 && released.first?.2 == 2)
+        let slot = Self.map.slot(of: Self.moving)
+        let expected = HandOverEvent(
+            seq: 1, shard: 0, move: "m1", slots: [ShardMap.SlotRange(slot, slot)], target: 2, mapEpoch: 2,
+            at: try RFC3339.parseInstant(RFC3339.format(at)))
+        #expect(Self.handOvers(cluster, of: 0) == [expected])
+        #expect(Self.handOvers(cluster, of: 2).isEmpty)
+        // The seq was reserved in the journal before the step that uses it.
+        let journal = cluster.journals[0] ?? []
+        let reservation = journal.firstIndex { if case .seqReserved(let through) = $0 { through >= 1 } else { false } }
+        let step = journal.firstIndex { if case .slotMove(.released) = $0 { true } else { false } }
+        #expect(reservation != nil && step != nil && reservation! < step!)
+        // Catch-up serves it (not to a one-recipient request, nor after its seq).
+        var source = try #require(cluster.shards[0])
+        #expect(try Self.events(of: &source, after: 0).handOvers == [expected])
+        #expect(try Self.events(of: &source, after: 1).handOvers == nil)
+        // A restart: the journal rebuilds it, catch-up serves it again, and seqs go on after it.
+        var restarted = OwnershipTests.state(shard: 0)
+        for entry in journal { restarted.apply(entry) }
+        restarted.finishRecovery(at: cluster.now)
+        #expect(restarted.durable.moves.handOvers == [expected])
+        #expect(try Self.events(of: &restarted, after: 0).handOvers == [expected])
+        #expect(restarted.nextEventSeq > 1)
+        // And a snapshot keeps it.
+        var loaded = OwnershipTests.state(shard: 0)
+        try loaded.load(snapshot: restarted.encodedSnapshot(at: cluster.now))
+        #expect(loaded.durable.moves.handOvers == [expected])
+    }
+
     @Test func occurrencesDueWhileMovingFireOnceEachOnOneShard() throws {
         let cluster = Cluster(register: Register(map: Self.map), now: OwnershipTests.t0)
         cluster.acknowledges = true
@@ -123,6 +203,32 @@ import Testing
         let target = try #require(cluster.shards[2])
         #expect(source.durable.reminderCount == 0)
         #expect(target.durable.reminderCount == 20)
+        // A subscriber of both shards, the target's stream arriving first: the moved slot's
+        // events from the source, then the hand-over, then the target's.
+        var order = SlotOrder(map: Self.map)
+        var delivered: [SlotOrder.Delivery] = []
+        for shard in [2, 0] {
+            var state = try #require(cluster.shards[shard])
+            let page = try Self.events(of: &state, after: 0)
+            var filler = GapFiller(since: 0)
+            for event in filler.take(fetched: page.events, handOvers: page.handOvers ?? [], through: page.through, at: cluster.now) {
+                switch event {
+                case .fire(let fire): delivered += order.onFire(fire, raw: Data(), from: shard, at: cluster.now)
+                case .handOver(let handOver): delivered += order.onHandOver(handOver, raw: Data())
+                }
+            }
+        }
+        #expect(!order.hasHeldEvents)
+        let shards = delivered.map { item -> Int in
+            switch item {
+            case .fire(_, _, let shard): shard
+            case .handOver: -1
+            }
+        }
+        let fromSource = cluster.made.values.filter { $0 == [0] }.count
+        #expect(shards == Array(repeating: 0, count: fromSource) + [-1] + Array(repeating: 2, count: 20 - fromSource), "\(shards)")
+        // The retained events stayed with the shard that published them.
+        #expect(source.eventLog.events.map(\.firing.firingId).sorted() == cluster.made.filter { $0.value == [0] }.keys.sorted())
     }
 
     /// A firing of the slots still in flight after the hand-over holds the final slice back;
@@ -154,5 +260,8 @@ import Testing
         #expect(source.durable.moves.isIdle)
         #expect(cluster.shards[2]?.durable.moves.isIdle == true)
         #expect(cluster.register.register.record.map.mapEpoch == 1)
+        // No hand-over: none published, none kept.
+        #expect(Self.handOvers(cluster, of: 0).isEmpty && Self.handOvers(cluster, of: 2).isEmpty)
+        #expect(source.durable.moves.handOvers.isEmpty)
     }
 }

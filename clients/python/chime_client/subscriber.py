@@ -4,7 +4,11 @@ One `ChimeSubscriber` (chime_subscriber.py: SUB socket, GapFiller watermark, `ev
 catch-up) per shard, each on that shard's events and control endpoints: `seq` counts per
 shard, so each shard keeps its own watermark and fills its own gaps, across any shard's
 restart. A recipient lives on one shard: with `recipient` only its shard is subscribed.
-Events of different shards come in arrival order.
+Events of different shards come in arrival order, except across a slot move: without a
+recipient, each shard's hand-over events (`"type": "handover"`) are passed on too, and per
+slot the events before a hand-over (from its `shard`) come before it and those after it
+(from its `target`) after it (`SlotOrder`: a target's event of the slot waits for the
+hand-over, 5 s at most).
 """
 
 from __future__ import annotations
@@ -15,7 +19,55 @@ import zmq
 
 from chime_subscriber import ChimeSubscriber
 
-from .slots import shard_of
+from .slots import DEFAULT_SLOT_COUNT, shard_of, slot_of
+
+
+class SlotOrder:
+    """Per slot, events in order across slot moves; mirrors `SlotOrder` in
+    Sources/ChimeClient/Subscriber/SlotOrder.swift. Each slot's stream is its owner in the map,
+    then each hand-over's `target`; an event of a slot from another shard is held until the
+    hand-over that ends the source's events (released before it) or starts the target's
+    (released after it), or `maximum_hold_s` (then its shard becomes the slot's stream)."""
+
+    def __init__(self, shard_map: dict, maximum_hold_s: float = 5.0):
+        self.slot_count = shard_map.get("slotCount", DEFAULT_SLOT_COUNT)
+        self.maximum_hold_s = maximum_hold_s
+        self.streams = [-1] * self.slot_count
+        for shard in shard_map["shards"]:
+            for first, last in shard["slots"]:
+                for slot in range(max(0, first), min(last, self.slot_count - 1) + 1):
+                    self.streams[slot] = shard["id"]
+        self.held: list[tuple[dict, int, int, float]] = []  # event, shard, slot, since
+
+    def on_fire(self, event: dict, shard: int, now: float) -> list[dict]:
+        slot = slot_of(event["recipient"], self.slot_count)
+        if self.streams[slot] < 0 or self.streams[slot] == shard:
+            return [event]
+        self.held.append((event, shard, slot, now))
+        return []
+
+    def on_hand_over(self, event: dict) -> list[dict]:
+        def covered(slot: int) -> bool:
+            return any(first <= slot <= last for first, last in event["slots"])
+        ready = self._release(lambda item: covered(item[2]) and item[1] == event["shard"])
+        ready.append(event)
+        for first, last in event["slots"]:
+            for slot in range(max(0, first), min(last, self.slot_count - 1) + 1):
+                self.streams[slot] = event["target"]
+        return ready + self._release(lambda item: covered(item[2]) and item[1] == event["target"])
+
+    def on_tick(self, now: float) -> list[dict]:
+        ready: list[dict] = []
+        while self.held and now - self.held[0][3] >= self.maximum_hold_s:
+            _, shard, slot, _ = self.held[0]
+            self.streams[slot] = shard
+            ready += self._release(lambda item: item[2] == slot and item[1] == shard)
+        return ready
+
+    def _release(self, is_released) -> list[dict]:
+        ready = [item[0] for item in self.held if is_released(item)]
+        self.held = [item for item in self.held if not is_released(item)]
+        return ready
 
 
 class ClusterSubscriber:
@@ -26,6 +78,7 @@ class ClusterSubscriber:
             owner = shard_of(shard_map, recipient)
             shards = [shard for shard in shards if shard["id"] == owner]
         since = since or {}
+        self.order = SlotOrder(shard_map) if recipient is None else None
         self.subscribers = {
             shard["id"]: ChimeSubscriber(
                 shard["endpoints"]["events"], shard["endpoints"]["control"], recipient=recipient,
@@ -45,13 +98,27 @@ class ClusterSubscriber:
             poller.register(subscriber.socket, zmq.POLLIN)
         while True:
             ready = []
-            for subscriber in self.subscribers.values():
+            for shard, subscriber in self.subscribers.items():
                 # A 1 ms turn each: fetch if due, tick, and read what the socket holds.
-                ready += subscriber.receive(0.001)
+                ready += self._ordered(shard, subscriber.receive(0.001))
+            if self.order is not None:
+                ready += self.order.on_tick(time.monotonic())
             remaining = deadline - time.monotonic()
             if ready or remaining <= 0:
                 return ready
             poller.poll(max(1, int(min(remaining, 0.02) * 1000)))
+
+    def _ordered(self, shard: int, events: list[dict]) -> list[dict]:
+        if self.order is None:
+            return events
+        now = time.monotonic()
+        ready: list[dict] = []
+        for event in events:
+            if event.get("type") == "handover":
+                ready += self.order.on_hand_over(event)
+            else:
+                ready += self.order.on_fire(event, shard, now)
+        return ready
 
     def close(self) -> None:
         for subscriber in self.subscribers.values():
