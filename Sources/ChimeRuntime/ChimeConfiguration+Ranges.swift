@@ -38,6 +38,7 @@ extension ChimeConfiguration {
             KeyRange("coordinator.maxAttempts", coordinator.maxAttempts, 1...1000),
             KeyRange("coordinator.maxBatchSize", coordinator.maxBatchSize, 1...65_536),
             KeyRange("coordinator.dispatchHighWaterMark", coordinator.dispatchHighWaterMark, 1...1_000_000),
+            KeyRange("coordinator.dispatchLeadMilliseconds", coordinator.dispatchLeadMilliseconds, 0...10_000, "0: at the due instant"),
             KeyRange("coordinator.maxRequestBytes", coordinator.maxRequestBytes, 64...(1 << 30)),
             KeyRange("coordinator.maxUserInfoBytes", coordinator.maxUserInfoBytes, 2...(1 << 20)),
             KeyRange("coordinator.maxRemindersPerRequest", coordinator.maxRemindersPerRequest, 1...1_000_000),

@@ -51,6 +51,11 @@ public struct ChimeConfiguration: Codable, Hashable, Sendable {
         public var maxBatchSize = 256
         /// Dispatch messages queued per worker on the coordinator's side (ZMQ_SNDHWM).
         public var dispatchHighWaterMark: Int32 = 64
+        /// How long before its due instant a firing is handed to a worker, in milliseconds: the
+        /// worker holds it and delivers it from its own timer at the due instant; its lease runs
+        /// from the due instant. A cancel, switch-off or replace inside this window revokes it.
+        /// 0: a firing leaves when it is due.
+        public var dispatchLeadMilliseconds = 0
         /// The largest control request accepted, in bytes; larger ones get `too_large` (without
         /// the `requestId`, which is not parsed). Beyond 4× this, ZeroMQ drops the connection
         /// (ZMQ_MAXMSGSIZE) and the client gets no reply.

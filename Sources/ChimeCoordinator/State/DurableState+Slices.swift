@@ -115,6 +115,8 @@ extension Deliveries {
         (slice.eventLog, rest.eventLog) = eventLog.split(isSliced)
         slice.eventSeqReserved = eventSeqReserved
         rest.eventSeqReserved = eventSeqReserved
+        slice.rebuildAhead()
+        rest.rebuildAhead()
         return (slice, rest)
     }
 
@@ -131,6 +133,7 @@ extension Deliveries {
         }
         eventLog.merge(other.eventLog)
         eventSeqReserved = max(eventSeqReserved, other.eventSeqReserved)
+        if !other.unsettled.isEmpty { rebuildAhead() }
     }
 }
 
