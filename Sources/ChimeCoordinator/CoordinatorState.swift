@@ -260,10 +260,11 @@ public struct CoordinatorState: Sendable {
     /// The wall-clock instant a monotonic `deadline` corresponds to, as of the current call.
     func wallClock(at deadline: Double) -> Date { elapsedWall.addingTimeInterval(deadline - elapsed) }
 
-    /// Whether nothing is due, waiting for a worker or in flight at `now`: a good moment for
-    /// work that pauses the loop (a snapshot).
+    /// Whether nothing is due (or due within the dispatch lead), waiting for a worker or in
+    /// flight at `now`: a good moment for work that pauses the loop (a snapshot).
     public func isQuiet(at now: Date) -> Bool {
-        waitingCount == 0 && inFlight.isEmpty && (schedule.nextDeadline.map { $0 > now } ?? true)
+        waitingCount == 0 && inFlight.isEmpty
+            && (schedule.nextDeadline.map { $0 > now.addingTimeInterval(configuration.dispatchLead) } ?? true)
     }
 
     var livenessWindow: Double { configuration.heartbeatInterval * Double(configuration.heartbeatLiveness) }

@@ -53,6 +53,7 @@ extension ChimeConfiguration {
             KeyRange("store.leaseMilliseconds", store.leaseMilliseconds, 300...600_000),
             KeyRange("worker.receiveHighWaterMark", worker.receiveHighWaterMark, 1...1_000_000),
             KeyRange("worker.capacity", worker.capacity, 1...1_000_000),
+            KeyRange("worker.acknowledgementDelayMilliseconds", worker.acknowledgementDelayMilliseconds, 0...1000, "0: at once"),
             KeyRange("heartbeat.intervalMilliseconds", heartbeat.intervalMilliseconds, 10...60_000),
             KeyRange("heartbeat.liveness", heartbeat.liveness, 1...1000),
             KeyRange("client.requestTimeoutMilliseconds", client.requestTimeoutMilliseconds, 1...600_000),

@@ -115,6 +115,11 @@ public struct ChimeConfiguration: Codable, Hashable, Sendable {
         public var receiveHighWaterMark: Int32 = 64
         /// Unacknowledged firings a worker accepts at once: the credit it announces.
         public var capacity = 4096
+        /// How long a worker may hold its acknowledgements to send them together, in
+        /// milliseconds (from the first one waiting; 256 waiting go at once): at a steady rate
+        /// one results message, and one coordinator wake-up and journal write, per this many
+        /// milliseconds instead of per firing. 0: each loop turn sends what it delivered.
+        public var acknowledgementDelayMilliseconds = 0
 
         /// The defaults shown on each property.
         public init() {}

@@ -83,6 +83,7 @@ public final class WorkerService {
             // The coordinator drops messages announcing more than this.
             capacity: min(max(0, configuration.worker.capacity), WorkerMessage.maximumCapacity))
         state.shard = shard
+        state.acknowledgementDelay = Double(configuration.worker.acknowledgementDelayMilliseconds) / 1000
         actions = ActionRunner(
             hooks: configuration.notifications.hooks, timeLimit: configuration.notifications.actionTimeLimitSeconds,
             maxConcurrentHooks: configuration.notifications.maxConcurrentHooks)

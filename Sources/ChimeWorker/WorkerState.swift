@@ -34,6 +34,13 @@ public struct WorkerState: Sendable {
     var pendingOutcomes: [ActionOutcome] = []
     /// When the last heartbeat went out: a monotonic reading in seconds.
     var lastReportAt: Double?
+    /// How long acknowledgements may wait to go out together, in seconds (0: at once).
+    public var acknowledgementDelay: Double = 0
+    /// When the first acknowledgement now waiting was seen by `onTick`: a monotonic reading
+    /// in seconds; `nil` when none waits.
+    var acknowledgementsWaitingSince: Double?
+    /// The most acknowledgements that wait: more go out at once.
+    static let maximumWaitingAcknowledgements = 256
     /// The highest coordinator epoch a batch came with (0: none yet).
     public private(set) var highestEpoch: UInt64 = 0
     /// The shard whose coordinator this state serves, in a cluster of several shards: its fire
@@ -134,13 +141,21 @@ public struct WorkerState: Sendable {
             firingId: firing.firingId, firedAt: now, attempt: firing.attempt, epoch: epoch))
     }
 
-    /// Sends pending acknowledgements, or a bare heartbeat when one is due.
+    /// Sends pending acknowledgements (once the first has waited `acknowledgementDelay`, or
+    /// 256 wait), or a bare heartbeat when one is due.
     /// - Parameter monotonic: seconds on a clock that never steps (CLOCK_MONOTONIC): the
     ///   heartbeat interval is measured on it, so a wall-clock step back does not silence the
     ///   worker until the coordinator drops it.
     public mutating func onTick(monotonic now: Double) -> [WorkerDirective] {
         let heartbeatDue = lastReportAt.map { now - $0 >= heartbeatInterval } ?? true
-        guard !pendingAcks.isEmpty || !pendingOutcomes.isEmpty || heartbeatDue else { return [] }
+        var acknowledgementsDue = !pendingAcks.isEmpty
+        if acknowledgementsDue && acknowledgementDelay > 0 && pendingAcks.count < Self.maximumWaitingAcknowledgements {
+            let since = acknowledgementsWaitingSince ?? now
+            acknowledgementsWaitingSince = since
+            acknowledgementsDue = now - since >= acknowledgementDelay
+        }
+        guard acknowledgementsDue || !pendingOutcomes.isEmpty || heartbeatDue else { return [] }
+        acknowledgementsWaitingSince = nil
         var message = WorkerMessage(
             worker: id, host: host, pid: pid, capacity: capacity, delivered: deliveredCount, acks: pendingAcks)
         message.outcomes = pendingOutcomes.isEmpty ? nil : pendingOutcomes
@@ -196,6 +211,11 @@ public struct WorkerState: Sendable {
         pendingOutcomes.append(outcome)
     }
 
-    /// When the next heartbeat is due, on the monotonic clock `onTick(monotonic:)` reads (seconds).
-    public var nextWake: Double? { lastReportAt.map { $0 + heartbeatInterval } }
+    /// When the next heartbeat or waiting acknowledgements are due, on the monotonic clock
+    /// `onTick(monotonic:)` reads (seconds).
+    public var nextWake: Double? {
+        let heartbeat = lastReportAt.map { $0 + heartbeatInterval }
+        guard let since = acknowledgementsWaitingSince else { return heartbeat }
+        return min(heartbeat ?? .infinity, since + acknowledgementDelay)
+    }
 }

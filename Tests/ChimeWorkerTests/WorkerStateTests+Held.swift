@@ -80,4 +80,22 @@ extension WorkerStateTests {
         #expect(message.acks.isEmpty)
         #expect(state.heldCount == 0)
     }
+
+    @Test func holdsAcknowledgementsForTheDelayThenSendsThemTogether() {
+        var state = WorkerState(id: "w1", host: "h", pid: 7, heartbeatInterval: 1, capacity: 8)
+        state.acknowledgementDelay = 0.125
+        _ = state.onTick(monotonic: Self.m0)  // the first heartbeat
+        _ = state.onBatch(DispatchBatch(epoch: 1, leaseMilliseconds: 10_000, firings: [firing("a", due: Self.t0, seq: 1)]), at: Self.t0)
+        #expect(state.onTick(monotonic: Self.m0 + 0.25).isEmpty, "the first waiting acknowledgement starts the delay")
+        _ = state.onBatch(DispatchBatch(epoch: 1, leaseMilliseconds: 10_000, firings: [firing("b", due: Self.t0, seq: 2)]), at: Self.t0)
+        #expect(state.nextWake == Self.m0 + 0.375)
+        #expect(state.onTick(monotonic: Self.m0 + 0.374).isEmpty)
+        let sent = state.onTick(monotonic: Self.m0 + 0.375)
+        guard sent.count == 1, case .report(let message) = sent[0] else {
+            Issue.record("\(sent)")
+            return
+        }
+        #expect(message.acks.map(\.firingId.reminder) == ["a", "b"])
+        #expect(state.nextWake == Self.m0 + 1, "only the heartbeat is ahead")
+    }
 }
