@@ -136,4 +136,36 @@ extension CoordinatorStateTests {
         #expect(firings(state.onTick(now: Self.leadDue.addingTimeInterval(-0.001))).isEmpty)
         #expect(firings(state.onTick(now: Self.leadDue)).count == 1)
     }
+
+    @Test func aRevocationIsDurableInReplayAndAfterASnapshot() throws {
+        var active = makeLeadState()
+        let handOver = active.onTick(now: Self.leadDue.addingTimeInterval(-0.2))
+        let snapshot = active.encodedSnapshot(at: Self.leadDue.addingTimeInterval(-0.2))
+        let (_, cancel) = request(&active, .cancel(ReminderFilter(ids: ["r"])), at: Self.leadDue.addingTimeInterval(-0.1))
+        func appended(_ directives: [CoordinatorDirective]) -> [JournalEntry] {
+            directives.compactMap { if case .append(let entry) = $0 { entry } else { nil } }
+        }
+        func makeStandby() -> CoordinatorState {
+            makeState { configuration in
+                configuration.dispatchLead = 0.2
+                configuration.leaseDuration = 10
+            }
+        }
+        // Replay of the whole journal.
+        var replayed = makeStandby()
+        request(&replayed, .schedule([reminder("r", at: Self.leadDue)]))
+        for entry in appended(handOver) + appended(cancel) { replayed.apply(entry) }
+        replayed.finishRecovery(at: Self.leadDue.addingTimeInterval(-0.05))
+        #expect(replayed.durable.unsettledCount == 0)
+        #expect(firings(replayed.onTick(now: Self.leadDue.addingTimeInterval(-0.05))).isEmpty)
+        #expect(firings(replayed.onTick(now: Self.leadDue.addingTimeInterval(20))).isEmpty)
+        // The snapshot taken between the hand-over and the cancel, then the cancel's entries.
+        var restored = makeStandby()
+        try restored.load(snapshot: snapshot)
+        #expect(restored.durable.unsettledCount == 1)
+        for entry in appended(cancel) { restored.apply(entry) }
+        restored.finishRecovery(at: Self.leadDue.addingTimeInterval(-0.05))
+        #expect(restored.durable.unsettledCount == 0)
+        #expect(firings(restored.onTick(now: Self.leadDue.addingTimeInterval(20))).isEmpty)
+    }
 }
