@@ -14,6 +14,7 @@ extension CoordinatorConfiguration {
         let coordinator = configuration.coordinator
         let notifications = configuration.notifications
         leaseDuration = coordinator.leaseSeconds
+        dispatchLead = Double(coordinator.dispatchLeadMilliseconds) / 1000
         maxAttempts = coordinator.maxAttempts
         maxBatchSize = coordinator.maxBatchSize
         maximumUserInfoBytes = coordinator.maxUserInfoBytes

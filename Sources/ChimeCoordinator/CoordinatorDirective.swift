@@ -114,6 +114,10 @@ public struct CoordinatorConfiguration: Sendable {
     public var shardID = 0
     /// How long a dispatched firing may stay unacknowledged before redelivery, in seconds.
     public var leaseDuration: Double
+    /// How long before its due instant a firing is handed to a worker, in seconds (0: when
+    /// due). The worker delivers it from its own timer at the due instant; its lease runs from
+    /// the due instant, not the hand-over.
+    public var dispatchLead: Double
     /// Dispatch attempts before a firing moves to the dead-letter list.
     public var maxAttempts: Int
     /// The workers' heartbeat interval, in seconds.

@@ -6,12 +6,12 @@ extension CoordinatorState {
     /// (its wall clock, which may be off by days) kept only when it lies between this
     /// dispatch and the acknowledgement's arrival, else clamped to that window.
     ///
-    /// The window's start is the dispatch's monotonic reading (`leaseExpiresAt` less the
-    /// lease) turned into this coordinator's wall clock, its end `now`; so lateness, the
+    /// The window's start is the dispatch's monotonic reading turned into this coordinator's
+    /// wall clock, its end `now`; so lateness, the
     /// delivered list, nags and the events' `firedAt` never follow a worker's clock outside
     /// what the coordinator itself saw.
     func deliveryInstant(claimed: Date, of flight: InFlight, at now: Date) -> Date {
-        let dispatchedAt = min(wallClock(at: flight.leaseExpiresAt - configuration.leaseDuration), now)
+        let dispatchedAt = min(wallClock(at: flight.dispatchedAt), now)
         return min(max(claimed, dispatchedAt), now)
     }
 }

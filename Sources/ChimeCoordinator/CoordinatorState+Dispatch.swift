@@ -51,11 +51,14 @@ extension CoordinatorState {
         continueBulkCancel(at: now, directives: &directives)
         // Firings still waiting means no worker has credit left; credit comes back with a
         // worker message, which wakes the loop.
-        isScheduleBacklogged = waitingCount > 0 && (schedule.nextDeadline.map { $0 <= now } ?? false)
+        isScheduleBacklogged = waitingCount > 0
+            && (schedule.nextDeadline.map { $0 <= now.addingTimeInterval(configuration.dispatchLead) } ?? false)
         return directives
     }
 
-    /// Takes up to `budget` due occurrences, earliest first. The timer is only read here: each
+    /// Takes up to `budget` occurrences due by `now` plus the dispatch lead, earliest first
+    /// (those not yet due go to a worker that holds them until their due instant). The timer
+    /// is only read here: each
     /// occurrence's entry (`.fired`, `.skipped`, `.suppressed`) moves its reminder on in the
     /// fold, which re-arms it at its next occurrence or disarms it (a `fireAll` catch-up's next
     /// missed occurrence may then come up again in the same turn, within the budget).
@@ -65,7 +68,9 @@ extension CoordinatorState {
             return
         }
         var taken = 0
-        while taken < budget, let (id, deadline) = schedule.first, deadline <= now {
+        // Occurrences due within the lead are taken now and handed over ahead of time.
+        let horizon = now.addingTimeInterval(configuration.dispatchLead)
+        while taken < budget, let (id, deadline) = schedule.first, deadline <= horizon {
             guard let entry = entries[id], let occurrence = entry.next else {
                 assertionFailure("reminder \(id) is armed without an entry or a next occurrence")
                 break
@@ -181,7 +186,6 @@ extension CoordinatorState {
             let hasOther = avoided.map { hasDispatchableWorker(other: $0) } ?? false
             guard let (workerID, free) = workerWithMostCredit(excluding: hasOther ? avoided : nil) else { break }
             let count = min(free, configuration.maxBatchSize)
-            let expiry = elapsed + configuration.leaseDuration
             var firings: [Firing] = []
             firings.reserveCapacity(min(count, waiting.count))
             while firings.count < count, let next = waiting.first {
@@ -204,10 +208,14 @@ extension CoordinatorState {
                 }
                 firing.seq = nextEventSeq
                 nextEventSeq.saturatingIncrement()
-                inFlight[firingId] = InFlight(shared: shared, seq: nextEventSeq - 1, worker: workerID, leaseExpiresAt: expiry)
+                // A firing handed over ahead of its due instant has its lease from that instant.
+                let expiry = elapsed + max(0, firing.dueAt.timeIntervalSince(now)) + configuration.leaseDuration
+                inFlight[firingId] = InFlight(
+                    shared: shared, seq: nextEventSeq - 1, worker: workerID, leaseExpiresAt: expiry, dispatchedAt: elapsed)
                 leases.append((firingId, expiry))
                 if firing.attempt == 1 {
-                    dispatchLateness.record(milliseconds: now.timeIntervalSince(firing.dueAt) * 1000)
+                    // Ahead of time counts as on time.
+                    dispatchLateness.record(milliseconds: max(0, now.timeIntervalSince(firing.dueAt)) * 1000)
                 }
                 firings.append(firing)
             }

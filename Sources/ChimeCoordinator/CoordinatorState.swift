@@ -23,8 +23,12 @@ public struct CoordinatorState: Sendable {
         /// The event seq of this delivery attempt.
         var seq: UInt64
         var worker: WorkerID
-        /// When the lease runs out, on the monotonic timeline (`elapsed`), in seconds.
+        /// When the lease runs out, on the monotonic timeline (`elapsed`), in seconds: the
+        /// lease duration after the dispatch, or after the due instant for a firing handed
+        /// over ahead of it.
         var leaseExpiresAt: Double
+        /// When it was dispatched, on the monotonic timeline (`elapsed`), in seconds.
+        var dispatchedAt: Double
         var firing: Firing { shared.firing }
     }
 
@@ -63,9 +67,11 @@ public struct CoordinatorState: Sendable {
     /// `durable.deliveries.unsettled` holds).
     var waiting = RingQueue<SharedFiring>()
     var inFlight: [FiringID: InFlight] = [:]
-    /// Lease expiries in dispatch order. Every lease lasts `leaseDuration`, so expiries only
-    /// grow (a clock stepped back merely delays them): a FIFO instead of a heap, with no
-    /// hashing per firing. An entry is stale once its firing was acknowledged, requeued or
+    /// Lease expiries in dispatch order. Every lease lasts `leaseDuration` from its dispatch,
+    /// or from its due instant for a firing handed over ahead of it (at most `dispatchLead`
+    /// later), so expiries grow but for that lead (a clock stepped back merely delays them): a
+    /// FIFO instead of a heap, with no hashing per firing; an expiry behind a later one is
+    /// noticed at most `dispatchLead` late. An entry is stale once its firing was acknowledged, requeued or
     /// leased again (`inFlight[id]?.leaseExpiresAt` no longer matches); `onTick` drops stale
     /// entries as soon as they reach the front, not at their expiry, so the FIFO holds about
     /// the in-flight window (one lookup per entry either way).
@@ -102,6 +108,9 @@ public struct CoordinatorState: Sendable {
     var acknowledgedCount = 0
     /// Firings dead-lettered since start (`deadLetters` holds those not yet retried).
     var deadLetteredCount = 0
+    /// Firings handed over ahead of their due instant and revoked before it since start
+    /// (their reminder was cancelled, switched off or replaced).
+    public internal(set) var revokedCount = 0
     /// `firedAt − dueAt` of acknowledged firings, in seconds, for `/metrics`.
     var fireLatenessSeconds = Histogram(upperBounds: Histogram.latencySecondsBounds)
     /// Counters once a second, for the rates of `stats`.
@@ -146,7 +155,9 @@ public struct CoordinatorState: Sendable {
         _ entry: JournalEntry, into directives: inout [CoordinatorDirective], hints: ApplyHints = ApplyHints()
     ) -> AppliedEntry {
         directives.append(.append(entry))
-        return apply(entry, hints: hints)
+        let applied = apply(entry, hints: hints)
+        if !applied.revoked.isEmpty { revoke(applied.revoked, directives: &directives) }
+        return applied
     }
 
     /// Folds one journal entry into the durable state (``DurableState/apply(_:hints:)``), as
@@ -220,8 +231,11 @@ public struct CoordinatorState: Sendable {
     public var nextWake: Date? {
         // While slots are handed over their occurrences stay armed here but are not fired:
         // the loop looks again every 50 ms instead of spinning on them.
+        // Ahead of the due instant by half the lead and more: each wake hands over what falls
+        // due within the lead, so the wake-ups come about twice a lead, not once a firing.
+        let nextHandOver = schedule.nextDeadline.map { $0.addingTimeInterval(-configuration.dispatchLead / 2) }
         let scheduleWake = durable.moves.hasHandedOver
-            ? schedule.nextDeadline.map { max($0, elapsedWall.addingTimeInterval(0.05)) } : schedule.nextDeadline
+            ? nextHandOver.map { max($0, elapsedWall.addingTimeInterval(0.05)) } : nextHandOver
         var wake = [isScheduleBacklogged ? nil : scheduleWake, leases.first.map { wallClock(at: $0.expiresAt) },
                     jobLeases.nextDeadline, nags.nextDeadline]
             .compactMap { $0 }.min()
@@ -246,10 +260,11 @@ public struct CoordinatorState: Sendable {
     /// The wall-clock instant a monotonic `deadline` corresponds to, as of the current call.
     func wallClock(at deadline: Double) -> Date { elapsedWall.addingTimeInterval(deadline - elapsed) }
 
-    /// Whether nothing is due, waiting for a worker or in flight at `now`: a good moment for
-    /// work that pauses the loop (a snapshot).
+    /// Whether nothing is due (or due within the dispatch lead), waiting for a worker or in
+    /// flight at `now`: a good moment for work that pauses the loop (a snapshot).
     public func isQuiet(at now: Date) -> Bool {
-        waitingCount == 0 && inFlight.isEmpty && (schedule.nextDeadline.map { $0 > now } ?? true)
+        waitingCount == 0 && inFlight.isEmpty
+            && (schedule.nextDeadline.map { $0 > now.addingTimeInterval(configuration.dispatchLead) } ?? true)
     }
 
     var livenessWindow: Double { configuration.heartbeatInterval * Double(configuration.heartbeatLiveness) }

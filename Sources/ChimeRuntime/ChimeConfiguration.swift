@@ -51,6 +51,11 @@ public struct ChimeConfiguration: Codable, Hashable, Sendable {
         public var maxBatchSize = 256
         /// Dispatch messages queued per worker on the coordinator's side (ZMQ_SNDHWM).
         public var dispatchHighWaterMark: Int32 = 64
+        /// How long before its due instant a firing is handed to a worker, in milliseconds: the
+        /// worker holds it and delivers it from its own timer at the due instant; its lease runs
+        /// from the due instant. A cancel, switch-off or replace inside this window revokes it.
+        /// 0: a firing leaves when it is due.
+        public var dispatchLeadMilliseconds = 0
         /// The largest control request accepted, in bytes; larger ones get `too_large` (without
         /// the `requestId`, which is not parsed). Beyond 4× this, ZeroMQ drops the connection
         /// (ZMQ_MAXMSGSIZE) and the client gets no reply.
@@ -110,6 +115,11 @@ public struct ChimeConfiguration: Codable, Hashable, Sendable {
         public var receiveHighWaterMark: Int32 = 64
         /// Unacknowledged firings a worker accepts at once: the credit it announces.
         public var capacity = 4096
+        /// How long a worker may hold its acknowledgements to send them together, in
+        /// milliseconds (from the first one waiting; 256 waiting go at once): at a steady rate
+        /// one results message, and one coordinator wake-up and journal write, per this many
+        /// milliseconds instead of per firing. 0: each loop turn sends what it delivered.
+        public var acknowledgementDelayMilliseconds = 0
 
         /// The defaults shown on each property.
         public init() {}

@@ -3,9 +3,12 @@ import Foundation
 
 /// Coordinator → one worker, on the dispatch ROUTER socket: a batch of due firings.
 ///
-/// JSON shape: `{"epoch": 1, "leaseMilliseconds": 10000, "firings": [Firing…]}`. One
-/// frame (after the ROUTER's routing frame, which the worker's DEALER does not see). A
-/// worker must acknowledge each firing within the lease or it is redelivered.
+/// JSON shape: `{"epoch": 1, "leaseMilliseconds": 10000, "firings": [Firing…],
+/// "revoked": ["<firing id>"…]}`. One frame (after the ROUTER's routing frame, which the
+/// worker's DEALER does not see). A worker must acknowledge each firing within the lease or
+/// it is redelivered; the lease counts from the firing's `dueAt` when that is later than its
+/// arrival (a firing handed over ahead of its due instant, `coordinator.dispatchLeadMilliseconds`),
+/// and the worker delivers such a firing at its `dueAt`, not on arrival.
 public struct DispatchBatch: Codable, Hashable, Sendable {
     /// The coordinator epoch that dispatched the batch (fencing token).
     public var epoch: UInt64
@@ -15,13 +18,21 @@ public struct DispatchBatch: Codable, Hashable, Sendable {
     public var firings: [Firing]
     /// Action jobs to run (absent when none).
     public var jobs: [ActionJob]?
+    /// Firings handed over ahead of their due instant that must not be delivered after all
+    /// (their reminder was cancelled, switched off or replaced before they were due): a worker
+    /// that still holds one drops it; one already delivered is acknowledged as usual (absent
+    /// when none).
+    public var revoked: [FiringID]?
 
     /// Creates the value from its fields (see each property for meaning and units).
-    public init(epoch: UInt64, leaseMilliseconds: Int, firings: [Firing], jobs: [ActionJob]? = nil) {
+    public init(
+        epoch: UInt64, leaseMilliseconds: Int, firings: [Firing], jobs: [ActionJob]? = nil, revoked: [FiringID]? = nil
+    ) {
         self.epoch = epoch
         self.leaseMilliseconds = leaseMilliseconds
         self.firings = firings
         self.jobs = jobs
+        self.revoked = revoked
     }
 }
 

@@ -83,6 +83,7 @@ public final class WorkerService {
             // The coordinator drops messages announcing more than this.
             capacity: min(max(0, configuration.worker.capacity), WorkerMessage.maximumCapacity))
         state.shard = shard
+        state.acknowledgementDelay = Double(configuration.worker.acknowledgementDelayMilliseconds) / 1000
         actions = ActionRunner(
             hooks: configuration.notifications.hooks, timeLimit: configuration.notifications.actionTimeLimitSeconds,
             maxConcurrentHooks: configuration.notifications.maxConcurrentHooks)
@@ -169,6 +170,11 @@ public final class WorkerService {
                 let now = clock.monotonic
                 var wait = state.nextWake.map { max(0, min(0.1, $0 - now)) } ?? 0
                 if !isEventPathReady { wait = max(0, min(wait, eventPathDeadline.timeIntervalSince(Date()))) }
+                // `zmq_poll` counts whole milliseconds, rounded up: it waits the whole ones
+                // before a held firing's due instant, and `fireHeldDue` sleeps the rest.
+                if let due = state.nextHeldDue {
+                    wait = min(wait, max(0, (due.timeIntervalSince(clock.now) * 1000).rounded(.down) / 1000))
+                }
                 _ = try poller.poll(timeout: .microseconds(Int64(wait * 1_000_000)))
                 while let frames = try events.receiveMessage(dontWait: true) {
                     // XPUB delivers subscriptions as a frame starting with byte 1 (0: unsubscribe).
@@ -184,6 +190,7 @@ public final class WorkerService {
                     guard let frames = try incoming.receiveMessage(dontWait: true) else { break }
                     try deliver(frames, events: events)
                 }
+                try fireHeldDue(events: events)
                 for outcome in actions.takeFinished() { state.onJobFinished(outcome) }
                 if let capacityShare {
                     state.changeCapacity(to: min(max(0, capacityShare.value), WorkerMessage.maximumCapacity))
@@ -226,7 +233,31 @@ public final class WorkerService {
                 "dropped a batch from a coordinator that lost the store (an older epoch)",
                 ["epoch": .integer(batch.epoch), "current": .integer(state.highestEpoch), "firings": .int(batch.firings.count)])
         }
-        for directive in state.onBatch(batch, at: now) {
+        try carryOut(state.onBatch(batch, at: now), events: events, at: now)
+    }
+
+    /// Delivers the held firings that are due, first sleeping until the earliest one's due
+    /// instant when that is at most `heldFiringSleep` away (the poll before woke up to a
+    /// millisecond early).
+    /// - Throws: `ZeroMQError` from the events socket.
+    func fireHeldDue(events: Socket) throws {
+        guard let due = state.nextHeldDue else { return }
+        let remaining = due.timeIntervalSince(clock.now)
+        if remaining > Self.heldFiringSleep { return }
+        if remaining > 0 { Thread.sleep(forTimeInterval: remaining) }
+        let now = clock.now
+        try carryOut(state.onTimer(at: now), events: events, at: now)
+    }
+
+    /// The longest a worker sleeps for a held firing's due instant instead of polling, in
+    /// seconds: a little over the millisecond `zmq_poll` counts in.
+    static let heldFiringSleep = 0.0015
+
+    /// Publishes the fire events and starts the action jobs of `directives` (those of
+    /// `onBatch` and `onTimer`).
+    /// - Throws: `ZeroMQError` from the events socket.
+    func carryOut(_ directives: [WorkerDirective], events: Socket, at now: Date) throws {
+        for directive in directives {
             switch directive {
             case .publish(let event):
                 // PUB never blocks: at its high-water mark it drops, which the acknowledgement
@@ -250,7 +281,7 @@ public final class WorkerService {
                 logger.info("action", ["job": "\(job.jobId)", "action": "\(job.action)", "destructive": .bool(job.destructive)])
                 actions.start(job, at: now)
             case .report, .announce:
-                preconditionFailure("onBatch neither reports nor announces")
+                preconditionFailure("onBatch and onTimer neither report nor announce")
             }
         }
     }

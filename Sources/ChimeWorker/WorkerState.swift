@@ -34,6 +34,13 @@ public struct WorkerState: Sendable {
     var pendingOutcomes: [ActionOutcome] = []
     /// When the last heartbeat went out: a monotonic reading in seconds.
     var lastReportAt: Double?
+    /// How long acknowledgements may wait to go out together, in seconds (0: at once).
+    public var acknowledgementDelay: Double = 0
+    /// When the first acknowledgement now waiting was seen by `onTick`: a monotonic reading
+    /// in seconds; `nil` when none waits.
+    var acknowledgementsWaitingSince: Double?
+    /// The most acknowledgements that wait: more go out at once.
+    static let maximumWaitingAcknowledgements = 256
     /// The highest coordinator epoch a batch came with (0: none yet).
     public private(set) var highestEpoch: UInt64 = 0
     /// The shard whose coordinator this state serves, in a cluster of several shards: its fire
@@ -42,6 +49,13 @@ public struct WorkerState: Sendable {
     public var shard: Int?
     /// Batches dropped because their epoch was below `highestEpoch`.
     public private(set) var staleBatches = 0
+    /// Firings handed over ahead of their due instant, delivered by ``onTimer(at:)`` when due:
+    /// each with the epoch of its batch, by firing id.
+    var held: [FiringID: (firing: Firing, epoch: UInt64)] = [:]
+    /// When each of `held` comes due (its `dueAt`, UTC).
+    var heldTimer = TimerQueue<FiringID>()
+    /// Held firings dropped before their due instant because the coordinator revoked them.
+    public private(set) var revokedCount = 0
 
     /// Creates the value from its fields (see each property for meaning and units).
     public init(id: WorkerID, host: String, pid: Int32, heartbeatInterval: Double = 1, capacity: Int = 4096) {
@@ -55,6 +69,12 @@ public struct WorkerState: Sendable {
     /// Delivers a batch: one fire event per firing, stamped `now` and numbered in order.
     /// The acknowledgements go out with the next `onTick`.
     ///
+    /// A firing whose `dueAt` is after `now` (handed over ahead of time) is held instead and
+    /// delivered by ``onTimer(at:)`` at its due instant; the batch's `revoked` firings still
+    /// held are dropped (one already delivered is acknowledged as usual). A batch of a higher
+    /// epoch drops what the earlier epoch handed over: the new coordinator hands out every
+    /// unsettled firing again (same firing id), and only it can revoke them.
+    ///
     /// A batch from an epoch below the highest this worker has seen comes from a coordinator
     /// that lost the store (a paused one that resumed on another host): it is dropped
     /// unseen (`staleBatches`), as a fencing token is checked where the stale write would
@@ -65,30 +85,77 @@ public struct WorkerState: Sendable {
             staleBatches += 1
             return []
         }
+        if batch.epoch > highestEpoch && !held.isEmpty {
+            for (id, entry) in held where entry.epoch < batch.epoch { drop(id) }
+        }
         highestEpoch = batch.epoch
+        for id in batch.revoked ?? [] where held[id] != nil {
+            drop(id)
+            revokedCount += 1
+        }
         var directives: [WorkerDirective] = (batch.jobs ?? []).map { .run($0) }
         directives.reserveCapacity(batch.firings.count + directives.count)
         for firing in batch.firings {
-            sequence += 1
-            deliveredCount += 1
-            // The coordinator numbers events; a local count only stands in for a firing without one.
-            let seq = firing.seq ?? sequence
-            var event = FireEvent(seq: seq, publisher: id, firing: firing, firedAt: now)
-            event.shard = shard
-            directives.append(.publish(event))
-            pendingAcks.append(WorkerMessage.Acknowledgement(
-                firingId: firing.firingId, firedAt: now, attempt: firing.attempt, epoch: batch.epoch))
+            if firing.dueAt > now {
+                held[firing.firingId] = (firing, batch.epoch)
+                heldTimer.schedule(firing.firingId, at: firing.dueAt)
+                continue
+            }
+            deliver(firing, epoch: batch.epoch, at: now, into: &directives)
         }
         return directives
     }
 
-    /// Sends pending acknowledgements, or a bare heartbeat when one is due.
+    /// Delivers the held firings due at `now` (UTC), earliest first, stamped `now`.
+    public mutating func onTimer(at now: Date) -> [WorkerDirective] {
+        var directives: [WorkerDirective] = []
+        while let (id, dueAt) = heldTimer.first, dueAt <= now {
+            _ = heldTimer.remove(id)
+            guard let entry = held.removeValue(forKey: id) else { continue }
+            deliver(entry.firing, epoch: entry.epoch, at: now, into: &directives)
+        }
+        return directives
+    }
+
+    /// The due instant of the earliest held firing (UTC), if any: the service's timer.
+    public var nextHeldDue: Date? { heldTimer.nextDeadline }
+
+    /// How many firings are held for their due instant.
+    public var heldCount: Int { held.count }
+
+    mutating func drop(_ id: FiringID) {
+        held[id] = nil
+        _ = heldTimer.remove(id)
+    }
+
+    /// One fire event for `firing`, stamped `now`, and its acknowledgement for the next report.
+    mutating func deliver(_ firing: Firing, epoch: UInt64, at now: Date, into directives: inout [WorkerDirective]) {
+        sequence += 1
+        deliveredCount += 1
+        // The coordinator numbers events; a local count only stands in for a firing without one.
+        let seq = firing.seq ?? sequence
+        var event = FireEvent(seq: seq, publisher: id, firing: firing, firedAt: now)
+        event.shard = shard
+        directives.append(.publish(event))
+        pendingAcks.append(WorkerMessage.Acknowledgement(
+            firingId: firing.firingId, firedAt: now, attempt: firing.attempt, epoch: epoch))
+    }
+
+    /// Sends pending acknowledgements (once the first has waited `acknowledgementDelay`, or
+    /// 256 wait), or a bare heartbeat when one is due.
     /// - Parameter monotonic: seconds on a clock that never steps (CLOCK_MONOTONIC): the
     ///   heartbeat interval is measured on it, so a wall-clock step back does not silence the
     ///   worker until the coordinator drops it.
     public mutating func onTick(monotonic now: Double) -> [WorkerDirective] {
         let heartbeatDue = lastReportAt.map { now - $0 >= heartbeatInterval } ?? true
-        guard !pendingAcks.isEmpty || !pendingOutcomes.isEmpty || heartbeatDue else { return [] }
+        var acknowledgementsDue = !pendingAcks.isEmpty
+        if acknowledgementsDue && acknowledgementDelay > 0 && pendingAcks.count < Self.maximumWaitingAcknowledgements {
+            let since = acknowledgementsWaitingSince ?? now
+            acknowledgementsWaitingSince = since
+            acknowledgementsDue = now - since >= acknowledgementDelay
+        }
+        guard acknowledgementsDue || !pendingOutcomes.isEmpty || heartbeatDue else { return [] }
+        acknowledgementsWaitingSince = nil
         var message = WorkerMessage(
             worker: id, host: host, pid: pid, capacity: capacity, delivered: deliveredCount, acks: pendingAcks)
         message.outcomes = pendingOutcomes.isEmpty ? nil : pendingOutcomes
@@ -105,8 +172,11 @@ public struct WorkerState: Sendable {
     /// The last message of a stopping worker: the acknowledgements and outcomes not yet sent,
     /// capacity 0 and `leaving`, so the coordinator hands what this worker still holds to
     /// another one at once (ZeroMQ Guide ch. 4, "Paranoid Pirate": a worker that leaves says
-    /// so instead of letting its heartbeats run out).
+    /// so instead of letting its heartbeats run out). Firings held for their due instant are
+    /// dropped unacknowledged: the coordinator hands them to another worker.
     public mutating func leave() -> WorkerMessage {
+        held.removeAll()
+        heldTimer = TimerQueue()
         var message = WorkerMessage(worker: id, host: host, pid: pid, capacity: 0, delivered: deliveredCount, acks: pendingAcks)
         message.outcomes = pendingOutcomes.isEmpty ? nil : pendingOutcomes
         message.leaving = true
@@ -141,6 +211,11 @@ public struct WorkerState: Sendable {
         pendingOutcomes.append(outcome)
     }
 
-    /// When the next heartbeat is due, on the monotonic clock `onTick(monotonic:)` reads (seconds).
-    public var nextWake: Double? { lastReportAt.map { $0 + heartbeatInterval } }
+    /// When the next heartbeat or waiting acknowledgements are due, on the monotonic clock
+    /// `onTick(monotonic:)` reads (seconds).
+    public var nextWake: Double? {
+        let heartbeat = lastReportAt.map { $0 + heartbeatInterval }
+        guard let since = acknowledgementsWaitingSince else { return heartbeat }
+        return min(heartbeat ?? .infinity, since + acknowledgementDelay)
+    }
 }

@@ -26,8 +26,53 @@ struct Deliveries: Sendable, Equatable {
     /// The highest event `seq` reserved in the journal (`.seqReserved`): a recovery's first
     /// dispatch gets the next one.
     var eventSeqReserved: UInt64 = 0
+    /// Unsettled firings that may have been made ahead of their due instant (a `.fired` whose
+    /// `at` is before its `dueAt`, `coordinator.dispatchLeadMilliseconds`), by reminder: the
+    /// ones a cancel, switch-off or replace before their due instant takes back
+    /// (``takeBackAhead(of:before:)``). Derived and volatile (not in `==` or the snapshot): a
+    /// snapshot load lists every unsettled firing here, a superset the look-up filters.
+    var ahead: [ReminderKey: [FiringID]] = [:]
 
     init(eventRetention: Int) { eventLog = EventLog(capacity: eventRetention) }
+
+    static func == (lhs: Deliveries, rhs: Deliveries) -> Bool {
+        lhs.unsettled == rhs.unsettled && lhs.deadLetters == rhs.deadLetters && lhs.deadLetterIndex == rhs.deadLetterIndex
+            && lhs.nagFirings == rhs.nagFirings && lhs.nags == rhs.nags && lhs.eventLog == rhs.eventLog
+            && lhs.eventSeqReserved == rhs.eventSeqReserved
+    }
+
+    /// Removes and returns the unsettled firings of `key` made ahead of time and due after
+    /// `instant` (UTC): their reminder was cancelled, switched off or replaced before they
+    /// were due, so they must not be delivered.
+    mutating func takeBackAhead(of key: ReminderKey, before instant: Date) -> [FiringID] {
+        guard !ahead.isEmpty, let ids = ahead.removeValue(forKey: key) else { return [] }
+        var taken: [FiringID] = []
+        var kept: [FiringID] = []
+        for id in ids {
+            guard let shared = unsettled[id] else { continue }
+            if shared.firing.dueAt > instant {
+                unsettled[id] = nil
+                taken.append(id)
+            } else {
+                kept.append(id)
+            }
+        }
+        if !kept.isEmpty { ahead[key] = kept }
+        return taken
+    }
+
+    /// Forgets `id` in `ahead` once it is settled (acknowledged or dead-lettered).
+    mutating func forgetAhead(_ id: FiringID) {
+        guard !ahead.isEmpty, var ids = ahead[id.key] else { return }
+        ids.removeAll { $0 == id }
+        ahead[id.key] = ids.isEmpty ? nil : ids
+    }
+
+    /// Lists every unsettled firing in `ahead` (after a snapshot load, which does not keep it).
+    mutating func rebuildAhead() {
+        ahead = [:]
+        for id in unsettled.keys where !id.isNag { ahead[id.key, default: []].append(id) }
+    }
 
     /// Arms the nags of a firing just acknowledged as delivered under `policy`.
     mutating func armNags(after firing: Firing, deliveredAt: Date, policy: NagPolicy) {

@@ -15,14 +15,20 @@ public struct AppliedEntry: Sendable, Equatable {
     let made: SharedFiring?
     /// Whether the entry no longer validates (a zone removed from tzdata) and was skipped.
     public var wasSkipped = false
+    /// Unsettled firings made ahead of their due instant that the entry (a cancel, switch-off
+    /// or replace before they were due) took back: a worker holding one must drop it.
+    var revoked: [FiringID] = []
 
     /// The id of the firing the entry made unsettled, if any.
     public var madeFiring: FiringID? { made?.firing.firingId }
 
-    init(badge: NumberedBadgeUpdate? = nil, made: SharedFiring? = nil, wasSkipped: Bool = false) {
+    init(
+        badge: NumberedBadgeUpdate? = nil, made: SharedFiring? = nil, wasSkipped: Bool = false, revoked: [FiringID] = []
+    ) {
         numberedBadge = badge
         self.made = made
         self.wasSkipped = wasSkipped
+        self.revoked = revoked
     }
 }
 
@@ -53,10 +59,19 @@ extension DurableState {
             guard let recurrence = hints.recurrence ?? (try? validate(reminder, maximumUserInfoBytes: Int.max)) else {
                 return AppliedEntry(wasSkipped: true)
             }
+            // A replaced reminder's firing made ahead of its due instant goes (the new one may
+            // make it again, with the new content).
+            let revoked = deliveries.takeBackAhead(of: reminder.key, before: at)
             place(reminder, recurrence: recurrence, at: at)
-        case .cancelled(let ids, _):
-            for id in ids { schedule.remove(id) }
-        case .fired(let id, let dueAt, let next, let late, let missed, _):
+            if !revoked.isEmpty { return AppliedEntry(revoked: revoked) }
+        case .cancelled(let ids, let at):
+            var revoked: [FiringID] = []
+            for id in ids {
+                schedule.remove(id)
+                revoked += deliveries.takeBackAhead(of: id, before: at)
+            }
+            if !revoked.isEmpty { return AppliedEntry(revoked: revoked) }
+        case .fired(let id, let dueAt, let next, let late, let missed, let at):
             guard var entry = schedule.entries[id] else { return AppliedEntry() }
             let reminder = hints.reminder ?? entry.reminder
             let shared = SharedFiring(makeFiring(of: entry, reminder: reminder, dueAt: dueAt, late: late, missed: missed))
@@ -70,6 +85,7 @@ extension DurableState {
             } else if !schedule.lateFirings.isEmpty {
                 schedule.lateFirings[id] = nil
             }
+            if previous == nil && dueAt > at { deliveries.ahead[id, default: []].append(firingId) }
             advance(&entry, id, to: next, endingAs: .delivered)
             schedule.entries[id] = entry
             return AppliedEntry(made: previous == nil ? shared : nil)
@@ -100,6 +116,7 @@ extension DurableState {
             return acknowledge(firingId, seq: seq, worker: worker, firedAt: firedAt)
         case .deadLettered(let firingId, _):
             if let firing = deliveries.unsettled.removeValue(forKey: firingId)?.firing {
+                deliveries.forgetAhead(firingId)
                 deliveries.deadLetters[firingId] = firing
                 deliveries.deadLetterIndex.insert(DeadLetterKey(firingId))
             }
@@ -130,6 +147,10 @@ extension DurableState {
             return AppliedEntry(badge: recipients.changeLedger(of: recipient) { $0.removeDelivered(firingId) })
         case .switched(let ids, let enabled, let at):
             switchReminders(ids, enabled, at: at)
+            if !enabled {
+                let revoked = ids.flatMap { deliveries.takeBackAhead(of: $0, before: at) }
+                if !revoked.isEmpty { return AppliedEntry(revoked: revoked) }
+            }
         case .acted(let job, _):
             actionJobs.accept(job)
         case .actionFinished(let outcome, _):
@@ -153,6 +174,7 @@ extension DurableState {
     /// kept for catch-up.
     private mutating func acknowledge(_ firingId: FiringID, seq: UInt64, worker: WorkerID, firedAt: Date) -> AppliedEntry {
         guard let shared = deliveries.unsettled.removeValue(forKey: firingId) else { return AppliedEntry() }
+        deliveries.forgetAhead(firingId)
         let firing = shared.firing
         let key = ReminderKey(firing.reminderId, of: firing.recipient)
         if var entry = schedule.entries[key] {

@@ -178,6 +178,8 @@ extension Deliveries {
         rest.eventLog = eventLog
         slice.eventSeqReserved = eventSeqReserved
         rest.eventSeqReserved = eventSeqReserved
+        slice.rebuildAhead()
+        rest.rebuildAhead()
         return (slice, rest)
     }
 
@@ -194,6 +196,7 @@ extension Deliveries {
         }
         eventLog.merge(other.eventLog)
         eventSeqReserved = max(eventSeqReserved, other.eventSeqReserved)
+        if !other.unsettled.isEmpty { rebuildAhead() }
     }
 }
 
