@@ -97,8 +97,8 @@ public struct HTTPClient: Sendable {
                     }
                     // Timeouts without SIGALRM: the process has its own signal handling and threads.
                     set(CURLOPT_NOSIGNAL, 1)
-                    set(CURLOPT_TIMEOUT_MS, max(1, Int(timeout * 1000)))
-                    set(CURLOPT_CONNECTTIMEOUT_MS, max(1, Int(timeout * 1000)))
+                    set(CURLOPT_TIMEOUT_MS, timeoutMilliseconds)
+                    set(CURLOPT_CONNECTTIMEOUT_MS, timeoutMilliseconds)
                     set(CURLOPT_FOLLOWLOCATION, 0)
                     set(CURLOPT_ERRORBUFFER, pointer: errorBuffer.baseAddress)
                     set(CURLOPT_HTTPHEADER, pointer: headers)
@@ -128,6 +128,13 @@ public struct HTTPClient: Sendable {
         var status = 0
         _ = chime_curl_response_code(handle, &status)
         return Response(status: status, body: sink.data)
+    }
+
+    /// `timeout` in whole milliseconds for libcurl: at least 1, at most a day; a timeout that
+    /// is not a finite number counts as a day (never a trapping conversion).
+    var timeoutMilliseconds: Int {
+        guard timeout.isFinite else { return 86_400_000 }
+        return Int(min(max(timeout, 0.001), 86_400) * 1000)
     }
 
     private static func failure(_ code: CURLcode, detail: String, request: Request, isOverLimit: Bool) -> HTTPClientError {

@@ -8,6 +8,7 @@ import Synchronization
 import Testing
 
 @testable import ChimeCoordinator
+@testable import HTTPClient
 
 /// The map register in a Kubernetes ConfigMap, against a stand-in API server on loopback
 /// (`KubernetesAPIStandIn`): the file register's compare-and-swap contract over GET, PUT with
@@ -33,6 +34,12 @@ import Testing
                 baseURL: server.baseURL, tokenFile: tokenFile, certificateAuthorityFile: nil, namespace: "chime", timeout: timeout)
             register = SlotMapRegisterConfigMap(name: "chime-shard-map", access: access)
         }
+    }
+
+    /// libcurl's timeout in whole milliseconds: never 0, never a trapping conversion.
+    @Test(arguments: [(5.0, 5_000), (0.0004, 1), (-3.0, 1), (1e300, 86_400_000), (Double.infinity, 86_400_000), (Double.nan, 86_400_000)])
+    func theTimeoutIsClampedForLibcurl(seconds: Double, milliseconds: Int) {
+        #expect(HTTPClient(timeout: seconds).timeoutMilliseconds == milliseconds)
     }
 
     @Test func createReadAndCompareAndSwap() throws {
