@@ -125,9 +125,9 @@ public final class ChildSupervisor {
         let process = Process()
         process.executableURL = launch.executable
         process.arguments = launch.arguments
-        if !launch.environment.isEmpty {
-            process.environment = ProcessInfo.processInfo.environment.merging(launch.environment) { _, added in added }
-        }
+        // The child stops by itself if this process dies without stopping it (`ParentWatch`).
+        let watch = [ParentWatch.environmentKey: String(getpid())]
+        process.environment = ProcessInfo.processInfo.environment.merging(watch.merging(launch.environment) { $1 }) { $1 }
         if let directory = launch.currentDirectory { process.currentDirectoryURL = directory }
         process.standardInput = standardInput ?? FileHandle.nullDevice
         var logHandle: FileHandle?

@@ -36,6 +36,7 @@ func mainHelp() -> String {
 }
 
 func runMain() -> Int32 {
+    ParentWatch.startIfAsked()
     var argv = Array(CommandLine.arguments.dropFirst())
     let json = argv.prefix(while: { $0 != "--" }).contains("--json")
     guard let name = argv.first, !["--help", "-h", "help"].contains(name) else {

@@ -1,3 +1,4 @@
+import ChimeRuntime
 import ChimeTestSupport
 import Foundation
 import Testing
@@ -52,6 +53,37 @@ import Testing
         let (status, seconds) = try Self.terminate(subscriber, cluster: cluster)
         #expect(status == 0)
         #expect(seconds <= Self.stopBound)
+    }
+
+    /// A worker whose starter dies without stopping it (SIGKILL: a crashed test binary, a
+    /// killed `chime up`) stops by itself, cleanly (`ParentWatch`): a shell starts the
+    /// worker in the background naming itself as the starter, then is killed.
+    @Test func aWorkerWhoseStarterIsKilledStopsByItself() throws {
+        let cluster = try LocalCluster()
+        defer { cluster.stop() }
+        try Data("{}".utf8).write(to: URL(fileURLWithPath: cluster.directory.path("chime.json")))
+        let pidFile = cluster.directory.path("worker.pid")
+        let log = cluster.directory.path("orphan.log")
+        let worker = ([cluster.binary.path, "worker", "--id", "orphan"] + cluster.clusterArguments).map { "'\($0)'" }
+        let script = "CHIME_PARENT_PID=$$ \(worker.joined(separator: " ")) >'\(log)' 2>&1 & echo $! >'\(pidFile)'; exec sleep 60"
+        let shell = ChildSupervisor(
+            name: "starter", launch: .init(executable: URL(fileURLWithPath: "/bin/sh"), arguments: ["-c", script], output: .discard))
+        let shellPID = try shell.start().processIdentifier
+        defer { shell.stop(grace: 1) }
+        var workerPID: Int32 = 0
+        try expectEventually(timeout: 20, "the worker to be ready") {
+            workerPID = Int32((try? String(contentsOfFile: pidFile, encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines) ?? "") ?? 0
+            return workerPID > 0 && ((try? String(contentsOfFile: log, encoding: .utf8)) ?? "").contains("worker ready")
+        }
+        kill(shellPID, SIGKILL)
+        try expectEventually(timeout: 10, "the orphaned worker to stop") {
+            let stat = (try? String(contentsOfFile: "/proc/\(workerPID)/stat", encoding: .utf8)) ?? ""
+            return stat.isEmpty || stat.contains(") Z ")
+        }
+        let text = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
+        #expect(text.contains("(pid \(shellPID)) is gone; stopping"))
+        #expect(text.contains("worker stopping"))
+        #expect(!text.contains("SIGKILL"))
     }
 
     /// Waits until `process` handles SIGTERM, sends it one SIGTERM by pid and waits for the
