@@ -5,6 +5,8 @@ import Foundation
 /// 10^6 bytes (`…MB`). Fields that do not apply to the workload are omitted.
 public struct BenchReport: Codable, Sendable {
     public var workload: Workload
+    /// The peer scheduler this run measured (`--peer`); `nil`: Chime.
+    public var peer: PeerScheduler?
     /// 1-based run number; 0 in a median summary.
     public var run = 1
     public var runs = 1

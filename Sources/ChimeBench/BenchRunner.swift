@@ -23,8 +23,9 @@ public final class BenchRunner {
         self.note = note
     }
 
-    /// Runs `settings.runs` runs, calling `onReport` after each.
-    /// - Throws: `BenchError` when a cluster cannot start or a wait times out.
+    /// Runs `settings.runs` runs, calling `onReport` after each; with a peer, each Chime run is
+    /// followed by a run of the peer (alternating, so both meet the same load).
+    /// - Throws: `BenchError` when a cluster or the peer cannot start or a wait times out.
     public func runAll(onReport: (BenchReport) -> Void) throws -> [BenchReport] {
         var reports: [BenchReport] = []
         for run in 1...settings.runs {
@@ -32,6 +33,12 @@ public final class BenchRunner {
             report.run = run
             onReport(report)
             reports.append(report)
+            if let peer = settings.peer {
+                var peerReport = try runPeer(peer)
+                peerReport.run = run
+                onReport(peerReport)
+                reports.append(peerReport)
+            }
         }
         return reports
     }

@@ -45,6 +45,9 @@ public struct BenchSettings: Sendable {
     /// `fdatasync`ed in a loop on the store's filesystem) runs from the cluster's start to the
     /// end of observation. Reported.
     public var diskContention = false
+    /// A peer scheduler run after each Chime run on the same workload (W1, W2), each run on
+    /// a fresh plan; `nil`: Chime alone.
+    public var peer: PeerScheduler?
 
     /// Creates the value from its fields (see each property for meaning and units).
     public init(workload: Workload, count: Int? = nil) {

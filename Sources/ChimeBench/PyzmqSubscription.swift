@@ -107,8 +107,7 @@ enum PyzmqSubscription {
         let records = open(recordsPath, O_RDONLY | O_CLOEXEC)
         guard records >= 0 else { throw BenchError("cannot read \(recordsPath) (errno \(errno))") }
         defer { close(records) }
-        var pending: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 1 << 16)
+        var tail = RecordsTail()
         var probesSeen = 0
         while !stop.isStopRequested {
             let probes = lines.count(of: "probe")
@@ -116,17 +115,11 @@ enum PyzmqSubscription {
                 tracker.progress.noteProbe()
                 probesSeen += 1
             }
-            let count = buffer.withUnsafeMutableBytes { read(records, $0.baseAddress, $0.count) }
-            guard count > 0 else {
+            guard tail.read(records, into: tracker) else {
                 if let exit = child.exit { throw BenchError("the pyzmq subscriber exited (\(exit))") }
                 Thread.sleep(forTimeInterval: 0.002)
                 continue
             }
-            pending.append(contentsOf: buffer[0..<count])
-            guard let lastNewline = pending.lastIndex(of: UInt8(ascii: "\n")) else { continue }
-            let (fields, _) = RecordLine.parseAll(Array(pending[...lastNewline]))
-            for field in fields { tracker.note(id: field.id, actual: field.actual) }
-            pending.removeSubrange(...lastNewline)
         }
     }
 }

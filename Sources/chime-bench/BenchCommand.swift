@@ -9,7 +9,7 @@ enum BenchCommand {
     static let spec = CommandSpec(
         name: "bench",
         summary: "Benchmark a local cluster on a workload of WORKLOADS.md; one JSON object per run.",
-        usage: "chime bench --workload W1|W2|W3|W4 [--count N] [--fsync always|interval|never] [--workers N] [--runs R] [--batch N] [--pipeline K] [--shards N] [--disk-contention]",
+        usage: "chime bench --workload W1|W2|W3|W4 [--count N] [--fsync always|interval|never] [--workers N] [--runs R] [--batch N] [--pipeline K] [--shards N] [--disk-contention] [--peer apscheduler]",
         options: [
             OptionSpec(name: "workload", value: "W", help: "W1 burst, W2 spread over 30 s, W3 crash and restart, W4 ingest a day ahead."),
             OptionSpec(name: "count", value: "N", help: "Reminders (default: W1 10000, W2 30000, W3 2000, W4 10000)."),
@@ -29,6 +29,7 @@ enum BenchCommand {
             OptionSpec(name: "wrap-workers", value: "COMMAND", help: "Run each worker under COMMAND (split on spaces); reported."),
             OptionSpec(name: "curve", value: nil, help: "Run CURVE on every endpoint (keys made per run) to measure what encryption costs; reported."),
             OptionSpec(name: "disk-contention", value: nil, help: "Run a disk-contention generator beside the cluster: 64 MiB files written and fdatasynced in a loop on the store's filesystem (issue 28); its MiB/s and fsync times are reported."),
+            OptionSpec(name: "peer", value: "NAME", help: "W1/W2: after each Chime run, run the same workload on a peer scheduler (apscheduler: APScheduler 3 in one Python process, needs pip install 'apscheduler<4') and print its report (\"peer\":NAME) beside Chime's."),
             OptionSpec(name: "keep", value: nil, help: "Keep each run's directory (store, logs, plan, records) and print its path."),
         ],
         details: """
@@ -82,6 +83,15 @@ enum BenchCommand {
             }
             settings.subscriber = parsed
         }
+        if let name = arguments.value("peer") {
+            guard let peer = PeerScheduler(rawValue: name) else {
+                throw UsageError("--peer must be \(PeerScheduler.allCases.map(\.rawValue).joined(separator: ", ")), not '\(name)'")
+            }
+            guard PeerScheduler.workloads.contains(workload) else {
+                throw UsageError("--peer runs W1 or W2 only (the peer has no durable store to crash or fill)")
+            }
+            settings.peer = peer
+        }
         settings.keepsDirectory = arguments.has("keep")
         settings.curve = arguments.has("curve")
         settings.diskContention = arguments.has("disk-contention")
@@ -99,7 +109,12 @@ enum BenchCommand {
             FileHandle.standardError.write(Data("chime bench: \(line)\n".utf8))
         }
         let reports = try runner.runAll { output($0.rounded().jsonLine()) }
-        if reports.count > 1 { output(BenchReport.summary(of: reports).rounded().jsonLine()) }
+        // A median summary per system (Chime, then the peer's), when there were several runs.
+        let systems: [PeerScheduler?] = [nil] + PeerScheduler.allCases.map { $0 }
+        for system in systems {
+            let own = reports.filter { $0.peer == system }
+            if own.count > 1 { output(BenchReport.summary(of: own).rounded().jsonLine()) }
+        }
         return 0
     }
 

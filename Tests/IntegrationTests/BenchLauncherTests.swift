@@ -23,6 +23,40 @@ import Testing
         #expect(json.output.contains(#""code":"usage""#))
     }
 
+    /// `--peer apscheduler` runs the same W1 on APScheduler after Chime's run, with the same
+    /// metrics code: two reports, the second marked `"peer":"apscheduler"`, each with every
+    /// id fired once.
+    @Test func aPeerRunsTheSameWorkloadBesideChime() throws {
+        let binary = try LocalCluster.locateBinary()
+        let run = try LocalCluster.run(
+            binary: binary, ["bench", "--workload", "W1", "--count", "300", "--peer", "apscheduler", "--lead", "4", "--quiet-seconds", "5"],
+            timeout: 180)
+        #expect(run.status == 0, "\(run.error)")
+        let reports = run.output.split(separator: "\n").compactMap { line in
+            (try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any]
+        }
+        try #require(reports.count == 2, "\(run.output)")
+        #expect(reports[0]["peer"] == nil)
+        #expect(reports[1]["peer"] as? String == "apscheduler")
+        #expect(reports[1]["fsync"] as? String == "none")
+        for report in reports {
+            #expect(report["n"] as? Int == 300)
+            #expect(report["firedDistinct"] as? Int == 300)
+            #expect(report["records"] as? Int == 300)
+            #expect(report["lost"] as? Int == 0)
+            #expect(report["duplicates"] as? Int == 0)
+            #expect(report["early"] as? Int == 0)
+            #expect(report["valid"] as? Bool == true, "\(report["invalidReasons"] ?? "")")
+            #expect((report["peakPssTotalMB"] as? Double ?? 0) > 0)
+        }
+        let unknown = try chime(binary, ["bench", "--workload", "W1", "--peer", "cron"])
+        #expect(unknown.status == 2)
+        #expect(unknown.error == "chime: --peer must be apscheduler, not 'cron'\n")
+        let crash = try chime(binary, ["bench", "--workload", "W3", "--peer", "apscheduler"])
+        #expect(crash.status == 2)
+        #expect(crash.error == "chime: --peer runs W1 or W2 only (the peer has no durable store to crash or fill)\n")
+    }
+
     @Test func withoutTheHarnessBesideItBenchSaysSoAndOthersStillWork() throws {
         let directory = try TemporaryDirectory(prefix: "bench-launcher")
         let alone = directory.url.appendingPathComponent("chime")
