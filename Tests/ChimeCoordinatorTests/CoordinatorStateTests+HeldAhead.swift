@@ -81,7 +81,7 @@ extension CoordinatorStateTests {
         #expect(statusReport(&state, at: Self.leadDue)?.nextFireAt == Self.leadDue.addingTimeInterval(60))
 
         // Acknowledged at its due instant: counted delivered once, then the next occurrence.
-        ack(&state, handed, by: "w1", at: Self.leadDue)
+        _ = ack(&state, handed, by: "w1", at: Self.leadDue)
         let acknowledged = listing(&state, "m", at: Self.leadDue)
         #expect(acknowledged?.deliveredCount == 1)
         #expect(acknowledged?.lastFiredAt == Self.leadDue)
