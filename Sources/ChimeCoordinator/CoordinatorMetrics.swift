@@ -122,11 +122,11 @@ public struct CoordinatorMetrics: Sendable {
 
 extension CoordinatorState {
     /// The figures of `/metrics` at `now` (the service adds the request counters). Counts
-    /// reminders by state and scans the unsettled firings: O(reminders), for scrapes only.
+    /// reminders by state as `status` does (a firing held ahead of its due instant leaves its
+    /// reminder `pending`) and scans the unsettled firings: O(unsettled), for scrapes only.
     func metrics(at now: Date) -> CoordinatorMetrics {
         var metrics = CoordinatorMetrics()
-        var counts = Dictionary(uniqueKeysWithValues: ReminderState.allCases.map { ($0, 0) })
-        for entry in entries.values { counts[entry.state, default: 0] += 1 }
+        let counts = reportedStateCounts(at: now)
         metrics.remindersByState = ReminderState.allCases.map { ($0.rawValue, counts[$0] ?? 0) }
         let backlog = backlog(at: now)
         metrics.dueBacklog = backlog.due
@@ -153,7 +153,8 @@ extension CoordinatorState {
 
     /// Occurrences due and not handed to a worker (fired and waiting, plus due in the
     /// schedule and not fired), and how long the oldest due, unacknowledged one has waited,
-    /// in seconds (0 when none).
+    /// in seconds (0 when none). A firing made ahead of its due instant and still waiting for
+    /// a worker is not due yet: it is not counted. O(unsettled).
     func backlog(at now: Date) -> (due: Int, oldestAgeSeconds: Double) {
         let dueInSchedule = schedule.countDue(at: now)
         var oldest = dueInSchedule > 0 ? schedule.nextDeadline : nil
@@ -161,6 +162,7 @@ extension CoordinatorState {
             oldest = shared.firing.dueAt
         }
         let age = oldest.map { now.timeIntervalSince($0) } ?? 0
-        return (waiting.count + dueInSchedule, max(0, age))
+        let waitingDue = waiting.reduce(0) { $0 + ($1.firing.dueAt <= now ? 1 : 0) }
+        return (waitingDue + dueInSchedule, max(0, age))
     }
 }

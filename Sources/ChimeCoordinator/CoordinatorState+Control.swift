@@ -28,7 +28,7 @@ extension CoordinatorState {
         case .schedule(let reminders):
             outcome = schedule(reminders, for: client, at: now, directives: &directives)
         case .list(let filter, let all, let limit, let cursor):
-            outcome = list(filter, includeInactive: all, limit: limit, cursor: cursor, for: client)
+            outcome = list(filter, includeInactive: all, limit: limit, cursor: cursor, for: client, at: now)
         case .cancel(let filter):
             guard let finished = startCancel(filter, requestId: request.requestId, from: client, at: now, directives: &directives)
             else { return directives }
@@ -314,12 +314,12 @@ extension CoordinatorState {
     }
 
     func status(at now: Date) -> StatusReport {
-        let counts = Dictionary(uniqueKeysWithValues: ReminderState.allCases.map { ($0.rawValue, entries.stateCounts[$0] ?? 0) })
+        let counts = Dictionary(uniqueKeysWithValues: reportedStateCounts(at: now).map { ($0.key.rawValue, $0.value) })
         var report = StatusReport(
             version: configuration.version, pid: configuration.pid, startedAt: startedAt,
             uptimeSeconds: now.timeIntervalSince(startedAt), reminders: counts, inFlight: inFlight.count,
             workersAlive: workers.values.filter { isAlive($0) }.count,
-            nextFireAt: schedule.nextDeadline)
+            nextFireAt: reportedNextFireAt(at: now))
         report.shard = configuration.shardID
         report.mapEpoch = configuration.shardMap?.mapEpoch
         return report

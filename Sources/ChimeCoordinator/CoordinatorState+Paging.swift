@@ -16,10 +16,12 @@ extension CoordinatorState {
     /// reminder examined, instead of scanning all of them in one loop turn.
     static let maximumExaminedPerPage = 5000
 
-    /// One page of `list`: the reminders matching `filter` after `cursor`, in key order (id,
-    /// then recipient).
+    /// One page of `list` at `now`: the reminders matching `filter` after `cursor`, in key
+    /// order (id, then recipient). A reminder whose firing is held ahead of its due instant
+    /// reads as pending (``reported(_:_:at:)``).
     func list(
-        _ filter: ReminderFilter, includeInactive: Bool, limit: Int?, cursor: PageCursor?, for client: ClientAddress? = nil
+        _ filter: ReminderFilter, includeInactive: Bool, limit: Int?, cursor: PageCursor?, for client: ClientAddress? = nil,
+        at now: Date
     ) -> ControlOutcome {
         let pageSize: Int
         let after: ReminderKey?
@@ -51,27 +53,26 @@ extension CoordinatorState {
             }
             examined += 1
             lastExamined = key
-            guard let entry = entries[key], includeInactive || entry.state == .pending, client?.sees(entry.recipient) ?? true
-            else { continue }
+            guard let entry = entries[key], client?.sees(entry.recipient) ?? true else { continue }
             if let recipient = filter.recipient, entry.recipient != recipient { continue }
+            let reported = reported(key, entry, at: now)
+            guard includeInactive || reported.state == .pending else { continue }
             if isMatching && !filter.matches(entry.reminder) { continue }
-            page.append(listingItem(of: key, entry))
+            page.append(listingItem(of: entry, reported))
         }
         let nextCursor = isComplete ? nil : lastExamined.map { PageCursor(kind: .list, text: $0.storage).text }
         return .listed(ListingPage(
             items: page, total: cursor == nil && nextCursor == nil ? page.count : nil, nextCursor: nextCursor))
     }
 
-    /// How `list` shows one reminder, without decoding it (the reply encoder does that).
-    func listingItem(of id: ReminderKey, _ entry: Entry) -> ListingPage.Item {
-        let isPending = entry.state == .pending
-        return ListingPage.Item(
-            bytes: entry.bytes, state: entry.state,
-            nextFireAt: isPending ? entry.next.map { Self.fireInstant(of: entry, $0) } : nil,
-            deliveredCount: entry.deliveredCount, lastFiredAt: entry.lastFiredAt,
-            armed: isPending ? isArmed(id, of: entry.recipient) : nil,
+    /// How `list` shows one reminder as `reported`, without decoding it (the reply encoder
+    /// does that).
+    func listingItem(of entry: Entry, _ reported: ReportedReminder) -> ListingPage.Item {
+        ListingPage.Item(
+            bytes: entry.bytes, state: reported.state, nextFireAt: reported.nextFireAt,
+            deliveredCount: entry.deliveredCount, lastFiredAt: entry.lastFiredAt, armed: reported.armed,
             // Derived: a one-shot ends `finished` only when its occurrence was skipped.
-            reason: entry.state == .finished && !entry.isRepeating ? ReminderListing.skippedByMisfire : nil)
+            reason: reported.state == .finished && !entry.isRepeating ? ReminderListing.skippedByMisfire : nil)
     }
 
     /// One page of `deadLetters`: oldest due first, after `cursor`.

@@ -54,8 +54,11 @@ public struct ChimeConfiguration: Codable, Hashable, Sendable {
         /// How long before its due instant a firing is handed to a worker, in milliseconds: the
         /// worker holds it and delivers it from its own timer at the due instant; its lease runs
         /// from the due instant. A cancel, switch-off or replace inside this window revokes it.
-        /// 0: a firing leaves when it is due.
-        public var dispatchLeadMilliseconds = 0
+        /// 0: a firing leaves when it is due. The default, 200, measured W2 (30,000 firings
+        /// over 30 s) at a pyzmq subscriber at p99 1.77 ms against 2.09 ms without a lead
+        /// (with a 10 ms acknowledgement delay; thread wake-ups per firing 5.5 against 12.2).
+        /// Workers must be of a version that holds firings (Upgrading).
+        public var dispatchLeadMilliseconds = 200
         /// The largest control request accepted, in bytes; larger ones get `too_large` (without
         /// the `requestId`, which is not parsed). Beyond 4× this, ZeroMQ drops the connection
         /// (ZMQ_MAXMSGSIZE) and the client gets no reply.
@@ -119,7 +122,8 @@ public struct ChimeConfiguration: Codable, Hashable, Sendable {
         /// milliseconds (from the first one waiting; 256 waiting go at once): at a steady rate
         /// one results message, and one coordinator wake-up and journal write, per this many
         /// milliseconds instead of per firing. 0: each loop turn sends what it delivered.
-        public var acknowledgementDelayMilliseconds = 0
+        /// The default, 10, delays the delivered list and the badge by at most 10 ms.
+        public var acknowledgementDelayMilliseconds = 10
 
         /// The defaults shown on each property.
         public init() {}

@@ -13,7 +13,8 @@ import ChimeWorker
 /// ZeroMQ context with every endpoint on `inproc://`, on a `ManualClock`: the services'
 /// real loops, sockets and journal, with time moved by hand.
 ///
-/// No ports, no processes, no real waiting for due times or lease expiries. Stop it with
+/// No ports, no processes, no real waiting for due times or lease expiries (so no
+/// acknowledgement delay unless `configure` sets one). Stop it with
 /// `stop()` (also on deinit); each thread gets at most 5 s to finish.
 public final class InprocCluster {
     /// The shared context: connect test sockets to `configuration.endpoints` through it.
@@ -54,6 +55,9 @@ public final class InprocCluster {
         configuration.endpoints.eventsIngest = endpoint("events-ingest")
         configuration.store.directory = storeDirectory?.path ?? "none"
         configuration.lingerMilliseconds = 0
+        // Time stands still here: a worker holding its acknowledgements for a delay measured
+        // on this clock would hold them until a test moves it. A test of the delay sets it.
+        configuration.worker.acknowledgementDelayMilliseconds = 0
         configure(&configuration)
         self.configuration = configuration
 

@@ -96,9 +96,11 @@ import Testing
         let fromJournal = recover(before + after, at: Self.noon.addingTimeInterval(3900))
         var a = fromSnapshot
         var b = fromJournal
-        let listed = listing(&a, at: Self.noon)
+        // Read when recovered: before 13:00 the firings made at 13:00 have not fired, and a
+        // reading from before them would show them pending.
+        let listed = listing(&a, at: Self.noon.addingTimeInterval(3900))
         #expect(listed.count == 20)
-        #expect(listed == listing(&b, at: Self.noon))
+        #expect(listed == listing(&b, at: Self.noon.addingTimeInterval(3900)))
         #expect(a.waitingCount == b.waitingCount)
     }
 

@@ -81,7 +81,8 @@ import Testing
     }
 
     @Test func firesExactlyAtTheDueInstant() {
-        var state = makeState()
+        // Without a lead (the lead's hand-over: CoordinatorStateTests+DispatchLead).
+        var state = makeState { $0.dispatchLead = 0 }
         let due = Self.t0.addingTimeInterval(60)
         let (outcome, directives) = request(&state, .schedule([reminder("a", at: due)]))
         #expect(directives.first == .append(.scheduled(reminder("a", at: due), at: Self.t0)))

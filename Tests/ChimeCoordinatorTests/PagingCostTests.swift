@@ -40,7 +40,7 @@ import Testing
             var requests: [Double] = []
             for _ in 0..<20 {
                 var started = ContinuousClock.now
-                let outcome = state.list(ReminderFilter(), includeInactive: true, limit: limit, cursor: cursor)
+                let outcome = state.list(ReminderFilter(), includeInactive: true, limit: limit, cursor: cursor, at: t0)
                 finding.append(Self.milliseconds(since: started))
                 guard case .listed(let page) = outcome else { break }
                 started = ContinuousClock.now

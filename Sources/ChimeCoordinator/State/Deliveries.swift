@@ -61,6 +61,31 @@ struct Deliveries: Sendable, Equatable {
         return taken
     }
 
+    /// The earliest due instant (UTC) after `instant` of `key`'s unsettled firings made ahead
+    /// of time, or `nil` when none is held ahead: such a firing was handed over but has not
+    /// fired yet, so its reminder still reads as pending. O(firings of `key` in `ahead`);
+    /// filtering on the due instant keeps a snapshot load's superset exact.
+    func earliestAhead(of key: ReminderKey, after instant: Date) -> Date? {
+        guard !ahead.isEmpty, let ids = ahead[key] else { return nil }
+        var earliest: Date?
+        for id in ids {
+            guard let dueAt = unsettled[id]?.firing.dueAt, dueAt > instant else { continue }
+            if earliest.map({ dueAt < $0 }) ?? true { earliest = dueAt }
+        }
+        return earliest
+    }
+
+    /// Every reminder with an unsettled firing made ahead of time and due after `instant`,
+    /// with the earliest such due instant (UTC). O(`ahead`): in steady state the firings handed
+    /// over within one lead; after a snapshot load, every unsettled firing until it settles.
+    func heldAhead(after instant: Date) -> [ReminderKey: Date] {
+        var held: [ReminderKey: Date] = [:]
+        for key in ahead.keys {
+            if let dueAt = earliestAhead(of: key, after: instant) { held[key] = dueAt }
+        }
+        return held
+    }
+
     /// Forgets `id` in `ahead` once it is settled (acknowledged or dead-lettered).
     mutating func forgetAhead(_ id: FiringID) {
         guard !ahead.isEmpty, var ids = ahead[id.key] else { return }
