@@ -17,10 +17,15 @@ import Foundation
 /// resends the same request (same `requestId`) after `retryAfterMs`, so it waits out one
 /// register read, however long, without the loop waiting at all.
 extension CoordinatorService {
-    /// How long a `move` step waiting for a fresh read is told to wait before it asks again,
-    /// in milliseconds: a file register reads in well under a millisecond, a ConfigMap in a
-    /// few on a healthy API server.
+    /// How long a `move` step waiting for a fresh read is told to wait before it asks again
+    /// the first time, in milliseconds: a file register reads in well under a millisecond, a
+    /// ConfigMap in a few on a healthy API server. Each later `try_again` doubles it, up to
+    /// ``freshMapReadMaximumRetryMilliseconds``: a client waits out 20 of them
+    /// (`ControlClient.maximumRateLimitedWaits`), about 13 s in all, longer than two reads at
+    /// the API server's 5 s timeout, so a slow read never outlasts the step's patience.
     static let freshMapReadRetryMilliseconds = 5
+    /// The longest `retryAfterMs` of a step waiting for a fresh read, in milliseconds.
+    static let freshMapReadMaximumRetryMilliseconds = 1_000
     /// How long a `move` step's fresh-read ticket is kept for its retries.
     static let freshMapReadTicketLifetime = Duration.seconds(60)
 
@@ -67,18 +72,27 @@ extension CoordinatorService {
         adoptHandedMapRecord()
         let key = requestId.map { client.requestLogKey($0) } ?? client.routing.map { $0.base64EncodedString() }.joined(separator: ".")
         let now = ContinuousClock.now
+        var refusals = 0
         if let waiting = freshMapReads[key] {
             if freshMapReadsDone >= waiting.ticket {
                 freshMapReads[key] = nil
                 return nil
             }
+            refusals = waiting.refusals
+            freshMapReads[key]?.refusals += 1
         } else {
             freshMapReads = freshMapReads.filter { now - $0.value.since < Self.freshMapReadTicketLifetime }
-            freshMapReads[key] = (follower.requestFreshRead(), now)
+            freshMapReads[key] = (follower.requestFreshRead(), now, 1)
         }
+        let milliseconds = Self.freshMapReadRetryMilliseconds(afterRefusals: refusals)
         return WireError(
-            .tryAgain, "reading map register \(follower.qualifiedName) for this move step; retry in \(Self.freshMapReadRetryMilliseconds) ms",
-            retryAfterMilliseconds: Self.freshMapReadRetryMilliseconds)
+            .tryAgain, "reading map register \(follower.qualifiedName) for this move step; retry in \(milliseconds) ms",
+            retryAfterMilliseconds: milliseconds)
+    }
+
+    /// The `retryAfterMs` of a step refused `refusals` times before: 5, 10, 20, … 1,000 ms.
+    static func freshMapReadRetryMilliseconds(afterRefusals refusals: Int) -> Int {
+        min(freshMapReadMaximumRetryMilliseconds, freshMapReadRetryMilliseconds << min(max(refusals, 0), 8))
     }
 }
 

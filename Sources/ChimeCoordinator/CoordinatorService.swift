@@ -126,8 +126,9 @@ public final class CoordinatorService {
     /// The register's reader thread, while `run` serves with a register.
     var mapRegisterFollower: MapRegisterFollower?
     /// The fresh reads of the map register `move` steps wait for, by request (see
-    /// `awaitFreshMapRead`): the read's ticket and when it was asked for.
-    var freshMapReads: [String: (ticket: UInt64, since: ContinuousClock.Instant)] = [:]
+    /// `awaitFreshMapRead`): the read's ticket, when it was asked for, and how many
+    /// `try_again`s the step got so far.
+    var freshMapReads: [String: (ticket: UInt64, since: ContinuousClock.Instant, refusals: Int)] = [:]
     /// The fresh reads of the map register whose record the loop has taken.
     var freshMapReadsDone: UInt64 = 0
 
