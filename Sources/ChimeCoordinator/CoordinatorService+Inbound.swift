@@ -161,8 +161,13 @@ extension CoordinatorService {
                 pendingStoreRequests.append((request, address))
                 return []
             }
-            // A mover's step reads the map register as it is now (a commit it just made).
-            if request.operation == .move { refreshMapRecord() }
+            // A mover's step reads the map register as it is now (a commit it just made),
+            // read off the loop: `try_again` until that read is in.
+            if case .move(let step, _) = request.command,
+                let refusal = awaitFreshMapRead(step: step, requestId: request.requestId, from: address)
+            {
+                return [.reply(.failed(refusal), requestId: request.requestId, to: address)]
+            }
             let directives = state.onRequest(request, from: address, at: clock.now, monotonic: clock.monotonic)
             return request.operation == .status ? withStoreMode(directives) : directives
         } catch {

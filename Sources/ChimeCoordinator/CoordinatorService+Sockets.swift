@@ -149,10 +149,11 @@ extension CoordinatorService {
         return dispatch
     }
 
-    /// Starts the reply encoder and, with a file store, the snapshot writer (the journal
-    /// writer is already running).
+    /// Starts the map register's reader thread (with a register), the reply encoder and, with
+    /// a file store, the snapshot writer (the journal writer is already running).
     /// - Throws: `ZeroMQError` when a helper's signal socket cannot connect.
     func startEncoders(context: Context, signalEndpoint: String) throws {
+        startMapRegisterFollower()
         replyEncoder = try ReplyEncoder(context: context, signalEndpoint: signalEndpoint)
         if case .file(let store) = storage, let journalWriter {
             snapshotWriter = try SnapshotWriter(
@@ -160,10 +161,12 @@ extension CoordinatorService {
         }
     }
 
-    /// Stops the helper threads (the journal writer after the encoders: it writes what is
+    /// Stops the helper threads (the map register's reader first: nothing it reads is adopted
+    /// any more; the journal writer after the encoders: it writes what is
     /// queued unless ownership was lost), keeping the journal position for a stop after a
     /// journal change.
     func stopHelpers() {
+        stopMapRegisterFollower()
         snapshotWriter?.stop()
         snapshotWriter = nil
         replyEncoder?.stop()

@@ -29,7 +29,7 @@ extension CoordinatorService {
         let turnStart = ContinuousClock.now
         try superviseTurn(at: turnStart)
         probe.noteTurn(at: turnStart)
-        pollMapRegister(at: turnStart)
+        adoptHandedMapRecord()
         guard var directives = try readInbound(sockets) else { return false }
         directives += decide(isJournalBehind: isJournalBehind)
         guard try carryOutTurn(directives, sockets) else { return false }

@@ -118,11 +118,19 @@ public final class CoordinatorService {
     /// (`nil` until it decodes), for `recordRequest`.
     var decodedRequest: (operation: ControlOperation, isMutating: Bool)?
     /// The cluster's map register (`cluster.register`: a file or a Kubernetes ConfigMap),
-    /// polled about once a second for a new map (`CoordinatorService+MapRegister.swift`);
-    /// `nil`: the map is the configured one.
+    /// polled about once a second for a new map on a thread of its own while `run` serves
+    /// (`CoordinatorService+MapRegister.swift`); `nil`: the map is the configured one.
     public var mapRegister: (any SlotMapRegistering)?
-    /// The register's stamp at the last poll, and when that poll was.
-    var mapRegisterPoll: (stamp: String?, at: ContinuousClock.Instant)?
+    /// How often the register's stamp is compared.
+    var mapRegisterPollInterval = MapRegisterFollower.defaultInterval
+    /// The register's reader thread, while `run` serves with a register.
+    var mapRegisterFollower: MapRegisterFollower?
+    /// The fresh reads of the map register `move` steps wait for, by request (see
+    /// `awaitFreshMapRead`): the read's ticket, when it was asked for, and how many
+    /// `try_again`s the step got so far.
+    var freshMapReads: [String: (ticket: UInt64, since: ContinuousClock.Instant, refusals: Int)] = [:]
+    /// The fresh reads of the map register whose record the loop has taken.
+    var freshMapReadsDone: UInt64 = 0
 
     /// A message the loop sends once the journal entries it reports on are durable.
     enum OutboundMessage {
