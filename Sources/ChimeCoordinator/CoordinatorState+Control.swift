@@ -240,14 +240,11 @@ extension CoordinatorState {
         var items: [ScheduleResult.Item] = []
         var warnings: [String] = []
         items.reserveCapacity(placing.count)
-        for index in placing.indices {
-            if let soundWarning = placing[index].warning { warnings.append(soundWarning) }
-            let key = placing[index].reminder.key
-            let replaced = entries[key] != nil
-            record(
-                .scheduled(placing[index].reminder, at: now), into: &directives,
-                hints: ApplyHints(recurrence: placing[index].recurrence))
-            let (item, warning) = scheduleItem(of: placing[index].reminder, replaced: replaced, at: now)
+        for (reminder, recurrence, soundWarning) in placing {
+            if let soundWarning { warnings.append(soundWarning) }
+            let replaced = entries[reminder.key] != nil
+            record(.scheduled(reminder, at: now), into: &directives, hints: ApplyHints(recurrence: recurrence))
+            let (item, warning) = scheduleItem(of: reminder, replaced: replaced, at: now)
             items.append(item)
             if let warning { warnings.append(warning) }
         }
