@@ -18,7 +18,7 @@ struct LoopSockets {
     /// The `inproc://` endpoint `journalSignal` is bound to.
     let signalEndpoint: String
 
-    /// A poller for the sockets the loop reads.
+    /// A poller for the sockets the loop reads, registered at the ``Polled`` indices.
     func makePoller() -> Poller {
         let poller = Poller()
         poller.register(control, for: .readable)
@@ -26,6 +26,14 @@ struct LoopSockets {
         poller.register(dispatch, for: .readable)
         poller.register(journalSignal, for: .readable)
         return poller
+    }
+
+    /// The registration index of each socket in ``makePoller()``'s poller.
+    enum Polled {
+        static let control = 0
+        static let results = 1
+        static let dispatch = 2
+        static let journalSignal = 3
     }
 
     /// Closes every socket.

@@ -30,7 +30,7 @@ extension CoordinatorService {
         try superviseTurn(at: turnStart)
         probe.noteTurn(at: turnStart)
         adoptHandedMapRecord()
-        guard var directives = try readInbound(sockets) else { return false }
+        guard var directives = try readInbound(sockets, poller: poller) else { return false }
         directives += decide(isJournalBehind: isJournalBehind)
         guard try carryOutTurn(directives, sockets) else { return false }
         if isMemoryTrimDue {
@@ -55,16 +55,21 @@ extension CoordinatorService {
     }
 
     /// Sends what became durable, then reads and decodes every ready control request,
-    /// worker result and announcement into the state's directives.
+    /// worker result and announcement into the state's directives. Only the sockets the
+    /// last poll reported readable are read: `zmq_poll` reports a socket while any message
+    /// (or the rest of one) waits, so what a turn leaves unread is reported again.
     /// - Returns: the directives; `nil` when the context was terminated.
-    private func readInbound(_ sockets: LoopSockets) throws -> [CoordinatorDirective]? {
+    private func readInbound(_ sockets: LoopSockets, poller: Poller) throws -> [CoordinatorDirective]? {
         var directives: [CoordinatorDirective] = []
+        func isReadable(_ index: Int) -> Bool { poller.events(at: index).contains(.readable) }
         do {
-            while try sockets.journalSignal.receiveMessage(dontWait: true) != nil {}
+            if isReadable(LoopSockets.Polled.journalSignal) {
+                while try sockets.journalSignal.receiveMessage(dontWait: true) != nil {}
+            }
             try flushOutbox(control: sockets.control, events: sockets.events)
-            try readControl(sockets.control, into: &directives)
-            try readResults(sockets.results, into: &directives)
-            try readAnnouncements(sockets.dispatch, into: &directives)
+            if isReadable(LoopSockets.Polled.control) { try readControl(sockets.control, into: &directives) }
+            if isReadable(LoopSockets.Polled.results) { try readResults(sockets.results, into: &directives) }
+            if isReadable(LoopSockets.Polled.dispatch) { try readAnnouncements(sockets.dispatch, into: &directives) }
         } catch let error as ZeroMQError where error.code == .contextTerminated {
             return nil
         }

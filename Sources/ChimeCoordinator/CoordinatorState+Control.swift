@@ -199,30 +199,27 @@ extension CoordinatorState {
                 "at most \(configuration.maxRemindersPerRequest) reminders per request, not \(reminders.count) (coordinator.maxRemindersPerRequest)",
                 field: "reminders"))
         }
-        var accepted: [(Reminder, Recurrence)] = []
-        accepted.reserveCapacity(reminders.count)
-        for (index, original) in reminders.enumerated() {
-            var reminder = original
+        // The reminders as they will be placed, each with its occurrences and the warning its
+        // sound earned: one array, filled in one pass (each copy of a reminder and its
+        // recurrence is a few hundred bytes moved, and was a quarter of a bulk ingest's time).
+        var placing: [(reminder: Reminder, recurrence: Recurrence, warning: String?)] = []
+        placing.reserveCapacity(reminders.count)
+        for index in reminders.indices {
+            var reminder = reminders[index]
             if reminder.id.rawValue.isEmpty {
                 generatedIDs += 1
                 reminder.id = generatedReminderID(at: now)
             }
+            var recurrence: Recurrence
             do {
                 try Self.checkFitsOneRecord(reminder, maximumUserInfoBytes: configuration.maximumUserInfoBytes)
-                accepted.append((reminder, try validate(reminder, maximumUserInfoBytes: configuration.maximumUserInfoBytes)))
+                recurrence = try validate(reminder, maximumUserInfoBytes: configuration.maximumUserInfoBytes)
             } catch {
                 var wire = WireError(error)
                 let prefix = reminders.count == 1 ? "reminder" : "reminders[\(index)]"
                 wire.field = wire.field.map { "\(prefix).\($0)" } ?? prefix
                 return .failed(wire)
             }
-        }
-        // The reminders as they will be placed, each with the warning its sound earned.
-        var placing: [(reminder: Reminder, recurrence: Recurrence, warning: String?)] = []
-        placing.reserveCapacity(accepted.count)
-        for (original, originalRecurrence) in accepted {
-            var reminder = original
-            var recurrence = originalRecurrence
             var warning: String?
             if configuration.truncateToMinute {
                 reminder.trigger = reminder.trigger.truncatedToMinute()
@@ -236,7 +233,10 @@ extension CoordinatorState {
             }
             placing.append((reminder, recurrence, warning))
         }
-        if let refusal = quotaRefusal(placing: placing.map(\.reminder), for: client) { return .failed(refusal) }
+        // Only a caller with a scope has a quota (`quotaRefusal` answers nil for the others).
+        if client.scope != nil, let refusal = quotaRefusal(placing: placing.map(\.reminder), for: client) {
+            return .failed(refusal)
+        }
         var items: [ScheduleResult.Item] = []
         var warnings: [String] = []
         items.reserveCapacity(placing.count)

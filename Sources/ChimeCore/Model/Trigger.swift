@@ -69,7 +69,11 @@ public struct Trigger: Hashable, Sendable {
 
     /// Whether the trigger can fire more than once (a repeat, a rule or RDATEs).
     public var isRepeating: Bool {
-        repeatRule != nil || recurrenceRule != nil || !recurrenceDates.isEmpty
+        // Matched in place: comparing the optional rules with `nil` copied them first (the
+        // coordinator asks several times per reminder it schedules).
+        if case .some = repeatRule { return true }
+        if case .some = recurrenceRule { return true }
+        return !recurrenceDates.isEmpty
     }
 
     /// How the trigger repeats, in a few words for listings: `day`, `2 weeks`, `rrule`,
