@@ -8,6 +8,9 @@
 //   swift run -c release StoreBenchmark request [iterations]
 // or the coordinator's pure state in a W1-shaped burst (see StateBenchmark.swift):
 //   swift run -c release StoreBenchmark state [firings]
+// or the coordinator's pure state after a W4-shaped ingest, heap bytes a reminder
+// (see MemoryBenchmark.swift):
+//   swift run -c release StoreBenchmark memory [reminders] [recipients]
 import ChimeCore
 import ChimeJournal
 import ChimeStore
@@ -20,6 +23,12 @@ if arguments.count > 1, arguments[1] == "codec" {
 }
 if arguments.count > 1, arguments[1] == "state" {
     runStateBenchmark(count: arguments.count > 2 ? Int(arguments[2]) ?? 100_000 : 100_000, rounds: 7)
+    exit(0)
+}
+if arguments.count > 1, arguments[1] == "memory" {
+    runMemoryBenchmark(
+        count: arguments.count > 2 ? Int(arguments[2]) ?? 1_000_000 : 1_000_000,
+        recipients: arguments.count > 3 ? Int(arguments[3]) ?? 1000 : 1000)
     exit(0)
 }
 if arguments.count > 1, arguments[1] == "request" {

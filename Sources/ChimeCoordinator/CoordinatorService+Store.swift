@@ -141,6 +141,9 @@ extension CoordinatorService {
         // Count the replayed entries toward the next snapshot, so a coordinator that keeps
         // restarting still snapshots and its journal stays bounded.
         recordsSinceSnapshot = report.entriesReplayed + (warmReplayed ?? 0)
+        // Decoding the snapshot and replaying the journal freed their buffers (W4 1M: a peak
+        // of 968 MiB, 636 MiB after): the first idle turn gives the free pages back.
+        recordsSinceMemoryTrim = Self.memoryTrimRecords
         return (.file(store), state)
     }
 

@@ -33,13 +33,29 @@ extension CoordinatorService {
         guard var directives = try readInbound(sockets, poller: poller) else { return false }
         directives += decide(isJournalBehind: isJournalBehind)
         guard try carryOutTurn(directives, sockets) else { return false }
-        if isMemoryTrimDue {
+        if isMemoryTrimDue || isGrowthTrimDue(isIdle: directives.isEmpty) {
             isMemoryTrimDue = false
+            recordsSinceMemoryTrim = 0
             Allocator.releaseFreePages()
         }
         noteTurnDuration(since: turnStart)
         if probe.wantsMetrics { publishMetrics() }
         return true
+    }
+
+    /// Journal records after which an idle turn gives free heap pages back (`isGrowthTrimDue`).
+    static let memoryTrimRecords = 20_000
+
+    /// Whether this turn gives free heap pages back after a burst of changes: at least
+    /// `memoryTrimRecords` journal records since the last trim, a turn that carried nothing
+    /// out, and nothing due within 100 ms. Decoding a burst's requests, growing the state's
+    /// tables and copying them for a snapshot free memory that glibc keeps mapped (a fixed
+    /// 4 MiB mmap threshold puts the tables' shards in the heap): W4 1M held 744 MB after its
+    /// ingest against 531 MB with these trims, each 0.2-2 ms (one of 21 ms) every 20,000 records
+    /// (`Benchmarks/HISTORY.md`, issue 28 item 4).
+    func isGrowthTrimDue(isIdle: Bool) -> Bool {
+        guard isIdle, recordsSinceMemoryTrim >= Self.memoryTrimRecords else { return false }
+        return state.nextWake.map { $0.timeIntervalSince(clock.now) >= 0.1 } ?? true
     }
 
     /// Waits until a socket is ready, the journal writer reports, or the next firing is due

@@ -71,8 +71,11 @@ public final class CoordinatorService {
     /// The journal sequence number of the last entry the state reflects, kept when the journal
     /// writer is abandoned (for the snapshot of a changed journal).
     var submittedSequenceAtStop: UInt64?
-    /// Whether a large refused request was freed this turn (see `handleControlMessage`).
+    /// Whether a large refused request was freed this turn (see `handleControlMessage`), or a
+    /// snapshot finished: free heap pages go back at the end of the turn.
     var isMemoryTrimDue = false
+    /// Journal records submitted since the heap was last trimmed (`isGrowthTrimDue`).
+    var recordsSinceMemoryTrim = 0
     /// CURVE keys and allow-lists; `nil` serves without CURVE (loopback only, unless
     /// `security.insecure`).
     let security: ServerSecurity?
@@ -357,6 +360,7 @@ public final class CoordinatorService {
             }
             recordsSinceSnapshot += entries.count
         }
+        recordsSinceMemoryTrim += entries.count
         for directive in directives {
             switch directive {
             case .append, .dispatch:

@@ -101,9 +101,12 @@ final class BackgroundQueue<Input: Sendable, Output: Sendable>: @unchecked Senda
                 condition.unlock()
                 return
             }
-            let (number, input) = queue.removeFirst()
+            let number = queue[0].number
+            // Taken out of the queue and released before the loop is signalled: a snapshot's
+            // state copy is freed by the time the loop trims the heap after it.
+            var input = Optional(queue.removeFirst().input)
             condition.unlock()
-            let output = work(input)
+            let output = work(input.take()!)
             condition.lock()
             outputs[number] = output
             done += 1

@@ -48,6 +48,9 @@ public struct SortedKeySet<Key: Comparable>: Sequence {
         }
     }
 
+    /// How many keys each chunk's buffer has room for, in order (for tests of its memory).
+    var chunkCapacities: [Int] { chunks.map(\.capacity) }
+
     /// Whether the set holds no key.
     @inlinable public var isEmpty: Bool { keyCount == 0 }
 
@@ -77,8 +80,11 @@ public struct SortedKeySet<Key: Comparable>: Sequence {
         keyCount += 1
         if position == chunks[chunk].count - 1 { chunkMaxima[chunk] = key }
         if chunks[chunk].count > Self.maximumChunkCount {
+            // Both halves are copied to buffers of their own size: the lower half left in the
+            // buffer that grew past the maximum would keep twice that capacity for good
+            // (32.5 against 19.0 bytes a key at a million `ReminderKey`s).
             let upper = Array(chunks[chunk][(Self.maximumChunkCount / 2)...])
-            chunks[chunk].removeSubrange((Self.maximumChunkCount / 2)...)
+            chunks[chunk] = Array(chunks[chunk][..<(Self.maximumChunkCount / 2)])
             chunkMaxima[chunk] = chunks[chunk][chunks[chunk].count - 1]
             chunks.insert(upper, at: chunk + 1)
             chunkMaxima.insert(upper[upper.count - 1], at: chunk + 1)
