@@ -57,20 +57,27 @@ public final class CoordinatorProbe: Sendable {
     /// The shard this coordinator serves in a cluster of several shards (every sample then
     /// carries `shard="N"`, and `chime_shard_info` says which map); `nil` for one coordinator.
     let shard: Int?
-    /// The shard map's epoch, with `shard`.
-    let mapEpoch: UInt64
+    /// The epoch of the shard map the loop serves under now, with `shard`: set at start and
+    /// again by the loop each time it adopts a register's record (a committed slot move).
+    private let currentMapEpoch: Atomic<UInt64>
+
+    /// The shard map's epoch the loop serves under now.
+    var mapEpoch: UInt64 { currentMapEpoch.load(ordering: .relaxed) }
+
+    /// Records the epoch of the map the loop now serves under (one atomic store).
+    func noteMapEpoch(_ epoch: UInt64) { currentMapEpoch.store(epoch, ordering: .relaxed) }
 
     /// Makes a probe in the `starting` phase.
     /// - Parameters:
     ///   - shard: the shard served in a cluster of several shards; `nil` for one coordinator.
-    ///   - mapEpoch: the epoch of the shard map it serves under.
+    ///   - mapEpoch: the epoch of the shard map it serves under at start (`noteMapEpoch` follows changes).
     /// The forwarder's ban list and subscription count (`chime_subscriber_bans_total`,
     /// `chime_subscriptions`), shared with the ZAP handler.
     public let subscriberBans = SubscriberBans()
 
     public init(shard: Int? = nil, mapEpoch: UInt64 = 1) {
         self.shard = shard
-        self.mapEpoch = mapEpoch
+        currentMapEpoch = Atomic(mapEpoch)
     }
 
     // MARK: The coordinator's side

@@ -60,6 +60,8 @@ extension CoordinatorService {
         if state.adoptMapRecord(record), let previous, previous != record.map.mapEpoch {
             logger.info("map register \(follower.qualifiedName): map epoch \(previous) → \(record.map.mapEpoch)")
         }
+        // `chime_shard_info{map_epoch}` follows the map the loop serves under.
+        if let epoch = state.configuration.shardMap?.mapEpoch { probe.noteMapEpoch(epoch) }
     }
 
     /// For a `move` step that reads the map record: `nil` once a register read that started

@@ -30,6 +30,9 @@ import ZeroMQ
         private let stopSignal = StopSignal()
         private let thread = HelperThread(name: "coordinator")
         private let failure = StartFailure()
+        /// The service's probe (its `/metrics`), once the loop thread made the service.
+        let probeSlot = ProbeSlot()
+        final class ProbeSlot: Sendable { let value = Mutex<CoordinatorProbe?>(nil) }
 
         init(register: any SlotMapRegistering, pollInterval: Duration = .seconds(1)) throws {
             context = try Context()
@@ -44,7 +47,7 @@ import ZeroMQ
             self.configuration = configuration
             let settings = configuration
             let logger = Logger(label: "coordinator", minimumLevel: .info, handler: capture)
-            let (stop, context, failure) = (stopSignal, context, failure)
+            let (stop, context, failure, probeSlot) = (stopSignal, context, failure, probeSlot)
             let ready = DispatchSemaphore(value: 0)
             thread.start {
                 let service = CoordinatorService(
@@ -52,6 +55,7 @@ import ZeroMQ
                     shardID: 0)
                 service.mapRegister = register
                 service.mapRegisterPollInterval = pollInterval
+                probeSlot.value.withLock { $0 = service.probe }
                 do {
                     try service.run { ready.signal() }
                 } catch {
@@ -162,6 +166,11 @@ import ZeroMQ
         #expect(adopted.mapEpoch == 2)
         let epochLines = coordinator.lines.filter { $0.contains("map epoch 1 → 2") }
         #expect(epochLines == ["map register configmap chime/\(Self.registerName): map epoch 1 → 2"])
+        // `/metrics` names the epoch the loop now serves under, not the one it started with.
+        let probe = try #require(coordinator.probeSlot.value.withLock { $0 })
+        #expect(probe.mapEpoch == 2)
+        let exposition = String(decoding: probe.metricsResponse().body, as: UTF8.self)
+        #expect(exposition.contains(#"chime_shard_info{shard="0",map_epoch="2"} 1"#), "\(exposition.prefix(400))")
         // The same request, once a read that started after it is in: decided.
         try expectEventually(timeout: 20, interval: 0.05, "the follow step decided") {
             let (reply, took) = try Self.exchange(follow, on: dealer)
