@@ -116,6 +116,34 @@ import ZeroMQ
         #expect(waited >= .milliseconds(150))
     }
 
+    /// A slot that stays in motion past every wait: after 20 waits (21 sends of the same
+    /// request) the `try_again` reply itself is the answer, in both clients, and a refusal
+    /// that is `rate_limited` still ends as `rate_limited`.
+    @Test func aTryAgainThatOutlastsEveryWaitIsReturnedAsItIs() async throws {
+        let context = try Context()
+        let tryAgain = Data(#"{"ok":false,"requestId":"moving","error":{"code":"try_again","message":"slot 7 is moving","retryAfterMs":1}}"#.utf8)
+        let limited = Data(#"{"ok":false,"requestId":"busy","error":{"code":"rate_limited","message":"too many","retryAfterMs":1}}"#.utf8)
+        let router = try HoldingRouter(context: context, tag: "moving") { held, _ in
+            held.indices.map { ($0, held[$0].requestId == "busy" ? limited : tryAgain) }
+        }
+        defer { router.stop() }
+        let pipelined = try PipelinedClient(endpoint: router.endpoint, timeout: .seconds(5), context: context)
+        defer { pipelined.close() }
+        #expect(try await pipelined.exchange(Data(#"{"op":"ping","requestId":"moving"}"#.utf8), requestId: "moving") == tryAgain)
+        #expect(router.requestIds == Array(repeating: "moving", count: ControlClient.maximumRateLimitedWaits + 1))
+
+        let blocking = try ControlClient(endpoint: router.endpoint, timeout: .seconds(5), retries: 0, context: context)
+        #expect(try blocking.exchange(Data(#"{"op":"ping","requestId":"moving"}"#.utf8)) == tryAgain)
+        #expect(router.requestIds.count == 2 * (ControlClient.maximumRateLimitedWaits + 1))
+        do {
+            _ = try blocking.exchange(Data(#"{"op":"ping","requestId":"busy"}"#.utf8))
+            Issue.record("a refusal past every wait was returned")
+        } catch {
+            #expect(error.code == .rateLimited)
+            #expect(error.message == "the coordinator still refused the request after 20 waits")
+        }
+    }
+
     @Test func anUnansweredAttemptIsSentAgainUnchangedThenUnavailable() async throws {
         let context = try Context()
         let router = try HoldingRouter(context: context, tag: "silent") { _, _ in [] }

@@ -92,7 +92,9 @@ public final class ControlClient {
     /// `try_again` one (a slot that is moving between shards), is not returned: the client
     /// waits its `retryAfterMs` (at most 10 s each time) and sends the same bytes again (same
     /// `requestId`), up to ``maximumRateLimitedWaits`` times.
-    /// - Throws: `WireError(.unavailable)` when no reply came after every retry; the last
+    /// - Returns: the reply; after that many waits a `try_again` reply is returned as it is
+    ///   (so the caller sees the `try_again` error it carries).
+    /// - Throws: `WireError(.unavailable)` when no reply came after every retry; a
     ///   `rate_limited` error when the coordinator kept refusing.
     public func exchange(_ body: Data) throws(WireError) -> Data {
         var waits = 0
@@ -101,10 +103,10 @@ public final class ControlClient {
             guard let retryAfter = Self.rateLimitedWait(in: reply) else { return reply }
             waits += 1
             if waits > Self.maximumRateLimitedWaits {
+                if Self.isTryAgain(reply) { return reply }
                 throw WireError(
                     .rateLimited, "the coordinator still refused the request after \(Self.maximumRateLimitedWaits) waits",
                     retryAfterMilliseconds: retryAfter)
-                    // (A `try_again` reply that lasts that long is returned as the error it is.)
             }
             Thread.sleep(forTimeInterval: Double(min(max(retryAfter, 1), 10_000)) / 1000)
         }
@@ -124,6 +126,12 @@ public final class ControlClient {
             decoded.error?.code == .rateLimited || decoded.error?.code == .tryAgain
         else { return nil }
         return decoded.error?.retryAfterMilliseconds ?? 1000
+    }
+
+    /// Whether a reply that ``rateLimitedWait(in:)`` read is a `try_again` (a slot moving
+    /// between shards) rather than a `rate_limited` refusal.
+    static func isTryAgain(_ reply: Data) -> Bool {
+        (try? JSONDecoder().decode(ControlReply<EmptyResult>.self, from: reply))?.error?.code == .tryAgain
     }
 
     /// One exchange with Lazy Pirate retries on timeout.

@@ -215,6 +215,8 @@ struct PipelineLoop: Sendable {
                 return nil
             }
             state.waiters[id] = nil
+            // A slot still moving after every wait: the `try_again` reply as it is.
+            if ControlClient.isTryAgain(reply) { return (waiter.completion, .success(reply)) }
             return (waiter.completion, .failure(WireError(
                 .rateLimited, "the coordinator still refused the request after \(ControlClient.maximumRateLimitedWaits) waits",
                 retryAfterMilliseconds: retryAfter)))
