@@ -352,3 +352,23 @@ def test_blocking_schedule_each_takes_a_reply_to_a_resent_attempt(shard_with):
 def test_blocking_schedule_each_refuses_a_window_below_one():
     with pytest.raises(ValueError):
         ClusterClient(["tcp://127.0.0.1:1"]).schedule_each([], window=0)
+
+
+def test_blocking_schedule_each_on_three_shards_all_acknowledged_on_their_shards(sharded):
+    count = 6000
+    at = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() + 3600))
+    reminders = [{"id": f"s{n}", "recipient": f"u{n % 500}", "trigger": {"at": at}, "content": {"title": "t"}}
+                 for n in range(count)]
+    client = ClusterClient([sharded.control(0)], timeout_s=10)
+    client.current_map()
+    started = time.monotonic()
+    replies = client.schedule_each(reminders, window=256)
+    seconds = time.monotonic() - started
+    print(f"ClusterClient.schedule_each: {count} schedules, one per request, over 3 shards in {seconds:.2f} s "
+          f"({count / seconds:,.0f}/s, each reply checked)")
+    assert [reply["result"]["scheduled"][0]["id"] for reply in replies] == [f"s{n}" for n in range(count)]
+    assert all(reply["ok"] for reply in replies)
+    shard_map = sharded.shard_map
+    for shard in range(3):
+        held = control_request(sharded.control(shard), {"op": "status"}, timeout_s=5)["result"]["reminders"]["pending"]
+        assert held == sum(1 for reminder in reminders if shard_of(shard_map, reminder["recipient"]) == shard)

@@ -37,6 +37,9 @@ DEFAULT_WINDOW = 256
 # `try_again` / `rate_limited` waits per request before the reply is returned as it is.
 MAXIMUM_WAITS = 20
 _encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+# Plain ints: pyzmq's flag enums cost an object per `|` and per call.
+_NOBLOCK = int(zmq.NOBLOCK)
+_SNDMORE_NOBLOCK = int(zmq.SNDMORE | zmq.NOBLOCK)
 
 
 class ChimeError(Exception):
@@ -459,7 +462,7 @@ class _Pipeline:
                         if body is None:
                             body = bodies[n] = body_of(n)
                         try:
-                            sock.send(b"", zmq.SNDMORE | zmq.NOBLOCK)
+                            sock.send(b"", _SNDMORE_NOBLOCK)
                         except zmq.Again:
                             break  # no peer yet, or its queue is full: poll, then try again
                         sock.send(body)
@@ -484,7 +487,7 @@ class _Pipeline:
                     flight = self.in_flight[endpoint]
                     while True:
                         try:
-                            frames = sock.recv_multipart(zmq.NOBLOCK)
+                            frames = sock.recv_multipart(_NOBLOCK)
                         except zmq.Again:
                             break
                         self.last_heard[endpoint] = now

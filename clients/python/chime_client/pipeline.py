@@ -35,6 +35,11 @@ from .slots import shard_of
 
 DEFAULT_WINDOW = 1024
 POLLIN = int(zmq.POLLIN)
+# Plain ints: pyzmq's flag enums cost an object per `|` and per call.
+NOBLOCK = int(zmq.NOBLOCK)
+SNDMORE_NOBLOCK = int(zmq.SNDMORE | zmq.NOBLOCK)
+EVENTS = int(zmq.EVENTS)
+_encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 
 
 class _Connection:
@@ -66,7 +71,7 @@ class _Connection:
         # Reading until EAGAIN also processes libzmq's pending commands, which re-arms ZMQ_FD.
         while True:
             try:
-                frames = self.socket.recv_multipart(zmq.NOBLOCK)
+                frames = self.socket.recv_multipart(NOBLOCK)
             except zmq.Again:
                 return
             self._settle(frames)
@@ -94,16 +99,16 @@ class _Connection:
         if not future.done():
             future.set_result(reply)
 
-    async def exchange(self, request: dict, body: bytes, timeout_s: float) -> dict | None:
+    async def exchange(self, request_id: str, body: bytes, timeout_s: float) -> dict | None:
         """Sends one attempt and waits for its reply; None when none came within `timeout_s`."""
-        request_id = request["requestId"]
         future = self.loop.create_future()
         self.waiting[request_id] = future
         expiry = self.loop.call_later(timeout_s, self._expire, future, timeout_s)
         try:
             while True:
                 try:
-                    self.socket.send_multipart([b"", body], zmq.NOBLOCK)
+                    self.socket.send(b"", SNDMORE_NOBLOCK)
+                    self.socket.send(body)
                     break
                 except zmq.Again:
                     # No peer yet, or its queue is full: wait a little, within the deadline.
@@ -111,7 +116,7 @@ class _Connection:
                         break
                     await asyncio.sleep(0.001)
             # A send can take the edge that said a reply is waiting: look once more.
-            if self.socket.getsockopt(zmq.EVENTS) & POLLIN:
+            if self.socket.getsockopt(EVENTS) & POLLIN:
                 self._drain()
             return await future
         finally:
@@ -158,6 +163,9 @@ class AsyncClusterClient(MapHolder):
         self.single_shard_endpoint: str | None = None
         self.connections: dict[str, _Connection] = {}
         self.prefix, self.sent = uuid.uuid4().hex, 0
+        # Each recipient's shard under `_owners_map` (the map they were computed from).
+        self._owners: dict[str, int] = {}
+        self._owners_map: dict | None = None
 
     async def __aenter__(self) -> "AsyncClusterClient":
         return self
@@ -186,7 +194,8 @@ class AsyncClusterClient(MapHolder):
         last_error = None
         for endpoint in self._map_candidates(ask_first):
             request = {"op": "map", "requestId": f"map-{uuid.uuid4()}"}
-            reply = await self._connection(endpoint).exchange(request, json.dumps(request).encode(), self.timeout_s)
+            reply = await self._connection(endpoint).exchange(
+                request["requestId"], json.dumps(request).encode(), self.timeout_s)
             adopted, last_error = self._adopt_map(reply, endpoint)
             if adopted is not None:
                 return adopted
@@ -195,8 +204,15 @@ class AsyncClusterClient(MapHolder):
     async def endpoint_for(self, recipient: str | None) -> tuple[int, str]:
         """(shard, control endpoint) of `recipient`'s slot; shard 0's without a recipient."""
         shard_map = self.map if self.map is not None else await self.refresh_map()
-        owner = shard_of(shard_map, recipient) if recipient is not None else None
-        shard = owner if owner is not None else shard_map["shards"][0]["id"]
+        if recipient is None or len(shard_map["shards"]) == 1:
+            shard = shard_map["shards"][0]["id"]
+            return shard, self._endpoint_of(shard_map, shard)
+        if self._owners_map is not shard_map:
+            self._owners, self._owners_map = {}, shard_map
+        shard = self._owners.get(recipient)
+        if shard is None:
+            owner = shard_of(shard_map, recipient)
+            shard = self._owners[recipient] = owner if owner is not None else shard_map["shards"][0]["id"]
         return shard, self._endpoint_of(shard_map, shard)
 
     def _endpoint_of(self, shard_map: dict, shard: int) -> str:
@@ -217,17 +233,22 @@ class AsyncClusterClient(MapHolder):
         """
         request = dict(request)
         if "requestId" not in request:
-            # One random prefix per client and a counter: unique, and cheaper than a uuid each.
-            self.sent += 1
-            request["requestId"] = f"{self.prefix}-{self.sent}"
-        body = json.dumps(request).encode()
+            request["requestId"] = self._next_request_id()
+        return await self._request(request["requestId"], json.dumps(request).encode(), recipient)
+
+    def _next_request_id(self) -> str:
+        # One random prefix per client and a counter: unique, and cheaper than a uuid each.
+        self.sent += 1
+        return f"{self.prefix}-{self.sent}"
+
+    async def _request(self, request_id: str, body: bytes, recipient: str | None) -> dict:
         shard, endpoint = await self.endpoint_for(recipient)
         redirects = 0
         attempts = 0
         while True:
             connection = self._connection(endpoint)
             async with connection.places:
-                reply = await connection.exchange(request, body, self.timeout_s)
+                reply = await connection.exchange(request_id, body, self.timeout_s)
             if reply is None:
                 attempts += 1
                 if attempts > self.retries:
@@ -263,8 +284,11 @@ class AsyncClusterClient(MapHolder):
             # Lanes share one iterator (one thread), so each reminder is sent once; as many
             # lanes as the windows hold keep them full without a task per reminder.
             for index, reminder in pending:
-                replies[index] = await self.request(
-                    {"op": "schedule", "reminders": [reminder]}, reminder["recipient"])
+                # The bytes `request` would send, less its spaces, without the dict.
+                request_id = self._next_request_id()
+                body = b'{"op":"schedule","requestId":"%s","reminders":[%s]}' % (
+                    request_id.encode(), _encode(reminder).encode())
+                replies[index] = await self._request(request_id, body, reminder["recipient"])
 
         await asyncio.gather(*(lane() for _ in range(min(len(reminders), self.window * shards))))
         return replies
