@@ -372,3 +372,39 @@ def test_blocking_schedule_each_on_three_shards_all_acknowledged_on_their_shards
     for shard in range(3):
         held = control_request(sharded.control(shard), {"op": "status"}, timeout_s=5)["result"]["reminders"]["pending"]
         assert held == sum(1 for reminder in reminders if shard_of(shard_map, reminder["recipient"]) == shard)
+
+
+def one_every(seconds: float, answer):
+    """A `decide` answering the oldest request held, at most one each `seconds`."""
+    last = [time.monotonic()]
+
+    def decide(held, idle):
+        if not held or time.monotonic() - last[0] < seconds:
+            return []
+        last[0] = time.monotonic()
+        identity, request = held[0]
+        return [(identity, request, answer(request))]
+    return decide
+
+
+def test_a_request_queued_behind_answered_ones_is_not_sent_again(shard_with):
+    """Six requests answered one each 0.1 s with a timeout of 0.3 s: the last waits 0.6 s, but
+    its connection keeps bringing replies, so nothing is sent twice."""
+    shard = shard_with(one_every(0.1, lambda request: ok(request)))
+
+    async def scenario():
+        async with AsyncClusterClient([shard.endpoint], timeout_s=0.3, retries=0) as client:
+            return await asyncio.gather(*(client.request({"op": "ping", "requestId": f"q{n}"}) for n in range(6)))
+
+    replies = run(scenario())
+    assert [reply["requestId"] for reply in replies] == [f"q{n}" for n in range(6)]
+    assert [request["requestId"] for request in shard.received if request["op"] == "ping"] == [f"q{n}" for n in range(6)]
+
+
+def test_blocking_schedule_each_does_not_resend_a_request_queued_behind_answered_ones(shard_with):
+    shard = shard_with(one_every(0.1, scheduled))
+    client = ClusterClient([shard.endpoint], timeout_s=0.3, retries=0)
+    replies = client.schedule_each([{"id": f"q{n}", "recipient": "u"} for n in range(6)])
+    assert [reply["result"]["scheduled"][0]["id"] for reply in replies] == [f"q{n}" for n in range(6)]
+    sent = [request["reminders"][0]["id"] for request in shard.received if request["op"] == "schedule"]
+    assert sent == [f"q{n}" for n in range(6)]

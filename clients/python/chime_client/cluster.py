@@ -450,6 +450,7 @@ class _Pipeline:
                 while delayed and delayed[0][0] <= now:
                     n = heapq.heappop(delayed)[2]
                     ready.setdefault(self._route(n, targets, single), []).append(n)
+                refused = False  # a send found no peer yet, or its queue full
                 for endpoint, queue in ready.items():
                     if not queue:
                         continue
@@ -464,7 +465,8 @@ class _Pipeline:
                         try:
                             sock.send(b"", _SNDMORE_NOBLOCK)
                         except zmq.Again:
-                            break  # no peer yet, or its queue is full: poll, then try again
+                            refused = True
+                            break
                         sock.send(body)
                         queue.pop()
                         request_id = request_id_of(n)
@@ -478,7 +480,7 @@ class _Pipeline:
                         wake = min(wake, max(oldest, self.last_heard[endpoint]) + timeout_s)
                 if delayed:
                     wake = min(wake, delayed[0][0])
-                if any(ready.values()):
+                if refused:
                     wake = min(wake, now + 0.001)
                 events = self.poller.poll(max(0, int((wake - now) * 1000) + 1))
                 now = time.monotonic()

@@ -58,9 +58,11 @@ class _Connection:
         self.socket.setsockopt(zmq.LINGER, 0)
         self.socket.connect(endpoint)
         # In the order sent (a dict keeps insertion order): the first is the oldest waiting.
-        self.waiting: dict[str, asyncio.Future] = {}
+        # requestId → (future, sent at on the loop's clock, timeout in seconds).
+        self.waiting: dict[str, tuple[asyncio.Future, float, float]] = {}
         self.places = asyncio.Semaphore(window)
-        self.expiries: dict[asyncio.Future, asyncio.TimerHandle] = {}
+        # One timer for the connection, at the first deadline, not one per request.
+        self.sweeper: asyncio.TimerHandle | None = None
         self.malformed = 0
         # When the connection last brought a reply: a request queued behind others on a busy
         # coordinator is not timed out while replies keep coming.
@@ -95,15 +97,19 @@ class _Connection:
             if request_id is None:
                 self.malformed += 1
                 return
-        future = self.waiting.pop(request_id)
+        future = self.waiting.pop(request_id)[0]
         if not future.done():
             future.set_result(reply)
 
     async def exchange(self, request_id: str, body: bytes, timeout_s: float) -> dict | None:
         """Sends one attempt and waits for its reply; None when none came within `timeout_s`."""
         future = self.loop.create_future()
-        self.waiting[request_id] = future
-        expiry = self.loop.call_later(timeout_s, self._expire, future, timeout_s)
+        sent = self.loop.time()
+        self.waiting[request_id] = (future, sent, timeout_s)
+        if self.sweeper is None or self.sweeper.when() > sent + timeout_s:
+            if self.sweeper is not None:
+                self.sweeper.cancel()
+            self.sweeper = self.loop.call_at(sent + timeout_s, self._sweep)
         try:
             while True:
                 try:
@@ -120,23 +126,33 @@ class _Connection:
                 self._drain()
             return await future
         finally:
-            self.expiries.pop(future, expiry).cancel()
-            if self.waiting.get(request_id) is future:
+            entry = self.waiting.get(request_id)
+            if entry is not None and entry[0] is future:
                 del self.waiting[request_id]
 
-    def _expire(self, future: asyncio.Future, timeout_s: float) -> None:
-        if future.done():
-            return
-        quiet_since = self.last_reply + timeout_s
-        if quiet_since > self.loop.time():
-            # Replies are still coming: this one may be queued behind them.
-            self.expiries[future] = self.loop.call_at(quiet_since, self._expire, future, timeout_s)
-            return
-        future.set_result(None)
+    def _sweep(self) -> None:
+        """Settles with None each request unanswered `timeout_s` after it was sent and after
+        the connection's last reply (one queued behind others on a busy coordinator waits
+        while replies keep coming); arms itself again for the next such instant."""
+        self.sweeper = None
+        now = self.loop.time()
+        wake = None
+        for future, sent, timeout_s in list(self.waiting.values()):
+            if future.done():
+                continue
+            due = max(sent, self.last_reply) + timeout_s
+            if due <= now:
+                future.set_result(None)
+            elif wake is None or due < wake:
+                wake = due
+        if wake is not None:
+            self.sweeper = self.loop.call_at(wake, self._sweep)
 
     def close(self) -> None:
         self.loop.remove_reader(self.socket.getsockopt(zmq.FD))
-        for future in self.waiting.values():
+        if self.sweeper is not None:
+            self.sweeper.cancel()
+        for future, _, _ in self.waiting.values():
             if not future.done():
                 future.cancel()
         self.socket.close()
