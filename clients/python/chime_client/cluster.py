@@ -12,7 +12,9 @@ element of the returned pair is `{"code": "partial", "message": …, "shard": fi
 "shards": [every id missing]}`.
 
 Every request uses a fresh DEALER per attempt (Lazy Pirate, ZeroMQ Guide ch. 4); every wait
-has a deadline. Only pyzmq is needed.
+has a deadline. `schedule_each` is the exception: one reminder per request, many in flight
+on one DEALER per shard for the call (the rules of `AsyncClusterClient`, without asyncio).
+Only pyzmq is needed.
 """
 
 from __future__ import annotations

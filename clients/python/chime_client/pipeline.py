@@ -7,6 +7,7 @@ shard, read from the asyncio event loop: a request carries its `requestId`, and 
 request by that id. The only replies without one are `rate_limited` and undecodable-request
 refusals, which the coordinator sends on the ordinary reply path, so they never overtake an
 earlier reply on their connection; such a reply settles the oldest request still waiting.
+`ClusterClient.schedule_each` keeps the same rules without asyncio, at less CPU a request.
 
 Back-pressure: at most `window` requests are in flight per shard; `request` waits for a free
 place before it sends. Every wait has a deadline (`timeout_s`); a request unanswered by then
