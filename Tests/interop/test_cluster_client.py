@@ -228,6 +228,54 @@ def test_an_old_map_epoch_is_redirected_with_the_same_request_id(rig):
         context.term()
 
 
+def test_schedule_each_sends_each_reminder_to_its_shard_and_replies_in_order(rig):
+    def answer(shard, req):
+        return {"ok": True, "result": {"scheduled": [{"id": f"{r['id']}@{shard}"} for r in req["reminders"]]}}
+
+    client, shards, shard_map = rig("each", answer)
+    on = [recipient_on(s, shard_map) for s in range(3)]
+    reminders = [{"id": "a", "recipient": on[1]}, {"id": "b", "recipient": on[0]},
+                 {"id": "c", "recipient": on[2]}, {"id": "d", "recipient": on[1]}]
+    replies = client.schedule_each(reminders, window=2)
+    assert [reply["result"]["scheduled"][0]["id"] for reply in replies] == ["a@1", "b@0", "c@2", "d@1"]
+    assert [[r["reminders"][0]["id"] for r in shard.requests if r["op"] == "schedule"] for shard in shards] == \
+        [["b"], ["a", "d"], ["c"]]
+
+
+def test_schedule_each_follows_wrong_shard_with_the_same_request_id():
+    """As test_an_old_map_epoch_is_redirected_…, through the pipelined `schedule_each`."""
+    old = even_map("each-epoch", 2, epoch=1)
+    old["shards"][0]["slots"], old["shards"][1]["slots"] = [[0, 2047]], [[2048, 4095]]
+    new = json.loads(json.dumps(old))
+    new["mapEpoch"] = 2
+    new["shards"][0]["slots"], new["shards"][1]["slots"] = [[0, 1023]], [[1024, 4095]]
+    served = []
+
+    def answer(shard, req):
+        if req["op"] == "map":
+            served.append(shard)
+            return {"ok": True, "result": old if shard == 0 and len(served) == 1 else new}
+        if shard == 0 and req["reminders"][0]["recipient"] == "bob":
+            return {"ok": False, "error": {"code": "wrong_shard", "message": "moved", "shard": 1, "mapEpoch": 2}}
+        return {"ok": True, "result": {"scheduled": [{"id": f"{r['id']}@{shard}"} for r in req["reminders"]]}}
+
+    context = zmq.Context()
+    shards = [FakeShard(context, s["endpoints"]["control"], s["id"], answer) for s in old["shards"]]
+    try:
+        client = ClusterClient([old["shards"][0]["endpoints"]["control"]], context=context, timeout_s=0.3, retries=0)
+        assert client.current_map()["mapEpoch"] == 1 and slot_of("bob") in range(1024, 2048)
+        replies = client.schedule_each([{"id": "x", "recipient": "alice"}, {"id": "y", "recipient": "bob"}])
+        assert [reply["result"]["scheduled"][0]["id"] for reply in replies] == ["x@0", "y@1"]
+        assert client.map["mapEpoch"] == 2
+        moved = [r["requestId"] for shard in shards for r in shard.requests
+                 if r["op"] == "schedule" and r["reminders"][0]["id"] == "y"]
+        assert moved == [replies[1]["requestId"]] * 2
+    finally:
+        for shard in shards:
+            shard.stop()
+        context.term()
+
+
 def test_refusal_field_is_reindexed_to_the_callers_list(rig):
     def answer(shard, req):
         if shard == 2:

@@ -22,7 +22,7 @@ import zmq
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "clients" / "python"))
 
-from chime_client import AsyncClusterClient, ChimeError, shard_of  # noqa: E402
+from chime_client import AsyncClusterClient, ChimeError, ClusterClient, shard_of  # noqa: E402
 from conftest import chime_binary, control_request  # noqa: E402
 from sharded import running_shards  # noqa: E402
 
@@ -259,3 +259,152 @@ def test_one_request_per_reminder_on_three_shards_all_acknowledged_on_their_shar
     for shard in range(3):
         held = control_request(sharded.control(shard), {"op": "status"}, timeout_s=5)["result"]["reminders"]["pending"]
         assert held == sum(1 for reminder in reminders if shard_of(shard_map, reminder["recipient"]) == shard)
+
+
+# ---------------------------------------------------------------------- ClusterClient.schedule_each
+
+
+def scheduled(request: dict) -> dict:
+    return ok(request, scheduled=[{"id": reminder["id"]} for reminder in request["reminders"]])
+
+
+def test_blocking_schedule_each_checks_every_reply_and_returns_a_refusal_at_its_index(shard_with):
+    refusal = {"code": "invalid_argument", "message": "bad trigger", "field": "reminder.trigger"}
+
+    def decide(held, idle):
+        # Answers in batches of five, newest first, refusing the reminder "r7".
+        if len(held) < 5 and not idle:
+            return []
+        return [(identity, request, {"ok": False, "requestId": request["requestId"], "error": refusal}
+                 if request["reminders"][0]["id"] == "r7" else scheduled(request))
+                for identity, request in reversed(held)]
+
+    shard = shard_with(decide)
+    client = ClusterClient([shard.endpoint], timeout_s=5)
+    reminders = [{"id": f"r{n}", "recipient": f"u{n}", "trigger": {"at": "2030-01-01T00:00:00Z"},
+                  "content": {"title": "é"}} for n in range(12)]
+    replies = client.schedule_each(reminders, window=5)
+    assert [reply["ok"] for reply in replies] == [n != 7 for n in range(12)]
+    assert replies[7]["error"] == refusal
+    assert [reply["result"]["scheduled"][0]["id"] for n, reply in enumerate(replies) if n != 7] == \
+        [f"r{n}" for n in range(12) if n != 7]
+    sent = [request for request in shard.received if request["op"] == "schedule"]
+    assert [request["reminders"] for request in sent] == [[reminder] for reminder in reminders]
+    assert len({request["requestId"] for request in sent}) == 12
+    assert shard.most_held == 5
+
+
+def test_blocking_schedule_each_waits_out_rate_limited_and_resends_the_same_request_id(shard_with):
+    refused: list[float] = []
+
+    def decide(held, idle):
+        answers = []
+        for identity, request in held:
+            if not refused:
+                refused.append(time.monotonic())
+                answers.append((identity, request, {"ok": False, "error": {
+                    "code": "rate_limited", "message": "too many requests", "retryAfterMs": 150}}))
+            else:
+                answers.append((identity, request, dict(scheduled(request), at=time.monotonic())))
+        return answers
+
+    shard = shard_with(decide)
+    client = ClusterClient([shard.endpoint], timeout_s=5)
+    replies = client.schedule_each([{"id": "a", "recipient": "u1"}], window=4)
+    assert [reply["result"]["scheduled"] for reply in replies] == [[{"id": "a"}]]
+    sent = [request["requestId"] for request in shard.received if request["op"] == "schedule"]
+    assert len(sent) == 2 and sent[0] == sent[1] == replies[0]["requestId"]
+    assert replies[0]["at"] - refused[0] >= 0.150
+
+
+def test_blocking_schedule_each_resends_an_unanswered_attempt_then_is_unavailable(shard_with):
+    def decide(held, idle):
+        return []  # silence
+
+    shard = shard_with(decide)
+    client = ClusterClient([shard.endpoint], timeout_s=0.2, retries=2)
+    started = time.monotonic()
+    with pytest.raises(ChimeError) as raised:
+        client.schedule_each([{"id": "a", "recipient": "u1"}, {"id": "b", "recipient": "u2"}])
+    assert raised.value.code == "unavailable"
+    assert time.monotonic() - started >= 0.6
+    sent = [(request["requestId"], request["reminders"][0]["id"]) for request in shard.received
+            if request["op"] == "schedule"]
+    ids = {reminder: request_id for request_id, reminder in sent}
+    assert sorted(sent) == sorted([(ids["a"], "a")] * 3 + [(ids["b"], "b")] * 3)
+
+
+def test_blocking_schedule_each_takes_a_reply_to_a_resent_attempt(shard_with):
+    def decide(held, idle):
+        attempts = [request for request in shard.received if request["op"] == "schedule"]
+        if len(attempts) < 2:
+            return []  # the first attempt gets no reply
+        return [(identity, request, scheduled(request)) for identity, request in held[-1:]]
+
+    shard = shard_with(decide)
+    client = ClusterClient([shard.endpoint], timeout_s=0.3, retries=1)
+    replies = client.schedule_each([{"id": "a", "recipient": "u1"}])
+    attempts = [request["requestId"] for request in shard.received if request["op"] == "schedule"]
+    assert len(attempts) == 2 and attempts[0] == attempts[1] == replies[0]["requestId"]
+    assert replies[0]["result"]["scheduled"] == [{"id": "a"}]
+
+
+def test_blocking_schedule_each_refuses_a_window_below_one():
+    with pytest.raises(ValueError):
+        ClusterClient(["tcp://127.0.0.1:1"]).schedule_each([], window=0)
+
+
+def test_blocking_schedule_each_on_three_shards_all_acknowledged_on_their_shards(sharded):
+    count = 6000
+    at = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() + 3600))
+    reminders = [{"id": f"s{n}", "recipient": f"u{n % 500}", "trigger": {"at": at}, "content": {"title": "t"}}
+                 for n in range(count)]
+    client = ClusterClient([sharded.control(0)], timeout_s=10)
+    client.current_map()
+    started = time.monotonic()
+    replies = client.schedule_each(reminders, window=256)
+    seconds = time.monotonic() - started
+    print(f"ClusterClient.schedule_each: {count} schedules, one per request, over 3 shards in {seconds:.2f} s "
+          f"({count / seconds:,.0f}/s, each reply checked)")
+    assert [reply["result"]["scheduled"][0]["id"] for reply in replies] == [f"s{n}" for n in range(count)]
+    assert all(reply["ok"] for reply in replies)
+    shard_map = sharded.shard_map
+    for shard in range(3):
+        held = control_request(sharded.control(shard), {"op": "status"}, timeout_s=5)["result"]["reminders"]["pending"]
+        assert held == sum(1 for reminder in reminders if shard_of(shard_map, reminder["recipient"]) == shard)
+
+
+def one_every(seconds: float, answer):
+    """A `decide` answering the oldest request held, at most one each `seconds`."""
+    last = [time.monotonic()]
+
+    def decide(held, idle):
+        if not held or time.monotonic() - last[0] < seconds:
+            return []
+        last[0] = time.monotonic()
+        identity, request = held[0]
+        return [(identity, request, answer(request))]
+    return decide
+
+
+def test_a_request_queued_behind_answered_ones_is_not_sent_again(shard_with):
+    """Six requests answered one each 0.1 s with a timeout of 0.3 s: the last waits 0.6 s, but
+    its connection keeps bringing replies, so nothing is sent twice."""
+    shard = shard_with(one_every(0.1, lambda request: ok(request)))
+
+    async def scenario():
+        async with AsyncClusterClient([shard.endpoint], timeout_s=0.3, retries=0) as client:
+            return await asyncio.gather(*(client.request({"op": "ping", "requestId": f"q{n}"}) for n in range(6)))
+
+    replies = run(scenario())
+    assert [reply["requestId"] for reply in replies] == [f"q{n}" for n in range(6)]
+    assert [request["requestId"] for request in shard.received if request["op"] == "ping"] == [f"q{n}" for n in range(6)]
+
+
+def test_blocking_schedule_each_does_not_resend_a_request_queued_behind_answered_ones(shard_with):
+    shard = shard_with(one_every(0.1, scheduled))
+    client = ClusterClient([shard.endpoint], timeout_s=0.3, retries=0)
+    replies = client.schedule_each([{"id": f"q{n}", "recipient": "u"} for n in range(6)])
+    assert [reply["result"]["scheduled"][0]["id"] for reply in replies] == [f"q{n}" for n in range(6)]
+    sent = [request["reminders"][0]["id"] for request in shard.received if request["op"] == "schedule"]
+    assert sent == [f"q{n}" for n in range(6)]

@@ -5,7 +5,10 @@
     client.schedule([{"recipient": "alice", "trigger": {"at": "2026-12-24T08:00:00Z"}, "content": {"title": "hi"}}])
     page, partial = client.list(limit=100)
 
-    # many requests in flight (asyncio):
+    # many requests in flight, one reminder per request, every reply returned in order:
+    replies = client.schedule_each(reminders, window=256)
+
+    # the same from asyncio:
     async with AsyncClusterClient(["tcp://127.0.0.1:7700"]) as client:
         replies = await client.schedule_each(reminders)
 """

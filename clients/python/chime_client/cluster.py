@@ -12,11 +12,15 @@ element of the returned pair is `{"code": "partial", "message": …, "shard": fi
 "shards": [every id missing]}`.
 
 Every request uses a fresh DEALER per attempt (Lazy Pirate, ZeroMQ Guide ch. 4); every wait
-has a deadline. Only pyzmq is needed.
+has a deadline. `schedule_each` is the exception: one reminder per request, many in flight
+on one DEALER per shard for the call (the rules of `AsyncClusterClient`, without asyncio).
+Only pyzmq is needed.
 """
 
 from __future__ import annotations
 
+import heapq
+import itertools
 import json
 import time
 import uuid
@@ -30,6 +34,14 @@ from .slots import shard_of
 MAXIMUM_REDIRECTS = 2
 # Reminders per request of `schedule_bulk`: the coordinator's default maxRemindersPerRequest.
 BULK_CHUNK = 1000
+# Requests in flight per shard in `schedule_each`.
+DEFAULT_WINDOW = 256
+# `try_again` / `rate_limited` waits per request before the reply is returned as it is.
+MAXIMUM_WAITS = 20
+_encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+# Plain ints: pyzmq's flag enums cost an object per `|` and per call.
+_NOBLOCK = int(zmq.NOBLOCK)
+_SNDMORE_NOBLOCK = int(zmq.SNDMORE | zmq.NOBLOCK)
 
 
 class ChimeError(Exception):
@@ -180,6 +192,33 @@ class ClusterClient(MapHolder):
             return json.loads(sock.recv_multipart()[-1])
         finally:
             sock.close()
+
+    # ------------------------------------------------------------------ many in flight
+
+    def schedule_each(self, reminders: list[dict], window: int = DEFAULT_WINDOW) -> list[dict]:
+        """Schedules each reminder in a request of its own, up to `window` requests in flight
+        per shard, without asyncio; returns the replies in the reminders' order.
+
+        Every reply is read: an error reply (`invalid_argument`, `not_found`, …) is returned at
+        its reminder's index as it came, `ok` or not. The rules of `request` hold per request:
+        one `requestId` for all its attempts (a counter under a per-call random prefix), sent
+        again when its connection brought no reply for `timeout_s` (at most `retries` times,
+        then ChimeError `unavailable` is raised), `try_again` / `rate_limited` waited out
+        (`retryAfterMs`, at most 20 times, then returned as they are), `wrong_shard` followed
+        at most twice after refreshing the map. One DEALER per shard for the call, read with
+        `zmq.Poller`; replies are matched by `requestId`, and a reply without one (the
+        coordinator's `rate_limited`, read before the request) settles the oldest request
+        waiting on its connection.
+        """
+        if window < 1:
+            raise ValueError("window must be at least 1")
+        prefix = uuid.uuid4().hex
+        request_ids = [f"{prefix}-{n}" for n in range(len(reminders))]
+        return _Pipeline(self, window).run(
+            len(reminders),
+            lambda n: b'{"op":"schedule","requestId":"%s","reminders":[%s]}' % (
+                request_ids[n].encode(), _encode(reminders[n]).encode()),
+            request_ids.__getitem__, lambda n: reminders[n]["recipient"])
 
     # ------------------------------------------------------------------ every shard
 
@@ -354,3 +393,161 @@ class ClusterClient(MapHolder):
             page["total"] = len(taken)
         return page, _partial(missing, len(results))
 
+
+
+class _Pipeline:
+    """The engine of `ClusterClient.schedule_each`: N requests, one DEALER per endpoint,
+    `window` in flight per endpoint, one deadline sweep per wake-up (no timer per request)."""
+
+    def __init__(self, client: ClusterClient, window: int):
+        self.client, self.window = client, window
+        self.sockets: dict[str, zmq.Socket] = {}
+        self.endpoints: dict[zmq.Socket, str] = {}
+        # Per endpoint, requests in flight in the order sent: requestId → index.
+        self.in_flight: dict[str, dict[str, int]] = {}
+        self.last_heard: dict[str, float] = {}
+        self.sent_at: dict[str, float] = {}
+        self.poller = zmq.Poller()
+
+    def _socket(self, endpoint: str) -> zmq.Socket:
+        sock = self.sockets.get(endpoint)
+        if sock is None:
+            sock = self.client.context.socket(zmq.DEALER)
+            sock.setsockopt(zmq.LINGER, 0)
+            sock.connect(endpoint)
+            self.sockets[endpoint], self.endpoints[sock] = sock, endpoint
+            self.in_flight[endpoint], self.last_heard[endpoint] = {}, 0.0
+            self.poller.register(sock, zmq.POLLIN)
+        return sock
+
+    def run(self, count: int, body_of, request_id_of, recipient_of) -> list[dict]:
+        client, timeout_s = self.client, self.client.timeout_s
+        replies: list = [None] * count
+        bodies: dict[int, bytes] = {}
+        attempts, waits, redirects, targets = [0] * count, [0] * count, [0] * count, [0] * count
+        delayed: list[tuple[float, int, int]] = []  # (resend at, order, index)
+        order = itertools.count()
+        owners: dict[str, int] = {}
+        shard_map = client.current_map()
+        single = client.endpoint_of(shard_map["shards"][0]["id"]) if len(shard_map["shards"]) == 1 else None
+        # Requests ready to go, per endpoint: index of the reminder.
+        ready: dict[str, list[int]] = {}
+        if single is not None:
+            targets = [shard_map["shards"][0]["id"]] * count
+            ready[single] = list(range(count - 1, -1, -1))
+        else:
+            for n in range(count - 1, -1, -1):
+                recipient = recipient_of(n)
+                shard = owners.get(recipient)
+                if shard is None:
+                    shard = owners[recipient] = client.shard_of(recipient)
+                targets[n] = shard
+                ready.setdefault(client.endpoint_of(shard), []).append(n)
+        settled = 0
+        try:
+            for endpoint in ready:
+                self._socket(endpoint)
+            while settled < count:
+                now = time.monotonic()
+                while delayed and delayed[0][0] <= now:
+                    n = heapq.heappop(delayed)[2]
+                    ready.setdefault(self._route(n, targets, single), []).append(n)
+                refused = False  # a send found no peer yet, or its queue full
+                for endpoint, queue in ready.items():
+                    if not queue:
+                        continue
+                    sock, flight = self._socket(endpoint), self.in_flight[endpoint]
+                    if not flight:
+                        self.last_heard[endpoint] = now
+                    while queue and len(flight) < self.window:
+                        n = queue[-1]
+                        body = bodies.get(n)
+                        if body is None:
+                            body = bodies[n] = body_of(n)
+                        try:
+                            sock.send(b"", _SNDMORE_NOBLOCK)
+                        except zmq.Again:
+                            refused = True
+                            break
+                        sock.send(body)
+                        queue.pop()
+                        request_id = request_id_of(n)
+                        flight[request_id] = n
+                        self.sent_at[request_id] = now
+                # Wait for a reply, the first resend due, or the first connection's deadline.
+                wake = now + timeout_s
+                for endpoint, flight in self.in_flight.items():
+                    if flight:
+                        oldest = self.sent_at[next(iter(flight))]
+                        wake = min(wake, max(oldest, self.last_heard[endpoint]) + timeout_s)
+                if delayed:
+                    wake = min(wake, delayed[0][0])
+                if refused:
+                    wake = min(wake, now + 0.001)
+                events = self.poller.poll(max(0, int((wake - now) * 1000) + 1))
+                now = time.monotonic()
+                for sock, _ in events:
+                    endpoint = self.endpoints[sock]
+                    flight = self.in_flight[endpoint]
+                    while True:
+                        try:
+                            frames = sock.recv_multipart(_NOBLOCK)
+                        except zmq.Again:
+                            break
+                        self.last_heard[endpoint] = now
+                        try:
+                            reply = json.loads(frames[-1])
+                        except (ValueError, IndexError):
+                            continue
+                        if not isinstance(reply, dict):
+                            continue
+                        request_id = reply.get("requestId")
+                        if request_id is None:
+                            request_id = next(iter(flight), None)  # sent before the request was read
+                        n = flight.pop(request_id, None) if isinstance(request_id, str) else None
+                        if n is None:
+                            continue  # a late reply to an attempt already settled
+                        del self.sent_at[request_id]
+                        error = reply.get("error")
+                        code = error.get("code") if isinstance(error, dict) else None
+                        if code in ("try_again", "rate_limited") and waits[n] < MAXIMUM_WAITS:
+                            waits[n] += 1
+                            resend_at = now + max(1, int(error.get("retryAfterMs") or 1)) / 1000
+                            heapq.heappush(delayed, (resend_at, next(order), n))
+                        elif code == "wrong_shard" and redirects[n] < MAXIMUM_REDIRECTS:
+                            redirects[n] += 1
+                            client.refresh_map(ask_first=error.get("shard"))
+                            owners.clear()
+                            routed = client.shard_of(recipient_of(n))
+                            named = error.get("shard")
+                            targets[n] = named if routed == targets[n] and named in client.shard_ids else routed
+                            single = None
+                            ready.setdefault(client.endpoint_of(targets[n]), []).append(n)
+                        else:
+                            replies[n] = reply
+                            settled += 1
+                            bodies.pop(n, None)
+                # One sweep: the oldest request of each connection that has heard nothing for
+                # `timeout_s` is sent again (same requestId), as is every request behind it.
+                for endpoint, flight in self.in_flight.items():
+                    if not flight or now - self.last_heard[endpoint] < timeout_s:
+                        continue
+                    oldest = next(iter(flight))
+                    if now - self.sent_at[oldest] < timeout_s:
+                        continue
+                    for request_id, n in list(flight.items()):
+                        if now - self.sent_at[request_id] < timeout_s:
+                            break
+                        del flight[request_id], self.sent_at[request_id]
+                        attempts[n] += 1
+                        if attempts[n] > client.retries:
+                            raise ChimeError({"code": "unavailable", "message":
+                                              f"no reply from {endpoint} after {attempts[n]} attempts of {timeout_s} s"})
+                        ready.setdefault(endpoint, []).append(n)
+            return replies
+        finally:
+            for sock in self.sockets.values():
+                sock.close()
+
+    def _route(self, n: int, targets: list[int], single: str | None) -> str:
+        return single if single is not None else self.client.endpoint_of(targets[n])

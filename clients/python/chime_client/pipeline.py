@@ -7,6 +7,7 @@ shard, read from the asyncio event loop: a request carries its `requestId`, and 
 request by that id. The only replies without one are `rate_limited` and undecodable-request
 refusals, which the coordinator sends on the ordinary reply path, so they never overtake an
 earlier reply on their connection; such a reply settles the oldest request still waiting.
+`ClusterClient.schedule_each` keeps the same rules without asyncio, at less CPU a request.
 
 Back-pressure: at most `window` requests are in flight per shard; `request` waits for a free
 place before it sends. Every wait has a deadline (`timeout_s`); a request unanswered by then
@@ -35,6 +36,11 @@ from .slots import shard_of
 
 DEFAULT_WINDOW = 1024
 POLLIN = int(zmq.POLLIN)
+# Plain ints: pyzmq's flag enums cost an object per `|` and per call.
+NOBLOCK = int(zmq.NOBLOCK)
+SNDMORE_NOBLOCK = int(zmq.SNDMORE | zmq.NOBLOCK)
+EVENTS = int(zmq.EVENTS)
+_encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 
 
 class _Connection:
@@ -53,9 +59,11 @@ class _Connection:
         self.socket.setsockopt(zmq.LINGER, 0)
         self.socket.connect(endpoint)
         # In the order sent (a dict keeps insertion order): the first is the oldest waiting.
-        self.waiting: dict[str, asyncio.Future] = {}
+        # requestId → (future, sent at on the loop's clock, timeout in seconds).
+        self.waiting: dict[str, tuple[asyncio.Future, float, float]] = {}
         self.places = asyncio.Semaphore(window)
-        self.expiries: dict[asyncio.Future, asyncio.TimerHandle] = {}
+        # One timer for the connection, at the first deadline, not one per request.
+        self.sweeper: asyncio.TimerHandle | None = None
         self.malformed = 0
         # When the connection last brought a reply: a request queued behind others on a busy
         # coordinator is not timed out while replies keep coming.
@@ -66,7 +74,7 @@ class _Connection:
         # Reading until EAGAIN also processes libzmq's pending commands, which re-arms ZMQ_FD.
         while True:
             try:
-                frames = self.socket.recv_multipart(zmq.NOBLOCK)
+                frames = self.socket.recv_multipart(NOBLOCK)
             except zmq.Again:
                 return
             self._settle(frames)
@@ -90,20 +98,24 @@ class _Connection:
             if request_id is None:
                 self.malformed += 1
                 return
-        future = self.waiting.pop(request_id)
+        future = self.waiting.pop(request_id)[0]
         if not future.done():
             future.set_result(reply)
 
-    async def exchange(self, request: dict, body: bytes, timeout_s: float) -> dict | None:
+    async def exchange(self, request_id: str, body: bytes, timeout_s: float) -> dict | None:
         """Sends one attempt and waits for its reply; None when none came within `timeout_s`."""
-        request_id = request["requestId"]
         future = self.loop.create_future()
-        self.waiting[request_id] = future
-        expiry = self.loop.call_later(timeout_s, self._expire, future, timeout_s)
+        sent = self.loop.time()
+        self.waiting[request_id] = (future, sent, timeout_s)
+        if self.sweeper is None or self.sweeper.when() > sent + timeout_s:
+            if self.sweeper is not None:
+                self.sweeper.cancel()
+            self.sweeper = self.loop.call_at(sent + timeout_s, self._sweep)
         try:
             while True:
                 try:
-                    self.socket.send_multipart([b"", body], zmq.NOBLOCK)
+                    self.socket.send(b"", SNDMORE_NOBLOCK)
+                    self.socket.send(body)
                     break
                 except zmq.Again:
                     # No peer yet, or its queue is full: wait a little, within the deadline.
@@ -111,27 +123,37 @@ class _Connection:
                         break
                     await asyncio.sleep(0.001)
             # A send can take the edge that said a reply is waiting: look once more.
-            if self.socket.getsockopt(zmq.EVENTS) & POLLIN:
+            if self.socket.getsockopt(EVENTS) & POLLIN:
                 self._drain()
             return await future
         finally:
-            self.expiries.pop(future, expiry).cancel()
-            if self.waiting.get(request_id) is future:
+            entry = self.waiting.get(request_id)
+            if entry is not None and entry[0] is future:
                 del self.waiting[request_id]
 
-    def _expire(self, future: asyncio.Future, timeout_s: float) -> None:
-        if future.done():
-            return
-        quiet_since = self.last_reply + timeout_s
-        if quiet_since > self.loop.time():
-            # Replies are still coming: this one may be queued behind them.
-            self.expiries[future] = self.loop.call_at(quiet_since, self._expire, future, timeout_s)
-            return
-        future.set_result(None)
+    def _sweep(self) -> None:
+        """Settles with None each request unanswered `timeout_s` after it was sent and after
+        the connection's last reply (one queued behind others on a busy coordinator waits
+        while replies keep coming); arms itself again for the next such instant."""
+        self.sweeper = None
+        now = self.loop.time()
+        wake = None
+        for future, sent, timeout_s in list(self.waiting.values()):
+            if future.done():
+                continue
+            due = max(sent, self.last_reply) + timeout_s
+            if due <= now:
+                future.set_result(None)
+            elif wake is None or due < wake:
+                wake = due
+        if wake is not None:
+            self.sweeper = self.loop.call_at(wake, self._sweep)
 
     def close(self) -> None:
         self.loop.remove_reader(self.socket.getsockopt(zmq.FD))
-        for future in self.waiting.values():
+        if self.sweeper is not None:
+            self.sweeper.cancel()
+        for future, _, _ in self.waiting.values():
             if not future.done():
                 future.cancel()
         self.socket.close()
@@ -158,6 +180,9 @@ class AsyncClusterClient(MapHolder):
         self.single_shard_endpoint: str | None = None
         self.connections: dict[str, _Connection] = {}
         self.prefix, self.sent = uuid.uuid4().hex, 0
+        # Each recipient's shard under `_owners_map` (the map they were computed from).
+        self._owners: dict[str, int] = {}
+        self._owners_map: dict | None = None
 
     async def __aenter__(self) -> "AsyncClusterClient":
         return self
@@ -186,7 +211,8 @@ class AsyncClusterClient(MapHolder):
         last_error = None
         for endpoint in self._map_candidates(ask_first):
             request = {"op": "map", "requestId": f"map-{uuid.uuid4()}"}
-            reply = await self._connection(endpoint).exchange(request, json.dumps(request).encode(), self.timeout_s)
+            reply = await self._connection(endpoint).exchange(
+                request["requestId"], json.dumps(request).encode(), self.timeout_s)
             adopted, last_error = self._adopt_map(reply, endpoint)
             if adopted is not None:
                 return adopted
@@ -195,8 +221,15 @@ class AsyncClusterClient(MapHolder):
     async def endpoint_for(self, recipient: str | None) -> tuple[int, str]:
         """(shard, control endpoint) of `recipient`'s slot; shard 0's without a recipient."""
         shard_map = self.map if self.map is not None else await self.refresh_map()
-        owner = shard_of(shard_map, recipient) if recipient is not None else None
-        shard = owner if owner is not None else shard_map["shards"][0]["id"]
+        if recipient is None or len(shard_map["shards"]) == 1:
+            shard = shard_map["shards"][0]["id"]
+            return shard, self._endpoint_of(shard_map, shard)
+        if self._owners_map is not shard_map:
+            self._owners, self._owners_map = {}, shard_map
+        shard = self._owners.get(recipient)
+        if shard is None:
+            owner = shard_of(shard_map, recipient)
+            shard = self._owners[recipient] = owner if owner is not None else shard_map["shards"][0]["id"]
         return shard, self._endpoint_of(shard_map, shard)
 
     def _endpoint_of(self, shard_map: dict, shard: int) -> str:
@@ -217,17 +250,22 @@ class AsyncClusterClient(MapHolder):
         """
         request = dict(request)
         if "requestId" not in request:
-            # One random prefix per client and a counter: unique, and cheaper than a uuid each.
-            self.sent += 1
-            request["requestId"] = f"{self.prefix}-{self.sent}"
-        body = json.dumps(request).encode()
+            request["requestId"] = self._next_request_id()
+        return await self._request(request["requestId"], json.dumps(request).encode(), recipient)
+
+    def _next_request_id(self) -> str:
+        # One random prefix per client and a counter: unique, and cheaper than a uuid each.
+        self.sent += 1
+        return f"{self.prefix}-{self.sent}"
+
+    async def _request(self, request_id: str, body: bytes, recipient: str | None) -> dict:
         shard, endpoint = await self.endpoint_for(recipient)
         redirects = 0
         attempts = 0
         while True:
             connection = self._connection(endpoint)
             async with connection.places:
-                reply = await connection.exchange(request, body, self.timeout_s)
+                reply = await connection.exchange(request_id, body, self.timeout_s)
             if reply is None:
                 attempts += 1
                 if attempts > self.retries:
@@ -263,8 +301,11 @@ class AsyncClusterClient(MapHolder):
             # Lanes share one iterator (one thread), so each reminder is sent once; as many
             # lanes as the windows hold keep them full without a task per reminder.
             for index, reminder in pending:
-                replies[index] = await self.request(
-                    {"op": "schedule", "reminders": [reminder]}, reminder["recipient"])
+                # The bytes `request` would send, less its spaces, without the dict.
+                request_id = self._next_request_id()
+                body = b'{"op":"schedule","requestId":"%s","reminders":[%s]}' % (
+                    request_id.encode(), _encode(reminder).encode())
+                replies[index] = await self._request(request_id, body, reminder["recipient"])
 
         await asyncio.gather(*(lane() for _ in range(min(len(reminders), self.window * shards))))
         return replies
