@@ -398,7 +398,8 @@ def test_a_request_queued_behind_answered_ones_is_not_sent_again(shard_with):
 
     replies = run(scenario())
     assert [reply["requestId"] for reply in replies] == [f"q{n}" for n in range(6)]
-    assert [request["requestId"] for request in shard.received if request["op"] == "ping"] == [f"q{n}" for n in range(6)]
+    # Each sent exactly once; gather does not fix the order in which the six tasks send.
+    assert sorted(request["requestId"] for request in shard.received if request["op"] == "ping") == [f"q{n}" for n in range(6)]
 
 
 def test_blocking_schedule_each_does_not_resend_a_request_queued_behind_answered_ones(shard_with):
