@@ -14,6 +14,7 @@ extension BenchRunner {
         report.fsync = "none"
         report.durable = false
         report.workers = 0
+        report.shards = 1
         report.subscriber = nil
         report.batch = 1
         report.bulk = false
