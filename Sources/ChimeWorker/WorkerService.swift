@@ -233,7 +233,7 @@ public final class WorkerService {
                 "dropped a batch from a coordinator that lost the store (an older epoch)",
                 ["epoch": .integer(batch.epoch), "current": .integer(state.highestEpoch), "firings": .int(batch.firings.count)])
         }
-        try carryOut(state.onBatch(batch, at: now), events: events, at: now)
+        try carryOut(state.onBatch(batch, at: now, monotonic: clock.monotonic), events: events, at: now)
     }
 
     /// Delivers the held firings that are due, first sleeping until the earliest one's due
@@ -246,7 +246,7 @@ public final class WorkerService {
         if remaining > Self.heldFiringSleep { return }
         if remaining > 0 { Thread.sleep(forTimeInterval: remaining) }
         let now = clock.now
-        try carryOut(state.onTimer(at: now), events: events, at: now)
+        try carryOut(state.onTimer(at: now, monotonic: clock.monotonic), events: events, at: now)
     }
 
     /// The longest a worker sleeps for a held firing's due instant instead of polling, in

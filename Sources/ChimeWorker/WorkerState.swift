@@ -36,8 +36,9 @@ public struct WorkerState: Sendable {
     var lastReportAt: Double?
     /// How long acknowledgements may wait to go out together, in seconds (0: at once).
     public var acknowledgementDelay: Double = 0
-    /// When the first acknowledgement now waiting was seen by `onTick`: a monotonic reading
-    /// in seconds; `nil` when none waits.
+    /// When the first acknowledgement now waiting was queued: the monotonic reading (seconds)
+    /// passed with its delivery, or, without one, the first `onTick` that saw it; `nil` when
+    /// none waits.
     var acknowledgementsWaitingSince: Double?
     /// The most acknowledgements that wait: more go out at once.
     static let maximumWaitingAcknowledgements = 256
@@ -75,12 +76,15 @@ public struct WorkerState: Sendable {
     /// epoch drops what the earlier epoch handed over: the new coordinator hands out every
     /// unsettled firing again (same firing id), and only it can revoke them.
     ///
+    /// `monotonic` (seconds, the clock `onTick(monotonic:)` reads) is when the delivery
+    /// happens: the acknowledgement delay counts from it. `nil`: from the next `onTick`.
+    ///
     /// A batch from an epoch below the highest this worker has seen comes from a coordinator
     /// that lost the store (a paused one that resumed on another host): it is dropped
     /// unseen (`staleBatches`), as a fencing token is checked where the stale write would
     /// land (Kleppmann, "How to do distributed locking"); the current coordinator delivers
     /// those firings itself.
-    public mutating func onBatch(_ batch: DispatchBatch, at now: Date) -> [WorkerDirective] {
+    public mutating func onBatch(_ batch: DispatchBatch, at now: Date, monotonic: Double? = nil) -> [WorkerDirective] {
         guard batch.epoch >= highestEpoch else {
             staleBatches += 1
             return []
@@ -101,18 +105,19 @@ public struct WorkerState: Sendable {
                 heldTimer.schedule(firing.firingId, at: firing.dueAt)
                 continue
             }
-            deliver(firing, epoch: batch.epoch, at: now, into: &directives)
+            deliver(firing, epoch: batch.epoch, at: now, monotonic: monotonic, into: &directives)
         }
         return directives
     }
 
-    /// Delivers the held firings due at `now` (UTC), earliest first, stamped `now`.
-    public mutating func onTimer(at now: Date) -> [WorkerDirective] {
+    /// Delivers the held firings due at `now` (UTC), earliest first, stamped `now`;
+    /// `monotonic` as in ``onBatch(_:at:monotonic:)``.
+    public mutating func onTimer(at now: Date, monotonic: Double? = nil) -> [WorkerDirective] {
         var directives: [WorkerDirective] = []
         while let (id, dueAt) = heldTimer.first, dueAt <= now {
             _ = heldTimer.remove(id)
             guard let entry = held.removeValue(forKey: id) else { continue }
-            deliver(entry.firing, epoch: entry.epoch, at: now, into: &directives)
+            deliver(entry.firing, epoch: entry.epoch, at: now, monotonic: monotonic, into: &directives)
         }
         return directives
     }
@@ -128,8 +133,11 @@ public struct WorkerState: Sendable {
         _ = heldTimer.remove(id)
     }
 
-    /// One fire event for `firing`, stamped `now`, and its acknowledgement for the next report.
-    mutating func deliver(_ firing: Firing, epoch: UInt64, at now: Date, into directives: inout [WorkerDirective]) {
+    /// One fire event for `firing`, stamped `now`, and its acknowledgement for the next report
+    /// (the first one waiting starts the acknowledgement delay at `monotonic`, when given).
+    mutating func deliver(
+        _ firing: Firing, epoch: UInt64, at now: Date, monotonic: Double?, into directives: inout [WorkerDirective]
+    ) {
         sequence += 1
         deliveredCount += 1
         // The coordinator numbers events; a local count only stands in for a firing without one.
@@ -137,6 +145,7 @@ public struct WorkerState: Sendable {
         var event = FireEvent(seq: seq, publisher: id, firing: firing, firedAt: now)
         event.shard = shard
         directives.append(.publish(event))
+        if pendingAcks.isEmpty, acknowledgementsWaitingSince == nil { acknowledgementsWaitingSince = monotonic }
         pendingAcks.append(WorkerMessage.Acknowledgement(
             firingId: firing.firingId, firedAt: now, attempt: firing.attempt, epoch: epoch))
     }

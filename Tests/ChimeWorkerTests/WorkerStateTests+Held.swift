@@ -98,4 +98,30 @@ extension WorkerStateTests {
         #expect(message.acks.map(\.firingId.reminder) == ["a", "b"])
         #expect(state.nextWake == Self.m0 + 1, "only the heartbeat is ahead")
     }
+
+    /// The delay counts from the delivery, not from the turn that first sees the acknowledgement:
+    /// a worker descheduled between the two (or a clock moved meanwhile) must not wait longer.
+    @Test func theAcknowledgementDelayCountsFromTheDelivery() {
+        var state = WorkerState(id: "w1", host: "h", pid: 7, heartbeatInterval: 1, capacity: 8)
+        state.acknowledgementDelay = 0.01
+        _ = state.onTick(monotonic: Self.m0)  // the first heartbeat
+        let due = Self.t0.addingTimeInterval(0.2)
+        _ = state.onBatch(
+            DispatchBatch(epoch: 1, leaseMilliseconds: 10_000, firings: [firing("a", due: due, seq: 1)]), at: Self.t0,
+            monotonic: Self.m0)
+        #expect(state.nextWake == Self.m0 + 1, "a held firing queues no acknowledgement")
+        _ = state.onTimer(at: due, monotonic: Self.m0 + 0.2)
+        #expect(state.nextWake == Self.m0 + 0.21)
+        let sent = state.onTick(monotonic: Self.m0 + 0.22)
+        guard sent.count == 1, case .report(let message) = sent[0] else {
+            Issue.record("the first tick after the delay sends: \(sent)")
+            return
+        }
+        #expect(message.acks.map(\.firingId.reminder) == ["a"])
+        _ = state.onBatch(
+            DispatchBatch(epoch: 1, leaseMilliseconds: 10_000, firings: [firing("b", due: Self.t0, seq: 2)]), at: Self.t0,
+            monotonic: Self.m0 + 0.3)
+        #expect(state.onTick(monotonic: Self.m0 + 0.309).isEmpty)
+        #expect(state.onTick(monotonic: Self.m0 + 0.31).count == 1)
+    }
 }
