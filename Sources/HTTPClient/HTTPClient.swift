@@ -1,12 +1,13 @@
 internal import CCurl
 import Foundation
-import Synchronization
 
 /// A blocking HTTP/1.1 client for small JSON exchanges with one server (the Kubernetes API
 /// server): one request per call, each with its own deadline, a response body bounded before
 /// it is kept, and TLS verified against a CA bundle file of the caller's choosing.
 ///
-/// Built on libcurl (Debian `libcurl4-openssl-dev`) rather than FoundationNetworking's
+/// Built on libcurl (Debian `libcurl4-openssl-dev`), loaded with `dlopen` at the first request
+/// (a process that never sends one does not map it; one without `libcurl.so.4` gets `.failed`
+/// saying so), rather than FoundationNetworking's
 /// `URLSession`, whose Linux build always verifies against `/etc/ssl/certs/ca-certificates.crt`
 /// and offers no way to trust a cluster's own CA (`ca.crt` of a service account). Safe to
 /// use from several threads: each call makes and frees its own easy handle.
@@ -73,14 +74,14 @@ public struct HTTPClient: Sendable {
         guard request.url.hasPrefix("http://") || request.url.hasPrefix("https://") else {
             throw HTTPClientError(.failed, "\(request.url) is not an http:// or https:// URL")
         }
-        Self.initializeOnce()
-        guard let handle = curl_easy_init() else { throw HTTPClientError(.failed, "libcurl could not make a handle") }
-        defer { curl_easy_cleanup(handle) }
+        guard chime_curl_load() == 1 else { throw HTTPClientError(.failed, String(cString: chime_curl_error())) }
+        guard let handle = chime_curl_easy_init() else { throw HTTPClientError(.failed, "libcurl could not make a handle") }
+        defer { chime_curl_easy_cleanup(handle) }
         var headers: UnsafeMutablePointer<curl_slist>?
-        defer { curl_slist_free_all(headers) }
+        defer { chime_curl_slist_free_all(headers) }
         // An empty Expect: stops libcurl's 1-second wait for `100 Continue` before a large body.
         for line in request.headers.map({ "\($0.name): \($0.value)" }) + ["Expect:"] {
-            headers = curl_slist_append(headers, line)
+            headers = chime_curl_slist_append(headers, line)
         }
         let sink = ResponseSink(limit: maximumResponseBytes)
         var errorText = [CChar](repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
@@ -116,13 +117,13 @@ public struct HTTPClient: Sendable {
                     if result == CURLE_OK { result = chime_curl_setopt_write_function(handle, responseSinkWrite) }
                     set(CURLOPT_WRITEDATA, pointer: Unmanaged.passUnretained(sink).toOpaque())
                     guard result == CURLE_OK else { return result }
-                    return curl_easy_perform(handle)
+                    return chime_curl_easy_perform(handle)
                 }
             }
         }
         guard code == CURLE_OK else {
             let written = String(decoding: errorText.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-            let detail = written.isEmpty ? String(cString: curl_easy_strerror(code)) : written
+            let detail = written.isEmpty ? String(cString: chime_curl_easy_strerror(code)) : written
             throw Self.failure(code, detail: detail, request: request, isOverLimit: sink.isOverLimit)
         }
         var status = 0
@@ -147,16 +148,6 @@ public struct HTTPClient: Sendable {
         case CURLE_PEER_FAILED_VERIFICATION, CURLE_SSL_CONNECT_ERROR, CURLE_SSL_CACERT_BADFILE, CURLE_SSL_CERTPROBLEM:
             return HTTPClientError(.tls, "\(what): \(detail)")
         default: return HTTPClientError(.failed, "\(what): \(detail)")
-        }
-    }
-
-    private static let initialized = Mutex(false)
-
-    /// `curl_global_init` once per process, before the first handle (libcurl's rule).
-    private static func initializeOnce() {
-        initialized.withLock { isDone in
-            guard !isDone else { return }
-            isDone = chime_curl_global_init() == CURLE_OK
         }
     }
 }

@@ -75,6 +75,10 @@ import Testing
             workerPID = Int32((try? String(contentsOfFile: pidFile, encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines) ?? "") ?? 0
             return workerPID > 0 && ((try? String(contentsOfFile: log, encoding: .utf8)) ?? "").contains("worker ready")
         }
+        // libcurl is loaded at the first HTTP request (a map register's), not at start.
+        // (Read to its end: /proc files report size 0, and `String(contentsOfFile:)` reads one page.)
+        let maps = String(decoding: FileHandle(forReadingAtPath: "/proc/\(workerPID)/maps")?.readDataToEndOfFile() ?? Data(), as: UTF8.self)
+        #expect(maps.contains("libzmq") && !maps.contains("libcurl"))
         kill(shellPID, SIGKILL)
         try expectEventually(timeout: 10, "the orphaned worker to stop") {
             let stat = (try? String(contentsOfFile: "/proc/\(workerPID)/stat", encoding: .utf8)) ?? ""
