@@ -21,7 +21,7 @@ extension SlotMoveProcessTests {
         private let stop = StopSignal()
         private let done = DispatchSemaphore(value: 0)
 
-        func run(map: ShardMap) throws {
+        func run(map: ShardMap, following: ClusterSubscriber.MapFollowing? = nil) throws {
             let context = try Context()
             stop.onStop { context.shutdown() }
             let subscriber = ClusterSubscriber(map: map, recipient: nil, stop: stop)
@@ -31,7 +31,7 @@ extension SlotMoveProcessTests {
                 defer { done.signal() }
                 do {
                     try subscriber.run(
-                        catchUp: catchUp, onEvent: { [self] event, _ in lock.withLock { items.append(.fire(event)) } },
+                        catchUp: catchUp, following: following, onEvent: { [self] event, _ in lock.withLock { items.append(.fire(event)) } },
                         onHandOver: { [self] event, _ in lock.withLock { items.append(.handOver(event)) } })
                 } catch {
                     print("subscription: \(error)")
@@ -81,9 +81,11 @@ extension SlotMoveProcessTests {
 
     /// Starts a `ClusterSubscriber` (from seq 0 on every shard of `map`) and `chime subscribe
     /// --json --since 0` (child "subscribe", the register's map).
-    static func startSubscribers(_ cluster: LocalCluster, map: ShardMap) throws -> Subscription {
+    static func startSubscribers(
+        _ cluster: LocalCluster, map: ShardMap, following: ClusterSubscriber.MapFollowing? = nil
+    ) throws -> Subscription {
         let subscription = Subscription()
-        try subscription.run(map: map)
+        try subscription.run(map: map, following: following)
         try cluster.spawn("subscribe", ["subscribe", "--json", "--since", "0"] + cluster.shardedArguments)
         return subscription
     }

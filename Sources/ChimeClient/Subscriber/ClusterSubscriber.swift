@@ -18,6 +18,11 @@ import ZeroMQ
 /// hand-over (from the source) are delivered before it and those after it (from the target)
 /// after it (``SlotOrder``: a target's event of the slot waits for the hand-over, 5 s at
 /// most). `onEvent` is called by one thread at a time.
+///
+/// With ``MapFollowing`` the map is read again every `interval`, and a shard that joins later
+/// (or, with `recipient`, the shard a move hands the recipient's slot to) is subscribed as it
+/// appears, from its first retained event when there is a catch-up: a cluster that grows while
+/// the subscription runs loses none of the new shard's events.
 public final class ClusterSubscriber: Sendable {
     let map: ShardMap
     let recipient: RecipientID?
@@ -68,8 +73,26 @@ public final class ClusterSubscriber: Sendable {
         }
     }
 
+    /// How the subscription follows a map that changes while it runs.
+    public struct MapFollowing: Sendable {
+        /// How often the map is read again.
+        public var interval: Duration
+        /// Reads the cluster's current map; `nil` when it cannot be read now (tried again after
+        /// `interval`). Called on the thread that called ``ClusterSubscriber/run(catchUp:following:onReady:onEvent:onHandOver:)``.
+        public var read: @Sendable () -> ShardMap?
+
+        /// Creates the value from its fields (see each property for meaning and units).
+        public init(interval: Duration, read: @escaping @Sendable () -> ShardMap?) {
+            self.interval = interval
+            self.read = read
+        }
+    }
+
     /// The shards subscribed: the recipient's alone, or every shard.
-    public var shards: [ShardMap.Shard] {
+    public var shards: [ShardMap.Shard] { Self.shards(of: map, for: recipient) }
+
+    /// `map`'s shards that hold `recipient`'s events (its owner), or all of them for `nil`.
+    static func shards(of map: ShardMap, for recipient: RecipientID?) -> [ShardMap.Shard] {
         guard let recipient, let owner = map.shard(of: recipient) else { return map.shards }
         return [owner]
     }
@@ -77,7 +100,11 @@ public final class ClusterSubscriber: Sendable {
     /// Calls `onEvent` for every fire event of every shard subscribed until the stop signal.
     /// - Parameters:
     ///   - catchUp: with it, each shard's gaps and restarts are filled from its catch-up.
-    ///   - onReady: called once every shard's subscription is sent.
+    ///   - following: with it, shards that appear in a later map are subscribed too (from
+    ///     seq 0 with `catchUp`: their whole retained history, which begins when they joined);
+    ///     a shard is known by its id, and one that leaves the map stays subscribed (it sends
+    ///     nothing more). Without it the subscription keeps the map it started with.
+    ///   - onReady: called once every shard of the first map has its subscription sent.
     ///   - onEvent: called with each event and its JSON bytes, by one thread at a time.
     ///   - onHandOver: with it (and no `recipient`), each shard's hand-over events (a slot
     ///     move's end on its source) are passed too, in that shard's `seq` order among its
@@ -88,8 +115,8 @@ public final class ClusterSubscriber: Sendable {
     /// - Throws: the first error a shard's subscriber threw (`ZeroMQError` for a bad
     ///   endpoint, `WireError` when a shard refuses `events`); the other shards are stopped.
     public func run(
-        catchUp: CatchUp?, onReady: @escaping @Sendable () -> Void = {}, onEvent: @escaping @Sendable (FireEvent, Data) -> Void,
-        onHandOver: (@Sendable (HandOverEvent, Data) -> Void)? = nil
+        catchUp: CatchUp?, following: MapFollowing? = nil, onReady: @escaping @Sendable () -> Void = {},
+        onEvent: @escaping @Sendable (FireEvent, Data) -> Void, onHandOver: (@Sendable (HandOverEvent, Data) -> Void)? = nil
     ) throws {
         let shards = shards
         let delivery = Mutex(SlotOrder(map: map))
@@ -106,7 +133,8 @@ public final class ClusterSubscriber: Sendable {
         let failure = Mutex<(any Error)?>(nil)
         let ready = Atomic<Int>(0)
         let group = DispatchGroup()
-        for shard in shards {
+        /// Starts `shard`'s subscriber thread; `since` is where its catch-up starts (`nil`: now).
+        func start(_ shard: ShardMap.Shard, since: UInt64?, isFirst: Bool) {
             group.enter()
             let thread = Thread { [self] in
                 defer { group.leave() }
@@ -125,8 +153,10 @@ public final class ClusterSubscriber: Sendable {
                             context: catchUp.context)
                     }
                     try subscriber.run(
-                        catchUp: client.map { ($0, catchUp?.since[shard.id]) },
-                        onReady: { if ready.add(1, ordering: .acquiringAndReleasing).newValue == shards.count { onReady() } },
+                        catchUp: client.map { ($0, since) },
+                        onReady: {
+                            if isFirst, ready.add(1, ordering: .acquiringAndReleasing).newValue == shards.count { onReady() }
+                        },
                         onEvent: { event, raw in
                             delivery.withLock { order in
                                 if ordersSlots { emit(order.onFire(event, raw: raw, from: shard.id, at: Date())) } else { onEvent(event, raw) }
@@ -141,6 +171,23 @@ public final class ClusterSubscriber: Sendable {
             }
             thread.name = "chime-subscriber-\(shard.id)"
             thread.start()
+        }
+        for shard in shards { start(shard, since: catchUp?.since[shard.id], isFirst: true) }
+        if let following {
+            var known = Set(shards.map(\.id))
+            let wake = DispatchSemaphore(value: 0)
+            stop.onStop { wake.signal() }
+            // At least 1 ms, at most a day (no overflow whatever the interval).
+            let nanoseconds = min(max(following.interval.components.seconds, 0), 86_400) * 1_000_000_000
+                + max(following.interval.components.attoseconds, 0) / 1_000_000_000
+            while !stop.isStopRequested {
+                _ = wake.wait(timeout: .now() + .nanoseconds(Int(clamping: max(1_000_000, nanoseconds))))
+                guard !stop.isStopRequested, let newer = following.read() else { continue }
+                for shard in Self.shards(of: newer, for: recipient) where !known.contains(shard.id) {
+                    known.insert(shard.id)
+                    start(shard, since: catchUp == nil ? nil : 0, isFirst: false)
+                }
+            }
         }
         group.wait()
         if let error = failure.withLock({ $0 }) { throw error }

@@ -35,8 +35,44 @@ extension SubscribeCommand {
         }
     }
 
+    /// How often a subscription across shards reads the map again, for shards that join.
+    static let mapFollowingInterval = Duration.seconds(2)
+
+    /// Reads the map again for a running subscription: the register's (or the configured
+    /// `cluster` map), else the coordinators' answer to `map`, through one client kept for the
+    /// subscription (its context shut down by `stop`); `nil` when none answers.
+    static func mapFollowing(_ configuration: ChimeConfiguration, map: ShardMap, stop: StopSignal) throws -> ClusterSubscriber.MapFollowing {
+        let context = try Context()
+        stop.onStop { context.shutdown() }
+        let reader = MapReader(
+            configuration: configuration,
+            client: try ClusterClient(
+                seeds: map.shards.map(\.endpoints.control),
+                timeout: .milliseconds(configuration.client.requestTimeoutMilliseconds), retries: 0,
+                curve: try CommonOptions.clientKeys(configuration, role: .subscriber), context: context))
+        return ClusterSubscriber.MapFollowing(interval: mapFollowingInterval) { reader.read() }
+    }
+
+    /// The map source of ``mapFollowing(_:map:stop:)``; called by one thread at a time (the
+    /// subscription's), so its client is never shared.
+    final class MapReader: @unchecked Sendable {
+        let configuration: ChimeConfiguration
+        let client: ClusterClient
+
+        init(configuration: ChimeConfiguration, client: ClusterClient) {
+            self.configuration = configuration
+            self.client = client
+        }
+
+        func read() -> ShardMap? {
+            if let registered = try? MapRegisterOptions.currentMap(configuration) { return registered }
+            return try? client.currentMap()
+        }
+    }
+
     /// `subscribe` on a cluster of several shards: every shard's events (the recipient's
-    /// shard alone with `--recipient`), fire events gap-free per shard.
+    /// shard alone with `--recipient`), fire events gap-free per shard; shards that join later
+    /// are subscribed as the map names them (read again every 2 s).
     static func runAcrossShards(
         _ arguments: Arguments, map: ShardMap, topic: String, count: Int?, stop: StopSignal, timedOut: Bool
     ) throws -> Int32 {
@@ -77,7 +113,8 @@ extension SubscribeCommand {
             output(json ? String(decoding: raw, as: UTF8.self) : describe(event))
         }
         try subscriber.run(
-            catchUp: catchUp, onEvent: { event, raw in deliver(json ? String(decoding: raw, as: UTF8.self) : describe(event)) },
+            catchUp: catchUp, following: try mapFollowing(configuration, map: map, stop: stop),
+            onEvent: { event, raw in deliver(json ? String(decoding: raw, as: UTF8.self) : describe(event)) },
             onHandOver: printHandOver)
         return try finish(received: received.load(ordering: .acquiring), count: count, timedOut: timedOut)
     }
