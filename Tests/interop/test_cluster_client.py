@@ -20,7 +20,7 @@ import zmq
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "clients" / "python"))
 
-from chime_client import ChimeError, ClusterClient, CursorError, crc32c, merge, shard_of, slot_of  # noqa: E402
+from chime_client import ChimeError, ClusterClient, ClusterSubscriber, CursorError, crc32c, merge, shard_of, slot_of  # noqa: E402
 from chime_client import cursor as cursors  # noqa: E402
 
 
@@ -314,3 +314,35 @@ def test_merge_takes_only_what_is_below_the_lowest_frontier():
     assert merge(pages, 10) == (["a", "b", "c", "m"], {0: b"m", 1: True, 2: b"m"})
     assert merge([(0, [(b"a", "a"), (b"d", "d")], None), (1, [(b"b", "b"), (b"c", "c")], b"c")], 2) == \
         (["a", "b"], {0: b"b", 1: b"b"})
+
+
+def test_a_cluster_subscriber_subscribes_shards_that_join_from_seq_0():
+    """`follow` (and `map_source`, read inside `receive`) adds each shard a later map names,
+    from seq 0 (its whole retained history), once; with a recipient, only its slot's owner."""
+    context = zmq.Context()
+    try:
+        two, three = even_map("follow", 2), even_map("follow", 3, epoch=2)
+        subscriber = ClusterSubscriber(two, context=context, request_timeout_s=0.05)
+        assert sorted(subscriber.subscribers) == [0, 1]
+        assert subscriber.follow(three) == [2]
+        assert subscriber.subscribers[2].filler.watermark == 0
+        assert subscriber.subscribers[0].filler.watermark is None
+        assert subscriber.follow(three) == []
+        assert subscriber.follow(two) == [] and sorted(subscriber.subscribers) == [0, 1, 2]
+
+        moved = next(f"r{n}" for n in range(100_000) if shard_of(two, f"r{n}") == 0 and shard_of(three, f"r{n}") == 1)
+        one = ClusterSubscriber(two, recipient=moved, context=context, request_timeout_s=0.05,
+                                map_source=lambda: three, map_interval_s=0)
+        assert list(one.subscribers) == [0]
+        one.receive(0.01)
+        assert sorted(one.subscribers) == [0, 1]
+        assert one.subscribers[1].filler.watermark == 0
+        def unanswered():
+            raise ChimeError({"code": "unavailable", "message": "no shard answered map"})
+        quiet = ClusterSubscriber(two, context=context, request_timeout_s=0.05, map_source=unanswered, map_interval_s=0)
+        quiet.receive(0.01)
+        assert sorted(quiet.subscribers) == [0, 1]
+        for each in (subscriber, one, quiet):
+            each.close()
+    finally:
+        context.destroy(linger=0)

@@ -9,6 +9,12 @@ recipient, each shard's hand-over events (`"type": "handover"`) are passed on to
 slot the events before a hand-over (from its `shard`) come before it and those after it
 (from its `target`) after it (`SlotOrder`: a target's event of the slot waits for the
 hand-over, 5 s at most).
+
+With `map_source` (a callable returning the cluster's current map, such as a `ClusterClient`'s
+`refresh_map`; None or a `ChimeError` when it cannot be read) the map is read again every `map_interval_s` inside `receive`, and each shard that
+appears later (a scaled-up cluster; with a recipient, its slot's new owner) is subscribed from
+seq 0, its whole retained history: none of a new shard's events is missed. `follow(map)` does
+the same for a map the caller read.
 """
 
 from __future__ import annotations
@@ -19,6 +25,7 @@ import zmq
 
 from chime_subscriber import ChimeSubscriber
 
+from .cluster import ChimeError
 from .slots import DEFAULT_SLOT_COUNT, shard_of, slot_of
 
 
@@ -72,19 +79,42 @@ class SlotOrder:
 
 class ClusterSubscriber:
     def __init__(self, shard_map: dict, recipient: str | None = None, since: dict[int, int] | None = None,
-                 context: zmq.Context | None = None, request_timeout_s: float = 1.0):
-        shards = shard_map["shards"]
-        if recipient is not None:
-            owner = shard_of(shard_map, recipient)
-            shards = [shard for shard in shards if shard["id"] == owner]
+                 context: zmq.Context | None = None, request_timeout_s: float = 1.0,
+                 map_source=None, map_interval_s: float = 2.0):
+        self.recipient = recipient
+        self.context = context
+        self.request_timeout_s = request_timeout_s
+        self.map_source = map_source
+        self.map_interval_s = map_interval_s
+        self.next_map_read = time.monotonic() + map_interval_s
         since = since or {}
         self.order = SlotOrder(shard_map) if recipient is None else None
         self.subscribers = {
-            shard["id"]: ChimeSubscriber(
-                shard["endpoints"]["events"], shard["endpoints"]["control"], recipient=recipient,
-                since=since.get(shard["id"]), context=context, request_timeout_s=request_timeout_s)
-            for shard in shards
+            shard["id"]: self._subscriber(shard, since.get(shard["id"])) for shard in self._shards(shard_map)
         }
+
+    def _shards(self, shard_map: dict) -> list[dict]:
+        """The map's shards that hold this subscription's events: the recipient's owner, or all."""
+        shards = shard_map["shards"]
+        if self.recipient is None:
+            return shards
+        owner = shard_of(shard_map, self.recipient)
+        return [shard for shard in shards if shard["id"] == owner]
+
+    def _subscriber(self, shard: dict, since: int | None) -> ChimeSubscriber:
+        return ChimeSubscriber(
+            shard["endpoints"]["events"], shard["endpoints"]["control"], recipient=self.recipient,
+            since=since, context=self.context, request_timeout_s=self.request_timeout_s)
+
+    def follow(self, shard_map: dict) -> list[int]:
+        """Subscribes the shards of `shard_map` not yet subscribed (known by id), each from seq 0;
+        returns their ids. A shard that left the map stays subscribed (it sends nothing more)."""
+        added = []
+        for shard in self._shards(shard_map):
+            if shard["id"] not in self.subscribers:
+                self.subscribers[shard["id"]] = self._subscriber(shard, 0)
+                added.append(shard["id"])
+        return added
 
     def watermarks(self) -> dict[int, int | None]:
         """Each shard's watermark (every seq at or below it was delivered or settled)."""
@@ -93,6 +123,14 @@ class ClusterSubscriber:
     def receive(self, timeout_s: float) -> list[dict]:
         """Events ready within `timeout_s` seconds from any shard; returns early once some are."""
         deadline = time.monotonic() + timeout_s
+        if self.map_source is not None and time.monotonic() >= self.next_map_read:
+            self.next_map_read = time.monotonic() + self.map_interval_s
+            try:
+                newer = self.map_source()
+            except (ChimeError, zmq.ZMQError, OSError):
+                newer = None  # no coordinator answered: tried again after map_interval_s
+            if newer is not None:
+                self.follow(newer)
         poller = zmq.Poller()
         for subscriber in self.subscribers.values():
             poller.register(subscriber.socket, zmq.POLLIN)
