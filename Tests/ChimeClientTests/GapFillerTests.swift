@@ -49,6 +49,22 @@ import Testing
         #expect(filler.watermark == newEpoch + 1)
     }
 
+    /// A refused catch-up (`wrong_shard`: the recipient's slot moved away) cannot fill a gap:
+    /// the waiting live events go once they have waited `maximumWait` from the refusal, not
+    /// never (a failed fetch alone starts no wait).
+    @Test func aRefusedCatchUpReleasesTheWaitingEventsAfterTheWait() {
+        var filler = GapFiller(since: 18)
+        #expect(filler.onFetched([], through: 18, at: at(0)).isEmpty)
+        #expect(filler.onLive(event(57), at: at(1)).isEmpty, "19…56 are not settled")
+        filler.onFetchFailed(at: at(1.02))
+        #expect(filler.onTick(at: at(10)).isEmpty, "an unanswered fetch starts no wait")
+        filler.onFetchRefused(at: at(10.02))
+        #expect(filler.onTick(at: at(12.01)).isEmpty)
+        #expect(filler.onTick(at: at(12.02)).map(\.seq) == [57])
+        #expect(filler.watermark == 57)
+        #expect(!filler.isFetchDue(at: at(10.03)))
+    }
+
     @Test func eachFiringIDIsDeliveredOnceWhateverItsSeq() {
         var filler = GapFiller(since: 0)
         #expect(filler.onFetched([event(1, "x"), event(2, "y")], through: 2, at: at(0)).map(\.seq) == [1, 2])

@@ -82,12 +82,39 @@ extension SlotMoveProcessTests {
     /// Starts a `ClusterSubscriber` (from seq 0 on every shard of `map`) and `chime subscribe
     /// --json --since 0` (child "subscribe", the register's map).
     static func startSubscribers(
-        _ cluster: LocalCluster, map: ShardMap, following: ClusterSubscriber.MapFollowing? = nil
+        _ cluster: LocalCluster, map: ShardMap, following: ClusterSubscriber.MapFollowing? = nil, recipient: RecipientID? = nil
     ) throws -> Subscription {
         let subscription = Subscription()
         try subscription.run(map: map, following: following)
         try cluster.spawn("subscribe", ["subscribe", "--json", "--since", "0"] + cluster.shardedArguments)
+        if let recipient {
+            try cluster.spawn(
+                "subscribe-one", ["subscribe", "--json", "--since", "0", "--recipient", recipient.rawValue] + cluster.shardedArguments)
+        }
         return subscription
+    }
+
+    /// Checks that `chime subscribe --recipient` (started by ``startSubscribers``) printed each
+    /// due firing of `recipient`'s acknowledged reminders exactly once, though its slot moved to
+    /// shard 2 and back: the source's catch-up answers `wrong_shard` after each move, and the
+    /// subscriber follows the map to the slot's new owner instead of ending.
+    /// - Returns: how many firings it printed.
+    static func expectRecipientSubscriberFollowedItsSlot(
+        _ cluster: LocalCluster, recipient: RecipientID, acknowledged: [Reminder]
+    ) throws -> Int {
+        let expected = Set(acknowledged.filter { $0.recipient == recipient }.flatMap { Durability.dueFiringIDs(of: $0, through: .distantFuture) })
+        #expect(!expected.isEmpty)
+        var printed: [FiringID] = []
+        try expectEventually(timeout: 20, interval: 0.2, "chime subscribe --recipient \(recipient.rawValue) to print its firings") {
+            printed = Subscription.items(ofLog: cluster.log(of: "subscribe-one")).compactMap {
+                if case .fire(let event) = $0 { event.firing.firingId } else { nil }
+            }
+            return expected.isSubset(of: Set(printed))
+        }
+        #expect(printed.count == Set(printed).count, "printed twice: \(printed.count - Set(printed).count)")
+        #expect(Set(printed).isSubset(of: expected), "\(Set(printed).subtracting(expected).prefix(5))")
+        #expect(!cluster.log(of: "subscribe-one").contains("wrong_shard"))
+        return printed.count
     }
 
     /// Checks what both subscribers delivered after `rounds` rounds of 2 → 3 → 2: every due

@@ -133,13 +133,13 @@ import Testing
             }
             // The map they start with is the register's: two shards, shard 2 not in it yet.
             let first = joinsLater ? ShardMap(mapEpoch: 1, slotCount: map.slotCount, shards: Array(map.shards.prefix(2))) : map
-            let subscription = try Self.startSubscribers(cluster, map: first, following: following)
-            defer { subscription.close() }
-
-            // Recipients on the moving slots (0–1023) and elsewhere.
+            // Recipients on the moving slots (0–1023) and elsewhere; the first moving one has a
+            // subscriber of its own.
             let recipients = (0..<40).map { RecipientID("load-\($0)") }
             let moving = recipients.filter { map.slot(of: $0) <= 1023 }
             #expect(!moving.isEmpty && moving.count < recipients.count)
+            let subscription = try Self.startSubscribers(cluster, map: first, following: following, recipient: moving.first)
+            defer { subscription.close() }
             let load = Load()
             load.run(seeds: map.shards.prefix(2).map(\.endpoints.control), recipients: recipients)
             Thread.sleep(forTimeInterval: 1)
@@ -209,10 +209,12 @@ import Testing
             // Slots 0–1023 are shard 0's again, as at the start.
             let (firings, duplicates) = try Self.expectNothingLost(acknowledged, map: map, "slot moves 2 → 3 → 2")
             if !killMover { #expect(firedOnTarget > 0, "shard 2 fired the moved slots while it owned them") }
+            let followedByOne = try Self.expectRecipientSubscriberFollowedItsSlot(
+                cluster, recipient: try #require(moving.first), acknowledged: acknowledged)
             let seenBy = try Self.expectSubscribersSawTheMoves(
                 subscription, cluster, map: map, acknowledged: acknowledged, rounds: rounds, isOrderChecked: !killMover, joined: joinsLater)
             print(
-                "slot moves 2 → 3 → 2 × \(rounds)\(killMover ? ", mover killed \(kills) times" : "")\(killShard ? ", shards killed: \(shardKills)" : ""): \(acknowledged.count) reminders acknowledged (\(load.unanswered) unanswered), 0 lost; \(firings) firings, \(firedOnTarget) fired by shard 2, \(duplicates) duplicates (same firing id); subscribers: \(seenBy.handOvers) hand-overs, \(seenBy.outOfOrder) + \(seenBy.printedOutOfOrder) out of slot order; moves: \(results.map { "\($0["seconds"] ?? 0) s, \($0["reminders"] ?? 0) reminders" })")
+                "slot moves 2 → 3 → 2 × \(rounds)\(killMover ? ", mover killed \(kills) times" : "")\(killShard ? ", shards killed: \(shardKills)" : ""): \(acknowledged.count) reminders acknowledged (\(load.unanswered) unanswered), 0 lost; \(firings) firings, \(firedOnTarget) fired by shard 2, \(duplicates) duplicates (same firing id); subscribers: \(seenBy.handOvers) hand-overs, \(followedByOne) firings of \(moving.first?.rawValue ?? "") to its own, \(seenBy.outOfOrder) + \(seenBy.printedOutOfOrder) out of slot order; moves: \(results.map { "\($0["seconds"] ?? 0) s, \($0["reminders"] ?? 0) reminders" })")
         } catch {
             cluster.stop()
             print("slot move cluster failed: \(error)\n\(cluster.logs())")

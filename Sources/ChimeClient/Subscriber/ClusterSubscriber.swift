@@ -103,7 +103,11 @@ public final class ClusterSubscriber: Sendable {
     ///   - following: with it, shards that appear in a later map are subscribed too (from
     ///     seq 0 with `catchUp`: their whole retained history, which begins when they joined);
     ///     a shard is known by its id, and one that leaves the map stays subscribed (it sends
-    ///     nothing more). Without it the subscription keeps the map it started with.
+    ///     nothing more). With `recipient` too, a shard's catch-up answered `wrong_shard`
+    ///     (the recipient's slot moved away) is retried at the catch-up's pace instead of
+    ///     ending the subscription: that shard's live events still arrive (until its
+    ///     hand-over), and its catch-up resumes if a later move gives the slot back. Without
+    ///     it the subscription keeps the map it started with.
     ///   - onReady: called once every shard of the first map has its subscription sent.
     ///   - onEvent: called with each event and its JSON bytes, by one thread at a time.
     ///   - onHandOver: with it (and no `recipient`), each shard's hand-over events (a slot
@@ -133,6 +137,7 @@ public final class ClusterSubscriber: Sendable {
         let failure = Mutex<(any Error)?>(nil)
         let ready = Atomic<Int>(0)
         let group = DispatchGroup()
+        let wake = DispatchSemaphore(value: 0)
         /// Starts `shard`'s subscriber thread; `since` is where its catch-up starts (`nil`: now).
         func start(_ shard: ShardMap.Shard, since: UInt64?, isFirst: Bool) {
             group.enter()
@@ -142,6 +147,10 @@ public final class ClusterSubscriber: Sendable {
                     let subscriber = SubscriberClient(
                         endpoint: shard.endpoints.events, recipient: recipient, stop: stop, highWaterMark: highWaterMark, curve: curve)
                     subscriber.maxEventBytes = maxEventBytes
+                    // Following a recipient whose slot moves: the source keeps its live events
+                    // until the hand-over and answers the catch-up `wrong_shard` from some
+                    // point of the move on; the map then names the new owner.
+                    subscriber.retriesWrongShard = following != nil && recipient != nil
                     if ordersSlots {
                         subscriber.onTurn = {
                             delivery.withLock { order in if order.hasHeldEvents { emit(order.onTick(at: Date())) } }
@@ -175,7 +184,6 @@ public final class ClusterSubscriber: Sendable {
         for shard in shards { start(shard, since: catchUp?.since[shard.id], isFirst: true) }
         if let following {
             var known = Set(shards.map(\.id))
-            let wake = DispatchSemaphore(value: 0)
             stop.onStop { wake.signal() }
             // At least 1 ms, at most a day (no overflow whatever the interval).
             let nanoseconds = min(max(following.interval.components.seconds, 0), 86_400) * 1_000_000_000

@@ -138,6 +138,16 @@ public struct GapFiller: Sendable {
         lastFetchAt = now
     }
 
+    /// Notes a catch-up the coordinator refused (`wrong_shard`: the shard no longer holds the
+    /// recipient's slot, so no fill will come): paces the next attempt as a failed one, and
+    /// starts ``Settings/maximumWait`` for every event waiting, as a successful fetch that did
+    /// not fill their gap would, so ``tick(at:)`` delivers them then instead of holding them
+    /// for a fill that cannot come.
+    public mutating func onFetchRefused(at now: Date) {
+        lastFetchAt = now
+        for index in waiting.indices where waiting[index].fetchedSince == nil { waiting[index].fetchedSince = now }
+    }
+
     /// ``onTick(at:)`` with hand-over events.
     public mutating func tick(at now: Date) -> [ShardStreamEvent] {
         guard let watermark, let first = waiting.first, let since = first.fetchedSince,

@@ -49,6 +49,14 @@ public final class SubscriberClient {
     /// Called once per turn of the receive loop (at least every 100 ms): a cluster
     /// subscriber's clock for events it holds (``SlotOrder``).
     var onTurn: (() -> Void)?
+    /// Whether a catch-up answered `wrong_shard` (this shard no longer owns the recipient's
+    /// slot) is retried at the catch-up's pace instead of ending
+    /// ``run(catchUp:onReady:onEvent:onHandOver:)``: live events keep coming until the
+    /// shard's hand-over, each delivered once it has waited the gap filler's
+    /// ``GapFiller/Settings/maximumWait`` for a fill that cannot come
+    /// (``GapFiller/onFetchRefused(at:)``). Set by a cluster subscriber that follows the map
+    /// (it subscribes the slot's new owner).
+    var retriesWrongShard = false
 
     /// Calls `onEvent` for every fire event until the stop signal, with the event's JSON.
     /// - Parameters:
@@ -133,7 +141,15 @@ public final class SubscriberClient {
     func fetch(_ client: ControlClient, filler: inout GapFiller, deliver: ([ShardStreamEvent]) -> Void) throws {
         while true {
             let request = ControlRequest(command: .events(after: filler.fetchAfter, recipient: recipient, limit: 1000))
-            guard let result = try Self.events(client, request) else {
+            let answer: EventsResult?
+            do {
+                answer = try Self.events(client, request)
+            } catch {
+                guard retriesWrongShard, error.code == .wrongShard else { throw error }
+                filler.onFetchRefused(at: Date())
+                return
+            }
+            guard let result = answer else {
                 filler.onFetchFailed(at: Date())
                 return
             }
