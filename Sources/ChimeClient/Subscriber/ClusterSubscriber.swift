@@ -137,7 +137,6 @@ public final class ClusterSubscriber: Sendable {
         let failure = Mutex<(any Error)?>(nil)
         let ready = Atomic<Int>(0)
         let group = DispatchGroup()
-        let wake = DispatchSemaphore(value: 0)
         /// Starts `shard`'s subscriber thread; `since` is where its catch-up starts (`nil`: now).
         func start(_ shard: ShardMap.Shard, since: UInt64?, isFirst: Bool) {
             group.enter()
@@ -184,6 +183,7 @@ public final class ClusterSubscriber: Sendable {
         for shard in shards { start(shard, since: catchUp?.since[shard.id], isFirst: true) }
         if let following {
             var known = Set(shards.map(\.id))
+            let wake = DispatchSemaphore(value: 0)
             stop.onStop { wake.signal() }
             // At least 1 ms, at most a day (no overflow whatever the interval).
             let nanoseconds = min(max(following.interval.components.seconds, 0), 86_400) * 1_000_000_000
