@@ -13,6 +13,7 @@ import json
 import random
 import sys
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -345,4 +346,62 @@ def test_a_cluster_subscriber_subscribes_shards_that_join_from_seq_0():
         for each in (subscriber, one, quiet):
             each.close()
     finally:
+        context.destroy(linger=0)
+
+
+def test_a_recipient_cluster_subscriber_follows_its_slot_past_wrong_shard():
+    """A follower of the map (`map_source`, or `follow` called) retries a catch-up the source
+    refuses `wrong_shard` (the slot moved) instead of raising, and gets the new owner's events
+    from seq 0; without following, the refusal raises."""
+    context = zmq.Context()
+    two, three = even_map("moving", 2), even_map("moving", 3, epoch=2)
+    moved = next(f"r{n}" for n in range(100_000) if shard_of(two, f"r{n}") == 0 and shard_of(three, f"r{n}") == 1)
+    after_move = {"seq": 1, "firingId": "after-move", "recipient": moved}
+
+    def source(shard, req):
+        if req["after"] > 2**62:  # a subscriber learning its watermark
+            return {"ok": True, "result": {"events": [], "through": 18}}
+        return {"ok": False, "error": {"code": "wrong_shard", "message": "slot moved", "shard": 1}}
+
+    def target(shard, req):
+        return {"ok": True, "result": {"events": [after_move] if req["after"] < 1 else [], "through": 1}}
+
+    def refusals() -> int:
+        return sum(1 for each in list(served[0].requests) if each["after"] == 18)
+
+    def receive_until(subscriber, refused: int) -> list[dict]:
+        received = []
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and not (received and refusals() >= refused):
+            received += subscriber.receive(0.2)
+        return received
+
+    served = [FakeShard(context, two["shards"][0]["endpoints"]["control"], 0, source),
+              FakeShard(context, three["shards"][1]["endpoints"]["control"], 1, target)]
+    try:
+        # The idle catch-up (after 1 s) is refused before the first map read (after 1.5 s).
+        following = ClusterSubscriber(two, recipient=moved, context=context, request_timeout_s=0.5,
+                                      map_source=lambda: three, map_interval_s=1.5)
+        assert following.watermarks() == {0: 18}
+        assert receive_until(following, refused=2) == [after_move]
+        assert following.watermarks() == {0: 18, 1: 1}
+        following.close()
+
+        # A caller that reads maps itself: from its first `follow` on, refusals are retried.
+        served[0].requests.clear()
+        manual = ClusterSubscriber(two, recipient=moved, context=context, request_timeout_s=0.5)
+        assert manual.follow(three) == [1]
+        assert receive_until(manual, refused=1) == [after_move]
+        manual.close()
+
+        # The same refusal without a map to follow ends the subscription, as before.
+        served[0].requests.clear()
+        alone = ClusterSubscriber(two, recipient=moved, context=context, request_timeout_s=0.5)
+        with pytest.raises(RuntimeError, match="wrong_shard"):
+            alone.receive(5.0)
+        assert refusals() == 1
+        alone.close()
+    finally:
+        for shard in served:
+            shard.stop()
         context.destroy(linger=0)

@@ -78,6 +78,20 @@ def test_gap_filler_replays_a_restart_gap_before_newer_events():
     assert filler.watermark == jump + 1
 
 
+def test_gap_filler_releases_what_waits_after_a_refused_catch_up():
+    # The same case as GapFillerTests.aRefusedCatchUpReleasesTheWaitingEventsAfterTheWait (Swift).
+    filler = GapFiller(since=18)
+    assert filler.on_fetched([], 18, now=0.0) == []
+    assert filler.on_live({"seq": 57, "firingId": "late"}, 1.0) == [], "19…56 are not settled"
+    filler.on_fetch_failed(1.02)
+    assert filler.on_tick(10.0) == [], "an unanswered fetch starts no wait"
+    filler.on_fetch_refused(10.0)
+    assert filler.on_tick(11.99) == []
+    assert [e["seq"] for e in filler.on_tick(12.0)] == [57]
+    assert filler.watermark == 57
+    assert not filler.is_fetch_due(10.01)
+
+
 def hand_over(seq: int, source: int = 0, target: int = 2, slots=((3, 4),)) -> dict:
     return {"type": "handover", "seq": seq, "shard": source, "move": "m1", "slots": [list(r) for r in slots],
             "target": target, "mapEpoch": 2, "at": "2026-12-24T08:00:00.000Z"}

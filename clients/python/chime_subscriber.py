@@ -119,6 +119,13 @@ class GapFiller:
         """No reply (the coordinator is restarting): only paces the next attempt."""
         self.last_fetch_at = now
 
+    def on_fetch_refused(self, now: float) -> None:
+        """A catch-up refused with `wrong_shard` (the shard no longer holds the recipient's
+        slot, so no fill will come): paces the next attempt, and starts `maximum_wait_s` for
+        every waiting event, as a fetch that did not fill their gap would."""
+        self.last_fetch_at = now
+        self._mark_fetched(now)
+
     def on_tick(self, now: float) -> list[dict]:
         """Delivers the front event once it waited `maximum_wait_s` since a fetch saw it."""
         if self.watermark is None or not self.waiting:
@@ -185,11 +192,18 @@ class ChimeSubscriber:
     none), each a dict as on the wire; without a recipient also the shard's hand-over events
     (`"type": "handover"`, no `firingId`). Control requests use a fresh DEALER per attempt
     (Lazy Pirate, ZeroMQ Guide ch. 4), so a coordinator restart never wedges the client.
+
+    A catch-up refused (`wrong_shard`: the recipient's slot moved to another shard) raises
+    `RuntimeError`, unless `retries_wrong_shard`: then it is retried at the catch-up's pace and
+    the live events that wait are delivered after `maximum_wait_s` (a follower of the map,
+    such as `ClusterSubscriber` with `map_source`, subscribes the slot's new owner).
     """
 
     def __init__(self, events_endpoint: str, control_endpoint: str, recipient: str | None = None,
                  since: int | None = None, context: zmq.Context | None = None,
-                 request_timeout_s: float = 1.0, filler: GapFiller | None = None):
+                 request_timeout_s: float = 1.0, filler: GapFiller | None = None,
+                 retries_wrong_shard: bool = False):
+        self.retries_wrong_shard = retries_wrong_shard
         self.context = context or zmq.Context.instance()
         self.control_endpoint = control_endpoint
         self.recipient = recipient
@@ -246,6 +260,10 @@ class ChimeSubscriber:
                 self.filler.on_fetch_failed(now)
                 return ready
             if not reply.get("ok"):
+                error = reply.get("error")
+                if self.retries_wrong_shard and isinstance(error, dict) and error.get("code") == "wrong_shard":
+                    self.filler.on_fetch_refused(now)
+                    return ready
                 raise RuntimeError(f"events refused: {reply.get('error')}")
             result = reply["result"]
             ready += self.filler.on_fetched(result["events"], result["through"], now, result.get("handOvers"))

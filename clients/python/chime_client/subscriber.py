@@ -11,10 +11,13 @@ slot the events before a hand-over (from its `shard`) come before it and those a
 hand-over, 5 s at most).
 
 With `map_source` (a callable returning the cluster's current map, such as a `ClusterClient`'s
-`refresh_map`; None or a `ChimeError` when it cannot be read) the map is read again every `map_interval_s` inside `receive`, and each shard that
-appears later (a scaled-up cluster; with a recipient, its slot's new owner) is subscribed from
-seq 0, its whole retained history: none of a new shard's events is missed. `follow(map)` does
-the same for a map the caller read.
+`refresh_map`; None or a `ChimeError` when it cannot be read) the map is read again every
+`map_interval_s` inside `receive`, and each shard that appears later (a scaled-up cluster; with
+a recipient, its slot's new owner) is subscribed from seq 0, its whole retained history: none
+of a new shard's events is missed. `follow(map)` does the same for a map the caller read.
+A follower with a recipient takes a catch-up refused `wrong_shard` (the slot moved away) as
+"no fill from here" and retries it, instead of raising: the source's live events until its
+hand-over still arrive, and the new owner's come through the subscription the map adds.
 """
 
 from __future__ import annotations
@@ -86,6 +89,8 @@ class ClusterSubscriber:
         self.request_timeout_s = request_timeout_s
         self.map_source = map_source
         self.map_interval_s = map_interval_s
+        # Set again by `follow`: a caller that follows maps gets the slot's new owner.
+        self.retries_wrong_shard = recipient is not None and map_source is not None
         self.next_map_read = time.monotonic() + map_interval_s
         since = since or {}
         self.order = SlotOrder(shard_map) if recipient is None else None
@@ -104,11 +109,17 @@ class ClusterSubscriber:
     def _subscriber(self, shard: dict, since: int | None) -> ChimeSubscriber:
         return ChimeSubscriber(
             shard["endpoints"]["events"], shard["endpoints"]["control"], recipient=self.recipient,
-            since=since, context=self.context, request_timeout_s=self.request_timeout_s)
+            since=since, context=self.context, request_timeout_s=self.request_timeout_s,
+            retries_wrong_shard=self.retries_wrong_shard)
 
     def follow(self, shard_map: dict) -> list[int]:
         """Subscribes the shards of `shard_map` not yet subscribed (known by id), each from seq 0;
-        returns their ids. A shard that left the map stays subscribed (it sends nothing more)."""
+        returns their ids. A shard that left the map stays subscribed (it sends nothing more).
+        With a recipient, from now on a catch-up refused `wrong_shard` is retried, not raised."""
+        if self.recipient is not None and not self.retries_wrong_shard:
+            self.retries_wrong_shard = True
+            for subscriber in self.subscribers.values():
+                subscriber.retries_wrong_shard = True
         added = []
         for shard in self._shards(shard_map):
             if shard["id"] not in self.subscribers:
