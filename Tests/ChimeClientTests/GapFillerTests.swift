@@ -65,6 +65,22 @@ import Testing
         #expect(!filler.isFetchDue(at: at(10.03)))
     }
 
+    /// Before the watermark is known, a first catch-up that is refused (`wrong_shard`) or not
+    /// answered is retried once a second, not at every turn of the receive loop.
+    @Test func firstCatchUpRetriesArePacedLikeTheIdleReconciliation() {
+        var filler = GapFiller(since: nil)
+        #expect(filler.isFetchDue(at: at(0)))
+        filler.onFetchRefused(at: at(0))
+        #expect(filler.onLive(event(40), at: at(0.1)).isEmpty)
+        #expect(!filler.isFetchDue(at: at(0.99)))
+        #expect(filler.isFetchDue(at: at(1)))
+        filler.onFetchFailed(at: at(1))
+        #expect(!filler.isFetchDue(at: at(1.5)))
+        #expect(filler.isFetchDue(at: at(2)))
+        #expect(filler.watermark == nil)
+        #expect(filler.onFetched([], through: 39, at: at(2)).map(\.seq) == [40])
+    }
+
     @Test func eachFiringIDIsDeliveredOnceWhateverItsSeq() {
         var filler = GapFiller(since: 0)
         #expect(filler.onFetched([event(1, "x"), event(2, "y")], through: 2, at: at(0)).map(\.seq) == [1, 2])

@@ -92,6 +92,21 @@ def test_gap_filler_releases_what_waits_after_a_refused_catch_up():
     assert not filler.is_fetch_due(10.01)
 
 
+def test_gap_filler_paces_first_catch_up_retries_like_the_idle_reconciliation():
+    # The same case as GapFillerTests.firstCatchUpRetriesArePacedLikeTheIdleReconciliation (Swift).
+    filler = GapFiller()
+    assert filler.is_fetch_due(0.0)
+    filler.on_fetch_refused(0.0)
+    assert filler.on_live({"seq": 40, "firingId": "w"}, 0.1) == []
+    assert not filler.is_fetch_due(0.99)
+    assert filler.is_fetch_due(1.0)
+    filler.on_fetch_failed(1.0)
+    assert not filler.is_fetch_due(1.5)
+    assert filler.is_fetch_due(2.0)
+    assert filler.watermark is None
+    assert [e["seq"] for e in filler.on_fetched([], 39, now=2.0)] == [40]
+
+
 def hand_over(seq: int, source: int = 0, target: int = 2, slots=((3, 4),)) -> dict:
     return {"type": "handover", "seq": seq, "shard": source, "move": "m1", "slots": [list(r) for r in slots],
             "target": target, "mapEpoch": 2, "at": "2026-12-24T08:00:00.000Z"}

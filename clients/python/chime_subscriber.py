@@ -75,9 +75,11 @@ class GapFiller:
         return NO_SEQ_YET if self.watermark is None else self.watermark
 
     def is_fetch_due(self, now: float) -> bool:
-        if self.watermark is None:
-            return True
-        interval = self.waiting_fetch_interval_s if self.waiting else self.idle_fetch_interval_s
+        """Due `waiting_fetch_interval_s` after the last attempt while events wait, else
+        `idle_fetch_interval_s`; also before the watermark is known (the first attempt at once,
+        retries after no answer or a `wrong_shard` paced like the idle reconciliation)."""
+        waits = self.waiting and self.watermark is not None
+        interval = self.waiting_fetch_interval_s if waits else self.idle_fetch_interval_s
         return now - self.last_fetch_at >= interval
 
     def on_live(self, event: dict, now: float) -> list[dict]:

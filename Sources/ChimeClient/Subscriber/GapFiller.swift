@@ -67,10 +67,12 @@ public struct GapFiller: Sendable {
     /// that starts now, a number larger than any seq, so the reply carries only `through`.
     public var fetchAfter: UInt64 { watermark ?? UInt64(Int64.max) }
 
-    /// Whether a fetch is due at `now`.
+    /// Whether a fetch is due at `now`: `waitingFetchInterval` after the last attempt while
+    /// events wait, else `idleFetchInterval` — also before the first fetch that sets the
+    /// watermark, whose first attempt is at once and whose retries (after no answer or a
+    /// `wrong_shard`) are paced like the idle reconciliation, not sent every turn.
     public func isFetchDue(at now: Date) -> Bool {
-        guard watermark != nil else { return true }
-        let interval = waiting.isEmpty ? settings.idleFetchInterval : settings.waitingFetchInterval
+        let interval = waiting.isEmpty || watermark == nil ? settings.idleFetchInterval : settings.waitingFetchInterval
         return now.timeIntervalSince(lastFetchAt) >= interval
     }
 
