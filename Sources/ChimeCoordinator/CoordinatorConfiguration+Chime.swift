@@ -33,6 +33,7 @@ extension CoordinatorConfiguration {
         actionTimeLimit = notifications.actionTimeLimitSeconds
         truncateToMinute = notifications.truncateToMinute
         maxPendingPerRecipient = notifications.maxPendingPerRecipient > 0 ? notifications.maxPendingPerRecipient : nil
+        followsMapRegister = !configuration.cluster.register.isEmpty
         soundCheck = notifications.soundsDirectory.isEmpty ? nil : Self.soundCheck(in: notifications.soundsDirectory)
     }
 

@@ -112,6 +112,10 @@ public struct CoordinatorConfiguration: Sendable {
     public var shardMap: ShardMap?
     /// This coordinator's shard id in `shardMap`.
     public var shardID = 0
+    /// Whether the map comes from a map register (`cluster.register`): the state then judges
+    /// which data it serves only once it read the register (`adoptMapRecord`), not by the
+    /// configured map at recovery (a shard's configured slots are those of its creation).
+    public var followsMapRegister = false
     /// How long a dispatched firing may stay unacknowledged before redelivery, in seconds.
     public var leaseDuration: Double
     /// How long before its due instant a firing is handed to a worker, in seconds (0: when

@@ -1,4 +1,5 @@
 import ChimeCore
+import ChimeJournal
 import Foundation
 
 /// A change in the cluster an operator acts on, which the state notes for its service to log
@@ -19,6 +20,14 @@ public enum CoordinatorNotice: Sendable, Hashable {
     /// A stopping worker said it was leaving (`WorkerMessage.leaving`): the firings it still
     /// held (`handedBack`, the first few listed) wait for another worker at once.
     case workerLeft(WorkerID, host: String, pid: Int32, handedBack: Int, firings: [FiringID])
+    /// This shard holds `reminders` reminders (and `firings` unsettled firings) of `slots`
+    /// slots that its read of the map gives to other shards, outside any move: a journal
+    /// restored from before a move, or a hand-edited map. They are neither fired, listed nor
+    /// served here (``SlotMoveLedger/serves(slot:shard:map:)``).
+    case unservedData(reminders: Int, firings: Int, slots: Int)
+    /// The register committed a move to this shard that this shard never adopted (its
+    /// adopted slice is gone: a journal cut short): the move's reminders are lost here.
+    case moveLostAtTarget(SlotMoveID, slots: Int)
 
     /// Firing ids a `workerLost` notice lists at most.
     public static let maximumListedFirings = 5

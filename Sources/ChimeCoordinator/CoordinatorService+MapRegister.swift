@@ -100,11 +100,11 @@ extension CoordinatorService {
 
 extension SlotMoveStep {
     /// Whether `CoordinatorState.moveStep` decides this step on the map record
-    /// (`begin`, `follow` and `release` pass it on to the source's or target's rules).
+    /// (`begin` and `follow` pass it on to the source's or target's rules).
     var readsMapRecord: Bool {
         switch self {
-        case .begin, .follow, .release: true
-        case .status, .pause, .export, .import, .complete: false
+        case .begin, .follow: true
+        case .status, .pause, .export, .import: false
         }
     }
 }

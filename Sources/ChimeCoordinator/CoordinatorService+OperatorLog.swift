@@ -49,6 +49,14 @@ extension CoordinatorService {
                 ]
                 if !firings.isEmpty { details["firings"] = .string(firings.map(\.text).joined(separator: ",")) }
                 logger.info("worker left", details)
+            case .unservedData(let reminders, let firings, let slots):
+                logger.warning(
+                    "holding data of slots the map gives to other shards, outside any move: not fired, listed or served here",
+                    ["reminders": .int(reminders), "firings": .int(firings), "slots": .int(slots)])
+            case .moveLostAtTarget(let id, let slots):
+                logger.error(
+                    "the map register committed a move this shard never adopted (its journal lost the adopted slice): the reminders of its slots are lost",
+                    ["move": "\(id.rawValue)", "slots": .int(slots)])
             }
         }
         var redelivered: (count: Int, examples: [String]) = (0, [])

@@ -10,8 +10,10 @@ import ZeroMQ
 /// `JournalWriter.noSpaceRetryInterval` (see `JournalWriter`); the loop notices through the
 /// writer's status and, until a write succeeds again:
 /// - refuses every request that would change something (`ControlRequest.isMutating`), and
-///   `snapshot`, `compact` and `store`, with `store_full` — except a retry of a request
-///   already applied (same `requestId`), whose remembered reply waits for its entries;
+///   `snapshot`, `compact`, `store` and every slot-move step (`move`, its `status` included:
+///   a mover must never act on a fact that is not durable, such as a slice this shard adopted
+///   in memory only), with `store_full` — except a retry of a request already applied (same
+///   `requestId`), whose remembered reply waits for its entries;
 /// - answers reads at once from the live state (`list`, `status`, `events`, …), which may
 ///   show the changes whose entries wait to be written;
 /// - keeps firing and taking acknowledgements: their entries queue behind the others, and
@@ -27,7 +29,7 @@ extension CoordinatorService {
     /// journal (a refusal, or a read answered at once through `immediateReplies`); `nil`
     /// for a request that takes the ordinary path (a retried request already applied).
     func answerWhileStoreFull(_ request: ControlRequest, from client: ClientAddress) -> [CoordinatorDirective]? {
-        let isStoreOperation = [.snapshot, .compact, .store].contains(request.operation)
+        let isStoreOperation = [.snapshot, .compact, .store, .move].contains(request.operation)
         if request.isMutating || isStoreOperation {
             if request.isMutating, let requestId = request.requestId, state.requestLog.reply(to: client.requestLogKey(requestId)) != nil {
                 return nil

@@ -63,8 +63,8 @@ extension CoordinatorState {
     /// fold, which re-arms it at its next occurrence or disarms it (a `fireAll` catch-up's next
     /// missed occurrence may then come up again in the same turn, within the budget).
     mutating func fireDue(at now: Date, budget: Int, directives: inout [CoordinatorDirective]) {
-        if durable.moves.hasHandedOver {
-            fireDueAroundHandedOverSlots(at: now, budget: budget, directives: &directives)
+        if isServingRestricted {
+            fireDueAroundUnservedSlots(at: now, budget: budget, directives: &directives)
             return
         }
         var taken = 0

@@ -8,46 +8,119 @@ extension CoordinatorState {
     /// becomes the one requests are routed by (`wrong_shard` names its owners) and the `map`
     /// op answers, and the moves open and decided in it are what the move steps read.
     /// A record older than the one held (a lower version), or whose map does not name this
-    /// shard, changes nothing.
+    /// shard, changes nothing. A map that gives away slots this shard holds data of outside
+    /// any move it sends is noted (``CoordinatorNotice/unservedData(reminders:firings:slots:)``):
+    /// that data is neither fired, listed nor served from here on.
     /// - Returns: whether the record was taken.
     @discardableResult
     public mutating func adoptMapRecord(_ record: SlotMapRecord) -> Bool {
         guard record.version >= (mapRecord?.version ?? 0), record.map.shard(id: configuration.shardID) != nil else { return false }
+        let previous = configuration.shardMap
+        let isFirstRecord = mapRecord == nil
         mapRecord = record
         if !durable.moves.isIdle { isMoveFollowDue = true }
-        if configuration.shardMap != record.map {
+        if previous != record.map {
             configuration.shardMap = record.map
             ownership = ShardOwnership(map: record.map, shardID: configuration.shardID)
+            if !isFirstRecord && mayHoldUnservedData(previous: previous) { findUnservedData() }
         }
+        // The first record read decides what a recovered state serves (its configured map
+        // may be older than the register's).
+        if isFirstRecord { findUnservedData() }
         return true
     }
 
+    /// Whether a map change can leave this shard holding data it no longer serves: it lost
+    /// a slot that no move it sends covers (a move's own slots are released with it).
+    private func mayHoldUnservedData(previous: ShardMap?) -> Bool {
+        if hasUnservedData { return true }
+        guard let map = configuration.shardMap, !ownership.ownsEverySlot else { return false }
+        let shard = configuration.shardID
+        for slot in 0..<map.slotCount where previous.map({ $0.ownerID(ofSlot: slot) == shard }) ?? true {
+            if map.ownerID(ofSlot: slot) != shard && !durable.moves.isMoving(slot: slot) { return true }
+        }
+        return false
+    }
+
+    /// Sets ``hasUnservedData`` from a walk of what this state holds (O(reminders + unsettled
+    /// firings): at recovery without a map register, at the first register read, and on a
+    /// map change that took slots away outside a move), noting what it found; the waiting
+    /// line is rebuilt from the unsettled firings not in flight that this shard serves, so a
+    /// firing set aside under an older map waits again under a map that gives it back.
+    mutating func findUnservedData() {
+        let wasUnserved = hasUnservedData
+        hasUnservedData = false
+        defer { if wasUnserved || hasUnservedData { rebuildWaitingLine() } }
+        guard !ownership.ownsEverySlot || !durable.moves.isIdle, let map = configuration.shardMap else { return }
+        var slots = Set<Int>()
+        var reminders = 0
+        var firings = 0
+        let moves = durable.moves
+        let shard = configuration.shardID
+        var served: [RecipientID: Bool] = [:]
+        func isUnserved(_ recipient: RecipientID) -> Bool {
+            if let known = served[recipient] { return !known }
+            let slot = map.slot(of: recipient)
+            // A slot of a move in progress is the move's business (released, dropped or merged with it).
+            let serves = moves.isMoving(slot: slot) || moves.serves(slot: slot, shard: shard, map: map)
+            served[recipient] = serves
+            if !serves { slots.insert(slot) }
+            return !serves
+        }
+        for key in durable.schedule.entries.keys where isUnserved(key.recipient) { reminders += 1 }
+        for firingId in durable.deliveries.unsettled.keys where isUnserved(firingId.recipient) { firings += 1 }
+        guard reminders + firings > 0 else { return }
+        hasUnservedData = true
+        note(.unservedData(reminders: reminders, firings: firings, slots: slots.count))
+    }
+
+    /// The waiting line anew: every unsettled firing not in flight that this shard hands to
+    /// workers (``SlotMoveLedger/dispatches(slot:shard:map:)``), oldest due first.
+    mutating func rebuildWaitingLine() {
+        let state = self
+        waiting = RingQueue(
+            unsettled.values.filter { state.inFlight[$0.firing.firingId] == nil && state.dispatches($0.firing.recipient) }
+                .sorted { ($0.firing.dueAt, $0.firing.firingId) < ($1.firing.dueAt, $1.firing.firingId) })
+    }
+
+    /// Whether this shard serves `recipient`: fires its occurrences, dispatches its firings
+    /// and lists its reminders (``SlotMoveLedger/serves(slot:shard:map:)``). Every recipient
+    /// when this shard owns every slot and no move is in progress.
+    func serves(_ recipient: RecipientID) -> Bool {
+        guard !ownership.ownsEverySlot || !durable.moves.isIdle, let map = configuration.shardMap else { return true }
+        return durable.moves.serves(slot: map.slot(of: recipient), shard: configuration.shardID, map: map)
+    }
+
+    /// Whether this shard hands `recipient`'s unsettled firings to workers
+    /// (``SlotMoveLedger/dispatches(slot:shard:map:)``).
+    func dispatches(_ recipient: RecipientID) -> Bool {
+        guard !ownership.ownsEverySlot || !durable.moves.isIdle, let map = configuration.shardMap else { return true }
+        return durable.moves.dispatches(slot: map.slot(of: recipient), shard: configuration.shardID, map: map)
+    }
+
+    /// Whether some data held here is not served now (a handed-over move, or data of slots
+    /// the map gave away): firing then walks the due entries and skips them.
+    var isServingRestricted: Bool { hasUnservedData || durable.moves.hasHandedOver }
+
     /// Follows the register's outcomes without waiting for the mover: a target journals
-    /// `committed` (and serves the slots) or `dropped`, a source `resumed`, as soon as its
-    /// read of the register shows the outcome.
+    /// `committed` (and serves the slots) or `dropped`, a source `released` or `resumed`, as
+    /// soon as its read of the register shows the outcome.
     mutating func followMapRecord(at now: Date, directives: inout [CoordinatorDirective]) {
         isMoveFollowDue = false
         guard let record = mapRecord else { return }
-        for outgoing in durable.moves.outgoing.values.sorted(by: { $0.move.id < $1.move.id }) {
-            if let entry = SlotMoveSource.follow(outgoing, record: record, at: now) { self.record(.slotMove(entry), into: &directives) }
-        }
-        for incoming in durable.moves.incoming.values.sorted(by: { $0.move.id < $1.move.id }) {
-            if let entry = SlotMoveTarget.follow(incoming, record: record, at: now) {
-                self.record(.slotMove(entry), into: &directives)
-                if case .committed = entry { queueAdoptedFirings(of: incoming.move) }
-            }
-        }
+        let ids = Set(durable.moves.outgoing.keys).union(durable.moves.incoming.keys).sorted()
+        for id in ids where record.outcomes[id] != nil { followMove(id, record: record, at: now, directives: &directives) }
     }
 
-    /// `fireDue` while a move this shard sends is handed over: the slots' occurrences stay
-    /// armed (the target fires them from the cut on; the source deletes them at the release)
-    /// but are not taken, so the due occurrences of other slots are found by a walk of the
-    /// timer's due entries (`TimerQueue.due`: O(due), only between a hand-over and its release).
-    mutating func fireDueAroundHandedOverSlots(at now: Date, budget: Int, directives: inout [CoordinatorDirective]) {
-        let moves = durable.moves
+    /// `fireDue` while some data held here is not served (``isServingRestricted``): the
+    /// unserved occurrences stay armed (a handed-over move's are fired by the target from the
+    /// cut on and deleted here at the release) but are not taken, so the due occurrences of
+    /// other slots are found by a walk of the timer's due entries (`TimerQueue.due`: O(due)).
+    mutating func fireDueAroundUnservedSlots(at now: Date, budget: Int, directives: inout [CoordinatorDirective]) {
         // The due entries alone (a walk of the heap's top), not every deadline: at 500,000
         // reminders a shard, copying all of them each turn stalled the loop 1.6–4.5 s a turn.
-        let due = schedule.due(at: now, limit: budget) { moves.mayFire(for: $0.recipient) }
+        let state = self
+        let due = schedule.due(at: now, limit: budget) { state.serves($0.recipient) }
         for (id, _) in due {
             guard let entry = entries[id], let occurrence = entry.next else { continue }
             takeOccurrence(occurrence, of: id, reminder: entry.reminder, at: now, directives: &directives)

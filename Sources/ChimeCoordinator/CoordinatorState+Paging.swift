@@ -43,6 +43,9 @@ extension CoordinatorState {
         let budget = max(Self.maximumExaminedPerPage, 2 * pageSize)
         // Only a userInfo match needs the reminder decoded; ids and recipient are on the key.
         let isMatching = !(filter.match?.isEmpty ?? true)
+        // A handed-over slot's reminders are the target's to list; data of slots the map gave
+        // away outside a move is listed by no one.
+        let isRestricted = isServingRestricted
         // Named ids without a recipient name every recipient's reminder of that id.
         let candidates = filter.ids.map { durable.keys(named: Array(Set($0)).sorted(), of: filter.recipient, after: after) }
             ?? AnySequence(reminderIndex.keys(after: after))
@@ -55,6 +58,7 @@ extension CoordinatorState {
             lastExamined = key
             guard let entry = entries[key], client?.sees(entry.recipient) ?? true else { continue }
             if let recipient = filter.recipient, entry.recipient != recipient { continue }
+            if isRestricted && !serves(entry.recipient) { continue }
             let reported = reported(key, entry, at: now)
             guard includeInactive || reported.state == .pending else { continue }
             if isMatching && !filter.matches(entry.reminder) { continue }

@@ -10,17 +10,17 @@ extension CoordinatorState {
     ///
     /// Dispatch does not wait for the journal, so a firing handed out just before a crash may
     /// have no durable `fired` entry: its occurrence is then a misfire like any other due
-    /// while the coordinator was down (fired late, same firing id, under `fireOnce`). A
-    /// firing held for a slot move's source (``SlotMoveLedger/mayDispatch(_:)``) waits for
-    /// the source's settlement instead.
+    /// while the coordinator was down (fired late, same firing id, under `fireOnce`). Data of
+    /// slots the map gave away outside a move is neither redelivered nor fired
+    /// (``findUnservedData()``, here without a map register, else at its first read).
     public mutating func finishRecovery(at now: Date) {
         recoveredAt = now
         nextEventSeq = max(nextEventSeq, eventSeqReserved.saturatingAdding(1))
-        // A firing a move's source dispatched before the cut settles there, not here.
-        let moves = durable.moves
-        let line = unsettled.values.filter { inFlight[$0.firing.firingId] == nil && moves.mayDispatch($0.firing.firingId) }
+        let line = unsettled.values.filter { inFlight[$0.firing.firingId] == nil }
             .sorted { ($0.firing.dueAt, $0.firing.firingId) < ($1.firing.dueAt, $1.firing.firingId) }
         waiting.append(contentsOf: line)
+        // With a map register, the first read of it decides (`adoptMapRecord`).
+        if !configuration.followsMapRegister { findUnservedData() }
     }
 
     /// The durable state as a snapshot payload taken at `now` (``DurableState``'s encoding).

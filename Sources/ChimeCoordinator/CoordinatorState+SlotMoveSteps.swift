@@ -7,10 +7,11 @@ import Foundation
 /// `SlotMoveSource` or `SlotMoveTarget`, journaled as `JournalEntry.slotMove` and answered
 /// with the shard's ``SlotMoveStatus``. Operator role only (the role table leaves `move` to it).
 ///
-/// What travels is the slots' slice (no journal entries): the source exports its current
-/// slice each time, and carries the hand-over only once nothing of the slots is unsettled
-/// there, so the target adopts a complete slice and no firing is held for the source (the
-/// tail is empty). Every step is idempotent; a repeated one changes nothing.
+/// What travels is the slots' final slice, cut at the hand-over once nothing of the slots is
+/// unsettled on the source, so the target adopts a complete slice and nothing about the slots
+/// happens on the source afterwards. Every step is idempotent; a repeated one changes nothing.
+/// The service sends each answer once every entry journaled before it is durable, and
+/// refuses every step while its store is full, so a mover only ever sees durable facts.
 extension CoordinatorState {
     mutating func moveStep(_ stepName: String, body: Data, at now: Date, directives: inout [CoordinatorDirective]) -> ControlOutcome {
         guard let step = SlotMoveStep(rawValue: stepName) else {
@@ -38,6 +39,12 @@ extension CoordinatorState {
                 else {
                     return .failed(WireError(.unavailable, "\(move) is not open in map register version \(register.version) here"))
                 }
+                if move.target == shard, durable.moves.incoming[move.id] == nil,
+                    let blocking = SlotMoveTarget.blockingMove(for: move, ledger: durable.moves)
+                {
+                    return .failed(WireError(
+                        .unavailable, "shard \(shard) still sends \(blocking); it releases those slots once it reads the register's outcome"))
+                }
                 if let entry = SlotMoveSource.start(move, shard: shard, ledger: durable.moves, record: register, at: now)
                     ?? SlotMoveTarget.start(move, shard: shard, ledger: durable.moves, record: register, at: now)
                 {
@@ -47,48 +54,25 @@ extension CoordinatorState {
                 guard let id = call.moveId, let outgoing = durable.moves.outgoing[id] else { return notHere(call.moveId, "sends") }
                 let milliseconds = min(60_000, max(1, call.pauseMilliseconds ?? 200))
                 movePauses[id] = now.addingTimeInterval(Double(milliseconds) / 1000)
-                if let entry = SlotMoveSource.handOver(outgoing, state: durable, isPaused: true, journalEnd: 1, at: now) {
+                if let entry = SlotMoveSource.handOver(outgoing, state: durable, isPaused: true, at: now) {
                     record(.slotMove(entry), into: &directives)
                 }
             case .export:
                 guard let id = call.moveId, let outgoing = durable.moves.outgoing[id] else { return notHere(call.moveId, "sends") }
-                if call.finalOnly != true || canHandOverFinally(outgoing) { shipment = exportShipment(outgoing).wire }
+                shipment = SlotMoveSource.shipment(for: outgoing, state: durable)?.wire
             case .import:
                 guard let wire = call.shipment else { return .failed(WireError(.invalidArgument, "import needs a shipment", field: "body")) }
+                guard durable.moves.incoming[wire.moveId] != nil else { return notHere(wire.moveId, "receives") }
                 let received: SlotMoveShipment
                 do throws(WireError) {
                     received = try SlotMoveShipment(wire, settings: durable.settings)
                 } catch {
                     return .failed(error)
                 }
-                var staging = moveStaging[wire.moveId]
-                let entries = SlotMoveTarget.receive(received, ledger: durable.moves, staging: &staging, at: now)
-                moveStaging[wire.moveId] = staging
-                for entry in entries { record(.slotMove(entry), into: &directives) }
+                if let entry = SlotMoveTarget.receive(received, ledger: durable.moves) { record(.slotMove(entry), into: &directives) }
             case .follow:
                 guard let id = call.moveId else { return notHere(nil, "takes part in") }
-                if let outgoing = durable.moves.outgoing[id], let entry = SlotMoveSource.follow(outgoing, record: register, at: now) {
-                    record(.slotMove(entry), into: &directives)
-                }
-                if let incoming = durable.moves.incoming[id], let entry = SlotMoveTarget.follow(incoming, record: register, at: now) {
-                    record(.slotMove(entry), into: &directives)
-                    if case .committed = entry { queueAdoptedFirings(of: incoming.move) }
-                }
-            case .release:
-                guard let id = call.moveId, let outgoing = durable.moves.outgoing[id] else { return notHere(call.moveId, "sends") }
-                if let entry = SlotMoveSource.release(
-                    outgoing, state: durable, record: register, receipt: call.receipt, lastSlotEntry: 0, eventSeq: nextEventSeq, at: now)
-                {
-                    takeEventSeq(into: &directives)
-                    record(.slotMove(entry), into: &directives)
-                    if let event = durable.moves.handOvers.last, event.move == id.rawValue { directives.append(.publish(.handOver(event))) }
-                }
-            case .complete:
-                guard let id = call.moveId else { return notHere(nil, "receives") }
-                var staging = moveStaging[id]
-                for entry in SlotMoveTarget.receive(SlotMoveSource.releasedNotice(id, journalEnd: 0), ledger: durable.moves, staging: &staging, at: now) {
-                    record(.slotMove(entry), into: &directives)
-                }
+                followMove(id, record: register, at: now, directives: &directives)
             }
         }
         forgetEndedMoves()
@@ -99,6 +83,31 @@ extension CoordinatorState {
 
     private func notHere(_ id: SlotMoveID?, _ role: String) -> ControlOutcome {
         .failed(WireError(.notFound, "shard \(configuration.shardID) \(role) no move \(id?.rawValue ?? "(no moveId)")", field: "body"))
+    }
+
+    /// Follows the register's outcome of move `id` on this shard (``SlotMoveSource/follow(_:record:eventSeq:at:)``
+    /// and ``SlotMoveTarget/follow(_:record:at:)``): a source releases (and publishes the
+    /// hand-over event) or resumes, a target commits and completes, or drops.
+    mutating func followMove(_ id: SlotMoveID, record register: SlotMapRecord, at now: Date, directives: inout [CoordinatorDirective]) {
+        if let outgoing = durable.moves.outgoing[id],
+            let entry = SlotMoveSource.follow(outgoing, record: register, eventSeq: nextEventSeq, at: now)
+        {
+            if case .released = entry { takeEventSeq(into: &directives) }
+            record(.slotMove(entry), into: &directives)
+            if case .released = entry, let event = durable.moves.handOvers.last, event.move == id.rawValue {
+                directives.append(.publish(.handOver(event)))
+            }
+        }
+        if let incoming = durable.moves.incoming[id] {
+            let entries = SlotMoveTarget.follow(incoming, record: register, at: now)
+            if !incoming.isAdopted, entries.contains(where: { if case .dropped = $0 { true } else { false } }),
+                case .committed? = register.outcomes[id]
+            {
+                note(.moveLostAtTarget(id, slots: incoming.move.slots.count))
+            }
+            for entry in entries { record(.slotMove(entry), into: &directives) }
+            if entries.contains(where: { if case .committed = $0 { true } else { false } }) { queueAdoptedFirings(of: incoming.move) }
+        }
     }
 
     /// Takes the next seq of this shard's event stream (``nextEventSeq``, which the entry about
@@ -112,38 +121,17 @@ extension CoordinatorState {
         nextEventSeq.saturatingIncrement()
     }
 
-    /// The source's shipment now: the slots' slice; the hand-over once made and nothing of
-    /// the slots is unsettled here (the slice is then final).
-    func exportShipment(_ outgoing: SlotMoveLedger.Outgoing) -> SlotMoveShipment {
-        let slice = durable.slice(where: outgoing.move.covers)
-        let through = outgoing.handedOverThrough ?? 0
-        var handOver: SlotMoveShipment.HandOver?
-        if let cut = outgoing.cut, slice.deliveries.unsettled.isEmpty { handOver = SlotMoveShipment.HandOver(cut: cut, through: through) }
-        return SlotMoveShipment(
-            moveID: outgoing.move.id, slice: slice, after: through, entries: [], through: through, handOver: handOver, isReleased: false)
-    }
-
-    /// Whether an export now would carry the hand-over: handed over, and nothing of the slots
-    /// unsettled here (a look at the firings in flight, not a cut of the slice).
-    func canHandOverFinally(_ outgoing: SlotMoveLedger.Outgoing) -> Bool {
-        outgoing.cut != nil && !durable.deliveries.unsettled.keys.contains { outgoing.move.covers($0.recipient) }
-    }
-
     /// After a commit: the merged slice's unsettled firings (none when the source handed over
     /// a settled slice) wait for a worker here.
     mutating func queueAdoptedFirings(of move: SlotMove) {
-        let moves = durable.moves
-        let adopted = unsettled.values.filter {
-            move.covers($0.firing.recipient) && inFlight[$0.firing.firingId] == nil && moves.mayDispatch($0.firing.firingId)
-        }
+        let adopted = unsettled.values.filter { move.covers($0.firing.recipient) && inFlight[$0.firing.firingId] == nil }
         waiting.append(contentsOf: adopted.sorted { ($0.firing.dueAt, $0.firing.firingId) < ($1.firing.dueAt, $1.firing.firingId) })
     }
 
-    /// Drops the volatile pauses and staging of moves no longer in progress here.
+    /// Drops the volatile pauses of moves no longer sent from here.
     private mutating func forgetEndedMoves() {
         let moves = durable.moves
         movePauses = movePauses.filter { moves.outgoing[$0.key] != nil }
-        moveStaging = moveStaging.filter { moves.incoming[$0.key] != nil }
     }
 
     /// This shard's view for a mover.
@@ -154,16 +142,13 @@ extension CoordinatorState {
         var unsettledCounts: [String: Int] = [:]
         for move in durable.moves.outgoing.values.map(\.move) + durable.moves.incoming.values.map(\.move) {
             if countingReminders {
-                let staged = durable.moves.incoming[move.id].flatMap { $0.slice ?? moveStaging[move.id]?.slice }
-                reminders[move.id.rawValue] = staged?.reminderCount
+                reminders[move.id.rawValue] = durable.moves.incoming[move.id]?.slice?.reminderCount
                     ?? durable.schedule.entries.keys.reduce(0) { $0 + (move.covers($1.recipient) ? 1 : 0) }
             }
             unsettledCounts[move.id.rawValue] = durable.deliveries.unsettled.keys.reduce(0) { $0 + (move.covers($1.recipient) ? 1 : 0) }
         }
         return SlotMoveStatus(
             shard: configuration.shardID, mapEpoch: configuration.shardMap?.mapEpoch ?? 1, registerVersion: mapRecord?.version,
-            reminders: durable.reminderCount, ledger: record,
-            receipts: durable.moves.incoming.keys.sorted().compactMap { SlotMoveTarget.receipt(for: $0, ledger: durable.moves, staging: moveStaging[$0]) },
-            slotReminders: reminders, slotUnsettled: unsettledCounts, shipment: nil)
+            reminders: durable.reminderCount, ledger: record, slotReminders: reminders, slotUnsettled: unsettledCounts, shipment: nil)
     }
 }

@@ -127,11 +127,13 @@ public struct CoordinatorState: Sendable {
     /// Volatile write pauses of the moves this shard sends (until when, UTC), by move: set by
     /// the mover's pause request, lost in a crash (the mover asks again).
     var movePauses: [SlotMoveID: Date] = [:]
-    /// Volatile staging of the moves this shard receives (before adoption), by move.
-    var moveStaging: [SlotMoveID: SlotMoveStaging] = [:]
     /// Whether a newer register record was adopted while moves are in progress here: the
     /// next tick follows its outcomes (`followMapRecord`).
     var isMoveFollowDue = false
+    /// Whether this state holds data of slots its map gives to other shards outside any move
+    /// (derived by `findUnservedData` at recovery and on a map change): such data is neither
+    /// fired, dispatched nor listed (`serves(_:)`).
+    var hasUnservedData = false
     /// Cancels by filter still walking, oldest first (volatile: a crash loses the walk; the
     /// request was not answered, so its client retries).
     var bulkCancels: [BulkCancel] = []
@@ -234,7 +236,7 @@ public struct CoordinatorState: Sendable {
         // Ahead of the due instant by half the lead and more: each wake hands over what falls
         // due within the lead, so the wake-ups come about twice a lead, not once a firing.
         let nextHandOver = schedule.nextDeadline.map { $0.addingTimeInterval(-configuration.dispatchLead / 2) }
-        let scheduleWake = durable.moves.hasHandedOver
+        let scheduleWake = isServingRestricted
             ? nextHandOver.map { max($0, elapsedWall.addingTimeInterval(0.05)) } : nextHandOver
         var wake = [isScheduleBacklogged ? nil : scheduleWake, leases.first.map { wallClock(at: $0.expiresAt) },
                     jobLeases.nextDeadline, nags.nextDeadline]

@@ -79,7 +79,6 @@ extension JournalEntry {
         case .badgeSet(let recipient, _, _): subjects.recipients.insert(recipient)
         case .acted(let job, _): firing(job.firingId)
         case .answered(let requestId, _, _, _): subjects.requests.insert(requestId)
-        case .slotMove(.tailApplied(_, let entries, _)): for entry in entries { subjects.formUnion(entry.subjects) }
         case .actionFinished, .jobLeaseExpired, .seqReserved, .started, .slotMove: break
         }
         return subjects

@@ -5,7 +5,7 @@ import Foundation
 import Testing
 
 /// `JournalEntry.slotMove` through the journal codec: every step round-trips in its JSON
-/// encoding, a tail names its entries' subjects, and damaged payloads are refused with the
+/// encoding, entries of earlier versions decode, and damaged payloads are refused with the
 /// codec's errors, never a trap.
 @Suite struct SlotMoveEntryCodecTests {
     let codec = JournalEntryCodec()
@@ -13,12 +13,10 @@ import Testing
 
     var steps: [SlotMoveEntry] {
         let move = SlotMove(id: SlotMoveID("m-7"), slots: [3, 9, 100], source: 0, target: 2, slotCount: 1024)
-        let key = ReminderKey("r1", of: "alice")
         return [
-            .migrating(move, at: instant), .handedOver(move.id, cut: instant, through: 41), .resumed(move.id, at: instant),
+            .migrating(move, at: instant), .handedOver(move.id, cut: instant), .resumed(move.id, at: instant),
             .released(move.id, at: instant), .released(move.id, at: instant, eventSeq: 812, mapEpoch: 3), .importing(move, at: instant),
-            .adopted(move.id, slice: Data([4, 0, 1, 2, 255]), through: 41, cut: instant),
-            .tailApplied(move.id, [.cancelled([key], at: instant), .fired(key, dueAt: instant, next: nil, late: false, at: instant)], through: 44),
+            .adopted(move.id, slice: Data([4, 0, 1, 2, 255]), cut: instant),
             .committed(move.id, mapEpoch: 3), .completed(move.id, at: instant), .dropped(move.id, at: instant),
         ]
     }
@@ -31,12 +29,36 @@ import Testing
         }
     }
 
-    @Test func aTailNamesItsEntriesSubjectsAndOtherStepsNone() {
-        let subjects = codec.subjects(of: .slotMove(steps[7]))
-        #expect(subjects["reminders"] == ["alice/r1"])
-        #expect(subjects["firings"].count == 1)
-        #expect(codec.subjects(of: .slotMove(steps[0]))["reminders"].isEmpty)
-        #expect(!JournalEntry.slotMove(steps[7]).hasLegacyIdentities)
+    @Test func noStepNamesSubjects() {
+        for step in steps {
+            #expect(codec.subjects(of: .slotMove(step))["reminders"].isEmpty)
+            #expect(codec.subjects(of: .slotMove(step))["firings"].isEmpty)
+        }
+    }
+
+    /// The JSON of every step is the synthesized form earlier versions wrote, so their journals
+    /// read and an entry looks the same in either.
+    @Test func stepsKeepTheirEarlierJSON() throws {
+        let encoded = try codec.encode(.slotMove(.handedOver(SlotMoveID("m-7"), cut: instant)))
+        let earlier = Data(#"{"slotMove":{"_0":{"handedOver":{"_0":"m-7","cut":821692800}}}}"#.utf8)
+        let decoded = try JSONSerialization.jsonObject(with: Data(encoded.bytes)) as? NSDictionary
+        #expect(decoded == (try JSONSerialization.jsonObject(with: earlier) as? NSDictionary))
+    }
+
+    /// `handedOver` and `adopted` of earlier versions carried a journal sequence (`through`),
+    /// always a constant: it is ignored.
+    @Test func stepsWithTheJournalSequenceOfEarlierVersionsDecode() throws {
+        let handedOver = Array(#"{"slotMove":{"_0":{"handedOver":{"_0":"m-7","cut":821692800,"through":1}}}}"#.utf8)
+        #expect(try codec.decode(handedOver[...], encoding: JournalEntryCodec.jsonEncoding) == .slotMove(.handedOver(SlotMoveID("m-7"), cut: instant)))
+        let adopted = Array(#"{"slotMove":{"_0":{"adopted":{"_0":"m-7","slice":"BAABAv8=","through":0,"cut":821692800}}}}"#.utf8)
+        #expect(
+            try codec.decode(adopted[...], encoding: JournalEntryCodec.jsonEncoding)
+                == .slotMove(.adopted(SlotMoveID("m-7"), slice: Data([4, 0, 1, 2, 255]), cut: instant)))
+        let tail = Array(#"{"slotMove":{"_0":{"tailApplied":{"_0":"m-7","_1":[],"through":3}}}}"#.utf8)
+        let refused = #expect(throws: JournalError.self) { try codec.decode(tail[...], encoding: JournalEntryCodec.jsonEncoding) }
+        #expect(refused?.code == .undecodableEntry)
+        let twoSteps = Array(#"{"slotMove":{"_0":{"resumed":{"_0":"m","at":0},"dropped":{"_0":"m","at":0}}}}"#.utf8)
+        #expect(throws: JournalError.self) { try codec.decode(twoSteps[...], encoding: JournalEntryCodec.jsonEncoding) }
     }
 
     /// A `released` of an earlier version (no hand-over event) still decodes, with none.
@@ -47,7 +69,7 @@ import Testing
     }
 
     @Test func garbageIsRefusedWithTheCodecsErrors() throws {
-        let good = Array(try codec.encode(.slotMove(steps[7])).bytes)
+        let good = Array(try codec.encode(.slotMove(steps[6])).bytes)
         // Every prefix, and every payload with one byte changed, decodes or throws a JournalError.
         for length in 0..<good.count {
             #expect(throws: JournalError.self) { try codec.decode(good[..<length], encoding: JournalEntryCodec.jsonEncoding) }

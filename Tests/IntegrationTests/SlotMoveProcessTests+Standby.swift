@@ -152,8 +152,8 @@ extension SlotMoveProcessTests {
     }
 
     /// The coordinator's part in the moves in progress there, by its `move` status: a source
-    /// "migrating" or "handed over", a target "importing", "staged" (a slice in memory only),
-    /// "adopted" or "committed"; "idle" with no move in progress, "?" without an answer.
+    /// "migrating" or "handed over", a target "importing", "adopted" or "committed"; "idle"
+    /// with no move in progress, "?" without an answer.
     static func phase(of endpoint: String) -> String {
         guard let client = try? ControlClient(endpoint: endpoint, timeout: .milliseconds(500), retries: 0),
             let reply = try? client.send(ControlRequest(command: .move(step: "status", body: Data())), expecting: MoveStepResult.self),
@@ -162,8 +162,7 @@ extension SlotMoveProcessTests {
         let sent = status.ledger.outgoing.map { $0.cut == nil ? "migrating" : "handed over" }
         let received = status.ledger.incoming.map { incoming in
             if incoming.isCommitted { return "committed" }
-            if incoming.cut != nil { return "adopted" }
-            return status.receipts.contains { $0.moveID == incoming.move.id && $0.through != nil } ? "staged" : "importing"
+            return incoming.cut != nil ? "adopted" : "importing"
         }
         return (sent + received).isEmpty ? "idle" : (sent + received).joined(separator: "+")
     }

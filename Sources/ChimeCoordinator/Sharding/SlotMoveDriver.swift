@@ -60,11 +60,12 @@ extension SlotMapRegisterConfigMap: SlotMapRegistering {}
 
 /// The mover as a process: repeats `SlotMover.nextStep` over the register and the two
 /// shards' answers and carries each step out (register writes, `move` ops), until the move
-/// is decided and both shards followed it (source `released` and target `completed`, or
-/// source `resumed` / never started and target `dropped` / never started). It keeps nothing
-/// of its own, so a rerun after it was killed continues (or aborts past the deadline).
+/// is decided and both shards followed it (neither holds it in progress any more: the source
+/// released or resumed, the target completed or dropped), or its time is up. It keeps
+/// nothing of its own, so a rerun after it was killed continues (or aborts past the deadline).
 public struct SlotMoveDriver {
-    /// Sends one step to a shard and returns its status; throws when the shard does not answer.
+    /// Sends one step to a shard and returns its status; throws when the shard does not answer
+    /// or refuses (`store_full`, `forbidden`, …).
     public typealias Send = (_ shard: Int, _ step: SlotMoveStep, _ call: SlotMoveCall) throws -> SlotMoveStatus
 
     /// What the driver reports after each round.
@@ -73,6 +74,30 @@ public struct SlotMoveDriver {
         public var step: SlotMoverStep
         /// Reminders of the slots on the source when the move began (its status), if known.
         public var reminders: Int?
+        /// Per shard that did not answer its last step, why.
+        public var refusals: [Int: String]
+    }
+
+    /// How a move ended for the driver.
+    public struct Result: Sendable, Equatable {
+        /// The register's outcome.
+        public var outcome: SlotMoveOutcome
+        /// Per shard that had not followed the outcome when the driver gave up, why (its last
+        /// refusal, or that it still held the move); empty when both followed. A shard that
+        /// has not followed does so by itself at its next read of the register.
+        public var unsettled: [Int: String]
+        /// Whether both shards followed the outcome.
+        public var isSettled: Bool { unsettled.isEmpty }
+    }
+
+    /// What one round did.
+    public enum Round: Sendable {
+        /// A step was carried out (or tried): go on at once.
+        case acted(SlotMoverStep)
+        /// Nothing could be done: wait a moment before the next round.
+        case idle(SlotMoverStep)
+        /// The move is decided and settled, or out of time.
+        case finished(Result)
     }
 
     let register: any SlotMapRegistering
@@ -81,6 +106,9 @@ public struct SlotMoveDriver {
     public var idle: TimeInterval = 0.02
     /// How long the source refuses the slots' writes while it hands over, in seconds.
     public var pause: TimeInterval = 0.2
+    /// How long, after the move was decided, the driver still waits for both shards to follow
+    /// it when the deadline has passed, in seconds.
+    public var settleGrace: TimeInterval = 5
 
     /// A driver over `register`, reaching shards through `send`.
     public init(register: any SlotMapRegistering, send: @escaping Send) {
@@ -88,108 +116,126 @@ public struct SlotMoveDriver {
         self.send = send
     }
 
-    /// Drives `move` until it settled on both shards or `deadline` passed with it undecided
-    /// (then it is aborted and driven to that end).
+    /// What a driver remembers between rounds of one move (nothing a rerun needs: the
+    /// register and the shards hold the move's state).
+    public struct Memory: Sendable {
+        /// Reminders of the slots on the source, once counted.
+        public var reminders: Int?
+        /// Per shard, why its last step failed (cleared by an answer).
+        public var refusals: [Int: String] = [:]
+        /// When the driver first saw the move decided.
+        public var decidedAt: Date?
+
+        /// Nothing remembered yet.
+        public init() {}
+    }
+
+    /// Drives `move` until it settled on both shards, or until `deadline` (a move undecided
+    /// then is aborted and followed for `settleGrace` more).
     /// - Parameter progress: called after every round.
-    /// - Returns: the register's outcome.
+    /// - Returns: the register's outcome and whether both shards followed it.
     /// - Throws: `WireError` when the register cannot be read or written, or the move cannot
     ///   open (`.invalidArgument`); a shard that does not answer is retried until the deadline.
     public func run(
         _ move: SlotMove, deadline: Date, now: () -> Date = Date.init, progress: (Progress) -> Void = { _ in }
-    ) throws(WireError) -> SlotMoveOutcome {
-        var reminders: Int?
+    ) throws(WireError) -> Result {
+        var memory = Memory()
         while true {
-            guard let record = try register.read() else { throw WireError(.unavailable, "the map register has no record") }
-            let source = try? send(move.source, .status, SlotMoveCall(countReminders: reminders == nil))
-            let target = try? send(move.target, .status, SlotMoveCall())
-            let sourceLedger = source.flatMap { try? SlotMoveLedger.viewed($0.ledger) }
-            let targetLedger = target.flatMap { try? SlotMoveLedger.viewed($0.ledger) }
-            if reminders == nil { reminders = source?.slotReminders[move.id.rawValue] }
-            let receipt = target?.receipts.first { $0.moveID == move.id }
-            let step = SlotMover.nextStep(
-                for: move, record: record, source: sourceLedger, target: targetLedger, isLagSmall: receipt?.through != nil,
-                at: now(), deadline: deadline, pause: pause)
-            var acted = true
-            switch step {
-            case .open(let opening):
-                if let next = record.opening(opening) { _ = try register.compareAndSwap(expectedVersion: record.version, next) }
-            case .commit(let id):
-                if let next = record.committing(id) { _ = try register.compareAndSwap(expectedVersion: record.version, next) }
-            case .abort(let id):
-                if let next = record.aborting(id) { _ = try register.compareAndSwap(expectedVersion: record.version, next) }
-            case .startSource(let starting):
-                _ = try? send(starting.source, .begin, SlotMoveCall(move: starting))
-            case .startTarget(let starting):
-                _ = try? send(starting.target, .begin, SlotMoveCall(move: starting))
-            case .pauseSource(let id, let until):
-                let milliseconds = Int((until.timeIntervalSince(now()) * 1000).rounded())
-                _ = try? send(move.source, .pause, SlotMoveCall(moveId: id, pauseMilliseconds: max(1, milliseconds)))
-                acted = shipIfUseful(move, source: sourceLedger, receipt: receipt)
-            case .wait:
-                acted = shipIfUseful(move, source: sourceLedger, receipt: receipt)
-            case .refused:
-                throw WireError(.invalidArgument, "\(move) cannot open: a slot is in another open move or not shard \(move.source)'s, or its id was used")
-            case .finished(let outcome):
-                if settle(move, outcome: outcome, source: source, target: target, receipt: receipt) {
-                    progress(Progress(step: step, reminders: reminders))
-                    return outcome
-                }
+            let round = try self.round(move, deadline: deadline, now: now(), memory: &memory)
+            switch round {
+            case .finished(let result):
+                return result
+            case .acted(let step):
+                progress(Progress(step: step, reminders: memory.reminders, refusals: memory.refusals))
+            case .idle(let step):
+                progress(Progress(step: step, reminders: memory.reminders, refusals: memory.refusals))
+                Thread.sleep(forTimeInterval: idle)
             }
-            progress(Progress(step: step, reminders: reminders))
-            if !acted { Thread.sleep(forTimeInterval: idle) }
         }
     }
 
-    /// Ships when it moves the move on (an export cuts the slots' slice out of the source's
-    /// state and the target decodes it): a first slice to a target that holds nothing, and
-    /// the final one once the source handed over. While the handed-over slots still have
-    /// firings in flight the source answers a `finalOnly` export with nothing, and the mover
-    /// waits a round: shipping a non-final slice each round kept both loops busy (at 500,000
-    /// reminders a shard, firings of the moving slots were 0.65 s late at the median).
-    private func shipIfUseful(_ move: SlotMove, source: SlotMoveLedger?, receipt: SlotMoveReceipt?) -> Bool {
-        guard receipt?.isAdopted != true, receipt?.through == nil || source?.outgoing[move.id]?.isHandedOver == true else { return false }
-        return ship(move, finalOnly: receipt?.through != nil)
+    /// One round of the mover: reads the register and both shards, decides, carries the step out.
+    /// - Throws: as ``run(_:deadline:now:progress:)``.
+    public func round(_ move: SlotMove, deadline: Date, now: Date, memory: inout Memory) throws(WireError) -> Round {
+        guard let record = try register.read() else { throw WireError(.unavailable, "the map register has no record") }
+        let source = ask(move.source, .status, SlotMoveCall(countReminders: memory.reminders == nil), memory: &memory)
+        let target = ask(move.target, .status, SlotMoveCall(), memory: &memory)
+        let sourceLedger = source.flatMap { try? SlotMoveLedger.viewed($0.ledger) }
+        let targetLedger = target.flatMap { try? SlotMoveLedger.viewed($0.ledger) }
+        if memory.reminders == nil { memory.reminders = source?.slotReminders[move.id.rawValue] }
+        let step = SlotMover.nextStep(
+            for: move, record: record, source: sourceLedger, target: targetLedger, at: now, deadline: deadline, pause: pause)
+        switch step {
+        case .open(let opening):
+            if let next = record.opening(opening) { _ = try register.compareAndSwap(expectedVersion: record.version, next) }
+        case .commit(let id):
+            if let next = record.committing(id) { _ = try register.compareAndSwap(expectedVersion: record.version, next) }
+        case .abort(let id):
+            if let next = record.aborting(id) { _ = try register.compareAndSwap(expectedVersion: record.version, next) }
+        case .startSource(let starting):
+            _ = ask(starting.source, .begin, SlotMoveCall(move: starting), memory: &memory)
+        case .startTarget(let starting):
+            _ = ask(starting.target, .begin, SlotMoveCall(move: starting), memory: &memory)
+        case .pauseSource(let id, let until):
+            let milliseconds = Int((until.timeIntervalSince(now) * 1000).rounded())
+            _ = ask(move.source, .pause, SlotMoveCall(moveId: id, pauseMilliseconds: max(1, milliseconds)), memory: &memory)
+            return ship(move, memory: &memory) ? .acted(step) : .idle(step)
+        case .ship:
+            return ship(move, memory: &memory) ? .acted(step) : .idle(step)
+        case .wait:
+            return .idle(step)
+        case .refused:
+            throw WireError(.invalidArgument, "\(move) cannot open: a slot is in another open move or not shard \(move.source)'s, or its id was used")
+        case .finished(let outcome):
+            let decidedAt = memory.decidedAt ?? now
+            memory.decidedAt = decidedAt
+            let unsettled = unsettledShards(move, source: source, target: target, memory: memory)
+            if unsettled.isEmpty || now >= max(deadline, decidedAt.addingTimeInterval(settleGrace)) {
+                return .finished(Result(outcome: outcome, unsettled: unsettled))
+            }
+            for shard in unsettled.keys.sorted() { _ = ask(shard, .follow, SlotMoveCall(moveId: move.id), memory: &memory) }
+            return .idle(step)
+        }
+        return .acted(step)
     }
 
-    /// Ships the source's slice to the target while both take part and the target has not adopted.
-    /// - Returns: whether anything was shipped.
-    private func ship(_ move: SlotMove, finalOnly: Bool) -> Bool {
-        guard let exported = try? send(move.source, .export, SlotMoveCall(moveId: move.id, finalOnly: finalOnly ? true : nil)),
+    /// Sends `step` to `shard`, remembering why it failed (or that it answered).
+    private func ask(_ shard: Int, _ step: SlotMoveStep, _ call: SlotMoveCall, memory: inout Memory) -> SlotMoveStatus? {
+        do {
+            let status = try send(shard, step, call)
+            memory.refusals[shard] = nil
+            return status
+        } catch {
+            memory.refusals[shard] = "\(error)"
+            return nil
+        }
+    }
+
+    /// Carries the source's final slice to the target, once the source can cut it (handed
+    /// over, nothing of the slots unsettled there: until then it exports nothing and the
+    /// mover waits a round).
+    /// - Returns: whether the target adopted it.
+    private func ship(_ move: SlotMove, memory: inout Memory) -> Bool {
+        guard let exported = ask(move.source, .export, SlotMoveCall(moveId: move.id), memory: &memory),
             let shipment = exported.shipment,
-            let answered = try? send(move.target, .import, SlotMoveCall(moveId: move.id, shipment: shipment))
+            let answered = ask(move.target, .import, SlotMoveCall(moveId: move.id, shipment: shipment), memory: &memory)
         else { return false }
-        return answered.receipts.contains { $0.moveID == move.id && $0.isAdopted }
+        return answered.ledger.incoming.contains { $0.move.id == move.id && $0.cut != nil }
     }
 
-    /// Has both shards follow the decided outcome. - Returns: whether both settled.
-    private func settle(
-        _ move: SlotMove, outcome: SlotMoveOutcome, source: SlotMoveStatus?, target: SlotMoveStatus?, receipt: SlotMoveReceipt?
-    ) -> Bool {
-        guard let source, let target else {
-            Thread.sleep(forTimeInterval: idle)
-            return false
+    /// The shards that still hold the decided `move` in progress (or did not answer), with why.
+    private func unsettledShards(_ move: SlotMove, source: SlotMoveStatus?, target: SlotMoveStatus?, memory: Memory) -> [Int: String] {
+        var unsettled: [Int: String] = [:]
+        if let source {
+            if source.ledger.outgoing.contains(where: { $0.move.id == move.id }) { unsettled[move.source] = "still sends \(move.id)" }
+        } else {
+            unsettled[move.source] = memory.refusals[move.source] ?? "did not answer"
         }
-        let key = move.id.rawValue
-        let sourceEnded = source.ledger.ended[key]
-        let targetEnded = target.ledger.ended[key]
-        let sourceIn = source.ledger.outgoing.contains { $0.move.id == move.id }
-        let targetIn = target.ledger.incoming.contains { $0.move.id == move.id }
-        switch outcome {
-        case .aborted:
-            if (sourceEnded != nil || !sourceIn) && (targetEnded != nil || !targetIn) { return true }
-            _ = try? send(move.source, .follow, SlotMoveCall(moveId: move.id))
-            _ = try? send(move.target, .follow, SlotMoveCall(moveId: move.id))
-        case .committed:
-            if sourceEnded == .released && targetEnded == .completed { return true }
-            if receipt?.isCommitted != true { _ = try? send(move.target, .follow, SlotMoveCall(moveId: move.id)) }
-            if sourceEnded != .released {
-                let latest = (try? send(move.target, .status, SlotMoveCall()))?.receipts.first { $0.moveID == move.id } ?? receipt
-                _ = try? send(move.source, .release, SlotMoveCall(moveId: move.id, receipt: latest))
-            } else {
-                _ = try? send(move.target, .complete, SlotMoveCall(moveId: move.id))
-            }
+        if let target {
+            if target.ledger.incoming.contains(where: { $0.move.id == move.id }) { unsettled[move.target] = "still receives \(move.id)" }
+        } else {
+            unsettled[move.target] = memory.refusals[move.target] ?? "did not answer"
         }
-        Thread.sleep(forTimeInterval: idle)
-        return false
+        return unsettled
     }
 }

@@ -14,8 +14,8 @@ public enum SlotWriteGate: Equatable, Sendable {
     case wrongShard(owner: Int?)
 }
 
-/// The rules a shard's loop asks of its ledger: which writes it takes, which occurrences it
-/// fires and which firings it dispatches while slots move.
+/// The rules a shard's loop asks of its ledger: which writes it takes, and which recipients'
+/// data it serves (fires, dispatches, lists) while slots move or after the map gave slots away.
 extension SlotMoveLedger {
     /// How a write for `recipient` is answered by shard `shard`, whose last read of the map is
     /// `map`, at `now`; `pausedUntil`: the volatile write pauses of moves this shard sends.
@@ -23,8 +23,10 @@ extension SlotMoveLedger {
     /// A target serves a moving slot only once it recorded the commit (`try_again` once it
     /// adopted the slice, `wrong_shard` naming the source before); a source takes its
     /// writes until a pause or the hand-over, then answers `try_again` (for the pause's rest,
-    /// or ``handOverRetry(since:at:)`` once handed over) until the map shows the target, then
-    /// `wrong_shard`. Other slots follow the map.
+    /// or ``handOverRetry(since:at:)`` once handed over) until the map shows another owner,
+    /// then `wrong_shard` naming it — also when it never handed over (a source restarted from
+    /// a journal that lost its hand-over: the register's map is the truth). Other slots follow
+    /// the map.
     public func writeGate(
         for recipient: RecipientID, shard: Int, map: ShardMap, at now: Date, pausedUntil: [SlotMoveID: Date]
     ) -> SlotWriteGate {
@@ -38,15 +40,13 @@ extension SlotMoveLedger {
             guard let cut = move.cut else { return .wrongShard(owner: move.move.source) }
             return .tryAgain(retryAfter: Self.handOverRetry(since: cut, at: now))
         }
+        let owner = map.ownerID(ofSlot: slot)
         for move in outgoing.values where move.move.slots.contains(slot) {
-            if let cut = move.cut {
-                return map.ownerID(ofSlot: slot) == move.move.target
-                    ? .wrongShard(owner: move.move.target) : .tryAgain(retryAfter: Self.handOverRetry(since: cut, at: now))
-            }
+            if owner != shard { return .wrongShard(owner: owner) }
+            if let cut = move.cut { return .tryAgain(retryAfter: Self.handOverRetry(since: cut, at: now)) }
             if let until = pausedUntil[move.move.id], until > now { return .tryAgain(retryAfter: until.timeIntervalSince(now)) }
             return .accept
         }
-        let owner = map.ownerID(ofSlot: slot)
         return owner == shard ? .accept : .wrongShard(owner: owner)
     }
 
@@ -62,20 +62,33 @@ extension SlotMoveLedger {
         min(1, max(0.05, now.timeIntervalSince(cut) / 4))
     }
 
-    /// Whether this shard makes firings of `recipient`'s occurrences now: not once it handed
-    /// the recipient's slot over (everything due before the cut was fired before it; what is
-    /// due from the cut on is the target's).
-    public func mayFire(for recipient: RecipientID) -> Bool {
-        guard hasHandedOver else { return true }
-        return outgoing.values.allSatisfy { !$0.isHandedOver || !$0.move.covers(recipient) }
+    /// Whether shard `shard`, whose last read of the map is `map`, serves what it holds of
+    /// `slot`: fires its occurrences, dispatches its firings and lists its reminders.
+    ///
+    /// Not a slot of a move it receives before the commit (the slice is staged in the
+    /// ledger; anything else of the slot held here is stale and is replaced at the commit),
+    /// not a slot it handed over (the target fires from the cut on), and not a slot the map
+    /// gives to another shard — what a restarted source still holds of a move the register
+    /// committed, or of slots a hand-edited map moved away, never fires or lists here.
+    public func serves(slot: Int, shard: Int, map: ShardMap) -> Bool {
+        for move in incoming.values where move.move.slots.contains(slot) { return move.isCommitted }
+        for move in outgoing.values where move.isHandedOver && move.move.slots.contains(slot) { return false }
+        return map.ownerID(ofSlot: slot) == shard
+    }
+
+    /// Whether shard `shard` hands the unsettled firings it holds of `slot` to workers:
+    /// those of a slot it serves, and those of a move it sends even once handed over (a
+    /// firing made before the cut settles where it was made, and the final slice is cut
+    /// only once none is unsettled); not those of slots the map gave away outside a move.
+    public func dispatches(slot: Int, shard: Int, map: ShardMap) -> Bool {
+        outgoing.values.contains { $0.move.slots.contains(slot) } || serves(slot: slot, shard: shard, map: map)
     }
 
     /// Whether a move this shard sends is handed over (its slots' occurrences are not fired here).
     public var hasHandedOver: Bool { outgoing.values.contains(where: \.isHandedOver) }
 
-    /// Whether this shard dispatches `firingId`: not while the source of the move it came with
-    /// still settles it (it dispatched it before the cut).
-    public func mayDispatch(_ firingId: FiringID) -> Bool {
-        incoming.isEmpty || incoming.values.allSatisfy { !$0.heldForSource.contains(firingId) }
+    /// Whether a move this shard sends or receives covers `slot`.
+    public func isMoving(slot: Int) -> Bool {
+        outgoing.values.contains { $0.move.slots.contains(slot) } || incoming.values.contains { $0.move.slots.contains(slot) }
     }
 }

@@ -6,7 +6,9 @@ import Foundation
 extension SlotMoveLedger {
     /// The snapshot form of the ledger (the `moves` part of a format-5 snapshot header, and
     /// without slices the ledger a `move` step's answer shows): the moves in id order, each
-    /// incoming move's adopted slice as a nested snapshot payload.
+    /// incoming move's adopted slice as a nested snapshot payload. (Records of earlier
+    /// versions also hold `appliedThrough`, `heldForSource` and `handedOverThrough`, of a
+    /// journal-tail protocol that was never shipped: ignored.)
     public struct Record: Codable, Sendable {
         /// One incoming move.
         public struct IncomingRecord: Codable, Sendable {
@@ -17,12 +19,8 @@ extension SlotMoveLedger {
             public var slice: Data?
             /// The cut-over instant, once adopted.
             public var cut: Date?
-            /// The source sequence applied through.
-            public var appliedThrough: UInt64
             /// Whether the commit was recorded.
             public var isCommitted: Bool
-            /// Firings the source settles.
-            public var heldForSource: [FiringID]
         }
 
         /// Moves sent.
@@ -58,8 +56,7 @@ extension SlotMoveLedger {
             outgoing: outgoing.values.sorted { $0.move.id < $1.move.id },
             incoming: incoming.values.sorted { $0.move.id < $1.move.id }.map {
                 Record.IncomingRecord(
-                    move: $0.move, slice: $0.slice?.encodedSnapshot(takenAt: nil), cut: $0.cut, appliedThrough: $0.appliedThrough,
-                    isCommitted: $0.isCommitted, heldForSource: $0.heldForSource.sorted())
+                    move: $0.move, slice: $0.slice?.encodedSnapshot(takenAt: nil), cut: $0.cut, isCommitted: $0.isCommitted)
             },
             ended: Dictionary(uniqueKeysWithValues: ended.map { ($0.key.rawValue, $0.value) }),
             handOvers: handOvers.isEmpty ? nil : handOvers)
@@ -79,9 +76,7 @@ extension SlotMoveLedger {
             var move = Incoming(move: item.move)
             if let slice = item.slice { move.slice = try DurableState.decodeSnapshot(slice, seed: settings).state }
             move.cut = item.cut
-            move.appliedThrough = item.appliedThrough
             move.isCommitted = item.isCommitted
-            move.heldForSource = Set(item.heldForSource)
             guard incoming.updateValue(move, forKey: item.move.id) == nil else {
                 throw WireError(.invalidArgument, "the snapshot records incoming \(item.move) twice")
             }

@@ -6,12 +6,11 @@ import Foundation
 
 /// The slot moves a shard takes part in, as the fold of its ``SlotMoveEntry`` values: for
 /// each move it sends (`outgoing`) whether it handed over and at which cut; for each move
-/// it receives (`incoming`) the adopted slice, how far the source's entries are applied,
-/// whether the move committed, and which firings stay the source's to settle.
+/// it receives (`incoming`) the adopted slice and whether the move committed.
 ///
 /// Part of `DurableState` (`moves`), so it is in every snapshot; `DurableState.apply(_:)`
 /// folds a `JournalEntry.slotMove` into it and, where a move hands data over, into the rest
-/// of the state (`committed` merges, `released` splits off, a tail after the commit applies).
+/// of the state (`committed` merges, `released` splits off).
 public struct SlotMoveLedger: Sendable, Equatable {
     /// A move this shard sends.
     public struct Outgoing: Sendable, Equatable, Codable {
@@ -19,8 +18,6 @@ public struct SlotMoveLedger: Sendable, Equatable {
         public var move: SlotMove
         /// The cut-over instant (UTC), once handed over.
         public var cut: Date?
-        /// The source's journal sequence the hand-over covers, once handed over.
-        public var handedOverThrough: UInt64?
         /// Whether the slots were handed over.
         public var isHandedOver: Bool { cut != nil }
     }
@@ -33,13 +30,8 @@ public struct SlotMoveLedger: Sendable, Equatable {
         public var slice: DurableState?
         /// The cut-over instant (UTC), once adopted.
         public var cut: Date?
-        /// The source's journal sequence the slice and tail are applied through (0 before adoption).
-        public var appliedThrough: UInt64 = 0
         /// Whether the register committed the move and this shard recorded it.
         public var isCommitted = false
-        /// Firings the source dispatched before the cut and has not settled (as far as the
-        /// applied tail says): they settle there, so this shard never dispatches them.
-        public var heldForSource: Set<FiringID> = []
         /// Whether the slice was adopted.
         public var isAdopted: Bool { cut != nil }
     }

@@ -12,11 +12,13 @@ public enum SlotMoverStep: Equatable, Sendable {
     case startTarget(SlotMove)
     /// Ask the source to refuse the slots' writes until `until` (UTC) and hand over.
     case pauseSource(SlotMoveID, until: Date)
+    /// The source handed over: carry its final slice (once it can cut it) to the target.
+    case ship(SlotMoveID)
     /// Commit the move in the register (compare-and-swap on the version read).
     case commit(SlotMoveID)
     /// Abort the move in the register (compare-and-swap on the version read).
     case abort(SlotMoveID)
-    /// Nothing to do until a shard moves on (shipping, the hand-over, the release).
+    /// Nothing to do until a shard answers.
     case wait
     /// The register decided the move; the shards follow the outcome by themselves.
     case finished(SlotMoveOutcome)
@@ -35,25 +37,24 @@ public enum SlotMover {
     /// - Parameters:
     ///   - record: the register's record as just read.
     ///   - source: the source's ledger (`nil`: it did not answer).
-    ///   - target: the target's ledger (`nil`: it did not answer).
-    ///   - isLagSmall: whether the target holds the source's entries closely enough that a
-    ///     pause of the slots' writes would be short.
+    ///   - target: the target's ledger (`nil`: it did not answer). Shards answer a mover only
+    ///     with durable facts, so a target that shows the move adopted holds the slice durably.
     ///   - now: the mover's clock (UTC).
     ///   - deadline: when a move not yet adopted by its target is aborted instead.
     ///   - pause: how long the source refuses the slots' writes while it hands over, in seconds.
     public static func nextStep(
         for move: SlotMove, record: SlotMapRecord, source: SlotMoveLedger?, target: SlotMoveLedger?,
-        isLagSmall: Bool, at now: Date, deadline: Date, pause: TimeInterval
+        at now: Date, deadline: Date, pause: TimeInterval
     ) -> SlotMoverStep {
         if let outcome = record.outcomes[move.id] { return .finished(outcome) }
         guard record.open[move.id] != nil else { return record.opening(move) == nil ? .refused : .open(move) }
-        // Adopted by the target: the slots are complete there, and committing is always safe.
+        // Adopted by the target: the slots are complete and durable there, and committing is always safe.
         if target?.incoming[move.id]?.isAdopted == true { return .commit(move.id) }
         if now >= deadline { return .abort(move.id) }
         guard let source, let target else { return .wait }
         if source.outgoing[move.id] == nil { return .startSource(move) }
         if target.incoming[move.id] == nil { return .startTarget(move) }
-        if source.outgoing[move.id]?.isHandedOver == false && isLagSmall { return .pauseSource(move.id, until: now.addingTimeInterval(pause)) }
-        return .wait
+        if source.outgoing[move.id]?.isHandedOver == false { return .pauseSource(move.id, until: now.addingTimeInterval(pause)) }
+        return .ship(move.id)
     }
 }

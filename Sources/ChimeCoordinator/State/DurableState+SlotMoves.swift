@@ -9,19 +9,19 @@ import Foundation
 extension DurableState {
     /// Folds one slot-move step into ``moves`` and, where the move hands data over, into the
     /// rest of the state: `released` splits the slots off (and keeps its hand-over event for
-    /// catch-up, its seq counted as reserved), `committed` merges the adopted
-    /// slice, a tail after the commit applies to the live state. A step naming a move that
-    /// ended here, or one already taken, changes nothing. An `adopted` slice that does not
-    /// decode (a damaged entry) leaves the move unadopted, so it can only be aborted.
+    /// catch-up, its seq counted as reserved), `committed` replaces whatever of the slots this
+    /// state held (a stale copy: a shard that gave the slots away and lost its release) with
+    /// the adopted slice. A step naming a move that ended here, or one already taken, changes
+    /// nothing. An `adopted` slice that does not decode (a damaged entry) leaves the move
+    /// unadopted, so it can only be aborted.
     mutating func applySlotMove(_ entry: SlotMoveEntry) {
         guard moves.ended[entry.moveID] == nil else { return }
         switch entry {
         case .migrating(let move, _):
             if moves.outgoing[move.id] == nil { moves.outgoing[move.id] = SlotMoveLedger.Outgoing(move: move) }
-        case .handedOver(let id, let cut, let through):
+        case .handedOver(let id, let cut):
             guard var move = moves.outgoing[id], !move.isHandedOver else { return }
             move.cut = cut
-            move.handedOverThrough = through
             moves.outgoing[id] = move
         case .resumed(let id, _):
             guard moves.outgoing.removeValue(forKey: id) != nil else { return }
@@ -41,34 +41,16 @@ extension DurableState {
             }
         case .importing(let move, _):
             if moves.incoming[move.id] == nil { moves.incoming[move.id] = SlotMoveLedger.Incoming(move: move) }
-        case .adopted(let id, let encodedSlice, let through, let cut):
+        case .adopted(let id, let encodedSlice, let cut):
             guard var move = moves.incoming[id], !move.isAdopted,
                 let slice = try? Self.decodeSnapshot(encodedSlice, seed: settings).state
             else { return }
             move.slice = slice
             move.cut = cut
-            move.appliedThrough = through
-            move.heldForSource = Set(slice.deliveries.unsettled.keys)
-            moves.incoming[id] = move
-        case .tailApplied(let id, let entries, let through):
-            guard var move = moves.incoming[id], move.isAdopted, through > move.appliedThrough else { return }
-            for tailEntry in entries {
-                // A tail holds the source's coordinator entries only; a move step in one is ignored.
-                if case .slotMove = tailEntry { continue }
-                if move.isCommitted {
-                    apply(tailEntry)
-                } else {
-                    move.slice?.apply(tailEntry)
-                }
-                switch tailEntry {
-                case .acknowledged(let firingId, _, _, _), .deadLettered(let firingId, _): move.heldForSource.remove(firingId)
-                default: break
-                }
-            }
-            move.appliedThrough = through
             moves.incoming[id] = move
         case .committed(let id, _):
             guard var move = moves.incoming[id], move.isAdopted, !move.isCommitted, let slice = move.slice else { return }
+            removeSlice(where: move.move.covers)
             merge(slice)
             move.slice = nil
             move.isCommitted = true

@@ -28,100 +28,131 @@ extension ShardsCommand {
         let register = try context.requireRegister()
         guard let record = try register.read() else { throw ConfigurationError("cluster.register: \(register.qualifiedName) holds no record yet (start a coordinator first)") }
         let slots = try parseSlots(arguments.positionals[1], slotCount: record.map.slotCount)
+        guard record.map.shard(id: target) != nil else { throw UsageError("--to: no shard \(target) in the map (epoch \(record.map.mapEpoch))") }
         let pause = try arguments.value("pause-ms").map { text -> Int in
             guard let value = Int(text), (1...60_000).contains(value) else { throw UsageError("--pause-ms must be 1…60000") }
             return value
         } ?? 200
-        let timeout = try arguments.value("timeout").map { text -> Double in
-            guard let value = Double(text), value > 0 else { throw UsageError("--timeout must be a number of seconds > 0") }
-            return value
-        } ?? 600
+        let timeout = try timeoutArgument(arguments)
         let batch = try arguments.value("batch-slots").map { text -> Int in
             guard let value = Int(text), value >= 1 else { throw UsageError("--batch-slots must be 1 or more") }
             return value
         } ?? 64
         let json = arguments.has("json")
-        // One move per batch of slots (in slot order), so each slice fits in a request; a
-        // rerun with the same SLOTS makes the same batches.
-        let sorted = slots.sorted()
-        let batches = stride(from: 0, to: sorted.count, by: batch).map { Set(sorted[$0..<min(sorted.count, $0 + batch)]) }
         let started = Date()
+        let deadline = started.addingTimeInterval(timeout)
+        // Nothing is written before every shard of the move has accepted this process as an
+        // operator (a refusal of a shard that does not answer is learnt later, with a retry).
+        let sources = Set(slots.compactMap { record.map.ownerID(ofSlot: $0) }).subtracting([target])
+        try context.requireOperator(shards: sources.union([target]).sorted(), in: record.map)
+        let followed = try followDecidedMoves(context: context, register: register, deadline: deadline, json: json)
         var total = (moves: 0, slots: 0, reminders: 0, alreadyThere: 0)
-        var outcome = SlotMoveOutcome.committed(mapEpoch: record.map.mapEpoch)
-        for (index, slots) in batches.enumerated() {
+        var failures: [String] = []
+        var isAborted = false
+        while !isAborted {
             guard let record = try register.read() else { throw ConfigurationError("cluster.register: \(register.qualifiedName) lost its record") }
-            let fixedID = arguments.value("id").map { SlotMoveID(batches.count == 1 ? $0 : "\($0)-\(index)") }
-            guard let move = try resolveMove(slots, target: target, id: fixedID, record: record, context: context) else {
-                total.alreadyThere += slots.count
-                continue
-            }
-            let (result, reminders, _) = try runMove(move, context: context, register: register, pauseMilliseconds: pause, timeout: timeout, json: json)
-            outcome = result
+            guard let move = nextMove(of: slots, to: target, batch: batch, id: arguments.value("id").map { SlotMoveID($0) }, index: total.moves, record: record) else { break }
+            let (result, reminders, _) = try runMove(move, context: context, register: register, pauseMilliseconds: pause, deadline: deadline, json: json)
             total.moves += 1
             total.slots += move.slots.count
             total.reminders += reminders ?? 0
-            if !json { report(move, outcome: result, reminders: reminders, seconds: 0, json: false, brief: true) }
-            if result == .aborted { break }
+            if !json { report(move, result: result, reminders: reminders, seconds: 0, json: false, brief: true) }
+            if result.outcome == .aborted { isAborted = true }
+            failures += unsettledLines(move, result)
         }
+        if let record = try register.read() { total.alreadyThere = slots.count - total.slots - slots.filter { record.map.ownerID(ofSlot: $0) != target }.count }
         let seconds = Date().timeIntervalSince(started)
-        let committed = outcome != .aborted
         let perSecond = { (count: Int) in seconds > 0 ? Double(count) / seconds : 0 }
+        for line in failures { FileHandle.standardError.write(Data("chime: \(line)\n".utf8)) }
         if json {
             output(jsonLine(["ok": true, "result": [
-                "target": target, "slots": slots.count, "moves": total.moves, "moved": total.slots, "alreadyThere": total.alreadyThere,
-                "outcome": committed ? "committed" : "aborted", "reminders": total.reminders, "seconds": seconds,
+                "target": target, "slots": slots.count, "moves": total.moves, "moved": total.slots, "alreadyThere": max(0, total.alreadyThere),
+                "outcome": isAborted ? "aborted" : "committed", "settled": failures.isEmpty, "followedEarlierMoves": followed,
+                "reminders": total.reminders, "seconds": seconds,
                 "slotsPerSecond": perSecond(total.slots), "remindersPerSecond": perSecond(total.reminders),
             ]]))
         } else {
             output(String(
                 format: "%d slots to shard %d: %@ in %d moves (%d there already), %.2f s (%.1f slots/s, %.0f reminders/s)", slots.count, target,
-                committed ? "moved" : "aborted", total.moves, total.alreadyThere, seconds, perSecond(total.slots), perSecond(total.reminders)))
+                isAborted ? "aborted" : "moved", total.moves, max(0, total.alreadyThere), seconds, perSecond(total.slots), perSecond(total.reminders)))
         }
-        return committed ? 0 : 1
+        return isAborted || !failures.isEmpty ? 1 : 0
     }
 
-    /// The move that carries `slots` to `target`: the open move of exactly these slots (a
-    /// rerun resumes it), a decided one the target has not finished (a killed mover
-    /// committed it), else a new one from their one source; `nil` when `target` owns them.
-    /// - Throws: `UsageError` when the slots have several owners.
-    static func resolveMove(
-        _ slots: Set<Int>, target: Int, id: SlotMoveID?, record: SlotMapRecord, context: ShardsContext
-    ) throws -> SlotMove? {
-        if let open = record.open.values.first(where: { $0.slots == slots && $0.target == target }) { return open }
-        if let unsettled = try? context.status(of: target, in: record.map).ledger.incoming
-            .first(where: { $0.move.slots == slots && record.outcomes[$0.move.id] != nil })?.move
-        {
-            return unsettled
+    /// `--timeout SECONDS` (default 600): the bound of every wait of a move command.
+    static func timeoutArgument(_ arguments: Arguments) throws -> Double {
+        try arguments.value("timeout").map { text -> Double in
+            guard let value = Double(text), value > 0, value.isFinite else { throw UsageError("--timeout must be a number of seconds > 0") }
+            return value
+        } ?? 600
+    }
+
+    /// The next move that carries some of `slots` to `target`: an open move of the register
+    /// into `target` of slots among them (a rerun resumes it), else a new one of up to `batch`
+    /// slots of one source, in slot order (a range owned by several shards makes one move per
+    /// source); `nil` when `target` owns them all.
+    static func nextMove(of slots: Set<Int>, to target: Int, batch: Int, id: SlotMoveID?, index: Int, record: SlotMapRecord) -> SlotMove? {
+        if let open = record.open.values.sorted(by: { $0.id < $1.id }).first(where: { $0.target == target && $0.slots.isSubset(of: slots) }) {
+            return open
         }
-        let sources = Set(slots.compactMap { record.map.ownerID(ofSlot: $0) })
-        guard sources.count == 1, let source = sources.first else {
-            throw UsageError("the slots are owned by shards \(sources.sorted()): move one source's slots at a time")
+        let moving = slots.filter { record.map.ownerID(ofSlot: $0) != target && record.openMove(covering: $0) == nil }.sorted()
+        guard let first = moving.first, let source = record.map.ownerID(ofSlot: first) else { return nil }
+        let chosen = Set(moving.lazy.filter { record.map.ownerID(ofSlot: $0) == source }.prefix(batch))
+        let fresh = id.map { SlotMoveID(index == 0 ? $0.rawValue : "\($0.rawValue)-\(index)") }
+            ?? SlotMoveID("move-\(Int(Date().timeIntervalSince1970 * 1000))-\(getpid())-\(first)")
+        return SlotMove(id: fresh, slots: chosen, source: source, target: target, slotCount: record.map.slotCount)
+    }
+
+    /// Drives every move the register decided that a shard still holds in progress (a mover
+    /// killed after the commit, a shard restarted from an older journal) to its end on both
+    /// sides, before anything new: the source releases a committed move's slots (they never
+    /// fire or list there again), the target completes it.
+    /// - Returns: how many such moves were followed.
+    static func followDecidedMoves(context: ShardsContext, register: any SlotMapRegistering, deadline: Date, json: Bool) throws -> Int {
+        guard let record = try register.read() else { return 0 }
+        var decided: [SlotMoveID: SlotMove] = [:]
+        for shard in record.map.shards {
+            guard let status = try? context.status(of: shard.id, in: record.map) else { continue }
+            for move in status.ledger.outgoing.map(\.move) + status.ledger.incoming.map(\.move) where record.outcomes[move.id] != nil {
+                decided[move.id] = move
+            }
         }
-        guard source != target else { return nil }
-        let fresh = id ?? SlotMoveID("move-\(Int(Date().timeIntervalSince1970 * 1000))-\(getpid())-\(slots.min() ?? 0)")
-        return SlotMove(id: fresh, slots: slots, source: source, target: target, slotCount: record.map.slotCount)
+        for move in decided.values.sorted(by: { $0.id < $1.id }) {
+            let result = try context.driver(register).run(move, deadline: deadline)
+            if !json { report(move, result: result, reminders: nil, seconds: 0, json: false, brief: true) }
+            for line in unsettledLines(move, result) { FileHandle.standardError.write(Data("chime: \(line)\n".utf8)) }
+        }
+        return decided.count
+    }
+
+    /// A line per shard that had not followed a decided move.
+    static func unsettledLines(_ move: SlotMove, _ result: SlotMoveDriver.Result) -> [String] {
+        result.unsettled.sorted { $0.key < $1.key }.map { shard, why in
+            "\(move.id): \(result.outcome == .aborted ? "aborted" : "committed") in the register, but shard \(shard) has not followed yet (\(why)); it follows by itself at its next read of the register"
+        }
     }
 
     /// Drives one move, with a progress line on stderr unless `json`.
     static func runMove(
-        _ move: SlotMove, context: ShardsContext, register: any SlotMapRegistering, pauseMilliseconds: Int, timeout: Double, json: Bool
-    ) throws -> (SlotMoveOutcome, Int?, Double) {
+        _ move: SlotMove, context: ShardsContext, register: any SlotMapRegistering, pauseMilliseconds: Int, deadline: Date, json: Bool
+    ) throws -> (SlotMoveDriver.Result, Int?, Double) {
         var driver = context.driver(register)
         driver.pause = Double(pauseMilliseconds) / 1000
         let started = Date()
         var reminders: Int?
-        let outcome = try driver.run(move, deadline: started.addingTimeInterval(timeout), progress: { progress in
+        let result = try driver.run(move, deadline: deadline, progress: { progress in
             reminders = progress.reminders ?? reminders
             guard !json else { return }
             let elapsed = max(0.001, Date().timeIntervalSince(started))
+            let waiting = progress.refusals.sorted { $0.key < $1.key }.first.map { " (shard \($0.key): \($0.value.prefix(60)))" } ?? ""
             let line = String(
-                format: "\r%@: %@, %d slots, %@ reminders, %.1f s (%.1f slots/s, %.0f reminders/s)   ", move.id.rawValue,
+                format: "\r%@: %@, %d slots, %@ reminders, %.1f s (%.1f slots/s, %.0f reminders/s)%@   ", move.id.rawValue,
                 "\(progress.step)".prefix(40).description, move.slots.count, reminders.map(String.init) ?? "?", elapsed,
-                Double(move.slots.count) / elapsed, Double(reminders ?? 0) / elapsed)
+                Double(move.slots.count) / elapsed, Double(reminders ?? 0) / elapsed, waiting)
             FileHandle.standardError.write(Data(line.utf8))
         })
         if !json { FileHandle.standardError.write(Data("\n".utf8)) }
-        return (outcome, reminders, Date().timeIntervalSince(started))
+        return (result, reminders, Date().timeIntervalSince(started))
     }
 
     /// A plan of moves that evens out reminders: from the fullest shard (by reminders) to the
@@ -162,6 +193,7 @@ extension ShardsCommand {
     static func rebalance(_ arguments: Arguments, _ context: ShardsContext) throws -> Int32 {
         let register = try context.requireRegister()
         guard let record = try register.read() else { throw ConfigurationError("cluster.register: \(register.qualifiedName) holds no record yet") }
+        if !arguments.has("dry-run") { try context.requireOperator(shards: record.map.shards.map(\.id), in: record.map) }
         var reminders: [Int: Int] = [:]
         for shard in record.map.shards { reminders[shard.id] = try context.status(of: shard.id, in: record.map).reminders }
         let moves = plan(map: record.map, reminders: reminders)
@@ -180,9 +212,11 @@ extension ShardsCommand {
         }
         var failed = false
         for move in moves {
-            let (outcome, count, seconds) = try runMove(move, context: context, register: register, pauseMilliseconds: 200, timeout: 600, json: json)
-            report(move, outcome: outcome, reminders: count, seconds: seconds, json: json)
-            if outcome == .aborted { failed = true }
+            let deadline = Date().addingTimeInterval(try timeoutArgument(arguments))
+            let (result, count, seconds) = try runMove(move, context: context, register: register, pauseMilliseconds: 200, deadline: deadline, json: json)
+            report(move, result: result, reminders: count, seconds: seconds, json: json)
+            for line in unsettledLines(move, result) { FileHandle.standardError.write(Data("chime: \(line)\n".utf8)) }
+            if result.outcome == .aborted || !result.isSettled { failed = true }
         }
         if moves.isEmpty && !json { output("balanced: nothing to move") }
         return failed ? 1 : 0

@@ -15,8 +15,8 @@ enum ShardsCommand: Command {
         usage: """
             chime shards map [--json]
                    chime shards move SLOTS --to SHARD [--batch-slots N] [--id MOVE] [--pause-ms MS] [--timeout SECONDS] [--json]
-                   chime shards abort MOVE [--json]
-                   chime shards rebalance [--dry-run] [--json]
+                   chime shards abort MOVE [--timeout SECONDS] [--json]
+                   chime shards rebalance [--dry-run] [--timeout SECONDS] [--json]
             """,
         options: [
             OptionSpec(name: "json", value: nil, help: "Print one JSON object."),
@@ -24,20 +24,25 @@ enum ShardsCommand: Command {
             OptionSpec(name: "id", value: "MOVE", help: "move: the move's id (default: the open move of these slots, else a new one; with several batches -<n> is added)."),
             OptionSpec(name: "batch-slots", value: "N", help: "move: slots per move, run one after another (default 64): each move's slice must fit in one request (coordinator.maxRequestBytes)."),
             OptionSpec(name: "pause-ms", value: "MS", help: "move: how long the source refuses the slots' writes while it hands over (default 200)."),
-            OptionSpec(name: "timeout", value: "SECONDS", help: "move: abort a move not adopted by its target after this long (default 600)."),
+            OptionSpec(name: "timeout", value: "SECONDS", help: "move, abort, rebalance: the bound of every wait (default 600): a move not adopted by its target by then is aborted; after a decision the shards get 5 s more to follow it."),
             OptionSpec(name: "dry-run", value: nil, help: "rebalance: print the plan, move nothing."),
         ] + CommonOptions.specs,
         details: """
             map        each shard's slot ranges, slot count and reminder count, and the moves open
                        in the map register.
             move       SLOTS like 100-199,300: opens the move in the map register (cluster.register),
-                       has the source and the target journal it, ships the slots' slice, pauses the
-                       slots' writes briefly (clients get try_again and retry), commits in the
-                       register, and waits until the source released and the target completed;
-                       one move per --batch-slots slots, one after another. Progress (slots/s,
-                       reminders/s) on stderr. Killed, a rerun with the same SLOTS and --to skips
-                       the batches already moved and resumes the open one; past --timeout before
-                       the target adopted, a move is aborted and the source keeps its slots.
+                       has the source and the target journal it, pauses the slots' writes briefly
+                       (clients get try_again and retry) until the source hands over, ships the
+                       slots' final slice, commits in the register once the target made it durable,
+                       and waits until the source released and the target completed; one move per
+                       --batch-slots slots of one source, one after another (slots of several
+                       shards make one move per source). Progress (slots/s, reminders/s) on stderr.
+                       Killed, a rerun with the same SLOTS and --to first finishes every decided
+                       move a shard still holds, then resumes the open one and skips the slots
+                       already moved; past --timeout before the target adopted, a move is aborted
+                       and the source keeps its slots. Exit 0 when every move committed and both
+                       shards followed, 1 otherwise (a shard that has not followed a decision yet
+                       is named; it follows by itself at its next read of the register).
             abort      aborts an open move (before its commit) and waits until both shards followed.
             rebalance  plans moves of slot ranges from the fullest shard (by reminders) to the
                        emptiest until each is within 5% of the mean, then runs them one by one.
@@ -90,19 +95,23 @@ enum ShardsCommand: Command {
         guard let record = try register.read(), let move = record.open[id] ?? nil else {
             throw UsageError("no open move \(id) in the map register")
         }
+        try context.requireOperator(shards: [move.source, move.target], in: record.map)
         if let aborted = record.aborting(id) { _ = try register.compareAndSwap(expectedVersion: record.version, aborted) }
-        let outcome = try context.driver(register).run(move, deadline: .distantPast)
-        report(move, outcome: outcome, reminders: nil, seconds: 0, json: arguments.has("json"))
-        return outcome == .aborted ? 0 : 1
+        var driver = context.driver(register)
+        driver.settleGrace = try timeoutArgument(arguments)
+        let result = try driver.run(move, deadline: .distantPast)
+        report(move, result: result, reminders: nil, seconds: 0, json: arguments.has("json"))
+        for line in unsettledLines(move, result) { FileHandle.standardError.write(Data("chime: \(line)\n".utf8)) }
+        return result.outcome == .aborted && result.isSettled ? 0 : 1
     }
 
-    static func report(_ move: SlotMove, outcome: SlotMoveOutcome, reminders: Int?, seconds: Double, json: Bool, brief: Bool = false) {
-        let committed = if case .committed = outcome { true } else { false }
+    static func report(_ move: SlotMove, result: SlotMoveDriver.Result, reminders: Int?, seconds: Double, json: Bool, brief: Bool = false) {
+        let committed = if case .committed = result.outcome { true } else { false }
         let perSecond = { (count: Int) in seconds > 0 ? Double(count) / seconds : 0 }
         if json {
             output(jsonLine(["ok": true, "result": [
                 "move": move.id.rawValue, "source": move.source, "target": move.target, "slots": move.slots.count,
-                "outcome": committed ? "committed" : "aborted", "reminders": reminders as Any? ?? NSNull(),
+                "outcome": committed ? "committed" : "aborted", "settled": result.isSettled, "reminders": reminders as Any? ?? NSNull(),
                 "seconds": seconds, "slotsPerSecond": perSecond(move.slots.count), "remindersPerSecond": perSecond(reminders ?? 0),
             ]]))
         } else if brief {
@@ -158,6 +167,22 @@ final class ShardsContext {
     }
 
     func status(of shard: Int, in map: ShardMap) throws -> SlotMoveStatus { try send(shard, .status, SlotMoveCall(), in: map) }
+
+    /// Asks each of `shards` for its move status and fails when one refuses this process's
+    /// key the `move` op (only the operator role may move slots), before anything is written
+    /// to the register. A shard that does not answer is passed over (the move waits for it).
+    /// - Throws: `ConfigurationError` naming the shard and its refusal.
+    func requireOperator(shards: [Int], in map: ShardMap) throws {
+        for shard in shards {
+            do {
+                _ = try status(of: shard, in: map)
+            } catch let error as WireError where error.code == .forbidden || error.code == .unauthenticated {
+                throw ConfigurationError("shard \(shard) refused the move op (\(error.message)): moving slots needs the operator role's key (--key, or security.keys)")
+            } catch {
+                continue
+            }
+        }
+    }
 
     /// A driver whose shards are reached through the register's current map.
     func driver(_ register: any SlotMapRegistering) -> SlotMoveDriver {

@@ -127,8 +127,8 @@ import Testing
         for n in 0..<5 { schedule(cluster, ReminderID("r\(n)"), in: 3600 + Double(n)) }
         let driver = SlotMoveDriver(register: cluster.register, send: cluster.send)
         var rounds = 0
-        let outcome = try driver.run(Self.move, deadline: cluster.now.addingTimeInterval(60), now: { cluster.now }) { _ in rounds += 1 }
-        #expect(outcome == .committed(mapEpoch: 2))
+        let result = try driver.run(Self.move, deadline: cluster.now.addingTimeInterval(60), now: { cluster.now }) { _ in rounds += 1 }
+        #expect(result == SlotMoveDriver.Result(outcome: .committed(mapEpoch: 2), unsettled: [:]))
         let source = try #require(cluster.shards[0])
         let target = try #require(cluster.shards[2])
         #expect(source.durable.reminderCount == 0)
@@ -137,7 +137,6 @@ import Testing
         #expect(target.durable.moves.ended[Self.move.id] == .completed)
         #expect(source.durable.moves.isIdle && target.durable.moves.isIdle)
         #expect(cluster.steps.filter { $0.hasPrefix("0:begin") }.count == 1)
-        #expect(cluster.steps.contains("0:release") && cluster.steps.contains("2:complete"))
         // The register's map: the slot is the target's, and both shards route by it.
         #expect(cluster.register.register.record.map.ownerID(ofSlot: Self.map.slot(of: Self.moving)) == 2)
         #expect(source.configuration.shardMap?.mapEpoch == 2)
@@ -150,7 +149,7 @@ import Testing
         let cluster = Cluster(register: Register(map: Self.map), now: OwnershipTests.t0)
         for n in 0..<3 { schedule(cluster, ReminderID("r\(n)"), in: 3600) }
         let driver = SlotMoveDriver(register: cluster.register, send: cluster.send)
-        #expect(try driver.run(Self.move, deadline: cluster.now.addingTimeInterval(60), now: { cluster.now }) == .committed(mapEpoch: 2))
+        #expect(try driver.run(Self.move, deadline: cluster.now.addingTimeInterval(60), now: { cluster.now }).outcome == .committed(mapEpoch: 2))
         // Exactly one, from the source, with the released step's instant; the target none.
         let released = (cluster.journals[0] ?? []).compactMap { entry -> (Date, UInt64?, UInt64?)? in
             if case .slotMove(.released(_, let at, let seq, let epoch)) = entry { (at, seq, epoch) } else { nil }
@@ -192,8 +191,8 @@ import Testing
         // Due during the move (each step advances the clock 10 ms).
         for n in 0..<20 { schedule(cluster, ReminderID("soon\(n)"), in: 0.03 * Double(n + 1)) }
         let driver = SlotMoveDriver(register: cluster.register, send: cluster.send)
-        let outcome = try driver.run(Self.move, deadline: cluster.now.addingTimeInterval(60), now: { cluster.now })
-        #expect(outcome == .committed(mapEpoch: 2))
+        let result = try driver.run(Self.move, deadline: cluster.now.addingTimeInterval(60), now: { cluster.now })
+        #expect(result.outcome == .committed(mapEpoch: 2) && result.isSettled)
         // Drain: the target fires what the source left for it (due from the cut on).
         for _ in 0..<40 { _ = try cluster.send(2, .status, SlotMoveCall()) }
         #expect(cluster.made.count == 20)
@@ -232,18 +231,18 @@ import Testing
     }
 
     /// A firing of the slots still in flight after the hand-over holds the final slice back;
-    /// meanwhile the mover's `finalOnly` exports cost the source no cut of its state and ship
-    /// nothing (each round used to ship the whole slice again).
+    /// meanwhile the mover's exports cost the source no cut of its state and ship nothing
+    /// (each round used to ship the whole slice again).
     @Test func whileTheSlotsHaveAFiringInFlightAfterTheHandOverNothingMoreIsShipped() throws {
         let cluster = Cluster(register: Register(map: Self.map), now: OwnershipTests.t0)
         schedule(cluster, "in-flight", in: 0.005)  // fired at the first step, never acknowledged
         for n in 0..<3 { schedule(cluster, ReminderID("later\(n)"), in: 3600) }
         let driver = SlotMoveDriver(register: cluster.register, send: cluster.send)
-        let outcome = try driver.run(Self.move, deadline: cluster.now.addingTimeInterval(2), now: { cluster.now })
-        #expect(outcome == .aborted)
+        let result = try driver.run(Self.move, deadline: cluster.now.addingTimeInterval(2), now: { cluster.now })
+        #expect(result == SlotMoveDriver.Result(outcome: .aborted, unsettled: [:]))
         #expect(cluster.made.count == 1)
         #expect(cluster.shards[0]?.durable.moves.ended[Self.move.id] == .resumed)
-        #expect(cluster.exportsShipped == 1, "the first slice only")
+        #expect(cluster.exportsShipped == 0)
         #expect(cluster.exportsEmpty > 10)
         #expect(cluster.shards[0]?.durable.reminderCount == 4)
     }
@@ -253,8 +252,8 @@ import Testing
         schedule(cluster, "r", in: 3600)
         let driver = SlotMoveDriver(register: cluster.register, send: cluster.send)
         // The deadline has passed once the move is open: it aborts before anything adopts.
-        let outcome = try driver.run(Self.move, deadline: cluster.now.addingTimeInterval(0.05), now: { cluster.now })
-        #expect(outcome == .aborted)
+        let result = try driver.run(Self.move, deadline: cluster.now.addingTimeInterval(0.05), now: { cluster.now })
+        #expect(result == SlotMoveDriver.Result(outcome: .aborted, unsettled: [:]))
         let source = try #require(cluster.shards[0])
         #expect(source.durable.reminderCount == 1)
         #expect(source.durable.moves.isIdle)

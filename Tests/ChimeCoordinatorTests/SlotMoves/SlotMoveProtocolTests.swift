@@ -20,7 +20,7 @@ import Testing
         return map
     }()
     /// A recipient on slot 0..3 (shard 0), and its slot.
-    static let recipient: RecipientID = SlotMoveModel.recipients.first { map.slot(of: $0) < 4 }!
+    static let recipient: RecipientID = (0..<12).map { RecipientID(rawValue: "u\($0)") }.first { map.slot(of: $0) < 4 }!
     static var move: SlotMove {
         SlotMove(id: SlotMoveID("m"), slots: [map.slot(of: recipient)], source: 0, target: 2, slotCount: 8)
     }
@@ -50,16 +50,15 @@ import Testing
     }
 
     @Test func everyLedgerEntryTwiceEqualsOnce() {
-        var state = DurableState(settings: SlotMoveModel.settings)
+        var state = DurableState(settings: CoordinatorConfiguration().durableSettings)
         let reminder = Reminder(id: "a", recipient: Self.recipient, content: Content(body: "x"), trigger: Trigger(start: .instant(Self.t0.addingTimeInterval(60))))
         state.apply(.scheduled(reminder, at: Self.t0))
         let slice = state.split(where: Self.move.covers).slice
         let entries: [SlotMoveEntry] = [
-            .importing(Self.move, at: Self.t0), .adopted(Self.move.id, slice: slice.encodedSnapshot(takenAt: nil), through: 4, cut: Self.t0),
-            .tailApplied(Self.move.id, [.cancelled([reminder.key], at: Self.t0)], through: 6),
+            .importing(Self.move, at: Self.t0), .adopted(Self.move.id, slice: slice.encodedSnapshot(takenAt: nil), cut: Self.t0),
             .committed(Self.move.id, mapEpoch: 2), .completed(Self.move.id, at: Self.t0),
         ]
-        var once = DurableState(settings: SlotMoveModel.settings)
+        var once = DurableState(settings: CoordinatorConfiguration().durableSettings)
         var twice = once
         for entry in entries {
             once.apply(.slotMove(entry))
@@ -67,14 +66,14 @@ import Testing
             twice.apply(.slotMove(entry))
             #expect(once == twice, "after \(entry)")
         }
-        #expect(once.reminderCount == 0)
+        #expect(once.reminderCount == 1)
         #expect(once.moves.ended[Self.move.id] == .completed)
         #expect(once.moves.isIdle)
     }
 
     @Test func theGateFollowsTheMoveOnBothSides() {
         let slotMap = Self.map
-        var sourceState = DurableState(settings: SlotMoveModel.settings)
+        var sourceState = DurableState(settings: CoordinatorConfiguration().durableSettings)
         var targetState = sourceState
         var source: SlotMoveLedger { sourceState.moves }
         var target: SlotMoveLedger { targetState.moves }
@@ -84,13 +83,13 @@ import Testing
         #expect(source.writeGate(for: Self.recipient, shard: 0, map: slotMap, at: Self.t0, pausedUntil: [:]) == .accept)
         #expect(source.writeGate(for: Self.recipient, shard: 0, map: slotMap, at: Self.t0, pausedUntil: paused) == .tryAgain(retryAfter: 2))
         #expect(target.writeGate(for: Self.recipient, shard: 2, map: slotMap, at: Self.t0, pausedUntil: [:]) == .wrongShard(owner: 0))
-        sourceState.apply(.slotMove(.handedOver(Self.move.id, cut: Self.t0, through: 3)))
+        sourceState.apply(.slotMove(.handedOver(Self.move.id, cut: Self.t0)))
         #expect(source.writeGate(for: Self.recipient, shard: 0, map: slotMap, at: Self.t0, pausedUntil: [:]) == .tryAgain(retryAfter: 0.05))
-        #expect(!source.mayFire(for: Self.recipient))
+        #expect(!source.serves(slot: slotMap.slot(of: Self.recipient), shard: 0, map: slotMap))
         let committedMap = slotMap.moving(Self.move.slots, to: 2)
         #expect(source.writeGate(for: Self.recipient, shard: 0, map: committedMap, at: Self.t0, pausedUntil: [:]) == .wrongShard(owner: 2))
         targetState.apply(.slotMove(.adopted(
-            Self.move.id, slice: DurableState(settings: SlotMoveModel.settings).encodedSnapshot(takenAt: nil), through: 3, cut: Self.t0)))
+            Self.move.id, slice: DurableState(settings: CoordinatorConfiguration().durableSettings).encodedSnapshot(takenAt: nil), cut: Self.t0)))
         #expect(target.writeGate(for: Self.recipient, shard: 2, map: committedMap, at: Self.t0, pausedUntil: [:]) == .tryAgain(retryAfter: 0.05))
         #expect(target.writeGate(for: Self.recipient, shard: 2, map: slotMap, at: Self.t0, pausedUntil: [:]) == .tryAgain(retryAfter: 0.05))
         targetState.apply(.slotMove(.committed(Self.move.id, mapEpoch: 2)))
@@ -102,13 +101,13 @@ import Testing
     /// answered) is answered with a growing `retryAfter`, so a client's 20 waits outlast it;
     /// the gate reads only the journaled cut, so a standby's rebuilt ledger answers the same.
     @Test func aLongHandOverBacksOffSoTwentyWaitsOutlastATakeover() {
-        var sourceState = DurableState(settings: SlotMoveModel.settings)
+        var sourceState = DurableState(settings: CoordinatorConfiguration().durableSettings)
         var targetState = sourceState
         sourceState.apply(.slotMove(.migrating(Self.move, at: Self.t0)))
-        sourceState.apply(.slotMove(.handedOver(Self.move.id, cut: Self.t0, through: 3)))
+        sourceState.apply(.slotMove(.handedOver(Self.move.id, cut: Self.t0)))
         targetState.apply(.slotMove(.importing(Self.move, at: Self.t0)))
         targetState.apply(.slotMove(.adopted(
-            Self.move.id, slice: DurableState(settings: SlotMoveModel.settings).encodedSnapshot(takenAt: nil), through: 3, cut: Self.t0)))
+            Self.move.id, slice: DurableState(settings: CoordinatorConfiguration().durableSettings).encodedSnapshot(takenAt: nil), cut: Self.t0)))
         for (seconds, retry) in [(-5.0, 0.05), (0, 0.05), (0.1, 0.05), (0.15, 0.05), (1, 0.25), (2, 0.5), (4, 1), (30, 1)] {
             let now = Self.t0.addingTimeInterval(seconds)
             #expect(SlotMoveLedger.handOverRetry(since: Self.t0, at: now) == retry, "at cut + \(seconds) s")
@@ -123,20 +122,20 @@ import Testing
     }
 
     @Test func theHandOverWaitsForWhatIsDueBeforeTheCut() {
-        var durable = DurableState(settings: SlotMoveModel.settings)
+        var durable = DurableState(settings: CoordinatorConfiguration().durableSettings)
         let reminder = Reminder(id: "a", recipient: Self.recipient, content: Content(body: "x"), trigger: Trigger(start: .instant(Self.t0)))
         durable.apply(.scheduled(reminder, at: Self.t0))
         durable.apply(.slotMove(.migrating(Self.move, at: Self.t0)))
         let outgoing = durable.moves.outgoing[Self.move.id]!
         let later = Self.t0.addingTimeInterval(1)
-        #expect(SlotMoveSource.handOver(outgoing, state: durable, isPaused: false, journalEnd: 2, at: later) == nil)
-        #expect(SlotMoveSource.handOver(outgoing, state: durable, isPaused: true, journalEnd: 2, at: later) == nil)
+        #expect(SlotMoveSource.handOver(outgoing, state: durable, isPaused: false, at: later) == nil)
+        #expect(SlotMoveSource.handOver(outgoing, state: durable, isPaused: true, at: later) == nil)
         // At the instant it is due it is the target's: the cut may be there.
-        #expect(SlotMoveSource.handOver(outgoing, state: durable, isPaused: true, journalEnd: 2, at: Self.t0)
-            == .handedOver(Self.move.id, cut: Self.t0, through: 2))
+        #expect(SlotMoveSource.handOver(outgoing, state: durable, isPaused: true, at: Self.t0)
+            == .handedOver(Self.move.id, cut: Self.t0))
         durable.apply(.fired(reminder.key, dueAt: Self.t0, next: nil, late: false, at: later))
-        #expect(SlotMoveSource.handOver(outgoing, state: durable, isPaused: true, journalEnd: 3, at: later)
-            == .handedOver(Self.move.id, cut: later, through: 3))
+        #expect(SlotMoveSource.handOver(outgoing, state: durable, isPaused: true, at: later)
+            == .handedOver(Self.move.id, cut: later))
     }
 }
 
@@ -159,33 +158,33 @@ extension SlotMoveProtocolTests {
     /// The ledger is part of the durable state: a snapshot holds it (an adopted slice as a
     /// nested snapshot), and the state decoded from it equals the live one.
     @Test func theLedgerIsInTheSnapshot() throws {
-        var state = DurableState(settings: SlotMoveModel.settings)
+        var state = DurableState(settings: CoordinatorConfiguration().durableSettings)
         let reminder = Reminder(id: "a", recipient: Self.recipient, content: Content(body: "x"), trigger: Trigger(start: .instant(Self.t0.addingTimeInterval(60))))
         var source = state
         source.apply(.scheduled(reminder, at: Self.t0))
         let slice = source.split(where: Self.move.covers).slice
         let other = SlotMove(id: SlotMoveID("m0"), slots: [Self.map.slot(of: Self.recipient) == 0 ? 1 : 0], source: 0, target: 1, slotCount: Self.move.slotCount)
         state.apply(.slotMove(.migrating(other, at: Self.t0)))
-        state.apply(.slotMove(.handedOver(other.id, cut: Self.t0, through: 7)))
+        state.apply(.slotMove(.handedOver(other.id, cut: Self.t0)))
         state.apply(.slotMove(.importing(Self.move, at: Self.t0)))
-        state.apply(.slotMove(.adopted(Self.move.id, slice: slice.encodedSnapshot(takenAt: nil), through: 4, cut: Self.t0)))
+        state.apply(.slotMove(.adopted(Self.move.id, slice: slice.encodedSnapshot(takenAt: nil), cut: Self.t0)))
         #expect(state.moves.incoming[Self.move.id]?.slice?.reminderCount == 1)
         #expect(state.reminderCount == 0)
-        let decoded = try DurableState.decodeSnapshot(state.encodedSnapshot(takenAt: Self.t0), seed: SlotMoveModel.settings).state
+        let decoded = try DurableState.decodeSnapshot(state.encodedSnapshot(takenAt: Self.t0), seed: CoordinatorConfiguration().durableSettings).state
         #expect(decoded == state)
-        #expect(decoded.moves.outgoing[other.id]?.handedOverThrough == 7)
+        #expect(decoded.moves.outgoing[other.id]?.cut == Self.t0)
         state.apply(.slotMove(.committed(Self.move.id, mapEpoch: 2)))
         state.apply(.slotMove(.resumed(other.id, at: Self.t0)))
         #expect(state.reminderCount == 1)
-        #expect(try DurableState.decodeSnapshot(state.encodedSnapshot(takenAt: Self.t0), seed: SlotMoveModel.settings).state == state)
+        #expect(try DurableState.decodeSnapshot(state.encodedSnapshot(takenAt: Self.t0), seed: CoordinatorConfiguration().durableSettings).state == state)
     }
 
     /// An `adopted` entry whose slice does not decode leaves the move unadopted (the fold is total).
     @Test func anUndecodableSliceLeavesTheMoveUnadopted() {
-        var state = DurableState(settings: SlotMoveModel.settings)
+        var state = DurableState(settings: CoordinatorConfiguration().durableSettings)
         state.apply(.slotMove(.importing(Self.move, at: Self.t0)))
         for garbage in [Data(), Data([4]), Data([4, 200, 0, 0, 0, 1]), Data([9, 9, 9])] {
-            state.apply(.slotMove(.adopted(Self.move.id, slice: garbage, through: 4, cut: Self.t0)))
+            state.apply(.slotMove(.adopted(Self.move.id, slice: garbage, cut: Self.t0)))
             #expect(state.moves.incoming[Self.move.id]?.isAdopted == false)
         }
     }
