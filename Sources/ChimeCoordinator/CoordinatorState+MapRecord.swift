@@ -25,8 +25,11 @@ extension CoordinatorState {
             if !isFirstRecord && mayHoldUnservedData(previous: previous) { findUnservedData() }
         }
         // The first record read decides what a recovered state serves (its configured map
-        // may be older than the register's).
-        if isFirstRecord { findUnservedData() }
+        // may be older than the register's), and which of its unsettled firings wait for a worker.
+        if isFirstRecord {
+            findUnservedData()
+            rebuildWaitingLine()
+        }
         return true
     }
 
@@ -87,6 +90,7 @@ extension CoordinatorState {
     /// and lists its reminders (``SlotMoveLedger/serves(slot:shard:map:)``). Every recipient
     /// when this shard owns every slot and no move is in progress.
     func serves(_ recipient: RecipientID) -> Bool {
+        if isAwaitingMapRecord { return false }
         guard !ownership.ownsEverySlot || !durable.moves.isIdle, let map = configuration.shardMap else { return true }
         return durable.moves.serves(slot: map.slot(of: recipient), shard: configuration.shardID, map: map)
     }
@@ -94,13 +98,19 @@ extension CoordinatorState {
     /// Whether this shard hands `recipient`'s unsettled firings to workers
     /// (``SlotMoveLedger/dispatches(slot:shard:map:)``).
     func dispatches(_ recipient: RecipientID) -> Bool {
+        if isAwaitingMapRecord { return false }
         guard !ownership.ownsEverySlot || !durable.moves.isIdle, let map = configuration.shardMap else { return true }
         return durable.moves.dispatches(slot: map.slot(of: recipient), shard: configuration.shardID, map: map)
     }
 
-    /// Whether some data held here is not served now (a handed-over move, or data of slots
-    /// the map gave away): firing then walks the due entries and skips them.
-    var isServingRestricted: Bool { hasUnservedData || durable.moves.hasHandedOver }
+    /// Whether some data held here is not served now (a handed-over move, data of slots the
+    /// map gave away, or everything before the first register read): firing then walks the
+    /// due entries and skips them.
+    var isServingRestricted: Bool { hasUnservedData || durable.moves.hasHandedOver || isAwaitingMapRecord }
+
+    /// Whether this shard follows a map register and has not read it since it started: it
+    /// serves nothing until then (``adoptMapRecord(_:)``).
+    var isAwaitingMapRecord: Bool { configuration.followsMapRegister && mapRecord == nil }
 
     /// Follows the register's outcomes without waiting for the mover: a target journals
     /// `committed` (and serves the slots) or `dropped`, a source `released` or `resumed`, as

@@ -17,10 +17,21 @@ extension CoordinatorState {
     /// every recipient: `try_again` with `retryAfterMs` while its slot's writes are paused or
     /// handed over and the move undecided here, `wrong_shard` once the map shows the target
     /// (on the source) or until the commit is recorded (on the target).
+    ///
+    /// With a map register, until the first record is read (a start or a standby's takeover,
+    /// whose configured map may be older than the register's) every request naming a
+    /// recipient is answered `try_again` (50 ms): a write taken under a stale map could land
+    /// on slots the register gave away.
     func ownershipRefusal(_ request: ControlRequest, at now: Date = Date.distantPast) -> WireError? {
         let isMoving = !durable.moves.isIdle
-        guard !ownership.ownsEverySlot || isMoving else { return nil }
+        let isAwaiting = isAwaitingMapRecord
+        guard !ownership.ownsEverySlot || isMoving || isAwaiting else { return nil }
         func refusal(of recipient: RecipientID, field: String) -> WireError? {
+            if isAwaiting {
+                return WireError(
+                    .tryAgain, "shard \(configuration.shardID) has not read the map register since it started; retry in 50 ms",
+                    field: field, retryAfterMilliseconds: 50)
+            }
             guard isMoving, let map = configuration.shardMap else { return ownership.refusal(of: recipient, field: field) }
             return durable.moves.writeGate(for: recipient, shard: configuration.shardID, map: map, at: now, pausedUntil: movePauses)
                 .refusal(of: recipient, map: map, field: field)

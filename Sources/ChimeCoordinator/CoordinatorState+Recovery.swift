@@ -16,11 +16,12 @@ extension CoordinatorState {
     public mutating func finishRecovery(at now: Date) {
         recoveredAt = now
         nextEventSeq = max(nextEventSeq, eventSeqReserved.saturatingAdding(1))
+        // With a map register, the first read of it decides what waits (`adoptMapRecord`).
+        guard !isAwaitingMapRecord else { return }
         let line = unsettled.values.filter { inFlight[$0.firing.firingId] == nil }
             .sorted { ($0.firing.dueAt, $0.firing.firingId) < ($1.firing.dueAt, $1.firing.firingId) }
         waiting.append(contentsOf: line)
-        // With a map register, the first read of it decides (`adoptMapRecord`).
-        if !configuration.followsMapRegister { findUnservedData() }
+        findUnservedData()
     }
 
     /// The durable state as a snapshot payload taken at `now` (``DurableState``'s encoding).
