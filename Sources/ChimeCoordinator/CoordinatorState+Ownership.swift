@@ -18,6 +18,9 @@ extension CoordinatorState {
     /// handed over and the move undecided here, `wrong_shard` once the map shows the target
     /// (on the source) or until the commit is recorded (on the target).
     ///
+    /// A slot of a move the register has open from this shard that this shard's ledger does
+    /// not hold yet gets `try_again` too (``isInUnstartedOutgoingMove(slot:)``).
+    ///
     /// With a map register, until the first record is read (a start or a standby's takeover,
     /// whose configured map may be older than the register's) every request naming a
     /// recipient is answered `try_again` (50 ms): a write taken under a stale map could land
@@ -25,11 +28,17 @@ extension CoordinatorState {
     func ownershipRefusal(_ request: ControlRequest, at now: Date = Date.distantPast) -> WireError? {
         let isMoving = !durable.moves.isIdle
         let isAwaiting = isAwaitingMapRecord
-        guard !ownership.ownsEverySlot || isMoving || isAwaiting else { return nil }
+        let hasUnstarted = hasUnstartedOutgoingMove
+        guard !ownership.ownsEverySlot || isMoving || isAwaiting || hasUnstarted else { return nil }
         func refusal(of recipient: RecipientID, field: String) -> WireError? {
             if isAwaiting {
                 return WireError(
                     .tryAgain, "shard \(configuration.shardID) has not read the map register since it started; retry in 50 ms",
+                    field: field, retryAfterMilliseconds: 50)
+            }
+            if hasUnstarted, let map = configuration.shardMap, isInUnstartedOutgoingMove(slot: map.slot(of: recipient)) {
+                return WireError(
+                    .tryAgain, "recipient \(recipient.rawValue)'s slot \(map.slot(of: recipient)) is in a move that has not begun here; retry in 50 ms",
                     field: field, retryAfterMilliseconds: 50)
             }
             guard isMoving, let map = configuration.shardMap else { return ownership.refusal(of: recipient, field: field) }

@@ -94,8 +94,9 @@ extension CoordinatorState {
         {
             if case .released = entry { takeEventSeq(into: &directives) }
             record(.slotMove(entry), into: &directives)
-            if case .released = entry, let event = durable.moves.handOvers.last, event.move == id.rawValue {
-                directives.append(.publish(.handOver(event)))
+            if case .released = entry {
+                forgetReleasedFirings()
+                if let event = durable.moves.handOvers.last, event.move == id.rawValue { directives.append(.publish(.handOver(event))) }
             }
         }
         if let incoming = durable.moves.incoming[id] {
@@ -126,6 +127,19 @@ extension CoordinatorState {
     mutating func queueAdoptedFirings(of move: SlotMove) {
         let adopted = unsettled.values.filter { move.covers($0.firing.recipient) && inFlight[$0.firing.firingId] == nil }
         waiting.append(contentsOf: adopted.sorted { ($0.firing.dueAt, $0.firing.firingId) < ($1.firing.dueAt, $1.firing.firingId) })
+    }
+
+    /// After a release: firings the released slice took with it leave the waiting line and the
+    /// in-flight table (none after a hand-over that shipped; some when a source restarted
+    /// from a journal that lost its hand-over had re-derived them), so nothing dispatches a
+    /// firing this shard no longer holds.
+    mutating func forgetReleasedFirings() {
+        let unsettled = self.unsettled
+        waiting = RingQueue(waiting.filter { unsettled[$0.firing.firingId] === $0 })
+        for (firingId, flight) in inFlight where unsettled[firingId] == nil {
+            inFlight[firingId] = nil
+            workers[flight.worker]?.outstanding -= 1
+        }
     }
 
     /// Drops the volatile pauses of moves no longer sent from here.

@@ -134,6 +134,11 @@ public struct CoordinatorState: Sendable {
     /// (derived by `findUnservedData` at recovery and on a map change): such data is neither
     /// fired, dispatched nor listed (`serves(_:)`).
     var hasUnservedData = false
+    #if DEBUG
+    /// A deliberately broken rule of slot moves that a simulator turns on to see its
+    /// invariants catch it (set only by tests; absent from release builds).
+    var sabotage: SlotMoveSabotage = .none
+    #endif
     /// Cancels by filter still walking, oldest first (volatile: a crash loses the walk; the
     /// request was not answered, so its client retries).
     var bulkCancels: [BulkCancel] = []

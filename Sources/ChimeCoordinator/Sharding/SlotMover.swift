@@ -39,6 +39,8 @@ public enum SlotMover {
     ///   - source: the source's ledger (`nil`: it did not answer).
     ///   - target: the target's ledger (`nil`: it did not answer). Shards answer a mover only
     ///     with durable facts, so a target that shows the move adopted holds the slice durably.
+    ///     The move commits once the target adopted and the source shows the hand-over; it is
+    ///     aborted when the source answers without it, or at the deadline.
     ///   - now: the mover's clock (UTC).
     ///   - deadline: when a move not yet adopted by its target is aborted instead.
     ///   - pause: how long the source refuses the slots' writes while it hands over, in seconds.
@@ -48,8 +50,15 @@ public enum SlotMover {
     ) -> SlotMoverStep {
         if let outcome = record.outcomes[move.id] { return .finished(outcome) }
         guard record.open[move.id] != nil else { return record.opening(move) == nil ? .refused : .open(move) }
-        // Adopted by the target: the slots are complete and durable there, and committing is always safe.
-        if target?.incoming[move.id]?.isAdopted == true { return .commit(move.id) }
+        // Adopted by the target: the slots are complete and durable there. Committed only while
+        // the source still holds the hand-over that slice was cut at: a source that answers
+        // without it lost its journal's end (an older copy of its store was restored) and may
+        // have taken writes since, which the slice lacks.
+        if target?.incoming[move.id]?.isAdopted == true {
+            if source?.outgoing[move.id]?.isHandedOver == true { return .commit(move.id) }
+            if source != nil || now >= deadline { return .abort(move.id) }
+            return .wait
+        }
         if now >= deadline { return .abort(move.id) }
         guard let source, let target else { return .wait }
         if source.outgoing[move.id] == nil { return .startSource(move) }

@@ -166,8 +166,12 @@ public struct RequestLog: Sendable, Equatable {
         var merged = RequestLog(capacity: capacity, byteLimit: byteLimit, largeReplyThreshold: largeReplyThreshold, largeByteLimit: largeByteLimit)
         let all = (replies.map { ($0.key, $0.value) } + other.replies.filter { replies[$0.key] == nil }.map { ($0.key, $0.value) })
             .sorted { ($0.1.arrival, $0.0) < ($1.1.arrival, $1.0) }
-        for (requestId, kept) in all { merged.remember(kept.reply, for: requestId, recipient: kept.recipient, arrival: kept.arrival) }
-        merged.arrivals = max(arrivals, other.arrivals)
+        // Renumbered: the two logs count arrivals apart, so the same number can come from
+        // both, and a snapshot (which keeps replies in arrival order) must rebuild this order.
+        for (index, (requestId, kept)) in all.enumerated() {
+            merged.remember(kept.reply, for: requestId, recipient: kept.recipient, arrival: UInt64(index))
+        }
+        merged.arrivals = UInt64(all.count)
         self = merged
     }
 
