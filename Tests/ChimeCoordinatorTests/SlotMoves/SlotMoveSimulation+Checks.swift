@@ -137,7 +137,7 @@ extension SlotMoveSimulation {
             // now (a replace, re-armed at the same instant): its occurrence fires again under
             // the same id, as on one shard. Only an occurrence made twice without that is a
             // slot served twice.
-            if case .scheduled(_, let at, _)? = acknowledged[firingId.key], let made = firstMade[firingId], at > made { continue }
+            if case .scheduled(_, let at, _)? = acknowledged[firingId.key], let made = firstMade[firingId], at >= made { continue }
             fail("\(firingId) was dispatched by shards \(makers.sorted())")
         }
         for firingId in delivered.keys.sorted() {
