@@ -71,7 +71,11 @@ enum StoreCommand: Command {
         lines.append("epoch: file \(result.epochFile.map(String.init) ?? "missing"), journal \(result.highestJournalEpoch.map(String.init) ?? "none")")
         for skipped in result.damagedSnapshots { lines.append("damaged snapshot (a start sets it aside): \(skipped.path): \(skipped.reason)") }
         if let tail = result.tornTail {
-            lines.append("torn tail (a start truncates it): \(tail.bytesDiscarded) bytes at offset \(tail.offset) of \(tail.segmentPath) (\(tail.reason))")
+            var line = "torn tail (a start truncates it): \(tail.bytesDiscarded) bytes at offset \(tail.offset) of \(tail.segmentPath) (\(tail.reason))"
+            if tail.incompleteGroupRecords > 0 {
+                line += ", with \(tail.incompleteGroupRecords) whole records of an incomplete group (never replayed)"
+            }
+            lines.append(line)
         }
         if let corruption = result.corruption {
             lines.append("corruption: \(corruption)")
@@ -111,6 +115,7 @@ enum StoreCommand: Command {
         if let tail = result.tornTail {
             object["tornTail"] = [
                 "segment": tail.segmentPath, "offset": tail.offset, "bytes": tail.bytesDiscarded, "reason": tail.reason.rawValue,
+                "incompleteGroupRecords": tail.incompleteGroupRecords,
             ]
         }
         if let corruption = result.corruption {
