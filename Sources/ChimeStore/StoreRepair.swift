@@ -15,7 +15,7 @@ extension FileStore {
     /// A segment is damaged when some of its bytes hold no valid record (torn tail
     /// included), its header fails its checks, or its records do not reach the next
     /// segment's first sequence number. Valid records are found by searching every byte
-    /// offset (``RecordReader/validFrames(in:from:)``); one whose sequence number is not
+    /// offset (``RecordReader/validFrames(in:from:recordVersion:)``); one whose sequence number is not
     /// above the previous kept one, or not below the next segment's first, is dropped as
     /// out of order. Undamaged segments and snapshots are not touched. Every segment is
     /// read and checked before the first file changes. A rewritten segment keeps its format.
