@@ -145,8 +145,9 @@ public enum RecordFraming {
         version >= UInt8(oldestSegmentFormatVersion) && version <= recordFormatVersion
     }
 
-    /// The record version the records of a segment of format `format` carry.
-    static func recordVersion(ofSegmentFormat format: UInt32) -> UInt8 { UInt8(truncatingIfNeeded: format) }
+    /// The record version the records of a segment of format `format` carry (the two are
+    /// numbered alike: 1 or 2), for a ``RecordReader`` of that segment.
+    public static func recordVersion(ofSegmentFormat format: UInt32) -> UInt8 { UInt8(truncatingIfNeeded: format) }
 
     /// Appends a gap record (header and an 8-byte payload) standing for the `count` sequence
     /// numbers from `firstMissing` on, of `recordVersion` (the segment's).
