@@ -132,6 +132,7 @@ extension CoordinatorService {
         if let truncation = report.truncation {
             logger.warning("journal tail truncated", ["detail": truncation.description])
             details["truncatedBytes"] = .integer(truncation.bytesDiscarded)
+            if truncation.incompleteGroupRecords > 0 { details["incompleteGroupRecords"] = .int(truncation.incompleteGroupRecords) }
         }
         for skipped in report.skippedSnapshots {
             logger.warning("skipped a damaged snapshot", ["detail": "\(skipped)"])

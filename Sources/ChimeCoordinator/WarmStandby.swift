@@ -5,7 +5,10 @@ import Foundation
 /// A standby coordinator's copy of the active coordinator's state, kept current while it
 /// waits for the store lock: the newest snapshot loaded once, then every journal record the
 /// active coordinator appends folded in (`JournalFollower`), so that taking over costs only
-/// the records of the last moments instead of a whole recovery.
+/// the records of the last moments instead of a whole recovery. Records come in whole
+/// groups (one loop turn's entries, so whole requests): the follower holds a group until its
+/// last record is on disk, so this copy never holds half of a request, even one whose write
+/// the active coordinator's crash cut short.
 ///
 /// Reads only, without the lock: a snapshot or segment the active coordinator deletes
 /// meanwhile makes `catchUp` throw, and the standby loads again from the newest snapshot.

@@ -20,9 +20,10 @@ enum DamagedRecordReader {
     /// checksum of the record: quadratic in its size).
     static let correctionLimit = 4096
 
-    /// Reads `bytes[start..<end]` record by record.
+    /// Reads `bytes[start..<end]` record by record, as records of `recordVersion` (the
+    /// segment's format; group marks are read and ignored).
     static func read<Codec: JournalRecordCodec>(
-        _ bytes: [UInt8], from start: Int, to end: Int, codec: Codec
+        _ bytes: [UInt8], from start: Int, to end: Int, recordVersion: UInt8 = RecordFraming.recordFormatVersion, codec: Codec
     ) -> Reading<Codec.Record> {
         var reading = Reading<Codec.Record>()
         let header = RecordFraming.recordHeaderLength
@@ -34,7 +35,7 @@ enum DamagedRecordReader {
                 reading.unreadableRecords += 1
                 break
             }
-            if let (record, exact) = recover(bytes, at: position, end: end),
+            if let (record, exact) = recover(bytes, at: position, end: end, recordVersion: recordVersion),
                 let entry = try? codec.decode(record, path: "")
             {
                 reading.entries.append((entry, exact))
@@ -42,14 +43,16 @@ enum DamagedRecordReader {
                 continue
             }
             reading.unreadableRecords += 1
-            position = nextPlausibleHeader(in: bytes, after: position, end: end) ?? end
+            position = nextPlausibleHeader(in: bytes, after: position, end: end, recordVersion: recordVersion) ?? end
         }
         return reading
     }
 
     /// The record at `offset`: its bytes with one bit corrected when that makes the checksum
     /// pass (`exact`), or its bytes as they are when only a decode can tell.
-    static func recover(_ bytes: [UInt8], at offset: Int, end: Int) -> (RecordReader.Record, exact: Bool)? {
+    static func recover(
+        _ bytes: [UInt8], at offset: Int, end: Int, recordVersion: UInt8 = RecordFraming.recordFormatVersion
+    ) -> (RecordReader.Record, exact: Bool)? {
         let header = RecordFraming.recordHeaderLength
         let room = end - offset - header
         let declared = Int(bytes.loadLittleEndian(UInt32.self, at: offset + 4))
@@ -58,23 +61,23 @@ enum DamagedRecordReader {
         lengths = lengths.filter { $0 >= 0 && $0 <= room && $0 <= RecordFraming.maximumPayloadLength }
         for length in lengths {
             var candidate = Array(bytes[offset..<(offset + header + length)])
-            candidate.replaceSubrange(0..<3, with: RecordFraming.recordMagic + [RecordFraming.recordFormatVersion])
+            candidate.replaceSubrange(0..<3, with: RecordFraming.recordMagic + [recordVersion])
             withUnsafeBytes(of: UInt32(length).littleEndian) { candidate.replaceSubrange(4..<8, with: $0) }
-            if checksumMatches(candidate) { return (record(candidate), true) }
+            if checksumMatches(candidate) { return (record(candidate, recordVersion: recordVersion), true) }
         }
         guard declared <= room else { return nil }
         var candidate = Array(bytes[offset..<(offset + header + declared)])
-        candidate.replaceSubrange(0..<3, with: RecordFraming.recordMagic + [RecordFraming.recordFormatVersion])
+        candidate.replaceSubrange(0..<3, with: RecordFraming.recordMagic + [recordVersion])
         if candidate.count <= correctionLimit {
             for index in 3..<candidate.count {
                 for bit in 0..<8 {
                     candidate[index] ^= UInt8(1) << UInt8(bit)
-                    if checksumMatches(candidate) { return (record(candidate), true) }
+                    if checksumMatches(candidate) { return (record(candidate, recordVersion: recordVersion), true) }
                     candidate[index] ^= UInt8(1) << UInt8(bit)
                 }
             }
         }
-        return (record(candidate), false)
+        return (record(candidate, recordVersion: recordVersion), false)
     }
 
     private static func checksumMatches(_ candidate: [UInt8]) -> Bool {
@@ -84,18 +87,19 @@ enum DamagedRecordReader {
         return crc.value == candidate.loadLittleEndian(UInt32.self, at: 16)
     }
 
-    private static func record(_ candidate: [UInt8]) -> RecordReader.Record {
-        RecordReader.Record(
-            sequence: candidate.loadLittleEndian(UInt64.self, at: 8), encoding: candidate[3], offset: 0,
-            payload: candidate[RecordFraming.recordHeaderLength...])
+    private static func record(_ candidate: [UInt8], recordVersion: UInt8) -> RecordReader.Record {
+        let (encoding, continuesGroup) = RecordFraming.splitEncodingByte(candidate[3], recordVersion: recordVersion)
+        return RecordReader.Record(
+            sequence: candidate.loadLittleEndian(UInt64.self, at: 8), encoding: encoding, offset: 0,
+            payload: candidate[RecordFraming.recordHeaderLength...], continuesGroup: continuesGroup)
     }
 
-    /// The next offset after `offset` where a record magic and version start, if any.
-    private static func nextPlausibleHeader(in bytes: [UInt8], after offset: Int, end: Int) -> Int? {
+    /// The next offset after `offset` where a record magic and `recordVersion` start, if any.
+    private static func nextPlausibleHeader(in bytes: [UInt8], after offset: Int, end: Int, recordVersion: UInt8) -> Int? {
         var position = offset + 1
         while position + RecordFraming.recordHeaderLength <= end {
             if bytes[position] == RecordFraming.recordMagic[0], bytes[position + 1] == RecordFraming.recordMagic[1],
-                bytes[position + 2] == RecordFraming.recordFormatVersion
+                bytes[position + 2] == recordVersion
             {
                 return position
             }

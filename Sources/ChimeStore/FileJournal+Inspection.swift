@@ -63,13 +63,15 @@ extension FileJournal {
         }
         if let damage = scan.damage, scan.followingInSegment.count + laterRecords > 0 || scan.isDamageInWrittenBytes {
             let path = files[damage.index].path
+            // An incomplete group has no damaged bytes of its own: name where it starts.
+            let offset = damage.record.reason == .incompleteGroup ? damage.record.offset : damage.record.frameOffset
             let corruption = JournalCorruption(
-                segmentPath: path, offset: damage.record.offset, reason: damage.record.reason,
+                segmentPath: path, offset: offset, reason: damage.record.reason,
                 validRecordsAfter: scan.followingInSegment.count + laterRecords,
                 nextValidOffset: scan.followingInSegment.first?.offset, laterSegmentPaths: laterPaths,
                 isWholeRecord: scan.isDamageInWrittenBytes)
             throw JournalError(
-                .corrupt, path: path, offset: UInt64(damage.record.offset),
+                .corrupt, path: path, offset: UInt64(offset),
                 message:
                     "\(corruption): damage to records that were written whole, not a torn tail; nothing was changed ('chime store repair' keeps a copy, salvages every valid record and names what was lost)",
                 corruption: corruption)
@@ -105,13 +107,13 @@ extension FileJournal {
                 throw unsupported(version, path: path)
             case .damaged(let reason):
                 throw JournalError(.corrupt, path: path, message: "a segment behind the snapshot has a damaged header: \(reason)")
-            case .valid(let headerSequence):
+            case .valid(let headerSequence, let format):
                 guard headerSequence == firstSequence, nextSequence.map({ $0 == firstSequence }) ?? true else {
                     throw JournalError(
                         .corrupt, path: path,
                         message: "the segment header says it starts at sequence \(headerSequence), its name \(firstSequence), the previous segment ends at \((nextSequence ?? 1) - 1)")
                 }
-                segments.append(Segment(firstSequence: firstSequence, path: path, size: bytes.count))
+                segments.append(Segment(firstSequence: firstSequence, path: path, size: bytes.count, format: format))
                 nextSequence = next
             }
         }
@@ -125,15 +127,15 @@ extension FileJournal {
                 throw unsupported(version, path: path)
             case .damaged(let reason):
                 damage = (index, RecordDamage(offset: 0, bytesDiscarded: bytes.count, reason: reason))
-                followingInSegment = RecordReader.validFrames(in: bytes, from: 0)
-            case .valid(let headerSequence) where headerSequence != firstSequence:
+                followingInSegment = RecordReader.validFrames(in: bytes, from: 0, recordVersion: nil)
+            case .valid(let headerSequence, _) where headerSequence != firstSequence:
                 // A checksummed header is no torn write: the file was renamed or copied.
                 throw JournalError(
                     .corrupt, path: path,
                     message:
                         "the segment header says it starts at sequence \(headerSequence), its name says \(firstSequence)"
                 )
-            case .valid:
+            case .valid(_, let format):
                 if let nextSequence, firstSequence != nextSequence {
                     throw JournalError(
                         .corrupt, path: path,
@@ -141,8 +143,11 @@ extension FileJournal {
                             "the segment starts at sequence \(firstSequence) but the previous one ends at \(nextSequence - 1): a segment is missing"
                     )
                 }
+                let recordVersion = RecordFraming.recordVersion(ofSegmentFormat: format)
                 var reader = RecordReader(
-                    bytes: bytes, startingAt: RecordFraming.segmentHeaderLength, expectedSequence: firstSequence)
+                    bytes: bytes, startingAt: RecordFraming.segmentHeaderLength, expectedSequence: firstSequence,
+                    recordVersion: recordVersion)
+                // The reader hands out only complete groups: an incomplete one is never replayed.
                 while let record = reader.next() {
                     recordsRead += 1
                     guard record.sequence > replayStart else { continue }
@@ -150,15 +155,16 @@ extension FileJournal {
                     entriesReplayed += 1
                 }
                 gapRecords += reader.gapRecords
-                segments.append(Segment(firstSequence: firstSequence, path: path, size: reader.offset))
+                segments.append(Segment(firstSequence: firstSequence, path: path, size: reader.offset, format: format))
                 nextSequence = reader.expectedSequence
                 if let record = reader.damage {
+                    // Cut at `record.offset`: the damaged record, or the incomplete group it ends.
                     damage = (index, record)
                     // Only a search of the rest tells a torn tail from corruption (zero fill to
-                    // the end holds no frame).
+                    // the end holds no frame; an incomplete group at the very end, no byte).
                     if record.reason != .zeroFilled {
-                        followingInSegment = RecordReader.validFrames(in: bytes, from: record.offset)
-                        isDamageInWrittenBytes = !RecordReader.isTornTail(in: bytes, at: record.offset)
+                        followingInSegment = RecordReader.validFrames(in: bytes, from: record.frameOffset, recordVersion: recordVersion)
+                        isDamageInWrittenBytes = !RecordReader.isTornTail(in: bytes, at: record.frameOffset, recordVersion: recordVersion)
                     }
                 }
             }
@@ -169,10 +175,12 @@ extension FileJournal {
     /// damaged tail, such as a segment just created when the machine lost power).
     /// - Throws: `JournalError` `.unsupportedVersion` for a segment of a newer format.
     static func validRecordCount(inLaterSegment bytes: [UInt8], path: String) throws -> Int {
-        if case .newerVersion(let version) = RecordFraming.checkSegmentHeader(bytes) {
-            throw unsupported(version, path: path)
+        switch RecordFraming.checkSegmentHeader(bytes) {
+        case .newerVersion(let version): throw unsupported(version, path: path)
+        case .valid(_, let format):
+            return RecordReader.validFrames(in: bytes, from: 0, recordVersion: RecordFraming.recordVersion(ofSegmentFormat: format)).count
+        case .damaged: return RecordReader.validFrames(in: bytes, from: 0, recordVersion: nil).count
         }
-        return RecordReader.validFrames(in: bytes, from: 0).count
     }
 
     static func unsupported(_ version: UInt32, path: String) -> JournalError {

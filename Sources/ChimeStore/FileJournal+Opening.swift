@@ -11,16 +11,18 @@ extension FileJournal {
     /// entry after `replayStart` to `replay` in order, cuts off a torn tail, and returns the
     /// journal ready to append after its last good record.
     ///
-    /// A torn tail is damage that no valid record follows: an incomplete final record, or
-    /// zero fill after the last one. Damage followed by any valid record is corruption and
-    /// is refused (see ``RecordFraming``).
+    /// A torn tail is damage that no valid record follows: an incomplete final record, zero
+    /// fill after the last one, or an incomplete final group (cut from its first record: none
+    /// of its records is replayed). Damage followed by any valid record is corruption and is
+    /// refused (see ``RecordFraming``).
     ///
     /// Nothing on disk changes before every segment has been read, so the errors below
     /// leave the directory as it was. Then: a damaged tail is truncated (a segment whose
     /// header is damaged is deleted, as are later segments holding no valid record); when
     /// the journal ends before `replayStart` (its segments are all covered by the
     /// snapshot), its segments are deleted and a new one starts at `replayStart + 1`; an
-    /// empty directory gets a first segment.
+    /// empty directory gets a first segment, and so does a journal whose tail segment is of
+    /// format 1 and holds no record (it is replaced).
     ///
     /// - Parameters:
     ///   - directory: the `journal/` directory; created when missing (its parent must exist).
@@ -79,7 +81,8 @@ extension FileJournal {
             }
             truncation = JournalTruncation(
                 segmentPath: damaged.path, offset: damage.record.offset, bytesDiscarded: bytesDiscarded,
-                reason: damage.record.reason, removedSegmentPaths: removedPaths)
+                reason: damage.record.reason, removedSegmentPaths: removedPaths,
+                incompleteGroupRecords: damage.record.withheldRecords)
         }
 
         var segments = scan.segments
@@ -93,8 +96,19 @@ extension FileJournal {
             nextSequence = replayStart + 1
         }
 
+        // A tail segment of format 1 that holds no record is replaced by one of this format
+        // (it has the next segment's name); one holding records stays, and the first append
+        // starts a new segment after it.
+        var startsSegment = segments.isEmpty
+        if let last = segments.last, last.format < RecordFraming.segmentFormatVersion,
+            last.size <= RecordFraming.segmentHeaderLength
+        {
+            try FileCalls.removeFile(last.path)
+            segments.removeLast()
+            startsSegment = true
+        }
         let descriptor: Int32
-        if let last = segments.last {
+        if !startsSegment, let last = segments.last {
             descriptor = try FileCalls.openFile(last.path, O_WRONLY | O_APPEND)
         } else {
             let segmentPath = "\(path)/\(RecordFraming.segmentFileName(firstSequence: nextSequence))"
@@ -107,7 +121,7 @@ extension FileJournal {
                 FileCalls.closeFile(descriptor)
                 throw error
             }
-            segments = [Segment(firstSequence: nextSequence, path: segmentPath, size: header.count)]
+            segments.append(Segment(firstSequence: nextSequence, path: segmentPath, size: header.count))
             directoryChanged = true
         }
         if directoryChanged { try FileCalls.syncDirectory(path) }

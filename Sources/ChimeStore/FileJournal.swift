@@ -11,11 +11,15 @@ import Foundation
 ///
 /// `append` encodes entries into a memory buffer and gives each the next sequence number;
 /// `sync` writes the buffer with one `write` per segment touched and then calls
-/// `fdatasync` as the ``FsyncPolicy`` says. A segment is rolled (the old one
-/// `fdatasync`ed, a new file created and the directory `fsync`ed) before an `append`'s
+/// `fdatasync` as the ``FsyncPolicy`` says. The records of one `append` are a **group**
+/// (``RecordFraming``): every reader — recovery, a ``JournalFollower``, `verify` — takes all
+/// of them or none, so a crash that cuts the `write` anywhere (a `kill -9` can stop a write
+/// of many pages part-way) never leaves some of them applied. A segment is rolled (the old
+/// one `fdatasync`ed, a new file created and the directory `fsync`ed) before an `append`'s
 /// records would make it exceed `segmentSize`; the records of one `append` always share a
-/// segment (one larger than `segmentSize` gets a segment of its own), so a crash never keeps
-/// some of them and loses the rest.
+/// segment (one larger than `segmentSize` gets a segment of its own). A journal opened on a
+/// segment of format 1 starts a new segment at its first `append`, so old segments only
+/// ever hold records of their own format.
 /// Entries appended but not synced when the journal is deinitialized are lost, as in a
 /// crash. After a failed write or fsync the journal refuses every
 /// further call: what reached the disk is unknown, so the process should restart and let
@@ -37,6 +41,8 @@ public final class FileJournal {
         var firstSequence: UInt64
         var path: String
         var size: Int
+        /// The segment file format version (its header's).
+        var format: UInt32 = RecordFraming.segmentFormatVersion
     }
 
     /// Bytes for the current segment (`newSegmentFirstSequence == nil`) or for a segment
@@ -50,6 +56,9 @@ public final class FileJournal {
     var descriptor: Int32
     var pending: [PendingWrite] = []
     var projectedTailSize: Int
+    /// The tail segment is of an older format (its records have no group marks): the next
+    /// append starts a new segment.
+    var isTailOfOlderFormat: Bool
     var nextSequence: UInt64
     var counters = JournalStatistics()
     var hasUnsyncedBytes = false
@@ -73,6 +82,7 @@ public final class FileJournal {
         self.descriptor = descriptor
         self.nextSequence = nextSequence
         self.projectedTailSize = segments[segments.count - 1].size
+        self.isTailOfOlderFormat = segments[segments.count - 1].format < RecordFraming.segmentFormatVersion
         self.clock = clock
         self.lastFsyncTime = clock.now
         counters.writtenSequence = nextSequence - 1
@@ -97,13 +107,15 @@ public final class FileJournal {
         return statistics
     }
 
-    /// Encodes `records` with `codec` into the write buffer, giving each the next sequence
-    /// number; nothing reaches the file before `sync`. Either every record is buffered or none.
+    /// Encodes `records` with `codec` into the write buffer as one group (see the type's
+    /// doc), giving each the next sequence number; nothing reaches the file before `sync`.
+    /// Either every record is buffered or none.
     ///
     /// Inlinable, so a caller's codec is specialized into its module (the journal writer's
     /// hot path); the framing below it is not generic.
-    /// - Throws: `JournalError` `.invalidEntry` when a record cannot be encoded or its
-    ///   payload is over 16 MiB; `.closed`; `.io` after an earlier failure.
+    /// - Throws: `JournalError` `.invalidEntry` when a record cannot be encoded, its
+    ///   payload is over 16 MiB or its encoding byte is 128 or more (the group mark's bit);
+    ///   `.closed`; `.io` after an earlier failure.
     @inlinable
     public func append<Codec: JournalRecordCodec>(_ records: [Codec.Record], using codec: Codec) throws {
         try checkUsable()
@@ -115,31 +127,39 @@ public final class FileJournal {
                 throw JournalError(
                     .invalidEntry, message: "journal entry of \(payload.bytes.count) bytes is over the 16 MiB limit")
             }
+            guard payload.encoding & RecordFraming.groupMark == 0 else {
+                throw JournalError(.invalidEntry, message: "payload encoding \(payload.encoding) is over 127")
+            }
             payloads.append(payload)
         }
         appendEncoded(payloads)
     }
 
-    /// Frames `payloads` (each checked against the size limit) into the write buffer, all in
-    /// one segment: when they would not fit in the tail, a new segment starts before the
-    /// first of them. One `append` is one caller's unit (a request's entries, a writer's
-    /// batch), and a segment roll between two of its records could let a crash keep the first
-    /// and lose the rest: the old segment is written and `fdatasync`ed before the new one is
-    /// created, so a `kill -9` in between would half-apply a request.
+    /// Frames `payloads` (each checked against the size limit and the group mark) into the
+    /// write buffer as one group, all in one segment: when they would not fit in the tail, a
+    /// new segment starts before the first of them. One `append` is one caller's unit (a
+    /// loop turn's entries, so a request's), and a segment roll between two of its records
+    /// would split the group: the old segment is written and `fdatasync`ed before the new one
+    /// is created, so readers could not tell a `kill -9` in between from a complete group.
+    /// The tail is also rolled when it is a segment of format 1, whose records have no marks.
     @usableFromInline
     func appendEncoded(_ payloads: [JournalRecordPayload]) {
+        guard let last = payloads.indices.last else { return }
         let groupLength = payloads.reduce(0) { $0 + RecordFraming.recordHeaderLength + $1.bytes.count }
-        if projectedTailSize + groupLength > segmentSize && projectedTailSize > RecordFraming.segmentHeaderLength {
+        let isTailFull = projectedTailSize + groupLength > segmentSize && projectedTailSize > RecordFraming.segmentHeaderLength
+        if isTailFull || isTailOfOlderFormat {
             let header = RecordFraming.makeSegmentHeader(firstSequence: nextSequence)
             pending.append(PendingWrite(newSegmentFirstSequence: nextSequence, bytes: header))
             projectedTailSize = header.count
+            isTailOfOlderFormat = false
         }
-        for payload in payloads {
+        for (index, payload) in payloads.enumerated() {
             let recordLength = RecordFraming.recordHeaderLength + payload.bytes.count
             if pending.isEmpty { pending.append(PendingWrite(newSegmentFirstSequence: nil, bytes: [])) }
             payload.bytes.withUnsafeBytes {
                 RecordFraming.appendRecord(
-                    sequence: nextSequence, encoding: payload.encoding, payload: $0, to: &pending[pending.count - 1].bytes)
+                    sequence: nextSequence, encoding: payload.encoding, continuesGroup: index < last, payload: $0,
+                    to: &pending[pending.count - 1].bytes)
             }
             projectedTailSize += recordLength
             nextSequence += 1

@@ -1,6 +1,8 @@
 /// Damage inside the journal that is not a torn tail: a record that fails its checks
-/// followed by valid records, in its own segment or a later one, or a whole record that
-/// fails its checks at the very end (written completely, then changed). Opening the journal
+/// followed by valid records, in its own segment or a later one (an incomplete group of
+/// records followed by valid records included: reason `incomplete_group`, at the group's
+/// first record), or a whole record that fails its checks at the very end (written
+/// completely, then changed). Opening the journal
 /// refuses it (`JournalError.Code.corrupt`) and changes nothing; `chime store repair`
 /// salvages the valid records.
 public struct JournalCorruption: Hashable, Sendable, CustomStringConvertible {
@@ -11,7 +13,7 @@ public struct JournalCorruption: Hashable, Sendable, CustomStringConvertible {
     /// What check the record failed.
     public var reason: RecordDamage.Reason
     /// Valid records after the damage: in the damaged segment (found by searching for
-    /// valid frames, see ``RecordReader/validFrames(in:from:)``) and in every later
+    /// valid frames, see ``RecordReader/validFrames(in:from:recordVersion:)``) and in every later
     /// segment, together.
     public var validRecordsAfter: Int
     /// The byte offset of the first valid record after the damage in the same segment;

@@ -81,21 +81,28 @@ public struct JournalTruncation: Hashable, Sendable, CustomStringConvertible {
     public var reason: RecordDamage.Reason
     /// Later segment files deleted with the tail.
     public var removedSegmentPaths: [String]
+    /// Whole records of an incomplete final group cut off with the tail (their group's last
+    /// record was missing, so none of them was replayed); 0 when the cut is at a group's end.
+    public var incompleteGroupRecords: Int
 
     /// Creates a truncation report.
     public init(
         segmentPath: String, offset: Int, bytesDiscarded: Int, reason: RecordDamage.Reason,
-        removedSegmentPaths: [String] = []
+        removedSegmentPaths: [String] = [], incompleteGroupRecords: Int = 0
     ) {
         self.segmentPath = segmentPath
         self.offset = offset
         self.bytesDiscarded = bytesDiscarded
         self.reason = reason
         self.removedSegmentPaths = removedSegmentPaths
+        self.incompleteGroupRecords = incompleteGroupRecords
     }
 
-    /// Such as "truncated 120 bytes at offset 4096 of …/00000000000000000001.log (checksum_mismatch)".
+    /// Such as "truncated 120 bytes at offset 4096 of …/00000000000000000001.log
+    /// (truncated_payload)", then ", with 3 whole records of an incomplete group" when there
+    /// were some.
     public var description: String {
-        "truncated \(bytesDiscarded) bytes at offset \(offset) of \(segmentPath) (\(reason))"
+        let group = incompleteGroupRecords > 0 ? ", with \(incompleteGroupRecords) whole records of an incomplete group" : ""
+        return "truncated \(bytesDiscarded) bytes at offset \(offset) of \(segmentPath) (\(reason))\(group)"
     }
 }

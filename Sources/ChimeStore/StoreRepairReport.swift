@@ -59,6 +59,9 @@ public struct StoreRepairReport: Sendable {
         public var sequencesLost: UInt64
         /// The ranges of those sequence numbers.
         public var lostSequences: [Range<UInt64>] = []
+        /// Groups of records the damage cut in the middle whose surviving records were kept,
+        /// the last of them re-framed to end the group (see `FileStore.repair`).
+        public var groupsClosed = 0
         /// The segment's size before the repair, in bytes.
         public var bytesBefore: Int
         /// The segment's size after the repair, in bytes.

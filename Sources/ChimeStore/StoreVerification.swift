@@ -8,10 +8,12 @@ public struct StoreVerification: Sendable {
     public enum Verdict: String, Sendable {
         /// Nothing damaged.
         case clean
-        /// Damaged in a way a start handles by itself: a torn journal tail (truncated) or a
-        /// damaged snapshot (set aside; the previous one and the journal are used).
+        /// Damaged in a way a start handles by itself: a torn journal tail (truncated; an
+        /// incomplete final group of records included) or a damaged snapshot (set aside; the
+        /// previous one and the journal are used).
         case recoverable
-        /// A start refuses the store: damage followed by valid records, a missing segment,
+        /// A start refuses the store: damage followed by valid records (an incomplete group
+        /// followed by valid records included), a missing segment,
         /// a newer format (not damage, but refused all the same), an entry that does not
         /// decode. `chime store repair` salvages what is valid when the journal is damaged.
         case corrupt
@@ -103,7 +105,8 @@ extension FileStore {
                 for file in later { bytes += try FileCalls.fileSize(atPath: file.path) ?? 0 }
                 result.tornTail = JournalTruncation(
                     segmentPath: inspection.files[damage.index].path, offset: damage.record.offset,
-                    bytesDiscarded: bytes, reason: damage.record.reason, removedSegmentPaths: later.map(\.path))
+                    bytesDiscarded: bytes, reason: damage.record.reason, removedSegmentPaths: later.map(\.path),
+                    incompleteGroupRecords: damage.record.withheldRecords)
             }
         } catch let error as JournalError where error.code != .io {
             result.refusal = error

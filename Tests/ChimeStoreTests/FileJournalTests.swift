@@ -92,30 +92,34 @@ import Testing
         #expect(replayed.map(\.1) == makeEntries(15))
     }
 
-    @Test func truncatesATornTailAndReportsWhere() throws {
-        try write(makeEntries(100))
+    @Test func truncatesATornTailWithItsIncompleteGroupAndReportsWhere() throws {
+        // Four appends of 25: the last record torn takes the other 24 of its group with it.
+        try write(makeEntries(100), batch: 25)
         let segment = try #require(try segmentPaths(directory).last)
-        let last = try #require(try records(ofSegment: segment).last)
+        let inSegment = try records(ofSegment: segment)
+        let last = try #require(inSegment.last)
+        let groupStart = inSegment[75].offset
         let size = try fileSize(segment)
         let tornLength = last.offset + (size - last.offset) / 2
         try truncate(segment, to: tornLength)
 
         let (journal, report, replayed) = try replayAll(directory)
-        #expect(replayed.map(\.1) == makeEntries(99))
+        #expect(replayed.map(\.1) == makeEntries(75))
         let truncation = try #require(report.truncation)
         #expect(truncation.segmentPath == segment)
-        #expect(truncation.offset == last.offset)
-        #expect(truncation.bytesDiscarded == tornLength - last.offset)
+        #expect(truncation.offset == groupStart)
+        #expect(truncation.bytesDiscarded == tornLength - groupStart)
         #expect(truncation.reason == .truncatedPayload)
-        #expect(try fileSize(segment) == last.offset)
+        #expect(truncation.incompleteGroupRecords == 24)
+        #expect(try fileSize(segment) == groupStart)
 
-        try journal.append(makeEntries(3, from: 99), using: testCodec)
+        try journal.append(makeEntries(3, from: 75), using: testCodec)
         try journal.sync()
         try journal.close()
         let (_, reopened, again) = try replayAll(directory)
         #expect(reopened.truncation == nil)
-        #expect(again.map(\.1) == makeEntries(102))
-        #expect(again.map(\.0) == Array(1...102))
+        #expect(again.map(\.1) == makeEntries(78))
+        #expect(again.map(\.0) == Array(1...78))
     }
 
     @Test func refusesAFlippedByteMidSegmentWithValidRecordsAfterItAndChangesNothing() throws {
@@ -187,19 +191,21 @@ import Testing
         #expect(try fileSize(segment) == size)
     }
 
-    @Test func truncatesALastRecordZeroedByAPowerLoss() throws {
-        try write(makeEntries(50))
+    @Test func truncatesALastRecordZeroedByAPowerLossWithItsGroup() throws {
+        try write(makeEntries(50), batch: 10)
         let segment = try #require(try segmentPaths(directory).last)
-        let last = try #require(try records(ofSegment: segment).last)
+        let inSegment = try records(ofSegment: segment)
+        let last = try #require(inSegment.last)
         let size = try fileSize(segment)
         try overwrite(segment, at: last.offset, with: [UInt8](repeating: 0, count: size - last.offset))
         try appendBytes([UInt8](repeating: 0, count: 4096), to: segment)
 
         let (_, report, replayed) = try replayAll(directory)
-        #expect(replayed.count == 49)
-        #expect(report.truncation?.offset == last.offset)
-        #expect(report.truncation?.bytesDiscarded == size - last.offset + 4096)
+        #expect(replayed.count == 40)
+        #expect(report.truncation?.offset == inSegment[40].offset)
+        #expect(report.truncation?.bytesDiscarded == size - inSegment[40].offset + 4096)
         #expect(report.truncation?.reason == .zeroFilled)
+        #expect(report.truncation?.incompleteGroupRecords == 9)
     }
 
     @Test func deletesASegmentWhoseHeaderWasTornAfterARoll() throws {
@@ -265,7 +271,7 @@ import Testing
 
     @Test func refusesASegmentOfANewerFormatAndChangesNothing() throws {
         try write(makeEntries(20))
-        var header = Array("CHIMEJNL".utf8) + [2, 0, 0, 0]
+        var header = Array("CHIMEJNL".utf8) + [UInt8(RecordFraming.segmentFormatVersion + 1), 0, 0, 0]
         header += withUnsafeBytes(of: UInt64(21).littleEndian) { Array($0) } + [0, 0, 0, 0, 9, 9, 9]
         let newer = directory.appendingPathComponent(RecordFraming.segmentFileName(firstSequence: 21)).path
         #expect(FileManager.default.createFile(atPath: newer, contents: Data(header)))

@@ -168,8 +168,9 @@ import Testing
     }
 
     @Test func startsAfterTheSnapshotWhenTheJournalEndsBeforeIt() throws {
-        try populate([(100, "state@100")])
-        // As after a power loss under `never`: the snapshot survived, the journal's tail did not.
+        try populate([(50, nil), (50, "state@100")])
+        // As after a power loss under `never`: the snapshot survived, the journal's tail (a
+        // whole group) did not.
         let segment = try #require(try segmentPaths(journalDirectory).last)
         let fiftyFirst = try #require(try records(ofSegment: segment).first { $0.sequence == 51 })
         try truncate(segment, to: fiftyFirst.offset)
@@ -188,7 +189,8 @@ import Testing
     }
 
     @Test func reportsATornTailInTheRecoveryReport() throws {
-        try populate([(40, "state@40"), (10, nil)])
+        // The torn record is a group of one (its own append).
+        try populate([(40, "state@40"), (9, nil), (1, nil)])
         let segment = try #require(try segmentPaths(journalDirectory).last)
         let last = try #require(try records(ofSegment: segment).last)
         try truncate(segment, to: last.offset + 5)

@@ -42,20 +42,22 @@ import Testing
         #expect(try contentsOfTree(directory) == before)
     }
 
-    @Test func verifyReportsATornTailAsRecoverableAndChangesNothing() throws {
+    @Test func verifyReportsATornTailWithItsIncompleteGroupAsRecoverableAndChangesNothing() throws {
+        // Appends of 50, 50 and 20: the torn last record's group holds records 101...120.
         try populate(120)
         let segment = try #require(try segmentPaths(journalDirectory).only)
-        let last = try #require(try records(ofSegment: segment).last)
+        let groupStart = try records(ofSegment: segment)[100].offset
         let size = try fileSize(segment)
         try truncate(segment, to: size - 3)
         let before = try contentsOfTree(directory)
 
         let result = try FileStore.verify(directory: directory, codec: testCodec)
         #expect(result.verdict == .recoverable)
-        #expect(result.tornTail?.offset == last.offset)
-        #expect(result.tornTail?.bytesDiscarded == size - 3 - last.offset)
+        #expect(result.tornTail?.offset == groupStart)
+        #expect(result.tornTail?.bytesDiscarded == size - 3 - groupStart)
         #expect(result.tornTail?.reason == .truncatedPayload)
-        #expect(result.lastSequence == 119)
+        #expect(result.tornTail?.incompleteGroupRecords == 19)
+        #expect(result.lastSequence == 100)
         #expect(try contentsOfTree(directory) == before)
     }
 

@@ -201,6 +201,16 @@ enum StoreFiles {
     struct Record {
         var offset: Int
         var length: Int
+        /// The group mark (`RecordFraming`): the record's group goes on after it.
+        var continuesGroup = false
+    }
+
+    /// The offset of the first record of the group `records[index]` belongs to: where a
+    /// start cuts the journal when that record is torn.
+    static func groupStart(of index: Int, in records: [Record]) -> Int {
+        var first = index
+        while first > 0, records[first - 1].continuesGroup { first -= 1 }
+        return records[first].offset
     }
 
     /// The newest file with `suffix` in `directory` (names sort by sequence number).
@@ -219,7 +229,8 @@ enum StoreFiles {
             let payload = bytes[(offset + 4)..<(offset + 8)].reversed().reduce(0) { $0 << 8 | Int($1) }
             let length = RecordFraming.recordHeaderLength + payload
             guard offset + length <= bytes.count else { break }
-            records.append(Record(offset: offset, length: length))
+            // Records of version 2 carry the group mark in bit 7 of their encoding byte.
+            records.append(Record(offset: offset, length: length, continuesGroup: bytes[offset + 2] >= 2 && bytes[offset + 3] & 0x80 != 0))
             offset += length
         }
         return records

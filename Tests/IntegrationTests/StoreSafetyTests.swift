@@ -110,17 +110,22 @@ import ChimeClient
             _ = try Self.schedule(5, prefix: "torn", with: client)
             #expect(cluster.stop("coordinator")?.status == 0)
             let segment = try StoreFiles.newest(in: "\(store)/journal", suffix: ".log")
-            let last = try #require(try StoreFiles.records(ofSegment: segment).last)
+            let records = try StoreFiles.records(ofSegment: segment)
+            let last = try #require(records.last)
             try FileHandle(forWritingTo: URL(fileURLWithPath: segment)).truncate(atOffset: UInt64(last.offset + last.length - 4))
+            // The last request's records are one group: the start cuts from its first record.
+            let groupStart = StoreFiles.groupStart(of: records.count - 1, in: records)
+            let groupRecords = records.filter { $0.offset >= groupStart }.count
 
             let verified = try Self.store("verify", store, cluster)
             #expect(verified.status == 4)
             let tail = try #require(verified.json["tornTail"] as? [String: Any])
-            #expect(tail["offset"] as? Int == last.offset)
-            #expect(tail["bytes"] as? Int == last.length - 4)
+            #expect(tail["offset"] as? Int == groupStart)
+            #expect(tail["bytes"] as? Int == last.offset + last.length - 4 - groupStart)
+            #expect(tail["incompleteGroupRecords"] as? Int == groupRecords - 1)
             let human = try LocalCluster.run(binary: cluster.binary, ["store", "verify", store], timeout: 30)
             #expect(human.status == 4)
-            #expect(human.output.contains("torn tail (a start truncates it): \(last.length - 4) bytes at offset \(last.offset)"))
+            #expect(human.output.contains("torn tail (a start truncates it): \(last.offset + last.length - 4 - groupStart) bytes at offset \(groupStart)"))
         }
     }
 

@@ -12,8 +12,9 @@ enum FuzzTarget: String, CaseIterable {
     case request
     /// `WireCodec.decodeDispatch` and `decodeWorkerMessage` on frames split from the input.
     case frames
-    /// A journal segment (the input after a valid segment header): `RecordReader` and
-    /// `StoreVerification.verify`, which decodes every entry.
+    /// A journal segment (the input after a valid segment header, of the current format and
+    /// of format 1): `RecordReader` with its groups, `StoreVerification.verify`, which decodes
+    /// every entry and plans a repair of what is damaged, and a `JournalFollower`.
     case journal
     /// `DurableState.decodeSnapshot(_:seed:)` (format 4 and the legacy format 3), and a decoded
     /// state re-encoded decodes to an equal state.

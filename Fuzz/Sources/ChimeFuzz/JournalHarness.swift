@@ -3,8 +3,9 @@ import ChimeStore
 import Foundation
 
 /// Writes the input as the one segment of a store in a temporary directory (after a valid
-/// segment header, so the fuzzer spends its time on records) and verifies that store.
-// Sendable without checking: libFuzzer runs inputs on one thread, and the fields never change.
+/// segment header, so the fuzzer spends its time on records), once under a header of the
+/// current format (records with group marks) and once under one of format 1 (no marks), and
+/// reads that store as a start, `verify` (with its repair plan) and a warm standby's follower do.
 final class JournalHarness: @unchecked Sendable {
     static let shared = JournalHarness()
 
@@ -21,10 +22,16 @@ final class JournalHarness: @unchecked Sendable {
     }
 
     func fuzz(_ records: [UInt8]) {
-        let bytes = RecordFraming.makeSegmentHeader(firstSequence: 1) + records
-        var reader = RecordReader(bytes: bytes, startingAt: RecordFraming.segmentHeaderLength, expectedSequence: 1)
-        while reader.next() != nil {}
-        try! Data(bytes).write(to: segment)
-        _ = try? FileStore.verify(directory: store)
+        for format in [RecordFraming.segmentFormatVersion, RecordFraming.oldestSegmentFormatVersion] {
+            let bytes = RecordFraming.makeSegmentHeader(firstSequence: 1, formatVersion: format) + records
+            var reader = RecordReader(
+                bytes: bytes, startingAt: RecordFraming.segmentHeaderLength, expectedSequence: 1,
+                recordVersion: RecordFraming.recordVersion(ofSegmentFormat: format))
+            while reader.next() != nil {}
+            try! Data(bytes).write(to: segment)
+            _ = try? FileStore.verify(directory: store)
+            let follower = JournalFollower(directory: store.appendingPathComponent("journal"), after: 0)
+            _ = try? follower.readNew { _, _ in }
+        }
     }
 }

@@ -41,16 +41,21 @@ enum SeedWriter {
         legacy.answered = [AnsweredRequest(requestId: "a1", reply: Data(#"{"ok":true}"#.utf8))]
         try save([UInt8](legacy.encodedPayload()), as: "snapshot", "format-3-one-reminder", in: directory)
 
-        try save(
-            journalRecords([.scheduled(reminder, at: due), .cancelled([reminder.key], at: due), .nagFired(firing.firingId, at: due)]),
-            as: "journal", "three-entries", in: directory)
+        let threeEntries = try journalRecords([[.scheduled(reminder, at: due)], [.cancelled([reminder.key], at: due), .nagFired(firing.firingId, at: due)]])
+        try save(threeEntries, as: "journal", "three-entries", in: directory)
+        // The second group without its last record: an incomplete group.
+        let segment = RecordFraming.makeSegmentHeader(firstSequence: 1) + threeEntries
+        guard let last = RecordReader.validFrames(in: segment, from: RecordFraming.segmentHeaderLength).last else {
+            throw JournalError(.invalidEntry, message: "the three-entries seed holds no record")
+        }
+        try save(Array(segment[RecordFraming.segmentHeaderLength..<last.offset]), as: "journal", "incomplete-group", in: directory)
         let move = SlotMove(id: SlotMoveID("m1"), slots: [3, 4], source: 0, target: 2, slotCount: 16)
         try save(
-            journalRecords([
+            journalRecords([[
                 .slotMove(.migrating(move, at: due)), .slotMove(.handedOver(move.id, cut: due, through: 2)),
                 .slotMove(.adopted(move.id, slice: empty.durable.encodedSnapshot(takenAt: due), through: 2, cut: due)),
                 .slotMove(.tailApplied(move.id, [.cancelled([reminder.key], at: due)], through: 3)),
-            ]),
+            ]]),
             as: "journal", "slot-move", in: directory)
     }
 
@@ -59,13 +64,13 @@ enum SeedWriter {
         return try WireCodec().decode(Reminder.self, from: Data(json.utf8))
     }
 
-    /// The records of a journal holding `entries`, written by `FileJournal` (the segment
-    /// header, which the harness supplies, left off).
-    private static func journalRecords(_ entries: [JournalEntry]) throws -> [UInt8] {
+    /// The records of a journal holding `groups` (one append each), written by `FileJournal`
+    /// (the segment header, which the harness supplies, left off).
+    private static func journalRecords(_ groups: [[JournalEntry]]) throws -> [UInt8] {
         let store = FileManager.default.temporaryDirectory.appendingPathComponent("chime-fuzz-seed-\(getpid())")
         defer { try? FileManager.default.removeItem(at: store) }
         let (journal, _) = try FileJournal.open(directory: store)
-        try journal.append(entries)
+        for group in groups { try journal.append(group) }
         try journal.close()
         let segment = store.appendingPathComponent(RecordFraming.segmentFileName(firstSequence: 1))
         return Array(try [UInt8](Data(contentsOf: segment)).dropFirst(RecordFraming.segmentHeaderLength))

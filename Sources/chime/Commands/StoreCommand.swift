@@ -29,7 +29,9 @@ enum StoreCommand: Command {
                     an entry that does not decode); 1 the directory cannot be read.
             repair  takes the store lock (stop the coordinator first), keeps a copy of each
                     damaged segment beside it (<segment>.damaged-<UTC time>), rewrites it
-                    with every valid record and a gap record for lost sequence numbers, and
+                    with every valid record and a gap record for lost sequence numbers (a
+                    request's records that the damage cut keep their survivors; an
+                    incomplete last request before a torn tail goes with it), and
                     prints what was dropped, by id. Exit 5 when it dropped records written
                     whole (acknowledged data lost: the ids are printed), else 0 when the
                     store verifies clean afterwards, else verify's status.
@@ -71,7 +73,11 @@ enum StoreCommand: Command {
         lines.append("epoch: file \(result.epochFile.map(String.init) ?? "missing"), journal \(result.highestJournalEpoch.map(String.init) ?? "none")")
         for skipped in result.damagedSnapshots { lines.append("damaged snapshot (a start sets it aside): \(skipped.path): \(skipped.reason)") }
         if let tail = result.tornTail {
-            lines.append("torn tail (a start truncates it): \(tail.bytesDiscarded) bytes at offset \(tail.offset) of \(tail.segmentPath) (\(tail.reason))")
+            var line = "torn tail (a start truncates it): \(tail.bytesDiscarded) bytes at offset \(tail.offset) of \(tail.segmentPath) (\(tail.reason))"
+            if tail.incompleteGroupRecords > 0 {
+                line += ", with \(tail.incompleteGroupRecords) whole records of an incomplete group (never replayed)"
+            }
+            lines.append(line)
         }
         if let corruption = result.corruption {
             lines.append("corruption: \(corruption)")
@@ -92,6 +98,9 @@ enum StoreCommand: Command {
             if segment.gapRecordsWritten > 0 {
                 lines.append("  \(segment.sequencesLost) sequence numbers lost (\(segment.gapRecordsWritten) gap records written)")
             }
+            if segment.groupsClosed > 0 {
+                lines.append("  \(segment.groupsClosed) groups of records cut by the damage: their surviving records kept, the last one ending the group")
+            }
         }
         if !report.segments.isEmpty { lines.append("dropped \(report.bytesDropped) bytes in all") }
         lines += report.loss.lines
@@ -111,6 +120,7 @@ enum StoreCommand: Command {
         if let tail = result.tornTail {
             object["tornTail"] = [
                 "segment": tail.segmentPath, "offset": tail.offset, "bytes": tail.bytesDiscarded, "reason": tail.reason.rawValue,
+                "incompleteGroupRecords": tail.incompleteGroupRecords,
             ]
         }
         if let corruption = result.corruption {
@@ -145,6 +155,7 @@ enum StoreCommand: Command {
                 [
                     "path": segment.path, "copy": segment.copyPath, "recordsKept": segment.recordsKept,
                     "gapRecords": segment.gapRecordsWritten, "sequencesLost": segment.sequencesLost,
+                    "groupsClosed": segment.groupsClosed,
                     "bytesBefore": segment.bytesBefore, "bytesAfter": segment.bytesAfter,
                     "dropped": segment.dropped.map { ["offset": $0.offset, "bytes": $0.bytes, "reason": $0.reason] },
                 ]
