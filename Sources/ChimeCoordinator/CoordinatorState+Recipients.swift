@@ -96,7 +96,7 @@ extension CoordinatorState {
 
     /// When an occurrence (an event) fires: its instant less the trigger's remind-before offset.
     func fireInstant(of reminder: Reminder, _ occurrence: Occurrence) -> Date {
-        reminder.trigger.fireInstant(eventInstant: occurrence.instant)
+        reminder.fireInstant(eventInstant: occurrence.instant)
     }
 
     /// When `entry`'s occurrence fires (decoding the reminder only when it has an offset).

@@ -23,7 +23,7 @@ extension DurableState {
             state = .disabled
         } else if let next {
             schedule.arm(
-                key, of: reminder.recipient, at: reminder.trigger.fireInstant(eventInstant: next.instant),
+                key, of: reminder.recipient, at: reminder.fireInstant(eventInstant: next.instant),
                 limit: pendingLimit(for: reminder.recipient))
         } else {
             state = .finished
@@ -61,7 +61,7 @@ extension DurableState {
                 if let next = entry.next {
                     entry.state = .pending
                     schedule.arm(
-                        id, of: reminder.recipient, at: reminder.trigger.fireInstant(eventInstant: next.instant),
+                        id, of: reminder.recipient, at: reminder.fireInstant(eventInstant: next.instant),
                         limit: pendingLimit(for: reminder.recipient))
                 } else {
                     entry.state = reminder.trigger.isRepeating ? .finished : .delivered
@@ -96,7 +96,7 @@ extension DurableState {
                 }
                 if let next = moved.next {
                     schedule.arm(
-                        id, of: recipient, at: reminder.trigger.fireInstant(eventInstant: next.instant),
+                        id, of: recipient, at: reminder.fireInstant(eventInstant: next.instant),
                         limit: pendingLimit(for: recipient))
                 } else {
                     schedule.disarm(id, of: recipient)

@@ -97,7 +97,7 @@ public struct DurableState: Sendable, Equatable {
 
     /// The first event whose firing is at or after `instant`.
     func firstFiring(of reminder: Reminder, in recurrence: Recurrence, onOrAfter instant: Date) -> Occurrence? {
-        reminder.trigger.firstEvent(firingOnOrAfter: instant, in: recurrence)
+        reminder.trigger.firstEvent(firingOnOrAfter: instant, in: recurrence, of: reminder.key)
     }
 
     /// The recipient a firing id belongs to: the one it names, else (a legacy id) the one it
@@ -113,7 +113,7 @@ public struct DurableState: Sendable, Equatable {
         let trigger = reminder.trigger
         // The coalesced newest of several missed occurrences is not `entry.next`.
         let event = entry.next.flatMap { entry.fireInstant(of: $0) == dueAt ? $0.instant : nil }
-            ?? trigger.eventInstant(fireInstant: dueAt)
+            ?? trigger.eventInstant(fireInstant: dueAt, of: reminder.key, in: trigger.spread == nil ? nil : recurrence(of: reminder))
         return Firing(
             reminderId: reminder.id, recipient: reminder.recipient, dueAt: dueAt,
             content: deliveryPlan(reminder.content, for: reminder.recipient).deliveredContent ?? reminder.content,

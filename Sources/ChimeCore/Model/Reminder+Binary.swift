@@ -32,8 +32,8 @@ extension Reminder {
     ///    6 wall-clock start (clear: an instant), 7 repeatRule, 8 category, 9 threadId,
     ///    10 action, 11 launchImage, 12 recurrenceRule, 13 recurrenceDates, 14 exceptionDates,
     ///    15 monthEnd `clamp` (no bytes; clear: `skip`), 16 offset, 17 misfire,
-    ///    18 misfireThreshold, 19 nag; higher bits must be clear. The common fields sit in
-    ///    the low 7 bits, so most reminders spend one byte here.
+    ///    18 misfireThreshold, 19 nag, 20 spread; higher bits must be clear. The common fields
+    ///    sit in the low 7 bits, so most reminders spend one byte here.
     /// 3. Content: `str` title, body, action, launchImage, sound; badgeChange as `u8` 0 +
     ///    `int` for `.set(n)` or `u8` 1 for `.increment`; userInfo as a plist dictionary
     ///    body; `str` category, threadId.
@@ -43,6 +43,8 @@ extension Reminder {
     ///    `list<datetime>`; `f64` offset (seconds); misfire `u8` (0 fireOnce, 1 skip,
     ///    2 fireAll); `f64` misfireThreshold (seconds).
     /// 5. Nag: `int` count, `f64` interval (seconds).
+    /// 6. Trigger parts added later, each present only with its bit: `f64` spread (seconds,
+    ///    bit 20). Bytes written before they existed have these bits clear and read as before.
     ///
     /// A plist value is a `u8` tag and its payload: 0 string `str`, 1 integer `int`, 2 real
     /// `f64`, 3 false, 4 true, 5 array (`varint` count, values), 6 dictionary body
@@ -93,6 +95,7 @@ extension Reminder {
         if fields.contains(.nag) {
             nag = NagPolicy(count: try reader.readInt(), interval: try reader.readDouble())
         }
+        try trigger.readBinaryExtensions(from: &reader, fields: fields)
         try reader.expectEnd()
     }
 
@@ -129,6 +132,8 @@ extension Reminder {
         public var hasNag: Bool
         /// Whether the trigger has a remind-before offset (`Trigger.offset`).
         public var hasOffset: Bool
+        /// Whether the trigger has a spread (`Trigger.spread`).
+        public var hasSpread: Bool = false
     }
 
     /// The recipient, repeat, nag and offset flags of an encoded reminder.
@@ -142,7 +147,7 @@ extension Reminder {
         return BinarySummary(
             recipient: recipient,
             isRepeating: !fields.isDisjoint(with: [.repeatRule, .recurrenceRule, .recurrenceDates]),
-            hasNag: fields.contains(.nag), hasOffset: fields.contains(.offset))
+            hasNag: fields.contains(.nag), hasOffset: fields.contains(.offset), hasSpread: fields.contains(.spread))
     }
 
     func writeBinary(to sink: inout some BinarySink) {
@@ -159,6 +164,7 @@ extension Reminder {
             sink.writeInt(nag.count)
             sink.writeDouble(nag.interval)
         }
+        trigger.writeBinaryExtensions(to: &sink)
     }
 
     private static func readBinaryVersion(from reader: inout ByteReader) throws(BinaryDecodingError) {
@@ -193,8 +199,9 @@ struct ReminderBinaryFields: OptionSet {
     static let misfire = Self(rawValue: 1 << 17)
     static let misfireThreshold = Self(rawValue: 1 << 18)
     static let nag = Self(rawValue: 1 << 19)
+    static let spread = Self(rawValue: 1 << 20)
 
-    static let defined = Self(rawValue: (1 << 20) - 1)
+    static let defined = Self(rawValue: (1 << 21) - 1)
 
     init(rawValue: UInt64) { self.rawValue = rawValue }
 

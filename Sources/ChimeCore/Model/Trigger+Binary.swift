@@ -13,6 +13,7 @@ extension Trigger {
         if offset != nil { fields.insert(.offset) }
         if misfire != nil { fields.insert(.misfire) }
         if misfireThreshold != nil { fields.insert(.misfireThreshold) }
+        if spread != nil { fields.insert(.spread) }
         return fields
     }
 
@@ -34,6 +35,16 @@ extension Trigger {
         if let offset { sink.writeDouble(offset) }
         if let misfire { sink.writeByte(misfire.binaryTag) }
         if let misfireThreshold { sink.writeDouble(misfireThreshold) }
+    }
+
+    /// The trigger parts that follow the nag in the layout (bits 20 and up, added after
+    /// format 1 shipped: bytes without them read as before).
+    func writeBinaryExtensions(to sink: inout some BinarySink) {
+        if let spread { sink.writeDouble(spread) }
+    }
+
+    mutating func readBinaryExtensions(from reader: inout ByteReader, fields: ReminderBinaryFields) throws(BinaryDecodingError) {
+        if fields.contains(.spread) { spread = try reader.readDouble() }
     }
 
     init(reading reader: inout ByteReader, fields: ReminderBinaryFields) throws(BinaryDecodingError) {

@@ -17,7 +17,10 @@ import Foundation
 /// - `"before"`: remind this long before the event, in seconds (`300`) or as a duration
 ///   (`"5m"`, `"1d"`); encodes as seconds;
 /// - `"misfire"`: `"fireOnce"` (default) | `"skip"` | `"fireAll"`; `"misfireThreshold"`:
-///   seconds past which a missed occurrence is skipped rather than fired (default: none).
+///   seconds past which a missed occurrence is skipped rather than fired (default: none);
+/// - `"spread"`: a jitter bound in seconds (`900`) or as a duration (`"15m"`): each firing
+///   comes a delay in `[0, spread)` derived from its firing id (see `Trigger+Spread.swift`);
+///   encodes as seconds.
 /// Absent keys mean no rule, no dates, `skip`, no offset; encoding leaves them out.
 ///
 /// `at` and the repeat describe the *event*; each firing comes ``offset`` seconds before its
@@ -42,13 +45,16 @@ public struct Trigger: Hashable, Sendable {
     public var misfire: MisfirePolicy?
     /// How late (seconds) a missed occurrence may still fire; older ones are skipped.
     public var misfireThreshold: Double?
+    /// The jitter bound in seconds (JSON `"spread"`): each firing is delayed by a
+    /// deterministic `[0, spread)`; `nil` for none.
+    public var spread: Double?
 
     /// Creates a trigger; checks happen in ``makeRecurrence()``.
     public init(
         start: TriggerStart, repeatRule: RepeatRule? = nil, recurrenceRule: RecurrenceRule? = nil,
         recurrenceDates: [RecurrenceDateTime] = [], exceptionDates: [RecurrenceDateTime] = [],
         monthEnd: MonthEndPolicy = .skip, offset: Double? = nil, misfire: MisfirePolicy? = nil,
-        misfireThreshold: Double? = nil
+        misfireThreshold: Double? = nil, spread: Double? = nil
     ) {
         self.start = start
         self.repeatRule = repeatRule
@@ -59,6 +65,7 @@ public struct Trigger: Hashable, Sendable {
         self.offset = offset
         self.misfire = misfire
         self.misfireThreshold = misfireThreshold
+        self.spread = spread
     }
 
     /// The IANA zone of a floating trigger; `nil` for an absolute one.
@@ -93,6 +100,7 @@ public struct Trigger: Hashable, Sendable {
     ///   `trigger.rrule` when both `repeat` and `rrule` are given.
     public func makeRecurrence() throws(ValidationError) -> Recurrence {
         try validateOffset()
+        try validateSpread()
         if let repeatRule {
             guard recurrenceRule == nil else {
                 throw ValidationError(
@@ -108,7 +116,7 @@ public struct Trigger: Hashable, Sendable {
 
 extension Trigger: Codable {
     private enum CodingKeys: String, CodingKey, CaseIterable {
-        case at, timeZone, `repeat`, rrule, rdates, exdates, monthEnd, before, misfire, misfireThreshold
+        case at, timeZone, `repeat`, rrule, rdates, exdates, monthEnd, before, misfire, misfireThreshold, spread
     }
 
     /// Decodes the JSON shape described on ``Trigger``.
@@ -163,6 +171,7 @@ extension Trigger: Codable {
                 forKey: .misfireThreshold, in: container, debugDescription: "must be a number of seconds >= 0")
         }
         offset = container.contains(.before) ? try decodeSeconds(from: container, forKey: .before) : nil
+        spread = container.contains(.spread) ? try decodeSeconds(from: container, forKey: .spread) : nil
     }
 
     /// Encodes the JSON shape described on ``Trigger``, leaving out absent parts: absolute
@@ -184,5 +193,6 @@ extension Trigger: Codable {
         try container.encodeIfPresent(offset, forKey: .before)
         try container.encodeIfPresent(misfire, forKey: .misfire)
         try container.encodeIfPresent(misfireThreshold, forKey: .misfireThreshold)
+        try container.encodeIfPresent(spread, forKey: .spread)
     }
 }

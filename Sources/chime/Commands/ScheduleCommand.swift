@@ -27,6 +27,7 @@ enum ScheduleCommand: Command {
             OptionSpec(name: "sound", value: "NAME", help: "'default' or a sound name (none when absent)."),
             OptionSpec(name: "badge", value: "N|+1", help: "Badge: N>0 sets, 0 leaves, N<0 clears; +1 counts delivered, unhandled firings."),
             OptionSpec(name: "before", value: "DURATION", help: "Remind this long before the event (5m, 1h, 1d); repeats apply to the event time."),
+            OptionSpec(name: "spread", value: "DURATION", help: "Delay each firing by a fixed [0, DURATION) derived from its firing id (at most 1d), so a burst is spread."),
             OptionSpec(name: "nag", value: "N", help: "Alert again up to N times unless handled (with --nag-every)."),
             OptionSpec(name: "nag-every", value: "DURATION", help: "Time between nags (at least 1m; default 10m)."),
             OptionSpec(name: "misfire", value: "POLICY", help: "fireOnce (default), skip or fireAll: occurrences missed while no coordinator ran."),
@@ -175,7 +176,8 @@ enum ScheduleCommand: Command {
                 start: start, repeatRule: repeatRule, recurrenceRule: recurrenceRule,
                 recurrenceDates: try dates("rdate"), exceptionDates: try dates("exdate"), monthEnd: monthEnd,
                 offset: try arguments.parsed("before") { text throws(ValidationError) in try Trigger.parseOffset(text) },
-                misfire: misfire, misfireThreshold: try arguments.seconds("misfire-threshold")),
+                misfire: misfire, misfireThreshold: try arguments.seconds("misfire-threshold"),
+                spread: try arguments.parsed("spread") { text throws(ValidationError) in try Trigger.parseSpread(text) }),
             enabled: !arguments.has("disabled"), nag: nag)
     }
 }
