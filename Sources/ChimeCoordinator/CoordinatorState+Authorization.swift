@@ -105,6 +105,8 @@ extension CoordinatorState {
             return nil
         case .deleteDeadLetter:
             return nil
+        case .trigger(let command):
+            return outside(command.recipient, field: "recipient")
         }
     }
 }

@@ -113,17 +113,19 @@ extension CoordinatorState {
             }
         }
         let fireAt = reminder.fireInstant(eventInstant: occurrence.instant)
+        // An operator's remaining count of one makes this occurrence the last (`remaining`).
+        let following = durable.triggers.remaining.isEmpty || durable.triggers.remaining[id] != 1 ? next : nil
         if isMisfire && !shouldFireMissed(fireAt, of: reminder, policy: policy, at: now) {
-            record(.skipped(id, dueAt: fireAt, next: next, at: now), into: &directives)
+            record(.skipped(id, dueAt: fireAt, next: following, at: now), into: &directives)
             return
         }
         switch deliveryPlan(reminder.content, for: reminder.recipient) {
         case .suppressed(let reason):
-            record(.suppressed(id, dueAt: fireAt, next: next, reason: reason, at: now), into: &directives)
+            record(.suppressed(id, dueAt: fireAt, next: following, reason: reason, at: now), into: &directives)
         case .deliver:
             // The fold builds the firing (one place, for live and replay); a firing recovered
             // unsettled for this very occurrence is already in line.
-            let entry = JournalEntry.fired(id, dueAt: fireAt, next: next, late: isMisfire, missed: missed, at: now)
+            let entry = JournalEntry.fired(id, dueAt: fireAt, next: following, late: isMisfire, missed: missed, at: now)
             if let made = record(entry, into: &directives, hints: ApplyHints(reminder: reminder)).made {
                 waiting.append(made)
             }

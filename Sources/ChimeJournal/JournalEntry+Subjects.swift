@@ -80,6 +80,10 @@ extension JournalEntry {
         case .acted(let job, _): firing(job.firingId)
         case .answered(let requestId, _, _, _): subjects.requests.insert(requestId)
         case .slotMove(.tailApplied(_, let entries, _)): for entry in entries { subjects.formUnion(entry.subjects) }
+        case .trigger(let fact):
+            subjects.reminders.formUnion(fact.reminders)
+            subjects.firings.formUnion(fact.firings)
+            subjects.recipients.formUnion(fact.recipients)
         case .actionFinished, .jobLeaseExpired, .seqReserved, .started, .slotMove: break
         }
         return subjects

@@ -148,6 +148,9 @@ struct ModelRun {
         case loseWorker
         case retryDeadLetter
         case crash(ConfigurationChange?)
+        /// An operator's trigger (issue 41): 0 trigger now, 1 backfill the last hour, 2 a
+        /// remaining count, 3 disable with a note.
+        case operatorTrigger(kind: Int, ReminderID, RecipientID, count: Int)
     }
 
     /// A change of the tunables the fold reads, made between a crash and its recovery.
@@ -344,6 +347,15 @@ struct ModelRun {
             if let firingId = deadLetters.first {
                 request(deadLetters.count % 2 == 0 ? .deleteDeadLetter(firingId) : .retry(firingId))
             }
+        case .operatorTrigger(let kind, let id, let recipient, let count):
+            switch kind {
+            case 0: request(.trigger(.fireNow(id, recipient: recipient)))
+            case 1: request(.trigger(.backfill(id, recipient: recipient, from: now.addingTimeInterval(-3600), to: now)))
+            case 2: request(.trigger(.setRemaining(id, recipient: recipient, count: count == 3 ? nil : count)))
+            default:
+                journal += Self.entries(live.onRequest(
+                    ControlRequest(command: .setEnabled([id], false, recipient: recipient), note: "note \(count)"), from: client, at: now))
+            }
         case .crash(let change):
             // A restart, sometimes with another configuration: it records its settings in its
             // `started` entry, and the fold takes them on from there.
@@ -403,6 +415,10 @@ struct ModelRun {
         case 80..<88: return .advance(seconds: [1, 11, 30].randomElement(using: &random)!, acknowledges: false)
         case 88..<92: return .loseWorker
         case 92..<94: return .retryDeadLetter
+        case 94..<97:
+            return .operatorTrigger(
+                kind: Int.random(in: 0..<4, using: &random), pickReminder(), Self.recipientIDs.randomElement(using: &random)!,
+                count: Int.random(in: 0..<4, using: &random))
         default:
             guard Bool.random(using: &random) else { return .crash(nil) }
             return .crash(ConfigurationChange(
@@ -515,6 +531,7 @@ struct ModelRun {
         if expected.recipients != actual.recipients { parts.append("recipients") }
         if expected.actionJobs != actual.actionJobs { parts.append("actionJobs") }
         if expected.requestLog != actual.requestLog { parts.append("requestLog") }
+        if expected.triggers != actual.triggers { parts.append("triggers") }
         func reminders(_ state: DurableState) -> String {
             state.schedule.index.map { id in
                 let entry = state.schedule.entries[id]

@@ -88,7 +88,7 @@ def test_schema_is_valid_draft_2020_12():
     assert sorted(OPS) == sorted([
         "schedule", "list", "cancel", "status", "workers", "stats", "ping", "deadLetters", "retry", "deleteDeadLetter", "snapshot",
         "compact", "store", "events", "register", "recipient", "badge", "ack", "enable", "disable", "delivered",
-        "act", "job"])
+        "act", "job", "triggerNow", "backfill", "remaining"])
     assert "rate_limited" in SCHEMA["$defs"]["error"]["properties"]["code"]["enum"]
 
 
@@ -135,8 +135,12 @@ def test_every_op_has_a_valid_request_the_coordinator_answers(cluster, zmq_conte
     ok({"op": "ack", "firingId": firing_id})
     ok({"op": "badge", "recipient": alice, "value": 3})
     ok({"op": "delivered", "recipient": alice, "remove": firing_id})
-    ok({"op": "disable", "ids": [f"{tag}-later"]})
+    ok({"op": "disable", "ids": [f"{tag}-later"], "note": "paused for the schema test"})
     ok({"op": "enable", "ids": [f"{tag}-later"]})
+    fired = ok({"op": "triggerNow", "id": f"{tag}-later", "recipient": alice})
+    assert fired["firingId"].startswith(f"{alice}/{tag}-later@")
+    ok({"op": "backfill", "id": f"{tag}-rule", "recipient": alice, "from": PAST, "to": "2020-02-01T00:00:00Z"})
+    ok({"op": "remaining", "id": f"{tag}-later", "recipient": alice, "count": 5})
     listing = ok({"op": "list", "recipient": alice, "all": True, "limit": 10})
     assert listing["total"] == 3
     ok({"op": "list", "match": {"n": "1"}})
@@ -200,6 +204,10 @@ INVALID_REQUESTS = [
     ({"op": "register", "recipient": {"id": "a", "colour": "red"}}, "unknown_field"),
     ({"op": "delivered", "recipient": "a", "remove": "nope"}, "invalid_argument"),
     ({"op": "status", "all": True}, "unknown_field"),
+    ({"op": "triggerNow", "id": "r"}, "invalid_argument"),
+    ({"op": "backfill", "id": "r", "recipient": "a", "from": "2026-12-02T00:00:00Z"}, "invalid_argument"),
+    ({"op": "remaining", "id": "r", "recipient": "a", "count": -1}, "invalid_argument"),
+    ({"op": "enable", "ids": ["r"], "note": "x"}, "unknown_field"),
 ]
 
 

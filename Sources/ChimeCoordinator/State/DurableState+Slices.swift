@@ -28,6 +28,7 @@ extension DurableState {
         (slice.recipients, rest.recipients) = recipients.split(isSliced)
         (slice.actionJobs, rest.actionJobs) = actionJobs.split(isSliced)
         (slice.requestLog, rest.requestLog) = requestLog.split(isSliced)
+        (slice.triggers, rest.triggers) = triggers.split(isSliced)
         // The move ledger is about the shard, not about recipients: it stays with the rest.
         rest.moves = moves
         return (slice, rest)
@@ -45,6 +46,7 @@ extension DurableState {
         slice.recipients = recipients.split(isSliced).slice
         slice.actionJobs = actionJobs.split(isSliced).slice
         slice.requestLog = requestLog.split(isSliced).slice
+        slice.triggers = triggers.split(isSliced).slice
         return slice
     }
 
@@ -57,6 +59,7 @@ extension DurableState {
         recipients = recipients.split(isSliced).rest
         actionJobs = actionJobs.split(isSliced).rest
         requestLog = requestLog.split(isSliced).rest
+        triggers = triggers.split(isSliced).rest
     }
 
     /// Takes in a slice of another state (its recipients' data, which this state must not
@@ -74,6 +77,7 @@ extension DurableState {
         deliveries.merge(slice.deliveries)
         actionJobs.merge(slice.actionJobs, retention: settings.finishedJobRetention)
         requestLog.merge(slice.requestLog)
+        triggers.merge(slice.triggers)
     }
 }
 

@@ -32,6 +32,8 @@ public struct DurableState: Sendable, Equatable {
     var requestLog: RequestLog
     /// The slot moves this shard takes part in (the fold of its `.slotMove` entries).
     public internal(set) var moves = SlotMoveLedger()
+    /// The triggers beyond the clock: remaining counts, notes, backfilled ranges (issue 41).
+    var triggers = TriggerState()
 
     /// An empty state folding with `settings`.
     public init(settings: DurableSettings) {

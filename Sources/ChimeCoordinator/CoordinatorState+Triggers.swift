@@ -1,0 +1,75 @@
+import ChimeCore
+import ChimeJournal
+import ChimeWire
+import Foundation
+
+/// The decisions of the trigger operations (issue 41): each validates, records one
+/// `.trigger` entry whose fold does the change, and answers.
+extension CoordinatorState {
+    /// Answers a trigger operation.
+    mutating func trigger(_ command: TriggerCommand, at now: Date, directives: inout [CoordinatorDirective]) -> ControlOutcome {
+        let key = command.reminder
+        guard let entry = entries[key] else {
+            return .failed(WireError(.notFound, "no reminder \(key.id.rawValue) of \(key.recipient.rawValue)", field: "id"))
+        }
+        switch command {
+        case .fireNow:
+            let made = record(.trigger(.firedNow(key, dueAt: now, at: now)), into: &directives).triggered
+            waiting.append(contentsOf: made)
+            return .trigger(.firedNow(TriggerNowResult(firingId: FiringID(key, dueAt: now))))
+        case .backfill(_, _, let from, let to):
+            return backfill(key, entry: entry, from: from, to: min(to, now), at: now, directives: &directives)
+        case .setRemaining(_, _, let count):
+            record(.trigger(.remainingSet(key, count: count, at: now)), into: &directives)
+            let after = entries[key]
+            let state = after?.state ?? entry.state
+            return .trigger(.remaining(RemainingResult(
+                id: key.id, remaining: durable.triggers.remaining[key], state: state,
+                nextFireAt: state == .pending ? after?.next.flatMap { after?.fireInstant(of: $0) } : nil)))
+        }
+    }
+
+    /// Fires the occurrences of `key` whose fire instants lie in `from...to` and have not
+    /// fired: not covered by an earlier backfill and not a firing Chime still knows.
+    private mutating func backfill(
+        _ key: ReminderKey, entry: Entry, from: Date, to: Date, at now: Date, directives: inout [CoordinatorDirective]
+    ) -> ControlOutcome {
+        guard from <= to else {
+            return .failed(WireError(.invalidArgument, "the range must start before now", field: "from"))
+        }
+        let reminder = entry.reminder
+        let trigger = reminder.trigger
+        var dueAts: [Date] = []
+        if let recurrence = recurrence(of: reminder) {
+            // A spread firing is at most a spread later than its event less the offset.
+            let events = recurrence.occurrences(
+                onOrAfter: trigger.earliestEvent(firingOnOrAfter: from), through: trigger.eventInstant(fireInstant: to),
+                limit: TriggerCommand.maximumBackfill * 2 + 1)
+            dueAts = events.map { reminder.fireInstant(eventInstant: $0.instant) }.filter { $0 >= from && $0 <= to }.sorted()
+        }
+        guard dueAts.count <= TriggerCommand.maximumBackfill else {
+            return .failed(WireError(
+                .tooLarge, "the range holds more than \(TriggerCommand.maximumBackfill) occurrences: backfill a shorter one",
+                field: "to"))
+        }
+        let fresh = dueAts.filter { !durable.triggers.isCovered($0, of: key) && !durable.knowsFiring(FiringID(key, dueAt: $0)) }
+        let made = record(.trigger(.backfilled(key, from: from, through: to, dueAts: fresh, at: now)), into: &directives).triggered
+        waiting.append(contentsOf: made)
+        return .trigger(.backfilled(BackfillResult(fired: fresh.map { FiringID(key, dueAt: $0) }, alreadyFired: dueAts.count - fresh.count)))
+    }
+
+    /// Records `disable --note` (and clears a note when reminders are switched on again).
+    mutating func noteSwitch(
+        _ ids: [ReminderID], of recipient: RecipientID?, enabled: Bool, note: String?, after outcome: ControlOutcome,
+        for client: ClientAddress, at now: Date, directives: inout [CoordinatorDirective]
+    ) {
+        guard case .switched = outcome else { return }
+        let keys = durable.keys(named: Array(Set(ids)).sorted(), of: recipient, after: nil).filter { client.sees($0.recipient) }
+        if enabled {
+            let noted = keys.filter { durable.triggers.notes[$0] != nil }
+            if !noted.isEmpty { record(.trigger(.noted(noted, note: nil, at: now)), into: &directives) }
+        } else if let note, !keys.isEmpty {
+            record(.trigger(.noted(Array(keys), note: note, at: now)), into: &directives)
+        }
+    }
+}
