@@ -9,7 +9,7 @@ extension CoordinatorState {
         case .operator: Set(ControlOperation.allCases)
         case .client:
             [.schedule, .list, .cancel, .enable, .disable, .register, .recipient, .badge, .ack, .act, .job,
-             .delivered, .events, .ping, .map]
+             .delivered, .events, .ping, .map, .locate]
         // A worker follows the shard map (read-only); nothing else on control.
         case .worker: [.map]
         // A gap-free subscriber catches up on each shard: it needs the map to find them.
@@ -106,7 +106,7 @@ extension CoordinatorState {
         case .deleteDeadLetter:
             return nil
         case .trigger(let command):
-            return outside(command.recipient, field: "recipient")
+            return command.recipient.flatMap { outside($0, field: "recipient") }
         }
     }
 }

@@ -18,6 +18,13 @@ public enum TriggerEntry: Hashable, Codable, Sendable {
     case remainingSet(ReminderKey, count: Int?, at: Date)
     /// An operator noted why reminders were switched off (`nil`: the note was cleared).
     case noted([ReminderKey], note: String?, at: Date)
+    /// An exclusion calendar was set (`nil`: deleted) on this shard: every reminder naming it
+    /// is re-planned from `at`.
+    case calendarSet(name: String, calendar: ExclusionCalendar?, at: Date)
+    /// A recipient reported where it was (accepted: later than its last report): the fold
+    /// keeps it as the last location, detects region crossings (firing the region reminders
+    /// they concern) and re-plans the sun reminders that follow the recipient's place.
+    case located(RecipientID, LocationReport, at: Date)
 }
 
 extension TriggerEntry {
@@ -26,6 +33,7 @@ extension TriggerEntry {
         switch self {
         case .firedNow(let key, _, _), .backfilled(let key, _, _, _, _), .remainingSet(let key, _, _): [key]
         case .noted(let keys, _, _): keys
+        case .calendarSet, .located: []
         }
     }
 
@@ -34,10 +42,13 @@ extension TriggerEntry {
         switch self {
         case .firedNow(let key, let dueAt, _): [FiringID(key, dueAt: dueAt)]
         case .backfilled(let key, _, _, let dueAts, _): dueAts.map { FiringID(key, dueAt: $0) }
-        case .remainingSet, .noted: []
+        case .remainingSet, .noted, .calendarSet, .located: []
         }
     }
 
-    /// The recipients the entry is about beyond its reminders' (none yet).
-    public var recipients: [RecipientID] { [] }
+    /// The recipients the entry is about beyond its reminders' (a location's).
+    public var recipients: [RecipientID] {
+        if case .located(let recipient, _, _) = self { return [recipient] }
+        return []
+    }
 }

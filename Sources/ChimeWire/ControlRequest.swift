@@ -17,6 +17,11 @@ public enum ControlOperation: String, Codable, Sendable, CaseIterable {
     /// Operators' triggers (``TriggerCommand``): fire a reminder now, backfill a past range,
     /// set its remaining count.
     case triggerNow, backfill, remaining
+    /// A recipient's location report (regions, and sun triggers at the recipient's place).
+    case locate
+    /// Shared exclusion calendars: set, delete, list (operator; a cluster client sends the
+    /// changes to every shard).
+    case setCalendar, deleteCalendar, calendars
 
     /// The keys a request of this op may carry besides `op` and `requestId`; any other key
     /// is refused with `unknown_field`.
@@ -38,6 +43,10 @@ public enum ControlOperation: String, Codable, Sendable, CaseIterable {
         case .triggerNow: ["id", "recipient"]
         case .backfill: ["id", "recipient", "from", "to"]
         case .remaining: ["id", "recipient", "count"]
+        case .locate: ["recipient", "latitude", "longitude", "accuracy", "at"]
+        case .setCalendar: ["name", "calendar"]
+        case .deleteCalendar: ["name"]
+        case .calendars: ["name"]
         case .delivered: ["recipient", "remove"]
         case .act: ["firingId", "action", "text", "token", "snooze"]
         case .job: ["jobId"]
@@ -294,7 +303,7 @@ extension ControlRequest: Codable {
                 snoozeSeconds: try container.decodeNumberIfPresent(Double.self, forKey: .snooze, expected: "a number of seconds"))
         case .job:
             command = .job(try container.decode(String.self, forKey: .jobId))
-        case .triggerNow, .backfill, .remaining:
+        case .triggerNow, .backfill, .remaining, .locate, .setCalendar, .deleteCalendar, .calendars:
             command = .trigger(try TriggerCommand(operation: op, from: decoder))
         case .move:
             command = .move(

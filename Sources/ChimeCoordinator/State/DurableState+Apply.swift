@@ -67,6 +67,7 @@ extension DurableState {
             let revoked = deliveries.takeBackAhead(of: reminder.key, before: at)
             triggers.forget(reminder.key)
             place(reminder, recurrence: recurrence, at: at)
+            if schedule.entries[reminder.key]?.usesTriggerState ?? false { trackBeyondTheClock(reminder) }
             if !revoked.isEmpty { return AppliedEntry(revoked: revoked) }
         case .cancelled(let ids, let at):
             var revoked: [FiringID] = []
@@ -144,7 +145,10 @@ extension DurableState {
             let zoneChanged = recipients.registered[recipient.id]?.zone != recipient.zone
             recipients.registered[recipient.id] = recipient
             schedule.updateCap(of: recipient.id, limit: pendingLimit(for: recipient.id))
-            if zoneChanged { followZoneChange(of: recipient.id, at: at) }
+            if zoneChanged {
+                followZoneChange(of: recipient.id, at: at)
+                replanCalendarUsers(of: recipient.id, at: at)
+            }
         case .badgeSet(let recipient, let value, _):
             return AppliedEntry(badge: recipients.changeLedger(of: recipient) { $0.setBadge(value) })
         case .handled(let firingId, _, _):

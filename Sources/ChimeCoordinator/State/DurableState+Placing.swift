@@ -26,7 +26,7 @@ extension DurableState {
                 key, of: reminder.recipient, at: reminder.fireInstant(eventInstant: next.instant),
                 limit: pendingLimit(for: reminder.recipient))
         } else {
-            state = .finished
+            state = waitsWithoutTime(reminder) ? .pending : .finished
         }
         schedule.entries[key] = ReminderEntry(reminder: reminder, next: next, state: state)
         schedule.index.insert(key)
@@ -63,6 +63,8 @@ extension DurableState {
                     schedule.arm(
                         id, of: reminder.recipient, at: reminder.fireInstant(eventInstant: next.instant),
                         limit: pendingLimit(for: reminder.recipient))
+                } else if waitsWithoutTime(reminder) {
+                    entry.state = .pending
                 } else {
                     entry.state = reminder.trigger.isRepeating ? .finished : .delivered
                 }

@@ -29,6 +29,10 @@ extension DurableState {
         (slice.actionJobs, rest.actionJobs) = actionJobs.split(isSliced)
         (slice.requestLog, rest.requestLog) = requestLog.split(isSliced)
         (slice.triggers, rest.triggers) = triggers.split(isSliced)
+        if !triggers.tracksNothing {
+            slice.rebuildTriggerIndexes()
+            rest.rebuildTriggerIndexes()
+        }
         // The move ledger is about the shard, not about recipients: it stays with the rest.
         rest.moves = moves
         return (slice, rest)
@@ -47,6 +51,7 @@ extension DurableState {
         slice.actionJobs = actionJobs.split(isSliced).slice
         slice.requestLog = requestLog.split(isSliced).slice
         slice.triggers = triggers.split(isSliced).slice
+        if !triggers.tracksNothing { slice.rebuildTriggerIndexes() }
         return slice
     }
 
@@ -59,7 +64,9 @@ extension DurableState {
         recipients = recipients.split(isSliced).rest
         actionJobs = actionJobs.split(isSliced).rest
         requestLog = requestLog.split(isSliced).rest
+        let hadTracked = !triggers.tracksNothing
         triggers = triggers.split(isSliced).rest
+        if hadTracked { rebuildTriggerIndexes() }
     }
 
     /// Takes in a slice of another state (its recipients' data, which this state must not
@@ -78,6 +85,10 @@ extension DurableState {
         actionJobs.merge(slice.actionJobs, retention: settings.finishedJobRetention)
         requestLog.merge(slice.requestLog)
         triggers.merge(slice.triggers)
+        for key in slice.schedule.index {
+            guard let entry = slice.schedule.entries[key], entry.usesTriggerState else { continue }
+            triggers.track(key, entry.reminder.trigger)
+        }
     }
 }
 

@@ -178,6 +178,7 @@ extension DurableState {
                     deliveredCount: deliveredCount, lastFiredAt: lastFiredAt))
             }
             skipped = try state.restore(restored)
+            state.rebuildTriggerIndexes()
             for _ in 0..<(try reader.readCount()) {
                 let id = try Self.readKey(&reader)
                 guard let late = Int(exactly: try reader.readVarint()) else {

@@ -35,7 +35,19 @@ extension DurableState {
         case .noted(let keys, let note, _):
             for key in keys where schedule.entries[key] != nil { triggers.notes[key] = note }
             return []
+        case .calendarSet(let name, let calendar, let at):
+            setCalendar(name, to: calendar, at: at)
+            return []
+        case .located(let recipient, let report, let at):
+            return applyLocated(recipient, report, at: at)
         }
+    }
+
+    /// Files a placed reminder that names calendars, follows the sun or a region in the
+    /// trigger indexes; a region starts determined from its recipient's last location.
+    mutating func trackBeyondTheClock(_ reminder: Reminder) {
+        triggers.track(reminder.key, reminder.trigger)
+        if let region = reminder.trigger.region { determineRegion(reminder.key, region) }
     }
 
     /// Counts one occurrence the schedule moved past (fired, skipped or suppressed) against

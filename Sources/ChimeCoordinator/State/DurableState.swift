@@ -87,14 +87,16 @@ public struct DurableState: Sendable, Equatable {
     /// Validates a reminder (with its recipient's zone) and builds its occurrences.
     /// - Throws: `ValidationError` naming the first offending field.
     func validate(_ reminder: Reminder, maximumUserInfoBytes: Int) throws(ValidationError) -> Recurrence {
-        try resolvingRecipientZone(reminder).validate(maximumUserInfoBytes: maximumUserInfoBytes)
+        let resolved = resolvingRecipientZone(reminder)
+        return beyondTheClock(try resolved.validate(maximumUserInfoBytes: maximumUserInfoBytes), of: resolved)
     }
 
     /// The occurrence sequence of `reminder`: cached for a repeating one, rebuilt for a
     /// one-shot; `nil` when it no longer builds (its zone left tzdata).
     func recurrence(of reminder: Reminder) -> Recurrence? {
         if let cached = schedule.recurrences[reminder.key] { return cached }
-        return try? resolvingRecipientZone(reminder).trigger.makeRecurrence()
+        let resolved = resolvingRecipientZone(reminder)
+        return (try? resolved.trigger.makeRecurrence()).map { beyondTheClock($0, of: resolved) }
     }
 
     /// The first event whose firing is at or after `instant`.

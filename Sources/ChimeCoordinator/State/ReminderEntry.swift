@@ -117,3 +117,9 @@ final class SharedFiring: Sendable, Equatable {
 
     static func == (lhs: SharedFiring, rhs: SharedFiring) -> Bool { lhs === rhs || lhs.firing == rhs.firing }
 }
+
+extension ReminderEntry {
+    /// Whether its trigger names calendars, follows the sun or a region (read from the bytes'
+    /// flags: only rebuilding the trigger indexes asks).
+    var usesTriggerState: Bool { (try? Reminder.binarySummary(in: bytes[...]))?.isBeyondTheClock ?? false }
+}

@@ -32,7 +32,8 @@ extension Reminder {
     ///    6 wall-clock start (clear: an instant), 7 repeatRule, 8 category, 9 threadId,
     ///    10 action, 11 launchImage, 12 recurrenceRule, 13 recurrenceDates, 14 exceptionDates,
     ///    15 monthEnd `clamp` (no bytes; clear: `skip`), 16 offset, 17 misfire,
-    ///    18 misfireThreshold, 19 nag, 20 spread; higher bits must be clear. The common fields
+    ///    18 misfireThreshold, 19 nag, 20 spread, 21 calendars, 22 sun, 23 region; higher bits
+    ///    must be clear. The common fields
     ///    sit in the low 7 bits, so most reminders spend one byte here.
     /// 3. Content: `str` title, body, action, launchImage, sound; badgeChange as `u8` 0 +
     ///    `int` for `.set(n)` or `u8` 1 for `.increment`; userInfo as a plist dictionary
@@ -44,7 +45,11 @@ extension Reminder {
     ///    2 fireAll); `f64` misfireThreshold (seconds).
     /// 5. Nag: `int` count, `f64` interval (seconds).
     /// 6. Trigger parts added later, each present only with its bit: `f64` spread (seconds,
-    ///    bit 20). Bytes written before they existed have these bits clear and read as before.
+    ///    bit 20); calendars, a `list<str>` of names (bit 21); sun (bit 22), `u8` event
+    ///    (0 sunrise, 1 sunset, 2 dawn, 3 dusk, 4 noon), `f64` depression, `f64` offset, `u8`
+    ///    1 + `f64` latitude + `f64` longitude for a fixed place or `u8` 0 for the recipient's;
+    ///    region (bit 23), `f64` latitude, longitude, radius, `u8` flags (1 entry, 2 exit,
+    ///    4 once). Bytes written before they existed have these bits clear and read as before.
     ///
     /// A plist value is a `u8` tag and its payload: 0 string `str`, 1 integer `int`, 2 real
     /// `f64`, 3 false, 4 true, 5 array (`varint` count, values), 6 dictionary body
@@ -134,6 +139,9 @@ extension Reminder {
         public var hasOffset: Bool
         /// Whether the trigger has a spread (`Trigger.spread`).
         public var hasSpread: Bool = false
+        /// Whether the trigger names calendars, follows the sun or a region (what a
+        /// coordinator indexes beside the schedule).
+        public var isBeyondTheClock: Bool = false
     }
 
     /// The recipient, repeat, nag and offset flags of an encoded reminder.
@@ -146,8 +154,9 @@ extension Reminder {
         let fields = ReminderBinaryFields(rawValue: try reader.readVarint())
         return BinarySummary(
             recipient: recipient,
-            isRepeating: !fields.isDisjoint(with: [.repeatRule, .recurrenceRule, .recurrenceDates]),
-            hasNag: fields.contains(.nag), hasOffset: fields.contains(.offset), hasSpread: fields.contains(.spread))
+            isRepeating: !fields.isDisjoint(with: [.repeatRule, .recurrenceRule, .recurrenceDates, .sun]),
+            hasNag: fields.contains(.nag), hasOffset: fields.contains(.offset), hasSpread: fields.contains(.spread),
+            isBeyondTheClock: !fields.isDisjoint(with: [.calendars, .sun, .region]))
     }
 
     func writeBinary(to sink: inout some BinarySink) {
@@ -200,8 +209,11 @@ struct ReminderBinaryFields: OptionSet {
     static let misfireThreshold = Self(rawValue: 1 << 18)
     static let nag = Self(rawValue: 1 << 19)
     static let spread = Self(rawValue: 1 << 20)
+    static let calendars = Self(rawValue: 1 << 21)
+    static let sun = Self(rawValue: 1 << 22)
+    static let region = Self(rawValue: 1 << 23)
 
-    static let defined = Self(rawValue: (1 << 21) - 1)
+    static let defined = Self(rawValue: (1 << 24) - 1)
 
     init(rawValue: UInt64) { self.rawValue = rawValue }
 

@@ -20,7 +20,14 @@ import Foundation
 ///   seconds past which a missed occurrence is skipped rather than fired (default: none);
 /// - `"spread"`: a jitter bound in seconds (`900`) or as a duration (`"15m"`): each firing
 ///   comes a delay in `[0, spread)` derived from its firing id (see `Trigger+Spread.swift`);
-///   encodes as seconds.
+///   encodes as seconds;
+/// - `"calendars"`: names of shared exclusion calendars (``ExclusionCalendar``) whose days and
+///   ranges, in the recipient's zone, the occurrences skip;
+/// - `"sun"`: a ``SolarTrigger`` — the occurrences are the sun's daily moment instead of a rule
+///   (`at` optional: the day from which it counts);
+/// - `"region"`: a ``RegionTrigger`` — the reminder fires on crossings of the region, not at a
+///   time (`at` optional: crossings before it are ignored).
+/// A sun or region trigger without `at` starts at 2001-01-01T00:00:00Z (and encodes without it).
 /// Absent keys mean no rule, no dates, `skip`, no offset; encoding leaves them out.
 ///
 /// `at` and the repeat describe the *event*; each firing comes ``offset`` seconds before its
@@ -48,13 +55,20 @@ public struct Trigger: Hashable, Sendable {
     /// The jitter bound in seconds (JSON `"spread"`): each firing is delayed by a
     /// deterministic `[0, spread)`; `nil` for none.
     public var spread: Double?
+    /// Names of the exclusion calendars the occurrences skip (JSON `"calendars"`); empty for none.
+    public var calendars: [String] = []
+    /// The sun's moment the reminder fires at daily (JSON `"sun"`), instead of a rule.
+    public var sun: SolarTrigger?
+    /// The region whose crossings fire the reminder (JSON `"region"`), instead of a time.
+    public var region: RegionTrigger?
 
     /// Creates a trigger; checks happen in ``makeRecurrence()``.
     public init(
         start: TriggerStart, repeatRule: RepeatRule? = nil, recurrenceRule: RecurrenceRule? = nil,
         recurrenceDates: [RecurrenceDateTime] = [], exceptionDates: [RecurrenceDateTime] = [],
         monthEnd: MonthEndPolicy = .skip, offset: Double? = nil, misfire: MisfirePolicy? = nil,
-        misfireThreshold: Double? = nil, spread: Double? = nil
+        misfireThreshold: Double? = nil, spread: Double? = nil, calendars: [String] = [], sun: SolarTrigger? = nil,
+        region: RegionTrigger? = nil
     ) {
         self.start = start
         self.repeatRule = repeatRule
@@ -66,6 +80,9 @@ public struct Trigger: Hashable, Sendable {
         self.misfire = misfire
         self.misfireThreshold = misfireThreshold
         self.spread = spread
+        self.calendars = calendars
+        self.sun = sun
+        self.region = region
     }
 
     /// The IANA zone of a floating trigger; `nil` for an absolute one.
@@ -79,6 +96,7 @@ public struct Trigger: Hashable, Sendable {
         // Matched in place: comparing the optional rules with `nil` copied them first (the
         // coordinator asks several times per reminder it schedules).
         if case .some = repeatRule { return true }
+        if case .some = sun { return true }
         if case .some = recurrenceRule { return true }
         return !recurrenceDates.isEmpty
     }
@@ -91,6 +109,8 @@ public struct Trigger: Hashable, Sendable {
             parts.append(repeatRule.interval == 1 ? repeatRule.unit.rawValue : "\(repeatRule.interval) \(repeatRule.unit.rawValue)s")
         }
         if recurrenceRule != nil { parts.append("rrule") }
+        if let sun { parts.append("sun:\(sun.event.rawValue)") }
+        if region != nil { parts.append("region") }
         if !recurrenceDates.isEmpty { parts.append("rdates") }
         return parts.isEmpty ? "-" : parts.joined(separator: "+")
     }
@@ -99,8 +119,10 @@ public struct Trigger: Hashable, Sendable {
     /// - Throws: `ValidationError` (`.unknownTimeZone`, `.invalidArgument`); field
     ///   `trigger.rrule` when both `repeat` and `rrule` are given.
     public func makeRecurrence() throws(ValidationError) -> Recurrence {
+        if sun != nil || region != nil { return try makeRecurrence(place: nil, exclusion: nil) }
         try validateOffset()
         try validateSpread()
+        try validateBeyondTheClock()
         if let repeatRule {
             guard recurrenceRule == nil else {
                 throw ValidationError(
@@ -117,6 +139,7 @@ public struct Trigger: Hashable, Sendable {
 extension Trigger: Codable {
     private enum CodingKeys: String, CodingKey, CaseIterable {
         case at, timeZone, `repeat`, rrule, rdates, exdates, monthEnd, before, misfire, misfireThreshold, spread
+        case calendars, sun, region
     }
 
     /// Decodes the JSON shape described on ``Trigger``.
@@ -126,7 +149,17 @@ extension Trigger: Codable {
     public init(from decoder: any Decoder) throws {
         try decoder.rejectUnknownKeys(CodingKeys.self)
         let container = try decoder.container(keyedBy: CodingKeys.self)
-        let at = try container.decode(String.self, forKey: .at)
+        let sun = try container.decodeIfPresent(SolarTrigger.self, forKey: .sun)
+        let region = try container.decodeIfPresent(RegionTrigger.self, forKey: .region)
+        let at: String
+        if sun != nil || region != nil, !container.contains(.at) {
+            at = RFC3339.format(Self.unstarted)
+        } else {
+            at = try container.decode(String.self, forKey: .at)
+        }
+        self.sun = sun
+        self.region = region
+        calendars = try container.decodeIfPresent([String].self, forKey: .calendars) ?? []
         if let zone = try container.decodeIfPresent(String.self, forKey: .timeZone) {
             do {
                 start = .wallClock(try LocalDateTime(parsing: at), zoneIdentifier: zone)
@@ -180,7 +213,9 @@ extension Trigger: Codable {
         var container = encoder.container(keyedBy: CodingKeys.self)
         switch start {
         case .instant(let date):
-            try container.encode(RFC3339.format(date), forKey: .at)
+            if !(date == Self.unstarted && (sun != nil || region != nil)) {
+                try container.encode(RFC3339.format(date), forKey: .at)
+            }
         case .wallClock(let local, let zone):
             try container.encode(local.description, forKey: .at)
             try container.encode(zone, forKey: .timeZone)
@@ -194,5 +229,8 @@ extension Trigger: Codable {
         try container.encodeIfPresent(misfire, forKey: .misfire)
         try container.encodeIfPresent(misfireThreshold, forKey: .misfireThreshold)
         try container.encodeIfPresent(spread, forKey: .spread)
+        if !calendars.isEmpty { try container.encode(calendars, forKey: .calendars) }
+        try container.encodeIfPresent(sun, forKey: .sun)
+        try container.encodeIfPresent(region, forKey: .region)
     }
 }
