@@ -10,7 +10,9 @@ extension CoordinatorState {
     mutating func trigger(_ command: TriggerCommand, at now: Date, directives: inout [CoordinatorDirective]) -> ControlOutcome {
         switch command {
         case .locate(let recipient, let point, let accuracy, let at):
-            return locate(recipient, LocationReport(point: point, accuracy: accuracy, at: at ?? now), at: now, directives: &directives)
+            // Whole milliseconds, as a firing id names its due instant (and a snapshot keeps it).
+            let report = LocationReport(point: point, accuracy: accuracy, at: (at ?? now).roundedToMillisecond)
+            return locate(recipient, report, at: now, directives: &directives)
         case .setCalendar(let name, let calendar):
             record(.trigger(.calendarSet(name: name, calendar: calendar, at: now)), into: &directives)
             return .trigger(.calendar(calendarResult(name)))
@@ -35,9 +37,10 @@ extension CoordinatorState {
         }
         switch command {
         case .fireNow:
-            let made = record(.trigger(.firedNow(key, dueAt: now, at: now)), into: &directives).triggered
+            let dueAt = now.roundedToMillisecond
+            let made = record(.trigger(.firedNow(key, dueAt: dueAt, at: now)), into: &directives).triggered
             waiting.append(contentsOf: made)
-            return .trigger(.firedNow(TriggerNowResult(firingId: FiringID(key, dueAt: now))))
+            return .trigger(.firedNow(TriggerNowResult(firingId: FiringID(key, dueAt: dueAt))))
         case .backfill(_, _, let from, let to):
             return backfill(key, entry: entry, from: from, to: min(to, now), at: now, directives: &directives)
         case .locate, .setCalendar, .deleteCalendar, .calendars:

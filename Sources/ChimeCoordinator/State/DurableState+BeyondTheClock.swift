@@ -127,7 +127,7 @@ extension DurableState {
         triggers.locations[recipient] = report
         var inside = triggers.inside[recipient] ?? []
         var made: [SharedFiring] = []
-        let dueAt = min(report.at, now)
+        let dueAt = min(report.at, now.roundedToMillisecond)
         for (key, presence, crossing) in crossings {
             if presence == .inside { inside.insert(key) } else if presence == .outside { inside.remove(key) }
             guard let crossing, var entry = schedule.entries[key], entry.state == .pending else { continue }

@@ -47,11 +47,13 @@ extension Trigger {
     }
 
     /// When `key`'s firing for the event at `eventInstant` fires: the event less the
-    /// remind-before offset, plus the spread delay (UTC).
+    /// remind-before offset, plus the spread delay (UTC). A spread firing is due at a whole
+    /// millisecond (its firing id's), so it reads back from any text form unchanged.
     public func fireInstant(eventInstant: Date, of key: ReminderKey) -> Date {
         let nominal = fireInstant(eventInstant: eventInstant)
         guard spread != nil else { return nominal }
-        return nominal.addingTimeInterval(spreadDelay(of: key, nominalFireInstant: nominal))
+        let delay = Int64((spreadDelay(of: key, nominalFireInstant: nominal) * 1000).rounded())
+        return Date.wholeMillisecond(RFC3339.unixMilliseconds(of: nominal) + delay)
     }
 
     /// The earliest event whose spread firing could be at or after `fireInstant`: the event of
@@ -126,4 +128,19 @@ extension Reminder {
     public func fireInstant(eventInstant: Date) -> Date {
         trigger.fireInstant(eventInstant: eventInstant, of: key)
     }
+}
+
+extension Date {
+    /// The instant `milliseconds` after 1970-01-01T00:00:00Z, built as RFC 3339 parsing builds
+    /// it (whole seconds from the reference date, then the fraction), so it equals, bit for bit,
+    /// the instant its millisecond text reads back as.
+    public static func wholeMillisecond(_ milliseconds: Int64) -> Date {
+        let (seconds, remainder) = milliseconds.quotientAndRemainder(dividingBy: 1000)
+        let whole = remainder < 0 ? seconds - 1 : seconds
+        let fraction = remainder < 0 ? remainder + 1000 : remainder
+        return Date(timeIntervalSinceReferenceDate: Double(whole - Int64(CivilCalendar.unixToReferenceDate)) + Double(fraction) / 1000)
+    }
+
+    /// This instant rounded to its whole millisecond (as a firing id names it).
+    public var roundedToMillisecond: Date { .wholeMillisecond(RFC3339.unixMilliseconds(of: self)) }
 }

@@ -66,8 +66,9 @@ public struct SolarTrigger: Hashable, Sendable {
         }
         guard let minutes else { return nil }
         // Whole milliseconds: firing ids name the millisecond.
-        let seconds = (Double(day) * 86_400 + minutes * 60 + offset) * 1000
-        return Date(timeIntervalSince1970: seconds.rounded(.down) / 1000)
+        let milliseconds = ((Double(day) * 86_400 + minutes * 60 + offset) * 1000).rounded(.down)
+        guard milliseconds.isFinite, abs(milliseconds) < 1e15 else { return nil }
+        return Date.wholeMillisecond(Int64(milliseconds))
     }
 
     /// Checks the depression, the offset and the place.

@@ -426,6 +426,49 @@ class ClusterClient(MapHolder):
             request["requestId"] = request_id
         return self._result(request, recipient)
 
+    def locate(self, recipient: str, latitude: float, longitude: float, accuracy: float | None = None,
+               at: str | None = None, request_id: str | None = None) -> dict:
+        """Reports where the recipient is (at: RFC 3339, default the coordinator's now):
+        {"recipient", "accepted", "crossings": [{"id", "crossing", "firingId"?}]}. A report not later
+        than the recipient's last one is not taken (accepted false)."""
+        request = {"op": "locate", "recipient": recipient, "latitude": latitude, "longitude": longitude}
+        if accuracy is not None:
+            request["accuracy"] = accuracy
+        if at is not None:
+            request["at"] = at
+        if request_id:
+            request["requestId"] = request_id
+        return self._result(request, recipient)
+
+    def _broadcast(self, request: dict) -> tuple[dict[int, dict], dict | None]:
+        """One request (one requestId) to every shard: ({shard: result}, partial error or None)."""
+        request.setdefault("requestId", str(uuid.uuid4()))
+        results, missing = self._gather(self.scatter({shard: dict(request) for shard in self.shard_ids}))
+        return results, _partial(missing, len(results))
+
+    def set_calendar(self, name: str, calendar: dict, request_id: str | None = None) -> tuple[dict[int, dict], dict | None]:
+        """Sets exclusion calendar `name` ({"dates", "yearly", "weekdays", "ranges", "description"})
+        on every shard, one requestId: ({shard: {"name", "calendar", "reminders"}}, partial or None).
+        Not atomic across shards: send it again when partial names one that did not answer."""
+        request = {"op": "setCalendar", "name": name, "calendar": calendar}
+        if request_id:
+            request["requestId"] = request_id
+        return self._broadcast(request)
+
+    def delete_calendar(self, name: str, request_id: str | None = None) -> tuple[dict[int, dict], dict | None]:
+        """Deletes calendar `name` on every shard (see set_calendar)."""
+        request = {"op": "deleteCalendar", "name": name}
+        if request_id:
+            request["requestId"] = request_id
+        return self._broadcast(request)
+
+    def calendars(self, name: str | None = None) -> tuple[dict[int, dict], dict | None]:
+        """Every shard's calendars: ({shard: {"calendars": [...]}}, partial or None)."""
+        request = {"op": "calendars"}
+        if name is not None:
+            request["name"] = name
+        return self._broadcast(request)
+
     def disable(self, ids: list, recipient: str | None = None, note: str | None = None) -> dict:
         """Switches reminders off, with an optional note listed until they are switched on."""
         request = {"op": "disable", "ids": ids}
