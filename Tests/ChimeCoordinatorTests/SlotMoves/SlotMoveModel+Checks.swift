@@ -57,6 +57,16 @@ extension SlotMoveModel {
             }
             if !shard.staging.values.allSatisfy({ $0.slice == nil }) { fail("shard \(shard.id) still stages a slice") }
         }
+        // Every acknowledged location is on exactly its recipient's owner, as last reported.
+        for (recipient, report) in acknowledgedLocations.sorted(by: { $0.key < $1.key }) {
+            let holders = shards.filter { $0.durable.triggers.locations[recipient] != nil }.map(\.id)
+            let owner = map.ownerID(ofSlot: map.slot(of: recipient))
+            if holders != [owner].compactMap({ $0 }) {
+                fail("\(recipient)'s location is held by shards \(holders), owner \(String(describing: owner))")
+            } else if let owner, shards[owner].durable.triggers.locations[recipient] != report {
+                fail("\(recipient)'s location on shard \(owner) is not the last acknowledged")
+            }
+        }
         // Every acknowledged reminder is on exactly its owner, as last acknowledged.
         for (key, last) in acknowledged.sorted(by: { $0.key < $1.key }) {
             let holders = shards.filter { $0.durable.schedule.entries[key] != nil }.map(\.id)

@@ -45,6 +45,33 @@ extension SlotMoveModel {
         }
     }
 
+    /// The recipient reports a location to the shard its map names (issue 41); an accepted
+    /// report is journaled as `.located` and acknowledged.
+    mutating func locate() {
+        let recipient = Self.recipients.randomElement(using: &random)!
+        guard let shardID = clientMap.ownerID(ofSlot: clientMap.slot(of: recipient)), shards[shardID].isUp else {
+            stats.writesRefused += 1
+            return
+        }
+        let shard = shards[shardID]
+        let gate = shard.ledger.writeGate(
+            for: recipient, shard: shardID, map: shard.mapView.map, at: now, pausedUntil: shard.pausedUntil)
+        switch gate {
+        case .accept:
+            let point = GeoPoint(latitude: 52.5 + Double(Int.random(in: 0..<100, using: &random)) / 1000, longitude: 13.4)
+            let report = LocationReport(point: point, accuracy: 10, at: now)
+            if let last = acknowledgedLocations[recipient], last.at >= now { return }
+            shards[shardID].record(.entry(.trigger(.located(recipient, report, at: now))))
+            acknowledgedLocations[recipient] = report
+            note("shard \(shardID) acknowledged a location of \(recipient)")
+        case .tryAgain:
+            stats.writesRefused += 1
+        case .wrongShard:
+            stats.writesRefused += 1
+            clientMap = register.record.map
+        }
+    }
+
     mutating func makeReminder(_ key: ReminderKey) -> Reminder {
         writeCounter += 1
         let offset = [-20.0, 0, 5, 15, 40, 90, 200].randomElement(using: &random)!

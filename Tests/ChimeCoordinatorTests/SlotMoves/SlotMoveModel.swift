@@ -45,6 +45,8 @@ struct SlotMoveModel {
     // What was observed: acknowledged writes, every acknowledged version, deliveries.
     var acknowledged: [ReminderKey: (reminder: Reminder, at: Date)?] = [:]
     var versions: [ReminderKey: [Reminder]] = [:]
+    /// Each recipient's last acknowledged location report (issue 41: it moves with them).
+    var acknowledgedLocations: [RecipientID: LocationReport] = [:]
     var delivered: [FiringID: Int] = [:]
     var made: [String: Set<Int>] = [:]
     /// Per firing id, how many times it was made unsettled less how many acknowledgements were
@@ -129,7 +131,8 @@ struct SlotMoveModel {
     /// One random step of one process (or the clock, or a fault).
     mutating func step() {
         switch Int.random(in: 0..<100, using: &random) {
-        case 0..<20: write(cancel: Int.random(in: 0..<10, using: &random) < 3)
+        case 0..<17: write(cancel: Int.random(in: 0..<10, using: &random) < 3)
+        case 17..<20: locate()
         case 20..<32: tick(shard: Int.random(in: 0..<3, using: &random))
         case 32..<44: deliver(shard: Int.random(in: 0..<3, using: &random), ackLost: Int.random(in: 0..<6, using: &random) == 0)
         case 44..<52: advanceClock(by: [1.0, 3, 10, 30].randomElement(using: &random)!)
