@@ -32,8 +32,8 @@ extension Reminder {
     ///    6 wall-clock start (clear: an instant), 7 repeatRule, 8 category, 9 threadId,
     ///    10 action, 11 launchImage, 12 recurrenceRule, 13 recurrenceDates, 14 exceptionDates,
     ///    15 monthEnd `clamp` (no bytes; clear: `skip`), 16 offset, 17 misfire,
-    ///    18 misfireThreshold, 19 nag, 20 spread, 21 calendars, 22 sun, 23 region; higher bits
-    ///    must be clear. The common fields
+    ///    18 misfireThreshold, 19 nag, 20 spread, 21 calendars, 22 sun, 23 region, 24 RSCALE
+    ///    rule; higher bits must be clear. The common fields
     ///    sit in the low 7 bits, so most reminders spend one byte here.
     /// 3. Content: `str` title, body, action, launchImage, sound; badgeChange as `u8` 0 +
     ///    `int` for `.set(n)` or `u8` 1 for `.increment`; userInfo as a plist dictionary
@@ -49,7 +49,8 @@ extension Reminder {
     ///    (0 sunrise, 1 sunset, 2 dawn, 3 dusk, 4 noon), `f64` depression, `f64` offset, `u8`
     ///    1 + `f64` latitude + `f64` longitude for a fixed place or `u8` 0 for the recipient's;
     ///    region (bit 23), `f64` latitude, longitude, radius, `u8` flags (1 entry, 2 exit,
-    ///    4 once). Bytes written before they existed have these bits clear and read as before.
+    ///    4 once); an RSCALE rule (bit 24), `str` its canonical text (``ScaledRule``). Bytes
+    ///    written before they existed have these bits clear and read as before.
     ///
     /// A plist value is a `u8` tag and its payload: 0 string `str`, 1 integer `int`, 2 real
     /// `f64`, 3 false, 4 true, 5 array (`varint` count, values), 6 dictionary body
@@ -154,7 +155,7 @@ extension Reminder {
         let fields = ReminderBinaryFields(rawValue: try reader.readVarint())
         return BinarySummary(
             recipient: recipient,
-            isRepeating: !fields.isDisjoint(with: [.repeatRule, .recurrenceRule, .recurrenceDates, .sun]),
+            isRepeating: !fields.isDisjoint(with: [.repeatRule, .recurrenceRule, .recurrenceDates, .sun, .scaledRule]),
             hasNag: fields.contains(.nag), hasOffset: fields.contains(.offset), hasSpread: fields.contains(.spread),
             isBeyondTheClock: !fields.isDisjoint(with: [.calendars, .sun, .region]))
     }
@@ -212,8 +213,9 @@ struct ReminderBinaryFields: OptionSet {
     static let calendars = Self(rawValue: 1 << 21)
     static let sun = Self(rawValue: 1 << 22)
     static let region = Self(rawValue: 1 << 23)
+    static let scaledRule = Self(rawValue: 1 << 24)
 
-    static let defined = Self(rawValue: (1 << 24) - 1)
+    static let defined = Self(rawValue: (1 << 25) - 1)
 
     init(rawValue: UInt64) { self.rawValue = rawValue }
 

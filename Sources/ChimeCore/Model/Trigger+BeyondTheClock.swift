@@ -70,6 +70,15 @@ extension Trigger {
     /// trigger without its own) and the calendars' `exclusion`.
     /// - Throws: `ValidationError` as ``makeRecurrence()``.
     public func makeRecurrence(place: GeoPoint?, exclusion: OccurrenceExclusion?) throws(ValidationError) -> Recurrence {
+        if let scaledRule {
+            try validateOffset()
+            try validateSpread()
+            try validateBeyondTheClock()
+            if repeatRule != nil || recurrenceRule != nil || !recurrenceDates.isEmpty || !exceptionDates.isEmpty || sun != nil || region != nil {
+                throw ValidationError(.invalidArgument, field: "trigger.rrule", "an RSCALE rule takes no repeat, rdates, exdates, sun or region")
+            }
+            return try Recurrence.scaled(scaledRule, start: start).excluding(exclusion)
+        }
         if sun != nil || region != nil {
             try validateOffset()
             try validateSpread()

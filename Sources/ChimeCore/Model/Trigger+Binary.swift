@@ -17,6 +17,7 @@ extension Trigger {
         if !calendars.isEmpty { fields.insert(.calendars) }
         if sun != nil { fields.insert(.sun) }
         if region != nil { fields.insert(.region) }
+        if scaledRule != nil { fields.insert(.scaledRule) }
         return fields
     }
 
@@ -64,6 +65,7 @@ extension Trigger {
             sink.writeDouble(region.radius)
             sink.writeByte((region.notifyOnEntry ? 1 : 0) | (region.notifyOnExit ? 2 : 0) | (region.triggersOnce ? 4 : 0))
         }
+        if let scaledRule { sink.writeString(scaledRule.description) }
     }
 
     mutating func readBinaryExtensions(from reader: inout ByteReader, fields: ReminderBinaryFields) throws(BinaryDecodingError) {
@@ -88,6 +90,11 @@ extension Trigger {
             let flags = try reader.readTag { tag in tag <= 7 ? tag : nil }
             region = RegionTrigger(
                 center: center, radius: radius, notifyOnEntry: flags & 1 != 0, notifyOnExit: flags & 2 != 0, triggersOnce: flags & 4 != 0)
+        }
+        if fields.contains(.scaledRule) {
+            let offset = reader.offset
+            guard let rule = try? ScaledRule(parsing: try reader.readString()) else { throw BinaryDecodingError(.invalidValue, offset: offset) }
+            scaledRule = rule
         }
     }
 

@@ -61,6 +61,9 @@ public struct Trigger: Hashable, Sendable {
     public var sun: SolarTrigger?
     /// The region whose crossings fire the reminder (JSON `"region"`), instead of a time.
     public var region: RegionTrigger?
+    /// A rule in another calendar scale (RFC 7529 `RSCALE`, JSON `"rrule"` text naming one),
+    /// instead of ``recurrenceRule``.
+    public var scaledRule: ScaledRule?
 
     /// Creates a trigger; checks happen in ``makeRecurrence()``.
     public init(
@@ -68,7 +71,7 @@ public struct Trigger: Hashable, Sendable {
         recurrenceDates: [RecurrenceDateTime] = [], exceptionDates: [RecurrenceDateTime] = [],
         monthEnd: MonthEndPolicy = .skip, offset: Double? = nil, misfire: MisfirePolicy? = nil,
         misfireThreshold: Double? = nil, spread: Double? = nil, calendars: [String] = [], sun: SolarTrigger? = nil,
-        region: RegionTrigger? = nil
+        region: RegionTrigger? = nil, scaledRule: ScaledRule? = nil
     ) {
         self.start = start
         self.repeatRule = repeatRule
@@ -83,6 +86,7 @@ public struct Trigger: Hashable, Sendable {
         self.calendars = calendars
         self.sun = sun
         self.region = region
+        self.scaledRule = scaledRule
     }
 
     /// The IANA zone of a floating trigger; `nil` for an absolute one.
@@ -97,6 +101,7 @@ public struct Trigger: Hashable, Sendable {
         // coordinator asks several times per reminder it schedules).
         if case .some = repeatRule { return true }
         if case .some = sun { return true }
+        if case .some = scaledRule { return true }
         if case .some = recurrenceRule { return true }
         return !recurrenceDates.isEmpty
     }
@@ -109,6 +114,7 @@ public struct Trigger: Hashable, Sendable {
             parts.append(repeatRule.interval == 1 ? repeatRule.unit.rawValue : "\(repeatRule.interval) \(repeatRule.unit.rawValue)s")
         }
         if recurrenceRule != nil { parts.append("rrule") }
+        if let scaledRule { parts.append("rscale:\(scaledRule.scale.rawValue.lowercased())") }
         if let sun { parts.append("sun:\(sun.event.rawValue)") }
         if region != nil { parts.append("region") }
         if !recurrenceDates.isEmpty { parts.append("rdates") }
@@ -119,7 +125,7 @@ public struct Trigger: Hashable, Sendable {
     /// - Throws: `ValidationError` (`.unknownTimeZone`, `.invalidArgument`); field
     ///   `trigger.rrule` when both `repeat` and `rrule` are given.
     public func makeRecurrence() throws(ValidationError) -> Recurrence {
-        if sun != nil || region != nil { return try makeRecurrence(place: nil, exclusion: nil) }
+        if sun != nil || region != nil || scaledRule != nil { return try makeRecurrence(place: nil, exclusion: nil) }
         try validateOffset()
         try validateSpread()
         try validateBeyondTheClock()
@@ -185,7 +191,14 @@ extension Trigger: Codable {
         } else {
             repeatRule = try container.decodeIfPresent(RepeatRule.self, forKey: .repeat)
         }
-        if let text = try container.decodeIfPresent(String.self, forKey: .rrule) {
+        if let text = try container.decodeIfPresent(String.self, forKey: .rrule), ScaledRule.isScaled(text) {
+            do {
+                scaledRule = try ScaledRule(parsing: text)
+            } catch {
+                throw DecodingError.dataCorruptedError(forKey: .rrule, in: container, debugDescription: error.message)
+            }
+            recurrenceRule = nil
+        } else if let text = try container.decodeIfPresent(String.self, forKey: .rrule) {
             do {
                 recurrenceRule = try RecurrenceRule(parsing: text)
             } catch {
@@ -221,7 +234,7 @@ extension Trigger: Codable {
             try container.encode(zone, forKey: .timeZone)
         }
         try container.encodeIfPresent(repeatRule, forKey: .repeat)
-        try container.encodeIfPresent(recurrenceRule?.description, forKey: .rrule)
+        try container.encodeIfPresent(recurrenceRule?.description ?? scaledRule?.description, forKey: .rrule)
         if !recurrenceDates.isEmpty { try container.encode(recurrenceDates, forKey: .rdates) }
         if !exceptionDates.isEmpty { try container.encode(exceptionDates, forKey: .exdates) }
         if monthEnd != .skip { try container.encode(monthEnd, forKey: .monthEnd) }

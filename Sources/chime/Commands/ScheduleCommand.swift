@@ -124,7 +124,11 @@ enum ScheduleCommand: Command {
             throw UsageError("--every needs --repeat UNIT")
         }
         var recurrenceRule: RecurrenceRule?
-        if let text = arguments.value("rrule") {
+        var scaledRule: ScaledRule?
+        if let text = arguments.value("rrule"), ScaledRule.isScaled(text) {
+            if repeatRule != nil { throw UsageError("give --repeat or --rrule, not both") }
+            scaledRule = try Arguments.parse(text, flag: "rrule") { rule throws(ValidationError) in try ScaledRule(parsing: rule) }
+        } else if let text = arguments.value("rrule") {
             if repeatRule != nil { throw UsageError("give --repeat or --rrule, not both") }
             recurrenceRule = try Arguments.parse(text, flag: "rrule") { rule throws(ValidationError) in try RecurrenceRule(parsing: rule) }
         }
@@ -177,7 +181,8 @@ enum ScheduleCommand: Command {
                 recurrenceDates: try dates("rdate"), exceptionDates: try dates("exdate"), monthEnd: monthEnd,
                 offset: try arguments.parsed("before") { text throws(ValidationError) in try Trigger.parseOffset(text) },
                 misfire: misfire, misfireThreshold: try arguments.seconds("misfire-threshold"),
-                spread: try arguments.parsed("spread") { text throws(ValidationError) in try Trigger.parseSpread(text) }),
+                spread: try arguments.parsed("spread") { text throws(ValidationError) in try Trigger.parseSpread(text) },
+                scaledRule: scaledRule),
             enabled: !arguments.has("disabled"), nag: nag)
     }
 }
