@@ -142,8 +142,19 @@ def test_cli_locate_and_calendar(cluster, tmp_path):
     assert set_reply["result"]["calendars"][0]["calendar"] == {"dates": ["2030-12-25"]}
     listed = chime("calendar", "list")["result"]["calendars"]
     assert any(c["name"] == name for c in listed)
-    located = chime("locate", recipient, "--lat", "52.5", "--lon", "13.4", "--accuracy", "20")
-    assert located["result"]["accepted"] is True
+    chime("schedule", "--id", "home", "--recipient", recipient, "--region", "100", "--lat", "52.5", "--lon", "13.4",
+          "--on", "entry", "--title", "home")
+    chime("schedule", "--id", "dusk", "--recipient", recipient, "--sun", "dusk", "--depression", "nautical",
+          "--calendar", name)
+    located = chime("locate", recipient, "--lat", "52.51", "--lon", "13.4", "--accuracy", "20")
+    assert located["result"]["accepted"] is True and located["result"]["crossings"] == []
+    entered = chime("locate", recipient, "--lat", "52.5", "--lon", "13.4", "--accuracy", "20")
+    assert [c["crossing"] for c in entered["result"]["crossings"]] == ["entry"]
+    assert entered["result"]["crossings"][0]["firingId"].startswith(f"{recipient}/home@")
+    listing = chime("list", "--recipient", recipient, "--all")["result"]["reminders"]
+    dusk = next(item for item in listing if item["reminder"]["id"] == "dusk")
+    assert dusk["reminder"]["trigger"]["sun"] == {"event": "dusk", "depression": 12} and "nextFireAt" in dusk
+    chime("cancel", "--recipient", recipient)
     chime("calendar", "delete", name)
     for words in (["locate", "--help"], ["calendar", "--help"]):
         out = subprocess.run([binary, *words], capture_output=True, text=True, timeout=30)
