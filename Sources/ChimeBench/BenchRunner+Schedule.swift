@@ -10,7 +10,7 @@ extension BenchRunner {
         let names = settings.recipientNames
         let shape = Ingestor.ReminderShape(
             recipient: { id in names[id % names.count] },
-            content: { _ in body.map { #"{"body":"\#($0)"}"# } ?? "{}" })
+            content: { _ in body.map { #"{"body":"\#($0)"}"# } ?? "{}" }, spread: settings.spread)
         let lanes: [[Int]]
         if let map = cluster.map {
             lanes = try BenchShardLayout.partition(count: plan.count, recipients: names, map: map)

@@ -123,7 +123,8 @@ public final class BenchRunner {
         let (lines, malformed) = RecordLine.parseAll(bytes)
         if malformed > 0 { report.invalidate("\(malformed) malformed lines in the records file") }
         let metrics = RunMetrics(
-            dues: plan.dues, records: lines.map { ($0.id, $0.actual) }, fireAt: plan.fireAt, killedAt: killedAt)
+            dues: plan.spreadDues(settings.spread, recipients: settings.recipientNames), records: lines.map { ($0.id, $0.actual) },
+            fireAt: plan.fireAt, killedAt: killedAt)
         report.apply(metrics)
         if settings.workload == .w2 {
             // T→last fire and drain rate are burst figures (W1, W3).

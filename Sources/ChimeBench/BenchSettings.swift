@@ -9,6 +9,9 @@ public struct BenchSettings: Sendable {
     public var fsync = "always"
     /// How many workers to start.
     public var workers = 2
+    /// Each reminder's trigger spread in seconds (`--spread`): a burst fires over it; the
+    /// lateness figures are then measured from each firing's own spread due instant.
+    public var spread: Double?
     /// How many runs (each on a fresh cluster).
     public var runs = 1
     /// Reminders per `schedule` request; above 1 the run is labelled bulk.

@@ -21,6 +21,8 @@ public final class Ingestor {
         public var recipient: @Sendable (Int) -> String
         /// The content object as JSON text (`{}` for none).
         public var content: @Sendable (Int) -> String
+        /// The trigger's spread in seconds (`chime bench --spread`), or `nil` for none.
+        public var spread: Double? = nil
     }
 
     /// How long to wait for any one reply before giving up, in seconds.
@@ -145,6 +147,7 @@ public final class Ingestor {
     static func appendReminder(_ id: Int, due: Double, shape: ReminderShape, to text: inout String) {
         let milliseconds = (due * 1000 - 0.001).rounded(.up)
         let at = RFC3339.format(Date(timeIntervalSince1970: milliseconds / 1000))
-        text += #"{"id":"\#(id)","recipient":"\#(shape.recipient(id))","content":\#(shape.content(id)),"trigger":{"at":"\#(at)"}}"#
+        let spread = shape.spread.map { #","spread":\#($0)"# } ?? ""
+        text += #"{"id":"\#(id)","recipient":"\#(shape.recipient(id))","content":\#(shape.content(id)),"trigger":{"at":"\#(at)"\#(spread)}}"#
     }
 }

@@ -1,3 +1,4 @@
+import ChimeCore
 import Foundation
 
 /// A workload of `../shared/WORKLOADS.md`: what is scheduled, when it is due, and what
@@ -98,6 +99,19 @@ public struct WorkloadPlan: Sendable {
         case .w4:
             let spacing = Self.ingestWindow / Double(count)
             dues = (0..<count).map { fireAt + Double($0) * spacing }
+        }
+    }
+
+    /// The due instants with each reminder's spread delay added (`spread` seconds; reminder
+    /// `id` is `recipients[id % count]`'s): what the coordinator makes them due at, computed
+    /// as it does (`Trigger.spreadDelay`) from the millisecond the wire carries.
+    public func spreadDues(_ spread: Double?, recipients: [String]) -> [Double] {
+        guard let spread, !recipients.isEmpty else { return dues }
+        return dues.enumerated().map { id, due in
+            let milliseconds = Int64((due * 1000 - 0.001).rounded(.up))
+            let key = ReminderKey(ReminderID(String(id)), of: RecipientID(recipients[id % recipients.count]))
+            let delay = Trigger.spreadDelay(of: FiringID(key, dueAtMilliseconds: milliseconds), spread: spread)
+            return Double(milliseconds) / 1000 + delay
         }
     }
 

@@ -63,6 +63,8 @@ public enum ControlOutcome: Sendable, Hashable {
     case job(JobResult)
     /// The answer to a slot-move step (the coordinator's JSON for it).
     case move(MoveStepResult)
+    /// A trigger operation's result (issue 41).
+    case trigger(TriggerResult)
     case failed(WireError)
 }
 

@@ -9,7 +9,7 @@ extension CoordinatorState {
         case .operator: Set(ControlOperation.allCases)
         case .client:
             [.schedule, .list, .cancel, .enable, .disable, .register, .recipient, .badge, .ack, .act, .job,
-             .delivered, .events, .ping, .map]
+             .delivered, .events, .ping, .map, .locate]
         // A worker follows the shard map (read-only); nothing else on control.
         case .worker: [.map]
         // A gap-free subscriber catches up on each shard: it needs the map to find them.
@@ -105,6 +105,8 @@ extension CoordinatorState {
             return nil
         case .deleteDeadLetter:
             return nil
+        case .trigger(let command):
+            return command.recipient.flatMap { outside($0, field: "recipient") }
         }
     }
 }

@@ -77,6 +77,7 @@ extension CoordinatorState {
                 ?? .failed(WireError(.notFound, "no delivered firing \(firingId)", field: "firingId"))
         case .setEnabled(let ids, let enabled, let recipient):
             outcome = setEnabled(ids, of: recipient, enabled, for: client, at: now, directives: &directives)
+            noteSwitch(ids, of: recipient, enabled: enabled, note: request.note, after: outcome, for: client, at: now, directives: &directives)
         case .delivered(let recipient, let remove):
             outcome = delivered(recipient, remove: remove, at: now, directives: &directives)
         case .act(let firingId, let action, let text, let token, let snoozeSeconds):
@@ -86,6 +87,8 @@ extension CoordinatorState {
             outcome = jobResult(jobId)
         case .move(let step, let body):
             outcome = moveStep(step, body: body, at: now, directives: &directives)
+        case .trigger(let command):
+            outcome = trigger(command, at: now, directives: &directives)
         case .snapshot, .compact, .store:
             // The service answers these: they need the store, which the pure state does not see.
             outcome = .failed(WireError(.unavailable, "\(request.operation.rawValue) needs a file store"))
@@ -364,6 +367,7 @@ extension ControlOutcome {
         case .delivered(let result): return reply(result)
         case .job(let result): return reply(result)
         case .move(let result): return reply(result)
+        case .trigger(let result): return result.encodedReply(requestId: requestId)
         case .failed(let error): return WireCodec().encode(ControlReply<EmptyResult>(requestId: requestId, error: error))
         }
     }

@@ -95,7 +95,7 @@ extension CoordinatorState {
         directives: inout [CoordinatorDirective]
     ) {
         let trigger = reminder.trigger
-        let isMisfire = recoveredAt.map { trigger.fireInstant(eventInstant: oldest.instant) < $0 } ?? false
+        let isMisfire = recoveredAt.map { reminder.fireInstant(eventInstant: oldest.instant) < $0 } ?? false
         let policy = trigger.misfire ?? .fireOnce
         // A one-shot has no next occurrence; only repeating reminders need their sequence.
         let sequence = trigger.isRepeating ? recurrence(of: reminder) : nil
@@ -105,24 +105,27 @@ extension CoordinatorState {
         if isMisfire && policy == .fireAll && lateFirings[id, default: 0] < configuration.fireAllCap {
             next = sequence?.nextOccurrence(after: oldest)
         } else {
-            let notBefore = trigger.eventInstant(fireInstant: now)
+            // With spread, an event up to a spread before now may still fire at or after now.
+            let notBefore = trigger.earliestEvent(firingOnOrAfter: now)
             next = sequence.flatMap { Self.occurrence(after: oldest, in: $0, notBefore: notBefore) }
             if isMisfire, let sequence {
                 (occurrence, missed) = Self.newestMissed(from: oldest, before: next, in: sequence, notAfter: notBefore)
             }
         }
-        let fireAt = trigger.fireInstant(eventInstant: occurrence.instant)
+        let fireAt = reminder.fireInstant(eventInstant: occurrence.instant)
+        // An operator's remaining count of one makes this occurrence the last (`remaining`).
+        let following = durable.triggers.remaining.isEmpty || durable.triggers.remaining[id] != 1 ? next : nil
         if isMisfire && !shouldFireMissed(fireAt, of: reminder, policy: policy, at: now) {
-            record(.skipped(id, dueAt: fireAt, next: next, at: now), into: &directives)
+            record(.skipped(id, dueAt: fireAt, next: following, at: now), into: &directives)
             return
         }
         switch deliveryPlan(reminder.content, for: reminder.recipient) {
         case .suppressed(let reason):
-            record(.suppressed(id, dueAt: fireAt, next: next, reason: reason, at: now), into: &directives)
+            record(.suppressed(id, dueAt: fireAt, next: following, reason: reason, at: now), into: &directives)
         case .deliver:
             // The fold builds the firing (one place, for live and replay); a firing recovered
             // unsettled for this very occurrence is already in line.
-            let entry = JournalEntry.fired(id, dueAt: fireAt, next: next, late: isMisfire, missed: missed, at: now)
+            let entry = JournalEntry.fired(id, dueAt: fireAt, next: following, late: isMisfire, missed: missed, at: now)
             if let made = record(entry, into: &directives, hints: ApplyHints(reminder: reminder)).made {
                 waiting.append(made)
             }

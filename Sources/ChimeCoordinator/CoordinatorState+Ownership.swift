@@ -66,6 +66,8 @@ extension CoordinatorState {
             return check(durable.recipient(of: firingId), field: "firingId")
         case .deleteDeadLetter(let firingId):
             return check(durable.recipient(of: firingId), field: "firingId")
+        case .trigger(let command):
+            return check(command.recipient, field: "recipient")
         case .job(let jobId):
             return check(ActionJob.recipient(ofJobID: jobId) ?? jobs[jobId]?.job.recipient, field: "jobId")
         case .status, .workers, .stats, .ping, .deadLetters, .snapshot, .compact, .store, .map, .move:

@@ -62,7 +62,7 @@ extension CoordinatorState {
             let reported = reported(key, entry, at: now)
             guard includeInactive || reported.state == .pending else { continue }
             if isMatching && !filter.matches(entry.reminder) { continue }
-            page.append(listingItem(of: entry, reported))
+            page.append(listingItem(of: entry, reported, key: key))
         }
         let nextCursor = isComplete ? nil : lastExamined.map { PageCursor(kind: .list, text: $0.storage).text }
         return .listed(ListingPage(
@@ -71,12 +71,15 @@ extension CoordinatorState {
 
     /// How `list` shows one reminder as `reported`, without decoding it (the reply encoder
     /// does that).
-    func listingItem(of entry: Entry, _ reported: ReportedReminder) -> ListingPage.Item {
-        ListingPage.Item(
+    func listingItem(of entry: Entry, _ reported: ReportedReminder, key: ReminderKey? = nil) -> ListingPage.Item {
+        let triggers = durable.triggers
+        return ListingPage.Item(
             bytes: entry.bytes, state: reported.state, nextFireAt: reported.nextFireAt,
             deliveredCount: entry.deliveredCount, lastFiredAt: entry.lastFiredAt, armed: reported.armed,
             // Derived: a one-shot ends `finished` only when its occurrence was skipped.
-            reason: reported.state == .finished && !entry.isRepeating ? ReminderListing.skippedByMisfire : nil)
+            reason: reported.state == .finished && !entry.isRepeating ? ReminderListing.skippedByMisfire : nil,
+            remaining: key.flatMap { triggers.remaining.isEmpty ? nil : triggers.remaining[$0] },
+            note: key.flatMap { triggers.notes.isEmpty ? nil : triggers.notes[$0] })
     }
 
     /// One page of `deadLetters`: oldest due first, after `cursor`.

@@ -96,7 +96,7 @@ extension CoordinatorState {
 
     /// When an occurrence (an event) fires: its instant less the trigger's remind-before offset.
     func fireInstant(of reminder: Reminder, _ occurrence: Occurrence) -> Date {
-        reminder.trigger.fireInstant(eventInstant: occurrence.instant)
+        reminder.fireInstant(eventInstant: occurrence.instant)
     }
 
     /// When `entry`'s occurrence fires (decoding the reminder only when it has an offset).
@@ -118,7 +118,9 @@ extension CoordinatorState {
     /// Validates a reminder (with its recipient's zone) and builds its occurrences.
     /// - Throws: `ValidationError` naming the first offending field.
     func validate(_ reminder: Reminder, maximumUserInfoBytes: Int) throws(ValidationError) -> Recurrence {
-        try durable.validate(reminder, maximumUserInfoBytes: maximumUserInfoBytes)
+        let recurrence = try durable.validate(reminder, maximumUserInfoBytes: maximumUserInfoBytes)
+        try checkCalendarsExist(reminder)
+        return recurrence
     }
 
     /// The cap on `recipient`'s armed reminders (`nil`: none).

@@ -18,6 +18,10 @@ public struct ListingPage: Sendable, Hashable {
         let lastFiredAt: Date?
         let armed: Bool?
         let reason: String?
+        /// The operator's remaining count, when one is set.
+        var remaining: Int? = nil
+        /// Why an operator switched it off, when a note was given.
+        var note: String? = nil
     }
 
     let items: [Item]
@@ -35,7 +39,8 @@ public struct ListingPage: Sendable, Hashable {
             ReminderListing(
                 reminder: CoordinatorState.Entry.decodeStored(item.bytes[...]), state: item.state,
                 nextFireAt: item.nextFireAt, deliveredCount: item.deliveredCount,
-                lastFiredAt: item.lastFiredAt, armed: item.armed, reason: item.reason)
+                lastFiredAt: item.lastFiredAt, armed: item.armed, reason: item.reason, remaining: item.remaining,
+                note: item.note)
         }
     }
 

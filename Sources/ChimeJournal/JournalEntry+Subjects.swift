@@ -79,6 +79,10 @@ extension JournalEntry {
         case .badgeSet(let recipient, _, _): subjects.recipients.insert(recipient)
         case .acted(let job, _): firing(job.firingId)
         case .answered(let requestId, _, _, _): subjects.requests.insert(requestId)
+        case .trigger(let fact):
+            subjects.reminders.formUnion(fact.reminders)
+            subjects.firings.formUnion(fact.firings)
+            subjects.recipients.formUnion(fact.recipients)
         case .actionFinished, .jobLeaseExpired, .seqReserved, .started, .slotMove: break
         }
         return subjects

@@ -72,6 +72,8 @@ public enum JournalEntry: Codable, Hashable, Sendable {
     indirect case slotMove(SlotMoveEntry)
     /// An operator deleted a dead-lettered firing for good: it never fires again.
     case deadLetterDeleted(FiringID, at: Date)
+    /// A fact about the triggers beyond the clock (see ``TriggerEntry``).
+    indirect case trigger(TriggerEntry)
 }
 
 extension JournalEntry {
@@ -86,7 +88,7 @@ extension JournalEntry {
             id.isLegacy
         case .deadLetterDeleted(let id, _): id.isLegacy
         case .scheduled, .acted, .seqReserved, .registered, .badgeSet, .actionFinished, .jobLeaseExpired, .answered, .started,
-            .slotMove:
+            .slotMove, .trigger:
             false
         }
     }

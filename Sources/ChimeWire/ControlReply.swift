@@ -84,11 +84,15 @@ public struct ReminderListing: Codable, Hashable, Sendable {
     /// a one-shot missed while no coordinator ran and dropped by its misfire policy or
     /// threshold. Absent otherwise.
     public var reason: String?
+    /// The occurrences it has left, when an operator set a count (`remaining`).
+    public var remaining: Int?
+    /// Why an operator switched it off (`disable --note`), until it is switched on again.
+    public var note: String?
 
     /// Creates the value from its fields (see each property for meaning and units).
     public init(
         reminder: Reminder, state: ReminderState, nextFireAt: Date?, deliveredCount: Int, lastFiredAt: Date?,
-        armed: Bool? = nil, reason: String? = nil
+        armed: Bool? = nil, reason: String? = nil, remaining: Int? = nil, note: String? = nil
     ) {
         self.reminder = reminder
         self.state = state
@@ -97,6 +101,8 @@ public struct ReminderListing: Codable, Hashable, Sendable {
         self.lastFiredAt = lastFiredAt
         self.armed = armed
         self.reason = reason
+        self.remaining = remaining
+        self.note = note
     }
 
     /// `reason` of a one-shot that a misfire skip finished.

@@ -6,6 +6,7 @@ extension ControlRequest {
     public var isMutating: Bool {
         switch operation {
         case .schedule, .cancel, .retry, .deleteDeadLetter, .register, .badge, .ack, .enable, .disable, .act: true
+        case .triggerNow, .backfill, .remaining, .locate, .setCalendar, .deleteCalendar: true
         case .delivered: command.isDeliveredRemoval
         default: false
         }

@@ -19,6 +19,7 @@ extension ControlRequest {
             return firingId.isLegacy ? nil : firingId.recipient
         case .deleteDeadLetter(let firingId): return firingId.isLegacy ? nil : firingId.recipient
         case .job(let jobId): return ActionJob.recipient(ofJobID: jobId)
+        case .trigger(let command): return command.recipient
         case .status, .workers, .stats, .ping, .deadLetters, .snapshot, .compact, .store, .map, .move: return nil
         }
     }

@@ -14,6 +14,14 @@ public enum ControlOperation: String, Codable, Sendable, CaseIterable {
     case move
     /// Delete one dead-lettered firing for good (operator only; JSON `"deleteDeadLetter"`).
     case deleteDeadLetter
+    /// Operators' triggers (``TriggerCommand``): fire a reminder now, backfill a past range,
+    /// set its remaining count.
+    case triggerNow, backfill, remaining
+    /// A recipient's location report (regions, and sun triggers at the recipient's place).
+    case locate
+    /// Shared exclusion calendars: set, delete, list (operator; a cluster client sends the
+    /// changes to every shard).
+    case setCalendar, deleteCalendar, calendars
 
     /// The keys a request of this op may carry besides `op` and `requestId`; any other key
     /// is refused with `unknown_field`.
@@ -30,7 +38,15 @@ public enum ControlOperation: String, Codable, Sendable, CaseIterable {
         case .register: ["recipient", "currentToken"]
         case .recipient: ["recipient"]
         case .badge: ["recipient", "value"]
-        case .enable, .disable: ["ids", "recipient"]
+        case .enable: ["ids", "recipient"]
+        case .disable: ["ids", "recipient", "note"]
+        case .triggerNow: ["id", "recipient"]
+        case .backfill: ["id", "recipient", "from", "to"]
+        case .remaining: ["id", "recipient", "count"]
+        case .locate: ["recipient", "latitude", "longitude", "accuracy", "at"]
+        case .setCalendar: ["name", "calendar"]
+        case .deleteCalendar: ["name"]
+        case .calendars: ["name"]
         case .delivered: ["recipient", "remove"]
         case .act: ["firingId", "action", "text", "token", "snooze"]
         case .job: ["jobId"]
@@ -131,6 +147,8 @@ public struct ControlRequest: Sendable, Hashable {
         case job(String)
         /// A slot-move step (`step`) with its arguments (`body`, the coordinator's encoding).
         case move(step: String, body: Data)
+        /// A trigger operation (issue 41): `triggerNow`, `backfill`, `remaining`.
+        case trigger(TriggerCommand)
     }
 
     /// The client's id for this request, echoed in the reply.
@@ -140,12 +158,16 @@ public struct ControlRequest: Sendable, Hashable {
     /// `register` only: the recipient's token as it is now, which lets a key without the
     /// operator role replace or remove it (JSON `"currentToken"`).
     public var currentToken: String?
+    /// `disable` only: why the reminders were switched off, kept with them and listed until
+    /// they are switched on again (JSON `"note"`, at most 1,000 bytes).
+    public var note: String?
 
     /// Creates the value from its fields (see each property for meaning and units).
-    public init(requestId: String? = nil, command: Command, currentToken: String? = nil) {
+    public init(requestId: String? = nil, command: Command, currentToken: String? = nil, note: String? = nil) {
         self.requestId = requestId
         self.command = command
         self.currentToken = currentToken
+        self.note = note
     }
 
     /// The operation name of `command`.
@@ -175,6 +197,7 @@ public struct ControlRequest: Sendable, Hashable {
         case .act: .act
         case .job: .job
         case .move: .move
+        case .trigger(let command): command.operation
         }
     }
 }
@@ -182,7 +205,7 @@ public struct ControlRequest: Sendable, Hashable {
 extension ControlRequest: Codable {
     private enum CodingKeys: String, CodingKey {
         case op, requestId, reminders, reminder, ids, recipient, match, all, limit, firingId, after
-        case value, remove, action, text, token, snooze, jobId, currentToken, cursor, step, body
+        case value, remove, action, text, token, snooze, jobId, currentToken, cursor, step, body, note
     }
 
     /// Decodes `{"op", "requestId", …arguments}`.
@@ -201,6 +224,10 @@ extension ControlRequest: Codable {
                 field: "op")
         }
         try decoder.rejectUnknownKeys(allowing: ["op", "requestId"] + op.argumentKeys)
+        note = try container.decodeIfPresent(String.self, forKey: .note)
+        if let note, note.utf8.count > 1_000 {
+            throw WireError(.invalidArgument, "note must be at most 1,000 bytes", field: "note")
+        }
         func cursor(_ kind: PageCursor.Kind) throws -> PageCursor? {
             try container.decodeIfPresent(String.self, forKey: .cursor).map { text throws(WireError) in
                 try PageCursor(text: text, expecting: kind)
@@ -276,6 +303,8 @@ extension ControlRequest: Codable {
                 snoozeSeconds: try container.decodeNumberIfPresent(Double.self, forKey: .snooze, expected: "a number of seconds"))
         case .job:
             command = .job(try container.decode(String.self, forKey: .jobId))
+        case .triggerNow, .backfill, .remaining, .locate, .setCalendar, .deleteCalendar, .calendars:
+            command = .trigger(try TriggerCommand(operation: op, from: decoder))
         case .move:
             command = .move(
                 step: try container.decode(String.self, forKey: .step), body: try container.decodeIfPresent(Data.self, forKey: .body) ?? Data())
@@ -297,6 +326,7 @@ extension ControlRequest: Codable {
         try container.encode(operation.rawValue, forKey: .op)
         try container.encodeIfPresent(requestId, forKey: .requestId)
         try container.encodeIfPresent(currentToken, forKey: .currentToken)
+        try container.encodeIfPresent(note, forKey: .note)
         func encode(_ filter: ReminderFilter) throws {
             try container.encodeIfPresent(filter.ids, forKey: .ids)
             try container.encodeIfPresent(filter.recipient, forKey: .recipient)
@@ -346,6 +376,8 @@ extension ControlRequest: Codable {
         case .move(let step, let body):
             try container.encode(step, forKey: .step)
             try container.encode(body, forKey: .body)
+        case .trigger(let command):
+            try command.encode(to: encoder)
         case .events(let after, let recipient, let limit, let cursor):
             if let cursor {
                 try container.encode(cursor.text, forKey: .cursor)

@@ -15,6 +15,7 @@ extension Trigger {
         var offset: Double?
         var misfire: MisfirePolicy??
         var misfireThreshold: Double??
+        var spread: Double?
         var object = try reader.beginObject()
         while let key = try reader.nextKey(in: &object) {
             switch key {
@@ -28,6 +29,7 @@ extension Trigger {
             case "monthEnd": try monthEnd.setOnce(Self.readEnumeration(&reader))
             // `before: null` throws in `init(from:)`: the key is there, but no seconds.
             case "before": try offset.setOnce(reader.readSeconds())
+            case "spread": try spread.setOnce(reader.readSeconds())
             case "misfire": try misfire.setOnce(Self.readEnumeration(&reader))
             case "misfireThreshold":
                 let threshold = try reader.consumeNull() ? nil : reader.readDouble()
@@ -47,7 +49,7 @@ extension Trigger {
             start: start, repeatRule: repeatRule ?? nil, recurrenceRule: recurrenceRule ?? nil,
             recurrenceDates: (recurrenceDates ?? nil) ?? [], exceptionDates: (exceptionDates ?? nil) ?? [],
             monthEnd: (monthEnd ?? nil) ?? .skip, offset: offset, misfire: misfire ?? nil,
-            misfireThreshold: misfireThreshold ?? nil)
+            misfireThreshold: misfireThreshold ?? nil, spread: spread)
     }
 
     /// `"day"` (interval 1), `{"unit": "week", "interval": 2}` (interval optional) or `null`.

@@ -21,6 +21,7 @@ enum BenchCommand {
             OptionSpec(name: "batch", value: "N", help: "Reminders per schedule request (default 1, W4 1000); above 1 is labelled bulk."),
             OptionSpec(name: "pipeline", value: "K", help: "Schedule requests in flight on the one DEALER (default 1); above 1 is labelled pipelined."),
             OptionSpec(name: "expected-rate", value: "R", help: "Ingest rate (reminders/s) the W1/W2 lead is computed from."),
+            OptionSpec(name: "spread", value: "SECONDS", help: "W1/W2: give each reminder trigger.spread SECONDS; lateness is measured from each firing's spread due instant."),
             OptionSpec(name: "lead", value: "SECONDS", help: "W1/W2: T − T_plan instead of max(4, 1.3 N / rate + 3)."),
             OptionSpec(name: "quiet-seconds", value: "S", help: "End observation after S s without a record (default 20, as WORKLOADS.md); reported."),
             OptionSpec(name: "subscriber", value: "MODE", help: "client (default: SubscriberClient, decodes each event), raw (bare SUB, no high-water mark, no decode) or pyzmq (a python3 pyzmq process that json.loads each event and writes its own records: what users see)."),
@@ -73,6 +74,7 @@ enum BenchCommand {
         guard (1...10_000).contains(settings.pipeline) else { throw UsageError("--pipeline must be between 1 and 10000") }
         settings.expectedIngestRate = try positive(arguments, "expected-rate")
         settings.lead = try positive(arguments, "lead")
+        settings.spread = try positive(arguments, "spread")
         settings.quietSeconds = try positive(arguments, "quiet-seconds") ?? settings.quietSeconds
         if let path = arguments.value("cluster-config") {
             settings.configuration = try Data(contentsOf: URL(fileURLWithPath: path))

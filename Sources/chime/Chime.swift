@@ -16,6 +16,7 @@ let commands: [any Command.Type] = [
     CancelCommand.self, SubscribeCommand.self, ControlCommand.self, RegisterCommand.self, BadgeCommand.self,
     AckCommand.self, EnableCommand.self, DisableCommand.self, DeliveredCommand.self, ActCommand.self,
     ImportCommand.self, PreviewCommand.self, StoreCommand.self, KeysCommand.self, DashboardCommand.self, ShardsCommand.self,
+    TriggerCommandLine.self, BackfillCommand.self, RemainingCommand.self, LocateCommand.self, CalendarCommand.self,
 ]
 
 func mainHelp() -> String {

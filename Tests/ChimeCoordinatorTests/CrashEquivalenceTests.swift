@@ -148,6 +148,13 @@ struct ModelRun {
         case loseWorker
         case retryDeadLetter
         case crash(ConfigurationChange?)
+        /// An operator's trigger (issue 41): 0 trigger now, 1 backfill the last hour, 2 a
+        /// remaining count, 3 disable with a note.
+        case operatorTrigger(kind: Int, ReminderID, RecipientID, count: Int)
+        /// A location report `meters` north of the regions' centre (issue 41).
+        case locate(RecipientID, meters: Double)
+        /// The shared calendar set (weekends, or a day), or deleted.
+        case setCalendar(kind: Int)
     }
 
     /// A change of the tunables the fold reads, made between a crash and its recovery.
@@ -344,6 +351,26 @@ struct ModelRun {
             if let firingId = deadLetters.first {
                 request(deadLetters.count % 2 == 0 ? .deleteDeadLetter(firingId) : .retry(firingId))
             }
+        case .operatorTrigger(let kind, let id, let recipient, let count):
+            switch kind {
+            case 0: request(.trigger(.fireNow(id, recipient: recipient)))
+            case 1: request(.trigger(.backfill(id, recipient: recipient, from: now.addingTimeInterval(-3600), to: now)))
+            case 2: request(.trigger(.setRemaining(id, recipient: recipient, count: count == 3 ? nil : count)))
+            default:
+                journal += Self.entries(live.onRequest(
+                    ControlRequest(command: .setEnabled([id], false, recipient: recipient), note: "note \(count)"), from: client, at: now))
+            }
+        case .locate(let recipient, let meters):
+            let point = GeoPoint(latitude: 52.52 + meters / 111_250, longitude: 13.405)
+            request(.trigger(.locate(recipient, point: point, accuracy: 10, at: now)))
+        case .setCalendar(let kind):
+            switch kind {
+            case 0: request(.trigger(.deleteCalendar(name: "holidays")))
+            case 1: request(.trigger(.setCalendar(name: "holidays", calendar: ExclusionCalendar(weekdays: [.saturday, .sunday]))))
+            default:
+                let day = Int(now.timeIntervalSince1970 / 86_400)
+                request(.trigger(.setCalendar(name: "holidays", calendar: ExclusionCalendar(days: [day, day + 1]))))
+            }
         case .crash(let change):
             // A restart, sometimes with another configuration: it records its settings in its
             // `started` entry, and the fold takes them on from there.
@@ -403,6 +430,14 @@ struct ModelRun {
         case 80..<88: return .advance(seconds: [1, 11, 30].randomElement(using: &random)!, acknowledges: false)
         case 88..<92: return .loseWorker
         case 92..<94: return .retryDeadLetter
+        case 97:
+            return .locate(Self.recipientIDs.randomElement(using: &random)!, meters: [10, 60, 95, 150, 400].randomElement(using: &random)!)
+        case 98 where Bool.random(using: &random):
+            return .setCalendar(kind: Int.random(in: 0..<3, using: &random))
+        case 94..<97:
+            return .operatorTrigger(
+                kind: Int.random(in: 0..<4, using: &random), pickReminder(), Self.recipientIDs.randomElement(using: &random)!,
+                count: Int.random(in: 0..<4, using: &random))
         default:
             guard Bool.random(using: &random) else { return .crash(nil) }
             return .crash(ConfigurationChange(
@@ -445,11 +480,23 @@ struct ModelRun {
         let content = Content(
             title: "t", body: "b", sound: Bool.random(using: &random) ? "default" : nil, badgeChange: badge,
             category: Bool.random(using: &random) ? "c" : nil)
+        var trigger = Trigger(
+            start: start, repeatRule: repeatRule, offset: Int.random(in: 0..<4, using: &random) == 0 ? 90 : nil,
+            misfire: misfire, misfireThreshold: threshold)
+        // Now and then a trigger beyond the clock (issue 41).
+        switch Int.random(in: 0..<12, using: &random) {
+        case 0:
+            trigger = Trigger(
+                start: .instant(Trigger.unstarted),
+                region: RegionTrigger(center: GeoPoint(latitude: 52.52, longitude: 13.405), radius: 100, triggersOnce: Bool.random(using: &random)))
+        case 1: trigger = Trigger(start: .instant(first), sun: SolarTrigger(event: .noon))
+        case 2: trigger.calendars = ["holidays"]
+        case 3: trigger.spread = 45
+        default: break
+        }
         return Reminder(
             id: pickReminder(), recipient: Self.recipientIDs.randomElement(using: &random)!, content: content,
-            trigger: Trigger(
-                start: start, repeatRule: repeatRule, offset: Int.random(in: 0..<4, using: &random) == 0 ? 90 : nil,
-                misfire: misfire, misfireThreshold: threshold),
+            trigger: trigger,
             enabled: Int.random(in: 0..<8, using: &random) != 0,
             nag: Int.random(in: 0..<4, using: &random) == 0 ? NagPolicy(count: 2, interval: 60) : nil)
     }
@@ -513,8 +560,18 @@ struct ModelRun {
         if expected.deliveries.eventLog != actual.deliveries.eventLog { parts.append("deliveries.eventLog") }
         if expected.deliveries.eventSeqReserved != actual.deliveries.eventSeqReserved { parts.append("deliveries.eventSeqReserved") }
         if expected.recipients != actual.recipients { parts.append("recipients") }
-        if expected.actionJobs != actual.actionJobs { parts.append("actionJobs") }
+        if expected.actionJobs != actual.actionJobs {
+            parts.append("actionJobs")
+            if ProcessInfo.processInfo.environment["CHIME_CRASH_TRACE"] != nil {
+                for (a, b) in zip(expected.actionJobs.finished, actual.actionJobs.finished) where a != b {
+                    print("JOBDIFF job equal \(a.job == b.job) outcome equal \(a.outcome == b.outcome) attempt \(a.attempt) \(b.attempt)")
+                    print("JOBDIFF firing equal \(a.job.firing == b.job.firing) due \(a.job.firing.dueAt.timeIntervalSinceReferenceDate.bitPattern) \(b.job.firing.dueAt.timeIntervalSinceReferenceDate.bitPattern)")
+                    print("JOBDIFF \(String(describing: a.outcome))\nJOBDIFF \(String(describing: b.outcome))")
+                }
+            }
+        }
         if expected.requestLog != actual.requestLog { parts.append("requestLog") }
+        if expected.triggers != actual.triggers { parts.append("triggers") }
         func reminders(_ state: DurableState) -> String {
             state.schedule.index.map { id in
                 let entry = state.schedule.entries[id]

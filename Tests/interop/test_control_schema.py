@@ -88,7 +88,7 @@ def test_schema_is_valid_draft_2020_12():
     assert sorted(OPS) == sorted([
         "schedule", "list", "cancel", "status", "workers", "stats", "ping", "deadLetters", "retry", "deleteDeadLetter", "snapshot",
         "compact", "store", "events", "register", "recipient", "badge", "ack", "enable", "disable", "delivered",
-        "act", "job"])
+        "act", "job", "triggerNow", "backfill", "remaining", "locate", "setCalendar", "deleteCalendar", "calendars"])
     assert "rate_limited" in SCHEMA["$defs"]["error"]["properties"]["code"]["enum"]
 
 
@@ -135,14 +135,28 @@ def test_every_op_has_a_valid_request_the_coordinator_answers(cluster, zmq_conte
     ok({"op": "ack", "firingId": firing_id})
     ok({"op": "badge", "recipient": alice, "value": 3})
     ok({"op": "delivered", "recipient": alice, "remove": firing_id})
-    ok({"op": "disable", "ids": [f"{tag}-later"]})
+    ok({"op": "disable", "ids": [f"{tag}-later"], "note": "paused for the schema test"})
     ok({"op": "enable", "ids": [f"{tag}-later"]})
+    fired = ok({"op": "triggerNow", "id": f"{tag}-later", "recipient": alice})
+    assert fired["firingId"].startswith(f"{alice}/{tag}-later@")
+    ok({"op": "backfill", "id": f"{tag}-rule", "recipient": alice, "from": PAST, "to": "2020-02-01T00:00:00Z"})
+    ok({"op": "remaining", "id": f"{tag}-later", "recipient": alice, "count": 5})
+    ok({"op": "setCalendar", "name": f"cal-{tag}", "calendar": {"dates": ["2030-01-01"], "weekdays": ["SU"],
+                                                             "ranges": [{"from": "2030-02-01T00:00:00Z", "to": "2030-02-02T00:00:00Z"}]}})
+    ok({"op": "schedule", "reminder": {"id": f"{tag}-sun", "recipient": alice,
+                                       "trigger": {"sun": {"event": "sunset", "offset": -600, "latitude": 52.5, "longitude": 13.4},
+                                                   "calendars": [f"cal-{tag}"], "spread": 30}}})
+    ok({"op": "schedule", "reminder": {"id": f"{tag}-home", "recipient": alice,
+                                       "trigger": {"region": {"latitude": 52.5, "longitude": 13.4, "radius": 100}}}})
+    ok({"op": "locate", "recipient": alice, "latitude": 52.5, "longitude": 13.4, "accuracy": 15})
+    ok({"op": "calendars"})
+    ok({"op": "deleteCalendar", "name": f"cal-{tag}"})
     listing = ok({"op": "list", "recipient": alice, "all": True, "limit": 10})
-    assert listing["total"] == 3
+    assert listing["total"] == 5, listing
     ok({"op": "list", "match": {"n": "1"}})
     for op in ["status", "workers", "stats", "ping", "deadLetters", "store", "snapshot", "compact"]:
         ok({"op": op})
-    ok({"op": "cancel", "ids": [f"{tag}-later", f"{tag}-rule"]})
+    ok({"op": "cancel", "ids": [f"{tag}-later", f"{tag}-rule", f"{tag}-sun", f"{tag}-home"]})
     ok({"op": "cancel", "recipient": alice})
 
     # retry needs a dead letter: a well-formed request for an unknown one is refused with not_found.
@@ -200,6 +214,17 @@ INVALID_REQUESTS = [
     ({"op": "register", "recipient": {"id": "a", "colour": "red"}}, "unknown_field"),
     ({"op": "delivered", "recipient": "a", "remove": "nope"}, "invalid_argument"),
     ({"op": "status", "all": True}, "unknown_field"),
+    ({"op": "triggerNow", "id": "r"}, "invalid_argument"),
+    ({"op": "backfill", "id": "r", "recipient": "a", "from": "2026-12-02T00:00:00Z"}, "invalid_argument"),
+    ({"op": "remaining", "id": "r", "recipient": "a", "count": -1}, "invalid_argument"),
+    ({"op": "enable", "ids": ["r"], "note": "x"}, "unknown_field"),
+    ({"op": "locate", "recipient": "a", "latitude": 91, "longitude": 0}, "invalid_argument"),
+    ({"op": "locate", "recipient": "a", "latitude": 1}, "invalid_argument"),
+    ({"op": "setCalendar", "name": "has space", "calendar": {}}, "invalid_argument"),
+    ({"op": "setCalendar", "name": "c", "calendar": {"dates": ["2026-2-3"]}}, "invalid_argument"),
+    ({"op": "schedule", "reminder": {"recipient": "a", "trigger": {"region": {"latitude": 1, "longitude": 1, "radius": 0}}}},
+     "invalid_argument"),
+    ({"op": "schedule", "reminder": {"recipient": "a", "trigger": {"sun": {"event": "moonrise"}}}}, "invalid_argument"),
 ]
 
 

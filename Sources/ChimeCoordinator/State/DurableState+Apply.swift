@@ -18,6 +18,9 @@ public struct AppliedEntry: Sendable, Equatable {
     /// Unsettled firings made ahead of their due instant that the entry (a cancel, switch-off
     /// or replace before they were due) took back: a worker holding one must drop it.
     var revoked: [FiringID] = []
+    /// The firings a `.trigger` entry made unsettled (trigger now, backfill): they wait for a
+    /// worker.
+    var triggered: [SharedFiring] = []
 
     /// The id of the firing the entry made unsettled, if any.
     public var madeFiring: FiringID? { made?.firing.firingId }
@@ -62,12 +65,15 @@ extension DurableState {
             // A replaced reminder's firing made ahead of its due instant goes (the new one may
             // make it again, with the new content).
             let revoked = deliveries.takeBackAhead(of: reminder.key, before: at)
+            triggers.forget(reminder.key)
             place(reminder, recurrence: recurrence, at: at)
+            if schedule.entries[reminder.key]?.usesTriggerState ?? false { trackBeyondTheClock(reminder) }
             if !revoked.isEmpty { return AppliedEntry(revoked: revoked) }
         case .cancelled(let ids, let at):
             var revoked: [FiringID] = []
             for id in ids {
                 schedule.remove(id)
+                triggers.forget(id)
                 revoked += deliveries.takeBackAhead(of: id, before: at)
             }
             if !revoked.isEmpty { return AppliedEntry(revoked: revoked) }
@@ -86,16 +92,19 @@ extension DurableState {
                 schedule.lateFirings[id] = nil
             }
             if previous == nil && dueAt > at { deliveries.ahead[id, default: []].append(firingId) }
+            countOccurrence(of: id)
             advance(&entry, id, to: next, endingAs: .delivered)
             schedule.entries[id] = entry
             return AppliedEntry(made: previous == nil ? shared : nil)
         case .skipped(let id, _, let next, _):
             guard var entry = schedule.entries[id] else { return AppliedEntry() }
             // A reminder whose last occurrence was skipped ends `finished`, not `delivered`.
+            countOccurrence(of: id)
             advance(&entry, id, to: next, endingAs: .finished)
             schedule.entries[id] = entry
         case .suppressed(let id, _, let next, _, _):
             guard var entry = schedule.entries[id] else { return AppliedEntry() }
+            countOccurrence(of: id)
             advance(&entry, id, to: next, endingAs: .suppressed)
             schedule.entries[id] = entry
         case .nagFired(let firingId, _):
@@ -136,7 +145,10 @@ extension DurableState {
             let zoneChanged = recipients.registered[recipient.id]?.zone != recipient.zone
             recipients.registered[recipient.id] = recipient
             schedule.updateCap(of: recipient.id, limit: pendingLimit(for: recipient.id))
-            if zoneChanged { followZoneChange(of: recipient.id, at: at) }
+            if zoneChanged {
+                followZoneChange(of: recipient.id, at: at)
+                replanCalendarUsers(of: recipient.id, at: at)
+            }
         case .badgeSet(let recipient, let value, _):
             return AppliedEntry(badge: recipients.changeLedger(of: recipient) { $0.setBadge(value) })
         case .handled(let firingId, _, _):
@@ -165,6 +177,10 @@ extension DurableState {
             if let recorded, recorded != settings { adopt(recorded) }
         case .slotMove(let step):
             applySlotMove(step)
+        case .trigger(let fact):
+            var applied = AppliedEntry()
+            applied.triggered = applyTrigger(fact)
+            return applied
         }
         return AppliedEntry()
     }

@@ -23,10 +23,10 @@ extension DurableState {
             state = .disabled
         } else if let next {
             schedule.arm(
-                key, of: reminder.recipient, at: reminder.trigger.fireInstant(eventInstant: next.instant),
+                key, of: reminder.recipient, at: reminder.fireInstant(eventInstant: next.instant),
                 limit: pendingLimit(for: reminder.recipient))
         } else {
-            state = .finished
+            state = waitsWithoutTime(reminder) ? .pending : .finished
         }
         schedule.entries[key] = ReminderEntry(reminder: reminder, next: next, state: state)
         schedule.index.insert(key)
@@ -61,8 +61,10 @@ extension DurableState {
                 if let next = entry.next {
                     entry.state = .pending
                     schedule.arm(
-                        id, of: reminder.recipient, at: reminder.trigger.fireInstant(eventInstant: next.instant),
+                        id, of: reminder.recipient, at: reminder.fireInstant(eventInstant: next.instant),
                         limit: pendingLimit(for: reminder.recipient))
+                } else if waitsWithoutTime(reminder) {
+                    entry.state = .pending
                 } else {
                     entry.state = reminder.trigger.isRepeating ? .finished : .delivered
                 }
@@ -96,7 +98,7 @@ extension DurableState {
                 }
                 if let next = moved.next {
                     schedule.arm(
-                        id, of: recipient, at: reminder.trigger.fireInstant(eventInstant: next.instant),
+                        id, of: recipient, at: reminder.fireInstant(eventInstant: next.instant),
                         limit: pendingLimit(for: recipient))
                 } else {
                     schedule.disarm(id, of: recipient)

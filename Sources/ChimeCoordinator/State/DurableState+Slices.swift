@@ -28,6 +28,11 @@ extension DurableState {
         (slice.recipients, rest.recipients) = recipients.split(isSliced)
         (slice.actionJobs, rest.actionJobs) = actionJobs.split(isSliced)
         (slice.requestLog, rest.requestLog) = requestLog.split(isSliced)
+        (slice.triggers, rest.triggers) = triggers.split(isSliced)
+        if !triggers.tracksNothing {
+            slice.rebuildTriggerIndexes()
+            rest.rebuildTriggerIndexes()
+        }
         // The move ledger is about the shard, not about recipients: it stays with the rest.
         rest.moves = moves
         return (slice, rest)
@@ -45,6 +50,8 @@ extension DurableState {
         slice.recipients = recipients.split(isSliced).slice
         slice.actionJobs = actionJobs.split(isSliced).slice
         slice.requestLog = requestLog.split(isSliced).slice
+        slice.triggers = triggers.split(isSliced).slice
+        if !triggers.tracksNothing { slice.rebuildTriggerIndexes() }
         return slice
     }
 
@@ -57,6 +64,9 @@ extension DurableState {
         recipients = recipients.split(isSliced).rest
         actionJobs = actionJobs.split(isSliced).rest
         requestLog = requestLog.split(isSliced).rest
+        let hadTracked = !triggers.tracksNothing
+        triggers = triggers.split(isSliced).rest
+        if hadTracked { rebuildTriggerIndexes() }
     }
 
     /// Takes in a slice of another state (its recipients' data, which this state must not
@@ -74,6 +84,11 @@ extension DurableState {
         deliveries.merge(slice.deliveries)
         actionJobs.merge(slice.actionJobs, retention: settings.finishedJobRetention)
         requestLog.merge(slice.requestLog)
+        triggers.merge(slice.triggers)
+        for key in slice.schedule.index {
+            guard let entry = slice.schedule.entries[key], entry.usesTriggerState else { continue }
+            triggers.track(key, entry.reminder.trigger)
+        }
     }
 }
 

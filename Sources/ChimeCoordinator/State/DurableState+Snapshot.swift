@@ -8,7 +8,8 @@ import Foundation
 /// interpretation of the state exists.
 ///
 /// Payload (format 5): the byte 4; a u32 little-endian byte count and that many bytes of JSON,
-/// `{"formatVersion":5,"takenAt","settings","epoch","deliveries","recipients","jobs","moves"}`
+/// `{"formatVersion":5,"takenAt","settings","epoch","deliveries","recipients","jobs","moves","triggers"}`
+/// (`triggers`, ``TriggerState/Record``, absent when empty: snapshots without it read as before)
 /// (each part encoded by its own record type: ``Deliveries/Record``, ``Recipients/Record``,
 /// ``ActionJobs/SnapshotRecord``, ``SlotMoveLedger/Record``, whose adopted slices are nested
 /// snapshot payloads; format 4, written by earlier versions, is the same without `moves`); then the schedule in binary: a varint count and per reminder
@@ -42,6 +43,8 @@ extension DurableState {
         var recipients: Recipients.Record
         var jobs: ActionJobs.SnapshotRecord
         var moves: SlotMoveLedger.Record?
+        /// The triggers beyond the clock (absent when empty, and in snapshots of earlier versions).
+        var triggers: TriggerState.Record?
     }
 
     /// The JSON part of a snapshot taken at `takenAt` (UTC).
@@ -49,7 +52,7 @@ extension DurableState {
         WireCodec().encode(SnapshotHeader(
             formatVersion: Self.snapshotFormatVersion, takenAt: takenAt, settings: settings, epoch: highestRecordedEpoch,
             deliveries: deliveries.record, recipients: recipients.record, jobs: actionJobs.snapshotRecord,
-            moves: moves.isEmpty ? nil : moves.record))
+            moves: moves.isEmpty ? nil : moves.record, triggers: triggers.isEmpty ? nil : triggers.record))
     }
 
     /// The whole payload of a snapshot taken at `takenAt` (UTC), in memory.
@@ -147,6 +150,7 @@ extension DurableState {
         state.deliveries = try Deliveries(header.deliveries, eventRetention: header.settings.eventRetention)
         state.actionJobs = ActionJobs(header.jobs)
         if let moves = header.moves { state.moves = try SlotMoveLedger(moves, settings: header.settings) }
+        if let triggers = header.triggers { state.triggers = TriggerState(triggers) }
         var skipped = 0
         do {
             var reader = ByteReader(bytes[(5 + jsonLength)...])
@@ -174,6 +178,7 @@ extension DurableState {
                     deliveredCount: deliveredCount, lastFiredAt: lastFiredAt))
             }
             skipped = try state.restore(restored)
+            state.rebuildTriggerIndexes()
             for _ in 0..<(try reader.readCount()) {
                 let id = try Self.readKey(&reader)
                 guard let late = Int(exactly: try reader.readVarint()) else {

@@ -32,6 +32,8 @@ public struct DurableState: Sendable, Equatable {
     var requestLog: RequestLog
     /// The slot moves this shard takes part in (the fold of its `.slotMove` entries).
     public internal(set) var moves = SlotMoveLedger()
+    /// The triggers beyond the clock: remaining counts, notes, backfilled ranges (issue 41).
+    var triggers = TriggerState()
 
     /// An empty state folding with `settings`.
     public init(settings: DurableSettings) {
@@ -85,19 +87,21 @@ public struct DurableState: Sendable, Equatable {
     /// Validates a reminder (with its recipient's zone) and builds its occurrences.
     /// - Throws: `ValidationError` naming the first offending field.
     func validate(_ reminder: Reminder, maximumUserInfoBytes: Int) throws(ValidationError) -> Recurrence {
-        try resolvingRecipientZone(reminder).validate(maximumUserInfoBytes: maximumUserInfoBytes)
+        let resolved = resolvingRecipientZone(reminder)
+        return beyondTheClock(try resolved.validate(maximumUserInfoBytes: maximumUserInfoBytes), of: resolved)
     }
 
     /// The occurrence sequence of `reminder`: cached for a repeating one, rebuilt for a
     /// one-shot; `nil` when it no longer builds (its zone left tzdata).
     func recurrence(of reminder: Reminder) -> Recurrence? {
         if let cached = schedule.recurrences[reminder.key] { return cached }
-        return try? resolvingRecipientZone(reminder).trigger.makeRecurrence()
+        let resolved = resolvingRecipientZone(reminder)
+        return (try? resolved.trigger.makeRecurrence()).map { beyondTheClock($0, of: resolved) }
     }
 
     /// The first event whose firing is at or after `instant`.
     func firstFiring(of reminder: Reminder, in recurrence: Recurrence, onOrAfter instant: Date) -> Occurrence? {
-        reminder.trigger.firstEvent(firingOnOrAfter: instant, in: recurrence)
+        reminder.trigger.firstEvent(firingOnOrAfter: instant, in: recurrence, of: reminder.key)
     }
 
     /// The recipient a firing id belongs to: the one it names, else (a legacy id) the one it
@@ -113,7 +117,7 @@ public struct DurableState: Sendable, Equatable {
         let trigger = reminder.trigger
         // The coalesced newest of several missed occurrences is not `entry.next`.
         let event = entry.next.flatMap { entry.fireInstant(of: $0) == dueAt ? $0.instant : nil }
-            ?? trigger.eventInstant(fireInstant: dueAt)
+            ?? trigger.eventInstant(fireInstant: dueAt, of: reminder.key, in: trigger.spread == nil ? nil : recurrence(of: reminder))
         return Firing(
             reminderId: reminder.id, recipient: reminder.recipient, dueAt: dueAt,
             content: deliveryPlan(reminder.content, for: reminder.recipient).deliveredContent ?? reminder.content,

@@ -21,8 +21,8 @@ struct ReminderEntry: Sendable, Equatable {
     private(set) var isRepeating: Bool
     /// Whether it has a nag policy, decoded once (every acknowledgement asks).
     private(set) var hasNag: Bool
-    /// Whether its trigger has a remind-before offset (rare: only then does a fire
-    /// instant need the reminder decoded).
+    /// Whether its trigger has a remind-before offset or a spread (rare: only then do its
+    /// fire instants differ from its events, and need the reminder decoded).
     private(set) var hasOffset: Bool
     var state: ReminderState
     var deliveredCount = 0
@@ -43,7 +43,7 @@ struct ReminderEntry: Sendable, Equatable {
         recipient = reminder.recipient
         isRepeating = reminder.trigger.isRepeating
         hasNag = reminder.nag != nil
-        hasOffset = reminder.trigger.offset != nil
+        hasOffset = reminder.trigger.offset != nil || reminder.trigger.spread != nil
         self.next = next
         self.state = state
         self.deliveredCount = deliveredCount
@@ -70,7 +70,7 @@ struct ReminderEntry: Sendable, Equatable {
         recipient = summary.recipient
         isRepeating = summary.isRepeating
         hasNag = summary.hasNag
-        hasOffset = summary.hasOffset
+        hasOffset = summary.hasOffset || summary.hasSpread
         self.bytes = bytes
         self.next = next
         self.state = state
@@ -89,14 +89,17 @@ struct ReminderEntry: Sendable, Equatable {
             recipient = newValue.recipient
             isRepeating = newValue.trigger.isRepeating
             hasNag = newValue.nag != nil
-            hasOffset = newValue.trigger.offset != nil
+            hasOffset = newValue.trigger.offset != nil || newValue.trigger.spread != nil
         }
     }
 
-    /// When `occurrence` fires: its instant less the trigger's remind-before offset
-    /// (`Trigger.fireInstant(eventInstant:)`; the reminder is decoded only when it has one).
+    /// When `occurrence` fires: its instant less the trigger's remind-before offset, plus its
+    /// spread delay (`Trigger.fireInstant(eventInstant:of:)`; the reminder is decoded only
+    /// when it has either).
     func fireInstant(of occurrence: Occurrence) -> Date {
-        hasOffset ? reminder.trigger.fireInstant(eventInstant: occurrence.instant) : occurrence.instant
+        guard hasOffset else { return occurrence.instant }
+        let reminder = reminder
+        return reminder.trigger.fireInstant(eventInstant: occurrence.instant, of: reminder.key)
     }
 
     static func == (lhs: ReminderEntry, rhs: ReminderEntry) -> Bool {
@@ -113,4 +116,10 @@ final class SharedFiring: Sendable, Equatable {
     init(_ firing: Firing) { self.firing = firing }
 
     static func == (lhs: SharedFiring, rhs: SharedFiring) -> Bool { lhs === rhs || lhs.firing == rhs.firing }
+}
+
+extension ReminderEntry {
+    /// Whether its trigger names calendars, follows the sun or a region (read from the bytes'
+    /// flags: only rebuilding the trigger indexes asks).
+    var usesTriggerState: Bool { (try? Reminder.binarySummary(in: bytes[...]))?.isBeyondTheClock ?? false }
 }

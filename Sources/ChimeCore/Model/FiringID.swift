@@ -132,7 +132,7 @@ public struct FiringID: Hashable, Comparable, Codable, Sendable, CustomStringCon
     public var description: String { text }
 
     /// The due instant the id names (UTC, to the millisecond).
-    public var dueAt: Date { Date(timeIntervalSince1970: Double(dueAtMilliseconds) / 1000) }
+    public var dueAt: Date { Date.wholeMillisecond(dueAtMilliseconds) }
 
     /// The nag number of a nag id, or `nil` for a firing id.
     public var nagNumber: Int? { nag == 0 ? nil : Int(nag) }

@@ -32,8 +32,9 @@ extension Reminder {
     ///    6 wall-clock start (clear: an instant), 7 repeatRule, 8 category, 9 threadId,
     ///    10 action, 11 launchImage, 12 recurrenceRule, 13 recurrenceDates, 14 exceptionDates,
     ///    15 monthEnd `clamp` (no bytes; clear: `skip`), 16 offset, 17 misfire,
-    ///    18 misfireThreshold, 19 nag; higher bits must be clear. The common fields sit in
-    ///    the low 7 bits, so most reminders spend one byte here.
+    ///    18 misfireThreshold, 19 nag, 20 spread, 21 calendars, 22 sun, 23 region, 24 RSCALE
+    ///    rule; higher bits must be clear. The common fields
+    ///    sit in the low 7 bits, so most reminders spend one byte here.
     /// 3. Content: `str` title, body, action, launchImage, sound; badgeChange as `u8` 0 +
     ///    `int` for `.set(n)` or `u8` 1 for `.increment`; userInfo as a plist dictionary
     ///    body; `str` category, threadId.
@@ -43,6 +44,13 @@ extension Reminder {
     ///    `list<datetime>`; `f64` offset (seconds); misfire `u8` (0 fireOnce, 1 skip,
     ///    2 fireAll); `f64` misfireThreshold (seconds).
     /// 5. Nag: `int` count, `f64` interval (seconds).
+    /// 6. Trigger parts added later, each present only with its bit: `f64` spread (seconds,
+    ///    bit 20); calendars, a `list<str>` of names (bit 21); sun (bit 22), `u8` event
+    ///    (0 sunrise, 1 sunset, 2 dawn, 3 dusk, 4 noon), `f64` depression, `f64` offset, `u8`
+    ///    1 + `f64` latitude + `f64` longitude for a fixed place or `u8` 0 for the recipient's;
+    ///    region (bit 23), `f64` latitude, longitude, radius, `u8` flags (1 entry, 2 exit,
+    ///    4 once); an RSCALE rule (bit 24), `str` its canonical text (``ScaledRule``). Bytes
+    ///    written before they existed have these bits clear and read as before.
     ///
     /// A plist value is a `u8` tag and its payload: 0 string `str`, 1 integer `int`, 2 real
     /// `f64`, 3 false, 4 true, 5 array (`varint` count, values), 6 dictionary body
@@ -93,6 +101,7 @@ extension Reminder {
         if fields.contains(.nag) {
             nag = NagPolicy(count: try reader.readInt(), interval: try reader.readDouble())
         }
+        try trigger.readBinaryExtensions(from: &reader, fields: fields)
         try reader.expectEnd()
     }
 
@@ -129,6 +138,11 @@ extension Reminder {
         public var hasNag: Bool
         /// Whether the trigger has a remind-before offset (`Trigger.offset`).
         public var hasOffset: Bool
+        /// Whether the trigger has a spread (`Trigger.spread`).
+        public var hasSpread: Bool = false
+        /// Whether the trigger names calendars, follows the sun or a region (what a
+        /// coordinator indexes beside the schedule).
+        public var isBeyondTheClock: Bool = false
     }
 
     /// The recipient, repeat, nag and offset flags of an encoded reminder.
@@ -141,8 +155,9 @@ extension Reminder {
         let fields = ReminderBinaryFields(rawValue: try reader.readVarint())
         return BinarySummary(
             recipient: recipient,
-            isRepeating: !fields.isDisjoint(with: [.repeatRule, .recurrenceRule, .recurrenceDates]),
-            hasNag: fields.contains(.nag), hasOffset: fields.contains(.offset))
+            isRepeating: !fields.isDisjoint(with: [.repeatRule, .recurrenceRule, .recurrenceDates, .sun, .scaledRule]),
+            hasNag: fields.contains(.nag), hasOffset: fields.contains(.offset), hasSpread: fields.contains(.spread),
+            isBeyondTheClock: !fields.isDisjoint(with: [.calendars, .sun, .region]))
     }
 
     func writeBinary(to sink: inout some BinarySink) {
@@ -159,6 +174,7 @@ extension Reminder {
             sink.writeInt(nag.count)
             sink.writeDouble(nag.interval)
         }
+        trigger.writeBinaryExtensions(to: &sink)
     }
 
     private static func readBinaryVersion(from reader: inout ByteReader) throws(BinaryDecodingError) {
@@ -193,8 +209,13 @@ struct ReminderBinaryFields: OptionSet {
     static let misfire = Self(rawValue: 1 << 17)
     static let misfireThreshold = Self(rawValue: 1 << 18)
     static let nag = Self(rawValue: 1 << 19)
+    static let spread = Self(rawValue: 1 << 20)
+    static let calendars = Self(rawValue: 1 << 21)
+    static let sun = Self(rawValue: 1 << 22)
+    static let region = Self(rawValue: 1 << 23)
+    static let scaledRule = Self(rawValue: 1 << 24)
 
-    static let defined = Self(rawValue: (1 << 20) - 1)
+    static let defined = Self(rawValue: (1 << 25) - 1)
 
     init(rawValue: UInt64) { self.rawValue = rawValue }
 

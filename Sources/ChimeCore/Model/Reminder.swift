@@ -39,7 +39,7 @@ public struct Reminder: Codable, Hashable, Sendable {
     /// Where a field given on the reminder itself belongs, for the `unknown_field` hint.
     private static let misplacedFields: [String: String] = Dictionary(
         uniqueKeysWithValues:
-            ["at", "timeZone", "repeat", "rrule", "rdates", "exdates", "monthEnd", "before", "misfire", "misfireThreshold"]
+            ["at", "timeZone", "repeat", "rrule", "rdates", "exdates", "monthEnd", "before", "misfire", "misfireThreshold", "spread"]
             .map { ($0, "trigger.\($0)") }
             + ["title", "body", "action", "launchImage", "sound", "badge", "userInfo", "category", "threadId"]
             .map { ($0, "content.\($0)") })

@@ -13,6 +13,11 @@ extension Trigger {
         if offset != nil { fields.insert(.offset) }
         if misfire != nil { fields.insert(.misfire) }
         if misfireThreshold != nil { fields.insert(.misfireThreshold) }
+        if spread != nil { fields.insert(.spread) }
+        if !calendars.isEmpty { fields.insert(.calendars) }
+        if sun != nil { fields.insert(.sun) }
+        if region != nil { fields.insert(.region) }
+        if scaledRule != nil { fields.insert(.scaledRule) }
         return fields
     }
 
@@ -34,6 +39,63 @@ extension Trigger {
         if let offset { sink.writeDouble(offset) }
         if let misfire { sink.writeByte(misfire.binaryTag) }
         if let misfireThreshold { sink.writeDouble(misfireThreshold) }
+    }
+
+    /// The trigger parts that follow the nag in the layout (bits 20 and up, added after
+    /// format 1 shipped: bytes without them read as before).
+    func writeBinaryExtensions(to sink: inout some BinarySink) {
+        if let spread { sink.writeDouble(spread) }
+        if !calendars.isEmpty {
+            sink.writeCount(calendars.count)
+            for name in calendars { sink.writeString(name) }
+        }
+        if let sun {
+            sink.writeByte(sun.event.binaryTag)
+            sink.writeDouble(sun.depression)
+            sink.writeDouble(sun.offset)
+            sink.writeByte(sun.place == nil ? 0 : 1)
+            if let place = sun.place {
+                sink.writeDouble(place.latitude)
+                sink.writeDouble(place.longitude)
+            }
+        }
+        if let region {
+            sink.writeDouble(region.center.latitude)
+            sink.writeDouble(region.center.longitude)
+            sink.writeDouble(region.radius)
+            sink.writeByte((region.notifyOnEntry ? 1 : 0) | (region.notifyOnExit ? 2 : 0) | (region.triggersOnce ? 4 : 0))
+        }
+        if let scaledRule { sink.writeString(scaledRule.description) }
+    }
+
+    mutating func readBinaryExtensions(from reader: inout ByteReader, fields: ReminderBinaryFields) throws(BinaryDecodingError) {
+        if fields.contains(.spread) { spread = try reader.readDouble() }
+        if fields.contains(.calendars) {
+            let count = try reader.readNonEmptyCount()
+            var names: [String] = []
+            for _ in 0..<count { names.append(try reader.readString()) }
+            calendars = names
+        }
+        if fields.contains(.sun) {
+            let event = try reader.readTag(SolarTrigger.Event.init(binaryTag:))
+            let depression = try reader.readDouble()
+            let offset = try reader.readDouble()
+            let hasPlace = try reader.readTag { tag in tag <= 1 ? tag == 1 : nil }
+            let place = hasPlace ? GeoPoint(latitude: try reader.readDouble(), longitude: try reader.readDouble()) : nil
+            sun = SolarTrigger(event: event, depression: depression, offset: offset, place: place)
+        }
+        if fields.contains(.region) {
+            let center = GeoPoint(latitude: try reader.readDouble(), longitude: try reader.readDouble())
+            let radius = try reader.readDouble()
+            let flags = try reader.readTag { tag in tag <= 7 ? tag : nil }
+            region = RegionTrigger(
+                center: center, radius: radius, notifyOnEntry: flags & 1 != 0, notifyOnExit: flags & 2 != 0, triggersOnce: flags & 4 != 0)
+        }
+        if fields.contains(.scaledRule) {
+            let offset = reader.offset
+            guard let rule = try? ScaledRule(parsing: try reader.readString()) else { throw BinaryDecodingError(.invalidValue, offset: offset) }
+            scaledRule = rule
+        }
     }
 
     init(reading reader: inout ByteReader, fields: ReminderBinaryFields) throws(BinaryDecodingError) {

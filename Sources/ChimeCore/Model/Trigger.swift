@@ -17,7 +17,17 @@ import Foundation
 /// - `"before"`: remind this long before the event, in seconds (`300`) or as a duration
 ///   (`"5m"`, `"1d"`); encodes as seconds;
 /// - `"misfire"`: `"fireOnce"` (default) | `"skip"` | `"fireAll"`; `"misfireThreshold"`:
-///   seconds past which a missed occurrence is skipped rather than fired (default: none).
+///   seconds past which a missed occurrence is skipped rather than fired (default: none);
+/// - `"spread"`: a jitter bound in seconds (`900`) or as a duration (`"15m"`): each firing
+///   comes a delay in `[0, spread)` derived from its firing id (see `Trigger+Spread.swift`);
+///   encodes as seconds;
+/// - `"calendars"`: names of shared exclusion calendars (``ExclusionCalendar``) whose days and
+///   ranges, in the recipient's zone, the occurrences skip;
+/// - `"sun"`: a ``SolarTrigger`` — the occurrences are the sun's daily moment instead of a rule
+///   (`at` optional: the day from which it counts);
+/// - `"region"`: a ``RegionTrigger`` — the reminder fires on crossings of the region, not at a
+///   time (`at` optional: crossings before it are ignored).
+/// A sun or region trigger without `at` starts at 2001-01-01T00:00:00Z (and encodes without it).
 /// Absent keys mean no rule, no dates, `skip`, no offset; encoding leaves them out.
 ///
 /// `at` and the repeat describe the *event*; each firing comes ``offset`` seconds before its
@@ -42,13 +52,26 @@ public struct Trigger: Hashable, Sendable {
     public var misfire: MisfirePolicy?
     /// How late (seconds) a missed occurrence may still fire; older ones are skipped.
     public var misfireThreshold: Double?
+    /// The jitter bound in seconds (JSON `"spread"`): each firing is delayed by a
+    /// deterministic `[0, spread)`; `nil` for none.
+    public var spread: Double?
+    /// Names of the exclusion calendars the occurrences skip (JSON `"calendars"`); empty for none.
+    public var calendars: [String] = []
+    /// The sun's moment the reminder fires at daily (JSON `"sun"`), instead of a rule.
+    public var sun: SolarTrigger?
+    /// The region whose crossings fire the reminder (JSON `"region"`), instead of a time.
+    public var region: RegionTrigger?
+    /// A rule in another calendar scale (RFC 7529 `RSCALE`, JSON `"rrule"` text naming one),
+    /// instead of ``recurrenceRule``.
+    public var scaledRule: ScaledRule?
 
     /// Creates a trigger; checks happen in ``makeRecurrence()``.
     public init(
         start: TriggerStart, repeatRule: RepeatRule? = nil, recurrenceRule: RecurrenceRule? = nil,
         recurrenceDates: [RecurrenceDateTime] = [], exceptionDates: [RecurrenceDateTime] = [],
         monthEnd: MonthEndPolicy = .skip, offset: Double? = nil, misfire: MisfirePolicy? = nil,
-        misfireThreshold: Double? = nil
+        misfireThreshold: Double? = nil, spread: Double? = nil, calendars: [String] = [], sun: SolarTrigger? = nil,
+        region: RegionTrigger? = nil, scaledRule: ScaledRule? = nil
     ) {
         self.start = start
         self.repeatRule = repeatRule
@@ -59,6 +82,11 @@ public struct Trigger: Hashable, Sendable {
         self.offset = offset
         self.misfire = misfire
         self.misfireThreshold = misfireThreshold
+        self.spread = spread
+        self.calendars = calendars
+        self.sun = sun
+        self.region = region
+        self.scaledRule = scaledRule
     }
 
     /// The IANA zone of a floating trigger; `nil` for an absolute one.
@@ -72,6 +100,8 @@ public struct Trigger: Hashable, Sendable {
         // Matched in place: comparing the optional rules with `nil` copied them first (the
         // coordinator asks several times per reminder it schedules).
         if case .some = repeatRule { return true }
+        if case .some = sun { return true }
+        if case .some = scaledRule { return true }
         if case .some = recurrenceRule { return true }
         return !recurrenceDates.isEmpty
     }
@@ -84,6 +114,9 @@ public struct Trigger: Hashable, Sendable {
             parts.append(repeatRule.interval == 1 ? repeatRule.unit.rawValue : "\(repeatRule.interval) \(repeatRule.unit.rawValue)s")
         }
         if recurrenceRule != nil { parts.append("rrule") }
+        if let scaledRule { parts.append("rscale:\(scaledRule.scale.rawValue.lowercased())") }
+        if let sun { parts.append("sun:\(sun.event.rawValue)") }
+        if region != nil { parts.append("region") }
         if !recurrenceDates.isEmpty { parts.append("rdates") }
         return parts.isEmpty ? "-" : parts.joined(separator: "+")
     }
@@ -92,7 +125,10 @@ public struct Trigger: Hashable, Sendable {
     /// - Throws: `ValidationError` (`.unknownTimeZone`, `.invalidArgument`); field
     ///   `trigger.rrule` when both `repeat` and `rrule` are given.
     public func makeRecurrence() throws(ValidationError) -> Recurrence {
+        if sun != nil || region != nil || scaledRule != nil { return try makeRecurrence(place: nil, exclusion: nil) }
         try validateOffset()
+        try validateSpread()
+        try validateBeyondTheClock()
         if let repeatRule {
             guard recurrenceRule == nil else {
                 throw ValidationError(
@@ -108,7 +144,8 @@ public struct Trigger: Hashable, Sendable {
 
 extension Trigger: Codable {
     private enum CodingKeys: String, CodingKey, CaseIterable {
-        case at, timeZone, `repeat`, rrule, rdates, exdates, monthEnd, before, misfire, misfireThreshold
+        case at, timeZone, `repeat`, rrule, rdates, exdates, monthEnd, before, misfire, misfireThreshold, spread
+        case calendars, sun, region
     }
 
     /// Decodes the JSON shape described on ``Trigger``.
@@ -118,7 +155,17 @@ extension Trigger: Codable {
     public init(from decoder: any Decoder) throws {
         try decoder.rejectUnknownKeys(CodingKeys.self)
         let container = try decoder.container(keyedBy: CodingKeys.self)
-        let at = try container.decode(String.self, forKey: .at)
+        let sun = try container.decodeIfPresent(SolarTrigger.self, forKey: .sun)
+        let region = try container.decodeIfPresent(RegionTrigger.self, forKey: .region)
+        let at: String
+        if sun != nil || region != nil, !container.contains(.at) {
+            at = RFC3339.format(Self.unstarted)
+        } else {
+            at = try container.decode(String.self, forKey: .at)
+        }
+        self.sun = sun
+        self.region = region
+        calendars = try container.decodeIfPresent([String].self, forKey: .calendars) ?? []
         if let zone = try container.decodeIfPresent(String.self, forKey: .timeZone) {
             do {
                 start = .wallClock(try LocalDateTime(parsing: at), zoneIdentifier: zone)
@@ -144,7 +191,14 @@ extension Trigger: Codable {
         } else {
             repeatRule = try container.decodeIfPresent(RepeatRule.self, forKey: .repeat)
         }
-        if let text = try container.decodeIfPresent(String.self, forKey: .rrule) {
+        if let text = try container.decodeIfPresent(String.self, forKey: .rrule), ScaledRule.isScaled(text) {
+            do {
+                scaledRule = try ScaledRule(parsing: text)
+            } catch {
+                throw DecodingError.dataCorruptedError(forKey: .rrule, in: container, debugDescription: error.message)
+            }
+            recurrenceRule = nil
+        } else if let text = try container.decodeIfPresent(String.self, forKey: .rrule) {
             do {
                 recurrenceRule = try RecurrenceRule(parsing: text)
             } catch {
@@ -163,6 +217,7 @@ extension Trigger: Codable {
                 forKey: .misfireThreshold, in: container, debugDescription: "must be a number of seconds >= 0")
         }
         offset = container.contains(.before) ? try decodeSeconds(from: container, forKey: .before) : nil
+        spread = container.contains(.spread) ? try decodeSeconds(from: container, forKey: .spread) : nil
     }
 
     /// Encodes the JSON shape described on ``Trigger``, leaving out absent parts: absolute
@@ -171,18 +226,24 @@ extension Trigger: Codable {
         var container = encoder.container(keyedBy: CodingKeys.self)
         switch start {
         case .instant(let date):
-            try container.encode(RFC3339.format(date), forKey: .at)
+            if !(date == Self.unstarted && (sun != nil || region != nil)) {
+                try container.encode(RFC3339.format(date), forKey: .at)
+            }
         case .wallClock(let local, let zone):
             try container.encode(local.description, forKey: .at)
             try container.encode(zone, forKey: .timeZone)
         }
         try container.encodeIfPresent(repeatRule, forKey: .repeat)
-        try container.encodeIfPresent(recurrenceRule?.description, forKey: .rrule)
+        try container.encodeIfPresent(recurrenceRule?.description ?? scaledRule?.description, forKey: .rrule)
         if !recurrenceDates.isEmpty { try container.encode(recurrenceDates, forKey: .rdates) }
         if !exceptionDates.isEmpty { try container.encode(exceptionDates, forKey: .exdates) }
         if monthEnd != .skip { try container.encode(monthEnd, forKey: .monthEnd) }
         try container.encodeIfPresent(offset, forKey: .before)
         try container.encodeIfPresent(misfire, forKey: .misfire)
         try container.encodeIfPresent(misfireThreshold, forKey: .misfireThreshold)
+        try container.encodeIfPresent(spread, forKey: .spread)
+        if !calendars.isEmpty { try container.encode(calendars, forKey: .calendars) }
+        try container.encodeIfPresent(sun, forKey: .sun)
+        try container.encodeIfPresent(region, forKey: .region)
     }
 }

@@ -8,6 +8,7 @@ extension Recurrence {
     func occurrence(from instant: Date, inclusive: Bool, notAfter: Date? = nil) -> Occurrence? {
         var bound = instant
         var isInclusive = inclusive
+        var skipped = 0
         while true {
             let fromRule = ruleInstance(from: bound, inclusive: isInclusive, notAfter: notAfter)
             let fromDates = addedInstant(from: bound, inclusive: isInclusive)
@@ -24,6 +25,14 @@ extension Recurrence {
             guard !excludedMilliseconds.contains(Self.milliseconds(chosen.instant)) else {
                 bound = chosen.instant
                 isInclusive = false
+                continue
+            }
+            // An excluded occurrence: the search goes on after its excluded period.
+            if let exclusion, let excluded = exclusion.exclusion(at: chosen.instant) {
+                skipped += 1
+                guard skipped < Self.maximumExcludedSkips else { return nil }
+                bound = excluded.until
+                isInclusive = true
                 continue
             }
             return makeOccurrence(step: chosen.step, instant: chosen.instant)
@@ -54,6 +63,8 @@ extension Recurrence {
             // A period's candidates can resolve up to a gap's length before its first second.
             guard let first = calendar.expansion.firstSecond(ofPeriod: index) else { return nil }
             return calendar.clock.instant(ofWall: first).addingTimeInterval(-26 * 3600)
+        case (.steps, .custom(let source)):
+            return source.lowerBound(ofIndex: index)
         }
     }
 
@@ -64,6 +75,8 @@ extension Recurrence {
             return lowerBound(ofIndex: index) ?? (index == 0 ? firstInstant : nil)
         case (.steps, .calendar(let calendar)):
             return calendar.candidateInstant(ofPeriod: index)
+        case (.steps, .custom(let source)):
+            return source.probe(ofIndex: index)
         }
     }
 
@@ -75,6 +88,8 @@ extension Recurrence {
             return elapsed.first(from: instant, inclusive: inclusive).map { ($0.step, $0.instant) }
         case .calendar(let calendar):
             return calendar.first(from: instant, inclusive: inclusive, notAfter: notAfter).map { ($0.period, $0.instant) }
+        case .custom(let source):
+            return source.first(from: instant, inclusive: inclusive).map { ($0.step, $0.instant) }
         }
     }
 

@@ -82,6 +82,8 @@ public struct Recurrence: Sendable {
         case single
         case elapsed(ElapsedSeries)
         case calendar(CalendarSeries)
+        /// Occurrences that are not an RFC 5545 rule's (the sun, another calendar scale, none).
+        case custom(any OccurrenceSource)
     }
 
     let series: Series
@@ -89,6 +91,9 @@ public struct Recurrence: Sendable {
     let addedInstants: [Date]
     /// EXDATE instants as whole milliseconds since the reference date.
     let excludedMilliseconds: Set<Int64>
+    /// The exclusion calendars the lookups skip (`trigger.calendars`, in the recipient's zone);
+    /// `nil` for none.
+    public internal(set) var exclusion: OccurrenceExclusion?
 
     /// The last instant Chime schedules, 9999-12-31T23:59:59Z.
     static let lastSupportedInstant = Date(
@@ -170,6 +175,16 @@ public struct Recurrence: Sendable {
     /// periods they span, not `n` lookups.
     public func occurrences(onOrAfter instant: Date, through end: Date? = nil, limit: Int) -> [Occurrence] {
         guard limit > 0 else { return [] }
+        if exclusion != nil {
+            // Exclusions can remove any number of rule instances: step, skipping them.
+            var found: [Occurrence] = []
+            var next = occurrence(from: instant, inclusive: true, notAfter: end)
+            while let candidate = next, found.count < limit, end.map({ candidate.instant <= $0 }) ?? true {
+                found.append(candidate)
+                next = occurrence(from: candidate.instant, inclusive: false, notAfter: end)
+            }
+            return found
+        }
         // Enough rule instances even if every EXDATE removes one of them.
         let wanted = limit + excludedMilliseconds.count
         var fromRule: [(step: Int?, instant: Date)] = []
@@ -187,6 +202,12 @@ public struct Recurrence: Sendable {
                 fromRule.append((period, candidate))
                 return fromRule.count < wanted
             }
+        case .custom(let source):
+            var next = source.first(from: instant, inclusive: true)
+            while let (step, candidate) = next, fromRule.count < wanted, end.map({ candidate <= $0 }) ?? true {
+                fromRule.append((step, candidate))
+                next = source.first(from: candidate, inclusive: false)
+            }
         }
         let added = addedInstants.drop { $0 < instant }.prefix(wanted).map { (step: Int?.none, instant: $0) }
         var merged = (fromRule + added).sorted { $0.instant < $1.instant }
@@ -195,6 +216,7 @@ public struct Recurrence: Sendable {
         }.map(\.1)
         return merged.lazy
             .filter { !self.excludedMilliseconds.contains(Self.milliseconds($0.instant)) }
+            .filter { candidate in self.exclusion.map { $0.exclusion(at: candidate.instant) == nil } ?? true }
             .filter { candidate in end.map { candidate.instant <= $0 } ?? true }
             .filter { $0.instant <= Self.lastSupportedInstant }
             .prefix(limit)

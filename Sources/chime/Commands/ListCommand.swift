@@ -154,8 +154,12 @@ enum ListCommand: Command {
         let reminder = listing.reminder
         let next = listing.nextFireAt.map(RFC3339.format) ?? "-"
         let text = [reminder.content.title, reminder.content.body].compactMap { $0 }.joined(separator: " — ")
+        var extras: [String] = []
+        if let remaining = listing.remaining { extras.append("[\(remaining) left]") }
+        if let note = listing.note { extras.append("[note: \(note)]") }
+        let suffix = extras.isEmpty ? "" : " " + extras.joined(separator: " ")
         return column(next, 26) + column(reminder.id.rawValue, 20) + column(reminder.recipient.rawValue, 12)
-            + column(listing.state.rawValue, 10) + column(reminder.trigger.repeatSummary, 12) + text
+            + column(listing.state.rawValue, 10) + column(reminder.trigger.repeatSummary, 12) + text + suffix
     }
 }
 

@@ -83,21 +83,24 @@ enum AckCommand: Command {
 
 enum SwitchCommand {
     static func spec(_ name: String, _ summary: String) -> CommandSpec {
-        CommandSpec(
-            name: name, summary: summary, usage: "chime \(name) ID... [--recipient R] [--json]",
+        let note = name == "disable"
+            ? [OptionSpec(name: "note", value: "TEXT", help: "Why they are switched off: listed with them until they are switched on.")] : []
+        return CommandSpec(
+            name: name, summary: summary, usage: "chime \(name) ID... [--recipient R]\(note.isEmpty ? "" : " [--note TEXT]") [--json]",
             options: [
                 OptionSpec(
                     name: "recipient", value: "R",
                     help: "Whose reminders (ids are per recipient); without it, every recipient's reminder of each id."),
-                jsonOption,
-            ] + CommonOptions.specs)
+            ] + note + [jsonOption] + CommonOptions.specs)
     }
 
     static func run(_ arguments: Arguments, enabled: Bool) throws -> Int32 {
         guard !arguments.positionals.isEmpty else { throw UsageError("name at least one reminder ID") }
         let client = try makeControlClient(arguments)
-        let request = ControlRequest(command: .setEnabled(
-            arguments.positionals.map { ReminderID($0) }, enabled, recipient: arguments.value("recipient").map(RecipientID.init)))
+        let request = ControlRequest(
+            command: .setEnabled(
+                arguments.positionals.map { ReminderID($0) }, enabled, recipient: arguments.value("recipient").map(RecipientID.init)),
+            note: arguments.value("note"))
         let verb = enabled ? "enabled" : "disabled"
         if request.routingRecipient == nil, try !client.isSingleShard() {
             // Every recipient's reminder of these ids: each shard switches its own.

@@ -6,7 +6,7 @@ enum PreviewCommand: Command {
     static let spec = CommandSpec(
         name: "preview",
         summary: "List a rule's next occurrences or a calendar's alarm instants (no cluster needed).",
-        usage: "chime preview --rrule RULE --start LOCAL --tz ZONE (--count N | --until LOCAL) [--json]\n       chime preview FILE.ics --from TIME --to TIME [--recipient R] [--tz ZONE] [--default-alarm D] [--include-past] [--json]",
+        usage: "chime preview --rrule RULE --start LOCAL --tz ZONE (--count N | --until LOCAL) [--exclude FILE]... [--calendar NAME]... [--json]\n       chime preview --sun EVENT --lat DEGREES --lon DEGREES [--depression D] [--offset SECONDS] [--start TIME] [--tz ZONE] (--count N | --until LOCAL) [--json]\n       chime preview FILE.ics --from TIME --to TIME [--recipient R] [--tz ZONE] [--default-alarm D] [--include-past] [--json]",
         options: [
             OptionSpec(name: "rrule", value: "RULE", help: "An RFC 5545 rule, e.g. 'FREQ=MONTHLY;BYDAY=-1FR'."),
             OptionSpec(name: "start", value: "LOCAL", help: "First occurrence (DTSTART), wall clock in --tz: 2026-01-30T09:00."),
@@ -15,7 +15,7 @@ enum PreviewCommand: Command {
             OptionSpec(name: "from", value: "TIME", help: "Window start for FILE.ics: RFC 3339 instant, or wall clock in --tz."),
             OptionSpec(name: "to", value: "TIME", help: "Window end for FILE.ics (inclusive)."),
             OptionSpec(name: "tz", value: "ZONE", help: "IANA zone: of --start/--until; for FILE.ics, of floating times without X-WR-TIMEZONE (default UTC)."),
-        ] + ImportCommand.calendarOptions + [
+        ] + beyondTheClockOptions + ImportCommand.calendarOptions + [
             OptionSpec(name: "json", value: nil, help: "One JSON object per line."),
         ])
 
@@ -25,6 +25,7 @@ enum PreviewCommand: Command {
             guard arguments.value("rrule") == nil else { throw UsageError("give FILE.ics or --rrule, not both") }
             return try previewCalendar(path: path, arguments)
         }
+        if let event = arguments.value("sun") { return try previewSun(arguments, event: event) }
         guard let ruleText = arguments.value("rrule") else {
             throw UsageError("give --rrule RULE --start LOCAL --tz ZONE, or FILE.ics --from TIME --to TIME")
         }
@@ -45,14 +46,10 @@ enum PreviewCommand: Command {
         if let count, count < 1 || count > 100_000 { throw UsageError("--count must be 1 to 100000") }
         let occurrences = recurrence.occurrences(
             onOrAfter: recurrence.firstInstant, through: until, limit: count ?? 100_000)
+        // Excluded occurrences are listed, marked with the calendar that excludes them.
+        let excluding = try Self.exclusion(arguments, zone: timeZone)
         for (number, occurrence) in occurrences.enumerated() {
-            let local = ZoneRules.localTextWithOffset(at: occurrence.instant, in: timeZone)
-            let utc = RFC3339.format(occurrence.instant)
-            if arguments.has("json") {
-                output(jsonLine(["n": number + 1, "local": local, "utc": utc, "zone": zone]))
-            } else {
-                output("\(column(String(number + 1), 6))\(local) \(zone)   \(utc)")
-            }
+            printRow(number: number + 1, instant: occurrence.instant, zone: timeZone, zoneName: zone, exclusion: excluding, json: arguments.has("json"))
         }
         return 0
     }

@@ -7,7 +7,7 @@ enum ScheduleCommand: Command {
     static let spec = CommandSpec(
         name: "schedule",
         summary: "Schedule a reminder (or replace one with the same --id).",
-        usage: "chime schedule --recipient R (--at TIME [--tz ZONE] | --in DURATION) [content options]\n       chime schedule --file REMINDERS.json",
+        usage: "chime schedule --recipient R (--at TIME [--tz ZONE] | --in DURATION) [content options]\n       chime schedule --recipient R (--sun EVENT [--lat D --lon D] | --region RADIUS --lat D --lon D [--on entry|exit|both]) [--calendar NAME]...\n       chime schedule --file REMINDERS.json",
         options: [
             OptionSpec(name: "id", value: "ID", help: "Reminder id (default: generated). An existing id is replaced."),
             OptionSpec(name: "recipient", value: "R", help: "Who the reminder is for (fire events go to topic fire.R)."),
@@ -27,6 +27,7 @@ enum ScheduleCommand: Command {
             OptionSpec(name: "sound", value: "NAME", help: "'default' or a sound name (none when absent)."),
             OptionSpec(name: "badge", value: "N|+1", help: "Badge: N>0 sets, 0 leaves, N<0 clears; +1 counts delivered, unhandled firings."),
             OptionSpec(name: "before", value: "DURATION", help: "Remind this long before the event (5m, 1h, 1d); repeats apply to the event time."),
+            OptionSpec(name: "spread", value: "DURATION", help: "Delay each firing by a fixed [0, DURATION) derived from its firing id (at most 1d), so a burst is spread."),
             OptionSpec(name: "nag", value: "N", help: "Alert again up to N times unless handled (with --nag-every)."),
             OptionSpec(name: "nag-every", value: "DURATION", help: "Time between nags (at least 1m; default 10m)."),
             OptionSpec(name: "misfire", value: "POLICY", help: "fireOnce (default), skip or fireAll: occurrences missed while no coordinator ran."),
@@ -36,7 +37,7 @@ enum ScheduleCommand: Command {
             OptionSpec(name: "thread", value: "ID", help: "Thread identifier."),
             OptionSpec(name: "disabled", value: nil, help: "Schedule with the switch off."),
             OptionSpec(name: "file", value: "PATH", help: "JSON array or NDJSON of reminders (wire shape; a trigger may use \"in\": \"5s\" instead of \"at\"); '-' reads stdin. Streamed and sent in chunks."),
-        ] + BulkOptions.specs + [
+        ] + beyondTheClockOptions + BulkOptions.specs + [
             OptionSpec(name: "json", value: nil, help: "Print the coordinator's JSON reply (with --file: {\"ok\",\"result\":{\"scheduled\",\"failed\",\"errors\",…}})."),
         ] + CommonOptions.specs,
         details: """
@@ -91,6 +92,8 @@ enum ScheduleCommand: Command {
         }
         let start: TriggerStart
         switch (arguments.value("at"), arguments.value("in")) {
+        case (nil, nil) where needsNoStart(arguments):
+            start = .instant(Trigger.unstarted)
         case (nil, nil):
             throw UsageError("give --at TIME or --in DURATION")
         case (.some, .some):
@@ -123,7 +126,11 @@ enum ScheduleCommand: Command {
             throw UsageError("--every needs --repeat UNIT")
         }
         var recurrenceRule: RecurrenceRule?
-        if let text = arguments.value("rrule") {
+        var scaledRule: ScaledRule?
+        if let text = arguments.value("rrule"), ScaledRule.isScaled(text) {
+            if repeatRule != nil { throw UsageError("give --repeat or --rrule, not both") }
+            scaledRule = try Arguments.parse(text, flag: "rrule") { rule throws(ValidationError) in try ScaledRule(parsing: rule) }
+        } else if let text = arguments.value("rrule") {
             if repeatRule != nil { throw UsageError("give --repeat or --rrule, not both") }
             recurrenceRule = try Arguments.parse(text, flag: "rrule") { rule throws(ValidationError) in try RecurrenceRule(parsing: rule) }
         }
@@ -169,13 +176,16 @@ enum ScheduleCommand: Command {
         } else if arguments.value("nag-every") != nil {
             throw UsageError("--nag-every needs --nag N")
         }
+        var trigger = Trigger(
+            start: start, repeatRule: repeatRule, recurrenceRule: recurrenceRule,
+            recurrenceDates: try dates("rdate"), exceptionDates: try dates("exdate"), monthEnd: monthEnd,
+            offset: try arguments.parsed("before") { text throws(ValidationError) in try Trigger.parseOffset(text) },
+            misfire: misfire, misfireThreshold: try arguments.seconds("misfire-threshold"),
+            spread: try arguments.parsed("spread") { text throws(ValidationError) in try Trigger.parseSpread(text) },
+            scaledRule: scaledRule)
+        try addBeyondTheClock(arguments, to: &trigger)
         return Reminder(
             id: ReminderID(arguments.value("id") ?? ""), recipient: RecipientID(recipient), content: content,
-            trigger: Trigger(
-                start: start, repeatRule: repeatRule, recurrenceRule: recurrenceRule,
-                recurrenceDates: try dates("rdate"), exceptionDates: try dates("exdate"), monthEnd: monthEnd,
-                offset: try arguments.parsed("before") { text throws(ValidationError) in try Trigger.parseOffset(text) },
-                misfire: misfire, misfireThreshold: try arguments.seconds("misfire-threshold")),
-            enabled: !arguments.has("disabled"), nag: nag)
+            trigger: trigger, enabled: !arguments.has("disabled"), nag: nag)
     }
 }

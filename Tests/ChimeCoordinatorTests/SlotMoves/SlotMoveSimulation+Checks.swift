@@ -131,6 +131,17 @@ extension SlotMoveSimulation {
                 }
             }
         }
+        // Every acknowledged location is held by exactly its recipient's final owner, as last
+        // reported (an unanswered later report may have superseded it there).
+        for (recipient, last) in locations.sorted(by: { $0.key < $1.key }) where !uncertainLocations.contains(recipient) {
+            let holders = shards.filter { $0.state?.durable.triggers.locations[recipient] != nil && $0.state?.serves(recipient) == true }.map(\.id)
+            let owner = map.ownerID(ofSlot: map.slot(of: recipient))
+            if holders != [owner].compactMap({ $0 }) {
+                fail("\(recipient)'s location (acknowledged by shard \(last.shard)) is held by shards \(holders), the map's owner is \(owner.map(String.init) ?? "none")")
+            } else if let owner, shards[owner].state?.durable.triggers.locations[recipient] != last.report {
+                fail("\(recipient)'s location on shard \(owner) is not the last acknowledged")
+            }
+        }
         // One firing id is made by one shard; every delivered id is an occurrence of a version sent.
         for (firingId, makers) in dispatchedBy.sorted(by: { $0.key < $1.key }) where makers.count > 1 && !uncertain.contains(firingId.key) {
             // A write retried after its answer was lost is applied again where the slots are

@@ -85,6 +85,36 @@ extension SlotMoveSimulation {
         return false
     }
 
+    /// A recipient reports where it is (issue 41) to the shard the client's map names; an
+    /// acknowledged report must end on the recipient's final owner.
+    func locateStep() {
+        let recipient = Self.recipients.randomElement(using: &random)!
+        let owner = clientMap.ownerID(ofSlot: clientMap.slot(of: recipient)) ?? 0
+        let report = LocationReport(
+            point: GeoPoint(latitude: 52.5 + Double(Int.random(in: 0..<100, using: &random)) / 1000, longitude: 13.4), accuracy: 10,
+            at: now.roundedToMillisecond)
+        if let last = locations[recipient], last.report.at >= report.at { return }
+        let request = ControlRequest(
+            requestId: nextRequestId(), command: .trigger(.locate(recipient, point: report.point, accuracy: report.accuracy, at: report.at)))
+        switch shards[owner].handle(request, from: Self.client, register: register.record, syncsInline: syncsInline(), at: now) {
+        case .reply(.trigger):
+            locations[recipient] = (report, now, owner)
+            note("client: location of \(recipient) acknowledged by shard \(owner)")
+        case .reply(.failed(let error)) where error.code == .wrongShard:
+            clientMap = register.record.map
+        case .reply(.failed(let error)) where [.tryAgain, .storeFull].contains(error.code):
+            break
+        case .noReply:
+            // Unanswered: applied or not; a later acknowledged report supersedes it.
+            uncertainLocations.insert(recipient)
+        case .reply(let other):
+            fail("location of \(recipient): unexpected answer \(other) from shard \(owner)")
+        case .remembered:
+            fail("location of \(recipient): its request id was reused")
+        }
+        drainDispatches(of: owner)
+    }
+
     func tickStep(_ shard: Int) {
         shards[shard].tick(syncsInline: syncsInline(), at: now)
         drainDispatches(of: shard)
@@ -197,6 +227,7 @@ extension SlotMoveSimulation {
                 if by == shard && at >= cut { uncertain.insert(key) }
             }
         }
+        for (recipient, last) in locations where last.shard == shard && last.at >= cut { uncertainLocations.insert(recipient) }
         // A target restored to before its adoption of a committed move loses the move's slots.
         let lostAdoptions = shards[shard].journal.suffix(from: kept).compactMap { entry -> SlotMoveID? in
             if case .slotMove(.adopted(let id, _, _)) = entry { id } else { nil }
@@ -204,6 +235,7 @@ extension SlotMoveSimulation {
         for id in lostAdoptions {
             guard let move = movers.first(where: { $0.move.id == id })?.move else { continue }
             for key in acknowledged.keys where move.covers(key.recipient) { uncertain.insert(key) }
+            for recipient in locations.keys where move.covers(recipient) { uncertainLocations.insert(recipient) }
         }
         shards[shard].restore(keeping: kept)
         stats.restores += 1

@@ -107,6 +107,11 @@ final class SlotMoveSimulation {
     var sent: [ReminderKey: [Reminder]] = [:]
     /// Keys whose last acknowledged write a restored backup may have undone.
     var uncertain: Set<ReminderKey> = []
+    /// Each recipient's last acknowledged location report (issue 41: it moves with them), with
+    /// the shard that acknowledged it and when.
+    var locations: [RecipientID: (report: LocationReport, at: Date, shard: Int)] = [:]
+    /// Recipients whose last acknowledged location a restored backup may have undone.
+    var uncertainLocations: Set<RecipientID> = []
     /// Per firing id: the shards that dispatched it, when it was first made (its `fired`
     /// journaled), how often delivered.
     var dispatchedBy: [FiringID: Set<Int>] = [:]
@@ -271,6 +276,7 @@ final class SlotMoveSimulation {
         case 91..<94: moverCrashStep(Int.random(in: 0..<movers.count, using: &random))
         case 94..<95: restoreStep(Int.random(in: 0..<3, using: &random))
         case 95..<98: shards[Int.random(in: 0..<3, using: &random)].sync()
+        case 98: locateStep()
         default: newWrite()
         }
     }

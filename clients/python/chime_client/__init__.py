@@ -18,6 +18,7 @@ from .merge import merge
 from .pipeline import AsyncClusterClient
 from .cursor import CursorError
 from .slots import crc32c, shard_of, slot_of
+from .spread import spread_delay_ms
 from .subscriber import ClusterSubscriber
 
-__all__ = ["AsyncClusterClient", "ChimeError", "ClusterClient", "ClusterSubscriber", "CursorError", "crc32c", "merge", "shard_of", "slot_of"]
+__all__ = ["AsyncClusterClient", "ChimeError", "ClusterClient", "ClusterSubscriber", "CursorError", "crc32c", "merge", "shard_of", "slot_of", "spread_delay_ms"]

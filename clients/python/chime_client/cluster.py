@@ -394,6 +394,91 @@ class ClusterClient(MapHolder):
         return page, _partial(missing, len(results))
 
 
+    # Triggers beyond the clock (issue 41), each on the recipient's shard.
+
+    def _result(self, request: dict, recipient: str) -> dict:
+        request.setdefault("requestId", str(uuid.uuid4()))
+        reply = self.request(request, recipient)
+        if not reply.get("ok"):
+            raise ChimeError(reply.get("error") or {})
+        return reply["result"]
+
+    def trigger_now(self, reminder_id: str, recipient: str, request_id: str | None = None) -> dict:
+        """Fires the reminder once now without moving its schedule (operator): {"firingId"}."""
+        request = {"op": "triggerNow", "id": reminder_id, "recipient": recipient}
+        if request_id:
+            request["requestId"] = request_id
+        return self._result(request, recipient)
+
+    def backfill(self, reminder_id: str, recipient: str, from_: str, to: str, request_id: str | None = None) -> dict:
+        """Fires the occurrences of from_...to (RFC 3339, inclusive) that have not fired (operator):
+        {"fired": [firing ids], "alreadyFired": n}. A second backfill of the range fires nothing."""
+        request = {"op": "backfill", "id": reminder_id, "recipient": recipient, "from": from_, "to": to}
+        if request_id:
+            request["requestId"] = request_id
+        return self._result(request, recipient)
+
+    def set_remaining(self, reminder_id: str, recipient: str, count: int | None, request_id: str | None = None) -> dict:
+        """Sets the occurrences left (None: no limit; 0 finishes it) (operator):
+        {"id", "remaining"?, "state", "nextFireAt"?}."""
+        request = {"op": "remaining", "id": reminder_id, "recipient": recipient, "count": count}
+        if request_id:
+            request["requestId"] = request_id
+        return self._result(request, recipient)
+
+    def locate(self, recipient: str, latitude: float, longitude: float, accuracy: float | None = None,
+               at: str | None = None, request_id: str | None = None) -> dict:
+        """Reports where the recipient is (at: RFC 3339, default the coordinator's now):
+        {"recipient", "accepted", "crossings": [{"id", "crossing", "firingId"?}]}. A report not later
+        than the recipient's last one is not taken (accepted false)."""
+        request = {"op": "locate", "recipient": recipient, "latitude": latitude, "longitude": longitude}
+        if accuracy is not None:
+            request["accuracy"] = accuracy
+        if at is not None:
+            request["at"] = at
+        if request_id:
+            request["requestId"] = request_id
+        return self._result(request, recipient)
+
+    def _broadcast(self, request: dict) -> tuple[dict[int, dict], dict | None]:
+        """One request (one requestId) to every shard: ({shard: result}, partial error or None)."""
+        request.setdefault("requestId", str(uuid.uuid4()))
+        results, missing = self._gather(self.scatter({shard: dict(request) for shard in self.shard_ids}))
+        return results, _partial(missing, len(results))
+
+    def set_calendar(self, name: str, calendar: dict, request_id: str | None = None) -> tuple[dict[int, dict], dict | None]:
+        """Sets exclusion calendar `name` ({"dates", "yearly", "weekdays", "ranges", "description"})
+        on every shard, one requestId: ({shard: {"name", "calendar", "reminders"}}, partial or None).
+        Not atomic across shards: send it again when partial names one that did not answer."""
+        request = {"op": "setCalendar", "name": name, "calendar": calendar}
+        if request_id:
+            request["requestId"] = request_id
+        return self._broadcast(request)
+
+    def delete_calendar(self, name: str, request_id: str | None = None) -> tuple[dict[int, dict], dict | None]:
+        """Deletes calendar `name` on every shard (see set_calendar)."""
+        request = {"op": "deleteCalendar", "name": name}
+        if request_id:
+            request["requestId"] = request_id
+        return self._broadcast(request)
+
+    def calendars(self, name: str | None = None) -> tuple[dict[int, dict], dict | None]:
+        """Every shard's calendars: ({shard: {"calendars": [...]}}, partial or None)."""
+        request = {"op": "calendars"}
+        if name is not None:
+            request["name"] = name
+        return self._broadcast(request)
+
+    def disable(self, ids: list, recipient: str | None = None, note: str | None = None) -> dict:
+        """Switches reminders off, with an optional note listed until they are switched on."""
+        request = {"op": "disable", "ids": ids}
+        if recipient is not None:
+            request["recipient"] = recipient
+        if note is not None:
+            request["note"] = note
+        return self._result(request, recipient)
+
+
 
 class _Pipeline:
     """The engine of `ClusterClient.schedule_each`: N requests, one DEALER per endpoint,
