@@ -27,10 +27,12 @@ extension JournalWriterTests {
             submit(count)
         }
         #expect(harness.writer.inlineWriteCount == 3)
-        // Over the inline limit, then more while the writer thread is busy: its batches.
+        // Over the inline limit, then more while the writer thread is busy: its batches (a small
+        // one may still go inline when the thread finished the one before first, as on a
+        // loaded machine: the groups are the same either way).
         for count in [100, 5, 70, 1, 2] { submit(count) }
         try harness.writer.drain()
-        #expect(harness.writer.inlineWriteCount == 3)
+        #expect(harness.writer.inlineWriteCount >= 3)
         try harness.close()
 
         let journal = directory.url.appendingPathComponent("journal")
