@@ -172,14 +172,8 @@ extension CoordinatorService {
             return request.operation == .status ? withStoreMode(directives) : directives
         } catch {
             peerLog.warning(currentPeer, "rejected control request", ["code": "\(error.code.rawValue)", "reason": "\(error.message)"])
-            return state.onUndecodableRequest(error, requestId: Self.requestId(in: envelope.body), from: address)
+            return state.onUndecodableRequest(error, requestId: WirePeek.requestId(in: envelope.body), from: address)
         }
-    }
-
-    /// The `requestId` of a request that failed to decode, so the error reply still carries it.
-    static func requestId(in body: Data) -> String? {
-        struct Probe: Decodable { var requestId: String? }
-        return (try? JSONDecoder().decode(Probe.self, from: body))?.requestId
     }
 
     /// Reads acknowledgements and heartbeats. With security on, a message counts only when

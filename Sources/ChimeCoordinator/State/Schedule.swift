@@ -18,7 +18,7 @@ struct Schedule: Sendable, Equatable {
     /// demand), with recipient zones resolved. Derived.
     var recurrences: [ReminderKey: Recurrence] = [:]
     /// Armed reminders by the instant their next occurrence fires (UTC).
-    var timer = TimerQueue<ReminderKey>(shardCount: EntryTable.shardCount, shardHash: { $0.shardHash })
+    var timer = TimerQueue<ReminderKey>(stripeCount: EntryTable.stripeCount, stripeHash: { $0.stripeHash })
     /// Per-recipient caps on armed reminders, for recipients that have a limit.
     var caps: [RecipientID: PendingCap<ReminderKey>] = [:]
     /// Late firings made per reminder since it last fired on time, for `fireAllCap`.

@@ -2,7 +2,7 @@ import ChimeTestSupport
 import Foundation
 import Testing
 
-@testable import ChimeCore
+@testable import ChimeCoordinator
 
 @Suite struct SoundFileTests {
     private func expectSoundError(

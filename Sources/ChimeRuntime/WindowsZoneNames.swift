@@ -7,15 +7,18 @@ import Darwin
 #endif
 
 /// Windows time zone names (`W. Europe Standard Time`, as Outlook writes TZIDs) mapped to
-/// IANA zones through CLDR's windowsZones table, territory `001` (the zone Windows means
-/// by the name), as ICU's `ucal_getTimeZoneIDForWindowsID` does.
+/// IANA zone names through CLDR's windowsZones table, territory `001` (the zone Windows
+/// means by the name), as ICU's `ucal_getTimeZoneIDForWindowsID` does: what `chime import`
+/// hands the calendar importer (`CalendarImportOptions.windowsZoneNames`), which checks the
+/// name it gets back is a zone Chime accepts.
 ///
 /// Foundation links ICU on Linux (`lib_FoundationICU`, whose C functions carry a `swift_`
 /// prefix) but exposes neither the function nor a module to import, and `TimeZone` does
 /// not accept Windows names; so the function is looked up once with `dlsym` in the running
-/// process. Where it is missing (a toolchain that no longer ships it, a static build that
-/// does not export it) ``ianaIdentifier(forWindowsName:)`` returns `nil` and a calendar's
-/// Windows zone names are reported as unknown, never guessed.
+/// process (here, with the process's other facts, not in the pure `ChimeCore`). Where it is
+/// missing (a toolchain that no longer ships it, a static build that does not export it)
+/// ``ianaIdentifier(forWindowsName:)`` returns `nil` and a calendar's Windows zone names are
+/// reported as unknown, never guessed.
 public enum WindowsZoneNames {
     typealias Lookup = @convention(c) (
         UnsafePointer<UInt16>?, Int32, UnsafePointer<CChar>?, UnsafeMutablePointer<UInt16>?, Int32,
@@ -32,8 +35,8 @@ public enum WindowsZoneNames {
     /// Whether the ICU mapping is available in this process.
     public static var isAvailable: Bool { lookup != nil }
 
-    /// The IANA zone CLDR maps the Windows zone name `name` to (`W. Europe Standard Time` →
-    /// `Europe/Berlin`), checked to be a zone Chime accepts; `nil` for any other text.
+    /// The IANA zone name CLDR maps the Windows zone name `name` to (`W. Europe Standard
+    /// Time` → `Europe/Berlin`); `nil` for any other text.
     public static func ianaIdentifier(forWindowsName name: String) -> String? {
         guard let lookup, !name.isEmpty, name.utf16.count < 128 else { return nil }
         let windowsName = Array(name.utf16)
@@ -46,7 +49,6 @@ public enum WindowsZoneNames {
         }
         // ICU: status > 0 is an error (U_FAILURE); length 0 means no mapping.
         guard status <= 0, length > 0, Int(length) <= buffer.count else { return nil }
-        let identifier = String(decoding: buffer[0..<Int(length)], as: UTF16.self)
-        return (try? ZoneRules.zone(named: identifier)) != nil ? identifier : nil
+        return String(decoding: buffer[0..<Int(length)], as: UTF16.self)
     }
 }

@@ -1,3 +1,4 @@
+import ChimeCore
 import Foundation
 
 /// A notification sound that Chime refuses, with a stable code.

@@ -1,16 +1,17 @@
 // Measures journal throughput: append + sync of N entries in batches, per fsync policy,
-// and the time to reopen (recover) the result. Run in release mode:
-//   swift run -c release StoreBenchmark [entries] [directory]
+// and the time to reopen (recover) the result. A package of its own (not built by the main
+// package's `swift build`); run in release mode from the repository root:
+//   swift run -c release --package-path Benchmarks/StoreBenchmark StoreBenchmark [entries] [directory]
 // or the binary reminder codec against JSON (see CodecBenchmark.swift):
-//   swift run -c release StoreBenchmark codec [iterations]
+//   swift run -c release --package-path Benchmarks/StoreBenchmark StoreBenchmark codec [iterations]
 // or decoding a 1,000-reminder schedule request, JSONDecoder against the fast path
 // (see RequestBenchmark.swift):
-//   swift run -c release StoreBenchmark request [iterations]
+//   swift run -c release --package-path Benchmarks/StoreBenchmark StoreBenchmark request [iterations]
 // or the coordinator's pure state in a W1-shaped burst (see StateBenchmark.swift):
-//   swift run -c release StoreBenchmark state [firings]
+//   swift run -c release --package-path Benchmarks/StoreBenchmark StoreBenchmark state [firings]
 // or the coordinator's pure state after a W4-shaped ingest, heap bytes a reminder
 // (see MemoryBenchmark.swift):
-//   swift run -c release StoreBenchmark memory [reminders] [recipients]
+//   swift run -c release --package-path Benchmarks/StoreBenchmark StoreBenchmark memory [reminders] [recipients]
 import ChimeCore
 import ChimeJournal
 import ChimeStore
