@@ -143,7 +143,7 @@ extension CoordinatorState {
         metrics.workersAlive = workers.values.filter { isAlive($0) }.count
         metrics.quarantines = leaseFailures.quarantineCount
         metrics.workersQuarantined = leaseFailures.quarantinedCount(at: elapsed)
-        metrics.epoch = configuration.epoch
+        metrics.epoch = identity.epoch
         metrics.slotMoves = (durable.moves.outgoing.count, durable.moves.incoming.count)
         metrics.slotMovesEnded = ["released", "completed", "resumed", "dropped"].map { name in
             (name, durable.moves.ended.values.filter { $0.rawValue == name }.count)

@@ -168,7 +168,8 @@ extension CoordinatorService {
             {
                 return [.reply(.failed(refusal), requestId: request.requestId, to: address)]
             }
-            let directives = state.onRequest(request, from: address, at: clock.now, monotonic: clock.monotonic)
+            let directives = state.onRequest(
+                request, from: address, at: clock.now, monotonic: clock.monotonic, soundProblems: sounds?.problems(in: request) ?? [:])
             return request.operation == .status ? withStoreMode(directives) : directives
         } catch {
             peerLog.warning(currentPeer, "rejected control request", ["code": "\(error.code.rawValue)", "reason": "\(error.message)"])

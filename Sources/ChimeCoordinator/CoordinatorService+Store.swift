@@ -42,6 +42,7 @@ extension CoordinatorService {
         guard configuration.store.directory != "none" else {
             try onLocked()
             var state = CoordinatorState(configuration: tunables, startedAt: clock.now)
+            state.takeOver(as: identity(epoch: 1))
             state.finishRecovery(at: clock.now)
             logger.warning("no store (store.directory is none): nothing survives a restart")
             return (.memory(InMemoryJournal(keepsEntries: false)), state)
@@ -59,7 +60,7 @@ extension CoordinatorService {
             logger.info("standby: took over the store", ["store": "\(directory.path)", "warm": .bool(warmed != nil)])
             notifier?.notifyStatus("taking over: \(warmed == nil ? "recovering the store" : "replaying the last records")")
         } else {
-            lock = try StoreLock.tryAcquire(directory: directory, leaseDuration: leaseDuration)
+            lock = try StoreLock.tryAcquire(directory: directory, leaseDuration: storeLeaseDuration)
         }
         let lockedAt = ContinuousClock.now
         if lock.createdLockFile && FileManager.default.fileExists(atPath: directory.appendingPathComponent("journal").path) {
@@ -94,16 +95,15 @@ extension CoordinatorService {
         // (the fold keeps the highest of those).
         let epochFile = try StoreLock.recordedEpoch(of: directory)
         let recordedEpoch = state.highestRecordedEpoch
-        var tunables = tunables
-        tunables.epoch = try store.lock.advanceEpoch(above: recordedEpoch)
-        state.takeOver(epoch: tunables.epoch, startedAt: clock.now)
+        let epoch = try store.lock.advanceEpoch(above: recordedEpoch)
+        state.takeOver(as: identity(epoch: epoch))
         if epochFile == nil && (warm != nil || recovery.snapshot != nil || !recovery.entries.isEmpty) {
             logger.warning(
                 "EPOCH file missing: rebuilt from the journal and snapshot",
-                ["recordedEpoch": .integer(recordedEpoch), "epoch": .integer(tunables.epoch), "store": "\(directory.path)"])
+                ["recordedEpoch": .integer(recordedEpoch), "epoch": .integer(epoch), "store": "\(directory.path)"])
         }
         // Journaled before anything is served, so a lost EPOCH file is rebuilt from it.
-        let startedEntry = JournalEntry.started(epoch: tunables.epoch, at: clock.now, settings: tunables.durableSettings)
+        let startedEntry = JournalEntry.started(epoch: epoch, at: clock.now, settings: tunables.durableSettings)
         try store.append([startedEntry])
         do {
             try store.sync()
@@ -120,7 +120,7 @@ extension CoordinatorService {
         let report = recovery.report
         var details: [String: LogValue] = [
             "reminders": .int(state.reminderCount), "redeliveries": .int(state.waitingCount),
-            "journalEntries": .int(report.entriesReplayed), "epoch": .integer(tunables.epoch),
+            "journalEntries": .int(report.entriesReplayed), "epoch": .integer(epoch),
             "milliseconds": .rounded(Date().timeIntervalSince(started) * 1000, digits: 1),
         ]
         if let sequence = report.snapshotSequence { details["snapshotSequence"] = .integer(sequence) }
@@ -147,8 +147,14 @@ extension CoordinatorService {
         return (.file(store), state)
     }
 
-    /// The store lease's duration (`store.leaseMilliseconds`).
-    var leaseDuration: Duration { .milliseconds(configuration.store.leaseMilliseconds) }
+    /// The store lease's duration (`store.leaseMilliseconds`): how long the `LOCK` holder's
+    /// renewals may stop before a standby takes the store (not a firing's lease).
+    var storeLeaseDuration: Duration { .milliseconds(configuration.store.leaseMilliseconds) }
+
+    /// This coordinator as it serves with `epoch`: its process id, Chime's version, started now.
+    func identity(epoch: UInt64) -> CoordinatorIdentity {
+        CoordinatorIdentity(epoch: epoch, version: ChimeVersion.current, pid: getpid(), startedAt: clock.now)
+    }
 
     /// A standby's wait for the store lock: while another coordinator holds it, keeps a
     /// `WarmStandby` current (the newest snapshot, then the journal as it grows), pings the
@@ -168,7 +174,7 @@ extension CoordinatorService {
         notifier?.notifyReady(status: "standby: waiting for the store lock (\(holder))")
         var warm: WarmStandby?
         var nextWarmAttempt = ContinuousClock.now
-        var lease = LeaseObserver(directory: directory, duration: leaseDuration)
+        var lease = LeaseObserver(directory: directory, duration: storeLeaseDuration)
         var killedAt: ContinuousClock.Instant?
         while true {
             if stop.isStopRequested { return nil }
@@ -178,7 +184,7 @@ extension CoordinatorService {
                 // A free lock (a new store, or the active one gone) is taken at once.
                 return (
                     try StoreLock.acquire(
-                        directory: directory, until: Date().addingTimeInterval(0.05), pollInterval: 0.01, leaseDuration: leaseDuration),
+                        directory: directory, until: Date().addingTimeInterval(0.05), pollInterval: 0.01, leaseDuration: storeLeaseDuration),
                     warm)
             } catch let error as JournalError where error.code == .locked {
                 // Another coordinator is active: keep up with it.
@@ -197,7 +203,7 @@ extension CoordinatorService {
                     "standby: the active coordinator's lease expired; replacing LOCK to take over (the holder cannot be killed from here)",
                     ["pid": record.map { .integer(Int64($0.holder.pid)) } ?? "unknown", "host": record.map { "\($0.holder.host)" } ?? "unknown",
                      "silentMilliseconds": .integer(StoreLease.milliseconds(lease.silence()))])
-                return (try StoreLock.replace(directory: directory, leaseDuration: leaseDuration), warm)
+                return (try StoreLock.replace(directory: directory, leaseDuration: storeLeaseDuration), warm)
             }
             if let current = warm {
                 do {
@@ -259,14 +265,14 @@ extension CoordinatorService {
         switch storage {
         case .memory(let journal):
             return StoreReport(
-                directory: nil, fsync: "none", epoch: state.configuration.epoch, journalBytes: 0, segments: 0,
+                directory: nil, fsync: "none", epoch: state.identity.epoch, journalBytes: 0, segments: 0,
                 snapshots: 0, snapshotBytes: 0, snapshotSequence: nil, appendedRecords: journal.appendedCount,
                 lastFsyncMilliseconds: nil)
         case .file(let store):
             // While the journal writer runs, the journal is its thread's: read its copy.
             let statistics = journalWriter.map { store.statistics(journal: $0.statistics) } ?? store.statistics
             return StoreReport(
-                directory: store.directory.path, fsync: configuration.store.fsync, epoch: state.configuration.epoch,
+                directory: store.directory.path, fsync: configuration.store.fsync, epoch: state.identity.epoch,
                 journalBytes: statistics.journalBytes, segments: statistics.segmentCount,
                 snapshots: statistics.snapshotCount, snapshotBytes: statistics.snapshotBytes,
                 snapshotSequence: statistics.newestSnapshotSequence, appendedRecords: statistics.journal.appendedEntries,

@@ -53,14 +53,14 @@ extension CoordinatorService {
         let seconds = Double(stall.components.seconds) + Double(stall.components.attoseconds) / 1e18
         logger.warning(
             "the loop stalled; checking that the store is still ours before sending anything",
-            ["stallSeconds": .rounded(seconds, digits: 3), "epoch": .integer(state.configuration.epoch)])
+            ["stallSeconds": .rounded(seconds, digits: 3), "epoch": .integer(state.identity.epoch)])
         try fencing {
             try store.lock.verifyOwnership()
             let recorded = try StoreLock.recordedEpoch(of: store.directory) ?? 0
-            guard recorded <= state.configuration.epoch else {
+            guard recorded <= state.identity.epoch else {
                 throw JournalError(
                     .lockLost, path: store.directory.appendingPathComponent("EPOCH").path,
-                    message: "after a stall of \(String(format: "%.1f", seconds)) s the store's epoch is \(recorded), above this coordinator's \(state.configuration.epoch): another coordinator took over, so this one stops without sending")
+                    message: "after a stall of \(String(format: "%.1f", seconds)) s the store's epoch is \(recorded), above this coordinator's \(state.identity.epoch): another coordinator took over, so this one stops without sending")
             }
         }
     }
@@ -88,6 +88,6 @@ extension CoordinatorService {
     /// The `STATUS=` line of an active coordinator.
     func activeStatusLine() -> String {
         let mode = isStoreFull ? "store full, refusing changes" : "serving"
-        return "active (epoch \(state.configuration.epoch)): \(mode), \(state.reminderCount) reminders"
+        return "active (epoch \(state.identity.epoch)): \(mode), \(state.reminderCount) reminders"
     }
 }

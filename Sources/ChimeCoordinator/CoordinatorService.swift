@@ -26,6 +26,8 @@ public final class CoordinatorService {
     /// Whether a standby keeps a warm copy of the state while it waits (`WarmStandby`).
     let isWarmStandby: Bool
     let tunables: CoordinatorConfiguration
+    /// The sounds directory named sounds are checked against (`nil`: none configured).
+    let sounds: SoundLibrary?
     var state: CoordinatorState
     var storage: CoordinatorStorage = .memory(InMemoryJournal(keepsEntries: false))
     let codec = WireCodec()
@@ -182,8 +184,6 @@ public final class CoordinatorService {
         self.stop = stop
         self.standby = standby
         var tunables = CoordinatorConfiguration(from: configuration)
-        tunables.pid = getpid()
-        tunables.version = ChimeVersion.current
         tunables.shardMap = shardMap
         tunables.shardID = shardID
         if tunables.shardMap == nil {
@@ -193,6 +193,7 @@ public final class CoordinatorService {
                 events: endpoints.events.connect, eventsIngest: endpoints.eventsIngest.connect))
         }
         self.tunables = tunables
+        sounds = SoundLibrary(directory: configuration.notifications.soundsDirectory)
         self.probe = CoordinatorProbe(shard: tunables.eventShard, mapEpoch: tunables.shardMap?.mapEpoch ?? 1)
         self.state = CoordinatorState(configuration: tunables, startedAt: clock.now)
     }

@@ -99,7 +99,7 @@ extension CoordinatorState {
             guard let record = jobs[jobId], record.outcome == nil else { continue }
             jobLeases.schedule(jobId, at: now.addingTimeInterval(configuration.actionTimeLimit + 5))
             directives.append(.dispatch(
-                DispatchBatch(epoch: configuration.epoch, leaseMilliseconds: Int(configuration.actionTimeLimit * 1000),
+                DispatchBatch(epoch: identity.epoch, leaseMilliseconds: Int(configuration.actionTimeLimit * 1000),
                               firings: [], jobs: [record.job]),
                 to: worker))
         }

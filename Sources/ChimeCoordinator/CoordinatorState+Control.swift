@@ -11,10 +11,15 @@ extension CoordinatorState {
     /// (``ownershipRefusal(_:)``: not applied, not journaled, not remembered). A mutating
     /// request that carries a `requestId` already answered is not applied again: the
     /// remembered outcome is replied (idempotent retries).
-    /// - Parameters: `now` and `monotonic` as for `onTick(now:monotonic:)`.
+    /// - Parameters:
+    ///   - soundProblems: what is wrong with each named sound of a `schedule` request that
+    ///     cannot be used (the shell checks them against its sounds directory, `SoundLibrary`):
+    ///     a reminder naming one is scheduled with the default sound and a warning.
+    ///   - now, monotonic: as for `onTick(now:monotonic:)`.
     /// - Returns: journal entries for what changed, then exactly one `.reply`.
     public mutating func onRequest(
-        _ request: ControlRequest, from client: ClientAddress, at now: Date, monotonic: Double? = nil
+        _ request: ControlRequest, from client: ClientAddress, at now: Date, monotonic: Double? = nil,
+        soundProblems: [String: String] = [:]
     ) -> [CoordinatorDirective] {
         observeClocks(now, monotonic: monotonic)
         if let refusal = ownershipRefusal(request, at: now) { return [.reply(.failed(refusal), requestId: request.requestId, to: client)] }
@@ -26,7 +31,7 @@ extension CoordinatorState {
         let outcome: ControlOutcome
         switch request.command {
         case .schedule(let reminders):
-            outcome = schedule(reminders, for: client, at: now, directives: &directives)
+            outcome = schedule(reminders, for: client, soundProblems: soundProblems, at: now, directives: &directives)
         case .list(let filter, let all, let limit, let cursor):
             outcome = list(filter, includeInactive: all, limit: limit, cursor: cursor, for: client, at: now)
         case .cancel(let filter):
@@ -186,9 +191,11 @@ extension CoordinatorState {
     }
 
     /// Schedules a batch atomically: every reminder is validated, and the whole batch checked
-    /// against the caller's quota (``quotaRefusal(placing:for:)``), before any is applied.
+    /// against the caller's quota (``quotaRefusal(placing:for:)``), before any is applied. A
+    /// reminder naming a sound in `soundProblems` gets the default sound and a warning.
     mutating func schedule(
-        _ reminders: [Reminder], for client: ClientAddress, at now: Date, directives: inout [CoordinatorDirective]
+        _ reminders: [Reminder], for client: ClientAddress, soundProblems: [String: String] = [:], at now: Date,
+        directives: inout [CoordinatorDirective]
     ) -> ControlOutcome {
         if reminders.isEmpty {
             return .failed(WireError(.invalidArgument, "schedule needs at least one reminder", field: "reminders"))
@@ -225,9 +232,7 @@ extension CoordinatorState {
                 reminder.trigger = reminder.trigger.truncatedToMinute()
                 recurrence = (try? validate(reminder, maximumUserInfoBytes: Int.max)) ?? recurrence
             }
-            if let sound = reminder.content.sound, sound != "default", let check = configuration.soundCheck,
-                let problem = check(sound)
-            {
+            if let sound = reminder.content.sound, sound != "default", let problem = soundProblems[sound] {
                 reminder.content.sound = "default"
                 warning = "\(reminder.id): sound \(sound) \(problem); scheduled with the default sound"
             }
@@ -316,8 +321,8 @@ extension CoordinatorState {
     func status(at now: Date) -> StatusReport {
         let counts = Dictionary(uniqueKeysWithValues: reportedStateCounts(at: now).map { ($0.key.rawValue, $0.value) })
         var report = StatusReport(
-            version: configuration.version, pid: configuration.pid, startedAt: startedAt,
-            uptimeSeconds: now.timeIntervalSince(startedAt), reminders: counts, inFlight: inFlight.count,
+            version: identity.version, pid: identity.pid, startedAt: identity.startedAt,
+            uptimeSeconds: now.timeIntervalSince(identity.startedAt), reminders: counts, inFlight: inFlight.count,
             workersAlive: workers.values.filter { isAlive($0) }.count,
             nextFireAt: reportedNextFireAt(at: now))
         report.shard = configuration.shardID

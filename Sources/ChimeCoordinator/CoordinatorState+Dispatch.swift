@@ -226,7 +226,7 @@ extension CoordinatorState {
             dispatchedCount += firings.count
             directives.append(.dispatch(
                 DispatchBatch(
-                    epoch: configuration.epoch, leaseMilliseconds: Int(configuration.leaseDuration * 1000),
+                    epoch: identity.epoch, leaseMilliseconds: Int(configuration.leaseDuration * 1000),
                     firings: firings),
                 to: workerID))
         }
@@ -353,7 +353,7 @@ extension CoordinatorState {
         var acknowledged = 0
         // Credit returned per worker; almost always all of it to the sender.
         var returnedToSender = 0
-        for ack in message.acks where ack.epoch == configuration.epoch {
+        for ack in message.acks where ack.epoch == identity.epoch {
             guard let flight = inFlight.removeValue(forKey: ack.firingId) else { continue }
             if flight.worker == message.worker {
                 returnedToSender += 1

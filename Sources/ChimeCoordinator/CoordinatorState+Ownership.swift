@@ -62,7 +62,7 @@ extension CoordinatorState {
     func generatedReminderID(at now: Date) -> ReminderID {
         let milliseconds = Int(now.timeIntervalSince1970 * 1000)
         let shard = (configuration.shardMap?.shards.count ?? 1) > 1 ? "\(configuration.shardID)." : ""
-        return ReminderID("r\(shard)\(configuration.epoch)-\(milliseconds)-\(generatedIDs)")
+        return ReminderID("r\(shard)\(identity.epoch)-\(milliseconds)-\(generatedIDs)")
     }
 }
 

@@ -31,7 +31,7 @@ extension CoordinatorState {
         for (worker, ids) in byWorker.sorted(by: { $0.key < $1.key }) {
             directives.append(.dispatch(
                 DispatchBatch(
-                    epoch: configuration.epoch, leaseMilliseconds: Int(configuration.leaseDuration * 1000), firings: [],
+                    epoch: identity.epoch, leaseMilliseconds: Int(configuration.leaseDuration * 1000), firings: [],
                     revoked: ids),
                 to: worker))
         }

@@ -62,7 +62,8 @@ public struct CoordinatorState: Sendable {
 
     /// The tunables this state decides with.
     public internal(set) var configuration: CoordinatorConfiguration
-    var startedAt: Date
+    /// The coordinator this state decides for: its epoch, version, pid and start.
+    public internal(set) var identity: CoordinatorIdentity
     /// Unsettled firings not yet assigned to a worker, oldest first (the boxes
     /// `durable.deliveries.unsettled` holds).
     var waiting = RingQueue<SharedFiring>()
@@ -143,7 +144,7 @@ public struct CoordinatorState: Sendable {
     ///   - startedAt: when the coordinator started (UTC), for `status`.
     public init(configuration: CoordinatorConfiguration = CoordinatorConfiguration(), startedAt: Date) {
         self.configuration = configuration
-        self.startedAt = startedAt
+        identity = CoordinatorIdentity(startedAt: startedAt)
         ownership = ShardOwnership(map: configuration.shardMap, shardID: configuration.shardID)
         durable = DurableState(settings: configuration.durableSettings)
     }

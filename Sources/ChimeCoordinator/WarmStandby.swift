@@ -50,10 +50,10 @@ final class WarmStandby {
 }
 
 extension CoordinatorState {
-    /// Makes a state recovered ahead of time (a warm standby's) the one to serve with: this
-    /// coordinator's epoch, stamped on every dispatch, and its start time for `status`.
-    mutating func takeOver(epoch: UInt64, startedAt: Date) {
-        configuration.epoch = epoch
-        self.startedAt = startedAt
+    /// Makes a state recovered (ahead of time, for a warm standby) the one to serve with as
+    /// `identity`: this coordinator's epoch, stamped on every dispatch, its version and pid,
+    /// and its start time for `status`.
+    public mutating func takeOver(as identity: CoordinatorIdentity) {
+        self.identity = identity
     }
 }

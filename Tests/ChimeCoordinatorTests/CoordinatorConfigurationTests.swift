@@ -1,7 +1,8 @@
-import ChimeCoordinator
 import ChimeRuntime
 import Foundation
 import Testing
+
+@testable import ChimeCoordinator
 
 /// `CoordinatorConfiguration(from:)` is the one place a configuration key becomes a
 /// coordinator tunable, and the only source of the defaults both share.
@@ -25,11 +26,9 @@ import Testing
         #expect(tunables.eventRetention == 10_000)
         #expect(tunables.maxWorkers == 1024)
         #expect(tunables.deadWorkerRetention == 60)
-        #expect(tunables.soundCheck == nil)
         // The tunables no file sets keep their own.
         #expect(tunables.rememberedRequests == 1000)
         #expect(tunables.maxUndurableEntries == 65_536)
-        #expect(tunables.epoch == 1)
     }
 
     @Test func everyFileKeyReachesItsTunable() throws {
@@ -63,7 +62,9 @@ import Testing
         #expect(tunables.maxPendingPerRecipient == 64)
         #expect(tunables.tenantMaxReminders == nil, "0: unlimited")
         #expect(tunables.tenantMaxReminderBytes == 4096)
-        let check = try #require(tunables.soundCheck)
-        #expect(check("chime") != nil, "no such file in the sounds directory")
+        // The sounds directory is the shell's: it checks named sounds (the state reads no files).
+        let sounds = try #require(SoundLibrary(directory: configuration.notifications.soundsDirectory))
+        #expect(sounds.problem(withSoundNamed: "chime") != nil, "no such file in the sounds directory")
+        #expect(SoundLibrary(directory: ChimeConfiguration().notifications.soundsDirectory) == nil, "none by default")
     }
 }

@@ -237,12 +237,14 @@ import Testing
     }
 
     @Test func unusableNamedSoundFallsBackToDefaultWithAWarning() {
-        var state = makeState { $0.soundCheck = { name in name == "chime.caf" ? nil : "is not in the sounds directory" } }
-        let (outcome, _) = request(&state, .schedule([
+        var state = makeState()
+        let schedule = ControlRequest(command: .schedule([
             oneShot("good", content: Content(body: "x", sound: "chime.caf")),
             oneShot("bad", content: Content(body: "x", sound: "missing.wav")),
         ]))
-        guard case .scheduled(_, let warnings) = outcome else { Issue.record("\(outcome)"); return }
+        let directives = state.onRequest(
+            schedule, from: client, at: Self.t0, soundProblems: ["missing.wav": "is not in the sounds directory"])
+        guard case .reply(.scheduled(_, let warnings), _, _)? = directives.last else { Issue.record("\(directives)"); return }
         #expect(warnings == ["bad: sound missing.wav is not in the sounds directory; scheduled with the default sound"])
         #expect(deliver(&state).firings.map(\.content.sound) == ["chime.caf", "default"])
     }

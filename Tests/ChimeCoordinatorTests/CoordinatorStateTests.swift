@@ -268,7 +268,8 @@ import Testing
     }
 
     @Test func acknowledgementFromAnotherEpochIsFencedOff() {
-        var state = makeState { $0.epoch = 5 }
+        var state = makeState()
+        state.takeOver(as: CoordinatorIdentity(epoch: 5, startedAt: Self.t0))
         request(&state, .schedule([reminder("a", at: Self.t0)]))
         guard let (batch, _) = batches(state.onTick(now: Self.t0)).first else { Issue.record("no dispatch"); return }
         #expect(batch.epoch == 5)

@@ -361,7 +361,7 @@ struct ModelRun {
     /// every job of `batches` (a snooze re-fires two minutes later).
     mutating func heartbeat(acknowledging batches: [DispatchBatch]) -> [CoordinatorDirective] {
         let acks = batches.flatMap(\.firings).map {
-            WorkerMessage.Acknowledgement(firingId: $0.firingId, firedAt: now, attempt: $0.attempt, epoch: configuration.epoch)
+            WorkerMessage.Acknowledgement(firingId: $0.firingId, firedAt: now, attempt: $0.attempt, epoch: live.identity.epoch)
         }
         var message = WorkerMessage(worker: "w1", host: "h", pid: 1, capacity: 6, delivered: acks.count, acks: acks)
         let jobs = batches.flatMap { $0.jobs ?? [] }
@@ -537,7 +537,7 @@ extension CoordinatorState {
             let directives = onTick(now: now)
             let batches = directives.compactMap { if case .dispatch(let batch, _) = $0 { batch } else { nil } }
             let acks = batches.flatMap(\.firings).map {
-                WorkerMessage.Acknowledgement(firingId: $0.firingId, firedAt: now, attempt: $0.attempt, epoch: configuration.epoch)
+                WorkerMessage.Acknowledgement(firingId: $0.firingId, firedAt: now, attempt: $0.attempt, epoch: identity.epoch)
             }
             var message = WorkerMessage(worker: "w1", host: "h", pid: 1, capacity: 6, delivered: acks.count, acks: acks)
             let jobs = batches.flatMap { $0.jobs ?? [] }

@@ -1,4 +1,6 @@
+import ChimeCore
 import ChimeTestSupport
+import ChimeWire
 import Foundation
 import Testing
 
@@ -252,5 +254,24 @@ import Testing
     @Test func plainSoundNamesResolveInsideTheDirectory() throws {
         let url = try SoundFile.url(forSoundNamed: "chime 2.caf", in: URL(fileURLWithPath: "/srv/sounds"))
         #expect(url.path == "/srv/sounds/chime 2.caf")
+    }
+}
+
+/// The shell's check of a `schedule` request's named sounds against the sounds directory.
+@Suite struct SoundLibraryTests {
+    @Test func eachNamedSoundIsCheckedOnceAndDefaultNever() throws {
+        let directory = try TemporaryDirectory(prefix: "sounds")
+        let fiveSeconds = SoundBytes.wav(format: 1, channels: 1, sampleRate: 8000, blockAlign: 2, bitsPerSample: 16, dataSize: 8000 * 2 * 5)
+        try fiveSeconds.write(to: directory.url.appendingPathComponent("chime.wav"))
+        let library = try #require(SoundLibrary(directory: directory.url.path))
+        func reminder(_ id: ReminderID, sound: String?) -> Reminder {
+            Reminder(id: id, recipient: "alice", content: Content(body: "x", sound: sound), trigger: Trigger(start: .instant(Date())))
+        }
+        let request = ControlRequest(command: .schedule([
+            reminder("a", sound: "chime.wav"), reminder("b", sound: "missing.wav"), reminder("c", sound: "missing.wav"),
+            reminder("d", sound: "default"), reminder("e", sound: nil),
+        ]))
+        #expect(Array(library.problems(in: request).keys) == ["missing.wav"])
+        #expect(library.problems(in: ControlRequest(command: .status)).isEmpty)
     }
 }

@@ -7,9 +7,7 @@ extension CoordinatorConfiguration {
     /// `config/chime.json` becomes a tunable, so `CoordinatorConfiguration()` has the file's
     /// defaults by construction. Units change here (heartbeat milliseconds to seconds); a 0
     /// that means "none" in the file (`misfireThresholdSeconds`, `maxPendingPerRecipient`)
-    /// becomes `nil`; a sounds directory becomes a check of named sounds in it.
-    ///
-    /// `epoch`, `version` and `pid` are the running coordinator's and keep their defaults.
+    /// becomes `nil`. The sounds directory is the shell's (`SoundLibrary`).
     public init(from configuration: ChimeConfiguration) {
         let coordinator = configuration.coordinator
         let notifications = configuration.notifications
@@ -33,20 +31,5 @@ extension CoordinatorConfiguration {
         actionTimeLimit = notifications.actionTimeLimitSeconds
         truncateToMinute = notifications.truncateToMinute
         maxPendingPerRecipient = notifications.maxPendingPerRecipient > 0 ? notifications.maxPendingPerRecipient : nil
-        soundCheck = notifications.soundsDirectory.isEmpty ? nil : Self.soundCheck(in: notifications.soundsDirectory)
-    }
-
-    /// Checks a named sound against the files in `directory`: `nil` when it is usable, else
-    /// the problem (`SoundFile.validate`).
-    static func soundCheck(in directory: String) -> @Sendable (String) -> String? {
-        let directory = URL(fileURLWithPath: directory)
-        return { name in
-            do throws(SoundFileError) {
-                _ = try SoundFile.validate(fileAt: try SoundFile.url(forSoundNamed: name, in: directory))
-                return nil
-            } catch {
-                return error.message
-            }
-        }
     }
 }
