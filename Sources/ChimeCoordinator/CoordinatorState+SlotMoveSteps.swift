@@ -25,7 +25,7 @@ extension CoordinatorState {
         }
         var shipment: SlotMoveShipment.Wire?
         if step != .status {
-            guard let register = mapRecord else {
+            guard let register = shardView.mapRecord else {
                 return .failed(WireError(.unavailable, "this coordinator has no map register (cluster.register)"))
             }
             let shard = configuration.shardID
@@ -46,7 +46,7 @@ extension CoordinatorState {
             case .pause:
                 guard let id = call.moveId, let outgoing = durable.moves.outgoing[id] else { return notHere(call.moveId, "sends") }
                 let milliseconds = min(60_000, max(1, call.pauseMilliseconds ?? 200))
-                movePauses[id] = now.addingTimeInterval(Double(milliseconds) / 1000)
+                shardView.movePauses[id] = now.addingTimeInterval(Double(milliseconds) / 1000)
                 if let entry = SlotMoveSource.handOver(outgoing, state: durable, isPaused: true, journalEnd: 1, at: now) {
                     record(.slotMove(entry), into: &directives)
                 }
@@ -61,9 +61,9 @@ extension CoordinatorState {
                 } catch {
                     return .failed(error)
                 }
-                var staging = moveStaging[wire.moveId]
+                var staging = shardView.moveStaging[wire.moveId]
                 let entries = SlotMoveTarget.receive(received, ledger: durable.moves, staging: &staging, at: now)
-                moveStaging[wire.moveId] = staging
+                shardView.moveStaging[wire.moveId] = staging
                 for entry in entries { record(.slotMove(entry), into: &directives) }
             case .follow:
                 guard let id = call.moveId else { return notHere(nil, "takes part in") }
@@ -77,7 +77,7 @@ extension CoordinatorState {
             case .release:
                 guard let id = call.moveId, let outgoing = durable.moves.outgoing[id] else { return notHere(call.moveId, "sends") }
                 if let entry = SlotMoveSource.release(
-                    outgoing, state: durable, record: register, receipt: call.receipt, lastSlotEntry: 0, eventSeq: nextEventSeq, at: now)
+                    outgoing, state: durable, record: register, receipt: call.receipt, lastSlotEntry: 0, eventSeq: dispatch.nextEventSeq, at: now)
                 {
                     takeEventSeq(into: &directives)
                     record(.slotMove(entry), into: &directives)
@@ -85,7 +85,7 @@ extension CoordinatorState {
                 }
             case .complete:
                 guard let id = call.moveId else { return notHere(nil, "receives") }
-                var staging = moveStaging[id]
+                var staging = shardView.moveStaging[id]
                 for entry in SlotMoveTarget.receive(SlotMoveSource.releasedNotice(id, journalEnd: 0), ledger: durable.moves, staging: &staging, at: now) {
                     record(.slotMove(entry), into: &directives)
                 }
@@ -106,10 +106,10 @@ extension CoordinatorState {
     /// in the journal first when the reserved one runs low, as a dispatch does, so a recovery
     /// never gives the seq again.
     mutating func takeEventSeq(into directives: inout [CoordinatorDirective]) {
-        if nextEventSeq.saturatingAdding(configuration.eventSeqReservation / 2) > eventSeqReserved {
-            record(.seqReserved(through: nextEventSeq.saturatingAdding(configuration.eventSeqReservation)), into: &directives)
+        if dispatch.nextEventSeq.saturatingAdding(configuration.eventSeqReservation / 2) > eventSeqReserved {
+            record(.seqReserved(through: dispatch.nextEventSeq.saturatingAdding(configuration.eventSeqReservation)), into: &directives)
         }
-        nextEventSeq.saturatingIncrement()
+        dispatch.nextEventSeq.saturatingIncrement()
     }
 
     /// The source's shipment now: the slots' slice; the hand-over once made and nothing of
@@ -134,16 +134,16 @@ extension CoordinatorState {
     mutating func queueAdoptedFirings(of move: SlotMove) {
         let moves = durable.moves
         let adopted = unsettled.values.filter {
-            move.covers($0.firing.recipient) && inFlight[$0.firing.firingId] == nil && moves.mayDispatch($0.firing.firingId)
+            move.covers($0.firing.recipient) && dispatch.inFlight[$0.firing.firingId] == nil && moves.mayDispatch($0.firing.firingId)
         }
-        waiting.append(contentsOf: adopted.sorted { ($0.firing.dueAt, $0.firing.firingId) < ($1.firing.dueAt, $1.firing.firingId) })
+        dispatch.waiting.append(contentsOf: adopted.sorted { ($0.firing.dueAt, $0.firing.firingId) < ($1.firing.dueAt, $1.firing.firingId) })
     }
 
     /// Drops the volatile pauses and staging of moves no longer in progress here.
     private mutating func forgetEndedMoves() {
         let moves = durable.moves
-        movePauses = movePauses.filter { moves.outgoing[$0.key] != nil }
-        moveStaging = moveStaging.filter { moves.incoming[$0.key] != nil }
+        shardView.movePauses = shardView.movePauses.filter { moves.outgoing[$0.key] != nil }
+        shardView.moveStaging = shardView.moveStaging.filter { moves.incoming[$0.key] != nil }
     }
 
     /// This shard's view for a mover.
@@ -154,16 +154,16 @@ extension CoordinatorState {
         var unsettledCounts: [String: Int] = [:]
         for move in durable.moves.outgoing.values.map(\.move) + durable.moves.incoming.values.map(\.move) {
             if countingReminders {
-                let staged = durable.moves.incoming[move.id].flatMap { $0.slice ?? moveStaging[move.id]?.slice }
+                let staged = durable.moves.incoming[move.id].flatMap { $0.slice ?? shardView.moveStaging[move.id]?.slice }
                 reminders[move.id.rawValue] = staged?.reminderCount
                     ?? durable.schedule.entries.keys.reduce(0) { $0 + (move.covers($1.recipient) ? 1 : 0) }
             }
             unsettledCounts[move.id.rawValue] = durable.deliveries.unsettled.keys.reduce(0) { $0 + (move.covers($1.recipient) ? 1 : 0) }
         }
         return SlotMoveStatus(
-            shard: configuration.shardID, mapEpoch: configuration.shardMap?.mapEpoch ?? 1, registerVersion: mapRecord?.version,
+            shard: configuration.shardID, mapEpoch: configuration.shardMap?.mapEpoch ?? 1, registerVersion: shardView.mapRecord?.version,
             reminders: durable.reminderCount, ledger: record,
-            receipts: durable.moves.incoming.keys.sorted().compactMap { SlotMoveTarget.receipt(for: $0, ledger: durable.moves, staging: moveStaging[$0]) },
+            receipts: durable.moves.incoming.keys.sorted().compactMap { SlotMoveTarget.receipt(for: $0, ledger: durable.moves, staging: shardView.moveStaging[$0]) },
             slotReminders: reminders, slotUnsettled: unsettledCounts, shipment: nil)
     }
 }

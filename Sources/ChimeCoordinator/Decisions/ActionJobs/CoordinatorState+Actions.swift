@@ -82,7 +82,7 @@ extension CoordinatorState {
     /// Hands waiting jobs to live workers, one batch per job; a job whose lease expires is
     /// retried with its next attempt number (journaled), and fails after `maxAttempts`.
     mutating func assignJobs(at now: Date, directives: inout [CoordinatorDirective]) {
-        for (jobId, _) in jobLeases.popDue(at: now) {
+        for (jobId, _) in jobLine.leases.popDue(at: now) {
             guard let record = jobs[jobId], record.outcome == nil else { continue }
             if record.attempt >= configuration.maxAttempts {
                 let outcome = ActionOutcome(
@@ -91,13 +91,13 @@ extension CoordinatorState {
                 directives.append(.publish(.action(finishedEvent(record.job, outcome: outcome, at: now))))
             } else {
                 self.record(.jobLeaseExpired(jobId: jobId, at: now), into: &directives)
-                waitingJobs.append(jobId)
+                jobLine.waiting.append(jobId)
             }
         }
-        while !waitingJobs.isEmpty, let (worker, _) = workerWithMostCredit() {
-            let jobId = waitingJobs.removeFirst()
+        while !jobLine.waiting.isEmpty, let (worker, _) = workerWithMostCredit() {
+            let jobId = jobLine.waiting.removeFirst()
             guard let record = jobs[jobId], record.outcome == nil else { continue }
-            jobLeases.schedule(jobId, at: now.addingTimeInterval(configuration.actionTimeLimit + 5))
+            jobLine.leases.schedule(jobId, at: now.addingTimeInterval(configuration.actionTimeLimit + 5))
             directives.append(.dispatch(
                 DispatchBatch(epoch: identity.epoch, leaseMilliseconds: Int(configuration.actionTimeLimit * 1000),
                               firings: [], jobs: [record.job]),

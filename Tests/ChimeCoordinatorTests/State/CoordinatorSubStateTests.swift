@@ -71,4 +71,24 @@ import Testing
         #expect(log.events.capacity == 1000, "16, 32, … 512, then 1000: not 1024")
         #expect(log.events.map(\.seq) == Array(1501...2500))
     }
+
+    /// Caches, indexes and arrival numbers are `@Derived`: each sub-state's synthesized `==`
+    /// leaves them out, so a state rebuilt from a snapshot equals the live one.
+    @Test func equalityLeavesDerivedValuesOut() throws {
+        #expect(Derived(wrappedValue: 1) == Derived(wrappedValue: 2))
+        var early = EventLog(capacity: 2)
+        var late = EventLog(capacity: 2)
+        for seq in 1...3 as ClosedRange<UInt64> { early.retain(event(seq, to: "a")) }
+        for seq in 2...3 as ClosedRange<UInt64> { late.retain(event(seq, to: "a")) }
+        #expect(early == late, "the same events, other arrival numbers")
+        let reminder = Reminder(
+            id: "r", recipient: "a", content: Content(), trigger: Trigger(start: .instant(Self.t0), repeatRule: RepeatRule(unit: .day)))
+        var cached = Schedule()
+        let plain = cached
+        cached.recurrences[reminder.key] = try reminder.trigger.makeRecurrence()
+        #expect(cached == plain, "the recurrence cache is derived")
+        var ahead = Deliveries(eventRetention: 1)
+        ahead.ahead[reminder.key] = [FiringID(reminder.key, dueAt: Self.t0)]
+        #expect(ahead == Deliveries(eventRetention: 1), "the held-ahead index is derived")
+    }
 }

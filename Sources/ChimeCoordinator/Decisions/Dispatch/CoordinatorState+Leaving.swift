@@ -8,11 +8,11 @@ extension CoordinatorState {
     /// its socket, or on their way to it) go back in line at once, for another worker, rather
     /// than after their lease. Its record stays, not alive, like a lost worker's.
     mutating func onWorkerLeaving(_ worker: WorkerID, at now: Date, directives: inout [CoordinatorDirective]) {
-        guard let record = workers[worker] else { return }
+        guard let record = dispatch.workers[worker] else { return }
         // A worker says it leaves on results and on dispatch; the second changes nothing.
         let hadLeft = record.hasLeft && !record.isAlive
         let held = takeBackFirings(heldBy: worker, at: now, directives: &directives)
-        workers[worker]?.hasLeft = true
+        dispatch.workers[worker]?.hasLeft = true
         guard !hadLeft || !held.isEmpty else { return }
         note(.workerLeft(
             worker, host: record.host, pid: record.pid, handedBack: held.count,
@@ -24,14 +24,14 @@ extension CoordinatorState {
     /// in line, in due order (`requeue`: a `leaseExpired` entry each).
     /// - Returns: the firings taken back, in due order.
     mutating func takeBackFirings(heldBy worker: WorkerID, at now: Date, directives: inout [CoordinatorDirective]) -> [FiringID] {
-        workers[worker]?.isAlive = false
-        workers[worker]?.isReachable = false
-        workers[worker]?.outstanding = 0
-        let held = inFlight.filter { $0.value.worker == worker }.sorted {
+        dispatch.workers[worker]?.isAlive = false
+        dispatch.workers[worker]?.isReachable = false
+        dispatch.workers[worker]?.outstanding = 0
+        let held = dispatch.inFlight.filter { $0.value.worker == worker }.sorted {
             ($0.value.firing.dueAt, $0.key) < ($1.value.firing.dueAt, $1.key)
         }
         for (firingId, _) in held {
-            inFlight[firingId] = nil
+            dispatch.inFlight[firingId] = nil
             requeue(firingId, at: now, directives: &directives)
         }
         return held.map(\.key)

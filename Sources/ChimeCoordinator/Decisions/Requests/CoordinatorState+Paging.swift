@@ -121,8 +121,8 @@ extension CoordinatorState {
         if let shard = configuration.eventShard {
             for index in selected.indices { selected[index].shard = shard }
         }
-        let oldestInFlight = inFlight.values.map(\.seq).min()
-        let settled = (oldestInFlight ?? nextEventSeq) - 1
+        let oldestInFlight = dispatch.inFlight.values.map(\.seq).min()
+        let settled = (oldestInFlight ?? dispatch.nextEventSeq) - 1
         let through = truncated ? min(settled, selected.last?.seq ?? settled) : settled
         // Hand-overs are about slots, not one recipient; a page holds those within its seqs.
         let handOvers = recipient == nil ? durable.moves.handOvers.filter { $0.seq > after && $0.seq <= through } : []

@@ -255,7 +255,7 @@ struct ModelRun {
     func crashedCopy() -> ModelRun {
         var copy = self
         copy.live = rebuilt(through: journal.count)
-        copy.live.finishRecovery(at: live.recoveredAt ?? Self.t0)
+        copy.live.finishRecovery(at: live.clocks.recoveredAt ?? Self.t0)
         return copy
     }
 

@@ -120,7 +120,7 @@ import Testing
         // Nothing of a finished job is left waiting after either recovery.
         replayed.finishRecovery(at: Self.t0)
         reloaded.finishRecovery(at: Self.t0)
-        #expect(replayed.waitingJobs.isEmpty && reloaded.waitingJobs.isEmpty)
+        #expect(replayed.jobLine.waiting.isEmpty && reloaded.jobLine.waiting.isEmpty)
     }
 
     /// Before: `jobs` was never pruned and grew with every `act`.

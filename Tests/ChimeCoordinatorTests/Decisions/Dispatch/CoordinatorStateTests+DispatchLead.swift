@@ -40,7 +40,7 @@ extension CoordinatorStateTests {
         #expect(fired.count == 1)
         #expect(fired.first?.0 == Self.leadDue)
         #expect(fired.first?.1 == Self.leadDue.addingTimeInterval(-0.2))
-        guard let id = handed.first?.firingId, let flight = state.inFlight[id] else {
+        guard let id = handed.first?.firingId, let flight = state.dispatch.inFlight[id] else {
             Issue.record("not in flight")
             return
         }
@@ -122,7 +122,7 @@ extension CoordinatorStateTests {
         standby.finishRecovery(at: Self.leadDue.addingTimeInterval(-0.15))
         let again = firings(standby.onTick(now: Self.leadDue.addingTimeInterval(-0.15)))
         #expect(again.map(\.firingId) == firings(directives).map(\.firingId))
-        guard let id = again.first?.firingId, let flight = standby.inFlight[id] else { return }
+        guard let id = again.first?.firingId, let flight = standby.dispatch.inFlight[id] else { return }
         #expect(abs(flight.leaseExpiresAt - (Self.leadDue.timeIntervalSinceReferenceDate + 10)) < 1e-6)
         // And a cancel there still revokes it.
         let (_, cancel) = request(&standby, .cancel(ReminderFilter(ids: ["r"])), at: Self.leadDue.addingTimeInterval(-0.1))

@@ -13,20 +13,20 @@ extension CoordinatorState {
         var byWorker: [WorkerID: [FiringID]] = [:]
         var leftWaiting = false
         for id in firingIds {
-            if let flight = inFlight.removeValue(forKey: id) {
-                workers[flight.worker]?.outstanding -= 1
+            if let flight = dispatch.inFlight.removeValue(forKey: id) {
+                dispatch.workers[flight.worker]?.outstanding -= 1
                 byWorker[flight.worker, default: []].append(id)
             } else {
                 leftWaiting = true
             }
-            leaseFailures.forget(id)
+            dispatch.leaseFailures.forget(id)
         }
-        revokedCount += firingIds.count
+        counters.revoked += firingIds.count
         if leftWaiting {
             var kept = RingQueue<SharedFiring>()
-            kept.reserveCapacity(waiting.count)
-            for shared in waiting where unsettled[shared.firing.firingId] === shared { kept.append(shared) }
-            waiting = kept
+            kept.reserveCapacity(dispatch.waiting.count)
+            for shared in dispatch.waiting where unsettled[shared.firing.firingId] === shared { kept.append(shared) }
+            dispatch.waiting = kept
         }
         for (worker, ids) in byWorker.sorted(by: { $0.key < $1.key }) {
             directives.append(.dispatch(

@@ -131,18 +131,18 @@ extension CoordinatorState {
         let backlog = backlog(at: now)
         metrics.dueBacklog = backlog.due
         metrics.oldestUndeliveredAgeSeconds = backlog.oldestAgeSeconds
-        metrics.waiting = waiting.count
-        metrics.inFlight = inFlight.count
-        metrics.dispatched = dispatchedCount
-        metrics.redelivered = redeliveredCount
-        metrics.acknowledged = acknowledgedCount
-        metrics.deadLettered = deadLetteredCount
-        metrics.suppressed = suppressedCount
+        metrics.waiting = dispatch.waiting.count
+        metrics.inFlight = dispatch.inFlight.count
+        metrics.dispatched = counters.dispatched
+        metrics.redelivered = counters.redelivered
+        metrics.acknowledged = counters.acknowledged
+        metrics.deadLettered = counters.deadLettered
+        metrics.suppressed = counters.suppressed
         metrics.deadLetters = deadLetters.count
-        metrics.fireLateness = fireLatenessSeconds
-        metrics.workersAlive = workers.values.filter { isAlive($0) }.count
-        metrics.quarantines = leaseFailures.quarantineCount
-        metrics.workersQuarantined = leaseFailures.quarantinedCount(at: elapsed)
+        metrics.fireLateness = counters.fireLatenessSeconds
+        metrics.workersAlive = dispatch.workers.values.filter { isAlive($0) }.count
+        metrics.quarantines = dispatch.leaseFailures.quarantineCount
+        metrics.workersQuarantined = dispatch.leaseFailures.quarantinedCount(at: clocks.elapsed)
         metrics.epoch = identity.epoch
         metrics.slotMoves = (durable.moves.outgoing.count, durable.moves.incoming.count)
         metrics.slotMovesEnded = ["released", "completed", "resumed", "dropped"].map { name in
@@ -162,7 +162,7 @@ extension CoordinatorState {
             oldest = shared.firing.dueAt
         }
         let age = oldest.map { now.timeIntervalSince($0) } ?? 0
-        let waitingDue = waiting.reduce(0) { $0 + ($1.firing.dueAt <= now ? 1 : 0) }
+        let waitingDue = dispatch.waiting.reduce(0) { $0 + ($1.firing.dueAt <= now ? 1 : 0) }
         return (waitingDue + dueInSchedule, max(0, age))
     }
 }

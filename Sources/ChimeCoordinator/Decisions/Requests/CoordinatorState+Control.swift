@@ -44,14 +44,14 @@ extension CoordinatorState {
             outcome = .workers(workerReports(at: now))
         case .stats:
             var stats = StatsReport(
-                dispatched: dispatchedCount, redelivered: redeliveredCount, acknowledged: acknowledgedCount,
-                dispatchLateness: dispatchLateness.summary(), fireLateness: fireLateness.summary())
-            stats.suppressed = suppressedCount
-            stats.deadLettered = deadLetteredCount
+                dispatched: counters.dispatched, redelivered: counters.redelivered, acknowledged: counters.acknowledged,
+                dispatchLateness: counters.dispatchLateness.summary(), fireLateness: counters.fireLateness.summary())
+            stats.suppressed = counters.suppressed
+            stats.deadLettered = counters.deadLettered
             let backlog = backlog(at: now)
             stats.dueBacklog = backlog.due
             stats.oldestUndeliveredAgeSeconds = backlog.oldestAgeSeconds
-            if let rates = throughput.rates(elapsed: elapsed, dispatched: dispatchedCount, acknowledged: acknowledgedCount) {
+            if let rates = counters.throughput.rates(elapsed: clocks.elapsed, dispatched: counters.dispatched, acknowledged: counters.acknowledged) {
                 stats.dispatchedPerSecond = rates.dispatchedPerSecond
                 stats.acknowledgedPerSecond = rates.acknowledgedPerSecond
                 stats.rateWindowSeconds = rates.windowSeconds
@@ -214,7 +214,7 @@ extension CoordinatorState {
         for index in reminders.indices {
             var reminder = reminders[index]
             if reminder.id.rawValue.isEmpty {
-                generatedIDs += 1
+                counters.generatedIDs += 1
                 reminder.id = generatedReminderID(at: now)
             }
             var recurrence: Recurrence
@@ -305,7 +305,7 @@ extension CoordinatorState {
         guard let firingId = durable.resolve(named), deadLetters[firingId] != nil else {
             return .failed(WireError(.notFound, "no dead-lettered firing \(named)", field: "firingId"))
         }
-        if let made = record(.retried(firingId, at: now), into: &directives).made { waiting.append(made) }
+        if let made = record(.retried(firingId, at: now), into: &directives).made { dispatch.waiting.append(made) }
         return .retried(RetryResult(firingId: firingId))
     }
 
@@ -322,8 +322,8 @@ extension CoordinatorState {
         let counts = Dictionary(uniqueKeysWithValues: reportedStateCounts(at: now).map { ($0.key.rawValue, $0.value) })
         var report = StatusReport(
             version: identity.version, pid: identity.pid, startedAt: identity.startedAt,
-            uptimeSeconds: now.timeIntervalSince(identity.startedAt), reminders: counts, inFlight: inFlight.count,
-            workersAlive: workers.values.filter { isAlive($0) }.count,
+            uptimeSeconds: now.timeIntervalSince(identity.startedAt), reminders: counts, inFlight: dispatch.inFlight.count,
+            workersAlive: dispatch.workers.values.filter { isAlive($0) }.count,
             nextFireAt: reportedNextFireAt(at: now))
         report.shard = configuration.shardID
         report.mapEpoch = configuration.shardMap?.mapEpoch
@@ -331,11 +331,11 @@ extension CoordinatorState {
     }
 
     func workerReports(at now: Date) -> WorkersResult {
-        WorkersResult(workers: workers.map { id, record in
+        WorkersResult(workers: dispatch.workers.map { id, record in
             WorkerReport(
                 id: id, host: record.host, pid: record.pid, alive: isAlive(record),
                 lastSeenAt: record.lastSeenAt, acknowledged: record.acknowledged, delivered: record.delivered,
-                capacity: record.capacity, leases: record.outstanding, quarantined: leaseFailures.isQuarantined(id, at: elapsed))
+                capacity: record.capacity, leases: record.outstanding, quarantined: dispatch.leaseFailures.isQuarantined(id, at: clocks.elapsed))
         }.sorted { $0.id < $1.id })
     }
 }

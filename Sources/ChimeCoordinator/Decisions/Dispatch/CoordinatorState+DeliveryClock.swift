@@ -10,8 +10,8 @@ extension CoordinatorState {
     /// wall clock, its end `now`; so lateness, the
     /// delivered list, nags and the events' `firedAt` never follow a worker's clock outside
     /// what the coordinator itself saw.
-    func deliveryInstant(claimed: Date, of flight: InFlight, at now: Date) -> Date {
-        let dispatchedAt = min(wallClock(at: flight.dispatchedAt), now)
+    func deliveryInstant(claimed: Date, of flight: DispatchLine.InFlight, at now: Date) -> Date {
+        let dispatchedAt = min(clocks.wallClock(at: flight.dispatchedAt), now)
         return min(max(claimed, dispatchedAt), now)
     }
 }

@@ -12,12 +12,12 @@ extension CoordinatorState {
     /// - Returns: whether the record was taken.
     @discardableResult
     public mutating func adoptMapRecord(_ record: SlotMapRecord) -> Bool {
-        guard record.version >= (mapRecord?.version ?? 0), record.map.shard(id: configuration.shardID) != nil else { return false }
-        mapRecord = record
-        if !durable.moves.isIdle { isMoveFollowDue = true }
+        guard record.version >= (shardView.mapRecord?.version ?? 0), record.map.shard(id: configuration.shardID) != nil else { return false }
+        shardView.mapRecord = record
+        if !durable.moves.isIdle { shardView.isMoveFollowDue = true }
         if configuration.shardMap != record.map {
             configuration.shardMap = record.map
-            ownership = ShardOwnership(map: record.map, shardID: configuration.shardID)
+            shardView.ownership = ShardOwnership(map: record.map, shardID: configuration.shardID)
         }
         return true
     }
@@ -26,8 +26,8 @@ extension CoordinatorState {
     /// `committed` (and serves the slots) or `dropped`, a source `resumed`, as soon as its
     /// read of the register shows the outcome.
     mutating func followMapRecord(at now: Date, directives: inout [CoordinatorDirective]) {
-        isMoveFollowDue = false
-        guard let record = mapRecord else { return }
+        shardView.isMoveFollowDue = false
+        guard let record = shardView.mapRecord else { return }
         for outgoing in durable.moves.outgoing.values.sorted(by: { $0.move.id < $1.move.id }) {
             if let entry = SlotMoveSource.follow(outgoing, record: record, at: now) { self.record(.slotMove(entry), into: &directives) }
         }

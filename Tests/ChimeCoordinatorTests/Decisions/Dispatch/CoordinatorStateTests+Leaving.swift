@@ -61,13 +61,13 @@ extension CoordinatorStateTests {
 
         let late = WorkerMessage(worker: "w1", host: "h", pid: 1, capacity: 8, delivered: 0, acks: [])
         _ = state.onWorkerMessage(late, at: now)
-        #expect(state.workers["w1"]?.isAlive == false)
+        #expect(state.dispatch.workers["w1"]?.isAlive == false)
         _ = state.onWorkerMessage(leaving, viaDispatch: true, at: now)
-        #expect(state.workers["w1"]?.isAlive == false)
+        #expect(state.dispatch.workers["w1"]?.isAlive == false)
         #expect(state.takeNotices().isEmpty)
 
         _ = state.onWorkerMessage(late, viaDispatch: true, at: now.addingTimeInterval(5))
-        #expect(state.workers["w1"]?.isAlive == true)
+        #expect(state.dispatch.workers["w1"]?.isAlive == true)
         #expect(state.takeNotices() == [.workerJoined("w1", host: "h", pid: 1, capacity: 8, isReturning: true)])
     }
 }

@@ -24,9 +24,9 @@ extension CoordinatorState {
     ///     liveness; `nil` measures them on `now`.
     public mutating func onTick(now: Date, monotonic: Double? = nil) -> [CoordinatorDirective] {
         observeClocks(now, monotonic: monotonic)
-        throughput.sampleIfDue(elapsed: elapsed, dispatched: dispatchedCount, acknowledged: acknowledgedCount)
+        counters.throughput.sampleIfDue(elapsed: clocks.elapsed, dispatched: counters.dispatched, acknowledged: counters.acknowledged)
         var directives: [CoordinatorDirective] = []
-        if isMoveFollowDue { followMapRecord(at: now, directives: &directives) }
+        if shardView.isMoveFollowDue { followMapRecord(at: now, directives: &directives) }
         fireDue(at: now, budget: max(0, freeCredit().saturatingAdding(configuration.maxBatchSize) - waitingCount),
                 directives: &directives)
         releaseDueNags(at: now, directives: &directives)
@@ -34,14 +34,14 @@ extension CoordinatorState {
         // Stale entries (acknowledged, requeued or leased again) leave from the front at once,
         // not at their expiry: in a burst the FIFO otherwise held every firing of the last lease
         // period (100,000 entries at W1 100k) rather than about the in-flight window.
-        while let lease = leases.first {
+        while let lease = dispatch.leases.first {
             let firingId = lease.firingId
-            let isCurrent = inFlight[firingId]?.leaseExpiresAt == lease.expiresAt
-            if isCurrent && lease.expiresAt > elapsed { break }
-            _ = leases.popFirst()
-            guard isCurrent, let flight = inFlight.removeValue(forKey: firingId) else { continue }
-            workers[flight.worker]?.outstanding -= 1
-            if let seconds = leaseFailures.noteExpired(firingId, heldBy: flight.worker, at: elapsed) {
+            let isCurrent = dispatch.inFlight[firingId]?.leaseExpiresAt == lease.expiresAt
+            if isCurrent && lease.expiresAt > clocks.elapsed { break }
+            _ = dispatch.leases.popFirst()
+            guard isCurrent, let flight = dispatch.inFlight.removeValue(forKey: firingId) else { continue }
+            dispatch.workers[flight.worker]?.outstanding -= 1
+            if let seconds = dispatch.leaseFailures.noteExpired(firingId, heldBy: flight.worker, at: clocks.elapsed) {
                 note(.workerQuarantined(flight.worker, seconds: seconds))
             }
             requeue(firingId, at: now, directives: &directives)
@@ -51,7 +51,7 @@ extension CoordinatorState {
         continueBulkCancel(at: now, directives: &directives)
         // Firings still waiting means no worker has credit left; credit comes back with a
         // worker message, which wakes the loop.
-        isScheduleBacklogged = waitingCount > 0
+        dispatch.isScheduleBacklogged = waitingCount > 0
             && (schedule.nextDeadline.map { $0 <= now.addingTimeInterval(configuration.dispatchLead) } ?? false)
         return directives
     }
@@ -95,7 +95,7 @@ extension CoordinatorState {
         directives: inout [CoordinatorDirective]
     ) {
         let trigger = reminder.trigger
-        let isMisfire = recoveredAt.map { trigger.fireInstant(eventInstant: oldest.instant) < $0 } ?? false
+        let isMisfire = clocks.recoveredAt.map { trigger.fireInstant(eventInstant: oldest.instant) < $0 } ?? false
         let policy = trigger.misfire ?? .fireOnce
         // A one-shot has no next occurrence; only repeating reminders need their sequence.
         let sequence = trigger.isRepeating ? recurrence(of: reminder) : nil
@@ -124,7 +124,7 @@ extension CoordinatorState {
             // unsettled for this very occurrence is already in line.
             let entry = JournalEntry.fired(id, dueAt: fireAt, next: next, late: isMisfire, missed: missed, at: now)
             if let made = record(entry, into: &directives, hints: ApplyHints(reminder: reminder)).made {
-                waiting.append(made)
+                dispatch.waiting.append(made)
             }
         }
     }
@@ -146,30 +146,30 @@ extension CoordinatorState {
     mutating func requeue(_ firingId: FiringID, at now: Date, directives: inout [CoordinatorDirective]) {
         guard let firing = unsettled[firingId]?.firing else { return }
         if firing.attempt >= configuration.maxAttempts {
-            leaseFailures.forget(firingId)
+            dispatch.leaseFailures.forget(firingId)
             record(.deadLettered(firingId, at: now), into: &directives)
-            deadLetteredCount += 1
+            counters.deadLettered += 1
             return
         }
         record(.leaseExpired(firingId, at: now), into: &directives)
-        redeliveredCount += 1
-        if let shared = unsettled[firingId] { waiting.append(shared) }
+        counters.redelivered += 1
+        if let shared = unsettled[firingId] { dispatch.waiting.append(shared) }
     }
 
     mutating func dropSilentWorkers(at now: Date, directives: inout [CoordinatorDirective]) {
         // Lost workers stay listed for a while; then their records go, so ids that come and
         // go (or forged heartbeats) do not accumulate.
-        let forgetBefore = elapsed - (livenessWindow + configuration.deadWorkerRetention)
-        for (id, worker) in workers where !worker.isAlive && worker.lastSeenElapsed < forgetBefore
-            && !inFlight.values.contains(where: { $0.worker == id })
+        let forgetBefore = clocks.elapsed - (livenessWindow + configuration.deadWorkerRetention)
+        for (id, worker) in dispatch.workers where !worker.isAlive && worker.lastSeenElapsed < forgetBefore
+            && !dispatch.inFlight.values.contains(where: { $0.worker == id })
         {
-            workers[id] = nil
-            leaseFailures.forget(worker: id)
+            dispatch.workers[id] = nil
+            dispatch.leaseFailures.forget(worker: id)
         }
-        for (id, worker) in workers where worker.isAlive && !isAlive(worker) {
+        for (id, worker) in dispatch.workers where worker.isAlive && !isAlive(worker) {
             let held = takeBackFirings(heldBy: id, at: now, directives: &directives)
             note(.workerLost(
-                id, host: worker.host, pid: worker.pid, silentSeconds: elapsed - worker.lastSeenElapsed, leases: held.count,
+                id, host: worker.host, pid: worker.pid, silentSeconds: clocks.elapsed - worker.lastSeenElapsed, leases: held.count,
                 firings: Array(held.prefix(CoordinatorNotice.maximumListedFirings))))
         }
     }
@@ -179,51 +179,51 @@ extension CoordinatorState {
     /// Each delivery attempt gets the next event `seq`; seqs are reserved in the journal
     /// ahead of use (`.seqReserved`), half a block early, so a recovery never reuses one.
     mutating func assignWaiting(at now: Date, directives: inout [CoordinatorDirective]) {
-        while let front = waiting.first {
+        while let front = dispatch.waiting.first {
             // A redelivery goes to another live worker than the one that let its lease run out,
             // when there is one (it may have to wait for that worker's credit).
-            let avoided = leaseFailures.workerToAvoid(for: front.firing.firingId).flatMap { isDispatchable($0) ? $0 : nil }
+            let avoided = dispatch.leaseFailures.workerToAvoid(for: front.firing.firingId).flatMap { isDispatchable($0) ? $0 : nil }
             let hasOther = avoided.map { hasDispatchableWorker(other: $0) } ?? false
             guard let (workerID, free) = workerWithMostCredit(excluding: hasOther ? avoided : nil) else { break }
             let count = min(free, configuration.maxBatchSize)
             var firings: [Firing] = []
-            firings.reserveCapacity(min(count, waiting.count))
-            while firings.count < count, let next = waiting.first {
+            firings.reserveCapacity(min(count, dispatch.waiting.count))
+            while firings.count < count, let next = dispatch.waiting.first {
                 // The batch ends before a redelivery that should go elsewhere: it leads the next one.
-                if !firings.isEmpty, let avoid = leaseFailures.workerToAvoid(for: next.firing.firingId), avoid == workerID,
+                if !firings.isEmpty, let avoid = dispatch.leaseFailures.workerToAvoid(for: next.firing.firingId), avoid == workerID,
                     hasDispatchableWorker(other: workerID)
                 {
                     break
                 }
-                guard let shared = waiting.popFirst() else { break }
+                guard let shared = dispatch.waiting.popFirst() else { break }
                 // Every firing in line is unsettled, current and not in flight: it joins the
                 // line when made, requeued (a new box) or handed back, and leaves it only here.
                 let firingId = shared.firing.firingId
-                leaseFailures.forget(firingId)
-                assert(unsettled[firingId] === shared && inFlight[firingId] == nil, "a stale firing in the waiting line")
+                dispatch.leaseFailures.forget(firingId)
+                assert(unsettled[firingId] === shared && dispatch.inFlight[firingId] == nil, "a stale firing in the waiting line")
                 var firing = shared.firing
                 // Saturating: the reserved bound comes from the store's bytes.
-                if nextEventSeq.saturatingAdding(configuration.eventSeqReservation / 2) > eventSeqReserved {
-                    record(.seqReserved(through: nextEventSeq.saturatingAdding(configuration.eventSeqReservation)), into: &directives)
+                if dispatch.nextEventSeq.saturatingAdding(configuration.eventSeqReservation / 2) > eventSeqReserved {
+                    record(.seqReserved(through: dispatch.nextEventSeq.saturatingAdding(configuration.eventSeqReservation)), into: &directives)
                 }
-                firing.seq = nextEventSeq
-                nextEventSeq.saturatingIncrement()
+                firing.seq = dispatch.nextEventSeq
+                dispatch.nextEventSeq.saturatingIncrement()
                 // A firing handed over ahead of its due instant has its lease from that instant.
-                let expiry = elapsed + max(0, firing.dueAt.timeIntervalSince(now)) + configuration.leaseDuration
-                inFlight[firingId] = InFlight(
-                    shared: shared, seq: nextEventSeq - 1, worker: workerID, leaseExpiresAt: expiry, dispatchedAt: elapsed)
-                leases.append((firingId, expiry))
+                let expiry = clocks.elapsed + max(0, firing.dueAt.timeIntervalSince(now)) + configuration.leaseDuration
+                dispatch.inFlight[firingId] = DispatchLine.InFlight(
+                    shared: shared, seq: dispatch.nextEventSeq - 1, worker: workerID, leaseExpiresAt: expiry, dispatchedAt: clocks.elapsed)
+                dispatch.leases.append((firingId, expiry))
                 if firing.attempt == 1 {
                     // Ahead of time counts as on time.
-                    dispatchLateness.record(milliseconds: max(0, now.timeIntervalSince(firing.dueAt)) * 1000)
+                    counters.dispatchLateness.record(milliseconds: max(0, now.timeIntervalSince(firing.dueAt)) * 1000)
                 }
                 firings.append(firing)
             }
             guard !firings.isEmpty else { continue }
-            assignmentCounter += 1
-            workers[workerID]?.outstanding += firings.count
-            workers[workerID]?.lastAssignment = assignmentCounter
-            dispatchedCount += firings.count
+            dispatch.assignmentCounter += 1
+            dispatch.workers[workerID]?.outstanding += firings.count
+            dispatch.workers[workerID]?.lastAssignment = dispatch.assignmentCounter
+            counters.dispatched += firings.count
             directives.append(.dispatch(
                 DispatchBatch(
                     epoch: identity.epoch, leaseMilliseconds: Int(configuration.leaseDuration * 1000),
@@ -237,8 +237,8 @@ extension CoordinatorState {
     func freeCredit() -> Int {
         var free = 0
         let quarantineApplies = hasHealthyWorker()
-        for (id, worker) in workers where worker.isReachable && isAlive(worker)
-            && !(quarantineApplies && leaseFailures.isQuarantined(id, at: elapsed))
+        for (id, worker) in dispatch.workers where worker.isReachable && isAlive(worker)
+            && !(quarantineApplies && dispatch.leaseFailures.isQuarantined(id, at: clocks.elapsed))
         {
             // Saturating: capacities are bounded on receipt, but a sum must never trap.
             free = free.saturatingAdding(max(0, worker.capacity - worker.outstanding))
@@ -249,25 +249,25 @@ extension CoordinatorState {
     /// Whether a live, reachable worker is not quarantined: quarantine sets a failing worker
     /// aside in favour of such a one, and means nothing when every worker is failing.
     func hasHealthyWorker() -> Bool {
-        workers.contains { $0.value.isReachable && isAlive($0.value) && !leaseFailures.isQuarantined($0.key, at: elapsed) }
+        dispatch.workers.contains { $0.value.isReachable && isAlive($0.value) && !dispatch.leaseFailures.isQuarantined($0.key, at: clocks.elapsed) }
     }
 
     /// Whether `worker` may get firings now: live, reachable, not quarantined.
     func isDispatchable(_ worker: WorkerID) -> Bool {
-        guard let record = workers[worker] else { return false }
-        return record.isReachable && isAlive(record) && !leaseFailures.isQuarantined(worker, at: elapsed)
+        guard let record = dispatch.workers[worker] else { return false }
+        return record.isReachable && isAlive(record) && !dispatch.leaseFailures.isQuarantined(worker, at: clocks.elapsed)
     }
 
     /// Whether a worker other than `worker` may get firings now (credit or not).
     func hasDispatchableWorker(other worker: WorkerID) -> Bool {
-        workers.keys.contains { $0 != worker && isDispatchable($0) }
+        dispatch.workers.keys.contains { $0 != worker && isDispatchable($0) }
     }
 
     func workerWithMostCredit(excluding excluded: WorkerID? = nil) -> (WorkerID, Int)? {
         var best: (id: WorkerID, free: Int, last: Int)?
         let quarantineApplies = hasHealthyWorker()
-        for (id, worker) in workers where id != excluded && worker.isReachable && isAlive(worker)
-            && !(quarantineApplies && leaseFailures.isQuarantined(id, at: elapsed))
+        for (id, worker) in dispatch.workers where id != excluded && worker.isReachable && isAlive(worker)
+            && !(quarantineApplies && dispatch.leaseFailures.isQuarantined(id, at: clocks.elapsed))
         {
             let free = worker.capacity - worker.outstanding
             guard free > 0 else { continue }
@@ -286,19 +286,16 @@ extension CoordinatorState {
     /// - Parameters: `now` and `monotonic` as for `onTick(now:monotonic:)`.
     public mutating func onDispatchFailed(_ batch: DispatchBatch, to worker: WorkerID, at now: Date, monotonic: Double? = nil) {
         observeClocks(now, monotonic: monotonic)
-        workers[worker]?.isReachable = false
+        dispatch.workers[worker]?.isReachable = false
         // The same attempt goes out again: nothing durable changed.
-        for job in batch.jobs ?? [] where jobs[job.jobId]?.outcome == nil {
-            jobLeases.remove(job.jobId)
-            waitingJobs.insert(job.jobId, at: 0)
-        }
+        for job in batch.jobs ?? [] where jobs[job.jobId]?.outcome == nil { jobLine.handBack(job.jobId) }
         var returned: [SharedFiring] = []
-        for firing in batch.firings where inFlight[firing.firingId]?.worker == worker {
-            if let flight = inFlight.removeValue(forKey: firing.firingId) { returned.append(flight.shared) }
+        for firing in batch.firings where dispatch.inFlight[firing.firingId]?.worker == worker {
+            if let flight = dispatch.inFlight.removeValue(forKey: firing.firingId) { returned.append(flight.shared) }
         }
-        workers[worker]?.outstanding -= returned.count
-        dispatchedCount -= returned.count
-        waiting.pushFront(contentsOf: returned)
+        dispatch.workers[worker]?.outstanding -= returned.count
+        counters.dispatched -= returned.count
+        dispatch.waiting.pushFront(contentsOf: returned)
     }
 
     /// Records a worker's heartbeat (capacity, counters) and its acknowledgements.
@@ -313,24 +310,24 @@ extension CoordinatorState {
         _ message: WorkerMessage, viaDispatch: Bool = false, at now: Date, monotonic: Double? = nil
     ) -> [CoordinatorDirective] {
         observeClocks(now, monotonic: monotonic)
-        guard workers[message.worker] != nil || makeRoomForWorker() else {
-            refusedWorkerMessages += 1
+        guard dispatch.workers[message.worker] != nil || makeRoomForWorker() else {
+            counters.refusedWorkerMessages += 1
             return []
         }
-        var record = workers[message.worker]
+        var record = dispatch.workers[message.worker]
             ?? WorkerRecord(
-                host: message.host, pid: message.pid, lastSeenAt: now, lastSeenElapsed: elapsed, capacity: message.capacity)
-        let isNew = workers[message.worker] == nil
+                host: message.host, pid: message.pid, lastSeenAt: now, lastSeenElapsed: clocks.elapsed, capacity: message.capacity)
+        let isNew = dispatch.workers[message.worker] == nil
         // Results a leaving worker sent before its `leaving` (read later: another socket), and
         // its `leaving` said again on dispatch, settle what they acknowledge but do not bring
         // it back.
         let staysGone = record.hasLeft && record.pid == message.pid && (!viaDispatch || message.leaving == true)
         if staysGone {
             record.lastSeenAt = now
-            record.lastSeenElapsed = elapsed
+            record.lastSeenElapsed = clocks.elapsed
         } else if record.pid != message.pid || !record.isAlive {
             // A restarted or returning worker: whatever it held before was requeued.
-            record.outstanding = inFlight.values.filter { $0.worker == message.worker }.count
+            record.outstanding = dispatch.inFlight.values.filter { $0.worker == message.worker }.count
         }
         if !staysGone && (isNew || record.pid != message.pid || !record.isAlive) {
             note(.workerJoined(
@@ -341,31 +338,31 @@ extension CoordinatorState {
             record.host = message.host
             record.pid = message.pid
             record.lastSeenAt = now
-            record.lastSeenElapsed = elapsed
+            record.lastSeenElapsed = clocks.elapsed
             record.isAlive = true
             record.hasLeft = false
             record.capacity = min(max(0, message.capacity), WorkerMessage.maximumCapacity)
         }
         record.delivered = message.delivered
         if viaDispatch { record.isReachable = true }
-        workers[message.worker] = record
+        dispatch.workers[message.worker] = record
         var directives: [CoordinatorDirective] = []
         var acknowledged = 0
         // Credit returned per worker; almost always all of it to the sender.
         var returnedToSender = 0
         for ack in message.acks where ack.epoch == identity.epoch {
-            guard let flight = inFlight.removeValue(forKey: ack.firingId) else { continue }
+            guard let flight = dispatch.inFlight.removeValue(forKey: ack.firingId) else { continue }
             if flight.worker == message.worker {
                 returnedToSender += 1
             } else {
-                workers[flight.worker]?.outstanding -= 1
+                dispatch.workers[flight.worker]?.outstanding -= 1
             }
             acknowledged += 1
-            acknowledgedCount += 1
+            counters.acknowledged += 1
             let firedAt = deliveryInstant(claimed: ack.firedAt, of: flight, at: now)
             let lateness = firedAt.timeIntervalSince(flight.firing.dueAt)
-            fireLateness.record(milliseconds: lateness * 1000)
-            fireLatenessSeconds.observe(lateness)
+            counters.fireLateness.record(milliseconds: lateness * 1000)
+            counters.fireLatenessSeconds.observe(lateness)
             let entry = JournalEntry.acknowledged(
                 ack.firingId, seq: flight.seq, worker: message.worker, firedAt: firedAt)
             if let update = self.record(entry, into: &directives).numberedBadge {
@@ -373,9 +370,9 @@ extension CoordinatorState {
             }
         }
         if acknowledged > 0 {
-            leaseFailures.noteAcknowledged(by: message.worker)
-            workers[message.worker]?.outstanding -= returnedToSender
-            workers[message.worker]?.acknowledged += acknowledged
+            dispatch.leaseFailures.noteAcknowledged(by: message.worker)
+            dispatch.workers[message.worker]?.outstanding -= returnedToSender
+            dispatch.workers[message.worker]?.acknowledged += acknowledged
         }
         for outcome in message.outcomes ?? [] {
             finish(outcome, at: now, directives: &directives)
@@ -387,12 +384,12 @@ extension CoordinatorState {
     /// Whether a record for one more worker fits under `maxWorkers`, forgetting the lost
     /// worker seen longest ago (and holding no firing) when that makes room.
     mutating func makeRoomForWorker() -> Bool {
-        guard workers.count >= configuration.maxWorkers else { return true }
-        let holders = Set(inFlight.values.map(\.worker))
-        let oldestLost = workers.filter { !isAlive($0.value) && !holders.contains($0.key) }
+        guard dispatch.workers.count >= configuration.maxWorkers else { return true }
+        let holders = Set(dispatch.inFlight.values.map(\.worker))
+        let oldestLost = dispatch.workers.filter { !isAlive($0.value) && !holders.contains($0.key) }
             .min { ($0.value.lastSeenElapsed, $0.key) < ($1.value.lastSeenElapsed, $1.key) }
         guard let oldestLost else { return false }
-        workers[oldestLost.key] = nil
+        dispatch.workers[oldestLost.key] = nil
         return true
     }
 
@@ -444,7 +441,7 @@ extension CoordinatorState {
 extension CoordinatorState {
     /// Whether `worker` is known and within its liveness window.
     func isAlive(_ worker: WorkerID) -> Bool {
-        workers[worker]?.isAlive ?? false
+        dispatch.workers[worker]?.isAlive ?? false
     }
 }
 
@@ -453,7 +450,7 @@ extension CoordinatorState {
     /// whose fold takes it off the nag timer.
     mutating func releaseDueNags(at now: Date, directives: inout [CoordinatorDirective]) {
         while let (id, deadline) = nags.first, deadline <= now {
-            if let made = record(.nagFired(id, at: now), into: &directives).made { waiting.append(made) }
+            if let made = record(.nagFired(id, at: now), into: &directives).made { dispatch.waiting.append(made) }
         }
     }
 }

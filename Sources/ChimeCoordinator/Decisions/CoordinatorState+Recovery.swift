@@ -14,13 +14,13 @@ extension CoordinatorState {
     /// firing held for a slot move's source (``SlotMoveLedger/mayDispatch(_:)``) waits for
     /// the source's settlement instead.
     public mutating func finishRecovery(at now: Date) {
-        recoveredAt = now
-        nextEventSeq = max(nextEventSeq, eventSeqReserved.saturatingAdding(1))
+        clocks.recoveredAt = now
+        dispatch.nextEventSeq = max(dispatch.nextEventSeq, eventSeqReserved.saturatingAdding(1))
         // A firing a move's source dispatched before the cut settles there, not here.
         let moves = durable.moves
-        let line = unsettled.values.filter { inFlight[$0.firing.firingId] == nil && moves.mayDispatch($0.firing.firingId) }
+        let line = unsettled.values.filter { dispatch.inFlight[$0.firing.firingId] == nil && moves.mayDispatch($0.firing.firingId) }
             .sorted { ($0.firing.dueAt, $0.firing.firingId) < ($1.firing.dueAt, $1.firing.firingId) }
-        waiting.append(contentsOf: line)
+        dispatch.waiting.append(contentsOf: line)
     }
 
     /// The durable state as a snapshot payload taken at `now` (``DurableState``'s encoding).

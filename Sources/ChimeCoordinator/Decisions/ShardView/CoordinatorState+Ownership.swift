@@ -19,10 +19,10 @@ extension CoordinatorState {
     /// (on the source) or until the commit is recorded (on the target).
     func ownershipRefusal(_ request: ControlRequest, at now: Date = Date.distantPast) -> WireError? {
         let isMoving = !durable.moves.isIdle
-        guard !ownership.ownsEverySlot || isMoving else { return nil }
+        guard !shardView.ownership.ownsEverySlot || isMoving else { return nil }
         func refusal(of recipient: RecipientID, field: String) -> WireError? {
-            guard isMoving, let map = configuration.shardMap else { return ownership.refusal(of: recipient, field: field) }
-            return durable.moves.writeGate(for: recipient, shard: configuration.shardID, map: map, at: now, pausedUntil: movePauses)
+            guard isMoving, let map = configuration.shardMap else { return shardView.ownership.refusal(of: recipient, field: field) }
+            return durable.moves.writeGate(for: recipient, shard: configuration.shardID, map: map, at: now, pausedUntil: shardView.movePauses)
                 .refusal(of: recipient, map: map, field: field)
         }
         func check(_ recipient: RecipientID?, field: String) -> WireError? {
@@ -62,7 +62,7 @@ extension CoordinatorState {
     func generatedReminderID(at now: Date) -> ReminderID {
         let milliseconds = Int(now.timeIntervalSince1970 * 1000)
         let shard = (configuration.shardMap?.shards.count ?? 1) > 1 ? "\(configuration.shardID)." : ""
-        return ReminderID("r\(shard)\(identity.epoch)-\(milliseconds)-\(generatedIDs)")
+        return ReminderID("r\(shard)\(identity.epoch)-\(milliseconds)-\(counters.generatedIDs)")
     }
 }
 

@@ -64,8 +64,8 @@ import Testing
         _ = state.status(at: t0)
         print("paging cost: status \(String(format: "%.2f", Self.milliseconds(since: started))) ms")
         for index in 0..<100_000 {
-            state.dispatchLateness.record(milliseconds: Double(index % 997) / 7)
-            state.fireLateness.record(milliseconds: Double(index % 991) / 3)
+            state.counters.dispatchLateness.record(milliseconds: Double(index % 997) / 7)
+            state.counters.fireLateness.record(milliseconds: Double(index % 991) / 3)
         }
         started = ContinuousClock.now
         _ = state.onRequest(ControlRequest(command: .stats), from: client, at: t0)
