@@ -17,6 +17,8 @@ extension CoordinatorConfiguration {
         maxBatchSize = coordinator.maxBatchSize
         maximumUserInfoBytes = coordinator.maxUserInfoBytes
         maxRemindersPerRequest = coordinator.maxRemindersPerRequest
+        maxCategoriesPerRecipient = configuration.limits.maxCategoriesPerRecipient
+        snapshotEveryRecords = configuration.store.snapshotEveryRecords
         tenantMaxReminders = configuration.limits.tenantMaxReminders > 0 ? configuration.limits.tenantMaxReminders : nil
         tenantMaxReminderBytes = configuration.limits.tenantMaxReminderBytes > 0 ? configuration.limits.tenantMaxReminderBytes : nil
         misfireThreshold = coordinator.misfireThresholdSeconds > 0 ? coordinator.misfireThresholdSeconds : nil

@@ -35,6 +35,11 @@ public struct CoordinatorConfiguration: Sendable {
     public var maxBatchSize: Int
     /// Reminders per `schedule` request at most.
     public var maxRemindersPerRequest: Int
+    /// Categories one `register` request may give its recipient at most.
+    public var maxCategoriesPerRecipient: Int
+    /// Journal records between automatic snapshots at least (and at least half as many as
+    /// there are reminders).
+    public var snapshotEveryRecords: Int
     /// A restricted key's default quota: reminders its recipients hold at most (`nil`: unlimited).
     public var tenantMaxReminders: Int?
     /// A restricted key's default quota: the bytes those reminders take at most (`nil`: unlimited).

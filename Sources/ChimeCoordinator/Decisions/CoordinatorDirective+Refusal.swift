@@ -3,7 +3,7 @@ extension CoordinatorDirective {
     var isRefusal: Bool {
         switch self {
         case .reply(.failed, _, _): true
-        case .replyEncoded(let body, _): body.starts(with: Array(#"{"ok":false"#.utf8))
+        case .replyEncoded(let body, _), .replyAtOnce(let body, _): body.starts(with: Array(#"{"ok":false"#.utf8))
         default: false
         }
     }

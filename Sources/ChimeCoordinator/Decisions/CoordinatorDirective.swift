@@ -67,20 +67,68 @@ public enum ControlOutcome: Sendable, Hashable {
 }
 
 /// What `CoordinatorState` asks its service to do, in order: journal entries first
-/// (appended and synced before any dispatch or reply of the same turn), then messages.
+/// (handed to the journal writer before any dispatch or reply of the same turn), then
+/// messages, then the store's and the map register's work. Every reply and event leaves
+/// through the service's one outbox, ordered by the journal ticket it waits for: what a turn
+/// journals is durable before a reply or event of that turn leaves, unless it says it
+/// depends on no entry (`replyAtOnce`).
+///
+/// The store's work (`serveStoreRequest`, `writeSnapshot`, `removeSegments`) and the map
+/// register's (`readMapRegister`) run off the decisions, on the service's threads; their
+/// results come back as inputs (`onSnapshotWritten`, `onSegmentsRemoved`, `onMapRead`, …).
 public enum CoordinatorDirective: Sendable, Hashable {
     /// Append to the journal.
     case append(JournalEntry)
     /// Send a batch to one worker (its lease has started); report a failed hand-off with
     /// `onDispatchFailed`.
     case dispatch(DispatchBatch, to: WorkerID)
-    /// Answer a control request (`indirect`: an outcome is ~450 bytes, the other cases ~80).
+    /// Answer a control request once this turn's entries are durable (`indirect`: an outcome
+    /// is ~450 bytes, the other cases ~80).
     indirect case reply(ControlOutcome, requestId: String?, to: ClientAddress)
     /// Answer a retried request with the reply remembered for its `requestId`, byte for
-    /// byte as it was first sent.
+    /// byte as it was first sent, once this turn's entries are durable.
     case replyEncoded(Data, to: ClientAddress)
-    /// Publish a coordinator event (badge change, finished action, hand-over) on the event stream.
+    /// Answer with a reply (encoded) that depends on no journal entry: a read or a refusal
+    /// while the store is full, a snapshot's failure. It leaves at the next send, ahead of
+    /// replies still waiting for the journal.
+    case replyAtOnce(Data, to: ClientAddress)
+    /// Publish a coordinator event (badge change, finished action, hand-over) on the event
+    /// stream once this turn's entries are durable.
     case publish(CoordinatorEvent)
+    /// Serve a store operation (`store`, `snapshot`, `compact`) once every entry submitted
+    /// so far is durable: answer `store` (and, without a file store, the others) with the
+    /// store's figures, refuse it `store_full` when the journal finds the disk full, or hand
+    /// `snapshot` and `compact` back to wait for the next snapshot
+    /// (``CoordinatorState/onSnapshotAwaited(_:from:)``).
+    case serveStoreRequest(ControlRequest, from: ClientAddress)
+    /// Answer a `store`, `snapshot` or `compact` request with the store's figures now: with
+    /// the snapshot's duration in milliseconds, and the journal's figures after a compaction
+    /// removed its segments (the service's own otherwise). Depends on no journal entry.
+    case reportStore(requestId: String?, to: ClientAddress, snapshotMilliseconds: Double?, journal: JournalFigures?)
+    /// Start writing a snapshot of the state as it is now, covering every entry submitted so
+    /// far, on the snapshot thread; report how it went with `onSnapshotWritten`.
+    case writeSnapshot
+    /// Remove the journal segments whose entries are all at or below this sequence number
+    /// (on the journal writer's thread); for a compaction, report the removal's number with
+    /// `onSegmentRemovalQueued` and its outcome with `onSegmentsRemoved`.
+    case removeSegments(through: UInt64, isCompaction: Bool)
+    /// Ask the map register's reader for a read that starts now (a fresh read a `move` step
+    /// waits for); its records come back with `onMapRead`.
+    case readMapRegister
+}
+
+/// The journal's size after a compaction removed segments: what its `compact` reply reports.
+public struct JournalFigures: Sendable, Hashable {
+    /// The journal's bytes on disk.
+    public var bytes: Int
+    /// Its segment files.
+    public var segments: Int
+
+    /// Creates the value from its fields (see each property for meaning and units).
+    public init(bytes: Int, segments: Int) {
+        self.bytes = bytes
+        self.segments = segments
+    }
 }
 
 /// An event the coordinator itself publishes.

@@ -1,4 +1,6 @@
 import ChimeCore
+import ChimeSecurity
+import ChimeWire
 import Foundation
 
 /// A change in the cluster an operator acts on, which the state notes for its service to log
@@ -19,6 +21,10 @@ public enum CoordinatorNotice: Sendable, Hashable {
     /// A stopping worker said it was leaving (`WorkerMessage.leaving`): the firings it still
     /// held (`handedBack`, the first few listed) wait for another worker at once.
     case workerLeft(WorkerID, host: String, pid: Int32, handedBack: Int, firings: [FiringID])
+    /// An admission stage refused a control request (`error`, its reply); `role`: the peer's,
+    /// for an authorization refusal. The service logs it for the peer that sent it, a few a
+    /// second at most.
+    case requestRefused(ControlOperation, stage: AdmissionStage, role: Role?, error: WireError)
 
     /// Firing ids a `workerLost` notice lists at most.
     public static let maximumListedFirings = 5

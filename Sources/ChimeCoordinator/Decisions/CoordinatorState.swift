@@ -13,7 +13,7 @@ import Foundation
 /// requests and moves; changed only by ``apply(_:)``), and beside it the volatile values a
 /// recovery rebuilds: the ``DispatchLine`` (firings waiting, in flight with their leases, the
 /// workers and their credit), the ``ActionJobLine``, the ``CoordinatorCounters``, this
-/// shard's ``ShardView`` and the ``CoordinatorClocks``; with the tunables
+/// shard's ``ShardView``, the ``StoreUpkeep`` and the ``CoordinatorClocks``; with the tunables
 /// (``CoordinatorConfiguration``) and the ``CoordinatorIdentity`` it decides for.
 ///
 /// Invariants: every enabled reminder with an occurrence left is armed in `schedule` at
@@ -42,6 +42,8 @@ public struct CoordinatorState: Sendable {
     var counters = CoordinatorCounters()
     /// This shard's slots, map record and the volatile side of its slot moves.
     var shardView: ShardView
+    /// The store's mode and snapshots, and the requests waiting for them.
+    var upkeep = StoreUpkeep()
     /// Worker joins and losses for the service's log (`takeNotices()`).
     var notices: [CoordinatorNotice] = []
     /// Cancels by filter still walking, oldest first (volatile: a crash loses the walk; the
@@ -68,6 +70,7 @@ public struct CoordinatorState: Sendable {
         _ entry: JournalEntry, into directives: inout [CoordinatorDirective], hints: ApplyHints = ApplyHints()
     ) -> AppliedEntry {
         directives.append(.append(entry))
+        upkeep.recordsSinceSnapshot += 1
         let applied = apply(entry, hints: hints)
         if !applied.revoked.isEmpty { revoke(applied.revoked, directives: &directives) }
         return applied

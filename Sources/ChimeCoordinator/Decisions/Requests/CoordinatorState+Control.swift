@@ -327,6 +327,8 @@ extension CoordinatorState {
             nextFireAt: reportedNextFireAt(at: now))
         report.shard = configuration.shardID
         report.mapEpoch = configuration.shardMap?.mapEpoch
+        // Only a file store can be full.
+        if upkeep.isFileStore { report.storeFull = upkeep.isFull }
         return report
     }
 

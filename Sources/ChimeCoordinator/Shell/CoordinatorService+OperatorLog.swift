@@ -22,10 +22,18 @@ final class OperatorLog: Sendable {
 }
 
 extension CoordinatorService {
-    /// Logs what the turn changed for operators: the state's notices (a worker joined or was
-    /// lost, one line each) and, rate-limited, the redeliveries and dead letters among the
-    /// turn's journal entries; then writes the rate-limited lines that came due.
+    /// Logs what the turn changed for operators: the state's notices and, rate-limited, the
+    /// redeliveries and dead letters among the turn's journal entries; then writes the
+    /// rate-limited lines that came due.
     func logOperatorEvents(_ directives: [CoordinatorDirective]) {
+        logNotices()
+        logRedeliveries(among: directives)
+    }
+
+    /// Logs the state's notices: a worker joined, was lost, quarantined or left (one line
+    /// each), a request an admission stage refused (for the peer that sent it, a few a second
+    /// at most).
+    func logNotices() {
         for notice in state.takeNotices() {
             switch notice {
             case .workerJoined(let worker, let host, let pid, let capacity, let isReturning):
@@ -49,8 +57,22 @@ extension CoordinatorService {
                 ]
                 if !firings.isEmpty { details["firings"] = .string(firings.map(\.text).joined(separator: ",")) }
                 logger.info("worker left", details)
+            case .requestRefused(let operation, let stage, let role, let error):
+                if stage == .authorization {
+                    inbound.peerLog.warning(
+                        inbound.currentPeer, "forbidden control request",
+                        ["op": "\(operation.rawValue)", "role": "\(role?.rawValue ?? "none")", "reason": "\(error.message)"])
+                } else {
+                    inbound.peerLog.warning(
+                        inbound.currentPeer, "rejected control request", ["code": "\(error.code.rawValue)", "reason": "\(error.message)"])
+                }
             }
         }
+    }
+
+    /// Counts the redeliveries and dead letters among `directives`' journal entries into their
+    /// rate-limited lines, and writes the lines that came due.
+    func logRedeliveries(among directives: [CoordinatorDirective]) {
         var redelivered: (count: Int, examples: [String]) = (0, [])
         var deadLettered: (count: Int, examples: [String]) = (0, [])
         for case .append(let entry) in directives {
@@ -66,10 +88,10 @@ extension CoordinatorService {
             }
         }
         let now = ContinuousClock.now
-        if redelivered.count > 0 { operatorLog.redeliveries.record(redelivered.count, examples: redelivered.examples, at: now) }
-        if deadLettered.count > 0 { operatorLog.deadLetters.record(deadLettered.count, examples: deadLettered.examples, at: now) }
-        operatorLog.redeliveries.flush(at: now)
-        operatorLog.deadLetters.flush(at: now)
-        operatorLog.refusedConnections.flush(at: now)
+        if redelivered.count > 0 { telemetry.operatorLog.redeliveries.record(redelivered.count, examples: redelivered.examples, at: now) }
+        if deadLettered.count > 0 { telemetry.operatorLog.deadLetters.record(deadLettered.count, examples: deadLettered.examples, at: now) }
+        telemetry.operatorLog.redeliveries.flush(at: now)
+        telemetry.operatorLog.deadLetters.flush(at: now)
+        telemetry.operatorLog.refusedConnections.flush(at: now)
     }
 }

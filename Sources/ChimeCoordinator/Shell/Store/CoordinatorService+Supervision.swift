@@ -27,23 +27,23 @@ extension CoordinatorService {
     ///   (`hasLostOwnership` is then set: nothing more is written or sent); `.io` when the
     ///   checks cannot read the files.
     func superviseTurn(at now: ContinuousClock.Instant) throws {
-        watchdog.pingIfDue(at: now)
-        let previous = previousTurnStart
-        previousTurnStart = now
-        guard case .file(let store) = storage else { return }
+        telemetry.watchdog.pingIfDue(at: now)
+        let previous = telemetry.previousTurnStart
+        telemetry.previousTurnStart = now
+        guard case .file(let fileStore) = store.storage else { return }
         // Every turn, before anything of it goes out: one clock reading against the lease.
-        try fencing { try store.lock.verifyLease(at: now) }
+        try fencing { try fileStore.lock.verifyLease(at: now) }
         if let previous, now - previous >= Self.stallThreshold {
-            lastOwnershipCheck = now
-            try recheckOwnership(of: store, afterStall: now - previous)
+            store.lastOwnershipCheck = now
+            try recheckOwnership(of: fileStore, afterStall: now - previous)
             return
         }
-        if let last = lastOwnershipCheck, now - last < .seconds(Self.ownershipCheckInterval) { return }
-        lastOwnershipCheck = now
+        if let last = store.lastOwnershipCheck, now - last < .seconds(Self.ownershipCheckInterval) { return }
+        store.lastOwnershipCheck = now
         try fencing {
-            try store.lock.verifyOwnership()
+            try fileStore.lock.verifyOwnership()
             // At the same cadence: the segment being appended to is the file it was, no shorter.
-            try store.journal.verifyTailUnchanged()
+            try fileStore.journal.verifyTailUnchanged()
         }
     }
 
@@ -69,8 +69,8 @@ extension CoordinatorService {
     /// clock reading): a turn that began before a pause must not send after it.
     /// - Throws: `JournalError` `.lockLost` when the lease lapsed.
     func checkLeaseBeforeSending() throws {
-        guard case .file(let store) = storage else { return }
-        try fencing { try store.lock.verifyLease() }
+        guard case .file(let fileStore) = store.storage else { return }
+        try fencing { try fileStore.lock.verifyLease() }
     }
 
     /// Runs a check; a `.lockLost` it throws marks the store lost (nothing more is written),
@@ -79,15 +79,15 @@ extension CoordinatorService {
         do {
             return try check()
         } catch let error as JournalError where error.code == .lockLost || error.code == .journalChanged {
-            hasLostOwnership = true
-            if error.code == .journalChanged { isJournalChanged = true }
+            store.hasLostOwnership = true
+            if error.code == .journalChanged { store.isJournalChanged = true }
             throw error
         }
     }
 
     /// The `STATUS=` line of an active coordinator.
     func activeStatusLine() -> String {
-        let mode = isStoreFull ? "store full, refusing changes" : "serving"
+        let mode = state.isStoreFull ? "store full, refusing changes" : "serving"
         return "active (epoch \(state.identity.epoch)): \(mode), \(state.reminderCount) reminders"
     }
 }

@@ -5,12 +5,8 @@ import ChimeStore
 import ChimeWire
 import Foundation
 
-/// How the coordinator keeps its journal: a file store, or memory only.
-enum CoordinatorStorage {
-    case memory(InMemoryJournal)
-    case file(FileStore)
-}
-
+/// Opening the store: the lock (waited for as a standby, with a warm copy of the state),
+/// recovery from the newest snapshot and the journal after it, the epoch, the `started` entry.
 extension CoordinatorService {
     /// Parses `store.fsync` (+ `fsyncIntervalMilliseconds`).
     /// - Throws: `ConfigurationError` for an unknown policy.
@@ -44,6 +40,7 @@ extension CoordinatorService {
             var state = CoordinatorState(configuration: tunables, startedAt: clock.now)
             state.takeOver(as: identity(epoch: 1))
             state.finishRecovery(at: clock.now)
+            state.onStoreOpened(isFileStore: false, entriesSinceSnapshot: 0)
             logger.warning("no store (store.directory is none): nothing survives a restart")
             return (.memory(InMemoryJournal(keepsEntries: false)), state)
         }
@@ -51,8 +48,8 @@ extension CoordinatorService {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let lock: StoreLock
         var warm: WarmStandby?
-        probe.enter(standby ? .standby : .recovering)
-        if standby {
+        probe.enter(setup.isStandby ? .standby : .recovering)
+        if setup.isStandby {
             guard let (acquired, warmed) = try waitForLock(directory: directory, tunables: tunables) else { return nil }
             lock = acquired
             warm = warmed
@@ -113,7 +110,7 @@ extension CoordinatorService {
             // durable in EPOCH, rewritten in place when no new file fits).
             logger.warning("the store is full at start: serving reads and firing, refusing changes until space returns",
                            ["error": "\(error)"])
-            unwrittenAtStart = 1
+            self.store.unwrittenAtStart = 1
         }
         state.apply(startedEntry)
         state.finishRecovery(at: clock.now)
@@ -124,7 +121,7 @@ extension CoordinatorService {
             "milliseconds": .rounded(Date().timeIntervalSince(started) * 1000, digits: 1),
         ]
         if let sequence = report.snapshotSequence { details["snapshotSequence"] = .integer(sequence) }
-        if standby {
+        if setup.isStandby {
             let elapsed = ContinuousClock.now - lockedAt
             details["takeoverMilliseconds"] = .rounded(Double(elapsed.components.attoseconds) / 1e15 + Double(elapsed.components.seconds) * 1000, digits: 1)
             details["warm"] = .bool(warmReplayed != nil)
@@ -140,10 +137,10 @@ extension CoordinatorService {
         logger.info("recovered", details)
         // Count the replayed entries toward the next snapshot, so a coordinator that keeps
         // restarting still snapshots and its journal stays bounded.
-        recordsSinceSnapshot = report.entriesReplayed + (warmReplayed ?? 0)
+        state.onStoreOpened(isFileStore: true, entriesSinceSnapshot: report.entriesReplayed + (warmReplayed ?? 0))
         // Decoding the snapshot and replaying the journal freed their buffers (W4 1M: a peak
         // of 968 MiB, 636 MiB after): the first idle turn gives the free pages back.
-        recordsSinceMemoryTrim = Self.memoryTrimRecords
+        telemetry.recordsSinceMemoryTrim = Self.memoryTrimRecords
         return (.file(store), state)
     }
 
@@ -179,7 +176,7 @@ extension CoordinatorService {
         while true {
             if stop.isStopRequested { return nil }
             let now = ContinuousClock.now
-            watchdog.pingIfDue(at: now)
+            telemetry.watchdog.pingIfDue(at: now)
             do {
                 // A free lock (a new store, or the active one gone) is taken at once.
                 return (
@@ -212,7 +209,7 @@ extension CoordinatorService {
                     logger.info("standby: reloading the warm state", ["reason": "\(error)"])
                     warm = nil
                 }
-            } else if isWarmStandby && ContinuousClock.now >= nextWarmAttempt {
+            } else if setup.isWarmStandby && ContinuousClock.now >= nextWarmAttempt {
                 let started = ContinuousClock.now
                 do {
                     let loaded = try WarmStandby(directory: directory, configuration: tunables, startedAt: clock.now)
@@ -251,33 +248,6 @@ extension CoordinatorService {
         } catch let error as JournalError where error.code == .corrupt {
             logger.warning("standby: the warm state does not meet the journal; recovering cold", ["reason": "\(error)"])
             return nil
-        }
-    }
-
-    /// Answers `store` (and, with the in-memory journal, `snapshot` and `compact`, which then
-    /// write nothing); called between loop turns, after the turn's journal entries are synced.
-    /// With a file store `snapshot` and `compact` are answered by `finishSnapshot`.
-    func handleStoreRequest(_ request: ControlRequest) -> Data {
-        codec.encode(ControlReply(requestId: request.requestId, result: storeReport(snapshotMilliseconds: nil)))
-    }
-
-    func storeReport(snapshotMilliseconds: Double?) -> StoreReport {
-        switch storage {
-        case .memory(let journal):
-            return StoreReport(
-                directory: nil, fsync: "none", epoch: state.identity.epoch, journalBytes: 0, segments: 0,
-                snapshots: 0, snapshotBytes: 0, snapshotSequence: nil, appendedRecords: journal.appendedCount,
-                lastFsyncMilliseconds: nil)
-        case .file(let store):
-            // While the journal writer runs, the journal is its thread's: read its copy.
-            let statistics = journalWriter.map { store.statistics(journal: $0.statistics) } ?? store.statistics
-            return StoreReport(
-                directory: store.directory.path, fsync: configuration.store.fsync, epoch: state.identity.epoch,
-                journalBytes: statistics.journalBytes, segments: statistics.segmentCount,
-                snapshots: statistics.snapshotCount, snapshotBytes: statistics.snapshotBytes,
-                snapshotSequence: statistics.newestSnapshotSequence, appendedRecords: statistics.journal.appendedEntries,
-                lastFsyncMilliseconds: statistics.lastFsyncLatency.map { $0 * 1000 },
-                snapshotMilliseconds: snapshotMilliseconds)
         }
     }
 }

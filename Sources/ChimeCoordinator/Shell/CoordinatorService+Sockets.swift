@@ -58,6 +58,7 @@ extension CoordinatorService {
         guard let security else {
             guard !configuration.endpoints.events.bind.hasPrefix("inproc://") else { return nil }
             do {
+                let operatorLog = telemetry.operatorLog
                 return try ZAPHandler(context: context) { [operatorLog] request in
                     guard let reason = bans.refusal(for: request) else { return .allow(userID: "") }
                     operatorLog.refusedConnections.record(
@@ -69,6 +70,7 @@ extension CoordinatorService {
                 return nil
             }
         }
+        let operatorLog = telemetry.operatorLog
         return try security.startZAPHandler(context: context, refuse: bans.refusal(for:)) { [operatorLog] request, decision in
             if case .deny(let reason) = decision, request.domain != SocketDomain.selfTest.rawValue {
                 operatorLog.refusedConnections.record(
@@ -162,10 +164,10 @@ extension CoordinatorService {
     /// - Throws: `ZeroMQError` when a helper's signal socket cannot connect.
     func startEncoders(context: Context, signalEndpoint: String) throws {
         startMapRegisterFollower()
-        replyEncoder = try ReplyEncoder(context: context, signalEndpoint: signalEndpoint)
-        if case .file(let store) = storage, let journalWriter {
-            snapshotWriter = try SnapshotWriter(
-                store: store, journalWriter: journalWriter, context: context, signalEndpoint: signalEndpoint)
+        outbox.encoder = try ReplyEncoder(context: context, signalEndpoint: signalEndpoint)
+        if case .file(let fileStore) = store.storage, let journalWriter = store.journalWriter {
+            store.snapshotWriter = try SnapshotWriter(
+                store: fileStore, journalWriter: journalWriter, context: context, signalEndpoint: signalEndpoint)
         }
     }
 
@@ -175,14 +177,14 @@ extension CoordinatorService {
     /// journal change.
     func stopHelpers() {
         stopMapRegisterFollower()
-        snapshotWriter?.stop()
-        snapshotWriter = nil
-        replyEncoder?.stop()
-        replyEncoder = nil
-        if let journalWriter {
-            submittedSequenceAtStop = journalWriter.submittedPosition.sequence
-            if hasLostOwnership { journalWriter.abandon() } else { journalWriter.stop() }
-            self.journalWriter = nil
+        store.snapshotWriter?.stop()
+        store.snapshotWriter = nil
+        outbox.encoder?.stop()
+        outbox.encoder = nil
+        if let journalWriter = store.journalWriter {
+            store.submittedSequenceAtStop = journalWriter.submittedPosition.sequence
+            if store.hasLostOwnership { journalWriter.abandon() } else { journalWriter.stop() }
+            store.journalWriter = nil
         }
     }
 
@@ -191,12 +193,14 @@ extension CoordinatorService {
     /// store (abandoned when ownership was lost) and with it the lock.
     func releaseStore() {
         releaseListeners()
-        guard case .file(let store) = storage else { return }
-        if hasLostOwnership {
-            if isJournalChanged, let sequence = submittedSequenceAtStop { keepStateAfterJournalChange(store, through: sequence) }
-            store.abandon()
+        guard case .file(let fileStore) = store.storage else { return }
+        if store.hasLostOwnership {
+            if store.isJournalChanged, let sequence = store.submittedSequenceAtStop {
+                keepStateAfterJournalChange(fileStore, through: sequence)
+            }
+            fileStore.abandon()
         } else {
-            do { try store.close() } catch { logger.error("closing the store failed", ["error": "\(error)"]) }
+            do { try fileStore.close() } catch { logger.error("closing the store failed", ["error": "\(error)"]) }
         }
     }
 }

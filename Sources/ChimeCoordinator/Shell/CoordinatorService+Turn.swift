@@ -1,3 +1,4 @@
+import ChimeCore
 import ChimeRuntime
 import ChimeStore
 import Foundation
@@ -22,20 +23,20 @@ extension CoordinatorService {
     func turn(_ sockets: LoopSockets, poller: Poller) throws -> Bool {
         // A journal writer far behind (a slow disk) pauses firing until it catches up; its
         // wake-up after each write ends the wait.
-        let isJournalBehind = (journalWriter?.undurableCount ?? 0) >= tunables.maxUndurableEntries
+        let isJournalBehind = (store.journalWriter?.undurableCount ?? 0) >= setup.tunables.maxUndurableEntries
         guard try poll(poller, isJournalBehind: isJournalBehind) else { return false }
         // Before anything of this turn reaches the journal or a worker: one monotonic
         // reading a turn drives the watchdog, the stall check and the ownership check.
         let turnStart = ContinuousClock.now
         try superviseTurn(at: turnStart)
         probe.noteTurn(at: turnStart)
-        adoptHandedMapRecord()
+        takeMapReads()
         guard var directives = try readInbound(sockets, poller: poller) else { return false }
         directives += decide(isJournalBehind: isJournalBehind)
         guard try carryOutTurn(directives, sockets) else { return false }
-        if isMemoryTrimDue || isGrowthTrimDue(isIdle: directives.isEmpty) {
-            isMemoryTrimDue = false
-            recordsSinceMemoryTrim = 0
+        if telemetry.isMemoryTrimDue || isGrowthTrimDue(isIdle: directives.isEmpty) {
+            telemetry.isMemoryTrimDue = false
+            telemetry.recordsSinceMemoryTrim = 0
             Allocator.releaseFreePages()
         }
         noteTurnDuration(since: turnStart)
@@ -54,7 +55,7 @@ extension CoordinatorService {
     /// ingest against 531 MB with these trims, each 0.2-2 ms (one of 21 ms) every 20,000 records
     /// (`Benchmarks/HISTORY.md`, issue 28 item 4).
     func isGrowthTrimDue(isIdle: Bool) -> Bool {
-        guard isIdle, recordsSinceMemoryTrim >= Self.memoryTrimRecords else { return false }
+        guard isIdle, telemetry.recordsSinceMemoryTrim >= Self.memoryTrimRecords else { return false }
         return state.nextWake.map { $0.timeIntervalSince(clock.now) >= 0.1 } ?? true
     }
 
@@ -82,7 +83,7 @@ extension CoordinatorService {
             if isReadable(LoopSockets.Polled.journalSignal) {
                 while try sockets.journalSignal.receiveMessage(dontWait: true) != nil {}
             }
-            try flushOutbox(control: sockets.control, events: sockets.events)
+            try flushOutbox(sockets)
             if isReadable(LoopSockets.Polled.control) { try readControl(sockets.control, into: &directives) }
             if isReadable(LoopSockets.Polled.results) { try readResults(sockets.results, into: &directives) }
             if isReadable(LoopSockets.Polled.dispatch) { try readAnnouncements(sockets.dispatch, into: &directives) }
@@ -99,15 +100,17 @@ extension CoordinatorService {
         return isJournalBehind ? [] : state.onTick(now: clock.now, monotonic: clock.monotonic)
     }
 
-    /// Carries out the turn's directives (journal, dispatch, replies), then answers store
-    /// requests and starts a snapshot when one is due.
+    /// Carries out the turn's directives (journal, dispatch, replies, store operations), then
+    /// the store's upkeep: a finished snapshot or segment removal taken in, and a snapshot
+    /// started when one is due.
     /// - Returns: `false` when the context was terminated.
     private func carryOutTurn(_ directives: [CoordinatorDirective], _ sockets: LoopSockets) throws -> Bool {
         logOperatorEvents(directives)
+        // Every turn, idle ones too, and before this turn's drains (store requests, snapshots).
+        store.journalWriter?.requestFsyncIfDue()
         do {
-            try carryOut(directives, control: sockets.control, dispatch: sockets.dispatch, events: sockets.events)
-            try serveStoreRequests(control: sockets.control, events: sockets.events)
-            snapshotIfDue(control: sockets.control)
+            try carryOut(directives, sockets)
+            try carryOut(storeUpkeep(), sockets)
             return true
         } catch let error as ZeroMQError where error.code == .contextTerminated {
             return false
@@ -121,7 +124,7 @@ extension CoordinatorService {
     func finishServing(_ sockets: LoopSockets) throws {
         probe.enter(.stopping)
         notifier?.notifyStopping(status: "stopping: answering what the journal makes durable")
-        if let journalWriter {
+        if let journalWriter = store.journalWriter {
             do {
                 try journalWriter.drain()
             } catch let error as JournalError where error.code == .noSpace {
@@ -129,16 +132,53 @@ extension CoordinatorService {
                     "stopping with a full store: entries not yet written are lost as in a crash (no reply depending on them was sent; recovery redoes firings)",
                     ["unwritten": .int(journalWriter.undurableCount)])
             }
-            replyEncoder?.drain()
+            outbox.encoder?.drain()
             do {
-                try flushOutbox(control: sockets.control, events: sockets.events)
+                try flushOutbox(sockets)
             } catch {
                 logger.warning("replies not sent at shutdown", ["error": "\(error)"])
             }
-            finishSnapshotsAtStop(control: sockets.control)
+            finishSnapshotsAtStop(sockets)
         }
         logger.info(
             "coordinator stopping",
-            ["inFlight": .int(state.inFlightCount), "journalWritesOnLoop": .int(journalWriter?.inlineWriteCount ?? 0)])
+            ["inFlight": .int(state.inFlightCount), "journalWritesOnLoop": .int(store.journalWriter?.inlineWriteCount ?? 0)])
+    }
+
+    /// Logs a step of the wall clock (the wall clock moved more than a second more or less
+    /// than the monotonic one since the last turn). Due times follow the wall clock; leases
+    /// and liveness run on the monotonic one, so the step moves neither.
+    func noticeWallClockStep() {
+        let current = (wall: clock.now, monotonic: clock.monotonic)
+        defer { telemetry.previousClocks = current }
+        guard let previous = telemetry.previousClocks else { return }
+        let step = current.wall.timeIntervalSince(previous.wall) - (current.monotonic - previous.monotonic)
+        if abs(step) > Self.wallClockStepThreshold {
+            logger.warning(
+                "wall clock stepped", ["seconds": .rounded(step, digits: 3), "now": "\(RFC3339.format(current.wall))"])
+        }
+    }
+
+    /// The wall-clock step, in seconds, that `noticeWallClockStep` reports.
+    static let wallClockStepThreshold = 1.0
+
+    /// Messages a worker's connection to the dispatch socket may queue unread (heartbeats).
+    static let dispatchReceiveHighWaterMark: Int32 = 64
+
+    /// Until the next due firing or lease expiry, at most 100 ms so the stop flag is seen.
+    ///
+    /// `zmq_poll` counts whole milliseconds, so the loop polls until about 1 ms before a due
+    /// time, then sleeps the rest with `nanosleep` (tens of microseconds of slack, no busy
+    /// wait) and polls without blocking: sub-millisecond precision on a 2-core machine.
+    func pollTimeout(now: Date) -> Duration {
+        guard let wake = state.nextWake else { return .milliseconds(100) }
+        let remaining = wake.timeIntervalSince(now)
+        if remaining <= 0 { return .zero }
+        if remaining < 0.002 {
+            Thread.sleep(forTimeInterval: remaining)
+            return .zero
+        }
+        let milliseconds = Int64(((min(0.1, remaining) - 0.001) * 1000).rounded(.down))
+        return .milliseconds(milliseconds)
     }
 }

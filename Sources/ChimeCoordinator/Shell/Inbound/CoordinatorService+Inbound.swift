@@ -16,7 +16,6 @@ extension CoordinatorService {
     /// With security on, each request's role comes from its connection's ZAP user id (the
     /// `User-Id` message property), never from the message.
     func readControl(_ control: Socket, into directives: inout [CoordinatorDirective]) throws {
-        defer { sendImmediateReplies(on: control) }
         let properties = security == nil ? [MessageProperty.peerAddress] : [MessageProperty.peerAddress, MessageProperty.userID]
         let started = ContinuousClock.now
         // The rest of a message with too many frames, a slice per turn.
@@ -31,13 +30,13 @@ extension CoordinatorService {
                 guard try control.discardFrames(upTo: Self.framesDiscardedPerTurn) else { return }
                 continue
             }
-            if let retryAfter = rateLimiter.admit(
+            if let retryAfter = inbound.rateLimiter.admit(
                 peerAddress: message.properties[0], routingID: message.frames.first.map(Array.init) ?? [], at: clock.monotonic)
             {
                 directives += refusalOverRateLimit(message.frames, retryAfterMilliseconds: retryAfter, peerAddress: message.properties[0])
                 continue
             }
-            currentPeer = message.properties.last.flatMap { $0 }
+            inbound.currentPeer = message.properties.last.flatMap { $0 }
             if security == nil {
                 directives += handleControlMessage(message.frames, from: nil)
             } else {
@@ -54,7 +53,7 @@ extension CoordinatorService {
     func refusalOverFrameCount(_ frames: [Data], peerAddress: String?) -> [CoordinatorDirective] {
         let routing = ControlEnvelope.replyRouting(for: frames)
         let limit = configuration.limits.maxFramesPerMessage
-        peerLog.warning(peerAddress, "rejected control message", ["code": "too_large", "reason": "more than \(limit) frames"])
+        inbound.peerLog.warning(peerAddress, "rejected control message", ["code": "too_large", "reason": "more than \(limit) frames"])
         guard !routing.isEmpty else { return [] }
         let error = WireError(.tooLarge, "a control message has at most \(limit) frames (limits.maxFramesPerMessage)")
         return state.onUndecodableRequest(error, from: ClientAddress(routing: routing))
@@ -82,14 +81,16 @@ extension CoordinatorService {
     ///   ZAP user id, which may use none.
     func handleControlMessage(_ frames: [Data], from peer: Principal??) -> [CoordinatorDirective] {
         let started = ContinuousClock.now
-        decodedRequest = nil
+        inbound.decodedRequest = nil
         let directives = decideControlMessage(frames, from: peer)
+        // An admission stage's refusal is logged for this peer (`inbound.currentPeer`).
+        logNotices()
         recordRequest(directives, since: started)
         if frames.last.map({ $0.count >= Self.trimAfterRefusedBytes }) ?? false, directives.contains(where: \.isRefusal) {
             // Decoding a large request that was then refused freed tens of megabytes that
             // glibc keeps for reuse; they go back at the end of the turn, once the message
             // itself is freed too, so a refusal leaves no memory behind.
-            isMemoryTrimDue = true
+            telemetry.isMemoryTrimDue = true
         }
         return directives
     }
@@ -101,80 +102,47 @@ extension CoordinatorService {
     /// Requests at least this large (bytes) are followed by `Allocator.releaseFreePages()` when refused.
     static let trimAfterRefusedBytes = 1 << 20
 
-    /// The largest request whose op journals its contents in one entry (`register`, `act`, …),
-    /// in bytes: half a journal record, so the entry's JSON always fits.
-    static let maximumSingleRecordRequestBytes = RecordFraming.maximumPayloadLength / 2
-
+    /// Decodes one control message (its envelope, then its body, refused unread beyond
+    /// `coordinator.maxRequestBytes`), checks the named sounds of a `schedule` against the
+    /// sounds directory, and hands the request with its peer's grant to the state's admission
+    /// (``CoordinatorState/onControlRequest(_:at:monotonic:)``).
     func decideControlMessage(_ frames: [Data], from peer: Principal??) -> [CoordinatorDirective] {
         let envelope: ControlEnvelope
         do {
             envelope = try ControlEnvelope.parse(frames)
         } catch {
-            peerLog.warning(currentPeer, "rejected control message", ["code": "\(error.code.rawValue)", "reason": "\(error.message)"])
+            inbound.peerLog.warning(
+                inbound.currentPeer, "rejected control message", ["code": "\(error.code.rawValue)", "reason": "\(error.message)"])
             let address = ClientAddress(routing: ControlEnvelope.replyRouting(for: frames))
             return address.routing.isEmpty ? [] : state.onUndecodableRequest(error, from: address)
         }
         // With keys, each key is a tenant: its request ids are its own.
-        var address = ClientAddress(routing: envelope.routing, tenant: peer.flatMap { $0?.publicKey })
+        let address = ClientAddress(routing: envelope.routing, tenant: peer.flatMap { $0?.publicKey })
         if envelope.body.count > configuration.coordinator.maxRequestBytes {
             let error = WireError(
                 .tooLarge,
                 "the request is \(envelope.body.count) bytes; the limit is \(configuration.coordinator.maxRequestBytes)")
-            peerLog.warning(currentPeer, "rejected control message", ["code": "\(error.code.rawValue)", "bytes": .int(envelope.body.count)])
+            inbound.peerLog.warning(
+                inbound.currentPeer, "rejected control message", ["code": "\(error.code.rawValue)", "bytes": .int(envelope.body.count)])
             return state.onUndecodableRequest(error, from: address)
         }
+        let request: ControlRequest
         do throws(WireError) {
-            let request = try codec.decodeRequest(envelope.body)
-            decodedRequest = (request.operation, request.isMutating)
-            if envelope.body.count > Self.maximumSingleRecordRequestBytes,
-                ![.schedule, .cancel, .enable, .disable, .list].contains(request.operation)
-            {
-                // Its journal entry would carry the request's contents in one record; the
-                // ops above are checked per reminder or split into several entries.
-                throw WireError(
-                    .tooLarge,
-                    "a \(request.operation.rawValue) request takes at most \(Self.maximumSingleRecordRequestBytes) bytes, not \(envelope.body.count)")
-            }
-            if case .register(let recipient) = request.command,
-                recipient.categories.count > configuration.limits.maxCategoriesPerRecipient
-            {
-                throw WireError(
-                    .tooLarge,
-                    "a recipient has at most \(configuration.limits.maxCategoriesPerRecipient) categories, not \(recipient.categories.count) (limits.maxCategoriesPerRecipient)",
-                    field: "recipient.categories")
-            }
-            if let peer, let security {
-                let denial = peer.map { state.authorize(request, for: $0, grant: security.policy.grants[$0.publicKey]) }
-                    ?? WireError(.forbidden, "this connection has no authenticated key")
-                if let denial {
-                    peerLog.warning(
-                        currentPeer, "forbidden control request",
-                        ["op": "\(request.operation.rawValue)", "role": "\(peer?.role.rawValue ?? "none")", "reason": "\(denial.message)"])
-                    return state.onUndecodableRequest(denial, requestId: request.requestId, from: address)
-                }
-                let grant = peer.flatMap { security.policy.grants[$0.publicKey] }
-                address.scope = grant?.scope
-                address.quota = grant?.quota
-            }
-            if isStoreFull, let directives = answerWhileStoreFull(request, from: address) { return directives }
-            if [.snapshot, .compact, .store].contains(request.operation) {
-                pendingStoreRequests.append((request, address))
-                return []
-            }
-            // A mover's step reads the map register as it is now (a commit it just made),
-            // read off the loop: `try_again` until that read is in.
-            if case .move(let step, _) = request.command,
-                let refusal = awaitFreshMapRead(step: step, requestId: request.requestId, from: address)
-            {
-                return [.reply(.failed(refusal), requestId: request.requestId, to: address)]
-            }
-            let directives = state.onRequest(
-                request, from: address, at: clock.now, monotonic: clock.monotonic, soundProblems: sounds?.problems(in: request) ?? [:])
-            return request.operation == .status ? withStoreMode(directives) : directives
+            request = try inbound.codec.decodeRequest(envelope.body)
         } catch {
-            peerLog.warning(currentPeer, "rejected control request", ["code": "\(error.code.rawValue)", "reason": "\(error.message)"])
+            inbound.peerLog.warning(
+                inbound.currentPeer, "rejected control request", ["code": "\(error.code.rawValue)", "reason": "\(error.message)"])
             return state.onUndecodableRequest(error, requestId: WirePeek.requestId(in: envelope.body), from: address)
         }
+        inbound.decodedRequest = (request.operation, request.isMutating)
+        // A move step that waits for a fresh read of the map register: what the reader handed
+        // over since the turn began counts now.
+        if case .move(let step, _) = request.command, SlotMoveStep(rawValue: step)?.readsMapRecord == true { takeMapReads() }
+        let grant = peer.flatMap { $0 }.flatMap { security?.policy.grants[$0.publicKey] }
+        let incoming = IncomingRequest(
+            request: request, client: address, bodyBytes: envelope.body.count, peer: security == nil ? nil : peer, grant: grant,
+            soundProblems: setup.sounds?.problems(in: request) ?? [:])
+        return state.onControlRequest(incoming, at: clock.now, monotonic: clock.monotonic)
     }
 
     /// Reads acknowledgements and heartbeats. With security on, a message counts only when
@@ -191,20 +159,20 @@ extension CoordinatorService {
             let frames = received.frames
             let sender = received.properties.first?.flatMap(Principal.init(userID:))
             if received.isTruncated {
-                peerLog.warning(sender?.publicKey, "dropped worker message", ["reason": "more than \(configuration.limits.maxFramesPerMessage) frames"])
+                inbound.peerLog.warning(sender?.publicKey, "dropped worker message", ["reason": "more than \(configuration.limits.maxFramesPerMessage) frames"])
                 guard try results.discardFrames(upTo: Self.framesDiscardedPerTurn) else { return }
                 continue
             }
             do {
-                let message = try codec.decodeWorkerMessage(frames)
+                let message = try inbound.codec.decodeWorkerMessage(frames)
                 if security != nil {
-                    guard let bound = workerKeys[message.worker] else {
+                    guard let bound = inbound.workerKeys[message.worker] else {
                         // Not announced on dispatch yet: it holds no firing, and its next heartbeat counts.
                         logger.debug("results before the worker announced itself", ["worker": message.worker.rawValue])
                         continue
                     }
                     guard bound == sender?.publicKey else {
-                        peerLog.warning(
+                        inbound.peerLog.warning(
                             sender?.publicKey, "dropped worker message from a connection without the worker's key",
                             ["worker": "\(message.worker.rawValue)", "acks": .int(message.acks.count)])
                         continue
@@ -212,7 +180,7 @@ extension CoordinatorService {
                 }
                 directives += state.onWorkerMessage(message, at: clock.now, monotonic: clock.monotonic)
             } catch {
-                peerLog.warning(sender?.publicKey, "dropped worker message", ["code": "\(error.code.rawValue)", "reason": "\(error.message)"])
+                inbound.peerLog.warning(sender?.publicKey, "dropped worker message", ["code": "\(error.code.rawValue)", "reason": "\(error.message)"])
             }
         }
     }
@@ -227,18 +195,18 @@ extension CoordinatorService {
             let frames = received.frames
             let sender = received.properties.first?.flatMap(Principal.init(userID:))
             if received.isTruncated {
-                peerLog.warning(sender?.publicKey, "dropped dispatch announcement", ["reason": "more than 2 frames"])
+                inbound.peerLog.warning(sender?.publicKey, "dropped dispatch announcement", ["reason": "more than 2 frames"])
                 guard try dispatch.discardFrames(upTo: Self.framesDiscardedPerTurn) else { return }
                 continue
             }
             guard frames.count == 2 else {
-                peerLog.warning(sender?.publicKey, "dropped dispatch announcement", ["reason": "expected 2 frames, got \(frames.count)"])
+                inbound.peerLog.warning(sender?.publicKey, "dropped dispatch announcement", ["reason": "expected 2 frames, got \(frames.count)"])
                 continue
             }
             do {
-                let message = try codec.decodeWorkerMessage([frames[1]])
+                let message = try inbound.codec.decodeWorkerMessage([frames[1]])
                 guard Data(message.worker.rawValue.utf8) == frames[0] else {
-                    peerLog.warning(
+                    inbound.peerLog.warning(
                         sender?.publicKey, "dropped dispatch announcement",
                         ["reason": "worker id does not match its routing id", "worker": "\(message.worker.rawValue)"])
                     continue
@@ -248,7 +216,7 @@ extension CoordinatorService {
                 }
                 directives += state.onWorkerMessage(message, viaDispatch: true, at: clock.now, monotonic: clock.monotonic)
             } catch {
-                peerLog.warning(sender?.publicKey, "dropped dispatch announcement", ["code": "\(error.code.rawValue)", "reason": "\(error.message)"])
+                inbound.peerLog.warning(sender?.publicKey, "dropped dispatch announcement", ["code": "\(error.code.rawValue)", "reason": "\(error.message)"])
             }
         }
     }
@@ -257,11 +225,11 @@ extension CoordinatorService {
     /// id stays with its key (another connection claiming it is ignored), a dead one's may move.
     /// - Returns: whether the announcement counts.
     func bind(_ worker: WorkerID, to key: String) -> Bool {
-        if let bound = workerKeys[worker], bound != key, state.isAlive(worker) {
+        if let bound = inbound.workerKeys[worker], bound != key, state.isAlive(worker) {
             logger.warning("dropped dispatch announcement", ["reason": "worker id held by a live worker with another key", "worker": worker.rawValue])
             return false
         }
-        workerKeys[worker] = key
+        inbound.workerKeys[worker] = key
         return true
     }
 }

@@ -23,7 +23,7 @@ extension CoordinatorService {
     /// - Throws: `HTTPServerError` when the address cannot be listened on (a standby: only
     ///   when it is not merely in use).
     func startHTTP(isStandby: Bool) throws -> HTTPServer? {
-        guard let httpAddress else { return nil }
+        guard let httpAddress = setup.httpAddress else { return nil }
         let routes = Self.routes(for: probe)
         let server: HTTPServer
         do throws(HTTPServerError) {
@@ -47,7 +47,7 @@ extension CoordinatorService {
     ///   be listened on at all): a coordinator does not serve without an endpoint it was
     ///   configured with, where Kubernetes' probes would never find it ready.
     func startHTTPAfterTakeover(until deadline: ContinuousClock.Instant) throws -> HTTPServer? {
-        guard let httpAddress else { return nil }
+        guard let httpAddress = setup.httpAddress else { return nil }
         let routes = Self.routes(for: probe)
         var hasWaited = false
         while true {
@@ -77,10 +77,10 @@ extension CoordinatorService {
     /// Takes the snapshot a scrape waits for.
     func publishMetrics() {
         var metrics = state.metrics(at: clock.now)
-        metrics.requests = requestCounts
-        metrics.requestDuration = requestDuration
-        metrics.turnDuration = turnDuration
-        metrics.slowestTurnSeconds = slowestTurnSeconds
+        metrics.requests = telemetry.requestCounts
+        metrics.requestDuration = telemetry.requestDuration
+        metrics.turnDuration = telemetry.turnDuration
+        metrics.slowestTurnSeconds = telemetry.slowestTurnSeconds
         probe.publish(metrics)
     }
 
@@ -88,18 +88,18 @@ extension CoordinatorService {
     func noteTurnDuration(since start: ContinuousClock.Instant) {
         let elapsed = ContinuousClock.now - start
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-        turnDuration.observe(seconds)
-        slowestTurnSeconds = max(slowestTurnSeconds, seconds)
+        telemetry.turnDuration.observe(seconds)
+        telemetry.slowestTurnSeconds = max(telemetry.slowestTurnSeconds, seconds)
     }
 
     /// Publishes the snapshot files' size and the newest one's time: `writtenAt` after a
     /// snapshot this process wrote (nothing read from disk on the loop), else, at start, the
     /// newest file's modification time.
     func publishSnapshotFigures(writtenAt: Date? = nil) {
-        guard case .file(let store) = storage else { return }
-        let statistics = journalWriter.map { store.statistics(journal: $0.statistics) } ?? store.statistics
+        guard case .file(let fileStore) = store.storage else { return }
+        let statistics = store.journalWriter.map { fileStore.statistics(journal: $0.statistics) } ?? fileStore.statistics
         var newestTime = writtenAt?.timeIntervalSince1970
-        if writtenAt == nil, let newest = try? store.snapshots.list().last,
+        if writtenAt == nil, let newest = try? fileStore.snapshots.list().last,
             let modified = (try? FileManager.default.attributesOfItem(atPath: newest.path))?[.modificationDate] as? Date
         {
             newestTime = modified.timeIntervalSince1970
@@ -113,12 +113,12 @@ extension CoordinatorService {
     }
 
     /// Counts one answered control request by operation and reply code, with its duration.
-    /// A request answered outside the directives (a store operation, or a read or refusal
-    /// while the store is full) counts as `ok`, or `store_full` when it changes something
-    /// while the store is full.
+    /// A request answered at once while the store is full (a read or a refusal), or a store
+    /// operation, counts as `ok`, or `store_full` when it changes something while the store
+    /// is full.
     func recordRequest(_ directives: [CoordinatorDirective], since started: ContinuousClock.Instant) {
         var code = "ok"
-        if let request = decodedRequest, isStoreFull,
+        if let request = inbound.decodedRequest, state.isStoreFull,
             request.isMutating || [.snapshot, .compact, .store].contains(request.operation)
         {
             code = WireError.Code.storeFull.rawValue
@@ -129,9 +129,9 @@ extension CoordinatorService {
                 break
             }
         }
-        let key = CoordinatorMetrics.RequestKey(operation: decodedRequest?.operation.rawValue ?? "undecodable", code: code)
-        requestCounts[key, default: 0] += 1
+        let key = CoordinatorMetrics.RequestKey(operation: inbound.decodedRequest?.operation.rawValue ?? "undecodable", code: code)
+        telemetry.requestCounts[key, default: 0] += 1
         let elapsed = (ContinuousClock.now - started).components
-        requestDuration.observe(Double(elapsed.seconds) + Double(elapsed.attoseconds) / 1e18)
+        telemetry.requestDuration.observe(Double(elapsed.seconds) + Double(elapsed.attoseconds) / 1e18)
     }
 }

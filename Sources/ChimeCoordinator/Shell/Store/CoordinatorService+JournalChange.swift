@@ -10,19 +10,19 @@ extension CoordinatorService {
     /// segment after it: the next start loads the snapshot and reads neither the damaged
     /// segment (it lies behind the snapshot) nor anything lost from it. Nothing acknowledged
     /// is lost; the damage is logged with what was done.
-    func keepStateAfterJournalChange(_ store: FileStore, through sequence: UInt64) {
+    func keepStateAfterJournalChange(_ fileStore: FileStore, through sequence: UInt64) {
         let started = ContinuousClock.now
         do {
             let durable = state.durable
             let header = durable.snapshotHeader(takenAt: clock.now)
             var counter = ByteCounter()
             durable.encodeSnapshot(header: header, into: &counter)
-            let file = try store.snapshots.write(
-                payloadLength: counter.count, coveringThrough: sequence, beforeRename: { try store.lock.verifyOwnership() }
+            let file = try fileStore.snapshots.write(
+                payloadLength: counter.count, coveringThrough: sequence, beforeRename: { try fileStore.lock.verifyOwnership() }
             ) { sink in
                 durable.encodeSnapshot(header: header, into: &sink)
             }
-            try FileJournal.startSegment(in: store.journal.directory, at: sequence + 1)
+            try FileJournal.startSegment(in: fileStore.journal.directory, at: sequence + 1)
             let elapsed = ContinuousClock.now - started
             logger.error(
                 "the journal changed under this coordinator: wrote its whole state as a snapshot and started a new segment after it, so nothing acknowledged is lost; stopping",

@@ -22,7 +22,7 @@ extension CoordinatorService {
     func releaseListeners() {
         let endpoints = configuration.endpoints
         var binds = [endpoints.control, endpoints.dispatch, endpoints.results, endpoints.events, endpoints.eventsIngest].map(\.bind)
-        if let httpAddress { binds.append(ListenerHandover.endpoint(of: httpAddress)) }
+        if let httpAddress = setup.httpAddress { binds.append(ListenerHandover.endpoint(of: httpAddress)) }
         let started = ContinuousClock.now
         let left = ListenerHandover.waitUntilReleased(binds, until: started + Self.releaseDeadline)
         let elapsed = ContinuousClock.now - started
