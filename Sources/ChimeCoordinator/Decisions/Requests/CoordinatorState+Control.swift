@@ -92,7 +92,8 @@ extension CoordinatorState {
         case .move(let step, let body):
             outcome = moveStep(step, body: body, at: now, directives: &directives)
         case .snapshot, .compact, .store:
-            // The service answers these: they need the store, which the pure state does not see.
+            // Admission hands these to the service (`serveStoreRequest`): they need the store,
+            // which the pure state does not see.
             outcome = .failed(WireError(.unavailable, "\(request.operation.rawValue) needs a file store"))
         }
         answer(

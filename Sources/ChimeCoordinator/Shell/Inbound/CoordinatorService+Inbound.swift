@@ -140,7 +140,7 @@ extension CoordinatorService {
         if case .move(let step, _) = request.command, SlotMoveStep(rawValue: step)?.readsMapRecord == true { takeMapReads() }
         let grant = peer.flatMap { $0 }.flatMap { security?.policy.grants[$0.publicKey] }
         let incoming = IncomingRequest(
-            request: request, client: address, bodyBytes: envelope.body.count, peer: security == nil ? nil : peer, grant: grant,
+            request: request, client: address, bodyBytes: envelope.body.count, peer: peer, grant: grant,
             soundProblems: setup.sounds?.problems(in: request) ?? [:])
         return state.onControlRequest(incoming, at: clock.now, monotonic: clock.monotonic)
     }
