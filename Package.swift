@@ -82,11 +82,6 @@ let package = Package(
             name: "ChimeBench",
             dependencies: ["ChimeClient", "ChimeCore", "ChimeWire", "ChimeRuntime", "ZeroMQ", "HelperThreads"]
         ),
-        .executableTarget(
-            name: "StoreBenchmark",
-            dependencies: ["ChimeStore", "ChimeJournal", "ChimeCore", "ChimeWire", "ChimeCoordinator"],
-            path: "Benchmarks/StoreBenchmark"
-        ),
         // The operators' web dashboard (`chime dashboard`): the client library and HTTP only,
         // never the coordinator.
         .target(
@@ -110,7 +105,7 @@ let package = Package(
         ),
         .testTarget(name: "HelperThreadsTests", dependencies: ["HelperThreads"]),
         .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ", "HelperThreads", "ChimeTestSupport"]),
-        .testTarget(name: "ChimeCoreTests", dependencies: ["ChimeCore", "ChimeTestSupport"]),
+        .testTarget(name: "ChimeCoreTests", dependencies: ["ChimeCore", "ChimeRuntime", "ChimeTestSupport"]),
         .testTarget(name: "ChimeWireTests", dependencies: ["ChimeWire", "ChimeCore", "ChimeTestSupport"]),
         .testTarget(name: "ChimeRuntimeTests", dependencies: ["ChimeRuntime", "ChimeTestSupport"]),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer"]),

@@ -53,7 +53,7 @@ extension CoordinatorState {
             case .pause:
                 guard let id = call.moveId, let outgoing = durable.moves.outgoing[id] else { return notHere(call.moveId, "sends") }
                 let milliseconds = min(60_000, max(1, call.pauseMilliseconds ?? 200))
-                movePauses[id] = now.addingTimeInterval(Double(milliseconds) / 1000)
+                shardView.movePauses[id] = now.addingTimeInterval(Double(milliseconds) / 1000)
                 if let entry = SlotMoveSource.handOver(outgoing, state: durable, isPaused: true, at: now) {
                     record(.slotMove(entry), into: &directives)
                 }
@@ -90,7 +90,7 @@ extension CoordinatorState {
     /// hand-over event) or resumes, a target commits and completes, or drops.
     mutating func followMove(_ id: SlotMoveID, record register: SlotMapRecord, at now: Date, directives: inout [CoordinatorDirective]) {
         if let outgoing = durable.moves.outgoing[id],
-            let entry = SlotMoveSource.follow(outgoing, record: register, eventSeq: nextEventSeq, at: now)
+            let entry = SlotMoveSource.follow(outgoing, record: register, eventSeq: dispatch.nextEventSeq, at: now)
         {
             if case .released = entry { takeEventSeq(into: &directives) }
             record(.slotMove(entry), into: &directives)
@@ -111,22 +111,22 @@ extension CoordinatorState {
         }
     }
 
-    /// Takes the next seq of this shard's event stream (``nextEventSeq``, which the entry about
+    /// Takes the next seq of this shard's event stream (`nextEventSeq`, which the entry about
     /// to be recorded names) for an event other than a dispatch (a hand-over): reserves a block
     /// in the journal first when the reserved one runs low, as a dispatch does, so a recovery
     /// never gives the seq again.
     mutating func takeEventSeq(into directives: inout [CoordinatorDirective]) {
-        if nextEventSeq.saturatingAdding(configuration.eventSeqReservation / 2) > eventSeqReserved {
-            record(.seqReserved(through: nextEventSeq.saturatingAdding(configuration.eventSeqReservation)), into: &directives)
+        if dispatch.nextEventSeq.saturatingAdding(configuration.eventSeqReservation / 2) > eventSeqReserved {
+            record(.seqReserved(through: dispatch.nextEventSeq.saturatingAdding(configuration.eventSeqReservation)), into: &directives)
         }
-        nextEventSeq.saturatingIncrement()
+        dispatch.nextEventSeq.saturatingIncrement()
     }
 
     /// After a commit: the merged slice's unsettled firings (none when the source handed over
     /// a settled slice) wait for a worker here.
     mutating func queueAdoptedFirings(of move: SlotMove) {
-        let adopted = unsettled.values.filter { move.covers($0.firing.recipient) && inFlight[$0.firing.firingId] == nil }
-        waiting.append(contentsOf: adopted.sorted { ($0.firing.dueAt, $0.firing.firingId) < ($1.firing.dueAt, $1.firing.firingId) })
+        let adopted = unsettled.values.filter { move.covers($0.firing.recipient) && dispatch.inFlight[$0.firing.firingId] == nil }
+        dispatch.waiting.append(contentsOf: adopted.sorted { ($0.firing.dueAt, $0.firing.firingId) < ($1.firing.dueAt, $1.firing.firingId) })
     }
 
     /// After a release: firings the released slice took with it leave the waiting line and the
@@ -135,17 +135,17 @@ extension CoordinatorState {
     /// firing this shard no longer holds.
     mutating func forgetReleasedFirings() {
         let unsettled = self.unsettled
-        waiting = RingQueue(waiting.filter { unsettled[$0.firing.firingId] === $0 })
-        for (firingId, flight) in inFlight where unsettled[firingId] == nil {
-            inFlight[firingId] = nil
-            workers[flight.worker]?.outstanding -= 1
+        dispatch.waiting = RingQueue(dispatch.waiting.filter { unsettled[$0.firing.firingId] === $0 })
+        for (firingId, flight) in dispatch.inFlight where unsettled[firingId] == nil {
+            dispatch.inFlight[firingId] = nil
+            dispatch.workers[flight.worker]?.outstanding -= 1
         }
     }
 
     /// Drops the volatile pauses of moves no longer sent from here.
     private mutating func forgetEndedMoves() {
         let moves = durable.moves
-        movePauses = movePauses.filter { moves.outgoing[$0.key] != nil }
+        shardView.movePauses = shardView.movePauses.filter { moves.outgoing[$0.key] != nil }
     }
 
     /// This shard's view for a mover.

@@ -39,7 +39,7 @@ extension CoordinatorState {
         case .fireNow:
             let dueAt = now.roundedToMillisecond
             let made = record(.trigger(.firedNow(key, dueAt: dueAt, at: now)), into: &directives).triggered
-            waiting.append(contentsOf: made)
+            dispatch.waiting.append(contentsOf: made)
             return .trigger(.firedNow(TriggerNowResult(firingId: FiringID(key, dueAt: dueAt))))
         case .backfill(_, _, let from, let to):
             return backfill(key, entry: entry, from: from, to: min(to, now), at: now, directives: &directives)
@@ -80,7 +80,7 @@ extension CoordinatorState {
         }
         let fresh = dueAts.filter { !durable.triggers.isCovered($0, of: key) && !durable.knowsFiring(FiringID(key, dueAt: $0)) }
         let made = record(.trigger(.backfilled(key, from: from, through: to, dueAts: fresh, at: now)), into: &directives).triggered
-        waiting.append(contentsOf: made)
+        dispatch.waiting.append(contentsOf: made)
         return .trigger(.backfilled(BackfillResult(fired: fresh.map { FiringID(key, dueAt: $0) }, alreadyFired: dueAts.count - fresh.count)))
     }
 
@@ -120,7 +120,7 @@ extension CoordinatorState {
             item.crossing.map { (item.key, $0) }
         }
         let made = record(.trigger(.located(recipient, report, at: now)), into: &directives).triggered
-        waiting.append(contentsOf: made)
+        dispatch.waiting.append(contentsOf: made)
         let fired = Dictionary(made.map { ($0.firing.firingId.key, $0.firing.firingId) }, uniquingKeysWith: { first, _ in first })
         return .trigger(.located(LocateResult(
             recipient: recipient, accepted: true,

@@ -1,3 +1,4 @@
+import ChimeRuntime
 import Foundation
 import Testing
 
@@ -16,7 +17,8 @@ import Testing
     /// The import at `now` (past alarms skipped unless `now` is nil) and its fire instants until 2030.
     static func run(_ text: String, now: String?, defaultAlarm: Double? = nil) throws -> (CalendarImport, [String]) {
         let options = CalendarImportOptions(
-            recipient: "r", defaultAlarm: defaultAlarm, skipsAlarmsBefore: try now.map(instant))
+            recipient: "r", defaultAlarm: defaultAlarm, skipsAlarmsBefore: try now.map(instant),
+            windowsZoneNames: WindowsZoneNames.ianaIdentifier(forWindowsName:))
         let result = try CalendarImporter.makeImport(text, options: options)
         let fires = try result.reminders.flatMap { reminder in
             try reminder.fireInstants(from: try instant(now ?? "1970-01-01T00:00:00Z"), through: try instant("2030-01-01T00:00:00Z"))

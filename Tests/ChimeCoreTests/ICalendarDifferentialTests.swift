@@ -1,3 +1,4 @@
+import ChimeRuntime
 import Foundation
 import Testing
 
@@ -53,7 +54,7 @@ import Testing
     static func instants(_ text: String, from: Date, to: Date, startsOnly: Bool) throws -> [String] {
         let options = CalendarImportOptions(
             recipient: "oracle", defaultAlarm: startsOnly ? 0 : nil, ignoresCalendarAlarms: startsOnly,
-            honoursAlarmState: false)
+            honoursAlarmState: false, windowsZoneNames: WindowsZoneNames.ianaIdentifier(forWindowsName:))
         let calendarImport = try CalendarImporter.makeImport(text, options: options)
         return try calendarImport.reminders.flatMap { reminder in
             try reminder.fireInstants(from: from, through: to).filter { $0 < to }

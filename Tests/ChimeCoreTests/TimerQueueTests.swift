@@ -36,7 +36,7 @@ import Testing
     /// as it was: checked against a sort of all deadlines over seeded random queues.
     @Test(arguments: [1, 7, 100, 5_000]) func dueEntriesAreReadWithoutTakingThem(count: Int) {
         var random = SystemRandomNumberGenerator()
-        var queue = TimerQueue<Int>(shardCount: 4)
+        var queue = TimerQueue<Int>(stripeCount: 4)
         for key in 0..<count { queue.schedule(key, at: at(Double(Int.random(in: 0..<(count / 2 + 2), using: &random)))) }
         let before = queue
         let now = at(Double(count / 6))

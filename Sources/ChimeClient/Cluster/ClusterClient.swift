@@ -233,9 +233,8 @@ public final class ClusterClient {
         // A reply that does not decode here is not a refusal; the caller decodes it again
         // and reports what is wrong with it.
         guard reply.count < 2048, reply.range(of: Data(#""wrong_shard""#.utf8)) != nil,
-            let decoded = try? JSONDecoder().decode(ControlReply<EmptyResult>.self, from: reply),
-            decoded.error?.code == .wrongShard
+            let error = WirePeek.error(in: reply), error.code == .wrongShard
         else { return nil }
-        return decoded.error
+        return error
     }
 }

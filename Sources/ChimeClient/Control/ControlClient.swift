@@ -122,16 +122,15 @@ public final class ControlClient {
         // it again and reports what is wrong with it.
         guard reply.count < 1024,
             reply.range(of: Data(#""rate_limited""#.utf8)) != nil || reply.range(of: Data(#""try_again""#.utf8)) != nil,
-            let decoded = try? JSONDecoder().decode(ControlReply<EmptyResult>.self, from: reply),
-            decoded.error?.code == .rateLimited || decoded.error?.code == .tryAgain
+            let error = WirePeek.error(in: reply), error.code == .rateLimited || error.code == .tryAgain
         else { return nil }
-        return decoded.error?.retryAfterMilliseconds ?? 1000
+        return error.retryAfterMilliseconds ?? 1000
     }
 
     /// Whether a reply that ``rateLimitedWait(in:)`` read is a `try_again` (a slot moving
     /// between shards) rather than a `rate_limited` refusal.
     static func isTryAgain(_ reply: Data) -> Bool {
-        (try? JSONDecoder().decode(ControlReply<EmptyResult>.self, from: reply))?.error?.code == .tryAgain
+        WirePeek.error(in: reply)?.code == .tryAgain
     }
 
     /// One exchange with Lazy Pirate retries on timeout.

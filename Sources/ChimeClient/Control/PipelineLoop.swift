@@ -196,7 +196,7 @@ struct PipelineLoop: Sendable {
         -> (PipelinedClient.Completion, Result<Data, WireError>)?
     {
         state.lastReplyAt = now
-        let requestId = (try? JSONDecoder().decode(ReplyHead.self, from: reply))?.requestId
+        let requestId = WirePeek.requestId(in: reply)
         let id: String
         if let requestId {
             guard state.waiters[requestId] != nil else { return nil }
@@ -223,10 +223,5 @@ struct PipelineLoop: Sendable {
         }
         state.waiters[id] = nil
         return (waiter.completion, .success(reply))
-    }
-
-    /// The one field a reply is matched by.
-    struct ReplyHead: Decodable {
-        var requestId: String?
     }
 }

@@ -9,7 +9,7 @@ import HelperThreads
 /// register's stamp with the last one and reads the record when it changed (and at the
 /// start); on request (``requestFreshRead()``) it reads at once, for a `move` step. What it
 /// reads goes to ``handoff``, which the loop takes from at the start of each turn
-/// (`CoordinatorService.adoptHandedMapRecord`): the state still changes only on the loop.
+/// (`CoordinatorService.takeMapReads`): the state still changes only on the loop.
 ///
 /// The loop is not woken when a record arrives: its poll waits at most 100 ms
 /// (`CoordinatorService.pollTimeout`), well within the register's one-second pace.

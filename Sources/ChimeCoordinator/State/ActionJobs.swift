@@ -20,9 +20,9 @@ struct ActionJobs: Sendable, Equatable {
     /// Finished jobs' ids, in the order they finished.
     private(set) var finishedOrder = RingQueue<String>()
     /// Each finished job's place in that order, so jobs split by recipient and merged again
-    /// keep it (`DurableState+Slices.swift`). Not compared.
-    private var finishOrdinals: [String: UInt64] = [:]
-    private var nextOrdinal: UInt64 = 0
+    /// keep it (`DurableState+Slices.swift`).
+    @Derived private var finishOrdinals: [String: UInt64] = [:]
+    @Derived private var nextOrdinal: UInt64 = 0
 
     /// The job `jobId`, if kept.
     subscript(jobId: String) -> Record? { records[jobId] }
@@ -126,8 +126,4 @@ struct ActionJobs: Sendable, Equatable {
 
     /// The finished jobs in the order they finished.
     var finished: [Record] { finishedOrder.compactMap { records[$0] } }
-
-    static func == (lhs: ActionJobs, rhs: ActionJobs) -> Bool {
-        lhs.records == rhs.records && Array(lhs.finishedOrder) == Array(rhs.finishedOrder)
-    }
 }

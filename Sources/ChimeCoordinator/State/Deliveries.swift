@@ -29,17 +29,11 @@ struct Deliveries: Sendable, Equatable {
     /// Unsettled firings that may have been made ahead of their due instant (a `.fired` whose
     /// `at` is before its `dueAt`, `coordinator.dispatchLeadMilliseconds`), by reminder: the
     /// ones a cancel, switch-off or replace before their due instant takes back
-    /// (``takeBackAhead(of:before:)``). Derived and volatile (not in `==` or the snapshot): a
+    /// (``takeBackAhead(of:before:)``). Derived and volatile (not in the snapshot): a
     /// snapshot load lists every unsettled firing here, a superset the look-up filters.
-    var ahead: [ReminderKey: [FiringID]] = [:]
+    @Derived var ahead: [ReminderKey: [FiringID]] = [:]
 
     init(eventRetention: Int) { eventLog = EventLog(capacity: eventRetention) }
-
-    static func == (lhs: Deliveries, rhs: Deliveries) -> Bool {
-        lhs.unsettled == rhs.unsettled && lhs.deadLetters == rhs.deadLetters && lhs.deadLetterIndex == rhs.deadLetterIndex
-            && lhs.nagFirings == rhs.nagFirings && lhs.nags == rhs.nags && lhs.eventLog == rhs.eventLog
-            && lhs.eventSeqReserved == rhs.eventSeqReserved
-    }
 
     /// Removes and returns the unsettled firings of `key` made ahead of time and due after
     /// `instant` (UTC): their reminder was cancelled, switched off or replaced before they

@@ -18,7 +18,9 @@ import Foundation
 /// and in recovery alike; a snapshot is this value encoded (``encodeSnapshot(takenAt:into:)``)
 /// and loading one is decoding it (``init(snapshot:)``). So a state rebuilt from any snapshot
 /// and the journal after it equals, with `==`, the live state at the same entry
-/// (`CrashEquivalenceTests`).
+/// (`CrashEquivalenceTests`). Every part's `==` is synthesized: what a part derives to read
+/// fast (the recurrence cache, the held-ahead index, state counts, tenant usage, arrival
+/// numbers) is marked ``Derived`` and left out.
 public struct DurableState: Sendable, Equatable {
     /// The tunables the fold reads (recorded by each `started` entry).
     public internal(set) var settings: DurableSettings

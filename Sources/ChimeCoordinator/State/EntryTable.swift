@@ -6,18 +6,18 @@ import ChimeCore
 /// Every change of an entry goes through the subscript's setter or `removeValue`, which adjust
 /// the counts from the old and the new entry's state.
 ///
-/// Sharded (`ShardedDictionary`): the loop's first change after it hands a copy of the state to
-/// the snapshot thread copies one shard of the table, not the table.
+/// Striped (`StripedDictionary`): the loop's first change after it hands a copy of the state to
+/// the snapshot thread copies one stripe of the table, not the table.
 struct EntryTable: Sendable, Sequence, Equatable {
-    /// How many shards hold the entries (and the schedule's index): about 4,000 entries each at
+    /// How many stripes hold the entries (and the schedule's index): about 4,000 entries each at
     /// a million reminders.
-    static let shardCount = 256
-    private var byID = ShardedDictionary<ReminderKey, ReminderEntry>(shardCount: shardCount) { $0.shardHash }
+    static let stripeCount = 256
+    private var byID = StripedDictionary<ReminderKey, ReminderEntry>(stripeCount: stripeCount) { $0.stripeHash }
     /// How many entries are in each state (states with none may be absent or 0).
-    private(set) var stateCounts: [ReminderState: Int] = [:]
+    @Derived private(set) var stateCounts: [ReminderState: Int] = [:]
     /// The reminders and bytes of each tracked tenant scope (``TenantUsage``; none until a
     /// restricted key with a quota schedules).
-    var tenants = TenantUsage()
+    @Derived var tenants = TenantUsage()
 
     /// The entry of `id`; setting `nil` removes it.
     subscript(id: ReminderKey) -> ReminderEntry? {
@@ -48,7 +48,4 @@ struct EntryTable: Sendable, Sequence, Equatable {
     mutating func reserveCapacity(_ capacity: Int) { byID.reserveCapacity(capacity) }
 
     func makeIterator() -> FlattenSequence<[[ReminderKey: ReminderEntry]]>.Iterator { byID.makeIterator() }
-
-    /// Equal when the same ids hold equal entries (the counts and tenant usage follow from them).
-    static func == (lhs: EntryTable, rhs: EntryTable) -> Bool { lhs.byID == rhs.byID }
 }

@@ -10,9 +10,9 @@ public struct EventLog: Sendable, Equatable {
     public let capacity: Int
     private var retained = RingQueue<FireEvent>()
     /// Each kept event's arrival number, parallel to `retained`: a log split by recipient and
-    /// merged again keeps the original order (`DurableState+Slices.swift`). Not compared.
-    private var arrivals = RingQueue<UInt64>()
-    private var nextArrival: UInt64 = 0
+    /// merged again keeps the original order (`DurableState+Slices.swift`).
+    @Derived private var arrivals = RingQueue<UInt64>()
+    @Derived private var nextArrival: UInt64 = 0
 
     /// An empty log keeping at most `capacity` events.
     public init(capacity: Int) { self.capacity = capacity }
@@ -82,12 +82,6 @@ public struct EventLog: Sendable, Equatable {
             b = b.dropFirst()
             return y
         }
-    }
-
-    /// Equal when they keep the same events in the same order under the same capacity
-    /// (arrival numbers may differ: a log rebuilt from a snapshot counts from 0).
-    public static func == (lhs: EventLog, rhs: EventLog) -> Bool {
-        lhs.capacity == rhs.capacity && lhs.retained == rhs.retained
     }
 
     /// Kept events with `seq > after` (and of `recipient` when given), in `seq` order, at

@@ -31,14 +31,16 @@ public struct RequestLog: Sendable, Equatable {
     /// Most bytes of large replies kept, in total.
     public let largeByteLimit: Int
 
-    private struct Kept: Sendable {
+    private struct Kept: Sendable, Equatable {
         var reply: Data
         /// The one recipient the request was about, if it had one: a shard that hands that
         /// recipient to another hands its remembered replies along.
         var recipient: RecipientID?
-        /// The order of arrival across both tiers (only ``entries`` reads it).
-        var arrival: UInt64
-        var isLarge: Bool
+        /// The order of arrival across both tiers (only ``entries`` reads it): a log rebuilt
+        /// from a snapshot counts from 0.
+        @Derived var arrival: UInt64
+        /// Whether it is above `largeReplyThreshold` (its size says so).
+        @Derived var isLarge: Bool
     }
 
     /// One tier's arrival order and size; the replies themselves are in `replies`.
@@ -50,7 +52,7 @@ public struct RequestLog: Sendable, Equatable {
     private var replies: [String: Kept] = [:]
     private var small = Tier()
     private var large = Tier()
-    private var arrivals: UInt64 = 0
+    @Derived private var arrivals: UInt64 = 0
 
     /// An empty log with these bounds.
     /// - Parameters:
@@ -178,18 +180,5 @@ public struct RequestLog: Sendable, Equatable {
     private mutating func remember(_ reply: Data, for requestId: String, recipient: RecipientID?, arrival: UInt64) {
         arrivals = arrival
         remember(reply, for: requestId, recipient: recipient)
-    }
-
-    /// Equal when they keep the same replies in the same order in each tier under the same
-    /// bounds (arrival counters may differ: a log rebuilt from a snapshot counts from 0).
-    public static func == (lhs: RequestLog, rhs: RequestLog) -> Bool {
-        guard
-            lhs.capacity == rhs.capacity && lhs.byteLimit == rhs.byteLimit
-                && lhs.largeReplyThreshold == rhs.largeReplyThreshold && lhs.largeByteLimit == rhs.largeByteLimit
-                && lhs.small == rhs.small && lhs.large == rhs.large && lhs.replies.count == rhs.replies.count
-        else { return false }
-        return lhs.replies.allSatisfy { id, kept in
-            rhs.replies[id].map { $0.reply == kept.reply && $0.recipient == kept.recipient } ?? false
-        }
     }
 }

@@ -9,27 +9,20 @@ import Foundation
 /// (armed) or its recipient's cap's waiting list (held back by `maxPending`), at the instant it
 /// fires; `index` holds exactly the ids of `entries`; `recurrences` holds the occurrence
 /// sequence of every repeating entry (a cache: derived from the reminder and its recipient's
-/// zone, so left out of `==`); no cap is empty.
+/// zone, so `@Derived`); no cap is empty.
 struct Schedule: Sendable, Equatable {
     var entries = EntryTable()
     /// The ids of `entries` in order, for `list` pages.
     var index = SortedKeySet<ReminderKey>()
     /// The occurrence sequence of every repeating reminder (one-shots rebuild theirs on
-    /// demand), with recipient zones resolved. Derived.
-    var recurrences: [ReminderKey: Recurrence] = [:]
+    /// demand), with recipient zones resolved.
+    @Derived var recurrences: [ReminderKey: Recurrence] = [:]
     /// Armed reminders by the instant their next occurrence fires (UTC).
-    var timer = TimerQueue<ReminderKey>(shardCount: EntryTable.shardCount, shardHash: { $0.shardHash })
+    var timer = TimerQueue<ReminderKey>(stripeCount: EntryTable.stripeCount, stripeHash: { $0.stripeHash })
     /// Per-recipient caps on armed reminders, for recipients that have a limit.
     var caps: [RecipientID: PendingCap<ReminderKey>] = [:]
     /// Late firings made per reminder since it last fired on time, for `fireAllCap`.
     var lateFirings: [ReminderKey: Int] = [:]
-
-    /// Equal when the entries, the order, the armed instants, the caps and the late counts are
-    /// (the recurrence cache is derived from the entries).
-    static func == (lhs: Schedule, rhs: Schedule) -> Bool {
-        lhs.entries == rhs.entries && lhs.index == rhs.index && lhs.timer == rhs.timer && lhs.caps == rhs.caps
-            && lhs.lateFirings == rhs.lateFirings
-    }
 
     /// Whether a pending reminder is armed (always, without a cap).
     func isArmed(_ id: ReminderKey, of recipient: RecipientID) -> Bool {

@@ -19,12 +19,20 @@ public struct CalendarImportOptions: Sendable {
     /// Whether acknowledged and snoozed alarms are honoured (RFC 9074, Thunderbird); off,
     /// every VALARM fires at its computed instants (the differential test's view).
     public var honoursAlarmState: Bool
+    /// Maps a Windows zone name (`W. Europe Standard Time`, as Outlook writes TZIDs) to the
+    /// IANA zone CLDR's windowsZones table gives it; `nil` (the default): Windows names are
+    /// unknown, and the components using them are not importable. `chime import` passes ICU's
+    /// table (`WindowsZoneNames.ianaIdentifier`, `ChimeRuntime`); a name it answers that is not
+    /// a zone Chime accepts counts as unknown.
+    public var windowsZoneNames: (@Sendable (String) -> String?)?
 
     /// Creates options.
     public init(
         recipient: RecipientID, defaultZone: String = "UTC", defaultAlarm: Double? = nil,
-        ignoresCalendarAlarms: Bool = false, skipsAlarmsBefore: Date? = nil, honoursAlarmState: Bool = true
+        ignoresCalendarAlarms: Bool = false, skipsAlarmsBefore: Date? = nil, honoursAlarmState: Bool = true,
+        windowsZoneNames: (@Sendable (String) -> String?)? = nil
     ) {
+        self.windowsZoneNames = windowsZoneNames
         self.honoursAlarmState = honoursAlarmState
         self.recipient = recipient
         self.defaultZone = defaultZone
@@ -113,7 +121,9 @@ public enum CalendarImporter {
         for calendar in calendars {
             let referenceYear = LocalDateTime(
                 secondsSinceEpochAsIfUTC: Int((options.skipsAlarmsBefore ?? Date()).timeIntervalSince1970)).year
-            let zones = ICalendarZones(calendar: calendar, defaultZone: options.defaultZone, referenceYear: referenceYear)
+            let zones = ICalendarZones(
+                calendar: calendar, defaultZone: options.defaultZone, referenceYear: referenceYear,
+                windowsZoneNames: options.windowsZoneNames)
             result.notes += zones.notes
             let items = calendar.components.filter { $0.name == "VEVENT" || $0.name == "VTODO" }
             result.summary.components += items.count

@@ -5,7 +5,7 @@ import Foundation
 ///
 /// A `TZID` is, in this order: an IANA name (Google and Thunderbird exports), used as is; a
 /// Windows zone name (`W. Europe Standard Time`, Outlook), mapped through CLDR's
-/// windowsZones table (``WindowsZoneNames``); a custom `TZID` defined by a VTIMEZONE, mapped
+/// windowsZones table (``CalendarImportOptions/windowsZoneNames``); a custom `TZID` defined by a VTIMEZONE, mapped
 /// to the IANA zone its `X-LIC-LOCATION` names, whose name ends the `TZID`
 /// (`/mozilla.org/20070129_1/Europe/Berlin`), or that its Windows name maps to; else the
 /// VTIMEZONE's own rules (a fixed offset, or yearly STANDARD/DAYLIGHT transitions,
@@ -23,10 +23,17 @@ public struct ICalendarZones: Sendable {
     var ruleZones: [String: VTimeZoneRules]
     /// One sentence per TZID that was not an IANA name, saying how it was read.
     public var notes: [String]
+    /// Maps Windows zone names (``CalendarImportOptions/windowsZoneNames``); `nil`: none known.
+    let windowsZoneNames: (@Sendable (String) -> String?)?
 
     /// Reads the zone definitions of `calendar`; `referenceYear` is the year around which
-    /// a VTIMEZONE's rules are compared with IANA zones (the import's year).
-    public init(calendar: ICalendarComponent, defaultZone: String, referenceYear: Int = 2026) {
+    /// a VTIMEZONE's rules are compared with IANA zones (the import's year); `windowsZoneNames`
+    /// maps Windows zone names (`nil`: they are unknown).
+    public init(
+        calendar: ICalendarComponent, defaultZone: String, referenceYear: Int = 2026,
+        windowsZoneNames: (@Sendable (String) -> String?)? = nil
+    ) {
+        self.windowsZoneNames = windowsZoneNames
         if let named = calendar.property("X-WR-TIMEZONE")?.text.trimmingCharacters(in: .whitespaces),
             (try? ZoneRules.zone(named: named)) != nil
         {
@@ -44,7 +51,7 @@ public struct ICalendarZones: Sendable {
             let named = [definition.property("X-LIC-LOCATION")?.text, Self.ianaSuffix(of: tzid)]
             if let zone = named.compactMap({ $0 }).first(where: Self.isIANA) {
                 custom[tzid] = zone
-            } else if let zone = WindowsZoneNames.ianaIdentifier(forWindowsName: tzid) {
+            } else if let zone = Self.windowsZone(named: tzid, in: windowsZoneNames) {
                 custom[tzid] = zone
                 notes.append("time zone '\(tzid)' read as \(zone) (Windows name, CLDR windowsZones)")
             } else if let ownRules = VTimeZoneRules(definition) {
@@ -59,7 +66,7 @@ public struct ICalendarZones: Sendable {
         }
         // TZIDs used without a VTIMEZONE (Outlook sometimes leaves it out): Windows names.
         for tzid in Self.tzids(in: calendar) where custom[tzid] == nil && rules[tzid] == nil && !Self.isIANA(tzid) {
-            if let zone = WindowsZoneNames.ianaIdentifier(forWindowsName: tzid) {
+            if let zone = Self.windowsZone(named: tzid, in: windowsZoneNames) {
                 custom[tzid] = zone
                 notes.append("time zone '\(tzid)' read as \(zone) (Windows name, CLDR windowsZones)")
             }
@@ -88,6 +95,12 @@ public struct ICalendarZones: Sendable {
 
     private static func isIANA(_ name: String) -> Bool { (try? ZoneRules.zone(named: name)) != nil }
 
+    /// The IANA zone the Windows zone name `name` maps to through `lookup`, when it is one
+    /// Chime accepts.
+    private static func windowsZone(named name: String, in lookup: (@Sendable (String) -> String?)?) -> String? {
+        lookup?(name).flatMap { isIANA($0) ? $0 : nil }
+    }
+
     /// The IANA zone `tzid` stands for.
     /// - Throws: `ImportProblem` when it names neither an IANA zone, a Windows zone, nor a
     ///   VTIMEZONE that maps to one.
@@ -95,7 +108,7 @@ public struct ICalendarZones: Sendable {
         let trimmed = tzid.trimmingCharacters(in: .whitespaces)
         if Self.isIANA(trimmed) { return trimmed }
         if let zone = customZones[trimmed] { return zone }
-        if let zone = WindowsZoneNames.ianaIdentifier(forWindowsName: trimmed) { return zone }
+        if let zone = Self.windowsZone(named: trimmed, in: windowsZoneNames) { return zone }
         throw ImportProblem("time zone '\(tzid)' is neither an IANA zone, a Windows zone name, nor a VTIMEZONE Chime can read")
     }
 

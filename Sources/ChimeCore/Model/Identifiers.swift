@@ -14,13 +14,13 @@ extension StringIdentifier {
 
     /// FNV-1a (64-bit) of the first 16 UTF-8 bytes (those not among the last 16), the last
     /// 16 bytes and the length, folded: a cheap, unseeded spread (at most 32 bytes read) to
-    /// pick a shard of a `ShardedDictionary`. Both ends count, so ids that differ only at the
+    /// pick a stripe of a `StripedDictionary`. Both ends count, so ids that differ only at the
     /// front (`<n>@calendar.example.com`) spread as well as ids that differ at the end
     /// (counters, random suffixes); an id of at most 16 bytes hashes as before (whole, then
-    /// the length). Not for a hash table's buckets: ids chosen to collide only make shards
+    /// the length). Not for a hash table's buckets: ids chosen to collide only make stripes
     /// uneven (and a snapshot's copy-on-write copy bigger), never a lookup slower.
     @inlinable
-    public var shardHash: UInt {
+    public var stripeHash: UInt {
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
         let utf8 = rawValue.utf8
         let count = utf8.count

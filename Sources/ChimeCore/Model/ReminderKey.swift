@@ -79,8 +79,8 @@ public struct ReminderKey: Hashable, Comparable, Sendable, Codable, CustomString
     public static func < (lhs: ReminderKey, rhs: ReminderKey) -> Bool { lhs.storage < rhs.storage }
 
     /// FNV-1a of the storage's first and last 16 bytes and its length (as `StringIdentifier`'s):
-    /// a cheap, unseeded spread to pick a shard of a `ShardedDictionary`.
-    public var shardHash: UInt { ReminderID(storage).shardHash }
+    /// a cheap, unseeded spread to pick a stripe of a `StripedDictionary`.
+    public var stripeHash: UInt { ReminderID(storage).stripeHash }
 
     /// Decodes the storage form (a JSON string); a string without a separator is a legacy key.
     /// - Throws: `DecodingError.dataCorrupted` for an empty part or a second separator.

@@ -9,18 +9,18 @@
 /// generic metadata at run time).
 @usableFromInline
 struct IndexedHeap<Key: Hashable & Sendable, Priority: Comparable & Sendable>: Sendable {
-    /// The heap, each entry with the shard of `positions` its key lives in (hashed once, at
+    /// The heap, each entry with the stripe of `positions` its key lives in (hashed once, at
     /// insertion, not at every move).
-    @usableFromInline var entries: [(key: Key, priority: Priority, shard: Int)] = []
-    /// Where each key is in `entries`; sharded (`ShardedDictionary`) for a big heap whose
-    /// state is copied for a snapshot, so the next change copies a shard, not the index.
-    @usableFromInline var positions: ShardedDictionary<Key, Int>
+    @usableFromInline var entries: [(key: Key, priority: Priority, stripe: Int)] = []
+    /// Where each key is in `entries`; striped (`StripedDictionary`) for a big heap whose
+    /// state is copied for a snapshot, so the next change copies a stripe, not the index.
+    @usableFromInline var positions: StripedDictionary<Key, Int>
     @usableFromInline let isMaxHeap: Bool
 
     @inlinable
-    init(isMaxHeap: Bool, shardCount: Int = 1, shardHash: (@Sendable (Key) -> UInt)? = nil) {
+    init(isMaxHeap: Bool, stripeCount: Int = 1, stripeHash: (@Sendable (Key) -> UInt)? = nil) {
         self.isMaxHeap = isMaxHeap
-        positions = ShardedDictionary(shardCount: shardCount, shardHash: shardHash)
+        positions = StripedDictionary(stripeCount: stripeCount, stripeHash: stripeHash)
     }
 
     @inlinable var count: Int { entries.count }
@@ -30,7 +30,7 @@ struct IndexedHeap<Key: Hashable & Sendable, Priority: Comparable & Sendable>: S
     @inlinable func priority(of key: Key) -> Priority? { positions[key].map { entries[$0].priority } }
 
     /// The entries in heap order (not sorted).
-    @inlinable var unorderedEntries: [(key: Key, priority: Priority, shard: Int)] { entries }
+    @inlinable var unorderedEntries: [(key: Key, priority: Priority, stripe: Int)] { entries }
 
     /// The entries whose priority satisfies `isWithin`, which must hold for a prefix of the
     /// heap's order (true for the top entries, false from some priority on: "at or before a
@@ -69,8 +69,8 @@ struct IndexedHeap<Key: Hashable & Sendable, Priority: Comparable & Sendable>: S
             entries[position].priority = priority
             restoreOrder(at: position)
         } else {
-            let shard = positions.shard(of: key)
-            entries.append((key, priority, shard))
+            let stripe = positions.stripe(of: key)
+            entries.append((key, priority, stripe))
             positions[key] = entries.count - 1
             siftUp(from: entries.count - 1)
         }
@@ -90,7 +90,7 @@ struct IndexedHeap<Key: Hashable & Sendable, Priority: Comparable & Sendable>: S
                 entries[position].priority = priority
             } else {
                 positions[key] = entries.count
-                entries.append((key, priority, positions.shard(of: key)))
+                entries.append((key, priority, positions.stripe(of: key)))
             }
         }
         guard entries.count > 1 else { return }
@@ -108,7 +108,7 @@ struct IndexedHeap<Key: Hashable & Sendable, Priority: Comparable & Sendable>: S
         let last = entries.removeLast()
         if position < entries.count {
             entries[position] = last
-            positions[last.key, inShard: last.shard] = position
+            positions[last.key, inStripe: last.stripe] = position
             restoreOrder(at: position)
         }
         return removed.priority
@@ -147,11 +147,11 @@ struct IndexedHeap<Key: Hashable & Sendable, Priority: Comparable & Sendable>: S
             let parent = (position - 1) / Self.arity
             guard isAbove(moving.priority, entries[parent].priority) else { break }
             entries[position] = entries[parent]
-            positions[entries[position].key, inShard: entries[position].shard] = position
+            positions[entries[position].key, inStripe: entries[position].stripe] = position
             position = parent
         }
         entries[position] = moving
-        positions[moving.key, inShard: moving.shard] = position
+        positions[moving.key, inStripe: moving.stripe] = position
     }
 
     /// Moves the entry at `start` down, shifting the best child up into the hole each time.
@@ -169,10 +169,10 @@ struct IndexedHeap<Key: Hashable & Sendable, Priority: Comparable & Sendable>: S
             }
             guard isAbove(entries[child].priority, moving.priority) else { break }
             entries[position] = entries[child]
-            positions[entries[position].key, inShard: entries[position].shard] = position
+            positions[entries[position].key, inStripe: entries[position].stripe] = position
             position = child
         }
         entries[position] = moving
-        positions[moving.key, inShard: moving.shard] = position
+        positions[moving.key, inStripe: moving.stripe] = position
     }
 }

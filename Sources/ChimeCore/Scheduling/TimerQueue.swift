@@ -37,13 +37,13 @@ public struct TimerQueue<Key: Hashable & Sendable>: Sendable {
 
     /// Creates an empty queue.
     /// - Parameters:
-    ///   - shardCount: how many shards the key index is split into (see `ShardedDictionary`):
+    ///   - stripeCount: how many stripes the key index is split into (see `StripedDictionary`):
     ///     1 for a small queue; more for a big one that is copied for snapshots while it
     ///     keeps changing.
-    ///   - shardHash: picks a key's shard; `nil`: the key's `hashValue`.
+    ///   - stripeHash: picks a key's stripe; `nil`: the key's `hashValue`.
     @inlinable
-    public init(shardCount: Int = 1, shardHash: (@Sendable (Key) -> UInt)? = nil) {
-        heap = IndexedHeap(isMaxHeap: false, shardCount: shardCount, shardHash: shardHash)
+    public init(stripeCount: Int = 1, stripeHash: (@Sendable (Key) -> UInt)? = nil) {
+        heap = IndexedHeap(isMaxHeap: false, stripeCount: stripeCount, stripeHash: stripeHash)
     }
 
     /// How many keys have a deadline.

@@ -105,7 +105,7 @@ enum ImportCommand: Command {
         }
         let options = CalendarImportOptions(
             recipient: RecipientID(recipient), defaultZone: zone, defaultAlarm: defaultAlarm,
-            skipsAlarmsBefore: skipsPast ? Date() : nil)
+            skipsAlarmsBefore: skipsPast ? Date() : nil, windowsZoneNames: WindowsZoneNames.ianaIdentifier(forWindowsName:))
         return try usage { () throws(ValidationError) in
             try CalendarImporter.makeImport(String(decoding: data, as: UTF8.self), options: options)
         }

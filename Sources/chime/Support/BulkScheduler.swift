@@ -98,7 +98,7 @@ final class BulkScheduler {
     /// - Throws: `WireError(.unavailable)` when the coordinator does not answer.
     func add(json bytes: Data, id: String, index: Int) throws(WireError) {
         // A reminder whose recipient does not decode goes to shard 0, which refuses it by name.
-        let recipient = isSharded ? (try? JSONDecoder().decode(RecipientOnly.self, from: bytes))?.recipient : nil
+        let recipient = isSharded ? WirePeek.recipient(in: bytes) : nil
         let shard = try recipient.map { recipient throws(WireError) in try client.shard(of: recipient) } ?? 0
         var chunk = chunks[shard] ?? Chunk()
         if !chunk.items.isEmpty && (chunk.items.count >= maximumCount || chunk.bytes + bytes.count + 1 + Self.envelopeBytes > maximumBytes) {
@@ -110,11 +110,6 @@ final class BulkScheduler {
         chunk.bytes += bytes.count + 1
         if chunk.recipient == nil { chunk.recipient = recipient }
         chunks[shard] = chunk
-    }
-
-    /// The one field of a reminder's JSON that routes it.
-    struct RecipientOnly: Decodable {
-        var recipient: RecipientID
     }
 
     /// Counts an item that failed before sending (it did not decode).

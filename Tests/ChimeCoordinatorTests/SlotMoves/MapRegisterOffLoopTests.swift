@@ -184,7 +184,7 @@ import ZeroMQ
     /// The backoff of a step waiting for a fresh read: doubling from 5 ms, at most 1 s; the 20
     /// waits a `ControlClient` makes add up to more than two reads at the 5 s timeout.
     @Test func aStepWaitingForAFreshReadBacksOff() {
-        let waits = (0..<20).map { CoordinatorService.freshMapReadRetryMilliseconds(afterRefusals: $0) }
+        let waits = (0..<20).map { CoordinatorState.freshMapReadRetryMilliseconds(afterRefusals: $0) }
         #expect(waits == [5, 10, 20, 40, 80, 160, 320, 640] + Array(repeating: 1_000, count: 12))
         #expect(waits.reduce(0, +) == 13_275)
         #expect(ControlClient.maximumRateLimitedWaits == 20)

@@ -6,15 +6,14 @@ import Foundation
 
 @testable import ChimeCoordinator
 
-/// One shard of ``SlotMoveSimulation``: the shipped `CoordinatorState` behind a shell that
-/// keeps the service's rules — every entry of a turn submitted to the journal before its
-/// replies, written either inline or later by the writer (group commit), a reply sent only
-/// once every entry submitted before it is durable, every change and every `move` step
-/// refused with `store_full` while the store cannot be written and reads answered at once
-/// then, a `move` step that reads the register decided on a fresh read — and a store with the
-/// faults production meets: a kill -9 that keeps a torn part of what was submitted but not
-/// synced, a full disk, snapshots, and a restart from an older copy of the journal (a backup
-/// restored).
+/// One shard of ``SlotMoveSimulation``: the shipped `CoordinatorState`, admission included
+/// (`onControlRequest`: the store-full stage, fresh register reads for the `move` steps that
+/// read it), behind a shell that keeps the service's rules — every entry of a turn submitted
+/// to the journal before its replies, written either inline or later by the writer (group
+/// commit), a reply sent only once every entry submitted before it is durable, a reply
+/// `replyAtOnce` at once — and a store with the faults production meets: a kill -9 that keeps
+/// a torn part of what was submitted but not synced, a full disk, snapshots, and a restart
+/// from an older copy of the journal (a backup restored).
 struct SimulatedShard {
     let id: Int
     let configuration: CoordinatorConfiguration
@@ -50,9 +49,9 @@ struct SimulatedShard {
     /// What a request got.
     enum Answer {
         case reply(ControlOutcome)
-        /// The reply remembered for a retried `requestId` (its bytes, sent again): whether it
-        /// says `ok`.
-        case remembered(isOK: Bool)
+        /// A reply the state encoded itself (a remembered reply sent again for a retried
+        /// `requestId`, or one answered at once while the store is full).
+        case encoded(Data)
         /// No reply within the client's timeout (the process is down, or the reply waits
         /// for entries that are not durable).
         case noReply
@@ -88,7 +87,8 @@ struct SimulatedShard {
         }
         for entry in journal.dropFirst(snapshot?.through ?? 0) { state.apply(entry) }
         epoch = max(epoch, state.highestRecordedEpoch) + 1
-        state.takeOver(epoch: epoch, startedAt: now)
+        state.takeOver(as: CoordinatorIdentity(epoch: epoch, startedAt: now))
+        state.onMapRegisterFollowed(name: "the simulated register")
         let started = JournalEntry.started(epoch: epoch, at: now, settings: configuration.durableSettings)
         state.apply(started)
         submit([started], at: now)
@@ -162,9 +162,9 @@ struct SimulatedShard {
                 workerQueue.append(batch)
                 dispatched += batch.firings
             case .reply(let outcome, _, _): reply = .reply(outcome)
-            case .replyEncoded(let body, _):
-                let object = try? JSONSerialization.jsonObject(with: body) as? [String: Any]
-                reply = .remembered(isOK: object?["ok"] as? Bool == true)
+            case .replyEncoded(let body, _): reply = .encoded(body)
+            case .replyAtOnce(let body, _): return .encoded(body)
+            case .serveStoreRequest, .reportStore, .writeSnapshot, .removeSegments, .readMapRegister: break
             case .publish(.handOver(let event)): handOvers.append(event)
             case .publish: break
             }
@@ -176,39 +176,28 @@ struct SimulatedShard {
         return repliesLeave ? reply : .noReply
     }
 
-    /// A control request from `client`, answered as the service answers it; its entries are
-    /// synced at once when `syncsInline`.
+    /// A control request from `client`, admitted and answered as the service does it; its
+    /// entries are synced at once when `syncsInline`. A `move` step waiting for a fresh read
+    /// of the register gets it (the reader thread reads `register`) and is sent again with the
+    /// same `requestId`, as the mover's client does.
     mutating func handle(
         _ request: ControlRequest, from client: ClientAddress, register: SlotMapRecord, syncsInline: Bool = true, at now: Date
     ) -> Answer {
         guard var state else { return .noReply }
-        var isAnsweredAtOnce = false
-        if isFull {
-            // CoordinatorService.answerWhileStoreFull
-            let isRetryOfApplied = request.isMutating && request.requestId.map { state.durable.requestLog.reply(to: client.requestLogKey($0)) != nil } == true
-            let refusesMove = request.operation == .move && shellSabotage != .moveStepsWhileFull
-            let isStoreOperation = [.snapshot, .compact, .store].contains(request.operation)
-            if !isRetryOfApplied && (request.isMutating || isStoreOperation || refusesMove) {
-                return .reply(.failed(WireError(.storeFull, "the store is full")))
-            }
-            isAnsweredAtOnce = !isRetryOfApplied
+        state.onStoreMode(isFull: isFull)
+        var directives = state.onControlRequest(IncomingRequest(request: request, client: client, bodyBytes: 0), at: now)
+        for _ in 0..<3 where directives.contains(.readMapRegister) {
+            state.onMapRead(record: register, freshReadsDone: state.shardView.register?.freshReadsRequested ?? 0)
+            directives = state.onControlRequest(IncomingRequest(request: request, client: client, bodyBytes: 0), at: now)
         }
-        if case .move(let step, _) = request.command, SlotMoveStep(rawValue: step)?.readsMapRecord == true {
-            state.adoptMapRecord(register)
-        }
-        let directives = state.onRequest(request, from: client, at: now)
         self.state = state
-        // A read while the store is full is answered at once from the live state; a request
-        // that journals something takes the ordinary path.
-        if isAnsweredAtOnce && !directives.contains(where: { if case .append = $0 { true } else { false } }) {
-            for case .reply(let outcome, _, _) in directives { return .reply(outcome) }
-        }
         return carryOut(directives, syncsInline: syncsInline, at: now) ?? .noReply
     }
 
     /// The loop's tick: due firings, leases, the register's outcomes it has read.
     mutating func tick(syncsInline: Bool = false, at now: Date) {
         guard var state else { return }
+        state.onStoreMode(isFull: isFull)
         let directives = state.onTick(now: now, monotonic: now.timeIntervalSince1970)
         self.state = state
         _ = carryOut(directives, syncsInline: syncsInline, at: now)

@@ -69,8 +69,8 @@ import Testing
             if acknowledges {
                 // Each delivery takes the shard's next event seq, as a dispatch does.
                 for id in state.durable.deliveries.unsettled.keys.sorted() {
-                    let acknowledged = JournalEntry.acknowledged(id, seq: state.nextEventSeq, worker: "w", firedAt: now)
-                    state.nextEventSeq += 1
+                    let acknowledged = JournalEntry.acknowledged(id, seq: state.dispatch.nextEventSeq, worker: "w", firedAt: now)
+                    state.dispatch.nextEventSeq += 1
                     state.apply(acknowledged)
                     journals[shard, default: []].append(acknowledged)
                 }
@@ -178,7 +178,7 @@ import Testing
         restarted.finishRecovery(at: cluster.now)
         #expect(restarted.durable.moves.handOvers == [expected])
         #expect(try Self.events(of: &restarted, after: 0).handOvers == [expected])
-        #expect(restarted.nextEventSeq > 1)
+        #expect(restarted.dispatch.nextEventSeq > 1)
         // And a snapshot keeps it.
         var loaded = OwnershipTests.state(shard: 0)
         try loaded.load(snapshot: restarted.encodedSnapshot(at: cluster.now))

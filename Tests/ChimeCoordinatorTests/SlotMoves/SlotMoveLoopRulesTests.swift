@@ -36,7 +36,7 @@ import Testing
         state.apply(.slotMove(.migrating(Self.move, at: Self.t0)))
         let accepted = scheduleError(&state, Self.moving, at: Self.t0)
         #expect(accepted == nil)
-        state.movePauses[Self.move.id] = Self.t0.addingTimeInterval(2)
+        state.shardView.movePauses[Self.move.id] = Self.t0.addingTimeInterval(2)
         let paused = try #require(scheduleError(&state, Self.moving, at: Self.t0.addingTimeInterval(0.5)))
         #expect(paused.code == .tryAgain)
         #expect(paused.retryAfterMilliseconds == 1500)

@@ -58,9 +58,23 @@ extension SlotMoveSimulation {
             note("client: \(write.reminder == nil ? "cancel" : "schedule \(write.reminder?.content.body ?? "")") of \(key) acknowledged by shard \(owner)")
         }
         switch answer {
-        case .reply(.scheduled), .reply(.cancelled), .remembered(isOK: true):
+        case .reply(.scheduled), .reply(.cancelled):
             acknowledge()
             return true
+        case .encoded(let body):
+            // A remembered reply sent again, or a refusal while the store is full.
+            let object = try? JSONSerialization.jsonObject(with: body) as? [String: Any]
+            if object?["ok"] as? Bool == true {
+                acknowledge()
+                return true
+            }
+            let code = (object?["error"] as? [String: Any])?["code"] as? String
+            if code == WireError.Code.storeFull.rawValue {
+                stats.storeFull += 1
+                write.notBefore = now.addingTimeInterval(1)
+            } else {
+                fail("\(key): its request \(write.requestId) was answered \(String(decoding: body, as: UTF8.self)) by shard \(owner)")
+            }
         case .reply(.failed(let error)) where error.code == .notFound && write.reminder == nil:
             acknowledge()
             return true
@@ -78,8 +92,6 @@ extension SlotMoveSimulation {
             write.notBefore = now.addingTimeInterval(1)
         case .reply(let other):
             fail("\(key): unexpected answer \(other) from shard \(owner)")
-        case .remembered(isOK: false):
-            fail("\(key): its request \(write.requestId) was remembered as refused on shard \(owner)")
         }
         if writes[key] != nil { writes[key] = write }
         return false
@@ -109,8 +121,9 @@ extension SlotMoveSimulation {
             uncertainLocations.insert(recipient)
         case .reply(let other):
             fail("location of \(recipient): unexpected answer \(other) from shard \(owner)")
-        case .remembered:
-            fail("location of \(recipient): its request id was reused")
+        case .encoded:
+            // Refused while the store is full (a location report is a change).
+            break
         }
         drainDispatches(of: owner)
     }
@@ -189,7 +202,7 @@ extension SlotMoveSimulation {
     func restartStep(_ shard: Int) {
         guard !shards[shard].isUp else { return }
         shards[shard].boot(at: now)
-        note("shard \(shard): restarted at epoch \(shards[shard].state?.configuration.epoch ?? 0)")
+        note("shard \(shard): restarted at epoch \(shards[shard].state?.identity.epoch ?? 0)")
         drainDispatches(of: shard)
     }
 

@@ -45,8 +45,6 @@ final class SlotMoveSimulation {
     /// Faults of the shell or the mover, each a rule broken on purpose.
     enum ShellSabotage: String, Sendable, CaseIterable {
         case none
-        /// A shard answers `move` steps while its store is full (the probe's data loss).
-        case moveStepsWhileFull
         /// Replies leave before their entries are durable.
         case repliesBeforeDurable
         /// The mover commits once the source handed over, without waiting for the target's adoption.
@@ -144,7 +142,7 @@ final class SlotMoveSimulation {
         for index in shards.indices {
             shards[index].readRegister(register.record)
             switch sabotage {
-            case .moveStepsWhileFull: shards[index].shellSabotage = .moveStepsWhileFull
+            case .moveStepsWhileFull: shards[index].stateSabotage = .answersMoveStepsWhileFull
             case .repliesBeforeDurable: shards[index].shellSabotage = .repliesBeforeDurable
             case .firesHandedOverSlots: shards[index].stateSabotage = .firesHandedOverSlots
             case .servesWhatTheMapGaveAway: shards[index].stateSabotage = .servesWhatTheMapGaveAway
@@ -217,7 +215,10 @@ final class SlotMoveSimulation {
         case .reply(.move(let result)): return try JSONDecoder().decode(SlotMoveStatus.self, from: result.body)
         case .reply(.failed(let error)): throw error
         case .reply(let other): throw WireError(.internal, "unexpected reply \(other)")
-        case .remembered: throw WireError(.internal, "a move step's request id was reused")
+        case .encoded(let body):
+            let reply = try WireCodec().decode(ControlReply<MoveStepResult>.self, from: body)
+            guard let result = reply.result else { throw reply.error ?? WireError(.malformed, "no result") }
+            return try JSONDecoder().decode(SlotMoveStatus.self, from: result.body)
         }
     }
 

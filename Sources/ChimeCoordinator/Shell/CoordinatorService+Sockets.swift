@@ -1,0 +1,206 @@
+import ChimeRuntime
+import ChimeSecurity
+import Foundation
+import ZeroMQ
+
+/// The sockets one `run` of the coordinator serves on, all owned by the loop's thread.
+struct LoopSockets {
+    /// ROUTER: control requests in, replies out.
+    let control: Socket
+    /// ROUTER: batches to the worker the coordinator picks; heartbeats in.
+    let dispatch: Socket
+    /// PUB: the coordinator's own events (badges, finished actions), into the forwarder.
+    let events: Socket
+    /// PULL: acknowledgements and action outcomes from workers.
+    let results: Socket
+    /// PULL: the journal writer's, reply encoder's and snapshot writer's wake-ups.
+    let journalSignal: Socket
+    /// The `inproc://` endpoint `journalSignal` is bound to.
+    let signalEndpoint: String
+
+    /// A poller for the sockets the loop reads, registered at the ``Polled`` indices.
+    func makePoller() -> Poller {
+        let poller = Poller()
+        poller.register(control, for: .readable)
+        poller.register(results, for: .readable)
+        poller.register(dispatch, for: .readable)
+        poller.register(journalSignal, for: .readable)
+        return poller
+    }
+
+    /// The registration index of each socket in ``makePoller()``'s poller.
+    enum Polled {
+        static let control = 0
+        static let results = 1
+        static let dispatch = 2
+        static let journalSignal = 3
+    }
+
+    /// Closes every socket.
+    func close() {
+        control.close()
+        dispatch.close()
+        results.close()
+        events.close()
+        journalSignal.close()
+    }
+}
+
+extension CoordinatorService {
+    /// Bound before any CURVE socket: without a handler libzmq admits every client that knows
+    /// the server key. Both refuse subscribers the forwarder banned (``SubscriberBans``).
+    /// Without security, a handler that only refuses banned subscribers (the events XPUB sets
+    /// a ZAP domain) and lets everything else in; `nil` when the events endpoint is
+    /// `inproc://` or the context has a handler already.
+    /// - Throws: `SecurityError` when the ZAP self-test lets an unknown key in.
+    func startZAPHandler(context: Context) throws -> ZAPHandler? {
+        let bans = probe.subscriberBans
+        guard let security else {
+            guard !configuration.endpoints.events.bind.hasPrefix("inproc://") else { return nil }
+            do {
+                let operatorLog = telemetry.operatorLog
+                return try ZAPHandler(context: context) { [operatorLog] request in
+                    guard let reason = bans.refusal(for: request) else { return .allow(userID: "") }
+                    operatorLog.refusedConnections.record(
+                        examples: [request.address], metadata: ["socket": "\(request.domain)", "reason": "\(reason)"])
+                    return .deny(reason: reason)
+                }
+            } catch let error as ZeroMQError where error.code == .addressInUse {
+                logger.warning("the context has a ZAP handler already: banned subscribers are not refused")
+                return nil
+            }
+        }
+        let operatorLog = telemetry.operatorLog
+        return try security.startZAPHandler(context: context, refuse: bans.refusal(for:)) { [operatorLog] request, decision in
+            if case .deny(let reason) = decision, request.domain != SocketDomain.selfTest.rawValue {
+                operatorLog.refusedConnections.record(
+                    examples: [request.address], metadata: ["socket": "\(request.domain)", "reason": "\(reason)"])
+            }
+        }
+    }
+
+    /// The forwarder between workers' and the coordinator's events and subscribers, bound
+    /// (retrying until `deadline` while a predecessor releases the addresses).
+    /// - Throws: `ZeroMQError` when an endpoint cannot be bound.
+    func makeForwarder(context: Context, until deadline: ContinuousClock.Instant) throws -> EventForwarder {
+        let endpoints = configuration.endpoints
+        return try EventForwarder(
+            context: context, ingest: endpoints.eventsIngest.bind, publish: endpoints.events.bind,
+            lingerMilliseconds: configuration.lingerMilliseconds, highWaterMark: configuration.eventHighWaterMark,
+            subscriberHighWaterMark: configuration.events.subscriberHighWaterMark,
+            maxSubscriptionBytes: configuration.events.maxSubscriptionBytes, maxEventBytes: configuration.events.maxEventBytes,
+            maxSubscriptionsPerPeer: configuration.events.maxSubscriptionsPerPeer,
+            maxSubscriptionBytesTotal: configuration.events.maxSubscriptionBytesTotal, bans: probe.subscriberBans,
+            logger: logger,
+            security: security,
+            bindDeadline: deadline)
+    }
+
+    /// Makes and binds the loop's sockets (each bind retrying until `deadline`).
+    /// - Throws: `ZeroMQError` when a socket cannot be made or bound.
+    func bindLoopSockets(context: Context, until deadline: ContinuousClock.Instant) throws -> LoopSockets {
+        let endpoints = configuration.endpoints
+        let linger = configuration.lingerMilliseconds
+        let control = try Socket(.router, context: context)
+        try control.set(.linger(milliseconds: linger))
+        // Requests beyond 4× the limit drop the connection; up to that we reply too_large.
+        try control.set(.maxMessageSize(bytes: Int64(configuration.coordinator.maxRequestBytes) * 4))
+        try security?.secure(control, as: .control, for: endpoints.control.bind)
+        try bind(control, to: endpoints.control.bind, until: deadline)
+        let dispatch = try makeDispatchSocket(context: context, until: deadline)
+        // The coordinator's own events (badges, finished actions) enter the forwarder in-process.
+        let events = try Socket(.publisher, context: context)
+        try events.set(.linger(milliseconds: linger))
+        try events.set(.sendHighWaterMark(configuration.eventHighWaterMark))
+        try events.connect(to: EventForwarder.inprocIngest)
+        let results = try Socket(.pull, context: context)
+        try results.set(.linger(milliseconds: linger))
+        try results.set(.maxMessageSize(bytes: Int64(configuration.limits.maxResultBytes)))
+        try security?.secure(results, as: .results, for: endpoints.results.bind)
+        try bind(results, to: endpoints.results.bind, until: deadline)
+        // The journal writer's "durable up to ticket N" wake-ups.
+        let journalSignal = try Socket(.pull, context: context)
+        try journalSignal.set(.linger(milliseconds: 0))
+        let signalEndpoint = "inproc://chime-journal-\(UUID().uuidString)"
+        try journalSignal.bind(to: signalEndpoint)
+        return LoopSockets(
+            control: control, dispatch: dispatch, events: events, results: results, journalSignal: journalSignal,
+            signalEndpoint: signalEndpoint)
+    }
+
+    /// ROUTER, not PUSH: the coordinator picks the worker (credit-based flow control), so it
+    /// knows which firings a silent worker holds and redelivers them at once.
+    private func makeDispatchSocket(context: Context, until deadline: ContinuousClock.Instant) throws -> Socket {
+        let endpoint = configuration.endpoints.dispatch.bind
+        let dispatch = try Socket(.router, context: context)
+        try dispatch.set(.linger(milliseconds: configuration.lingerMilliseconds))
+        try dispatch.set(.routerMandatory(true))
+        if security == nil {
+            // A restarted worker takes its id back from a connection that has not yet closed.
+            try dispatch.set(.routerHandover(true))
+        } else {
+            // A worker id belongs to the connection (and key) that holds it: another worker key
+            // may not take its route over. ZMTP heartbeats close a dead connection within the
+            // liveness window instead, so a restarted worker gets its id back that soon.
+            let interval = configuration.heartbeat.intervalMilliseconds
+            let window = interval.multipliedReportingOverflow(by: max(1, configuration.heartbeat.liveness))
+            try dispatch.set(.routerHandover(false))
+            try dispatch.set(.heartbeatInterval(milliseconds: Int32(clamping: interval)))
+            try dispatch.set(.heartbeatTimeout(milliseconds: Int32(clamping: window.overflow ? Int.max : window.partialValue)))
+        }
+        try dispatch.set(.sendHighWaterMark(configuration.coordinator.dispatchHighWaterMark))
+        // Workers send only heartbeats here: a larger frame drops the connection before it is
+        // read, and a connection that claims a live worker's routing id (kept unread by libzmq)
+        // holds at most the receive mark's worth of them.
+        try dispatch.set(.maxMessageSize(bytes: Int64(configuration.limits.maxWorkerMessageBytes)))
+        try dispatch.set(.receiveHighWaterMark(Self.dispatchReceiveHighWaterMark))
+        try security?.secure(dispatch, as: .dispatch, for: endpoint)
+        try bind(dispatch, to: endpoint, until: deadline)
+        return dispatch
+    }
+
+    /// Starts the map register's reader thread (with a register), the reply encoder and, with
+    /// a file store, the snapshot writer (the journal writer is already running).
+    /// - Throws: `ZeroMQError` when a helper's signal socket cannot connect.
+    func startEncoders(context: Context, signalEndpoint: String) throws {
+        startMapRegisterFollower()
+        outbox.encoder = try ReplyEncoder(context: context, signalEndpoint: signalEndpoint)
+        if case .file(let fileStore) = store.storage, let journalWriter = store.journalWriter {
+            store.snapshotWriter = try SnapshotWriter(
+                store: fileStore, journalWriter: journalWriter, context: context, signalEndpoint: signalEndpoint)
+        }
+    }
+
+    /// Stops the helper threads (the map register's reader first: nothing it reads is adopted
+    /// any more; the journal writer after the encoders: it writes what is
+    /// queued unless ownership was lost), keeping the journal position for a stop after a
+    /// journal change.
+    func stopHelpers() {
+        stopMapRegisterFollower()
+        store.snapshotWriter?.stop()
+        store.snapshotWriter = nil
+        outbox.encoder?.stop()
+        outbox.encoder = nil
+        if let journalWriter = store.journalWriter {
+            store.submittedSequenceAtStop = journalWriter.submittedPosition.sequence
+            if store.hasLostOwnership { journalWriter.abandon() } else { journalWriter.stop() }
+            store.journalWriter = nil
+        }
+    }
+
+    /// Closes what outlives the loop's sockets, in order: the forwarder and HTTP (every
+    /// listener confirmed released, so a standby can bind them once it has the lock), then the
+    /// store (abandoned when ownership was lost) and with it the lock.
+    func releaseStore() {
+        releaseListeners()
+        guard case .file(let fileStore) = store.storage else { return }
+        if store.hasLostOwnership {
+            if store.isJournalChanged, let sequence = store.submittedSequenceAtStop {
+                keepStateAfterJournalChange(fileStore, through: sequence)
+            }
+            fileStore.abandon()
+        } else {
+            do { try fileStore.close() } catch { logger.error("closing the store failed", ["error": "\(error)"]) }
+        }
+    }
+}

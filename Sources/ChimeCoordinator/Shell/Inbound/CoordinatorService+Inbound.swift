@@ -1,0 +1,235 @@
+import ChimeCore
+import ChimeRuntime
+import ChimeStore
+import ChimeWire
+import Foundation
+import ZeroMQ
+import ChimeSecurity
+
+/// The coordinator's inbound side: control requests (with their role checks), worker
+/// results and dispatch announcements.
+extension CoordinatorService {
+    /// Reads at most 1,000 control requests without blocking, and stops early once the turn
+    /// spent ``controlTurnBudget`` on them: what is left waits in the socket for the next
+    /// turn, after due firings were made and dispatched (issue 15: no op holds the loop).
+    ///
+    /// With security on, each request's role comes from its connection's ZAP user id (the
+    /// `User-Id` message property), never from the message.
+    func readControl(_ control: Socket, into directives: inout [CoordinatorDirective]) throws {
+        let properties = security == nil ? [MessageProperty.peerAddress] : [MessageProperty.peerAddress, MessageProperty.userID]
+        let started = ContinuousClock.now
+        // The rest of a message with too many frames, a slice per turn.
+        guard try control.discardFrames(upTo: Self.framesDiscardedPerTurn) else { return }
+        for _ in 0..<1000 {
+            if ContinuousClock.now - started > Self.controlTurnBudget { return }
+            guard let message = try control.receiveMessage(
+                dontWait: true, properties: properties, maxFrames: configuration.limits.maxFramesPerMessage)
+            else { return }
+            if message.isTruncated {
+                directives += refusalOverFrameCount(message.frames, peerAddress: message.properties[0])
+                guard try control.discardFrames(upTo: Self.framesDiscardedPerTurn) else { return }
+                continue
+            }
+            if let retryAfter = inbound.rateLimiter.admit(
+                peerAddress: message.properties[0], routingID: message.frames.first.map(Array.init) ?? [], at: clock.monotonic)
+            {
+                directives += refusalOverRateLimit(message.frames, retryAfterMilliseconds: retryAfter, peerAddress: message.properties[0])
+                continue
+            }
+            inbound.currentPeer = message.properties.last.flatMap { $0 }
+            if security == nil {
+                directives += handleControlMessage(message.frames, from: nil)
+            } else {
+                // A connection the ZAP handler admitted always has one; anything else (an
+                // `inproc://` peer inside this process) gets `forbidden` for every request.
+                directives += handleControlMessage(
+                    message.frames, from: .some(message.properties[1].flatMap(Principal.init(userID:))))
+            }
+        }
+    }
+
+    /// The `too_large` answer to a control message with more than `limits.maxFramesPerMessage`
+    /// frames, made from its first frames (the routing id), the rest dropped unread.
+    func refusalOverFrameCount(_ frames: [Data], peerAddress: String?) -> [CoordinatorDirective] {
+        let routing = ControlEnvelope.replyRouting(for: frames)
+        let limit = configuration.limits.maxFramesPerMessage
+        inbound.peerLog.warning(peerAddress, "rejected control message", ["code": "too_large", "reason": "more than \(limit) frames"])
+        guard !routing.isEmpty else { return [] }
+        let error = WireError(.tooLarge, "a control message has at most \(limit) frames (limits.maxFramesPerMessage)")
+        return state.onUndecodableRequest(error, from: ClientAddress(routing: routing))
+    }
+
+    /// Frames of an oversized message dropped per loop turn at most (well under 1 ms of libzmq calls).
+    static let framesDiscardedPerTurn = 4096
+
+    /// The `rate_limited` answer, made without reading the request (so without its
+    /// `requestId`): the point is to spend next to nothing on a peer over its limit. It takes
+    /// the ordinary reply path, so it never overtakes an earlier reply on its connection.
+    func refusalOverRateLimit(_ frames: [Data], retryAfterMilliseconds: Int, peerAddress: String?) -> [CoordinatorDirective] {
+        let routing = ControlEnvelope.replyRouting(for: frames)
+        guard !routing.isEmpty else { return [] }
+        let error = WireError(
+            .rateLimited,
+            "too many requests from \(peerAddress.flatMap { $0.isEmpty ? nil : $0 } ?? "this peer"); retry in \(retryAfterMilliseconds) ms",
+            retryAfterMilliseconds: retryAfterMilliseconds)
+        return state.onUndecodableRequest(error, from: ClientAddress(routing: routing))
+    }
+
+    /// Decodes and answers one control message.
+    /// - Parameter peer: `nil` when security is off (every peer then may use every
+    ///   operation); else the authenticated peer, or `.some(nil)` for a connection without a
+    ///   ZAP user id, which may use none.
+    func handleControlMessage(_ frames: [Data], from peer: Principal??) -> [CoordinatorDirective] {
+        let started = ContinuousClock.now
+        inbound.decodedRequest = nil
+        let directives = decideControlMessage(frames, from: peer)
+        // An admission stage's refusal is logged for this peer (`inbound.currentPeer`).
+        logNotices()
+        recordRequest(directives, since: started)
+        if frames.last.map({ $0.count >= Self.trimAfterRefusedBytes }) ?? false, directives.contains(where: \.isRefusal) {
+            // Decoding a large request that was then refused freed tens of megabytes that
+            // glibc keeps for reuse; they go back at the end of the turn, once the message
+            // itself is freed too, so a refusal leaves no memory behind.
+            telemetry.isMemoryTrimDue = true
+        }
+        return directives
+    }
+
+    /// How long one loop turn reads control requests at most (the last one read may take
+    /// longer: a request is never split; long listings are paged instead).
+    static let controlTurnBudget = Duration.milliseconds(5)
+
+    /// Requests at least this large (bytes) are followed by `Allocator.releaseFreePages()` when refused.
+    static let trimAfterRefusedBytes = 1 << 20
+
+    /// Decodes one control message (its envelope, then its body, refused unread beyond
+    /// `coordinator.maxRequestBytes`), checks the named sounds of a `schedule` against the
+    /// sounds directory, and hands the request with its peer's grant to the state's admission
+    /// (``CoordinatorState/onControlRequest(_:at:monotonic:)``).
+    func decideControlMessage(_ frames: [Data], from peer: Principal??) -> [CoordinatorDirective] {
+        let envelope: ControlEnvelope
+        do {
+            envelope = try ControlEnvelope.parse(frames)
+        } catch {
+            inbound.peerLog.warning(
+                inbound.currentPeer, "rejected control message", ["code": "\(error.code.rawValue)", "reason": "\(error.message)"])
+            let address = ClientAddress(routing: ControlEnvelope.replyRouting(for: frames))
+            return address.routing.isEmpty ? [] : state.onUndecodableRequest(error, from: address)
+        }
+        // With keys, each key is a tenant: its request ids are its own.
+        let address = ClientAddress(routing: envelope.routing, tenant: peer.flatMap { $0?.publicKey })
+        if envelope.body.count > configuration.coordinator.maxRequestBytes {
+            let error = WireError(
+                .tooLarge,
+                "the request is \(envelope.body.count) bytes; the limit is \(configuration.coordinator.maxRequestBytes)")
+            inbound.peerLog.warning(
+                inbound.currentPeer, "rejected control message", ["code": "\(error.code.rawValue)", "bytes": .int(envelope.body.count)])
+            return state.onUndecodableRequest(error, from: address)
+        }
+        let request: ControlRequest
+        do throws(WireError) {
+            request = try inbound.codec.decodeRequest(envelope.body)
+        } catch {
+            inbound.peerLog.warning(
+                inbound.currentPeer, "rejected control request", ["code": "\(error.code.rawValue)", "reason": "\(error.message)"])
+            return state.onUndecodableRequest(error, requestId: WirePeek.requestId(in: envelope.body), from: address)
+        }
+        inbound.decodedRequest = (request.operation, request.isMutating)
+        // A move step that waits for a fresh read of the map register: what the reader handed
+        // over since the turn began counts now.
+        if case .move(let step, _) = request.command, SlotMoveStep(rawValue: step)?.readsMapRecord == true { takeMapReads() }
+        let grant = peer.flatMap { $0 }.flatMap { security?.policy.grants[$0.publicKey] }
+        let incoming = IncomingRequest(
+            request: request, client: address, bodyBytes: envelope.body.count, peer: peer, grant: grant,
+            soundProblems: setup.sounds?.problems(in: request) ?? [:])
+        return state.onControlRequest(incoming, at: clock.now, monotonic: clock.monotonic)
+    }
+
+    /// Reads acknowledgements and heartbeats. With security on, a message counts only when
+    /// its connection's key (ZAP user id) is the key its `worker` announced itself with on the
+    /// dispatch socket: one `zmq_msg_gets` and one dictionary lookup per message (a batch of
+    /// acknowledgements), not per acknowledgement.
+    func readResults(_ results: Socket, into directives: inout [CoordinatorDirective]) throws {
+        guard try results.discardFrames(upTo: Self.framesDiscardedPerTurn) else { return }
+        let properties = security == nil ? [] : [MessageProperty.userID]
+        for _ in 0..<1000 {
+            guard let received = try results.receiveMessage(
+                dontWait: true, properties: properties, maxFrames: configuration.limits.maxFramesPerMessage)
+            else { return }
+            let frames = received.frames
+            let sender = received.properties.first?.flatMap(Principal.init(userID:))
+            if received.isTruncated {
+                inbound.peerLog.warning(sender?.publicKey, "dropped worker message", ["reason": "more than \(configuration.limits.maxFramesPerMessage) frames"])
+                guard try results.discardFrames(upTo: Self.framesDiscardedPerTurn) else { return }
+                continue
+            }
+            do {
+                let message = try inbound.codec.decodeWorkerMessage(frames)
+                if security != nil {
+                    guard let bound = inbound.workerKeys[message.worker] else {
+                        // Not announced on dispatch yet: it holds no firing, and its next heartbeat counts.
+                        logger.debug("results before the worker announced itself", ["worker": message.worker.rawValue])
+                        continue
+                    }
+                    guard bound == sender?.publicKey else {
+                        inbound.peerLog.warning(
+                            sender?.publicKey, "dropped worker message from a connection without the worker's key",
+                            ["worker": "\(message.worker.rawValue)", "acks": .int(message.acks.count)])
+                        continue
+                    }
+                }
+                directives += state.onWorkerMessage(message, at: clock.now, monotonic: clock.monotonic)
+            } catch {
+                inbound.peerLog.warning(sender?.publicKey, "dropped worker message", ["code": "\(error.code.rawValue)", "reason": "\(error.message)"])
+            }
+        }
+    }
+
+    /// Reads the workers' announcements on the dispatch ROUTER: `[identity, WorkerMessage]`.
+    func readAnnouncements(_ dispatch: Socket, into directives: inout [CoordinatorDirective]) throws {
+        guard try dispatch.discardFrames(upTo: Self.framesDiscardedPerTurn) else { return }
+        let properties = security == nil ? [] : [MessageProperty.userID]
+        for _ in 0..<1000 {
+            // A routing id and one JSON frame: a third frame already makes it wrong.
+            guard let received = try dispatch.receiveMessage(dontWait: true, properties: properties, maxFrames: 3) else { return }
+            let frames = received.frames
+            let sender = received.properties.first?.flatMap(Principal.init(userID:))
+            if received.isTruncated {
+                inbound.peerLog.warning(sender?.publicKey, "dropped dispatch announcement", ["reason": "more than 2 frames"])
+                guard try dispatch.discardFrames(upTo: Self.framesDiscardedPerTurn) else { return }
+                continue
+            }
+            guard frames.count == 2 else {
+                inbound.peerLog.warning(sender?.publicKey, "dropped dispatch announcement", ["reason": "expected 2 frames, got \(frames.count)"])
+                continue
+            }
+            do {
+                let message = try inbound.codec.decodeWorkerMessage([frames[1]])
+                guard Data(message.worker.rawValue.utf8) == frames[0] else {
+                    inbound.peerLog.warning(
+                        sender?.publicKey, "dropped dispatch announcement",
+                        ["reason": "worker id does not match its routing id", "worker": "\(message.worker.rawValue)"])
+                    continue
+                }
+                if security != nil {
+                    guard let key = sender?.publicKey, bind(message.worker, to: key) else { continue }
+                }
+                directives += state.onWorkerMessage(message, viaDispatch: true, at: clock.now, monotonic: clock.monotonic)
+            } catch {
+                inbound.peerLog.warning(sender?.publicKey, "dropped dispatch announcement", ["code": "\(error.code.rawValue)", "reason": "\(error.message)"])
+            }
+        }
+    }
+
+    /// Binds a worker id to the key of the connection it announced itself on; a live worker's
+    /// id stays with its key (another connection claiming it is ignored), a dead one's may move.
+    /// - Returns: whether the announcement counts.
+    func bind(_ worker: WorkerID, to key: String) -> Bool {
+        if let bound = inbound.workerKeys[worker], bound != key, state.isAlive(worker) {
+            logger.warning("dropped dispatch announcement", ["reason": "worker id held by a live worker with another key", "worker": worker.rawValue])
+            return false
+        }
+        inbound.workerKeys[worker] = key
+        return true
+    }
+}

@@ -1,0 +1,23 @@
+import ChimeCore
+import ChimeRuntime
+import ChimeWire
+
+/// What the loop keeps to read its peers' messages: the control socket's per-peer rate
+/// limits, the key each worker announced itself with, the codec, and the per-peer log of
+/// what they sent wrong.
+struct InboundGate {
+    /// Per-peer token buckets of the control socket (`control.rateLimit`).
+    var rateLimiter: ControlRateLimiter
+    /// With security on: the key each worker id last announced itself with on the dispatch
+    /// socket. Results count only from a connection with that key, whatever `worker` they claim.
+    var workerKeys: [WorkerID: String] = [:]
+    /// Decodes requests and worker messages.
+    let codec = WireCodec()
+    /// Warnings a peer's messages cause, a few a second per peer at most.
+    let peerLog: PeerLog
+    /// The peer of the control request being handled (its ZAP user id, else its address), for `peerLog`.
+    var currentPeer: String?
+    /// The operation of the control request being handled and whether it changes something
+    /// (`nil` until it decodes), for `recordRequest`.
+    var decodedRequest: (operation: ControlOperation, isMutating: Bool)?
+}
