@@ -52,9 +52,10 @@ enum SeedWriter {
         let move = SlotMove(id: SlotMoveID("m1"), slots: [3, 4], source: 0, target: 2, slotCount: 16)
         try save(
             journalRecords([[
-                .slotMove(.migrating(move, at: due)), .slotMove(.handedOver(move.id, cut: due, through: 2)),
-                .slotMove(.adopted(move.id, slice: empty.durable.encodedSnapshot(takenAt: due), through: 2, cut: due)),
-                .slotMove(.tailApplied(move.id, [.cancelled([reminder.key], at: due)], through: 3)),
+                .slotMove(.migrating(move, at: due)), .slotMove(.handedOver(move.id, cut: due)),
+                .slotMove(.adopted(move.id, slice: empty.durable.encodedSnapshot(takenAt: due), cut: due)),
+                .slotMove(.committed(move.id, mapEpoch: 2)), .slotMove(.completed(move.id, at: due)),
+                .slotMove(.released(move.id, at: due, eventSeq: 3, mapEpoch: 2)),
             ]]),
             as: "journal", "slot-move", in: directory)
     }
