@@ -57,6 +57,25 @@ def chime_binary() -> Path:
 PORTS_PER_CLUSTER = 7
 
 
+def wait_for(what: str, condition, deadline_s: float = 20.0):
+    """Polls `condition` every 50 ms until it returns a truthy value (returned) or
+    `deadline_s` seconds pass (AssertionError naming `what`)."""
+    deadline = time.monotonic() + deadline_s
+    while time.monotonic() < deadline:
+        value = condition()
+        if value:
+            return value
+        time.sleep(0.05)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def delivered_ids(client, recipient: str) -> list[str]:
+    """The firing ids of `recipient`'s delivered, unhandled firings (the `delivered` op),
+    newest first; `client` is a chime_client.ClusterClient."""
+    reply = client.request({"op": "delivered", "recipient": recipient}, recipient)
+    return [item["firingId"] for item in reply["result"]["delivered"]]
+
+
 def _range_is_free(base: int, count: int = PORTS_PER_CLUSTER) -> bool:
     """Binds test sockets on 127.0.0.1 to `base` … `base + count - 1`, all at once."""
     held = []

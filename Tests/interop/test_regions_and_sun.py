@@ -13,7 +13,6 @@ import datetime
 import json
 import subprocess
 import sys
-import time
 import uuid
 from pathlib import Path
 
@@ -22,12 +21,11 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "clients" / "python"))
 
 from chime_client import ClusterClient  # noqa: E402
-from conftest import chime_binary  # noqa: E402
+from conftest import chime_binary, delivered_ids, wait_for  # noqa: E402
 
 astral_sun = pytest.importorskip("astral.sun")
 from astral import Observer  # noqa: E402
 
-DEADLINE_S = 20.0
 HOME = (52.52, 13.405)
 
 
@@ -37,21 +35,6 @@ def parse(text: str) -> datetime.datetime:
 
 def north(meters: float) -> tuple[float, float]:
     return HOME[0] + meters / 111_250, HOME[1]
-
-
-def wait_for(what: str, condition):
-    deadline = time.monotonic() + DEADLINE_S
-    while time.monotonic() < deadline:
-        value = condition()
-        if value:
-            return value
-        time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what}")
-
-
-def delivered_ids(client: ClusterClient, recipient: str) -> list[str]:
-    reply = client.request({"op": "delivered", "recipient": recipient}, recipient)
-    return [item["firingId"] for item in reply["result"]["delivered"]]
 
 
 def test_locate_from_python_fires_a_region_reminder_on_its_crossing(cluster):

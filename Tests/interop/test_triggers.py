@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import time
 import uuid
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -18,28 +17,12 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "clients" / "python"))
 
 from chime_client import ClusterClient, spread_delay_ms  # noqa: E402
-from conftest import chime_binary  # noqa: E402
+from conftest import chime_binary, delivered_ids, wait_for  # noqa: E402
 
-DEADLINE_S = 20.0
 
 
 def iso(moment: datetime) -> str:
     return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
-
-
-def wait_for(what: str, condition):
-    deadline = time.monotonic() + DEADLINE_S
-    while time.monotonic() < deadline:
-        value = condition()
-        if value:
-            return value
-        time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what}")
-
-
-def delivered_ids(client: ClusterClient, recipient: str) -> list[str]:
-    reply = client.request({"op": "delivered", "recipient": recipient}, recipient)
-    return [item["firingId"] for item in reply["result"]["delivered"]]
 
 
 def test_spread_delay_matches_the_pinned_swift_values():
