@@ -37,13 +37,7 @@ extension SlotMoveProcessTests {
     @Test func aSourceWhoseDiskFillsAtTheReleaseNeverServesTheMovedSlotsAgain() throws {
         let cluster = try LocalCluster(portCount: 3 * LocalCluster.portsPerShard)
         defer { cluster.stop() }
-        let tmpfs: Tmpfs
-        do {
-            tmpfs = try Tmpfs(at: cluster.directory.path("store-0"), size: "8m")
-        } catch let unavailable as TmpfsUnavailable {
-            print("full-disk slot move test skipped: \(unavailable.reason)")
-            return
-        }
+        guard let tmpfs = try Self.smallTmpfs(for: "store-0", in: cluster) else { return }
         do {
             let map = try Self.startTwoShardsWithRegister(cluster)
             try Self.startThirdShard(cluster, map: map)
@@ -129,13 +123,7 @@ extension SlotMoveProcessTests {
     func targetDiskFills(withStandby: Bool) throws {
         let cluster = try LocalCluster(portCount: 3 * LocalCluster.portsPerShard)
         defer { cluster.stop() }
-        let tmpfs: Tmpfs
-        do {
-            tmpfs = try Tmpfs(at: cluster.directory.path("store-2"), size: "8m")
-        } catch let unavailable as TmpfsUnavailable {
-            print("full-disk slot move test skipped: \(unavailable.reason)")
-            return
-        }
+        guard let tmpfs = try Self.smallTmpfs(for: "store-2", in: cluster) else { return }
         do {
             let map = try Self.startTwoShardsWithRegister(cluster)
             try Self.startThirdShard(cluster, map: map)
@@ -266,6 +254,17 @@ final class InProcessMover {
 }
 
 extension SlotMoveProcessTests {
+    /// An 8 MiB tmpfs mounted on `store` in `cluster`'s directory, or nil (printed) where this
+    /// machine cannot mount one (the test is then skipped).
+    static func smallTmpfs(for store: String, in cluster: LocalCluster) throws -> Tmpfs? {
+        do {
+            return try Tmpfs(at: cluster.directory.path(store), size: "8m")
+        } catch let unavailable as TmpfsUnavailable {
+            print("full-disk slot move test skipped: \(unavailable.reason)")
+            return nil
+        }
+    }
+
     /// Schedules large reminders for recipients on `slots` at `endpoint` until one is refused
     /// `store_full` (at most 2,000 requests).
     static func writeUntilStoreFull(to endpoint: String, slots: ClosedRange<Int>, map: ShardMap) throws {
