@@ -26,9 +26,12 @@ struct CoordinatorCounters: Sendable {
     var generatedIDs = 0
     /// Dispatch lateness (due to handed over) of first attempts, in milliseconds.
     var dispatchLateness = LatenessRecorder()
-    /// Fire lateness (due to delivered) of acknowledged firings, in milliseconds.
+    /// Fire lateness (due to delivered; for a firing already due when it was scheduled,
+    /// scheduled to delivered) of acknowledged firings, in milliseconds.
     var fireLateness = LatenessRecorder()
-    /// `firedAt − dueAt` of acknowledged firings, in seconds, for `/metrics`.
+    /// When firings already due at their scheduling were scheduled: their lateness counts from then.
+    var latenessOrigins = LatenessOrigins()
+    /// `fireLateness` in seconds, for `/metrics`.
     var fireLatenessSeconds = Histogram(upperBounds: Histogram.latencySecondsBounds)
     /// The dispatched and acknowledged counts once a second, for the rates of `stats`.
     var throughput = ThroughputWindow()

@@ -150,6 +150,7 @@ extension CoordinatorState {
         guard let firing = unsettled[firingId]?.firing else { return }
         if firing.attempt >= configuration.maxAttempts {
             dispatch.leaseFailures.forget(firingId)
+            counters.latenessOrigins.forget(firingId)
             record(.deadLettered(firingId, at: now), into: &directives)
             counters.deadLettered += 1
             return
@@ -363,7 +364,8 @@ extension CoordinatorState {
             acknowledged += 1
             counters.acknowledged += 1
             let firedAt = deliveryInstant(claimed: ack.firedAt, of: flight, at: now)
-            let lateness = firedAt.timeIntervalSince(flight.firing.dueAt)
+            let origin = counters.latenessOrigins.takeOrigin(of: ack.firingId, dueAt: flight.firing.dueAt)
+            let lateness = firedAt.timeIntervalSince(origin)
             counters.fireLateness.record(milliseconds: lateness * 1000)
             counters.fireLatenessSeconds.observe(lateness)
             let entry = JournalEntry.acknowledged(
