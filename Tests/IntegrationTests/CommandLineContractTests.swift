@@ -34,6 +34,9 @@ import Testing
         (["list", "--limit", "--all-pages"], "chime: --limit needs a value (N); a value starting with -- is written --limit=N\n"),
         (["schedule", "--recipient", "--in", "5s"], "chime: --recipient needs a value (R); a value starting with -- is written --recipient=R\n"),
         (["ctl", "dead-letters", "--cursor", "--all-pages"], "chime: --cursor needs a value (C); a value starting with -- is written --cursor=C\n"),
+        // Issue 42: a bad zone is a usage error with --at as with --in.
+        (["schedule", "--recipient", "a", "--at", "2026-12-24T09:00", "--tz", "Mars/Olympus"], "chime: --tz: 'Mars/Olympus' is not an IANA time zone such as Europe/Berlin or UTC\n"),
+        (["schedule", "--recipient", "a", "--in", "5m", "--tz", "Mars/Olympus"], "chime: --tz: 'Mars/Olympus' is not an IANA time zone such as Europe/Berlin or UTC\n"),
     ])
     func usageErrorsExitTwoWithSuggestions(arguments: [String], message: String) throws {
         let result = try chime(arguments)

@@ -100,6 +100,8 @@ enum ScheduleCommand: Command {
             throw UsageError("give either --at or --in, not both")
         case (let at?, nil):
             if let zone = arguments.value("tz") {
+                // Checked here as with --in, so a bad zone is a usage error (exit 2) either way.
+                _ = try Arguments.parse(zone, flag: "tz") { name throws(ValidationError) in try ZoneRules.zone(named: name) }
                 start = .wallClock(try Arguments.parse(at, flag: "at") { text throws(ValidationError) in try LocalDateTime(parsing: text) }, zoneIdentifier: zone)
             } else {
                 start = .instant(try Arguments.parse(at, flag: "at") { text throws(ValidationError) in try RFC3339.parseInstant(text) })
