@@ -43,6 +43,18 @@ extension UpCommand {
         if withStandby && storeDirectory == "none" {
             throw UsageError("--standby needs a store directory (a standby takes over the active coordinator's store)")
         }
+        try refuseWhenRunning(
+            stores: map.shards.map { storeDirectory == "none" ? "none" : "\(storeDirectory)/shard-\($0.id)" },
+            ports: map.shards.flatMap { shard in
+                plannedPorts(
+                    bind: [
+                        ("control", shard.endpoints.control), ("dispatch", shard.endpoints.dispatch),
+                        ("results", shard.endpoints.results), ("events", shard.endpoints.events),
+                        ("events-ingest", shard.endpoints.eventsIngest),
+                    ],
+                    http: clustered.http.listen == "off" ? nil : "127.0.0.1:\(base + portsPerShard * shard.id + 5)", shard: shard.id)
+            } + plannedDashboard(arguments, base: base),
+            hint: "stop what listens there, or give another --port-base")
         let stop = StopSignal()
         installTerminationHandlers(stop)
 

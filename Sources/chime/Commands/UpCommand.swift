@@ -25,6 +25,9 @@ enum UpCommand: Command {
             exiting); a coordinator that stops answering for 3 s, or a worker the coordinator reports dead
             for 3 s while its process runs (paused, hung), is killed with SIGKILL and restarted.
             Ctrl-C (SIGINT) or SIGTERM stops the children with SIGTERM, then SIGKILL after 5 s.
+            Before it starts anything it checks each store's lock and every port it would listen on
+            (the coordinators' endpoints and HTTP, the dashboard's), and exits 1 with
+            "already running (pid N)" when a store is locked, or names the port in use.
             """)
 
     static func run(_ arguments: Arguments) throws -> Int32 {
@@ -39,6 +42,11 @@ enum UpCommand: Command {
         if withStandby && storeDirectory == "none" {
             throw UsageError("--standby needs a store directory (a standby takes over the active coordinator's store)")
         }
+        try refuseWhenRunning(
+            stores: [storeDirectory],
+            ports: plannedPorts(bind: bindEndpoints(configuration), http: configuration.http.listen, shard: nil)
+                + plannedDashboard(arguments, base: try arguments.integer("port-base") ?? 7700),
+            hint: "stop what listens there, or give another --port-base")
         let stop = StopSignal()
         installTerminationHandlers(stop)
 
