@@ -1,6 +1,8 @@
 import ChimeCommandLine
+import ChimeCoordinator
 import ChimeRuntime
 import ChimeStore
+import ChimeWire
 import Foundation
 import HTTPServer
 
@@ -62,6 +64,49 @@ extension UpCommand {
         for port in ports where isListening(port.address) {
             throw RuntimeFailure("already running: \(port.address) (\(port.role)) is in use; \(hint)")
         }
+    }
+
+    /// What in the store directory `directory` disagrees with running `shards` coordinators
+    /// on it, one sentence each (empty when nothing does): a map register naming another
+    /// number of shards, a one-shard store beside the shard folders, or shard folders of
+    /// another count. `register` is the register path `up` uses (`""` or `configmap:`: none
+    /// read). The cluster still starts; these reminders would otherwise go unserved unnoticed.
+    /// - Throws: `ConfigurationError` when the register exists but cannot be read.
+    static func storeMismatches(_ directory: String, shards: Int, register: String) throws -> [String] {
+        let folder = URL(fileURLWithPath: directory)
+        let fileManager = FileManager.default
+        let shardFolders = ((try? fileManager.contentsOfDirectory(atPath: directory)) ?? [])
+            .filter { $0.hasPrefix("shard-") && Int($0.dropFirst("shard-".count)) != nil }
+        var mismatches: [String] = []
+        if shards == 1 {
+            if !shardFolders.isEmpty {
+                mismatches.append(
+                    "\(directory) holds the stores of a sharded cluster (\(shardFolders.count) shard folders); one coordinator does not serve their reminders: run 'chime up --shards \(shardFolders.count)' for them")
+            }
+            return mismatches
+        }
+        var registerNamed = false
+        if !register.isEmpty, !register.hasPrefix(MapRegisterOptions.configMapPrefix), fileManager.fileExists(atPath: register) {
+            registerNamed = true
+            let record: SlotMapRecord?
+            do throws(WireError) {
+                record = try SlotMapRegisterFile(path: register).read()
+            } catch {
+                throw ConfigurationError("cluster.register: \(error.message)")
+            }
+            if let map = record?.map, map.shards.count != shards {
+                mismatches.append(
+                    "the map register \(register) names \(map.shards.count) shards, not \(shards) (--shards): its map wins, so a shard it does not name refuses slots it gives to others and a shard left out is not served; run 'chime up --shards \(map.shards.count)'")
+            }
+        }
+        if fileManager.fileExists(atPath: folder.appendingPathComponent("LOCK").path) {
+            mismatches.append(
+                "\(directory) holds a one-shard store: --shards \(shards) keeps its stores in \(directory)/shard-0…, so its reminders are not served; 'chime up --store \(directory)' without --shards serves them")
+        }
+        if !registerNamed, !shardFolders.isEmpty, shardFolders.count != shards {
+            mismatches.append("\(directory) holds the stores of \(shardFolders.count) shards, not \(shards) (--shards)")
+        }
+        return mismatches
     }
 
     /// Whether something listens at `HOST:PORT` (an address literal): a TCP socket with
