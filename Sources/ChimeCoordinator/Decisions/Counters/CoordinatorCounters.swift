@@ -24,7 +24,7 @@ struct CoordinatorCounters: Sendable {
     var skippedEntries = 0
     /// Reminders scheduled without an id, for the ids generated for them.
     var generatedIDs = 0
-    /// Dispatch lateness (due to handed over) of first attempts, in milliseconds.
+    /// Dispatch lateness (due, or scheduled when later, to handed over) of first attempts, in milliseconds.
     var dispatchLateness = LatenessRecorder()
     /// Fire lateness (due to delivered; for a firing already due when it was scheduled,
     /// scheduled to delivered) of acknowledged firings, in milliseconds.

@@ -30,6 +30,12 @@ struct LatenessOrigins: Sendable {
         origins[firingId] = now
     }
 
+    /// The instant the lateness of `firingId`, due at `dueAt`, counts from (kept: for the
+    /// dispatch lateness of a firing not yet acknowledged).
+    func origin(of firingId: FiringID, dueAt: Date) -> Date {
+        origins[firingId].map { max(dueAt, $0) } ?? dueAt
+    }
+
     /// The instant the lateness of `firingId`, due at `dueAt`, counts from, forgetting it.
     mutating func takeOrigin(of firingId: FiringID, dueAt: Date) -> Date {
         guard let scheduledAt = origins.removeValue(forKey: firingId) else { return dueAt }

@@ -219,7 +219,8 @@ extension CoordinatorState {
                 dispatch.leases.append((firingId, expiry))
                 if firing.attempt == 1 {
                     // Ahead of time counts as on time.
-                    counters.dispatchLateness.record(milliseconds: max(0, now.timeIntervalSince(firing.dueAt)) * 1000)
+                    let origin = counters.latenessOrigins.origin(of: firingId, dueAt: firing.dueAt)
+                    counters.dispatchLateness.record(milliseconds: max(0, now.timeIntervalSince(origin)) * 1000)
                 }
                 firings.append(firing)
             }

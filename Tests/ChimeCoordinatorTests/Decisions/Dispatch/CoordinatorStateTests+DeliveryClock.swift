@@ -69,6 +69,7 @@ extension CoordinatorStateTests {
             Issue.record("no stats: \(outcome)")
             return
         }
+        #expect(stats.dispatchLateness?.max == 0, "dispatched in the turn it was scheduled")
         let fire = try #require(stats.fireLateness)
         #expect(fire.count == 1)
         // Dates near 2026 carry about 0.2 µs of precision.
