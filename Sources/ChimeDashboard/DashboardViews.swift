@@ -13,7 +13,7 @@ public struct ShardOverview: Codable, Hashable, Sendable {
     public var error: String?
     /// The coordinator epoch (one more at each start on the store).
     public var epoch: UInt64?
-    /// Reminders held, by state (`pending`, `delivered`, `disabled`, `finished`, `suppressed`).
+    /// Reminders held, by state (`pending`, `delivered`, `disabled`, `finished`, `suppressed`, `undelivered`).
     public var reminders: [String: Int]?
     /// Firings handed to a worker and not yet acknowledged.
     public var inFlight: Int?

@@ -105,6 +105,19 @@ public final class StoreLock: Sendable {
         return Int32(String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))
     }
 
+    /// Whether a process holds the lock of the store in `directory` now, asked without taking
+    /// it or creating anything: a shared `flock` on `LOCK`, tried and given back at once.
+    /// `false` when there is no `LOCK`. What `chime store verify` and `chime up` ask before
+    /// they read or start (the answer may change the moment after).
+    /// - Throws: `JournalError` `.io` when `LOCK` exists but cannot be opened or locked.
+    public static func isHeld(directory: URL) throws -> Bool {
+        let path = lockPath(directory)
+        guard try FileCalls.identity(atPath: path) != nil else { return false }
+        let descriptor = try FileCalls.openFile(path, O_RDONLY)
+        defer { FileCalls.closeFile(descriptor) }
+        return !(try FileCalls.tryLockShared(descriptor, path: path))
+    }
+
     /// Whether this value still holds the lock.
     public var isHeld: Bool { descriptor.withLock { $0 >= 0 } }
 

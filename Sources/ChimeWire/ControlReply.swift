@@ -233,7 +233,9 @@ public struct BadgeResult: Codable, Hashable, Sendable {
     public var recipient: RecipientID
     /// The badge number (≥ 0).
     public var badge: Int
-    /// Whether the request changed anything (a repeated ack does not).
+    /// Whether the request changed anything: for `ack`, whether the firing was still in the
+    /// delivered list (with or without a badge change; a repeated ack was not); for `badge`,
+    /// whether the number changed.
     public var changed: Bool
     /// Creates the value from its fields (see each property for meaning and units).
     public init(recipient: RecipientID, badge: Int, changed: Bool) {

@@ -87,4 +87,37 @@ import Testing
         #expect(first == second)
         #expect(first.allSatisfy { $0.rawValue.hasPrefix("ics-") && $0.rawValue.count == 20 })
     }
+
+    @Test func keepsCalendarZoneAfterByteOrderMark() throws {
+        let text = "\u{FEFF}" + Self.calendar(
+            "BEGIN:VEVENT\r\nUID:bom\r\nDTSTART:20261210T090000\r\nBEGIN:VALARM\r\nTRIGGER:-PT15M\r\nEND:VALARM\r\nEND:VEVENT\r\n",
+            header: "X-WR-TIMEZONE:America/Chicago\r\n")
+        // 09:00 floating in Chicago (CST, UTC−6) less 15 minutes; read in UTC it was 08:45Z.
+        #expect(try Self.fires(text) == ["2026-12-10T14:45:00Z"])
+        let roots = try ICalendarParser.parse(text)
+        #expect(roots.map(\.name) == ["VCALENDAR"])
+        #expect(roots.first?.property("X-WR-TIMEZONE")?.value == "America/Chicago")
+    }
+
+    @Test func dateExceptionRemovesTimedOccurrencesOnThatLocalDay() throws {
+        // 20:00 in Chicago is 02:00Z the next day: the DATE is matched on the event's own clock.
+        let text = Self.calendar(
+            """
+            BEGIN:VEVENT\r\nUID:exdate-day\r\nDTSTART;TZID=America/Chicago:20261207T200000\r
+            RRULE:FREQ=DAILY;COUNT=4\r\nEXDATE;VALUE=DATE:20261208\r
+            BEGIN:VALARM\r\nTRIGGER:PT0S\r\nEND:VALARM\r\nEND:VEVENT\r\n
+            """)
+        #expect(try Self.fires(text) == ["2026-12-08T02:00:00Z", "2026-12-10T02:00:00Z", "2026-12-11T02:00:00Z"])
+    }
+
+    @Test func dateExceptionOfUTCSeriesUsesCalendarZone() throws {
+        let text = Self.calendar(
+            """
+            BEGIN:VEVENT\r\nUID:exdate-utc\r\nDTSTART:20261207T030000Z\r
+            RRULE:FREQ=HOURLY;INTERVAL=12;COUNT=4\r\nEXDATE;VALUE=DATE:20261207,20261209\r
+            BEGIN:VALARM\r\nTRIGGER:PT0S\r\nEND:VALARM\r\nEND:VEVENT\r\n
+            """, header: "X-WR-TIMEZONE:America/Chicago\r\n")
+        // 03:00Z Dec 7 is Dec 6 in Chicago; 15:00Z Dec 7 and 03:00Z Dec 8 are Dec 7 there.
+        #expect(try Self.fires(text) == ["2026-12-07T03:00:00Z", "2026-12-08T15:00:00Z"])
+    }
 }

@@ -34,6 +34,9 @@ import Testing
         (["list", "--limit", "--all-pages"], "chime: --limit needs a value (N); a value starting with -- is written --limit=N\n"),
         (["schedule", "--recipient", "--in", "5s"], "chime: --recipient needs a value (R); a value starting with -- is written --recipient=R\n"),
         (["ctl", "dead-letters", "--cursor", "--all-pages"], "chime: --cursor needs a value (C); a value starting with -- is written --cursor=C\n"),
+        // Issue 42: a bad zone is a usage error with --at as with --in.
+        (["schedule", "--recipient", "a", "--at", "2026-12-24T09:00", "--tz", "Mars/Olympus"], "chime: --tz: 'Mars/Olympus' is not an IANA time zone such as Europe/Berlin or UTC\n"),
+        (["schedule", "--recipient", "a", "--in", "5m", "--tz", "Mars/Olympus"], "chime: --tz: 'Mars/Olympus' is not an IANA time zone such as Europe/Berlin or UTC\n"),
     ])
     func usageErrorsExitTwoWithSuggestions(arguments: [String], message: String) throws {
         let result = try chime(arguments)
@@ -119,6 +122,59 @@ import Testing
             #expect(one.output.split(separator: "\n").count == 1)
             let event = try WireCodec().decode(FireEvent.self, from: Data(one.output.utf8))
             #expect(event.seq == 1)
+        }
+    }
+
+    @Test func subscribeToADeadEndpointSaysSoOnStandardError() throws {
+        let (directory, config) = try defaultsFile()
+        _ = directory
+        let base = try LocalCluster.freePortBase()
+        let started = Date()
+        let result = try chime(["subscribe", "--config", config, "--port-base", String(base), "--count", "1", "--timeout", "3s"])
+        let lines = result.error.split(separator: "\n").map(String.init)
+        #expect(result.status == 1)
+        #expect(lines == [
+            "chime: waiting for events at tcp://127.0.0.1:\(base + 3), but no coordinator answers: nothing is listening at tcp://127.0.0.1:\(base) (connection refused); is a coordinator running? start one with 'chime up'",
+            "chime: timeout: timed out after 0 of 1 events",
+        ])
+        #expect(Date().timeIntervalSince(started) < 10)
+    }
+
+    /// Issue 42's small items against a running cluster: `cancel` names unknown ids and exits
+    /// 1, `schedule --tz` echoes the local time, `store verify` says the store is in use.
+    @Test func cancelOfUnknownIdsScheduleInAZoneAndVerifyOfALiveStore() throws {
+        try withLocalCluster(workers: 1, coordinatorArguments: ["--store", "store"]) { cluster in
+            let scheduled = try cluster.run([
+                "schedule", "--id", "berlin", "--recipient", "ann", "--at", "2030-06-01T09:00", "--tz", "Europe/Berlin",
+            ])
+            #expect(scheduled.status == 0, "\(scheduled.error)")
+            #expect(scheduled.output.hasPrefix(
+                "scheduled berlin [pending]: next fire 2030-06-01T07:00:00.000Z = 2030-06-01T09:00:00 Europe/Berlin ("),
+                "\(scheduled.output)")
+
+            let mixed = try cluster.run(["cancel", "berlin", "nosuchid", "--recipient", "ann"])
+            #expect(mixed.status == 1)
+            #expect(mixed.output.hasPrefix("cancelled 1 in "), "\(mixed.output)")
+            #expect(mixed.output.hasSuffix(" s: berlin\n"), "\(mixed.output)")
+            #expect(mixed.error == "chime: no reminder nosuchid of ann\n")
+
+            let missing = try cluster.run(["cancel", "nosuchid", "other", "nosuchid", "--json"])
+            #expect(missing.status == 1)
+            #expect(missing.error == "chime: no reminder nosuchid, other\n")
+            let document = try #require(try JSONSerialization.jsonObject(with: Data(missing.output.utf8)) as? [String: Any])
+            #expect(document["ok"] as? Bool == true)
+            #expect((document["result"] as? [String: Any])?["cancelled"] as? [String] == [])
+
+            let store = cluster.directory.path("store")
+            let pid = try #require(cluster.pid(of: "coordinator"))
+            let verified = try LocalCluster.run(binary: cluster.binary, ["store", "verify", store])
+            #expect(verified.status == 0, "\(verified.output)\(verified.error)")
+            let first = verified.output.split(separator: "\n").first.map(String.init)
+            #expect(first == "store \(store): clean (in use by pid \(pid): a running coordinator may write past what was read)")
+            let json = try LocalCluster.run(binary: cluster.binary, ["store", "verify", store, "--json"])
+            let report = try #require(try JSONSerialization.jsonObject(with: Data(json.output.utf8)) as? [String: Any])
+            #expect(report["inUse"] as? Bool == true)
+            #expect(report["pid"] as? Int == Int(pid))
         }
     }
 }

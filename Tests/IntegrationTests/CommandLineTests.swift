@@ -115,8 +115,9 @@ import Testing
             #expect(human.output.contains("Tea — ready"))
 
             let badZone = try cluster.run(["schedule", "--recipient", "a", "--at", "2026-12-24T09:00", "--tz", "Mars/Olympus"])
-            #expect(badZone.status == 1)
-            #expect(badZone.error.hasPrefix("chime: unknown_time_zone: reminder.trigger.timeZone:"))
+            // A usage error (exit 2) as with --in, checked before anything is sent (issue 42).
+            #expect(badZone.status == 2)
+            #expect(badZone.error == "chime: --tz: 'Mars/Olympus' is not an IANA time zone such as Europe/Berlin or UTC\n")
 
             // The issue's acceptance check: a reminder 2 s ahead reaches `chime subscribe` within 50 ms.
             let subscriber = try cluster.spawn("subscriber", ["subscribe", "--recipient", "alice", "--json", "--count", "2", "--timeout", "20s"] + cluster.clusterArguments)

@@ -128,10 +128,12 @@ extension DurableState {
                 deliveries.forgetAhead(firingId)
                 deliveries.deadLetters[firingId] = firing
                 deliveries.deadLetterIndex.insert(DeadLetterKey(firingId))
+                moveOneShot(of: firing, from: .delivered, to: .undelivered)
             }
         case .retried(let firingId, _):
             if var firing = deliveries.deadLetters.removeValue(forKey: firingId) {
                 deliveries.deadLetterIndex.remove(DeadLetterKey(firingId))
+                moveOneShot(of: firing, from: .undelivered, to: .delivered)
                 firing.attempt = 1
                 let shared = SharedFiring(firing)
                 deliveries.unsettled[firingId] = shared
@@ -208,6 +210,16 @@ extension DurableState {
         event.firing.seq = seq
         deliveries.eventLog.retain(event)
         return AppliedEntry(badge: update)
+    }
+
+    /// Moves the one-shot `firing` belongs to from `old` to `new` (a dead letter made or
+    /// retried); a nag, a repeating reminder or a one-shot replaced since keeps its state.
+    private mutating func moveOneShot(of firing: Firing, from old: ReminderState, to new: ReminderState) {
+        guard !firing.firingId.isNag else { return }
+        let key = ReminderKey(firing.reminderId, of: firing.recipient)
+        guard var entry = schedule.entries[key], !entry.isRepeating, entry.state == old else { return }
+        entry.state = new
+        schedule.entries[key] = entry
     }
 
     /// Takes on settings recorded by a `started` entry: caps, the event log's and the request

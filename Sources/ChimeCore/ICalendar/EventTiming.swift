@@ -100,10 +100,52 @@ struct EventTiming {
         for property in component.properties(named: "RDATE") {
             addedInstants += try zones.times(of: property).map(\.instant)
         }
+        var excludedDays: [ICalendarTime] = []
         for property in component.properties(named: "EXDATE") {
-            excludedInstants += try zones.times(of: property).map(\.instant)
+            for time in try zones.times(of: property) {
+                if time.isDate && !start.isDate {
+                    excludedDays.append(time)
+                } else {
+                    excludedInstants.append(time.instant)
+                }
+            }
         }
+        excludedInstants += try occurrences(onDays: excludedDays)
     }
+
+    /// The instants of this series that fall on the DATE values `days` (`EXDATE;VALUE=DATE`
+    /// on timed events): RFC 5545 §3.8.5.1 matches a DATE against the occurrences' dates, so each
+    /// day, from local midnight to the next, in the start's zone (a UTC or floating start: the
+    /// zone the date was read in, `X-WR-TIMEZONE` or the import's default), excludes them all.
+    private func occurrences(onDays days: [ICalendarTime]) throws(ImportProblem) -> [Date] {
+        guard !days.isEmpty else { return [] }
+        let recurrence: Recurrence
+        do {
+            recurrence = try Trigger(
+                start: start.start, recurrenceRule: rule, recurrenceDates: addedInstants.map { .instant($0) },
+                exceptionDates: excludedInstants.map { .instant($0) }
+            ).makeRecurrence()
+        } catch {
+            throw ImportProblem(error.message)
+        }
+        var instants: [Date] = []
+        for day in days {
+            guard case .wallClock(let midnight, let dateZone) = day.start else { continue }
+            var zoneIdentifier = dateZone
+            if case .wallClock(_, let startZone) = start.start { zoneIdentifier = startZone }
+            guard let zone = TimeZone(identifier: zoneIdentifier) else { continue }
+            let nextMidnight = LocalDateTime(
+                secondsSinceEpochAsIfUTC: midnight.secondsSinceEpochAsIfUTC + CivilCalendar.secondsPerDay)
+            let from = ZoneRules.resolve(midnight, in: zone)
+            let before = ZoneRules.resolve(nextMidnight, in: zone).addingTimeInterval(-0.001)
+            instants += recurrence.occurrences(onOrAfter: from, through: before, limit: Self.maximumOccurrencesPerDay)
+                .map(\.instant)
+        }
+        return instants
+    }
+
+    /// The most occurrences one excluded DATE removes (an `FREQ=SECONDLY` series has 86,400 a day).
+    static let maximumOccurrencesPerDay = 1_440
 
     /// The Chime trigger firing at this alarm of every occurrence.
     func trigger(for timing: AlarmTiming) throws(ImportProblem) -> Trigger {

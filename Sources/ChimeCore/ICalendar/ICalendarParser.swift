@@ -3,7 +3,7 @@ import Foundation
 /// A tolerant reader of iCalendar text (RFC 5545 §3.1, §3.4): real exports from Google,
 /// Thunderbird, Outlook and Apple.
 ///
-/// Accepts CRLF or bare LF line ends, unfolds continuation lines (a line starting with a
+/// Accepts CRLF or bare LF line ends and a leading UTF-8 byte order mark, unfolds continuation lines (a line starting with a
 /// space or tab continues the previous one, §3.1), reads parameters with quoted values and
 /// comma-separated multiple values, and nests components. Lines it cannot read (no colon),
 /// unknown properties and unknown components are kept or skipped but never fatal; an `END`
@@ -31,7 +31,7 @@ public enum ICalendarParser {
         var roots: [ICalendarComponent] = []
         var openCounts: [String: Int] = [:]
         var componentCount = 0
-        for (lineIndex, line) in unfoldedLines(text).enumerated() {
+        for (lineIndex, line) in unfoldedLines(removingByteOrderMark(text)).enumerated() {
             guard let property = parseContentLine(line) else { continue }
             switch property.name {
             case "BEGIN":
@@ -81,6 +81,14 @@ public enum ICalendarParser {
     }
 
     private static let itemNames: Set<String> = ["VEVENT", "VTODO", "VJOURNAL", "VFREEBUSY"]
+
+    /// `text` without a leading byte order mark (U+FEFF), which Outlook and Windows editors
+    /// write before `BEGIN:VCALENDAR`: left in, that line is no `BEGIN`, the calendar's own
+    /// properties (`X-WR-TIMEZONE`) are dropped and its items read as loose components.
+    static func removingByteOrderMark(_ text: String) -> String {
+        guard text.unicodeScalars.first == "\u{FEFF}" else { return text }
+        return String(text.unicodeScalars.dropFirst())
+    }
 
     /// The logical lines of `text`: split on CRLF, LF or CR, continuation lines joined.
     static func unfoldedLines(_ text: String) -> [String] {

@@ -89,4 +89,8 @@ public enum ReminderState: String, Codable, Sendable, CaseIterable {
     case finished
     /// A one-shot whose firing was not delivered: its recipient's settings allow none of it.
     case suppressed
+    /// A one-shot whose firing exhausted its delivery attempts and was dead-lettered (or its
+    /// dead letter deleted): it never reached its recipient. Retrying the dead letter makes it
+    /// `delivered` again. Last, so the snapshot's state indexes of the others stay.
+    case undelivered
 }

@@ -242,6 +242,16 @@ enum FileCalls {
         return true
     }
 
+    /// Takes a shared `flock`; `false` when another open file description holds it exclusively.
+    static func tryLockShared(_ descriptor: Int32, path: String) throws -> Bool {
+        while flock(descriptor, LOCK_SH | LOCK_NB) != 0 {
+            let code = errno
+            if code == EWOULDBLOCK { return false }
+            if code != EINTR { throw error(code, "flock", path) }
+        }
+        return true
+    }
+
     static func retrying(_ call: String, _ path: String, _ body: () -> Int32) throws {
         while body() != 0 {
             let code = errno

@@ -13,11 +13,12 @@ extension ControlCommand {
             return 0
         }
         output("map epoch \(map.mapEpoch), \(map.slotCount) slots, \(map.shards.count) shard\(map.shards.count == 1 ? "" : "s")")
-        output(column("SHARD", 7) + column("SLOTS", 16) + column("CONTROL", 30) + "EVENTS")
+        var rows = [["SHARD", "SLOTS", "CONTROL", "EVENTS"]]
         for shard in map.shards {
             let slots = shard.slots.map { $0.first == $0.last ? "\($0.first)" : "\($0.first)-\($0.last)" }.joined(separator: ",")
-            output(column(String(shard.id), 7) + column(slots, 16) + column(shard.endpoints.control, 30) + shard.endpoints.events)
+            rows.append([String(shard.id), slots, shard.endpoints.control, shard.endpoints.events])
         }
+        alignedColumns(rows).forEach { output($0) }
         return 0
     }
 

@@ -175,6 +175,8 @@ enum CancelCommand: Command {
         ] + CommonOptions.specs,
         details: """
             Prints one summary line: how many were cancelled, the first 10 ids, and the time taken.
+            Named ids that matched no reminder are listed on standard error ("no reminder ID, ...")
+            and make the exit status 1; --json still prints the reply as it is.
             On a cluster of several shards a cancel without --recipient goes to every shard with one
             requestId (each shard applies it once); it is not atomic across shards: when a shard does
             not answer the result is partial (exit 1) and sending the same cancel again finishes it.
@@ -192,22 +194,35 @@ enum CancelCommand: Command {
         let cancelled: [ReminderID]
         if try filter.recipient != nil || client.isSingleShard() {
             let (reply, raw) = try client.call(ControlRequest(command: .cancel(filter)), CancelResult.self)
+            cancelled = reply.result?.cancelled ?? []
             if arguments.has("json") {
                 printJSON(raw)
-                return 0
+                return reportUnknown(filter, cancelled: cancelled)
             }
-            cancelled = reply.result?.cancelled ?? []
         } else {
             let (result, partial) = try client.cancel(filter)
             if arguments.has("json") || partial != nil {
                 if !arguments.has("json") && !arguments.has("quiet") { output(summary(result.cancelled, since: started)) }
-                return finishGathered(result, partial: partial, json: arguments.has("json"))
+                let status = finishGathered(result, partial: partial, json: arguments.has("json"))
+                // A shard that did not answer may hold the ids that were not cancelled.
+                return partial == nil ? reportUnknown(filter, cancelled: result.cancelled) : status
             }
             cancelled = result.cancelled
         }
-        if arguments.has("quiet") { return 0 }
-        output(summary(cancelled, since: started))
-        return 0
+        if !arguments.has("quiet") { output(summary(cancelled, since: started)) }
+        return reportUnknown(filter, cancelled: cancelled)
+    }
+
+    /// Names on standard error the ids `filter` named that no cancelled reminder has, and
+    /// answers the exit status: 1 when there are any, else 0.
+    static func reportUnknown(_ filter: ReminderFilter, cancelled: [ReminderID]) -> Int32 {
+        let found = Set(cancelled)
+        var seen = Set<ReminderID>()
+        let unknown = (filter.ids ?? []).filter { !found.contains($0) && seen.insert($0).inserted }
+        guard !unknown.isEmpty else { return 0 }
+        let whose = filter.recipient.map { " of \($0)" } ?? ""
+        printError("no reminder \(unknown.map(\.rawValue).joined(separator: ", "))\(whose)")
+        return 1
     }
 
     /// `nothing cancelled`, or `cancelled N in T s: the first 10 ids`.

@@ -60,14 +60,23 @@ enum ScheduleCommand: Command {
             printJSON(raw)
             return 0
         }
+        // --tz was checked when the reminder was built.
+        let zone = arguments.value("tz").flatMap { try? ZoneRules.zone(named: $0) }
         for item in reply.result?.scheduled ?? [] {
-            let when = item.nextFireAt.map { "next fire \(RFC3339.format($0)) (\(relative($0)))" } ?? "no occurrence left"
+            let when = item.nextFireAt.map { "next fire \(RFC3339.format($0))\(localTime($0, in: zone)) (\(relative($0)))" } ?? "no occurrence left"
             output("\(item.replaced ? "replaced" : "scheduled") \(item.id) [\(item.state.rawValue)]: \(when)")
         }
         for warning in reply.warnings ?? [] {
             FileHandle.standardError.write(Data("chime: warning: \(warning)\n".utf8))
         }
         return 0
+    }
+
+    /// ` = 2026-12-24T09:00:00 Europe/Berlin`: `instant` on the wall clock of `--tz`, or nothing
+    /// without one.
+    static func localTime(_ instant: Date, in zone: TimeZone?) -> String {
+        guard let zone else { return "" }
+        return " = \(ZoneRules.localDateTime(at: instant, in: zone)) \(zone.identifier)"
     }
 
     /// `schedule --file`: streams the file into chunked requests.
@@ -100,6 +109,8 @@ enum ScheduleCommand: Command {
             throw UsageError("give either --at or --in, not both")
         case (let at?, nil):
             if let zone = arguments.value("tz") {
+                // Checked here as with --in, so a bad zone is a usage error (exit 2) either way.
+                _ = try Arguments.parse(zone, flag: "tz") { name throws(ValidationError) in try ZoneRules.zone(named: name) }
                 start = .wallClock(try Arguments.parse(at, flag: "at") { text throws(ValidationError) in try LocalDateTime(parsing: text) }, zoneIdentifier: zone)
             } else {
                 start = .instant(try Arguments.parse(at, flag: "at") { text throws(ValidationError) in try RFC3339.parseInstant(text) })

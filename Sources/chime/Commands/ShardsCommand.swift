@@ -26,6 +26,7 @@ enum ShardsCommand: Command {
             OptionSpec(name: "pause-ms", value: "MS", help: "move: how long the source refuses the slots' writes while it hands over (default 200)."),
             OptionSpec(name: "timeout", value: "SECONDS", help: "move, abort, rebalance: the bound of every wait (default 600): a move not adopted by its target by then is aborted; after a decision the shards get 5 s more to follow it."),
             OptionSpec(name: "dry-run", value: nil, help: "rebalance: print the plan, move nothing."),
+            OptionSpec(name: "store", value: "DIR", help: "Without cluster.register: use the map register 'chime up --shards' keeps in DIR/map.json (default store.directory, .chime/store)."),
         ] + CommonOptions.specs,
         details: """
             map        each shard's slot ranges, slot count and reminder count, and the moves open
@@ -46,12 +47,15 @@ enum ShardsCommand: Command {
             abort      aborts an open move (before its commit) and waits until both shards followed.
             rebalance  plans moves of slot ranges from the fullest shard (by reminders) to the
                        emptiest until each is within 5% of the mean, then runs them one by one.
-            Every command but map needs cluster.register; map falls back to the cluster section.
+            Every command but map needs a map register: cluster.register, else the one 'chime up --shards'
+            keeps in its store (DIR/map.json, with --store DIR or store.directory); map falls back to the
+            cluster section.
             """)
 
     static func run(_ arguments: Arguments) throws -> Int32 {
         guard let action = arguments.positionals.first else { throw UsageError("give map, move, abort or rebalance") }
-        let configuration = try CommonOptions.configuration(arguments)
+        var configuration = try CommonOptions.configuration(arguments)
+        if let store = arguments.value("store") { configuration.store.directory = store }
         let context = try ShardsContext(configuration)
         switch action {
         case "map": return try map(context, json: arguments.has("json"))
@@ -134,19 +138,27 @@ final class ShardsContext {
     init(_ configuration: ChimeConfiguration) throws {
         self.configuration = configuration
         register = try MapRegisterOptions.register(configuration)
+            ?? MapRegisterOptions.localRegister(storeDirectory: configuration.store.directory)
         curve = try CommonOptions.clientKeys(configuration, role: .operator)
     }
 
     func requireRegister() throws -> any SlotMapRegistering {
-        guard let register else { throw ConfigurationError("cluster.register: moving slots needs the map register (a path or configmap:NAME in the cluster section)") }
+        guard let register else {
+            throw ConfigurationError(
+                "cluster.register: moving slots needs the map register (a path or configmap:NAME in the cluster section, or the \(configuration.store.directory)/\(MapRegisterOptions.localRegisterName) that 'chime up --shards' writes)")
+        }
         return register
     }
 
     func currentMap() throws -> ShardMap {
-        guard let map = try MapRegisterOptions.currentMap(configuration) else {
-            throw ConfigurationError("cluster: no shards are configured")
+        if let map = try MapRegisterOptions.currentMap(configuration) { return map }
+        do throws(WireError) {
+            if let map = try register?.read()?.map { return map }
+        } catch {
+            throw ConfigurationError("cluster.register: \(error.message)")
         }
-        return map
+        throw ConfigurationError(
+            "cluster: no shards are configured, and \(configuration.store.directory) holds no map register ('chime up --shards N' writes one there; --store DIR names another)")
     }
 
     /// A shard's answer to `step`, through its control endpoint in `map`.

@@ -26,7 +26,9 @@ enum StoreCommand: Command {
                     acknowledged lost (a torn journal tail, a damaged snapshot); 5 records
                     written whole are damaged: acknowledged data is lost (a start refuses);
                     3 a start refuses for another reason (a missing segment, a newer format,
-                    an entry that does not decode); 1 the directory cannot be read.
+                    an entry that does not decode); 1 the directory cannot be read. A store
+                    whose lock is held says "in use by pid N" after its verdict (JSON: "inUse",
+                    "pid"): a running coordinator may write past what was read.
             repair  takes the store lock (stop the coordinator first), keeps a copy of each
                     damaged segment beside it (<segment>.damaged-<UTC time>), rewrites it
                     with every valid record and a gap record for lost sequence numbers (a
@@ -46,8 +48,18 @@ enum StoreCommand: Command {
         let directory = URL(fileURLWithPath: arguments.positionals[1]).standardizedFileURL
         let json = arguments.has("json")
         if action == "verify" {
+            // Asked first: a store in use may change while it is read, which the verdict cannot say.
+            let inUse = try StoreLock.isHeld(directory: directory)
+            let holder = inUse ? StoreLock.recordedHolder(of: directory) : nil
             let result = try FileStore.verify(directory: directory)
-            output(json ? jsonLine(object(result)) : describe(result))
+            if json {
+                var document = object(result)
+                document["inUse"] = inUse
+                if let holder { document["pid"] = Int(holder) }
+                output(jsonLine(document))
+            } else {
+                output(describe(result, inUseBy: inUse ? .some(holder) : nil))
+            }
             return status(result)
         }
         let report = try FileStore.repair(directory: directory)
@@ -64,8 +76,14 @@ enum StoreCommand: Command {
         }
     }
 
-    static func describe(_ result: StoreVerification) -> String {
-        var lines = ["store \(result.directory): \(result.verdict.rawValue)"]
+    /// The lines of `verify`; `inUseBy` is `nil` for a store nobody holds, else the pid its
+    /// `LOCK` names (`.some(nil)` when it names none).
+    static func describe(_ result: StoreVerification, inUseBy holder: Int32?? = nil) -> String {
+        var first = "store \(result.directory): \(result.verdict.rawValue)"
+        if let holder {
+            first += " (in use\(holder.map { " by pid \($0)" } ?? ""): a running coordinator may write past what was read)"
+        }
+        var lines = [first]
         var journal = "journal: \(result.segmentCount) segments, \(result.recordsChecked) records checked, last sequence \(result.lastSequence)"
         if result.gapRecords > 0 { journal += ", \(result.gapRecords) gaps left by a repair" }
         lines.append(journal)

@@ -30,7 +30,13 @@ extension SubscribeCommand {
             return try client.currentMap()
         } catch {
             // No coordinator answered (or the subscriber is stopping): subscribe as to one
-            // coordinator, as before shards; its events still arrive when it starts.
+            // coordinator, as before shards; its events still arrive when it starts. Said once
+            // on standard error, so a wrong endpoint does not look like a quiet cluster.
+            if !stop.isStopRequested {
+                printError(
+                    "waiting for events at \(configuration.endpoints.events.connect), but no coordinator answers: "
+                        + CommandFailure(error).message)
+            }
             return nil
         }
     }

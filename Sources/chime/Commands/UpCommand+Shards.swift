@@ -14,8 +14,12 @@ extension UpCommand {
     static let portsPerShard = 10
 
     /// The configuration of the local cluster: `configuration` with a `cluster` section
-    /// splitting the slots evenly over `shards` shards on loopback port blocks from `base`.
-    static func clusterConfiguration(_ configuration: ChimeConfiguration, shards: Int, base: Int) -> ChimeConfiguration {
+    /// splitting the slots evenly over `shards` shards on loopback port blocks from `base`, and
+    /// the map register the configuration names, else `localRegister` (`DIR/map.json` in the
+    /// store; `nil` for an in-memory store: no register).
+    static func clusterConfiguration(
+        _ configuration: ChimeConfiguration, shards: Int, base: Int, localRegister: String?
+    ) -> ChimeConfiguration {
         let map = ShardMap.evenlySplit(shards: shards) { id in
             let port = base + portsPerShard * id
             return ShardMap.Endpoints(
@@ -25,8 +29,9 @@ extension UpCommand {
         var clustered = configuration
         let httpOff = configuration.http.listen == "off"
         clustered.cluster = ChimeConfiguration.Cluster(map) { id in httpOff ? "off" : "127.0.0.1:\(base + portsPerShard * id + 5)" }
-        // A map register named by the base configuration stays (chime shards move uses it).
-        clustered.cluster.register = configuration.cluster.register
+        // A map register named by the base configuration stays; else the store keeps one, so
+        // `chime shards` finds it there (MapRegisterOptions.localRegister).
+        clustered.cluster.register = configuration.cluster.register.isEmpty ? localRegister ?? "" : configuration.cluster.register
         return clustered
     }
 
@@ -36,13 +41,35 @@ extension UpCommand {
         guard (1...(65535 - portsPerShard * shards)).contains(base) else {
             throw UsageError("--port-base must leave room for \(shards) blocks of \(portsPerShard) ports")
         }
-        let clustered = clusterConfiguration(configuration, shards: shards, base: base)
-        guard let map = try ShardMap.configured(clustered.cluster) else { preconditionFailure("a generated cluster has shards") }
         let withStandby = arguments.has("standby")
         let storeDirectory = arguments.value("store") ?? configuration.store.directory
+        let localRegister = storeDirectory == "none"
+            ? nil
+            : URL(fileURLWithPath: storeDirectory).appendingPathComponent(MapRegisterOptions.localRegisterName).standardizedFileURL.path
+        let clustered = clusterConfiguration(configuration, shards: shards, base: base, localRegister: localRegister)
+        guard let map = try ShardMap.configured(clustered.cluster) else { preconditionFailure("a generated cluster has shards") }
         if withStandby && storeDirectory == "none" {
             throw UsageError("--standby needs a store directory (a standby takes over the active coordinator's store)")
         }
+        if storeDirectory != "none" {
+            for warning in try storeMismatches(storeDirectory, shards: shards, register: clustered.cluster.register) {
+                printError("warning: \(warning)")
+            }
+        }
+        try refuseWhenRunning(
+            stores: map.shards.map { storeDirectory == "none" ? "none" : "\(storeDirectory)/shard-\($0.id)" },
+            ports: map.shards.flatMap { shard in
+                plannedPorts(
+                    bind: [
+                        ("control", shard.endpoints.control), ("dispatch", shard.endpoints.dispatch),
+                        ("results", shard.endpoints.results), ("events", shard.endpoints.events),
+                        ("events-ingest", shard.endpoints.eventsIngest),
+                    ],
+                    http: clustered.http.listen == "off" ? nil : "127.0.0.1:\(base + portsPerShard * shard.id + 5)", shard: shard.id)
+            } + plannedDashboard(arguments, base: base),
+            hint: "stop what listens there, or give another --port-base")
+        // The register is written by the first coordinator, before it makes its own store folder.
+        if storeDirectory != "none" { try FileManager.default.createDirectory(atPath: storeDirectory, withIntermediateDirectories: true) }
         let stop = StopSignal()
         installTerminationHandlers(stop)
 

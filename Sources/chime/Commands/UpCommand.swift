@@ -12,7 +12,7 @@ enum UpCommand: Command {
         summary: "Run a local cluster: a coordinator and N workers as supervised child processes, printing fire events.",
         usage: "chime up [--shards N] [--workers N] [--store DIR] [--standby] [--no-samples] [--dashboard HOST:PORT | --no-dashboard] [--json] [--config PATH] [--port-base PORT]",
         options: [
-            OptionSpec(name: "shards", value: "N", help: "How many shards (coordinators) to run (default 1): shard k on loopback ports base+10k..base+10k+5, its store in DIR/shard-k; every worker serves every shard."),
+            OptionSpec(name: "shards", value: "N", help: "How many shards (coordinators) to run (default 1): shard k on loopback ports base+10k..base+10k+5, its store in DIR/shard-k, the map register in DIR/map.json (chime shards uses it); every worker serves every shard."),
             OptionSpec(name: "workers", value: "N", help: "How many workers to start (default 2)."),
             OptionSpec(name: "store", value: "DIR", help: "The coordinator's store directory ('none': in memory). Default from store.directory."),
             OptionSpec(name: "standby", value: nil, help: "Also run a warm standby coordinator on the same store; it takes over within the lease (2 s) when the active one dies or pauses."),
@@ -25,6 +25,9 @@ enum UpCommand: Command {
             exiting); a coordinator that stops answering for 3 s, or a worker the coordinator reports dead
             for 3 s while its process runs (paused, hung), is killed with SIGKILL and restarted.
             Ctrl-C (SIGINT) or SIGTERM stops the children with SIGTERM, then SIGKILL after 5 s.
+            Before it starts anything it checks each store's lock and every port it would listen on
+            (the coordinators' endpoints and HTTP, the dashboard's), and exits 1 with
+            "already running (pid N)" when a store is locked, or names the port in use.
             """)
 
     static func run(_ arguments: Arguments) throws -> Int32 {
@@ -39,6 +42,14 @@ enum UpCommand: Command {
         if withStandby && storeDirectory == "none" {
             throw UsageError("--standby needs a store directory (a standby takes over the active coordinator's store)")
         }
+        if storeDirectory != "none" {
+            for warning in try storeMismatches(storeDirectory, shards: 1, register: "") { printError("warning: \(warning)") }
+        }
+        try refuseWhenRunning(
+            stores: [storeDirectory],
+            ports: plannedPorts(bind: bindEndpoints(configuration), http: configuration.http.listen, shard: nil)
+                + plannedDashboard(arguments, base: try arguments.integer("port-base") ?? 7700),
+            hint: "stop what listens there, or give another --port-base")
         let stop = StopSignal()
         installTerminationHandlers(stop)
 

@@ -45,6 +45,19 @@ enum MapRegisterOptions {
         }
     }
 
+    /// The name of the map register `chime up --shards` keeps in its store directory.
+    static let localRegisterName = "map.json"
+
+    /// The map register `chime up --shards` wrote in `storeDirectory`, when there is one:
+    /// what `chime shards` uses when the configuration names no register, so it works from the
+    /// directory `up` ran in without a hand-written `cluster` section.
+    static func localRegister(storeDirectory: String) -> SlotMapRegisterFile? {
+        guard storeDirectory != "none" else { return nil }
+        let path = URL(fileURLWithPath: storeDirectory).appendingPathComponent(localRegisterName).standardizedFileURL.path
+        guard FileManager.default.fileExists(atPath: path) else { return nil }
+        return SlotMapRegisterFile(path: path)
+    }
+
     /// The cluster's current map: the register's when it is configured and exists, else the
     /// configured `cluster` section's (`nil`: no cluster).
     static func currentMap(_ configuration: ChimeConfiguration) throws -> ShardMap? {

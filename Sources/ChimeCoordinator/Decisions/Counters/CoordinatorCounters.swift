@@ -24,11 +24,14 @@ struct CoordinatorCounters: Sendable {
     var skippedEntries = 0
     /// Reminders scheduled without an id, for the ids generated for them.
     var generatedIDs = 0
-    /// Dispatch lateness (due to handed over) of first attempts, in milliseconds.
+    /// Dispatch lateness (due, or scheduled when later, to handed over) of first attempts, in milliseconds.
     var dispatchLateness = LatenessRecorder()
-    /// Fire lateness (due to delivered) of acknowledged firings, in milliseconds.
+    /// Fire lateness (due to delivered; for a firing already due when it was scheduled,
+    /// scheduled to delivered) of acknowledged firings, in milliseconds.
     var fireLateness = LatenessRecorder()
-    /// `firedAt − dueAt` of acknowledged firings, in seconds, for `/metrics`.
+    /// When firings already due at their scheduling were scheduled: their lateness counts from then.
+    var latenessOrigins = LatenessOrigins()
+    /// `fireLateness` in seconds, for `/metrics`.
     var fireLatenessSeconds = Histogram(upperBounds: Histogram.latencySecondsBounds)
     /// The dispatched and acknowledged counts once a second, for the rates of `stats`.
     var throughput = ThroughputWindow()

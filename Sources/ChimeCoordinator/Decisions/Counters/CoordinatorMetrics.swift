@@ -89,7 +89,8 @@ public struct CoordinatorMetrics: Sendable {
             value: Double(suppressed))
         exposition.gauge("chime_dead_letters", help: "Dead-lettered firings held (not yet retried).", value: Double(deadLetters))
         exposition.histogram(
-            "chime_fire_lateness_seconds", help: "Seconds from a firing's due time to its delivery, as the delivering worker measured it.",
+            "chime_fire_lateness_seconds", help:
+                "Seconds from a firing's due time (from its scheduling when it was already due then) to its delivery, as the delivering worker measured it.",
             fireLateness)
         exposition.counter(
             "chime_requests_total", help: "Control requests answered, by operation and error code (ok for success).",

@@ -150,6 +150,7 @@ extension CoordinatorState {
         guard let firing = unsettled[firingId]?.firing else { return }
         if firing.attempt >= configuration.maxAttempts {
             dispatch.leaseFailures.forget(firingId)
+            counters.latenessOrigins.forget(firingId)
             record(.deadLettered(firingId, at: now), into: &directives)
             counters.deadLettered += 1
             return
@@ -218,7 +219,8 @@ extension CoordinatorState {
                 dispatch.leases.append((firingId, expiry))
                 if firing.attempt == 1 {
                     // Ahead of time counts as on time.
-                    counters.dispatchLateness.record(milliseconds: max(0, now.timeIntervalSince(firing.dueAt)) * 1000)
+                    let origin = counters.latenessOrigins.origin(of: firingId, dueAt: firing.dueAt)
+                    counters.dispatchLateness.record(milliseconds: max(0, now.timeIntervalSince(origin)) * 1000)
                 }
                 firings.append(firing)
             }
@@ -363,7 +365,8 @@ extension CoordinatorState {
             acknowledged += 1
             counters.acknowledged += 1
             let firedAt = deliveryInstant(claimed: ack.firedAt, of: flight, at: now)
-            let lateness = firedAt.timeIntervalSince(flight.firing.dueAt)
+            let origin = counters.latenessOrigins.takeOrigin(of: ack.firingId, dueAt: flight.firing.dueAt)
+            let lateness = firedAt.timeIntervalSince(origin)
             counters.fireLateness.record(milliseconds: lateness * 1000)
             counters.fireLatenessSeconds.observe(lateness)
             let entry = JournalEntry.acknowledged(

@@ -253,6 +253,9 @@ extension CoordinatorState {
             if let soundWarning { warnings.append(soundWarning) }
             let replaced = entries[reminder.key] != nil
             record(.scheduled(reminder, at: now), into: &directives, hints: ApplyHints(recurrence: recurrence))
+            if let entry = entries[reminder.key], entry.state == .pending, let next = entry.next {
+                counters.latenessOrigins.noteScheduled(reminder.key, dueAt: entry.fireInstant(of: next), at: now)
+            }
             let (item, warning) = scheduleItem(of: reminder, replaced: replaced, at: now)
             items.append(item)
             if let warning { warnings.append(warning) }

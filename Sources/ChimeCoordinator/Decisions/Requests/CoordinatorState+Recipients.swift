@@ -54,10 +54,12 @@ extension CoordinatorState {
         // A firing id of an earlier version names no recipient: journaled resolved.
         guard let firingId = durable.resolve(firingId) else { return nil }
         let recipient = firingId.recipient
+        // Handling a listed firing changes the list even when the badge stays (no badge change, or 0).
+        let wasListed = ledgers[recipient]?.isDelivered(firingId) ?? false
         let numbered = record(.handled(firingId, action: action, at: now), into: &directives).numberedBadge
         let update = numbered?.update ?? BadgeUpdate(badge: ledgers[recipient]?.badge ?? 0, isChanged: false)
         if let numbered { publishBadge(numbered, of: recipient, at: now, directives: &directives) }
-        return BadgeResult(recipient: recipient, badge: update.badge, changed: update.isChanged)
+        return BadgeResult(recipient: recipient, badge: update.badge, changed: wasListed || update.isChanged)
     }
 
     mutating func delivered(_ recipient: RecipientID, remove: FiringID?, at now: Date,

@@ -53,3 +53,40 @@ extension CoordinatorStateTests {
         #expect(directives == [.append(.acknowledged(firing.firingId, seq: 1, worker: "w1", firedAt: claimed))])
     }
 }
+
+/// Issue 42, case (c): a reminder scheduled for a time already past is not days late.
+extension CoordinatorStateTests {
+    @Test func aReminderScheduledInThePastCountsLatenessFromItsScheduling() throws {
+        var state = makeState()
+        let due = Self.t0.addingTimeInterval(-4 * 86_400)
+        request(&state, .schedule([reminder("past", at: due)]), at: Self.t0)
+        let firing = try #require(firings(state.onTick(now: Self.t0)).first)
+        #expect(firing.dueAt == due)
+        let delivered = Self.t0.addingTimeInterval(0.003)
+        _ = acknowledge(&state, firing, claiming: delivered, at: delivered)
+        let (outcome, _) = request(&state, .stats, at: delivered)
+        guard case .stats(let stats) = outcome else {
+            Issue.record("no stats: \(outcome)")
+            return
+        }
+        #expect(stats.dispatchLateness?.max == 0, "dispatched in the turn it was scheduled")
+        let fire = try #require(stats.fireLateness)
+        #expect(fire.count == 1)
+        // Dates near 2026 carry about 0.2 µs of precision.
+        #expect(abs(fire.max - 3) < 0.001, "3 ms from its scheduling, not 345,600,003 ms from its due time")
+        let metrics = state.metrics(at: delivered)
+        #expect(metrics.fireLateness.count == 1)
+        #expect(abs(metrics.fireLateness.sum - 0.003) < 0.000_001)
+    }
+
+    @Test func aFiringDueWhileScheduledAheadStillCountsFromItsDueTime() throws {
+        var state = makeState()
+        let due = Self.t0.addingTimeInterval(10)
+        request(&state, .schedule([reminder("ahead", at: due)]), at: Self.t0)
+        // Made 2 s after its due time (a stalled loop): that is lateness.
+        let firing = try #require(firings(state.onTick(now: due.addingTimeInterval(2))).first)
+        let delivered = due.addingTimeInterval(2.005)
+        _ = acknowledge(&state, firing, claiming: delivered, at: delivered)
+        #expect(abs(try #require(lateness(&state, at: delivered)) - 2005) < 0.001)
+    }
+}

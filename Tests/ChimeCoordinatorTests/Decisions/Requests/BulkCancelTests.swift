@@ -120,7 +120,7 @@ import Testing
         _ = state.onRequest(ControlRequest(command: .setEnabled(["r-00001", "r-00002"], false)), from: alice, at: Self.t0)
         _ = state.onRequest(ControlRequest(command: .cancel(ReminderFilter(ids: ["r-00003"]))), from: alice, at: Self.t0)
         let counts = state.status(at: Self.t0).reminders
-        #expect(counts == ["pending": 7, "disabled": 2, "delivered": 0, "finished": 0, "suppressed": 0])
+        #expect(counts == ["pending": 7, "disabled": 2, "delivered": 0, "finished": 0, "suppressed": 0, "undelivered": 0])
         var walked: [ReminderState: Int] = [:]
         for entry in state.entries.values { walked[entry.state, default: 0] += 1 }
         #expect(state.entries.stateCounts.filter { $0.value != 0 } == walked)

@@ -93,6 +93,22 @@ import Testing
         #expect(delivered.delivered.map(\.reminderId) == ["c", "b"], "newest first")
     }
 
+    /// Issue 42, case (e): the first ack of a firing without a badge change handles it.
+    @Test func firstAckOfAFiringWithoutABadgeChangeReportsItHandled() {
+        var state = makeState()
+        request(&state, .schedule([oneShot("plain", content: Content(body: "no badge"))]))
+        let (firings, published) = deliver(&state)
+        #expect(published.isEmpty)
+        let (acked, directives) = request(&state, .ack(firings[0].firingId))
+        #expect(acked == .badge(BadgeResult(recipient: "alice", badge: 0, changed: true)))
+        #expect(badges(directives).isEmpty, "the badge stays 0: nothing to publish")
+        let (again, _) = request(&state, .ack(firings[0].firingId))
+        #expect(again == .badge(BadgeResult(recipient: "alice", badge: 0, changed: false)))
+        let (listed, _) = request(&state, .delivered("alice", remove: nil))
+        guard case .delivered(let delivered) = listed else { Issue.record("\(listed)"); return }
+        #expect(delivered.delivered.isEmpty)
+    }
+
     @Test func badgeZeroClearsTheDeliveredList() {
         var state = makeState()
         request(&state, .schedule([oneShot("a", content: Content(body: "a", badge: 5))]))
