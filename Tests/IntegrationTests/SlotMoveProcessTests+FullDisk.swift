@@ -219,12 +219,11 @@ final class InProcessMover {
             clients[shard.id] = try ControlClient(endpoint: shard.endpoints.control, timeout: .seconds(2), retries: 1)
         }
         self.clients = clients
-        driver = SlotMoveDriver(register: register) { shard, step, call in
+        driver = SlotMoveDriver(register: register) { shard, move in
             guard let client = clients[shard] else { throw WireError(.notFound, "no shard \(shard)") }
-            let request = ControlRequest(requestId: UUID().uuidString, command: .move(step: step.rawValue, body: try JSONEncoder().encode(call)))
-            let reply = try client.send(request, expecting: MoveStepResult.self)
-            guard let body = reply.result?.body else { throw reply.error ?? WireError(.malformed, "no result") }
-            return try JSONDecoder().decode(SlotMoveStatus.self, from: body)
+            let reply = try client.send(ControlRequest(requestId: UUID().uuidString, command: .move(move)), expecting: SlotMoveStatus.self)
+            guard let status = reply.result else { throw reply.error ?? WireError(.malformed, "no result") }
+            return status
         }
         driver.settleGrace = 2
     }
@@ -232,9 +231,9 @@ final class InProcessMover {
     /// A shard's move status.
     func status(of shard: Int) throws -> SlotMoveStatus {
         guard let client = clients[shard] else { throw WireError(.notFound, "no shard \(shard)") }
-        let reply = try client.send(ControlRequest(command: .move(step: "status", body: Data())), expecting: MoveStepResult.self)
-        guard let body = reply.result?.body else { throw reply.error ?? WireError(.malformed, "no result") }
-        return try JSONDecoder().decode(SlotMoveStatus.self, from: body)
+        let reply = try client.send(ControlRequest(command: .move(.status())), expecting: SlotMoveStatus.self)
+        guard let status = reply.result else { throw reply.error ?? WireError(.malformed, "no result") }
+        return status
     }
 
     /// Runs rounds of `move` until `condition` holds for the step taken and the two shards'

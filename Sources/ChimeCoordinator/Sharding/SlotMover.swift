@@ -1,5 +1,6 @@
 import ChimeCore
 import ChimeJournal
+import ChimeWire
 import Foundation
 
 /// What a mover does next for one move.

@@ -149,8 +149,8 @@ final class ShardsContext {
         return map
     }
 
-    /// A shard's answer to `step`, through its control endpoint in `map`.
-    func send(_ shard: Int, _ step: SlotMoveStep, _ call: SlotMoveCall, in map: ShardMap) throws -> SlotMoveStatus {
+    /// A shard's answer to the move step `request`, through its control endpoint in `map`.
+    func send(_ shard: Int, _ request: SlotMoveRequest, in map: ShardMap) throws -> SlotMoveStatus {
         guard let endpoint = map.shard(id: shard)?.endpoints.control else { throw WireError(.notFound, "no shard \(shard) in the map") }
         let client: ControlClient
         if let known = clients[endpoint] {
@@ -160,13 +160,12 @@ final class ShardsContext {
                 endpoint: endpoint, timeout: .milliseconds(configuration.client.requestTimeoutMilliseconds), retries: 1, curve: curve)
             clients[endpoint] = client
         }
-        let request = ControlRequest(requestId: UUID().uuidString, command: .move(step: step.rawValue, body: try JSONEncoder().encode(call)))
-        let reply = try client.send(request, expecting: MoveStepResult.self)
-        guard let body = reply.result?.body else { throw reply.error ?? WireError(.malformed, "the move step's reply has no result") }
-        return try JSONDecoder().decode(SlotMoveStatus.self, from: body)
+        let reply = try client.send(ControlRequest(requestId: UUID().uuidString, command: .move(request)), expecting: SlotMoveStatus.self)
+        guard let status = reply.result else { throw reply.error ?? WireError(.malformed, "the move step's reply has no result") }
+        return status
     }
 
-    func status(of shard: Int, in map: ShardMap) throws -> SlotMoveStatus { try send(shard, .status, SlotMoveCall(), in: map) }
+    func status(of shard: Int, in map: ShardMap) throws -> SlotMoveStatus { try send(shard, .status(), in: map) }
 
     /// Asks each of `shards` for its move status and fails when one refuses this process's
     /// key the `move` op (only the operator role may move slots), before anything is written
@@ -186,9 +185,9 @@ final class ShardsContext {
 
     /// A driver whose shards are reached through the register's current map.
     func driver(_ register: any SlotMapRegistering) -> SlotMoveDriver {
-        SlotMoveDriver(register: register) { [self] shard, step, call in
+        SlotMoveDriver(register: register) { [self] shard, request in
             let map = try register.read()?.map ?? currentMap()
-            return try send(shard, step, call, in: map)
+            return try send(shard, request, in: map)
         }
     }
 }
