@@ -239,13 +239,13 @@ final class InProcessMover {
     /// Runs rounds of `move` until `condition` holds for the step taken and the two shards'
     /// ledgers after it (at most 20 s).
     func drive(
-        _ move: SlotMove, until condition: (SlotMoverStep, SlotMoveLedger?, SlotMoveLedger?) -> Bool
-    ) throws -> (SlotMoverStep, SlotMoveDriver.Result?) {
+        _ move: SlotMove, until condition: (SlotMoverAction, SlotMoveLedger?, SlotMoveLedger?) -> Bool
+    ) throws -> (SlotMoverAction, SlotMoveDriver.Result?) {
         var memory = SlotMoveDriver.Memory()
         let deadline = Date().addingTimeInterval(20)
         while Date() < deadline {
             let round = try driver.round(move, deadline: Date().addingTimeInterval(60), now: Date(), memory: &memory)
-            let step: SlotMoverStep
+            let step: SlotMoverAction
             switch round {
             case .acted(let taken), .idle(let taken): step = taken
             case .finished(let result): return (.finished(result.outcome), result)

@@ -58,7 +58,7 @@ extension SlotMapRegisterFile: SlotMapRegistering {
 }
 extension SlotMapRegisterConfigMap: SlotMapRegistering {}
 
-/// The mover as a process: repeats `SlotMover.nextStep` over the register and the two
+/// The mover as a process: repeats `SlotMover.nextAction` over the register and the two
 /// shards' answers and carries each step out (register writes, `move` ops), until the move
 /// is decided and both shards followed it (neither holds it in progress any more: the source
 /// released or resumed, the target completed or dropped), or its time is up. It keeps
@@ -70,8 +70,8 @@ public struct SlotMoveDriver {
 
     /// What the driver reports after each round.
     public struct Progress: Sendable {
-        /// The step just taken.
-        public var step: SlotMoverStep
+        /// The action just taken.
+        public var action: SlotMoverAction
         /// Reminders of the slots on the source when the move began (its status), if known.
         public var reminders: Int?
         /// Per shard that did not answer its last step, why.
@@ -93,9 +93,9 @@ public struct SlotMoveDriver {
     /// What one round did.
     public enum Round: Sendable {
         /// A step was carried out (or tried): go on at once.
-        case acted(SlotMoverStep)
+        case acted(SlotMoverAction)
         /// Nothing could be done: wait a moment before the next round.
-        case idle(SlotMoverStep)
+        case idle(SlotMoverAction)
         /// The move is decided and settled, or out of time.
         case finished(Result)
     }
@@ -146,9 +146,9 @@ public struct SlotMoveDriver {
             case .finished(let result):
                 return result
             case .acted(let step):
-                progress(Progress(step: step, reminders: memory.reminders, refusals: memory.refusals))
+                progress(Progress(action: step, reminders: memory.reminders, refusals: memory.refusals))
             case .idle(let step):
-                progress(Progress(step: step, reminders: memory.reminders, refusals: memory.refusals))
+                progress(Progress(action: step, reminders: memory.reminders, refusals: memory.refusals))
                 Thread.sleep(forTimeInterval: idle)
             }
         }
@@ -163,7 +163,7 @@ public struct SlotMoveDriver {
         let sourceLedger = source.flatMap { try? SlotMoveLedger.viewed($0.ledger) }
         let targetLedger = target.flatMap { try? SlotMoveLedger.viewed($0.ledger) }
         if memory.reminders == nil { memory.reminders = source?.slotReminders[move.id.rawValue] }
-        let step = SlotMover.nextStep(
+        let step = SlotMover.nextAction(
             for: move, record: record, source: sourceLedger, target: targetLedger, at: now, deadline: deadline, pause: pause)
         switch step {
         case .open(let opening):
