@@ -49,8 +49,9 @@ let package = Package(
         .target(name: "ChimeCore"),
         // Stores opaque records through a codec; knows nothing of reminders.
         .target(name: "ChimeStore", dependencies: ["ChimeCore"]),
-        // The coordinator's journal vocabulary (JournalEntry, its codec, DurableSettings).
-        .target(name: "ChimeJournal", dependencies: ["ChimeCore", "ChimeStore"]),
+        // The coordinator's journal vocabulary (JournalEntry, its codec, DurableSettings); a
+        // slot move's entries name the move as the wire does (ChimeWire's SlotMove).
+        .target(name: "ChimeJournal", dependencies: ["ChimeCore", "ChimeStore", "ChimeWire"]),
         .target(name: "ChimeWire", dependencies: ["ChimeCore"]),
         .target(name: "ChimeRuntime", dependencies: ["HelperThreads"]),
         // Keys, certificates, roles and the ZAP handler: shared by every role.
@@ -118,7 +119,7 @@ let package = Package(
         ),
         .testTarget(
             name: "ChimeJournalTests",
-            dependencies: ["ChimeJournal", "ChimeStore", "ChimeCore", "ChimeTestSupport"]
+            dependencies: ["ChimeJournal", "ChimeStore", "ChimeCore", "ChimeWire", "ChimeTestSupport"]
         ),
         .testTarget(
             name: "ChimeCoordinatorTests",

@@ -13,28 +13,18 @@ import Foundation
 /// The service sends each answer once every entry journaled before it is durable, and
 /// refuses every step while its store is full, so a mover only ever sees durable facts.
 extension CoordinatorState {
-    mutating func moveStep(_ stepName: String, body: Data, at now: Date, directives: inout [CoordinatorDirective]) -> ControlOutcome {
-        guard let step = SlotMoveStep(rawValue: stepName) else {
-            let known = SlotMoveStep.allCases.map(\.rawValue).joined(separator: ", ")
-            return .failed(WireError(.invalidArgument, "unknown move step \"\(stepName)\"; expected one of \(known)", field: "step"))
-        }
-        let call: SlotMoveCall
-        do {
-            call = body.isEmpty ? SlotMoveCall() : try JSONDecoder().decode(SlotMoveCall.self, from: body)
-        } catch {
-            return .failed(WireError(.invalidArgument, "the move step's body does not decode: \(error)", field: "body"))
-        }
-        var shipment: SlotMoveShipment.Wire?
-        if step != .status {
+    mutating func moveStep(_ request: SlotMoveRequest, at now: Date, directives: inout [CoordinatorDirective]) -> ControlOutcome {
+        var shipment: ShippedSlice?
+        if request.step != .status {
             guard let register = mapRecord else {
                 return .failed(WireError(.unavailable, "this coordinator has no map register (cluster.register)"))
             }
             let shard = configuration.shardID
-            switch step {
+            switch request.step {
             case .status:
                 break
             case .begin:
-                guard let move = call.move else { return .failed(WireError(.invalidArgument, "begin needs a move", field: "body")) }
+                guard let move = request.move else { return .failed(WireError(.invalidArgument, "begin needs a move", field: "move")) }
                 guard register.open[move.id] == move || durable.moves.outgoing[move.id] != nil || durable.moves.incoming[move.id] != nil
                 else {
                     return .failed(WireError(.unavailable, "\(move) is not open in map register version \(register.version) here"))
@@ -51,38 +41,40 @@ extension CoordinatorState {
                     record(.slotMove(entry), into: &directives)
                 }
             case .pause:
-                guard let id = call.moveId, let outgoing = durable.moves.outgoing[id] else { return notHere(call.moveId, "sends") }
-                let milliseconds = min(60_000, max(1, call.pauseMilliseconds ?? 200))
+                guard let id = request.moveId, let outgoing = durable.moves.outgoing[id] else { return notHere(request.moveId, "sends") }
+                let milliseconds = min(SlotMoveRequest.maximumPauseMilliseconds, max(1, request.pauseMilliseconds ?? 200))
                 shardView.movePauses[id] = now.addingTimeInterval(Double(milliseconds) / 1000)
                 if let entry = SlotMoveSource.handOver(outgoing, state: durable, isPaused: true, at: now) {
                     record(.slotMove(entry), into: &directives)
                 }
             case .export:
-                guard let id = call.moveId, let outgoing = durable.moves.outgoing[id] else { return notHere(call.moveId, "sends") }
-                shipment = SlotMoveSource.shipment(for: outgoing, state: durable)?.wire
+                guard let id = request.moveId, let outgoing = durable.moves.outgoing[id] else { return notHere(request.moveId, "sends") }
+                shipment = SlotMoveSource.shipment(for: outgoing, state: durable)?.shipped
             case .import:
-                guard let wire = call.shipment else { return .failed(WireError(.invalidArgument, "import needs a shipment", field: "body")) }
-                guard durable.moves.incoming[wire.moveId] != nil else { return notHere(wire.moveId, "receives") }
+                guard let id = request.moveId, let shipped = request.shipment else {
+                    return .failed(WireError(.invalidArgument, "import needs a moveId and a shipment", field: "shipment"))
+                }
+                guard durable.moves.incoming[id] != nil else { return notHere(id, "receives") }
                 let received: SlotMoveShipment
                 do throws(WireError) {
-                    received = try SlotMoveShipment(wire, settings: durable.settings)
+                    received = try SlotMoveShipment(shipped, moveID: id, settings: durable.settings)
                 } catch {
                     return .failed(error)
                 }
                 if let entry = SlotMoveTarget.receive(received, ledger: durable.moves) { record(.slotMove(entry), into: &directives) }
             case .follow:
-                guard let id = call.moveId else { return notHere(nil, "takes part in") }
+                guard let id = request.moveId else { return notHere(nil, "takes part in") }
                 followMove(id, record: register, at: now, directives: &directives)
             }
         }
         forgetEndedMoves()
-        var status = moveStatus(countingReminders: call.countReminders == true)
+        var status = moveStatus(countingReminders: request.countsReminders)
         status.shipment = shipment
-        return .move(MoveStepResult(body: (try? JSONEncoder().encode(status)) ?? Data()))
+        return .move(status)
     }
 
     private func notHere(_ id: SlotMoveID?, _ role: String) -> ControlOutcome {
-        .failed(WireError(.notFound, "shard \(configuration.shardID) \(role) no move \(id?.rawValue ?? "(no moveId)")", field: "body"))
+        .failed(WireError(.notFound, "shard \(configuration.shardID) \(role) no move \(id?.rawValue ?? "(no moveId)")", field: "moveId"))
     }
 
     /// Follows the register's outcome of move `id` on this shard (``SlotMoveSource/follow(_:record:eventSeq:at:)``
@@ -150,8 +142,6 @@ extension CoordinatorState {
 
     /// This shard's view for a mover.
     func moveStatus(countingReminders: Bool = false) -> SlotMoveStatus {
-        var record = durable.moves.record
-        for index in record.incoming.indices { record.incoming[index].slice = nil }
         var reminders: [String: Int] = [:]
         var unsettledCounts: [String: Int] = [:]
         for move in durable.moves.outgoing.values.map(\.move) + durable.moves.incoming.values.map(\.move) {
@@ -163,6 +153,6 @@ extension CoordinatorState {
         }
         return SlotMoveStatus(
             shard: configuration.shardID, mapEpoch: configuration.shardMap?.mapEpoch ?? 1, registerVersion: mapRecord?.version,
-            reminders: durable.reminderCount, ledger: record, slotReminders: reminders, slotUnsettled: unsettledCounts, shipment: nil)
+            reminders: durable.reminderCount, ledger: durable.moves.view, slotReminders: reminders, slotUnsettled: unsettledCounts)
     }
 }

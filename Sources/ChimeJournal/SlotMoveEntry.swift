@@ -1,52 +1,6 @@
 import ChimeCore
+import ChimeWire
 import Foundation
-
-/// The id of one slot move: chosen by the mover that proposes it, unique in the cluster's
-/// history (the map register remembers every outcome by it), so each step of the move is
-/// keyed by it and a repeated step is recognised and changes nothing.
-public struct SlotMoveID: RawRepresentable, Hashable, Comparable, Codable, Sendable, CustomStringConvertible {
-    /// The id's text.
-    public var rawValue: String
-    /// Creates the value from its text.
-    public init(rawValue: String) { self.rawValue = rawValue }
-    /// Creates the value from its text.
-    public init(_ text: String) { rawValue = text }
-    /// The id's text.
-    public var description: String { rawValue }
-    /// Ordered by text.
-    public static func < (lhs: SlotMoveID, rhs: SlotMoveID) -> Bool { lhs.rawValue < rhs.rawValue }
-}
-
-/// One move of a set of slots from a source shard to a target shard: what the map register
-/// records while it is open and both shards' ledgers record while they take part. (Its
-/// protocol is described in ChimeCoordinator, beside `SlotMove.covers(_:)`.)
-public struct SlotMove: Hashable, Codable, Sendable, CustomStringConvertible {
-    /// The move's id.
-    public var id: SlotMoveID
-    /// The slots that move.
-    public var slots: Set<Int>
-    /// The shard that owns them before the move.
-    public var source: Int
-    /// The shard that owns them after it.
-    public var target: Int
-    /// The cluster's slot count (fixed at its creation), which a recipient's slot is taken
-    /// modulo.
-    public var slotCount: Int
-
-    /// Creates the value from its fields (see each property for meaning).
-    public init(id: SlotMoveID, slots: Set<Int>, source: Int, target: Int, slotCount: Int) {
-        self.id = id
-        self.slots = slots
-        self.source = source
-        self.target = target
-        self.slotCount = slotCount
-    }
-
-    /// "move m1 of slots [3, 4] from shard 0 to shard 2".
-    public var description: String {
-        "move \(id) of slots \(slots.sorted()) from shard \(source) to shard \(target)"
-    }
-}
 
 /// A durable fact of a slot move on one shard, in past tense, journaled as
 /// `JournalEntry.slotMove` in the order it was decided among the coordinator's other

@@ -9,8 +9,8 @@ public enum ControlOperation: String, Codable, Sendable, CaseIterable {
     /// The cluster's shard map (`ShardMap`): which shard owns which slots, and where.
     case map
     /// A step of a slot move, sent by a mover (`chime shards move`) to a source or target
-    /// shard (operator role only): `step` names it, `body` carries its arguments (base64 of
-    /// the coordinator's JSON for the step).
+    /// shard (operator role only): `step` names it, its arguments are fields beside it
+    /// (``SlotMoveRequest``).
     case move
     /// Delete one dead-lettered firing for good (operator only; JSON `"deleteDeadLetter"`).
     case deleteDeadLetter
@@ -50,7 +50,7 @@ public enum ControlOperation: String, Codable, Sendable, CaseIterable {
         case .delivered: ["recipient", "remove"]
         case .act: ["firingId", "action", "text", "token", "snooze"]
         case .job: ["jobId"]
-        case .move: ["step", "body"]
+        case .move: SlotMoveRequest.argumentKeys
         }
     }
 }
@@ -145,8 +145,8 @@ public struct ControlRequest: Sendable, Hashable {
         case act(firingId: FiringID, action: String, text: String?, token: String?, snoozeSeconds: Double?)
         /// Show an action job's state.
         case job(String)
-        /// A slot-move step (`step`) with its arguments (`body`, the coordinator's encoding).
-        case move(step: String, body: Data)
+        /// A slot-move step with its arguments (``SlotMoveRequest``).
+        case move(SlotMoveRequest)
         /// A trigger operation (issue 41): `triggerNow`, `backfill`, `remaining`.
         case trigger(TriggerCommand)
     }
@@ -205,7 +205,7 @@ public struct ControlRequest: Sendable, Hashable {
 extension ControlRequest: Codable {
     private enum CodingKeys: String, CodingKey {
         case op, requestId, reminders, reminder, ids, recipient, match, all, limit, firingId, after
-        case value, remove, action, text, token, snooze, jobId, currentToken, cursor, step, body, note
+        case value, remove, action, text, token, snooze, jobId, currentToken, cursor, note
     }
 
     /// Decodes `{"op", "requestId", …arguments}`.
@@ -306,8 +306,7 @@ extension ControlRequest: Codable {
         case .triggerNow, .backfill, .remaining, .locate, .setCalendar, .deleteCalendar, .calendars:
             command = .trigger(try TriggerCommand(operation: op, from: decoder))
         case .move:
-            command = .move(
-                step: try container.decode(String.self, forKey: .step), body: try container.decodeIfPresent(Data.self, forKey: .body) ?? Data())
+            command = .move(try SlotMoveRequest(from: decoder))
         case .events:
             let after = try container.decodeNumberIfPresent(UInt64.self, forKey: .after, expected: "a whole number ≥ 0")
             let cursor = try cursor(.events)
@@ -373,9 +372,8 @@ extension ControlRequest: Codable {
             try container.encodeIfPresent(snoozeSeconds, forKey: .snooze)
         case .job(let jobId):
             try container.encode(jobId, forKey: .jobId)
-        case .move(let step, let body):
-            try container.encode(step, forKey: .step)
-            try container.encode(body, forKey: .body)
+        case .move(let move):
+            try move.encode(to: encoder)
         case .trigger(let command):
             try command.encode(to: encoder)
         case .events(let after, let recipient, let limit, let cursor):

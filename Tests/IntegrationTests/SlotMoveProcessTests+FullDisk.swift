@@ -207,12 +207,11 @@ final class InProcessMover {
             clients[shard.id] = try ControlClient(endpoint: shard.endpoints.control, timeout: .seconds(2), retries: 1)
         }
         self.clients = clients
-        driver = SlotMoveDriver(register: register) { shard, step, call in
+        driver = SlotMoveDriver(register: register) { shard, move in
             guard let client = clients[shard] else { throw WireError(.notFound, "no shard \(shard)") }
-            let request = ControlRequest(requestId: UUID().uuidString, command: .move(step: step.rawValue, body: try JSONEncoder().encode(call)))
-            let reply = try client.send(request, expecting: MoveStepResult.self)
-            guard let body = reply.result?.body else { throw reply.error ?? WireError(.malformed, "no result") }
-            return try JSONDecoder().decode(SlotMoveStatus.self, from: body)
+            let reply = try client.send(ControlRequest(requestId: UUID().uuidString, command: .move(move)), expecting: SlotMoveStatus.self)
+            guard let status = reply.result else { throw reply.error ?? WireError(.malformed, "no result") }
+            return status
         }
         driver.settleGrace = 2
     }
@@ -220,21 +219,21 @@ final class InProcessMover {
     /// A shard's move status.
     func status(of shard: Int) throws -> SlotMoveStatus {
         guard let client = clients[shard] else { throw WireError(.notFound, "no shard \(shard)") }
-        let reply = try client.send(ControlRequest(command: .move(step: "status", body: Data())), expecting: MoveStepResult.self)
-        guard let body = reply.result?.body else { throw reply.error ?? WireError(.malformed, "no result") }
-        return try JSONDecoder().decode(SlotMoveStatus.self, from: body)
+        let reply = try client.send(ControlRequest(command: .move(.status())), expecting: SlotMoveStatus.self)
+        guard let status = reply.result else { throw reply.error ?? WireError(.malformed, "no result") }
+        return status
     }
 
     /// Runs rounds of `move` until `condition` holds for the step taken and the two shards'
     /// ledgers after it (at most 20 s).
     func drive(
-        _ move: SlotMove, until condition: (SlotMoverStep, SlotMoveLedger?, SlotMoveLedger?) -> Bool
-    ) throws -> (SlotMoverStep, SlotMoveDriver.Result?) {
+        _ move: SlotMove, until condition: (SlotMoverAction, SlotMoveLedger?, SlotMoveLedger?) -> Bool
+    ) throws -> (SlotMoverAction, SlotMoveDriver.Result?) {
         var memory = SlotMoveDriver.Memory()
         let deadline = Date().addingTimeInterval(20)
         while Date() < deadline {
             let round = try driver.round(move, deadline: Date().addingTimeInterval(60), now: Date(), memory: &memory)
-            let step: SlotMoverStep
+            let step: SlotMoverAction
             switch round {
             case .acted(let taken), .idle(let taken): step = taken
             case .finished(let result): return (.finished(result.outcome), result)

@@ -156,8 +156,8 @@ extension SlotMoveProcessTests {
     /// with no move in progress, "?" without an answer.
     static func phase(of endpoint: String) -> String {
         guard let client = try? ControlClient(endpoint: endpoint, timeout: .milliseconds(500), retries: 0),
-            let reply = try? client.send(ControlRequest(command: .move(step: "status", body: Data())), expecting: MoveStepResult.self),
-            let body = reply.result?.body, let status = try? JSONDecoder().decode(SlotMoveStatus.self, from: body)
+            let reply = try? client.send(ControlRequest(command: .move(.status())), expecting: SlotMoveStatus.self),
+            let status = reply.result
         else { return "?" }
         let sent = status.ledger.outgoing.map { $0.cut == nil ? "migrating" : "handed over" }
         let received = status.ledger.incoming.map { incoming in

@@ -88,7 +88,7 @@ def test_schema_is_valid_draft_2020_12():
     assert sorted(OPS) == sorted([
         "schedule", "list", "cancel", "status", "workers", "stats", "ping", "deadLetters", "retry", "deleteDeadLetter", "snapshot",
         "compact", "store", "events", "register", "recipient", "badge", "ack", "enable", "disable", "delivered",
-        "act", "job", "triggerNow", "backfill", "remaining", "locate", "setCalendar", "deleteCalendar", "calendars"])
+        "act", "job", "triggerNow", "backfill", "remaining", "locate", "setCalendar", "deleteCalendar", "calendars", "move"])
     assert "rate_limited" in SCHEMA["$defs"]["error"]["properties"]["code"]["enum"]
 
 
@@ -170,10 +170,19 @@ def test_every_op_has_a_valid_request_the_coordinator_answers(cluster, zmq_conte
     reply = checked_call(zmq_context, cluster, delete)
     assert reply["ok"] is False and reply["error"]["code"] == "not_found", reply
     sent_ops.add("deleteDeadLetter")
+    # move (typed, issue 36): a status step; the ledger is empty on this one-shard cluster.
+    status = ok({"op": "move", "step": "status", "countReminders": True})
+    assert status["ledger"] == {"outgoing": [], "incoming": [], "ended": {}}, status
     assert sorted(sent_ops) == sorted(OPS)
 
 
 INVALID_REQUESTS = [
+    # move: the step's arguments are typed fields; earlier versions' base64 `body` is refused.
+    ({"op": "move", "step": "status", "body": "e30="}, "unknown_field"),
+    ({"op": "move", "step": "dance"}, "invalid_argument"),
+    ({"op": "move", "step": "status", "moveId": "m1"}, "unknown_field"),
+    ({"op": "move", "step": "pause", "moveId": "m1", "pauseMs": 0}, "invalid_argument"),
+    ({"op": "move", "step": "begin", "move": {"id": "m1", "slots": [], "source": 0, "target": 1, "slotCount": 16}}, "invalid_argument"),
     ({"op": "nope"}, "unknown_op"),
     ({}, "invalid_argument"),
     ({"op": 5}, "invalid_argument"),

@@ -61,8 +61,8 @@ public enum ControlOutcome: Sendable, Hashable {
     case switched(SwitchResult)
     case delivered(DeliveredResult)
     case job(JobResult)
-    /// The answer to a slot-move step (the coordinator's JSON for it).
-    case move(MoveStepResult)
+    /// The answer to a slot-move step: the shard's view after it.
+    case move(SlotMoveStatus)
     /// A trigger operation's result (issue 41).
     case trigger(TriggerResult)
     case failed(WireError)

@@ -58,20 +58,20 @@ extension SlotMapRegisterFile: SlotMapRegistering {
 }
 extension SlotMapRegisterConfigMap: SlotMapRegistering {}
 
-/// The mover as a process: repeats `SlotMover.nextStep` over the register and the two
+/// The mover as a process: repeats `SlotMover.nextAction` over the register and the two
 /// shards' answers and carries each step out (register writes, `move` ops), until the move
 /// is decided and both shards followed it (neither holds it in progress any more: the source
 /// released or resumed, the target completed or dropped), or its time is up. It keeps
 /// nothing of its own, so a rerun after it was killed continues (or aborts past the deadline).
 public struct SlotMoveDriver {
-    /// Sends one step to a shard and returns its status; throws when the shard does not answer
-    /// or refuses (`store_full`, `forbidden`, …).
-    public typealias Send = (_ shard: Int, _ step: SlotMoveStep, _ call: SlotMoveCall) throws -> SlotMoveStatus
+    /// Sends one step (a `move` request) to a shard and returns its status; throws when the
+    /// shard does not answer or refuses (`store_full`, `forbidden`, …).
+    public typealias Send = (_ shard: Int, _ request: SlotMoveRequest) throws -> SlotMoveStatus
 
     /// What the driver reports after each round.
     public struct Progress: Sendable {
-        /// The step just taken.
-        public var step: SlotMoverStep
+        /// The action just taken.
+        public var action: SlotMoverAction
         /// Reminders of the slots on the source when the move began (its status), if known.
         public var reminders: Int?
         /// Per shard that did not answer its last step, why.
@@ -93,9 +93,9 @@ public struct SlotMoveDriver {
     /// What one round did.
     public enum Round: Sendable {
         /// A step was carried out (or tried): go on at once.
-        case acted(SlotMoverStep)
+        case acted(SlotMoverAction)
         /// Nothing could be done: wait a moment before the next round.
-        case idle(SlotMoverStep)
+        case idle(SlotMoverAction)
         /// The move is decided and settled, or out of time.
         case finished(Result)
     }
@@ -146,9 +146,9 @@ public struct SlotMoveDriver {
             case .finished(let result):
                 return result
             case .acted(let step):
-                progress(Progress(step: step, reminders: memory.reminders, refusals: memory.refusals))
+                progress(Progress(action: step, reminders: memory.reminders, refusals: memory.refusals))
             case .idle(let step):
-                progress(Progress(step: step, reminders: memory.reminders, refusals: memory.refusals))
+                progress(Progress(action: step, reminders: memory.reminders, refusals: memory.refusals))
                 Thread.sleep(forTimeInterval: idle)
             }
         }
@@ -158,12 +158,12 @@ public struct SlotMoveDriver {
     /// - Throws: as ``run(_:deadline:now:progress:)``.
     public func round(_ move: SlotMove, deadline: Date, now: Date, memory: inout Memory) throws(WireError) -> Round {
         guard let record = try register.read() else { throw WireError(.unavailable, "the map register has no record") }
-        let source = ask(move.source, .status, SlotMoveCall(countReminders: memory.reminders == nil), memory: &memory)
-        let target = ask(move.target, .status, SlotMoveCall(), memory: &memory)
+        let source = ask(move.source, .status(countingReminders: memory.reminders == nil), memory: &memory)
+        let target = ask(move.target, .status(), memory: &memory)
         let sourceLedger = source.flatMap { try? SlotMoveLedger.viewed($0.ledger) }
         let targetLedger = target.flatMap { try? SlotMoveLedger.viewed($0.ledger) }
         if memory.reminders == nil { memory.reminders = source?.slotReminders[move.id.rawValue] }
-        let step = SlotMover.nextStep(
+        let step = SlotMover.nextAction(
             for: move, record: record, source: sourceLedger, target: targetLedger, at: now, deadline: deadline, pause: pause)
         switch step {
         case .open(let opening):
@@ -173,12 +173,12 @@ public struct SlotMoveDriver {
         case .abort(let id):
             if let next = record.aborting(id) { _ = try register.compareAndSwap(expectedVersion: record.version, next) }
         case .startSource(let starting):
-            _ = ask(starting.source, .begin, SlotMoveCall(move: starting), memory: &memory)
+            _ = ask(starting.source, .begin(starting), memory: &memory)
         case .startTarget(let starting):
-            _ = ask(starting.target, .begin, SlotMoveCall(move: starting), memory: &memory)
+            _ = ask(starting.target, .begin(starting), memory: &memory)
         case .pauseSource(let id, let until):
             let milliseconds = Int((until.timeIntervalSince(now) * 1000).rounded())
-            _ = ask(move.source, .pause, SlotMoveCall(moveId: id, pauseMilliseconds: max(1, milliseconds)), memory: &memory)
+            _ = ask(move.source, .pause(id, milliseconds: milliseconds), memory: &memory)
             return ship(move, memory: &memory) ? .acted(step) : .idle(step)
         case .ship:
             return ship(move, memory: &memory) ? .acted(step) : .idle(step)
@@ -193,16 +193,16 @@ public struct SlotMoveDriver {
             if unsettled.isEmpty || now >= max(deadline, decidedAt.addingTimeInterval(settleGrace)) {
                 return .finished(Result(outcome: outcome, unsettled: unsettled))
             }
-            for shard in unsettled.keys.sorted() { _ = ask(shard, .follow, SlotMoveCall(moveId: move.id), memory: &memory) }
+            for shard in unsettled.keys.sorted() { _ = ask(shard, .follow(move.id), memory: &memory) }
             return .idle(step)
         }
         return .acted(step)
     }
 
-    /// Sends `step` to `shard`, remembering why it failed (or that it answered).
-    private func ask(_ shard: Int, _ step: SlotMoveStep, _ call: SlotMoveCall, memory: inout Memory) -> SlotMoveStatus? {
+    /// Sends `request` to `shard`, remembering why it failed (or that it answered).
+    private func ask(_ shard: Int, _ request: SlotMoveRequest, memory: inout Memory) -> SlotMoveStatus? {
         do {
-            let status = try send(shard, step, call)
+            let status = try send(shard, request)
             memory.refusals[shard] = nil
             return status
         } catch {
@@ -216,11 +216,11 @@ public struct SlotMoveDriver {
     /// mover waits a round).
     /// - Returns: whether the target adopted it.
     private func ship(_ move: SlotMove, memory: inout Memory) -> Bool {
-        guard let exported = ask(move.source, .export, SlotMoveCall(moveId: move.id), memory: &memory),
+        guard let exported = ask(move.source, .export(move.id), memory: &memory),
             let shipment = exported.shipment,
-            let answered = ask(move.target, .import, SlotMoveCall(moveId: move.id, shipment: shipment), memory: &memory)
+            let answered = ask(move.target, .import(move.id, shipment), memory: &memory)
         else { return false }
-        return answered.ledger.incoming.contains { $0.move.id == move.id && $0.cut != nil }
+        return answered.ledger.incoming.contains { $0.move.id == move.id && $0.isAdopted }
     }
 
     /// The shards that still hold the decided `move` in progress (or did not answer), with why.

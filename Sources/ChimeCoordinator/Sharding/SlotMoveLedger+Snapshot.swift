@@ -4,9 +4,8 @@ import ChimeWire
 import Foundation
 
 extension SlotMoveLedger {
-    /// The snapshot form of the ledger (the `moves` part of a format-5 snapshot header, and
-    /// without slices the ledger a `move` step's answer shows): the moves in id order, each
-    /// incoming move's adopted slice as a nested snapshot payload. (Records of earlier
+    /// The snapshot form of the ledger (the `moves` part of a format-5 snapshot header): the
+    /// moves in id order, each incoming move's adopted slice as a nested snapshot payload. (Records of earlier
     /// versions also hold `appliedThrough`, `heldForSource` and `handedOverThrough`, of a
     /// journal-tail protocol that was never shipped: ignored.)
     public struct Record: Codable, Sendable {
@@ -14,8 +13,7 @@ extension SlotMoveLedger {
         public struct IncomingRecord: Codable, Sendable {
             /// The move.
             public var move: SlotMove
-            /// The adopted slice in the snapshot encoding (base64 in the JSON), until the commit
-            /// (left out of a step's answer).
+            /// The adopted slice in the snapshot encoding (base64 in the JSON), until the commit.
             public var slice: Data?
             /// The cut-over instant, once adopted.
             public var cut: Date?
@@ -34,17 +32,38 @@ extension SlotMoveLedger {
         public var handOvers: [HandOverEvent]?
     }
 
-    /// The ledger a step's answer shows (`record` without slices): an adopted move shows as
-    /// adopted, with an empty slice.
-    /// - Throws: `WireError(.invalidArgument)` for a record that names a move twice.
-    public static func viewed(_ record: Record) throws(WireError) -> SlotMoveLedger {
-        var stripped = record
-        for index in stripped.incoming.indices { stripped.incoming[index].slice = nil }
-        var ledger = try SlotMoveLedger(stripped, settings: CoordinatorConfiguration().durableSettings)
-        for (id, move) in ledger.incoming where move.cut != nil && !move.isCommitted {
-            ledger.incoming[id]?.slice = DurableState(settings: CoordinatorConfiguration().durableSettings)
+    /// The ledger a mover reads in a step's answer (``SlotMoveStatus/Ledger``): an adopted
+    /// move shows as adopted, with an empty slice.
+    /// - Throws: `WireError(.invalidArgument)` for a view that names a move twice.
+    public static func viewed(_ view: SlotMoveStatus.Ledger) throws(WireError) -> SlotMoveLedger {
+        let settings = CoordinatorConfiguration().durableSettings
+        var ledger = SlotMoveLedger()
+        for item in view.outgoing {
+            guard ledger.outgoing.updateValue(Outgoing(move: item.move, cut: item.cut), forKey: item.move.id) == nil else {
+                throw WireError(.invalidArgument, "the ledger shows outgoing \(item.move) twice")
+            }
         }
+        for item in view.incoming {
+            var move = Incoming(move: item.move)
+            move.cut = item.cut
+            move.isCommitted = item.isCommitted
+            if item.isAdopted && !item.isCommitted { move.slice = DurableState(settings: settings) }
+            guard ledger.incoming.updateValue(move, forKey: item.move.id) == nil else {
+                throw WireError(.invalidArgument, "the ledger shows incoming \(item.move) twice")
+            }
+        }
+        for (id, ending) in view.ended { ledger.ended[SlotMoveID(id)] = ending }
         return ledger
+    }
+
+    /// The ledger as a step's answer shows it: the moves in id order, without slices.
+    public var view: SlotMoveStatus.Ledger {
+        SlotMoveStatus.Ledger(
+            outgoing: outgoing.values.sorted { $0.move.id < $1.move.id }.map { SlotMoveStatus.Outgoing(move: $0.move, cut: $0.cut) },
+            incoming: incoming.values.sorted { $0.move.id < $1.move.id }.map {
+                SlotMoveStatus.Incoming(move: $0.move, cut: $0.cut, isCommitted: $0.isCommitted)
+            },
+            ended: Dictionary(uniqueKeysWithValues: ended.map { ($0.key.rawValue, $0.value) }))
     }
 
     /// Whether the ledger holds nothing (no move ever took part here): its snapshot leaves `moves` out.

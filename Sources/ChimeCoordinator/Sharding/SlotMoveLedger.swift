@@ -37,16 +37,7 @@ public struct SlotMoveLedger: Sendable, Equatable {
     }
 
     /// How a move this shard took part in ended here.
-    public enum Ending: String, Sendable, Equatable, Codable {
-        /// Source: aborted, the slots kept.
-        case resumed
-        /// Source: committed, the copy deleted.
-        case released
-        /// Target: committed and released by the source.
-        case completed
-        /// Target: aborted, the staging dropped.
-        case dropped
-    }
+    public typealias Ending = SlotMoveEnding
 
     /// The moves this shard sends, by id.
     public internal(set) var outgoing: [SlotMoveID: Outgoing] = [:]

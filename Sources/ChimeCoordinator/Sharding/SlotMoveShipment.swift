@@ -1,6 +1,7 @@
 import ChimeCore
 import ChimeJournal
 import ChimeStore
+import ChimeWire
 import Foundation
 
 /// What a source sends its target for one move, once: the slots' final slice, cut at the
@@ -22,5 +23,16 @@ public struct SlotMoveShipment: Equatable, Sendable {
         self.moveID = moveID
         self.slice = slice
         self.cut = cut
+    }
+}
+
+extension SlotMoveShipment {
+    /// The wire form (the slice encoded as a snapshot payload), as `export` answers it.
+    public var shipped: ShippedSlice { ShippedSlice(slice: slice.encodedSnapshot(takenAt: nil), cut: cut) }
+
+    /// The shipment of move `moveID` that `shipped` carries.
+    /// - Throws: `WireError(.invalidArgument)` when the slice does not decode.
+    public init(_ shipped: ShippedSlice, moveID: SlotMoveID, settings: DurableSettings) throws(WireError) {
+        self.init(moveID: moveID, slice: try DurableState.decodeSnapshot(shipped.slice, seed: settings).state, cut: shipped.cut)
     }
 }

@@ -1,5 +1,6 @@
 import ChimeCore
 import ChimeJournal
+import ChimeWire
 import ChimeStore
 import Foundation
 

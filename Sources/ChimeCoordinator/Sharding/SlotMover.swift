@@ -1,9 +1,11 @@
 import ChimeCore
 import ChimeJournal
+import ChimeWire
 import Foundation
 
-/// What a mover does next for one move.
-public enum SlotMoverStep: Equatable, Sendable {
+/// What a mover does next for one move: the mover's side (a register write, or which step to
+/// ask of which shard), beside `SlotMoveStep`, the step a shard carries out when asked.
+public enum SlotMoverAction: Equatable, Sendable {
     /// Open the move in the map register (compare-and-swap on the version read).
     case open(SlotMove)
     /// Ask the source to journal `migrating`.
@@ -33,7 +35,7 @@ public enum SlotMoverStep: Equatable, Sendable {
 /// same reads; two movers acting on one record race only in the register, where one
 /// compare-and-swap wins.
 public enum SlotMover {
-    /// The next step for `move`.
+    /// The mover's next action for `move`.
     /// - Parameters:
     ///   - record: the register's record as just read.
     ///   - source: the source's ledger (`nil`: it did not answer).
@@ -44,10 +46,10 @@ public enum SlotMover {
     ///   - now: the mover's clock (UTC).
     ///   - deadline: when a move not yet adopted by its target is aborted instead.
     ///   - pause: how long the source refuses the slots' writes while it hands over, in seconds.
-    public static func nextStep(
+    public static func nextAction(
         for move: SlotMove, record: SlotMapRecord, source: SlotMoveLedger?, target: SlotMoveLedger?,
         at now: Date, deadline: Date, pause: TimeInterval
-    ) -> SlotMoverStep {
+    ) -> SlotMoverAction {
         if let outcome = record.outcomes[move.id] { return .finished(outcome) }
         guard record.open[move.id] != nil else { return record.opening(move) == nil ? .refused : .open(move) }
         // Adopted by the target: the slots are complete and durable there. Committed only while

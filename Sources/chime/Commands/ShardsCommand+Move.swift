@@ -147,7 +147,7 @@ extension ShardsCommand {
             let waiting = progress.refusals.sorted { $0.key < $1.key }.first.map { " (shard \($0.key): \($0.value.prefix(60)))" } ?? ""
             let line = String(
                 format: "\r%@: %@, %d slots, %@ reminders, %.1f s (%.1f slots/s, %.0f reminders/s)%@   ", move.id.rawValue,
-                "\(progress.step)".prefix(40).description, move.slots.count, reminders.map(String.init) ?? "?", elapsed,
+                "\(progress.action)".prefix(40).description, move.slots.count, reminders.map(String.init) ?? "?", elapsed,
                 Double(move.slots.count) / elapsed, Double(reminders ?? 0) / elapsed, waiting)
             FileHandle.standardError.write(Data(line.utf8))
         })

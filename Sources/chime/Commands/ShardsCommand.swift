@@ -161,8 +161,8 @@ final class ShardsContext {
             "cluster: no shards are configured, and \(configuration.store.directory) holds no map register ('chime up --shards N' writes one there; --store DIR names another)")
     }
 
-    /// A shard's answer to `step`, through its control endpoint in `map`.
-    func send(_ shard: Int, _ step: SlotMoveStep, _ call: SlotMoveCall, in map: ShardMap) throws -> SlotMoveStatus {
+    /// A shard's answer to the move step `request`, through its control endpoint in `map`.
+    func send(_ shard: Int, _ request: SlotMoveRequest, in map: ShardMap) throws -> SlotMoveStatus {
         guard let endpoint = map.shard(id: shard)?.endpoints.control else { throw WireError(.notFound, "no shard \(shard) in the map") }
         let client: ControlClient
         if let known = clients[endpoint] {
@@ -172,13 +172,12 @@ final class ShardsContext {
                 endpoint: endpoint, timeout: .milliseconds(configuration.client.requestTimeoutMilliseconds), retries: 1, curve: curve)
             clients[endpoint] = client
         }
-        let request = ControlRequest(requestId: UUID().uuidString, command: .move(step: step.rawValue, body: try JSONEncoder().encode(call)))
-        let reply = try client.send(request, expecting: MoveStepResult.self)
-        guard let body = reply.result?.body else { throw reply.error ?? WireError(.malformed, "the move step's reply has no result") }
-        return try JSONDecoder().decode(SlotMoveStatus.self, from: body)
+        let reply = try client.send(ControlRequest(requestId: UUID().uuidString, command: .move(request)), expecting: SlotMoveStatus.self)
+        guard let status = reply.result else { throw reply.error ?? WireError(.malformed, "the move step's reply has no result") }
+        return status
     }
 
-    func status(of shard: Int, in map: ShardMap) throws -> SlotMoveStatus { try send(shard, .status, SlotMoveCall(), in: map) }
+    func status(of shard: Int, in map: ShardMap) throws -> SlotMoveStatus { try send(shard, .status(), in: map) }
 
     /// Asks each of `shards` for its move status and fails when one refuses this process's
     /// key the `move` op (only the operator role may move slots), before anything is written
@@ -198,9 +197,9 @@ final class ShardsContext {
 
     /// A driver whose shards are reached through the register's current map.
     func driver(_ register: any SlotMapRegistering) -> SlotMoveDriver {
-        SlotMoveDriver(register: register) { [self] shard, step, call in
+        SlotMoveDriver(register: register) { [self] shard, request in
             let map = try register.read()?.map ?? currentMap()
-            return try send(shard, step, call, in: map)
+            return try send(shard, request, in: map)
         }
     }
 }

@@ -105,15 +105,15 @@ import ZeroMQ
         var description: String { message.withLock { $0 } ?? "no failure" }
     }
 
-    /// A `move` request for `step` with `requestId`.
-    static func moveRequest(_ step: SlotMoveStep, _ call: SlotMoveCall, requestId: String) throws -> ControlRequest {
-        ControlRequest(requestId: requestId, command: .move(step: step.rawValue, body: try JSONEncoder().encode(call)))
+    /// A `move` request for the step `move` with `requestId`.
+    static func moveRequest(_ move: SlotMoveRequest, requestId: String) -> ControlRequest {
+        ControlRequest(requestId: requestId, command: .move(move))
     }
 
     /// The shard's move status (`status` reads no register: answered at once).
     static func status(_ client: ControlClient) throws -> SlotMoveStatus {
-        let reply = try client.send(try moveRequest(.status, SlotMoveCall(), requestId: UUID().uuidString), expecting: MoveStepResult.self)
-        return try JSONDecoder().decode(SlotMoveStatus.self, from: try #require(reply.result?.body))
+        let reply = try client.send(moveRequest(.status(), requestId: UUID().uuidString), expecting: SlotMoveStatus.self)
+        return try #require(reply.result)
     }
 
     @Test func aSlowAPIServerDelaysNeitherPingsNorTheAdoptionOfItsRecord() throws {
@@ -147,7 +147,7 @@ import ZeroMQ
 
         // A `follow` step reads the register: `try_again` at once, the same request again
         // `try_again` while the fresh read it asked for waits on the slow API server.
-        let follow = WireCodec().encode(try Self.moveRequest(.follow, SlotMoveCall(moveId: SlotMoveID("m-none")), requestId: "follow-1"))
+        let follow = WireCodec().encode(Self.moveRequest(.follow(SlotMoveID("m-none")), requestId: "follow-1"))
         let dealer = try coordinator.dealer()
         defer { dealer.close() }
         for retryAfter in [5, 10, 20, 40] {
@@ -201,9 +201,9 @@ import ZeroMQ
         #expect(try register.compareAndSwap(expectedVersion: 1, try #require(SlotMapRecord(map: Self.map).opening(Self.move))))
 
         // `begin` right after the open: the client waits out its `try_again`s.
-        let begin = try Self.moveRequest(.begin, SlotMoveCall(move: Self.move), requestId: "begin-1")
-        let reply = try client.send(begin, expecting: MoveStepResult.self)
-        let status = try JSONDecoder().decode(SlotMoveStatus.self, from: try #require(reply.result?.body))
+        let begin = Self.moveRequest(.begin(Self.move), requestId: "begin-1")
+        let reply = try client.send(begin, expecting: SlotMoveStatus.self)
+        let status = try #require(reply.result)
         #expect(status.registerVersion == 2)
         #expect(status.ledger.outgoing.map(\.move) == [Self.move])
         #expect(coordinator.stop())

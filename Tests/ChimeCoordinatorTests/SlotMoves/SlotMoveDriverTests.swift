@@ -57,7 +57,8 @@ import Testing
             for id in shards.keys { _ = shards[id]?.adoptMapRecord(register.register.record) }
         }
 
-        func send(_ shard: Int, _ step: SlotMoveStep, _ call: SlotMoveCall) throws -> SlotMoveStatus {
+        func send(_ shard: Int, _ move: SlotMoveRequest) throws -> SlotMoveStatus {
+            let step = move.step
             guard var state = shards[shard] else { throw WireError(.unavailable, "no shard \(shard)") }
             defer { shards[shard] = state }
             now = now.addingTimeInterval(0.01)
@@ -77,14 +78,13 @@ import Testing
             }
             _ = state.adoptMapRecord(register.register.record)
             if step != .status { steps.append("\(shard):\(step.rawValue)") }
-            let body = try JSONEncoder().encode(call)
-            let request = ControlRequest(requestId: nil, command: .move(step: step.rawValue, body: body))
+            // Through the wire's bytes, as a mover's request reaches a shard.
+            let request = try WireCodec().decodeRequest(WireCodec().encode(ControlRequest(requestId: nil, command: .move(move))))
             let directives = state.onRequest(request, from: ClientAddress(routing: [Data([1])]), at: now)
             keep(directives, of: shard)
             for case .reply(let outcome, _, _) in directives {
                 switch outcome {
-                case .move(let result):
-                    let status = try JSONDecoder().decode(SlotMoveStatus.self, from: result.body)
+                case .move(let status):
                     if step == .export {
                         if status.shipment == nil { exportsEmpty += 1 } else { exportsShipped += 1 }
                     }
@@ -194,7 +194,7 @@ import Testing
         let result = try driver.run(Self.move, deadline: cluster.now.addingTimeInterval(60), now: { cluster.now })
         #expect(result.outcome == .committed(mapEpoch: 2) && result.isSettled)
         // Drain: the target fires what the source left for it (due from the cut on).
-        for _ in 0..<40 { _ = try cluster.send(2, .status, SlotMoveCall()) }
+        for _ in 0..<40 { _ = try cluster.send(2, .status()) }
         #expect(cluster.made.count == 20)
         #expect(cluster.made.values.allSatisfy { $0.count == 1 })
         #expect(Set(cluster.made.values.flatMap { $0 }) == [0, 2])

@@ -170,7 +170,7 @@ final class SlotMoveSimulation {
 
     func addMover(_ move: SlotMove) {
         let deadline = now.addingTimeInterval(Double(Int.random(in: 20...400, using: &random)))
-        var driver = SlotMoveDriver(register: register) { [unowned self] shard, step, call in try self.moveCall(shard, step, call) }
+        var driver = SlotMoveDriver(register: register) { [unowned self] shard, request in try self.moveCall(shard, request) }
         driver.idle = 0
         driver.settleGrace = 30
         movers.append(Mover(move: move, deadline: deadline, driver: driver))
@@ -196,13 +196,14 @@ final class SlotMoveSimulation {
         return "c-\(seed)-\(requestCounter)"
     }
 
-    /// A mover's step reaching a shard over a network that loses requests and replies.
-    func moveCall(_ shard: Int, _ step: SlotMoveStep, _ call: SlotMoveCall) throws -> SlotMoveStatus {
+    /// A mover's step reaching a shard over a network that loses requests and replies, as the
+    /// wire carries it (encoded and decoded by `WireCodec`).
+    func moveCall(_ shard: Int, _ move: SlotMoveRequest) throws -> SlotMoveStatus {
         if isFaulty && Int.random(in: 0..<14, using: &random) == 0 {
             stats.lostMessages += 1
             throw WireError(.unavailable, "request lost")
         }
-        let request = ControlRequest(requestId: nextRequestId(), command: .move(step: step.rawValue, body: try JSONEncoder().encode(call)))
+        let request = try WireCodec().decodeRequest(WireCodec().encode(ControlRequest(requestId: nextRequestId(), command: .move(move))))
         let answer = shards[shard].handle(
             request, from: ClientAddress(routing: [Data("mover".utf8)]), register: register.record, syncsInline: syncsInline(), at: now)
         drainDispatches(of: shard)
@@ -212,13 +213,13 @@ final class SlotMoveSimulation {
         }
         switch answer {
         case .noReply: throw WireError(.unavailable, "no reply from shard \(shard)")
-        case .reply(.move(let result)): return try JSONDecoder().decode(SlotMoveStatus.self, from: result.body)
+        case .reply(.move(let status)): return try WireCodec().decode(SlotMoveStatus.self, from: WireCodec().encode(status))
         case .reply(.failed(let error)): throw error
         case .reply(let other): throw WireError(.internal, "unexpected reply \(other)")
         case .encoded(let body):
-            let reply = try WireCodec().decode(ControlReply<MoveStepResult>.self, from: body)
-            guard let result = reply.result else { throw reply.error ?? WireError(.malformed, "no result") }
-            return try JSONDecoder().decode(SlotMoveStatus.self, from: result.body)
+            let reply = try WireCodec().decode(ControlReply<SlotMoveStatus>.self, from: body)
+            guard let status = reply.result else { throw reply.error ?? WireError(.malformed, "no result") }
+            return status
         }
     }
 

@@ -47,7 +47,7 @@ extension CoordinatorState {
             return directives
         }
         if Self.storeOperations.contains(request.operation) { return [.serveStoreRequest(request, from: client)] }
-        if case .move(let step, _) = request.command, let waiting = awaitFreshMapRead(step: step, requestId: request.requestId, from: client) {
+        if case .move(let move) = request.command, let waiting = awaitFreshMapRead(step: move.step, requestId: request.requestId, from: client) {
             return waiting
         }
         return onRequest(request, from: client, at: now, monotonic: monotonic, soundProblems: incoming.soundProblems)

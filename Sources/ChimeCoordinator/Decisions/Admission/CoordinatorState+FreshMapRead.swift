@@ -51,8 +51,8 @@ extension CoordinatorState {
     /// in), else the `try_again` to answer, after `.readMapRegister` when the step just
     /// arrived. Steps are told apart by `requestId` (the client resends the same one), or by
     /// connection without one.
-    mutating func awaitFreshMapRead(step: String, requestId: String?, from client: ClientAddress) -> [CoordinatorDirective]? {
-        guard var register = shardView.register, SlotMoveStep(rawValue: step)?.readsMapRecord == true else { return nil }
+    mutating func awaitFreshMapRead(step: SlotMoveStep, requestId: String?, from client: ClientAddress) -> [CoordinatorDirective]? {
+        guard var register = shardView.register, step.readsMapRecord else { return nil }
         defer { shardView.register = register }
         let key = requestId.map { client.requestLogKey($0) } ?? client.routing.map { $0.base64EncodedString() }.joined(separator: ".")
         var directives: [CoordinatorDirective] = []

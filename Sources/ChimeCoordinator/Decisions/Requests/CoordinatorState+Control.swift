@@ -90,8 +90,8 @@ extension CoordinatorState {
                           directives: &directives)
         case .job(let jobId):
             outcome = jobResult(jobId)
-        case .move(let step, let body):
-            outcome = moveStep(step, body: body, at: now, directives: &directives)
+        case .move(let move):
+            outcome = moveStep(move, at: now, directives: &directives)
         case .trigger(let command):
             outcome = trigger(command, at: now, directives: &directives)
         case .snapshot, .compact, .store:

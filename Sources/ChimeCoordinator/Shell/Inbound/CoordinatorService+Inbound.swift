@@ -137,7 +137,7 @@ extension CoordinatorService {
         inbound.decodedRequest = (request.operation, request.isMutating)
         // A move step that waits for a fresh read of the map register: what the reader handed
         // over since the turn began counts now.
-        if case .move(let step, _) = request.command, SlotMoveStep(rawValue: step)?.readsMapRecord == true { takeMapReads() }
+        if case .move(let move) = request.command, move.step.readsMapRecord { takeMapReads() }
         let grant = peer.flatMap { $0 }.flatMap { security?.policy.grants[$0.publicKey] }
         let incoming = IncomingRequest(
             request: request, client: address, bodyBytes: envelope.body.count, peer: peer, grant: grant,

@@ -128,7 +128,7 @@ import Testing
 
     @Test func aMoveStepThatReadsTheMapWaitsForAFreshReadOfTheRegister() {
         var state = makeState()
-        let begin = ControlRequest.Command.move(step: "begin", body: Data())
+        let begin = ControlRequest.Command.move(.begin(SlotMove(id: SlotMoveID("m1"), slots: [1], source: 0, target: 1, slotCount: 4096)))
         // No register followed: the step is decided at once.
         guard case .reply(let first, _, _)? = state.onControlRequest(incoming(begin, requestId: "m"), at: Self.t0).last,
             case .failed(let unavailable) = first
@@ -145,7 +145,7 @@ import Testing
         state.onMapRead(record: nil, freshReadsDone: 1)
         let decided = state.onControlRequest(incoming(begin, requestId: "m"), at: Self.t0)
         #expect(refusal(decided)?.code == .unavailable, "decided on the map record (none here)")
-        let status = state.onControlRequest(incoming(.move(step: "status", body: Data())), at: Self.t0)
+        let status = state.onControlRequest(incoming(.move(.status())), at: Self.t0)
         guard case .reply(.move, _, _)? = status.last else { Issue.record("\(status)"); return }
     }
 }
