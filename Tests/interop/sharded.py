@@ -65,7 +65,7 @@ class ShardedCluster:
             self.start_shard(k)
         for index in range(1, self.worker_count + 1):
             self.spawn(f"worker-{index}", ["worker", "--id", f"sw-{index}"])
-        for k in range(self.shard_count):
+        for k in range(self.shard_count if self.worker_count > 0 else 0):
             self.wait(f"shard {k} to see {self.worker_count} workers", lambda k=k: self.workers_alive(k) >= self.worker_count)
 
     def start_shard(self, shard: int, name: str | None = None) -> None:
