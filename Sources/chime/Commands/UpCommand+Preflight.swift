@@ -4,11 +4,6 @@ import ChimeRuntime
 import ChimeStore
 import ChimeWire
 import Foundation
-import HTTPServer
-
-#if canImport(Glibc)
-    import Glibc
-#endif
 
 /// `chime up` refuses to start beside a cluster already running: before it starts anything it
 /// checks each store's lock and every port its children and dashboard would listen on.
@@ -109,36 +104,11 @@ extension UpCommand {
         return mismatches
     }
 
-    /// Whether something listens at `HOST:PORT` (an address literal): a TCP socket with
-    /// `SO_REUSEADDR` (as ZeroMQ and the HTTP server bind theirs, so a port in TIME_WAIT counts
-    /// as free) fails to bind with `EADDRINUSE`. Text that is no address literal is not
-    /// checked: the child that binds it reports it.
+    /// Whether something listens at `HOST:PORT` (an address literal, IPv6 in brackets):
+    /// `ListenAddress.isFree` of its `tcp://` endpoint, the probe a stopping coordinator uses
+    /// for its successor. An address it cannot tell about is not checked: the child that
+    /// binds it reports it.
     static func isListening(_ text: String) -> Bool {
-        guard let address = try? HTTPListenAddress.parse(text), address.port != 0 else { return false }
-        let family = address.isIPv6 ? AF_INET6 : AF_INET
-        let descriptor = socket(family, Int32(SOCK_STREAM.rawValue), 0)
-        guard descriptor >= 0 else { return false }
-        defer { close(descriptor) }
-        var reuse: Int32 = 1
-        _ = setsockopt(descriptor, SOL_SOCKET, SO_REUSEADDR, &reuse, socklen_t(MemoryLayout<Int32>.size))
-        var result: Int32
-        if address.isIPv6 {
-            var socketAddress = sockaddr_in6()
-            socketAddress.sin6_family = sa_family_t(AF_INET6)
-            socketAddress.sin6_port = address.port.bigEndian
-            guard inet_pton(AF_INET6, address.host, &socketAddress.sin6_addr) == 1 else { return false }
-            result = withUnsafePointer(to: &socketAddress) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in6>.size)) }
-            }
-        } else {
-            var socketAddress = sockaddr_in()
-            socketAddress.sin_family = sa_family_t(AF_INET)
-            socketAddress.sin_port = address.port.bigEndian
-            guard inet_pton(AF_INET, address.host, &socketAddress.sin_addr) == 1 else { return false }
-            result = withUnsafePointer(to: &socketAddress) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-            }
-        }
-        return result != 0 && errno == EADDRINUSE
+        ListenAddress.isFree("tcp://" + text) == false
     }
 }
