@@ -33,12 +33,14 @@ struct LatenessOrigins: Sendable {
     /// The instant the lateness of `firingId`, due at `dueAt`, counts from (kept: for the
     /// dispatch lateness of a firing not yet acknowledged).
     func origin(of firingId: FiringID, dueAt: Date) -> Date {
-        origins[firingId].map { max(dueAt, $0) } ?? dueAt
+        // Nearly always empty: every dispatch and acknowledgement asks, so no hashing then.
+        guard !origins.isEmpty else { return dueAt }
+        return origins[firingId].map { max(dueAt, $0) } ?? dueAt
     }
 
     /// The instant the lateness of `firingId`, due at `dueAt`, counts from, forgetting it.
     mutating func takeOrigin(of firingId: FiringID, dueAt: Date) -> Date {
-        guard let scheduledAt = origins.removeValue(forKey: firingId) else { return dueAt }
+        guard !origins.isEmpty, let scheduledAt = origins.removeValue(forKey: firingId) else { return dueAt }
         return max(dueAt, scheduledAt)
     }
 
