@@ -43,9 +43,7 @@ extension UpCommand {
         }
         let withStandby = arguments.has("standby")
         let storeDirectory = arguments.value("store") ?? configuration.store.directory
-        let localRegister = storeDirectory == "none"
-            ? nil
-            : URL(fileURLWithPath: storeDirectory).appendingPathComponent(MapRegisterOptions.localRegisterName).standardizedFileURL.path
+        let localRegister = MapRegisterOptions.localRegisterPath(storeDirectory: storeDirectory)
         let clustered = clusterConfiguration(configuration, shards: shards, base: base, localRegister: localRegister)
         guard let map = try ShardMap.configured(clustered.cluster) else { preconditionFailure("a generated cluster has shards") }
         if withStandby && storeDirectory == "none" {

@@ -52,10 +52,17 @@ enum MapRegisterOptions {
     /// what `chime shards` uses when the configuration names no register, so it works from the
     /// directory `up` ran in without a hand-written `cluster` section.
     static func localRegister(storeDirectory: String) -> SlotMapRegisterFile? {
-        guard storeDirectory != "none" else { return nil }
-        let path = URL(fileURLWithPath: storeDirectory).appendingPathComponent(localRegisterName).standardizedFileURL.path
-        guard FileManager.default.fileExists(atPath: path) else { return nil }
+        guard let path = localRegisterPath(storeDirectory: storeDirectory), FileManager.default.fileExists(atPath: path) else {
+            return nil
+        }
         return SlotMapRegisterFile(path: path)
+    }
+
+    /// Where `chime up --shards` keeps its map register for the store `storeDirectory`
+    /// (`DIR/map.json`, standardized); `nil` for an in-memory store (`none`).
+    static func localRegisterPath(storeDirectory: String) -> String? {
+        guard storeDirectory != "none" else { return nil }
+        return URL(fileURLWithPath: storeDirectory).appendingPathComponent(localRegisterName).standardizedFileURL.path
     }
 
     /// The cluster's current map: the register's when it is configured and exists, else the
