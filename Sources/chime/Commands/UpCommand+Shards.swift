@@ -56,14 +56,14 @@ extension UpCommand {
         }
         try refuseWhenRunning(
             stores: map.shards.map { storeDirectory == "none" ? "none" : "\(storeDirectory)/shard-\($0.id)" },
-            ports: map.shards.flatMap { shard in
-                plannedPorts(
+            ports: clustered.cluster.shards.flatMap { shard in
+                let bind = shard.bind ?? shard.endpoints
+                return plannedPorts(
                     bind: [
-                        ("control", shard.endpoints.control), ("dispatch", shard.endpoints.dispatch),
-                        ("results", shard.endpoints.results), ("events", shard.endpoints.events),
-                        ("events-ingest", shard.endpoints.eventsIngest),
+                        ("control", bind.control), ("dispatch", bind.dispatch), ("results", bind.results),
+                        ("events", bind.events), ("events-ingest", bind.eventsIngest),
                     ],
-                    http: clustered.http.listen == "off" ? nil : "127.0.0.1:\(base + portsPerShard * shard.id + 5)", shard: shard.id)
+                    http: shard.http, shard: shard.id)
             } + plannedDashboard(arguments, base: base),
             hint: "stop what listens there, or give another --port-base")
         // The register is written by the first coordinator, before it makes its own store folder.
