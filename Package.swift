@@ -46,6 +46,9 @@ let package = Package(
             providers: [.apt(["libcurl4-openssl-dev"])]
         ),
         .target(name: "HTTPClient", dependencies: ["CCurl"]),
+        // Delivery beyond the ZeroMQ fire event: webhooks (Standard Webhooks), APNs and FCM,
+        // each a DeliveryChannel the workers call per destination.
+        .target(name: "ChimeDelivery", dependencies: ["ChimeCore", "ChimeWire", "HTTPClient"]),
         .target(name: "ChimeCore"),
         // Stores opaque records through a codec; knows nothing of reminders.
         .target(name: "ChimeStore", dependencies: ["ChimeCore"]),
@@ -63,7 +66,9 @@ let package = Package(
         ),
         .target(
             name: "ChimeWorker",
-            dependencies: ["ZeroMQ", "ChimeCore", "ChimeWire", "ChimeRuntime", "ChimeSecurity", "HTTPServer", "HelperThreads"]
+            dependencies: [
+                "ZeroMQ", "ChimeCore", "ChimeWire", "ChimeRuntime", "ChimeSecurity", "HTTPServer", "HelperThreads", "ChimeDelivery",
+            ]
         ),
         .target(
             name: "ChimeCoordinator",
@@ -130,6 +135,7 @@ let package = Package(
         ),
         .testTarget(name: "ChimeClientTests", dependencies: ["ChimeClient", "ChimeCore", "ChimeWire", "ChimeRuntime", "ZeroMQ"]),
         .testTarget(name: "ChimeWorkerTests", dependencies: ["ChimeWorker", "ChimeCore", "ChimeWire"]),
+        .testTarget(name: "ChimeDeliveryTests", dependencies: ["ChimeDelivery", "ChimeCore", "ChimeWire"]),
         .testTarget(name: "ChimeSecurityTests", dependencies: ["ChimeSecurity", "ChimeRuntime", "ChimeTestSupport", "ZeroMQ"]),
         .testTarget(
             name: "IntegrationTests",
