@@ -71,7 +71,7 @@ extension JournalEntry {
             .handled(let id, _, _):
             firing(id)
         case .acknowledged(let id, _, _, _): firing(id)
-        case .deadLetterDeleted(let id, _): firing(id)
+        case .deadLetterDeleted(let id, _), .deliveryFailed(let id, _, _): firing(id)
         case .deliveredRemoved(let recipient, let id, _):
             firing(id)
             subjects.recipients.insert(recipient)

@@ -1,5 +1,6 @@
 import ChimeCore
 import ChimeStore
+import ChimeWire
 import Foundation
 
 /// One fact in the coordinator's journal, in past tense. The coordinator's state is the fold
@@ -35,6 +36,10 @@ public enum JournalEntry: Codable, Hashable, Sendable {
     case acknowledged(FiringID, seq: UInt64, worker: WorkerID, firedAt: Date)
     /// A firing exhausted its attempts and moved to the dead-letter list.
     case deadLettered(FiringID, at: Date)
+    /// A firing's delivery destinations failed (refused, or retried until the worker gave up):
+    /// it moved to the dead-letter list with `failure` (the cause, every destination's outcome
+    /// and attempts) instead of being acknowledged.
+    indirect case deliveryFailed(FiringID, DeliveryFailure, at: Date)
     /// An operator sent a dead-lettered firing back for delivery.
     case retried(FiringID, at: Date)
     /// A recipient registered (or re-registered, replacing) its settings and categories.
@@ -86,7 +91,7 @@ extension JournalEntry {
         case .nagFired(let id, _), .leaseExpired(let id, _), .acknowledged(let id, _, _, _), .deadLettered(let id, _),
             .retried(let id, _), .handled(let id, _, _), .deliveredRemoved(_, let id, _):
             id.isLegacy
-        case .deadLetterDeleted(let id, _): id.isLegacy
+        case .deadLetterDeleted(let id, _), .deliveryFailed(let id, _, _): id.isLegacy
         case .scheduled, .acted, .seqReserved, .registered, .badgeSet, .actionFinished, .jobLeaseExpired, .answered, .started,
             .slotMove, .trigger:
             false

@@ -13,6 +13,8 @@ public struct SecurityError: Error, Hashable, Sendable, CustomStringConvertible 
         public static let badCertificate = Code(rawValue: "bad_certificate")
         /// A secret certificate readable by group or others, or an allow-list writable by them.
         public static let loosePermissions = Code(rawValue: "loose_permissions")
+        /// A secret file (a webhook's signing secrets, a provider key) is missing or unreadable.
+        public static let unreadableSecret = Code(rawValue: "unreadable_secret")
         /// A non-loopback address without keys and without `security.insecure`.
         public static let insecureBind = Code(rawValue: "insecure_bind")
         /// The start-up self-test let an unknown key in (or could not run): fail closed.

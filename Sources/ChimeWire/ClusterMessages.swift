@@ -23,11 +23,18 @@ public struct DispatchBatch: Codable, Hashable, Sendable {
     /// that still holds one drops it; one already delivered is acknowledged as usual (absent
     /// when none).
     public var revoked: [FiringID]?
+    /// The delivery destinations of the batch's recipients that have any, by recipient id
+    /// (JSON object `{"alice": [destination, …]}`; absent when none has: a batch for
+    /// recipients without destinations carries no extra bytes). The worker delivers each
+    /// firing to its recipient's destinations after the fire event.
+    public var destinations: [String: [Destination]]?
 
     /// Creates the value from its fields (see each property for meaning and units).
     public init(
-        epoch: UInt64, leaseMilliseconds: Int, firings: [Firing], jobs: [ActionJob]? = nil, revoked: [FiringID]? = nil
+        epoch: UInt64, leaseMilliseconds: Int, firings: [Firing], jobs: [ActionJob]? = nil, revoked: [FiringID]? = nil,
+        destinations: [String: [Destination]]? = nil
     ) {
+        self.destinations = destinations
         self.epoch = epoch
         self.leaseMilliseconds = leaseMilliseconds
         self.firings = firings
@@ -83,6 +90,11 @@ public struct WorkerMessage: Codable, Hashable, Sendable {
     /// it delivered): it takes nothing more, and the coordinator hands whatever it still
     /// holds to another worker at once instead of waiting for its lease (absent otherwise).
     public var leaving: Bool?
+    /// What became of the destinations of acknowledged firings whose recipients have any
+    /// (webhooks, APNs, FCM): one report per such firing, sent with its acknowledgement once
+    /// every destination has an outcome (absent when none). A report with a failed
+    /// destination turns its acknowledgement into a dead letter that says why.
+    public var deliveries: [DeliveryReport]?
 
     /// Creates the value from its fields (see each property for meaning and units).
     public init(
@@ -123,6 +135,12 @@ extension WorkerMessage {
         }
         guard delivered >= 0 else {
             throw WireError(.invalidArgument, "delivered must be at least 0, not \(delivered)", field: "delivered")
+        }
+        if let deliveries {
+            guard deliveries.count <= max(acks.count, 1) else {
+                throw WireError(.invalidArgument, "more delivery reports than acknowledgements", field: "deliveries")
+            }
+            for (index, report) in deliveries.enumerated() { _ = try report.validated(field: "deliveries[\(index)]") }
         }
         for (index, ack) in acks.enumerated() {
             guard ack.attempt >= 1 else {

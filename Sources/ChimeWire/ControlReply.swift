@@ -150,10 +150,15 @@ public struct DeadLettersResult: Codable, Hashable, Sendable {
     public var firings: [Firing]
     /// Where the next page starts (pass it as `cursor`); absent on the last page.
     public var nextCursor: String?
+    /// Why the listed firings whose destinations failed were dead-lettered, by firing id
+    /// (``DeliveryFailure``: the cause, and every destination's outcome and attempts); absent
+    /// when no listed firing has one (those exhausted their dispatch attempts).
+    public var failures: [String: DeliveryFailure]?
     /// Creates the value from its fields (see each property for meaning and units).
-    public init(firings: [Firing], nextCursor: String? = nil) {
+    public init(firings: [Firing], nextCursor: String? = nil, failures: [String: DeliveryFailure]? = nil) {
         self.firings = firings
         self.nextCursor = nextCursor
+        self.failures = failures
     }
 }
 

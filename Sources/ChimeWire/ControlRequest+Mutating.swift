@@ -5,7 +5,7 @@ extension ControlRequest {
     /// and, with a `requestId`, applied once however often it is retried.
     public var isMutating: Bool {
         switch operation {
-        case .schedule, .cancel, .retry, .deleteDeadLetter, .register, .badge, .ack, .enable, .disable, .act: true
+        case .schedule, .cancel, .retry, .deleteDeadLetter, .register, .badge, .ack, .enable, .disable, .act, .destinations: true
         case .triggerNow, .backfill, .remaining, .locate, .setCalendar, .deleteCalendar: true
         case .delivered: command.isDeliveredRemoval
         default: false

@@ -14,7 +14,9 @@ extension ControlRequest {
         case .list(let filter, _, _, _), .cancel(let filter): return filter.recipient
         case .setEnabled(_, _, let recipient), .events(_, let recipient, _, _): return recipient
         case .register(let recipient): return recipient.id
-        case .recipient(let recipient), .badge(let recipient, _), .delivered(let recipient, _): return recipient
+        case .recipient(let recipient), .badge(let recipient, _), .delivered(let recipient, _),
+            .destinations(let recipient, _, _):
+            return recipient
         case .ack(let firingId), .retry(let firingId), .act(let firingId, _, _, _, _):
             return firingId.isLegacy ? nil : firingId.recipient
         case .deleteDeadLetter(let firingId): return firingId.isLegacy ? nil : firingId.recipient

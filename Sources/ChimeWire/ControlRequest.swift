@@ -22,6 +22,9 @@ public enum ControlOperation: String, Codable, Sendable, CaseIterable {
     /// Shared exclusion calendars: set, delete, list (operator; a cluster client sends the
     /// changes to every shard).
     case setCalendar, deleteCalendar, calendars
+    /// Add or remove a recipient's delivery destinations (webhooks, APNs, FCM), keeping the
+    /// rest of its registration (``ControlRequest/Command/destinations(_:add:remove:)``).
+    case destinations
 
     /// The keys a request of this op may carry besides `op` and `requestId`; any other key
     /// is refused with `unknown_field`.
@@ -48,6 +51,7 @@ public enum ControlOperation: String, Codable, Sendable, CaseIterable {
         case .deleteCalendar: ["name"]
         case .calendars: ["name"]
         case .delivered: ["recipient", "remove"]
+        case .destinations: ["recipient", "add", "remove"]
         case .act: ["firingId", "action", "text", "token", "snooze"]
         case .job: ["jobId"]
         case .move: SlotMoveRequest.argumentKeys
@@ -140,6 +144,13 @@ public struct ControlRequest: Sendable, Hashable {
         case setEnabled([ReminderID], Bool, recipient: RecipientID? = nil)
         /// List a recipient's delivered, unhandled firings, newest first; `remove` takes one off.
         case delivered(RecipientID, remove: FiringID?)
+        /// Add destinations to a recipient (replacing one with the same key) and remove those
+        /// whose ``Destination/key`` is in `remove`, keeping the rest of its registration: a
+        /// recipient not registered yet is registered with the defaults. JSON
+        /// `{"op": "destinations", "recipient": "alice", "add": [destination, …], "remove":
+        /// ["webhook:https://…", …]}` (both lists optional); replies with the recipient,
+        /// redacted. A key not held is `not_found`.
+        case destinations(RecipientID, add: [Destination], remove: [String])
         /// Run an action on a delivered firing (`token` for authenticationRequired actions,
         /// `snooze` seconds for the snooze action).
         case act(firingId: FiringID, action: String, text: String?, token: String?, snoozeSeconds: Double?)
@@ -194,6 +205,7 @@ public struct ControlRequest: Sendable, Hashable {
         case .ack: .ack
         case .setEnabled(_, let enabled, _): enabled ? .enable : .disable
         case .delivered: .delivered
+        case .destinations: .destinations
         case .act: .act
         case .job: .job
         case .move: .move
@@ -206,6 +218,7 @@ extension ControlRequest: Codable {
     private enum CodingKeys: String, CodingKey {
         case op, requestId, reminders, reminder, ids, recipient, match, all, limit, firingId, after
         case value, remove, action, text, token, snooze, jobId, currentToken, cursor, note
+        case add
     }
 
     /// Decodes `{"op", "requestId", …arguments}`.
@@ -294,6 +307,13 @@ extension ControlRequest: Codable {
             command = .delivered(
                 try container.decode(RecipientID.self, forKey: .recipient),
                 remove: try container.decodeIfPresent(FiringID.self, forKey: .remove))
+        case .destinations:
+            let add = try container.decodeIfPresent([Destination].self, forKey: .add) ?? []
+            let remove = try container.decodeIfPresent([String].self, forKey: .remove) ?? []
+            guard add.count <= Destination.maximumPerRecipient, remove.count <= Destination.maximumPerRecipient else {
+                throw WireError(.invalidArgument, "at most \(Destination.maximumPerRecipient) destinations to add and to remove", field: "add")
+            }
+            command = .destinations(try container.decode(RecipientID.self, forKey: .recipient), add: add, remove: remove)
         case .act:
             command = .act(
                 firingId: try container.decode(FiringID.self, forKey: .firingId),
@@ -364,6 +384,10 @@ extension ControlRequest: Codable {
         case .delivered(let recipient, let remove):
             try container.encode(recipient, forKey: .recipient)
             try container.encodeIfPresent(remove, forKey: .remove)
+        case .destinations(let recipient, let add, let remove):
+            try container.encode(recipient, forKey: .recipient)
+            if !add.isEmpty { try container.encode(add, forKey: .add) }
+            if !remove.isEmpty { try container.encode(remove, forKey: .remove) }
         case .act(let firingId, let action, let text, let token, let snoozeSeconds):
             try container.encode(firingId, forKey: .firingId)
             try container.encode(action, forKey: .action)

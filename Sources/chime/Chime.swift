@@ -13,7 +13,7 @@ protocol Command: Sendable {
 
 let commands: [any Command.Type] = [
     UpCommand.self, CoordinatorCommand.self, WorkerCommand.self, ScheduleCommand.self, ListCommand.self,
-    CancelCommand.self, SubscribeCommand.self, ControlCommand.self, RegisterCommand.self, BadgeCommand.self,
+    CancelCommand.self, SubscribeCommand.self, ControlCommand.self, RegisterCommand.self, RecipientCommand.self, BadgeCommand.self,
     AckCommand.self, EnableCommand.self, DisableCommand.self, DeliveredCommand.self, ActCommand.self,
     ImportCommand.self, PreviewCommand.self, StoreCommand.self, KeysCommand.self, DashboardCommand.self, ShardsCommand.self,
     TriggerCommandLine.self, BackfillCommand.self, RemainingCommand.self, LocateCommand.self, CalendarCommand.self,

@@ -79,9 +79,15 @@ extension ClusterClient {
                     .map(DeadLetterOrder.init(firingId:)))
         }
         let merged = PageMerge.merge(shardPages, limit: pageSize)
+        var failures: [String: DeliveryFailure] = [:]
+        for (_, result) in pages { failures.merge(result.failures ?? [:]) { first, _ in first } }
+        let listed = Set(merged.items.map(\.firingId.description))
+        failures = failures.filter { listed.contains($0.key) }
         let next = Self.advanced(start, by: merged.next.mapValues { $0.map { Array($0.firingId.text.utf8) } })
         return ClusterPage(
-            result: DeadLettersResult(firings: merged.items, nextCursor: next.isFinished ? nil : next.text), bytes: nil,
+            result: DeadLettersResult(
+                firings: merged.items, nextCursor: next.isFinished ? nil : next.text, failures: failures.isEmpty ? nil : failures),
+            bytes: nil,
             partial: replies.partialError)
     }
 

@@ -139,6 +139,8 @@ public enum CoordinatorEvent: Sendable, Hashable {
     case action(ActionEvent)
     /// A slot move's end on this (the source) shard's stream.
     case handOver(HandOverEvent)
+    /// A destination a provider called gone was removed from its recipient.
+    case destinationRemoved(DestinationRemovedEvent)
 
     /// `badge.<recipient>`, `action.<recipient>` or `handover`.
     public var topic: String {
@@ -146,6 +148,7 @@ public enum CoordinatorEvent: Sendable, Hashable {
         case .badge(let event): Topic.badge(event.recipient)
         case .action(let event): Topic.action(event.recipient)
         case .handOver: Topic.handOver
+        case .destinationRemoved(let event): Topic.destination(event.recipient)
         }
     }
 }

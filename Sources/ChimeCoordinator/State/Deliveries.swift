@@ -15,6 +15,9 @@ struct Deliveries: Sendable, Equatable {
     var unsettled: [FiringID: SharedFiring] = [:]
     /// Firings that exhausted their attempts.
     var deadLetters: [FiringID: Firing] = [:]
+    /// Why each dead letter whose destinations failed was dead-lettered (absent for those that
+    /// exhausted their dispatch attempts).
+    var deadLetterFailures: [FiringID: DeliveryFailure] = [:]
     /// The keys of `deadLetters` in listing order.
     var deadLetterIndex = SortedKeySet<DeadLetterKey>()
     /// Nag re-alerts armed after a delivery, by nag firing id.

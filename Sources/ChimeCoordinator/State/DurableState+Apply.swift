@@ -130,7 +130,16 @@ extension DurableState {
                 deliveries.deadLetterIndex.insert(DeadLetterKey(firingId))
                 moveOneShot(of: firing, from: .delivered, to: .undelivered)
             }
+        case .deliveryFailed(let firingId, let failure, _):
+            if let firing = deliveries.unsettled.removeValue(forKey: firingId)?.firing {
+                deliveries.forgetAhead(firingId)
+                deliveries.deadLetters[firingId] = firing
+                deliveries.deadLetterFailures[firingId] = failure
+                deliveries.deadLetterIndex.insert(DeadLetterKey(firingId))
+                moveOneShot(of: firing, from: .delivered, to: .undelivered)
+            }
         case .retried(let firingId, _):
+            deliveries.deadLetterFailures[firingId] = nil
             if var firing = deliveries.deadLetters.removeValue(forKey: firingId) {
                 deliveries.deadLetterIndex.remove(DeadLetterKey(firingId))
                 moveOneShot(of: firing, from: .undelivered, to: .delivered)
@@ -140,12 +149,13 @@ extension DurableState {
                 return AppliedEntry(made: shared)
             }
         case .deadLetterDeleted(let firingId, _):
+            deliveries.deadLetterFailures[firingId] = nil
             if deliveries.deadLetters.removeValue(forKey: firingId) != nil {
                 deliveries.deadLetterIndex.remove(DeadLetterKey(firingId))
             }
         case .registered(let recipient, let at):
             let zoneChanged = recipients.registered[recipient.id]?.zone != recipient.zone
-            recipients.registered[recipient.id] = recipient
+            recipients.store(recipient)
             schedule.updateCap(of: recipient.id, limit: pendingLimit(for: recipient.id))
             if zoneChanged {
                 followZoneChange(of: recipient.id, at: at)

@@ -178,6 +178,7 @@ extension Deliveries {
             guard let firing = deadLetters[key.firingId] else { continue }
             func put(_ part: inout Deliveries) {
                 part.deadLetters[key.firingId] = firing
+                part.deadLetterFailures[key.firingId] = deadLetterFailures[key.firingId]
                 part.deadLetterIndex.insert(key)
             }
             if isSliced(firing.recipient) { put(&slice) } else { put(&rest) }
@@ -203,6 +204,7 @@ extension Deliveries {
         for key in other.deadLetterIndex {
             guard let firing = other.deadLetters[key.firingId], deadLetters[key.firingId] == nil else { continue }
             deadLetters[key.firingId] = firing
+            deadLetterFailures[key.firingId] = other.deadLetterFailures[key.firingId]
             deadLetterIndex.insert(key)
         }
         for (id, firing) in other.nagFirings where nagFirings[id] == nil {
@@ -220,7 +222,7 @@ extension Recipients {
         var slice = Recipients()
         var rest = Recipients()
         for (id, recipient) in registered {
-            if isSliced(id) { slice.registered[id] = recipient } else { rest.registered[id] = recipient }
+            if isSliced(id) { slice.store(recipient) } else { rest.store(recipient) }
         }
         for (id, ledger) in ledgers {
             if isSliced(id) { slice.ledgers[id] = ledger } else { rest.ledgers[id] = ledger }
@@ -231,7 +233,7 @@ extension Recipients {
     }
 
     mutating func merge(_ other: Recipients) {
-        registered.merge(other.registered) { mine, _ in mine }
+        for (id, recipient) in other.registered where registered[id] == nil { store(recipient) }
         ledgers.merge(other.ledgers) { mine, _ in mine }
         badgeEventSeq = max(badgeEventSeq, other.badgeEventSeq)
     }

@@ -295,10 +295,19 @@ extension DurableState {
 }
 
 extension Deliveries {
+    /// A dead letter's failure in the snapshot.
+    struct FailureRecord: Codable {
+        var firingId: FiringID
+        var failure: DeliveryFailure
+    }
+
     /// The snapshot form of the deliveries.
     struct Record: Codable {
         var unsettled: [Firing]
         var deadLetters: [Firing]
+        /// Why dead letters whose destinations failed were dead-lettered (absent in snapshots
+        /// of earlier versions, and when there are none).
+        var deadLetterFailures: [FailureRecord]?
         var nags: [Firing]
         var events: [FireEvent]
         var eventSeqReserved: UInt64
@@ -308,6 +317,8 @@ extension Deliveries {
         Record(
             unsettled: unsettled.values.map(\.firing).sorted { ($0.dueAt, $0.firingId) < ($1.dueAt, $1.firingId) },
             deadLetters: deadLetters.values.sorted { $0.firingId < $1.firingId },
+            deadLetterFailures: deadLetterFailures.isEmpty
+                ? nil : deadLetterFailures.sorted { $0.key < $1.key }.map { FailureRecord(firingId: $0.key, failure: $0.value) },
             nags: nagFirings.values.sorted { ($0.dueAt, $0.firingId) < ($1.dueAt, $1.firingId) },
             events: Array(eventLog.events), eventSeqReserved: eventSeqReserved)
     }
@@ -322,6 +333,9 @@ extension Deliveries {
             unsettled[firing.firingId] = SharedFiring(firing)
         }
         for firing in record.deadLetters { deadLetters[firing.firingId] = firing }
+        for failure in record.deadLetterFailures ?? [] where deadLetters[failure.firingId] != nil {
+            deadLetterFailures[failure.firingId] = failure.failure
+        }
         deadLetterIndex = SortedKeySet(deadLetters.keys.map(DeadLetterKey.init))
         for nag in record.nags {
             nagFirings[nag.firingId] = nag
@@ -348,7 +362,7 @@ extension Recipients {
     }
 
     init(_ record: Record) {
-        for recipient in record.recipients { registered[recipient.id] = recipient }
+        for recipient in record.recipients { store(recipient) }
         for (id, ledger) in record.ledgers { ledgers[RecipientID(id)] = ledger }
         badgeEventSeq = record.badgeEventSeq
     }

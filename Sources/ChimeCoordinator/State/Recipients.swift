@@ -5,13 +5,33 @@ import Foundation
 /// numbers and delivered lists, and the sequence of the badge events the coordinator
 /// publishes. A part of `DurableState`, changed only by its fold.
 struct Recipients: Sendable, Equatable {
-    /// Registered recipients by id.
-    var registered: [RecipientID: Recipient] = [:]
+    /// Registered recipients by id; changed through ``store(_:)``, which keeps
+    /// `holdingDestinations` in step.
+    private(set) var registered: [RecipientID: Recipient] = [:]
+    /// The registered recipients with at least one delivery destination: while it is empty,
+    /// dispatch looks nothing up (the hot path of recipients without destinations).
+    private(set) var holdingDestinations: Set<RecipientID> = []
     /// Badge numbers and delivered lists, for every recipient that has one.
     var ledgers: [RecipientID: BadgeLedger] = [:]
     /// The `seq` of the last badge event: each change of a badge number takes the next one,
     /// so a subscriber can order badge events across restarts.
     var badgeEventSeq: UInt64 = 0
+
+    /// Registers (or replaces) `recipient`.
+    mutating func store(_ recipient: Recipient) {
+        registered[recipient.id] = recipient
+        if recipient.destinations?.isEmpty ?? true {
+            holdingDestinations.remove(recipient.id)
+        } else {
+            holdingDestinations.insert(recipient.id)
+        }
+    }
+
+    /// The destinations of `recipient` (`nil`: none), in O(1) when nobody holds any.
+    func destinations(of recipient: RecipientID) -> [Destination]? {
+        guard !holdingDestinations.isEmpty, holdingDestinations.contains(recipient) else { return nil }
+        return registered[recipient]?.destinations
+    }
 
     /// The recipient a firing id belongs to, from its delivered lists (the ledger that lists it).
     func recipient(delivering firingId: FiringID) -> RecipientID? {

@@ -4,7 +4,8 @@ import Foundation
 /// `chime register RECIPIENT --allow … --categories FILE.json` stores them.
 ///
 /// JSON shape: `{"id": "alice", "settings": ["alert", "sound", "badge"], "categories":
-/// [category, …], "zone": "Europe/Berlin", "token": "…", "maxPending": 64}`; only `id` is
+/// [category, …], "zone": "Europe/Berlin", "token": "…", "maxPending": 64, "destinations":
+/// [destination, …]}` (``Destination``'s shape); only `id` is
 /// required (`settings` defaults to all three, `categories` to `[]`). Re-registering
 /// replaces the whole record. The badge number and the delivered list are not part of the
 /// registration: they live in ``BadgeLedger``, which also exists for unregistered
@@ -30,12 +31,18 @@ public struct Recipient: Codable, Hashable, Sendable {
     /// This recipient's cap on armed pending firings, overriding `maxPendingPerRecipient`;
     /// `nil` uses the configured default.
     public var maxPending: Int?
+    /// Where workers deliver the recipient's firings besides the fire event (webhooks, APNs,
+    /// FCM; at most ``Destination/maximumPerRecipient``); `nil` when none. In a `register`
+    /// request, absent keeps the destinations already registered (they are managed with the
+    /// `destinations` request); present replaces them.
+    public var destinations: [Destination]?
 
     /// Creates a registration without checking it; see ``validate()``.
     public init(
         id: RecipientID, settings: NotificationSettings = .all, categories: [NotificationCategory] = [],
-        zone: String? = nil, token: String? = nil, maxPending: Int? = nil
+        zone: String? = nil, token: String? = nil, maxPending: Int? = nil, destinations: [Destination]? = nil
     ) {
+        self.destinations = destinations
         self.id = id
         self.settings = settings
         self.categories = categories
@@ -46,6 +53,7 @@ public struct Recipient: Codable, Hashable, Sendable {
 
     private enum CodingKeys: String, CodingKey, CaseIterable {
         case id, settings, categories, zone, token, maxPending
+        case destinations
     }
 
     /// Decodes the JSON shape above.
@@ -70,6 +78,20 @@ public struct Recipient: Codable, Hashable, Sendable {
         zone = try container.decodeIfPresent(String.self, forKey: .zone)
         token = try container.decodeIfPresent(String.self, forKey: .token)
         maxPending = try container.decodeNumberIfPresent(Int.self, forKey: .maxPending, expected: "a whole number")
+        destinations = try Self.decodeDestinations(from: container, forKey: .destinations)
+    }
+
+    /// Decodes `destinations`, counted before any element is decoded.
+    private static func decodeDestinations(
+        from container: KeyedDecodingContainer<CodingKeys>, forKey key: CodingKeys
+    ) throws -> [Destination]? {
+        guard container.contains(key), try !container.decodeNil(forKey: key) else { return nil }
+        let list = try container.nestedUnkeyedContainer(forKey: key)
+        if let count = list.count, count > Destination.maximumPerRecipient {
+            throw DecodingError.dataCorruptedError(
+                forKey: key, in: container, debugDescription: "at most \(Destination.maximumPerRecipient) destinations, not \(count)")
+        }
+        return try container.decode([Destination].self, forKey: key)
     }
 
     /// Categories a recipient may have at most whatever the configuration says (the
@@ -77,10 +99,12 @@ public struct Recipient: Codable, Hashable, Sendable {
     /// categories are decoded.
     public static let maximumCategories = 10_000
 
-    /// A copy fit for listings and events: a configured token becomes ``redactedToken``.
+    /// A copy fit for listings and events: a configured token becomes ``redactedToken``, and
+    /// each destination its ``Destination/redacted()`` form (secrets and tokens masked).
     public func redacted() -> Recipient {
         var copy = self
         if copy.token != nil { copy.token = Self.redactedToken }
+        copy.destinations = destinations?.map { $0.redacted() }
         return copy
     }
 
@@ -127,6 +151,27 @@ public struct Recipient: Codable, Hashable, Sendable {
                 "must be at least 1 (leave it out for the configured default), not \(maxPending)")
         }
         try Self.validateCategories(categories)
+        try Self.validateDestinations(destinations ?? [])
+    }
+
+    /// Checks a destination list: at most ``Destination/maximumPerRecipient``, each valid (see
+    /// ``Destination/validate(field:)``), no key twice.
+    /// - Throws: `ValidationError` `.invalidArgument` with fields such as `destinations` or
+    ///   `destinations[1].url`.
+    public static func validateDestinations(_ destinations: [Destination]) throws(ValidationError) {
+        guard destinations.count <= Destination.maximumPerRecipient else {
+            throw ValidationError(
+                .invalidArgument, field: "destinations",
+                "a recipient has at most \(Destination.maximumPerRecipient) destinations, not \(destinations.count)")
+        }
+        var seen: Set<String> = []
+        for (index, destination) in destinations.enumerated() {
+            try destination.validate(field: "destinations[\(index)]")
+            if !seen.insert(destination.key).inserted {
+                throw ValidationError(
+                    .invalidArgument, field: "destinations[\(index)]", "destination \(destination.redactedKey) appears more than once")
+            }
+        }
     }
 
     /// Checks a category list as `--categories FILE.json` gives it: each category valid (see

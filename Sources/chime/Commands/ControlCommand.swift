@@ -167,6 +167,16 @@ enum ControlCommand: Command {
                     printJSON(codec.encode(firing))
                 } else {
                     output("\(firing.firingId)  recipient \(firing.recipient)  attempts \(firing.attempt)")
+                    if let failure = result.failures?[firing.firingId.description] {
+                        output("  cause: \(failure.cause)  (worker \(failure.worker))")
+                        for outcome in failure.outcomes {
+                            output("  \(outcome.destination): \(outcome.outcome.rawValue)\(outcome.reason.map { " — \($0)" } ?? "")")
+                            for attempt in outcome.attempts {
+                                let status = attempt.status.map { "HTTP \($0)" } ?? "no response"
+                                output("    #\(attempt.number) \(RFC3339.format(attempt.at)) \(attempt.worker): \(status)\(attempt.error.map { " — \($0)" } ?? "")")
+                            }
+                        }
+                    }
                 }
             }
             shown += result.firings.count

@@ -3,14 +3,15 @@ import ChimeWire
 import ChimeCommandLine
 import Foundation
 import ChimeClient
+import ChimeSecurity
 
 let jsonOption = OptionSpec(name: "json", value: nil, help: "Print the coordinator's JSON reply.")
 
 enum RegisterCommand: Command {
     static let spec = CommandSpec(
         name: "register",
-        summary: "Register a recipient's notification settings and categories (re-registering replaces them).",
-        usage: "chime register RECIPIENT [--allow alert,sound,badge|none] [--categories FILE.json] [--zone ZONE] [--token TOKEN [--current-token OLD]] [--max-pending N]",
+        summary: "Register a recipient's notification settings, categories and delivery destinations.",
+        usage: "chime register RECIPIENT [--allow alert,sound,badge|none] [--categories FILE.json] [--zone ZONE] [--token TOKEN [--current-token OLD]] [--max-pending N] [--webhook URL --webhook-secret-file FILE] [--apns-token T --apns-topic BUNDLE [--apns-sandbox]] [--fcm-token T] [--remove-destination KEY]...",
         options: [
             OptionSpec(name: "allow", value: "LIST", help: "What the recipient allows: alert,sound,badge (default all) or none."),
             OptionSpec(name: "categories", value: "FILE", help: "JSON array of categories: {identifier, actions: [{identifier, title, destructive, authenticationRequired, activationMode}], minimalActions}."),
@@ -18,29 +19,117 @@ enum RegisterCommand: Command {
             OptionSpec(name: "token", value: "TOKEN", help: "Secret required by authenticationRequired actions."),
             OptionSpec(name: "current-token", value: "TOKEN", help: "The token registered now: without the operator role, needed to replace or remove it."),
             OptionSpec(name: "max-pending", value: "N", help: "Cap on the recipient's armed firings (iOS keeps 64)."),
+            OptionSpec(name: "webhook", value: "URL", help: "Add a webhook destination (Standard Webhooks signing); needs --webhook-secret-file."),
+            OptionSpec(name: "webhook-secret-file", value: "FILE", help: "Owner-only file (chmod 600) of the webhook's whsec_ secrets, one per line (two while rotating)."),
+            OptionSpec(name: "apns-token", value: "HEX", help: "Add an APNs device token; needs --apns-topic."),
+            OptionSpec(name: "apns-topic", value: "BUNDLE", help: "The app's bundle id, sent as apns-topic."),
+            OptionSpec(name: "apns-sandbox", value: nil, help: "The device is registered with Apple's sandbox host."),
+            OptionSpec(name: "fcm-token", value: "TOKEN", help: "Add an FCM registration token."),
+            OptionSpec(name: "remove-destination", value: "KEY", help: "Remove the destination with this key (webhook:URL, apns:TOKEN, fcm:TOKEN).", repeats: true),
             jsonOption,
-        ] + CommonOptions.specs)
+        ] + CommonOptions.specs,
+        details: """
+            Without --allow, --categories, --zone, --token or --max-pending, destination options change
+            only the destinations and keep the rest of the registration; re-registering keeps the
+            destinations. Listings (chime recipient) mask secrets and tokens.
+            """)
+
+    static let registrationOptions = ["allow", "categories", "zone", "token", "max-pending"]
 
     static func run(_ arguments: Arguments) throws -> Int32 {
         guard arguments.positionals.count == 1 else { throw UsageError("name one RECIPIENT") }
-        var categories: [NotificationCategory] = []
-        if let path = arguments.value("categories") {
-            guard let data = FileManager.default.contents(atPath: path) else { throw UsageError("cannot read \(path)") }
+        let id = RecipientID(arguments.positionals[0])
+        let add = try destinations(arguments)
+        let remove = arguments.all("remove-destination")
+        let client = try makeControlClient(arguments)
+        let registers = registrationOptions.contains { arguments.value($0) != nil } || (add.isEmpty && remove.isEmpty)
+        var raw = Data()
+        var latest: RecipientResult?
+        if registers {
+            var categories: [NotificationCategory] = []
+            if let path = arguments.value("categories") {
+                guard let data = FileManager.default.contents(atPath: path) else { throw UsageError("cannot read \(path)") }
+                do {
+                    categories = try WireCodec().decode([NotificationCategory].self, from: data)
+                } catch {
+                    throw UsageError("\(path): \(error.field.map { "\($0): " } ?? "")\(error.message)")
+                }
+            }
+            let settings = try arguments.parsed("allow") { text throws(ValidationError) in try NotificationSettings(parsing: text) } ?? .all
+            let recipient = Recipient(
+                id: id, settings: settings, categories: categories,
+                zone: arguments.value("zone"), token: arguments.value("token"), maxPending: try arguments.integer("max-pending"))
+            let (reply, replyJSON) = try client.call(
+                ControlRequest(command: .register(recipient), currentToken: arguments.value("current-token")), RecipientResult.self)
+            (latest, raw) = (reply.result, replyJSON)
+            guard latest != nil else { printJSON(raw); return 0 }
+        }
+        if !add.isEmpty || !remove.isEmpty {
+            let (reply, replyJSON) = try client.call(
+                ControlRequest(command: .destinations(id, add: add, remove: remove)), RecipientResult.self)
+            (latest, raw) = (reply.result, replyJSON)
+        }
+        guard !arguments.has("json"), let result = latest else { printJSON(raw); return 0 }
+        let allowed = result.recipient.settings.allowedNames
+        let destinations = result.recipient.destinations?.count ?? 0
+        output("registered \(result.recipient.id): allows \(allowed.isEmpty ? "nothing" : allowed.joined(separator: ", ")), \(result.recipient.categories.count) categories, \(destinations) destinations, badge \(result.badge)")
+        return 0
+    }
+
+    /// The destinations the options add, secrets read from their owner-only files.
+    static func destinations(_ arguments: Arguments) throws -> [Destination] {
+        var destinations: [Destination] = []
+        if let url = arguments.value("webhook") {
+            guard let path = arguments.value("webhook-secret-file") else { throw UsageError("--webhook needs --webhook-secret-file FILE") }
+            let secrets: [String]
             do {
-                categories = try WireCodec().decode([NotificationCategory].self, from: data)
+                secrets = try SecretFile.lines(path: path)
             } catch {
-                throw UsageError("\(path): \(error.field.map { "\($0): " } ?? "")\(error.message)")
+                throw UsageError(error.message)
+            }
+            destinations.append(.webhook(WebhookDestination(url: url, secrets: secrets)))
+        } else if arguments.value("webhook-secret-file") != nil {
+            throw UsageError("--webhook-secret-file belongs to --webhook URL")
+        }
+        if let token = arguments.value("apns-token") {
+            guard let topic = arguments.value("apns-topic") else { throw UsageError("--apns-token needs --apns-topic BUNDLE") }
+            destinations.append(.apns(APNsDestination(token: token, topic: topic, environment: arguments.has("apns-sandbox") ? .sandbox : .production)))
+        } else if arguments.value("apns-topic") != nil || arguments.has("apns-sandbox") {
+            throw UsageError("--apns-topic and --apns-sandbox belong to --apns-token")
+        }
+        if let token = arguments.value("fcm-token") { destinations.append(.fcm(FCMDestination(token: token))) }
+        do {
+            try Recipient.validateDestinations(destinations)
+        } catch {
+            throw UsageError("\(error.field.map { "\($0): " } ?? "")\(error.message)")
+        }
+        return destinations
+    }
+}
+
+enum RecipientCommand: Command {
+    static let spec = CommandSpec(
+        name: "recipient",
+        summary: "Show a registered recipient: settings, categories, destinations (secrets and tokens masked), badge.",
+        usage: "chime recipient RECIPIENT [--json]",
+        options: [jsonOption] + CommonOptions.specs)
+
+    static func run(_ arguments: Arguments) throws -> Int32 {
+        guard arguments.positionals.count == 1 else { throw UsageError("name one RECIPIENT") }
+        let (reply, raw) = try makeControlClient(arguments).call(
+            ControlRequest(command: .recipient(RecipientID(arguments.positionals[0]))), RecipientResult.self)
+        guard !arguments.has("json"), let result = reply.result else { printJSON(raw); return 0 }
+        let recipient = result.recipient
+        let allowed = recipient.settings.allowedNames
+        output("recipient \(recipient.id): allows \(allowed.isEmpty ? "nothing" : allowed.joined(separator: ", ")), \(recipient.categories.count) categories, badge \(result.badge), \(result.deliveredCount) delivered")
+        if let zone = recipient.zone { output("zone \(zone)") }
+        for destination in recipient.destinations ?? [] {
+            switch destination {
+            case .webhook(let webhook): output("destination \(destination.key) (\(webhook.secrets.count) secrets)")
+            case .apns(let apns): output("destination \(destination.key) (topic \(apns.topic), \(apns.environment.rawValue))")
+            case .fcm: output("destination \(destination.key)")
             }
         }
-        let settings = try arguments.parsed("allow") { text throws(ValidationError) in try NotificationSettings(parsing: text) } ?? .all
-        let recipient = Recipient(
-            id: RecipientID(arguments.positionals[0]), settings: settings, categories: categories,
-            zone: arguments.value("zone"), token: arguments.value("token"), maxPending: try arguments.integer("max-pending"))
-        let (reply, raw) = try makeControlClient(arguments).call(
-            ControlRequest(command: .register(recipient), currentToken: arguments.value("current-token")), RecipientResult.self)
-        guard !arguments.has("json"), let result = reply.result else { printJSON(raw); return 0 }
-        let allowed = result.recipient.settings.allowedNames
-        output("registered \(result.recipient.id): allows \(allowed.isEmpty ? "nothing" : allowed.joined(separator: ", ")), \(result.recipient.categories.count) categories, badge \(result.badge)")
         return 0
     }
 }

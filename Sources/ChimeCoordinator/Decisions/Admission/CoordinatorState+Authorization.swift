@@ -9,7 +9,7 @@ extension CoordinatorState {
         case .operator: Set(ControlOperation.allCases)
         case .client:
             [.schedule, .list, .cancel, .enable, .disable, .register, .recipient, .badge, .ack, .act, .job,
-             .delivered, .events, .ping, .map, .locate]
+             .delivered, .destinations, .events, .ping, .map, .locate]
         // A worker follows the shard map (read-only); nothing else on control.
         case .worker: [.map]
         // A gap-free subscriber catches up on each shard: it needs the map to find them.
@@ -84,7 +84,7 @@ extension CoordinatorState {
             return recipient.map { outside($0, field: "recipient") } ?? visible(ids, field: "ids")
         case .register(let recipient):
             return outside(recipient.id, field: "recipient.id")
-        case .recipient(let recipient), .badge(let recipient, _), .delivered(let recipient, _):
+        case .recipient(let recipient), .badge(let recipient, _), .delivered(let recipient, _), .destinations(let recipient, _, _):
             return outside(recipient, field: "recipient")
         case .ack(let firingId), .act(let firingId, _, _, _, _):
             guard let recipient = durable.recipient(of: firingId), scope.allows(recipient) else {

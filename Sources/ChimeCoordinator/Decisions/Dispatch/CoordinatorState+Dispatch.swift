@@ -232,7 +232,7 @@ extension CoordinatorState {
             directives.append(.dispatch(
                 DispatchBatch(
                     epoch: identity.epoch, leaseMilliseconds: Int(configuration.leaseDuration * 1000),
-                    firings: firings),
+                    firings: firings, destinations: destinations(of: firings)),
                 to: workerID))
         }
     }
@@ -355,6 +355,7 @@ extension CoordinatorState {
         var acknowledged = 0
         // Credit returned per worker; almost always all of it to the sender.
         var returnedToSender = 0
+        let reports = message.deliveries.map { Dictionary($0.map { ($0.firingId, $0) }, uniquingKeysWith: { first, _ in first }) } ?? [:]
         for ack in message.acks where ack.epoch == identity.epoch {
             guard let flight = dispatch.inFlight.removeValue(forKey: ack.firingId) else { continue }
             if flight.worker == message.worker {
@@ -369,6 +370,16 @@ extension CoordinatorState {
             let lateness = firedAt.timeIntervalSince(origin)
             counters.fireLateness.record(milliseconds: lateness * 1000)
             counters.fireLatenessSeconds.observe(lateness)
+            if let report = reports[ack.firingId] {
+                removeGoneDestinations(in: report, of: flight.firing.recipient, at: now, directives: &directives)
+                if report.hasFailure {
+                    dispatch.leaseFailures.forget(ack.firingId)
+                    let failure = DeliveryFailure(cause: report.cause, worker: message.worker, outcomes: report.outcomes)
+                    self.record(.deliveryFailed(ack.firingId, failure, at: now), into: &directives)
+                    counters.deadLettered += 1
+                    continue
+                }
+            }
             let entry = JournalEntry.acknowledged(
                 ack.firingId, seq: flight.seq, worker: message.worker, firedAt: firedAt)
             if let update = self.record(entry, into: &directives).numberedBadge {
@@ -458,5 +469,19 @@ extension CoordinatorState {
         while let (id, deadline) = nags.first, deadline <= now {
             if let made = record(.nagFired(id, at: now), into: &directives).made { dispatch.waiting.append(made) }
         }
+    }
+}
+
+extension CoordinatorState {
+    /// The destinations of `firings`' recipients that hold any, for their batch; `nil` (and
+    /// no look-up at all) while no registered recipient holds one.
+    func destinations(of firings: [Firing]) -> [String: [Destination]]? {
+        let recipients = durable.recipients
+        guard !recipients.holdingDestinations.isEmpty else { return nil }
+        var found: [String: [Destination]] = [:]
+        for firing in firings where found[firing.recipient.rawValue] == nil {
+            if let destinations = recipients.destinations(of: firing.recipient) { found[firing.recipient.rawValue] = destinations }
+        }
+        return found.isEmpty ? nil : found
     }
 }

@@ -85,6 +85,8 @@ extension CoordinatorState {
             noteSwitch(ids, of: recipient, enabled: enabled, note: request.note, after: outcome, for: client, at: now, directives: &directives)
         case .delivered(let recipient, let remove):
             outcome = delivered(recipient, remove: remove, at: now, directives: &directives)
+        case .destinations(let recipient, let add, let remove):
+            outcome = changeDestinations(of: recipient, add: add, remove: remove, at: now, directives: &directives)
         case .act(let firingId, let action, let text, let token, let snoozeSeconds):
             outcome = act(firingId, action: action, text: text, token: token, snoozeSeconds: snoozeSeconds, at: now,
                           directives: &directives)

@@ -104,7 +104,13 @@ extension CoordinatorState {
             }
             if let firing = deadLetters[key.firingId] { firings.append(firing) }
         }
-        return .deadLetters(DeadLettersResult(firings: firings, nextCursor: nextCursor))
+        var failures: [String: DeliveryFailure] = [:]
+        if !durable.deliveries.deadLetterFailures.isEmpty {
+            for firing in firings {
+                if let failure = durable.deliveries.deadLetterFailures[firing.firingId] { failures[firing.firingId.description] = failure }
+            }
+        }
+        return .deadLetters(DeadLettersResult(firings: firings, nextCursor: nextCursor, failures: failures.isEmpty ? nil : failures))
     }
 
     /// One page of `events`: retained events with `seq` above `after` (or the cursor's

@@ -7,6 +7,11 @@ import Foundation
 /// `UNUserNotificationCenter` and `applicationIconBadgeNumber`, per recipient.
 extension CoordinatorState {
     mutating func register(_ recipient: Recipient, at now: Date, directives: inout [CoordinatorDirective]) -> ControlOutcome {
+        var recipient = recipient
+        // Absent destinations keep those registered: `chime register alice --zone …` must not
+        // drop alice's webhooks.
+        if recipient.destinations == nil { recipient.destinations = recipients[recipient.id]?.destinations }
+        if recipient.destinations?.isEmpty == true { recipient.destinations = nil }
         do {
             try recipient.validate()
         } catch {

@@ -71,6 +71,7 @@ struct Outbox {
         case .badge(let badge): body = codec.encode(badge)
         case .action(let action): body = codec.encode(action)
         case .handOver(let handOver): body = codec.encode(handOver)
+        case .destinationRemoved(let removed): body = codec.encode(removed)
         }
         append(.event(topic: event.topic, body: body), after: ticket)
     }

@@ -1,0 +1,146 @@
+import ChimeCore
+import ChimeJournal
+import ChimeWire
+import Foundation
+import Testing
+
+@testable import ChimeCoordinator
+
+/// Destinations through the fold: the `destinations` request, dispatch carrying them, worker
+/// reports removing gone ones and dead-lettering failed firings with their cause; the same
+/// state live, replayed and reloaded from a snapshot.
+@Suite struct DestinationStateTests {
+    typealias Run = DurableStateTests.Run
+    static let t0 = DurableStateTests.t0
+    static let secret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
+    static let hook = Destination.webhook(WebhookDestination(url: "https://example.com/hook", secrets: [secret]))
+    static let phone = Destination.apns(APNsDestination(token: String(repeating: "ab", count: 32), topic: "com.example.app"))
+
+    static func reminder(_ id: ReminderID, for recipient: RecipientID = "alice", in seconds: Double = 60) -> Reminder {
+        Reminder(id: id, recipient: recipient, content: Content(body: "b"), trigger: Trigger(start: .instant(t0.addingTimeInterval(seconds))))
+    }
+
+    static func batches(_ directives: [CoordinatorDirective]) -> [DispatchBatch] {
+        directives.compactMap { if case .dispatch(let batch, _) = $0 { batch } else { nil } }
+    }
+
+    /// alice with both destinations and a reminder dispatched at t0 + 60 s.
+    func dispatched() throws -> (Run, Firing, DispatchBatch) {
+        var run = Run()
+        run.request(.destinations("alice", add: [Self.hook, Self.phone], remove: []))
+        run.request(.schedule([Self.reminder("r1"), Self.reminder("r2", for: "bob")]))
+        run.worker(at: Self.t0)
+        let batch = try #require(Self.batches(run.tick(at: Self.t0.addingTimeInterval(60))).first)
+        let firing = try #require(batch.firings.first { $0.recipient == "alice" })
+        return (run, firing, batch)
+    }
+
+    @Test func addingDestinationsKeepsTheRegistrationAndReRegisteringKeepsTheDestinations() throws {
+        var run = Run()
+        run.request(.register(Recipient(id: "alice", settings: [.alert], zone: "Europe/Berlin")))
+        guard case .recipient(let added) = run.request(.destinations("alice", add: [Self.hook, Self.phone], remove: [])) else {
+            Issue.record("no recipient reply")
+            return
+        }
+        #expect(added.recipient.settings == [.alert] && added.recipient.zone == "Europe/Berlin")
+        #expect(added.recipient.destinations?.map(\.key) == [
+            "webhook:https://example.com/hook", "apns:abababab…abab",
+        ])
+        guard case .webhook(let shown)? = added.recipient.destinations?.first else { return }
+        #expect(shown.secrets == ["<redacted>"])
+        run.request(.register(Recipient(id: "alice", settings: .all)))
+        #expect(run.state.recipients["alice"]?.destinations == [Self.hook, Self.phone])
+        run.request(.destinations("alice", add: [], remove: [Self.hook.key]))
+        #expect(run.state.recipients["alice"]?.destinations == [Self.phone])
+        guard case .failed(let error) = run.request(.destinations("alice", add: [], remove: [Self.hook.key])) else {
+            Issue.record("removing twice succeeded")
+            return
+        }
+        #expect(error.code == .notFound && error.field == "remove[0]")
+        #expect(run.replayed().durable == run.state.durable)
+        #expect(try run.reloaded().durable == run.state.durable)
+    }
+
+    @Test func anInvalidDestinationIsRefusedNamingItsField() {
+        var run = Run()
+        let bad = Destination.webhook(WebhookDestination(url: "ftp://example.com", secrets: [Self.secret]))
+        guard case .failed(let error) = run.request(.destinations("alice", add: [bad], remove: [])) else {
+            Issue.record("accepted an ftp URL")
+            return
+        }
+        #expect(error.field == "recipient.destinations[0].url")
+        #expect(run.state.recipients["alice"] == nil)
+    }
+
+    @Test func aBatchCarriesTheDestinationsOfItsRecipientsThatHaveAny() throws {
+        let (_, _, batch) = try dispatched()
+        #expect(batch.destinations == ["alice": [Self.hook, Self.phone]])
+        var run = Run()
+        run.request(.schedule([Self.reminder("r1")]))
+        run.worker(at: Self.t0)
+        let plain = try #require(Self.batches(run.tick(at: Self.t0.addingTimeInterval(60))).first)
+        #expect(plain.destinations == nil)
+        #expect(!String(decoding: WireCodec().encodeFrames(plain)[0], as: UTF8.self).contains("destinations"))
+    }
+
+    static func attempt(_ number: Int, status: Int?, error: String?) -> DeliveryAttemptRecord {
+        DeliveryAttemptRecord(at: t0.addingTimeInterval(61), worker: "w1", number: number, status: status, error: error)
+    }
+
+    mutating func report(_ run: inout Run, _ firing: Firing, _ outcomes: [DestinationOutcome]) -> [CoordinatorDirective] {
+        var message = WorkerMessage(
+            worker: "w1", host: "h", pid: 1, capacity: 8, delivered: 1,
+            acks: [WorkerMessage.Acknowledgement(firingId: firing.firingId, firedAt: Self.t0.addingTimeInterval(61), attempt: 1, epoch: 1)])
+        message.deliveries = [DeliveryReport(firingId: firing.firingId, outcomes: outcomes)]
+        return run.keep(run.state.onWorkerMessage(message, viaDispatch: true, at: Self.t0.addingTimeInterval(61)))
+    }
+
+    @Test mutating func aFailedDestinationDeadLettersTheFiringWithItsCauseAndAttempts() throws {
+        var (run, firing, _) = try dispatched()
+        let refused = DestinationOutcome(
+            destination: Self.hook.redactedKey, channel: "webhook", outcome: .refused, reason: "HTTP 400: bad payload",
+            attempts: [Self.attempt(1, status: 400, error: "HTTP 400: bad payload")])
+        let delivered = DestinationOutcome(
+            destination: Self.phone.redactedKey, channel: "apns", outcome: .delivered, reason: nil,
+            attempts: [Self.attempt(1, status: 200, error: nil)])
+        let directives = report(&run, firing, [refused, delivered])
+        let entries = directives.compactMap { if case .append(let entry) = $0 { entry } else { nil } }
+        #expect(entries.count == 1)
+        guard case .deliveryFailed(let id, let failure, _)? = entries.first else {
+            Issue.record("not dead-lettered: \(entries)")
+            return
+        }
+        #expect(id == firing.firingId)
+        #expect(failure.cause == "webhook:https://example.com/hook refused: HTTP 400: bad payload")
+        #expect(failure.outcomes == [refused, delivered])
+        guard case .deadLetters(let page) = run.request(.deadLetters(limit: nil, cursor: nil)) else {
+            Issue.record("no page")
+            return
+        }
+        #expect(page.firings.map(\.firingId) == [firing.firingId])
+        #expect(page.failures?[firing.firingId.description]?.cause == failure.cause)
+        #expect(run.replayed().durable == run.state.durable)
+        #expect(try run.reloaded().durable == run.state.durable)
+        run.request(.retry(firing.firingId))
+        #expect(run.state.durable.deliveries.deadLetterFailures.isEmpty)
+    }
+
+    @Test mutating func aGoneDestinationIsRemovedDurablyAndSaidInTheEventStream() throws {
+        var (run, firing, _) = try dispatched()
+        let gone = DestinationOutcome(
+            destination: Self.phone.redactedKey, channel: "apns", outcome: .removed, reason: "HTTP 410: Unregistered",
+            attempts: [Self.attempt(1, status: 410, error: "HTTP 410: Unregistered")])
+        let delivered = DestinationOutcome(
+            destination: Self.hook.redactedKey, channel: "webhook", outcome: .delivered, reason: nil,
+            attempts: [Self.attempt(1, status: 204, error: nil)])
+        let directives = report(&run, firing, [delivered, gone])
+        #expect(run.state.recipients["alice"]?.destinations == [Self.hook])
+        let events = directives.compactMap { if case .publish(.destinationRemoved(let event)) = $0 { event } else { nil } }
+        #expect(events.map(\.destination) == ["apns:abababab…abab"])
+        #expect(events.first?.reason == "HTTP 410: Unregistered")
+        #expect(events.first.map { CoordinatorEvent.destinationRemoved($0).topic } == "destination.alice")
+        #expect(run.state.durable.deliveries.deadLetters.isEmpty, "a removed destination is no failure of the firing")
+        #expect(run.state.durable.deliveries.unsettled[firing.firingId] == nil, "acknowledged")
+        #expect(run.replayed().durable == run.state.durable)
+    }
+}
