@@ -226,6 +226,8 @@ public struct ChimeConfiguration: Codable, Hashable, Sendable {
     public var worker = Worker()
     /// Heartbeats between workers and the coordinator.
     public var heartbeat = Heartbeat()
+    /// Delivery to destinations (webhooks, APNs, FCM) from the workers.
+    public var delivery = Delivery()
     /// Control-client retries and timeouts.
     public var client = Client()
     /// The control socket's protection: per-peer rate limiting.

@@ -3,6 +3,12 @@ import Foundation
 import HTTPServer
 import Synchronization
 
+/// The delivery metrics a worker keeps: attempts by channel and outcome, and their latency.
+struct DeliveryMetrics: Sendable {
+    var counts: [String: [String: Int]] = [:]
+    var latency = Histogram(upperBounds: Histogram.latencySecondsBounds)
+}
+
 /// What a worker's HTTP endpoints read (`chime worker --http ADDR`): the loop stores the
 /// start of each turn and its delivered count in atomics (two relaxed stores a turn), which
 /// libmicrohttpd's thread reads.
@@ -12,6 +18,7 @@ public final class WorkerProbe: Sendable {
     private let lastTurnNanoseconds = Atomic<Int64>(-1)
     private let deliveredCount = Atomic<Int>(0)
     private let isTakingFirings = Atomic<Bool>(false)
+    private let deliveryMetrics = Mutex(DeliveryMetrics())
 
     /// Makes a probe of a worker that has not started.
     public init() {}
@@ -21,6 +28,15 @@ public final class WorkerProbe: Sendable {
         let (seconds, attoseconds) = (instant - origin).components
         lastTurnNanoseconds.store(seconds &* 1_000_000_000 &+ attoseconds / 1_000_000_000, ordering: .relaxed)
         deliveredCount.store(delivered, ordering: .relaxed)
+    }
+
+    /// Records a delivery attempt (or, with no duration, a destination that ran out of
+    /// attempts or time) for `chime_deliveries_total` and `chime_delivery_attempt_seconds`.
+    func noteDelivery(channel: String, outcome: String, seconds: Double?) {
+        deliveryMetrics.withLock { metrics in
+            metrics.counts[channel, default: [:]][outcome, default: 0] += 1
+            if let seconds { metrics.latency.observe(seconds) }
+        }
     }
 
     /// Records that the worker announced itself and takes firings (its event path is up).
@@ -60,6 +76,21 @@ public final class WorkerProbe: Sendable {
         exposition.counter(
             "chime_worker_firings_delivered_total", help: "Firings this worker delivered as fire events.",
             value: Double(deliveredCount.load(ordering: .relaxed)))
+        let delivery = deliveryMetrics.withLock { $0 }
+        if !delivery.counts.isEmpty {
+            var samples: [(labels: MetricsExposition.Labels, value: Double)] = []
+            for channel in delivery.counts.keys.sorted() {
+                for (outcome, count) in delivery.counts[channel, default: [:]].sorted(by: { $0.key < $1.key }) {
+                    samples.append(([("channel", channel), ("outcome", outcome)], Double(count)))
+                }
+            }
+            exposition.counter(
+                "chime_deliveries_total",
+                help: "Delivery attempts to destinations by channel and outcome (delivered, refused, removed, retry; gave_up and expired once per destination that ran out).",
+                samples)
+            exposition.histogram(
+                "chime_delivery_attempt_seconds", help: "How long one delivery attempt to a destination took, in seconds.", delivery.latency)
+        }
         ProcessMetrics.current().write(into: &exposition)
         return HTTPResponse(status: 200, contentType: MetricsExposition.contentType, text: exposition.text)
     }

@@ -1,4 +1,5 @@
 import ChimeCore
+import ChimeDelivery
 import ChimeRuntime
 import ChimeWire
 import Foundation
@@ -34,6 +35,9 @@ public final class WorkerService {
     /// This service's share of the worker's capacity when it serves one shard of several;
     /// `nil`: `worker.capacity`, fixed.
     let capacityShare: CapacityShare?
+    /// Delivers firings to their recipients' destinations (webhooks, APNs, FCM) off this
+    /// thread; made at the first firing that has destinations.
+    let deliveries: DeliveryEngine
     let userInfoEncoder: JSONEncoder = {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
@@ -60,7 +64,7 @@ public final class WorkerService {
         configuration: ChimeConfiguration, id: WorkerID?, logger: Logger, stop: StopSignal,
         clock: any ServiceClock = SystemClock(), context: Context? = nil, curve: CurveClientKeys? = nil,
         notifier: SystemdNotifier? = nil, http: HTTPListenAddress? = nil, shard: Int? = nil,
-        capacityShare: CapacityShare? = nil
+        capacityShare: CapacityShare? = nil, channels: [String: any DeliveryChannel]? = nil
     ) {
         self.capacityShare = capacityShare
         self.httpAddress = http
@@ -84,6 +88,9 @@ public final class WorkerService {
             capacity: min(max(0, configuration.worker.capacity), WorkerMessage.maximumCapacity))
         state.shard = shard
         state.acknowledgementDelay = Double(configuration.worker.acknowledgementDelayMilliseconds) / 1000
+        deliveries = DeliveryEngine(
+            channels: channels ?? DeliveryChannels.standard(configuration.delivery), limits: DeliveryChannels.limits(configuration.delivery),
+            worker: state.id, onAttempt: { [probe] channel, outcome, seconds in probe.noteDelivery(channel: channel, outcome: outcome, seconds: seconds) })
         actions = ActionRunner(
             hooks: configuration.notifications.hooks, timeLimit: configuration.notifications.actionTimeLimitSeconds,
             maxConcurrentHooks: configuration.notifications.maxConcurrentHooks)
@@ -192,6 +199,7 @@ public final class WorkerService {
                 }
                 try fireHeldDue(events: events)
                 for outcome in actions.takeFinished() { state.onJobFinished(outcome) }
+                for report in deliveries.takeFinished() { state.onDeliveryReport(report, monotonic: clock.monotonic) }
                 if let capacityShare {
                     state.changeCapacity(to: min(max(0, capacityShare.value), WorkerMessage.maximumCapacity))
                 }
@@ -205,8 +213,8 @@ public final class WorkerService {
                         // Dropped when the coordinator is unreachable; the next heartbeat retries.
                         guard isEventPathReady else { continue }
                         _ = try incoming.send([codec.encode(message)], dontWait: true)
-                    case .publish, .run:
-                        preconditionFailure("onTick neither publishes nor runs jobs")
+                    case .publish, .run, .deliverToDestinations:
+                        preconditionFailure("onTick neither publishes, runs jobs nor delivers")
                     }
                 }
             }
@@ -280,6 +288,9 @@ public final class WorkerService {
                 }
                 logger.info("action", ["job": "\(job.jobId)", "action": "\(job.action)", "destructive": .bool(job.destructive)])
                 actions.start(job, at: now)
+            case .deliverToDestinations(let event, let destinations, let budget):
+                let json = event.fastJSON(userInfoEncoder: userInfoEncoder)
+                deliveries.submit(DeliveryJob(firing: event.firing, eventJSON: json, destinations: destinations, budget: budget))
             case .report, .announce:
                 preconditionFailure("onBatch and onTimer neither report nor announce")
             }

@@ -13,6 +13,10 @@ public enum WorkerDirective: Sendable, Hashable {
     case announce(WorkerMessage)
     /// Run this action job's handler; report its outcome with `onJobFinished`.
     case run(ActionJob)
+    /// Deliver this fire event's firing to these destinations (after publishing the event)
+    /// within `budget` seconds; report what became of them with `onDeliveryReport`. The
+    /// firing's acknowledgement waits for that report.
+    case deliverToDestinations(FireEvent, [Destination], budget: Double)
 }
 
 /// A worker's decisions: deliver each firing as a fire event, acknowledge it, heartbeat.
@@ -52,7 +56,15 @@ public struct WorkerState: Sendable {
     public private(set) var staleBatches = 0
     /// Firings handed over ahead of their due instant, delivered by ``onTimer(at:)`` when due:
     /// each with the epoch of its batch, by firing id.
-    var held: [FiringID: (firing: Firing, epoch: UInt64)] = [:]
+    var held: [FiringID: (firing: Firing, epoch: UInt64, destinations: [Destination]?)] = [:]
+    /// Acknowledgements of firings delivered as fire events whose destinations have no outcome
+    /// yet, by firing id: each goes out with its ``DeliveryReport``.
+    var awaitingDestinations: [FiringID: WorkerMessage.Acknowledgement] = [:]
+    /// Delivery reports that go out with their acknowledgements in the next report.
+    var pendingReports: [DeliveryReport] = []
+    /// The share of a batch's lease a firing's destinations may take, before the coordinator
+    /// would hand the firing to another worker.
+    public static let deliveryBudgetShare = 0.8
     /// When each of `held` comes due (its `dueAt`, UTC).
     var heldTimer = TimerQueue<FiringID>()
     /// Held firings dropped before their due instant because the coordinator revoked them.
@@ -99,13 +111,15 @@ public struct WorkerState: Sendable {
         }
         var directives: [WorkerDirective] = (batch.jobs ?? []).map { .run($0) }
         directives.reserveCapacity(batch.firings.count + directives.count)
+        deliveryBudget = Double(max(0, batch.leaseMilliseconds)) / 1000 * Self.deliveryBudgetShare
         for firing in batch.firings {
+            let destinations = batch.destinations?[firing.recipient.rawValue]
             if firing.dueAt > now {
-                held[firing.firingId] = (firing, batch.epoch)
+                held[firing.firingId] = (firing, batch.epoch, destinations)
                 heldTimer.schedule(firing.firingId, at: firing.dueAt)
                 continue
             }
-            deliver(firing, epoch: batch.epoch, at: now, monotonic: monotonic, into: &directives)
+            deliver(firing, epoch: batch.epoch, at: now, monotonic: monotonic, destinations: destinations, into: &directives)
         }
         return directives
     }
@@ -117,7 +131,7 @@ public struct WorkerState: Sendable {
         while let (id, dueAt) = heldTimer.first, dueAt <= now {
             _ = heldTimer.remove(id)
             guard let entry = held.removeValue(forKey: id) else { continue }
-            deliver(entry.firing, epoch: entry.epoch, at: now, monotonic: monotonic, into: &directives)
+            deliver(entry.firing, epoch: entry.epoch, at: now, monotonic: monotonic, destinations: entry.destinations, into: &directives)
         }
         return directives
     }
@@ -136,7 +150,8 @@ public struct WorkerState: Sendable {
     /// One fire event for `firing`, stamped `now`, and its acknowledgement for the next report
     /// (the first one waiting starts the acknowledgement delay at `monotonic`, when given).
     mutating func deliver(
-        _ firing: Firing, epoch: UInt64, at now: Date, monotonic: Double?, into directives: inout [WorkerDirective]
+        _ firing: Firing, epoch: UInt64, at now: Date, monotonic: Double?, destinations: [Destination]? = nil,
+        into directives: inout [WorkerDirective]
     ) {
         sequence += 1
         deliveredCount += 1
@@ -145,10 +160,32 @@ public struct WorkerState: Sendable {
         var event = FireEvent(seq: seq, publisher: id, firing: firing, firedAt: now)
         event.shard = shard
         directives.append(.publish(event))
+        let acknowledgement = WorkerMessage.Acknowledgement(firingId: firing.firingId, firedAt: now, attempt: firing.attempt, epoch: epoch)
+        if let destinations, !destinations.isEmpty {
+            awaitingDestinations[firing.firingId] = acknowledgement
+            directives.append(.deliverToDestinations(event, destinations, budget: deliveryBudget))
+            return
+        }
         if pendingAcks.isEmpty, acknowledgementsWaitingSince == nil { acknowledgementsWaitingSince = monotonic }
-        pendingAcks.append(WorkerMessage.Acknowledgement(
-            firingId: firing.firingId, firedAt: now, attempt: firing.attempt, epoch: epoch))
+        pendingAcks.append(acknowledgement)
     }
+
+    /// The seconds a firing's destinations may take: ``deliveryBudgetShare`` of the lease of
+    /// the last batch (10 s until one came).
+    var deliveryBudget = 10 * Self.deliveryBudgetShare
+
+    /// Queues the acknowledgement of a firing whose destinations all have an outcome, with
+    /// `report`, for the next report (`monotonic` as in ``onBatch(_:at:monotonic:)``). A
+    /// report for a firing not awaited (handed back, or a duplicate) is dropped.
+    public mutating func onDeliveryReport(_ report: DeliveryReport, monotonic: Double? = nil) {
+        guard let acknowledgement = awaitingDestinations.removeValue(forKey: report.firingId) else { return }
+        if pendingAcks.isEmpty, acknowledgementsWaitingSince == nil { acknowledgementsWaitingSince = monotonic }
+        pendingAcks.append(acknowledgement)
+        pendingReports.append(report)
+    }
+
+    /// Firings delivered as fire events whose destinations have no outcome yet.
+    public var awaitingDestinationsCount: Int { awaitingDestinations.count }
 
     /// Sends pending acknowledgements (once the first has waited `acknowledgementDelay`, or
     /// 256 wait), or a bare heartbeat when one is due.
@@ -168,13 +205,16 @@ public struct WorkerState: Sendable {
         var message = WorkerMessage(
             worker: id, host: host, pid: pid, capacity: capacity, delivered: deliveredCount, acks: pendingAcks)
         message.outcomes = pendingOutcomes.isEmpty ? nil : pendingOutcomes
+        message.deliveries = pendingReports.isEmpty ? nil : pendingReports
         pendingAcks.removeAll(keepingCapacity: true)
         pendingOutcomes.removeAll()
+        pendingReports.removeAll()
         guard heartbeatDue else { return [.report(message)] }
         lastReportAt = now
         var announcement = message
         announcement.acks = []
         announcement.outcomes = nil
+        announcement.deliveries = nil
         return [.announce(announcement), .report(message)]
     }
 
@@ -188,9 +228,14 @@ public struct WorkerState: Sendable {
         heldTimer = TimerQueue()
         var message = WorkerMessage(worker: id, host: host, pid: pid, capacity: 0, delivered: deliveredCount, acks: pendingAcks)
         message.outcomes = pendingOutcomes.isEmpty ? nil : pendingOutcomes
+        message.deliveries = pendingReports.isEmpty ? nil : pendingReports
         message.leaving = true
         pendingAcks.removeAll()
         pendingOutcomes.removeAll()
+        pendingReports.removeAll()
+        // Firings whose destinations have no outcome yet go unacknowledged: the coordinator
+        // hands them to another worker, which delivers them again under the same firing id.
+        awaitingDestinations.removeAll()
         return message
     }
 
@@ -213,6 +258,7 @@ public struct WorkerState: Sendable {
     public mutating func onReportNotSent(_ message: WorkerMessage) {
         pendingAcks.insert(contentsOf: message.acks, at: 0)
         pendingOutcomes.insert(contentsOf: message.outcomes ?? [], at: 0)
+        pendingReports.insert(contentsOf: message.deliveries ?? [], at: 0)
     }
 
     /// Queues a finished action job's outcome for the next report.
