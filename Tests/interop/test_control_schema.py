@@ -88,7 +88,8 @@ def test_schema_is_valid_draft_2020_12():
     assert sorted(OPS) == sorted([
         "schedule", "list", "cancel", "status", "workers", "stats", "ping", "deadLetters", "retry", "deleteDeadLetter", "snapshot",
         "compact", "store", "events", "register", "recipient", "badge", "ack", "enable", "disable", "delivered",
-        "act", "job", "triggerNow", "backfill", "remaining", "locate", "setCalendar", "deleteCalendar", "calendars", "move"])
+        "act", "job", "triggerNow", "backfill", "remaining", "locate", "setCalendar", "deleteCalendar", "calendars", "move",
+        "destinations"])
     assert "rate_limited" in SCHEMA["$defs"]["error"]["properties"]["code"]["enum"]
 
 
@@ -109,6 +110,12 @@ def test_every_op_has_a_valid_request_the_coordinator_answers(cluster, zmq_conte
                                         "categories": [{"identifier": "meeting", "actions": [
                                             {"identifier": "join", "title": "Join", "activationMode": "foreground"}]}]}})
     ok({"op": "recipient", "recipient": alice})
+    hook = f"https://example.com/{tag}"
+    added = ok({"op": "destinations", "recipient": alice, "add": [
+        {"kind": "webhook", "url": hook, "secrets": ["whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"]},
+        {"kind": "fcm", "token": f"fcm-{tag}"}]})
+    assert [d["kind"] for d in added["recipient"]["destinations"]] == ["webhook", "fcm"]
+    ok({"op": "destinations", "recipient": alice, "remove": [f"webhook:{hook}", f"fcm:fcm-{tag}"]})
     scheduled = ok({"op": "schedule", "reminders": [
         {"id": f"{tag}-now", "recipient": alice, "content": {"title": "t", "body": "b", "badge": "+1", "sound": "default",
                                                             "userInfo": {"n": 1, "s": "x", "list": [True, 1.5]}},

@@ -426,6 +426,30 @@ class ClusterClient(MapHolder):
             request["requestId"] = request_id
         return self._result(request, recipient)
 
+    # Delivery destinations (issue 39), on the recipient's shard.
+
+    def add_destinations(self, recipient: str, destinations: list[dict], request_id: str | None = None) -> dict:
+        """Adds destinations to the recipient, keeping the rest of its registration (a destination
+        with the key of one held replaces it): each {"kind": "webhook", "url", "secrets":
+        ["whsec_…"]}, {"kind": "apns", "token", "topic", "environment"} or {"kind": "fcm",
+        "token"}. Returns the recipient result, secrets and tokens masked."""
+        request = {"op": "destinations", "recipient": recipient, "add": destinations}
+        if request_id:
+            request["requestId"] = request_id
+        return self._result(request, recipient)
+
+    def remove_destinations(self, recipient: str, keys: list[str], request_id: str | None = None) -> dict:
+        """Removes the recipient's destinations with these keys ("webhook:<url>", "apns:<token>",
+        "fcm:<token>"); a key it does not hold raises ChimeError not_found."""
+        request = {"op": "destinations", "recipient": recipient, "remove": keys}
+        if request_id:
+            request["requestId"] = request_id
+        return self._result(request, recipient)
+
+    def recipient(self, recipient: str) -> dict:
+        """The registered recipient (token, secrets and tokens masked), its badge and delivered count."""
+        return self._result({"op": "recipient", "recipient": recipient}, recipient)
+
     def locate(self, recipient: str, latitude: float, longitude: float, accuracy: float | None = None,
                at: str | None = None, request_id: str | None = None) -> dict:
         """Reports where the recipient is (at: RFC 3339, default the coordinator's now):

@@ -31,7 +31,8 @@ extension CoordinatorState {
                 destinations.append(destination)
             }
         }
-        recipient.destinations = destinations.isEmpty ? nil : destinations
+        // Empty, not nil: `register` keeps the held destinations for a nil list.
+        recipient.destinations = destinations
         return register(recipient, at: now, directives: &directives)
     }
 

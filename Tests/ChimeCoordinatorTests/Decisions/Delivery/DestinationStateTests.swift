@@ -57,6 +57,9 @@ import Testing
             return
         }
         #expect(error.code == .notFound && error.field == "remove[0]")
+        run.request(.destinations("alice", add: [], remove: [Self.phone.key]))
+        #expect(run.state.recipients["alice"]?.destinations == nil, "the last one removed")
+        #expect(run.state.recipients["alice"]?.settings == .all)
         #expect(run.replayed().durable == run.state.durable)
         #expect(try run.reloaded().durable == run.state.durable)
     }
