@@ -85,7 +85,11 @@ public final class ClusterSource: DashboardSource {
     public func deadLetters(cursor: String?) throws(WireError) -> PageView<Firing> {
         try client.withLock { client throws(WireError) in
             let page = try client.deadLetters(limit: Self.pageSize, cursor: cursor)
-            return PageView(items: page.result.firings, nextCursor: page.result.nextCursor, partial: page.partial?.message)
+            let causes = (page.result.failures ?? [:]).mapValues { failure in
+                let attempts = failure.outcomes.reduce(0) { $0 + $1.attempts.count }
+                return "\(failure.cause) (worker \(failure.worker), \(attempts) attempts)"
+            }
+            return PageView(items: page.result.firings, nextCursor: page.result.nextCursor, partial: page.partial?.message, notes: causes)
         }
     }
 

@@ -16,6 +16,7 @@ extension DashboardPages {
                 """
                 <tr><td class="firing">\(firing.firingId.description)</td><td>\(firing.recipient.rawValue)</td>\
                 <td>\(instant(firing.dueAt))</td><td class="number">\(firing.attempt)</td><td>\(firing.content.title, or: "")</td>\
+                <td class="cause">\(page.notes[firing.firingId.description], or: "")</td>\
                 <td>\(ActionForm.button(.retry(firing.firingId), label: "Retry", context: context))\
                 \(ActionForm.button(.deleteDeadLetter(firing.firingId), label: "Delete", context: context, danger: true))</td></tr>
                 """
@@ -26,7 +27,7 @@ extension DashboardPages {
                 content = """
                     <p>\(ActionForm.button(.retryAll, label: "Retry all", context: context, danger: true))</p>
                     <table id="dead-letters"><thead><tr><th>Firing</th><th>Recipient</th><th>Due (UTC)</th>\
-                    <th class="number">Attempts</th><th>Title</th><th></th></tr></thead><tbody>\(rows)</tbody></table>
+                    <th class="number">Attempts</th><th>Title</th><th>Cause</th><th></th></tr></thead><tbody>\(rows)</tbody></table>
                     """
             }
             if let next = page.nextCursor {

@@ -158,11 +158,14 @@ public struct PageView<Item: Codable & Hashable & Sendable>: Codable, Hashable, 
     public var nextCursor: String?
     /// The `partial` sentence naming the shards that did not answer; `nil` when all did.
     public var partial: String?
+    /// A line about some items, by the item's id (a dead letter's cause, by firing id).
+    public var notes: [String: String] = [:]
 
     /// Creates the value from its fields.
-    public init(items: [Item], nextCursor: String?, partial: String?) {
+    public init(items: [Item], nextCursor: String?, partial: String?, notes: [String: String] = [:]) {
         self.items = items
         self.nextCursor = nextCursor
         self.partial = partial
+        self.notes = notes
     }
 }

@@ -25,6 +25,9 @@ extension ChimeConfiguration {
         /// form: about 150 bytes for a one-shot with a 100-byte body), unless the certificate
         /// says otherwise (`max-reminder-bytes`); 0: unlimited.
         public var tenantMaxReminderBytes = 64 * 1024 * 1024
+        /// Delivery destinations (webhooks, APNs and FCM tokens) the recipients of one
+        /// restricted client key may hold together; 0: unlimited. Past it: `quota_exceeded`.
+        public var tenantMaxDestinations = 10_000
 
         /// The defaults shown on each property.
         public init() {}

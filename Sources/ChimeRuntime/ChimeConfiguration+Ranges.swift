@@ -85,6 +85,7 @@ extension ChimeConfiguration {
             KeyRange("limits.maxFramesPerMessage", limits.maxFramesPerMessage, 2...1_000_000),
             KeyRange("limits.maxCategoriesPerRecipient", limits.maxCategoriesPerRecipient, 1...10_000),
             KeyRange("limits.tenantMaxReminders", limits.tenantMaxReminders, 0...1_000_000_000, "0: unlimited"),
+            KeyRange("limits.tenantMaxDestinations", limits.tenantMaxDestinations, 0...1_000_000_000, "0: unlimited"),
             KeyRange("limits.tenantMaxReminderBytes", limits.tenantMaxReminderBytes, 0...(1 << 50), "0: unlimited"),
             KeyRange("cluster.mapEpoch", cluster.mapEpoch, 1...(UInt64(1) << 53)),
             KeyRange("cluster.slotCount", cluster.slotCount, 1...65_536),

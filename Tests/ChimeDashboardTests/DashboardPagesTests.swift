@@ -48,6 +48,7 @@ import Testing
         #expect(pages[2].1.contains("href=\"/reminders/detail?recipient=%3Cb%3Ebob%3C%2Fb%3E&amp;id=%3Cscript%3Ealert%281%29%3C%2Fscript%3E\""))
         #expect(pages[2].1.contains("cursor=c%3C1%3E"))
         #expect(pages[3].1.contains("<tr><th>Body</th><td>&lt;img src=x onerror=alert(2)&gt;</td></tr>"))
+        #expect(pages[4].1.contains("<td class=\"cause\">webhook:https://x/ refused: HTTP 400: &lt;img src=x onerror=alert(3)&gt;</td>"))
         #expect(pages[3].1.contains("&lt;b&gt;bold&lt;/b&gt;"))
         #expect(pages[5].1.contains("value=\"&quot;&gt;&lt;script&gt;x&lt;/script&gt;\""))
     }

@@ -55,6 +55,8 @@ final class FixedSource: DashboardSource {
             missing: [MissingShard(shard: 1, error: "no answer")])
         return FixedSource(
             overview: overview, workers: workers, reminders: PageView(items: [listing], nextCursor: "c<1>", partial: nil),
-            deadLetters: PageView(items: [firing], nextCursor: nil, partial: "1 of 2 shard(s) did not answer: shard 1"))
+            deadLetters: PageView(
+                items: [firing], nextCursor: nil, partial: "1 of 2 shard(s) did not answer: shard 1",
+                notes: [firing.firingId.description: "webhook:https://x/ refused: HTTP 400: <img src=x onerror=alert(3)>"]))
     }
 }

@@ -21,6 +21,7 @@ extension CoordinatorConfiguration {
         snapshotEveryRecords = configuration.store.snapshotEveryRecords
         tenantMaxReminders = configuration.limits.tenantMaxReminders > 0 ? configuration.limits.tenantMaxReminders : nil
         tenantMaxReminderBytes = configuration.limits.tenantMaxReminderBytes > 0 ? configuration.limits.tenantMaxReminderBytes : nil
+        tenantMaxDestinations = configuration.limits.tenantMaxDestinations > 0 ? configuration.limits.tenantMaxDestinations : nil
         misfireThreshold = coordinator.misfireThresholdSeconds > 0 ? coordinator.misfireThresholdSeconds : nil
         fireAllCap = coordinator.fireAllCap
         eventRetention = coordinator.eventRetention

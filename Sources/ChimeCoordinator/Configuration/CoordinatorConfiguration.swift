@@ -48,6 +48,8 @@ public struct CoordinatorConfiguration: Sendable {
     public var tenantMaxReminders: Int?
     /// A restricted key's default quota: the bytes those reminders take at most (`nil`: unlimited).
     public var tenantMaxReminderBytes: Int?
+    /// A restricted key's quota of delivery destinations over all its recipients (`nil`: unlimited).
+    public var tenantMaxDestinations: Int? = 10_000
     /// The `userInfo` JSON size limit, in bytes.
     public var maximumUserInfoBytes: Int
     /// Remembered request ids, for idempotent retries (each keeps its encoded reply; see

@@ -86,7 +86,11 @@ extension CoordinatorState {
         case .delivered(let recipient, let remove):
             outcome = delivered(recipient, remove: remove, at: now, directives: &directives)
         case .destinations(let recipient, let add, let remove):
-            outcome = changeDestinations(of: recipient, add: add, remove: remove, at: now, directives: &directives)
+            if let refusal = destinationQuotaRefusal(of: recipient, adding: add, removing: remove, for: client) {
+                outcome = .failed(refusal)
+            } else {
+                outcome = changeDestinations(of: recipient, add: add, remove: remove, at: now, directives: &directives)
+            }
         case .act(let firingId, let action, let text, let token, let snoozeSeconds):
             outcome = act(firingId, action: action, text: text, token: token, snoozeSeconds: snoozeSeconds, at: now,
                           directives: &directives)

@@ -36,6 +36,26 @@ extension CoordinatorState {
         return register(recipient, at: now, directives: &directives)
     }
 
+    /// Why adding `add` to `id` (and removing `remove`) would take the caller's recipients past
+    /// its key's destination quota (`limits.tenantMaxDestinations`), or `nil` when it would not
+    /// or the caller has none (no recipient restriction). Counts the destinations of the
+    /// registered recipients the key's scope allows: O(registered recipients), for a request
+    /// that is rare next to schedules.
+    /// - Returns: `quota_exceeded`, field `add`.
+    func destinationQuotaRefusal(of id: RecipientID, adding add: [Destination], removing remove: [String], for client: ClientAddress?) -> WireError? {
+        guard let scope = client?.scope, let limit = configuration.tenantMaxDestinations, !add.isEmpty else { return nil }
+        var held = 0
+        for (other, recipient) in recipients where other != id && scope.allows(other) { held += recipient.destinations?.count ?? 0 }
+        var own = Set((recipients[id]?.destinations ?? []).map(\.key))
+        own.subtract(remove)
+        own.formUnion(add.map(\.key))
+        guard held + own.count > limit else { return nil }
+        return WireError(
+            .quotaExceeded,
+            "this key's recipients (\(scope.summary)) would hold \(held + own.count) destinations, past the quota of \(limit) (limits.tenantMaxDestinations)",
+            field: "add")
+    }
+
     /// Removes the destinations `report` calls gone (`removed` outcomes), matched by their
     /// masked key (reports never carry a token in full).
     mutating func removeGoneDestinations(

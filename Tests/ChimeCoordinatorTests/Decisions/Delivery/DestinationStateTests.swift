@@ -1,5 +1,6 @@
 import ChimeCore
 import ChimeJournal
+import ChimeSecurity
 import ChimeWire
 import Foundation
 import Testing
@@ -145,5 +146,36 @@ import Testing
         #expect(run.state.durable.deliveries.deadLetters.isEmpty, "a removed destination is no failure of the firing")
         #expect(run.state.durable.deliveries.unsettled[firing.firingId] == nil, "acknowledged")
         #expect(run.replayed().durable == run.state.durable)
+    }
+}
+
+extension DestinationStateTests {
+    @Test func aRestrictedKeysRecipientsShareItsDestinationQuota() {
+        var run = Run { $0.tenantMaxDestinations = 3 }
+        let tenant = ClientAddress(routing: [Data([1])], tenant: "key-a", scope: RecipientScope(prefixes: ["a-"]))
+        func request(_ recipient: RecipientID, add: [Destination], remove: [String] = []) -> ControlOutcome {
+            let directives = run.keep(run.state.onRequest(
+                ControlRequest(command: .destinations(recipient, add: add, remove: remove)), from: tenant, at: Self.t0))
+            guard case .reply(let outcome, _, _)? = directives.last else { return .failed(WireError(.internal, "no reply")) }
+            return outcome
+        }
+        let tokens = (0..<4).map { Destination.fcm(FCMDestination(token: "t\($0)")) }
+        guard case .recipient = request("a-1", add: Array(tokens[0..<2])), case .recipient = request("a-2", add: [tokens[2]]) else {
+            Issue.record("refused under the quota")
+            return
+        }
+        guard case .failed(let error) = request("a-2", add: [tokens[3]]) else {
+            Issue.record("accepted a fourth destination")
+            return
+        }
+        #expect(error.code == .quotaExceeded && error.field == "add")
+        guard case .recipient = request("a-2", add: [tokens[3]], remove: [tokens[2].key]) else {
+            Issue.record("a swap is refused")
+            return
+        }
+        guard case .recipient = request("a-2", add: [tokens[3]]) else {
+            Issue.record("replacing a held key is refused")
+            return
+        }
     }
 }
