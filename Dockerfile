@@ -2,13 +2,13 @@
 #   docker build -t chime:0.1.0 .
 #   docker run --rm chime:0.1.0 version
 # Build stage: the Swift 6 toolchain on Debian 12, linking the Swift runtime and Foundation
-# statically, so the runtime stage needs only the C libraries (libzmq, libmicrohttpd, libcurl) and
+# statically, so the runtime stage needs only the C libraries (libzmq, libmicrohttpd, libcurl, libcrypto) and
 # the time zone database that Chime's floating reminders read.
 ARG SWIFT_VERSION=6.3
 FROM swift:${SWIFT_VERSION}-bookworm AS build
 # hadolint ignore=DL3008
 RUN apt-get update \
-    && apt-get install -y --no-install-recommends libzmq3-dev libmicrohttpd-dev libcurl4-openssl-dev pkg-config \
+    && apt-get install -y --no-install-recommends libzmq3-dev libmicrohttpd-dev libcurl4-openssl-dev libssl-dev pkg-config \
     && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY . .
@@ -20,7 +20,7 @@ FROM debian:bookworm-slim
 # command hooks that call HTTPS services.
 # hadolint ignore=DL3008
 RUN apt-get update \
-    && apt-get install -y --no-install-recommends libzmq5 libmicrohttpd12 libcurl4 libstdc++6 tzdata ca-certificates \
+    && apt-get install -y --no-install-recommends libzmq5 libmicrohttpd12 libcurl4 libssl3 libstdc++6 tzdata ca-certificates \
     && rm -rf /var/lib/apt/lists/* \
     && groupadd --system --gid 10001 chime \
     && useradd --system --uid 10001 --gid chime --home-dir /var/lib/chime --shell /usr/sbin/nologin chime \
