@@ -2,7 +2,7 @@
 #   docker build -t chime:0.1.0 .
 #   docker run --rm chime:0.1.0 version
 # Build stage: the Swift 6 toolchain on Debian 12, linking the Swift runtime and Foundation
-# statically, so the runtime stage needs only the C libraries (libzmq, libmicrohttpd, libcurl) and
+# statically, so the runtime stage needs only the C libraries (libzmq, libmicrohttpd, libcurl, libcrypto) and
 # the time zone database that Chime's floating reminders read.
 # scripts/image.sh builds the same image without a registry: the runtime base made by
 # debootstrap from Debian's own packages (RUNTIME_BASE), and the binary built on the Debian 12
@@ -13,7 +13,7 @@ ARG BINARY=build
 FROM swift:${SWIFT_VERSION}-bookworm AS build
 # hadolint ignore=DL3008
 RUN apt-get update \
-    && apt-get install -y --no-install-recommends libzmq3-dev libmicrohttpd-dev libcurl4-openssl-dev pkg-config \
+    && apt-get install -y --no-install-recommends libzmq3-dev libmicrohttpd-dev libcurl4-openssl-dev libssl-dev pkg-config \
     && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY . .
