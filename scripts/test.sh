@@ -5,6 +5,15 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh --test
 scripts/check-deploy.sh
+# The image built here and run under podman-compose (scripts/image.sh --check: a debootstrap
+# base, a static release build, a compose run that fires and survives down/up; about 4 min
+# from cold), where podman, debootstrap and podman-compose are installed and this is root.
+if [ "${CHIME_IMAGE_CHECK:-auto}" != 0 ] && [ "$(id -u)" = 0 ] \
+    && command -v podman >/dev/null && command -v debootstrap >/dev/null && command -v podman-compose >/dev/null; then
+    scripts/image.sh --check
+else
+    echo "test.sh: podman, debootstrap or podman-compose missing (or not root): the image check is skipped (apt-get install podman runc debootstrap podman-compose to run it)"
+fi
 swift build --build-tests -Xswiftc -warnings-as-errors
 swift test --skip-build
 # The documentation site from this build (scripts/docs.sh: ChimeClient's symbol graph, the

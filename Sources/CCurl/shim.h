@@ -24,6 +24,7 @@ typedef struct {
     const char *(*easy_strerror)(CURLcode code);
     struct curl_slist *(*slist_append)(struct curl_slist *list, const char *line);
     void (*slist_free_all)(struct curl_slist *list);
+    void (*easy_reset)(CURL *handle);
 } chime_curl_table;
 
 typedef struct {
@@ -69,6 +70,7 @@ static inline void chime_curl_load_once(void) {
     table.slist_append = (struct curl_slist * (*)(struct curl_slist *, const char *))
         chime_curl_symbol(library, "curl_slist_append", &missing);
     table.slist_free_all = (void (*)(struct curl_slist *))chime_curl_symbol(library, "curl_slist_free_all", &missing);
+    table.easy_reset = (void (*)(CURL *))chime_curl_symbol(library, "curl_easy_reset", &missing);
     if (missing) return;
     // curl_global_init once per process, before the first handle (libcurl's rule).
     CURLcode code = table.global_init(CURL_GLOBAL_DEFAULT);
@@ -97,6 +99,10 @@ static inline CURL *chime_curl_easy_init(void) { return chime_curl_state()->func
 
 static inline void chime_curl_easy_cleanup(CURL *handle) { chime_curl_state()->functions.easy_cleanup(handle); }
 
+/// Resets a handle's options to their defaults, keeping its open connections, DNS and TLS
+/// session caches (a reused handle then reuses its connection to the same host).
+static inline void chime_curl_easy_reset(CURL *handle) { chime_curl_state()->functions.easy_reset(handle); }
+
 static inline CURLcode chime_curl_easy_perform(CURL *handle) { return chime_curl_state()->functions.easy_perform(handle); }
 
 static inline const char *chime_curl_easy_strerror(CURLcode code) { return chime_curl_state()->functions.easy_strerror(code); }
@@ -123,6 +129,14 @@ static inline CURLcode chime_curl_setopt_offset(CURL *handle, CURLoption option,
 
 static inline CURLcode chime_curl_setopt_write_function(CURL *handle, chime_curl_write_callback callback) {
     return chime_curl_state()->functions.easy_setopt(handle, CURLOPT_WRITEFUNCTION, callback);
+}
+
+static inline CURLcode chime_curl_setopt_header_function(CURL *handle, chime_curl_write_callback callback) {
+    return chime_curl_state()->functions.easy_setopt(handle, CURLOPT_HEADERFUNCTION, callback);
+}
+
+static inline CURLcode chime_curl_getinfo_long(CURL *handle, CURLINFO info, long *value) {
+    return chime_curl_state()->functions.easy_getinfo(handle, info, value);
 }
 
 static inline CURLcode chime_curl_response_code(CURL *handle, long *code) {

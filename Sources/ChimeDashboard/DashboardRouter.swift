@@ -21,6 +21,8 @@ public struct DashboardRouter: Sendable {
     public let overviews: OverviewCache
     /// The login every page and API call needs; `nil` serves without one (loopback only).
     public let login: DashboardLogin?
+    /// The `Host` names served; others are answered 421 (DNS rebinding).
+    public let hosts: DashboardHosts
 
     /// The largest request body read, in bytes (a form post is far smaller).
     public static let maximumBodyBytes = 16 * 1024
@@ -41,9 +43,10 @@ public struct DashboardRouter: Sendable {
     ///   interval: the sampler refreshes it that often).
     public init(
         source: any DashboardSource, history: MetricsHistory, tail: EventTail, csrf: CSRFGuard, readOnly: Bool,
-        overviewAge: TimeInterval = 0, login: DashboardLogin? = nil
+        overviewAge: TimeInterval = 0, login: DashboardLogin? = nil, hosts: DashboardHosts = .any
     ) {
         self.login = login
+        self.hosts = hosts
         self.overviews = OverviewCache(maximumAge: overviewAge)
         self.source = source
         self.history = history
@@ -57,7 +60,11 @@ public struct DashboardRouter: Sendable {
     /// The answer to `request`.
     public func respond(to request: HTTPRequest) -> HTTPResponse {
         var response: HTTPResponse
-        if let login, let answer = gate(request, login: login) {
+        if !hosts.accepts(request.headers["host"]) {
+            response = text(421, "misdirected request: this dashboard does not answer as \(request.headers["host"] ?? "(no Host)") (chime dashboard --allow-host NAME)\n")
+        } else if request.method == "POST", let refusal = Self.crossSiteRefusal(request) {
+            response = text(403, "forbidden: \(refusal)\n")
+        } else if let login, let answer = gate(request, login: login) {
             response = answer
         } else if request.method == "POST" {
             response = request.path == "/actions" ? act(request) : text(405, "method not allowed: only /actions takes POST\n")
@@ -69,6 +76,21 @@ public struct DashboardRouter: Sendable {
         }
         for (name, value) in Self.securityHeaders where response.headers[name] == nil { response.headers[name] = value }
         return response
+    }
+
+    /// Why a `POST` (any: an action, the login, the logout) is refused as sent by another
+    /// site: `Sec-Fetch-Site` other than `same-origin`/`none`, or an `Origin` whose host is not
+    /// the request's `Host`; `nil` lets it through (the CSRF token is checked after, for actions).
+    static func crossSiteRefusal(_ request: HTTPRequest) -> String? {
+        if let site = request.headers["sec-fetch-site"], !["same-origin", "none"].contains(site) {
+            return "a post must come from this dashboard's own pages (Sec-Fetch-Site: \(site))"
+        }
+        if let origin = request.headers["origin"] {
+            guard let originHost = DashboardHosts.originHostName(origin),
+                let host = request.headers["host"].flatMap(DashboardHosts.hostName), originHost == host
+            else { return "a post must come from this dashboard's own pages (Origin \(origin))" }
+        }
+        return nil
     }
 
     private func get(_ request: HTTPRequest) -> HTTPResponse {

@@ -25,7 +25,10 @@ enum DeliveryChannels {
             circuitThreshold: configuration.circuitFailures, circuitOpenSeconds: configuration.circuitOpenSeconds)
     }
 
-    /// HMAC-SHA256 for webhook signatures: OpenSSL's libcrypto (the crypto module lands from
-    /// the `push` branch; until then no signature is made and webhooks are refused, saying so).
-    static let hmac: HMACSHA256 = { _, _ in nil }
+    /// HMAC-SHA256 for webhook signatures: OpenSSL's libcrypto (``Digest``).
+    static let hmac: HMACSHA256 = { key, message in
+        // A missing libcrypto becomes nil: the channel then refuses the webhook saying it
+        // cannot sign, which the dead letter shows.
+        try? Digest.hmacSHA256(key: key, message: message)
+    }
 }

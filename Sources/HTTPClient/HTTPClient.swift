@@ -1,16 +1,18 @@
 internal import CCurl
 import Foundation
 
-/// A blocking HTTP/1.1 client for small JSON exchanges with one server (the Kubernetes API
-/// server): one request per call, each with its own deadline, a response body bounded before
-/// it is kept, and TLS verified against a CA bundle file of the caller's choosing.
+/// A blocking HTTP client for small exchanges with one server (the Kubernetes API server, a
+/// push provider): one request per call, each with its own deadline, a response body bounded
+/// before it is kept, and TLS verified against a CA bundle file of the caller's choosing.
 ///
 /// Built on libcurl (Debian `libcurl4-openssl-dev`), loaded with `dlopen` at the first request
 /// (a process that never sends one does not map it; one without `libcurl.so.4` gets `.failed`
 /// saying so), rather than FoundationNetworking's
 /// `URLSession`, whose Linux build always verifies against `/etc/ssl/certs/ca-certificates.crt`
 /// and offers no way to trust a cluster's own CA (`ca.crt` of a service account). Safe to
-/// use from several threads: each call makes and frees its own easy handle.
+/// use from several threads: each call makes and frees its own easy handle. A caller that
+/// sends many requests to one host (APNs asks providers to keep their connections open)
+/// uses an ``HTTPSession``, which keeps handles and their connections between requests.
 ///
 /// ```swift
 /// let client = HTTPClient(timeout: 5, certificateAuthorityFile: "/var/run/secrets/kubernetes.io/serviceaccount/ca.crt")
@@ -37,18 +39,46 @@ public struct HTTPClient: Sendable {
         }
     }
 
-    /// A response: its status and body.
+    /// A response: its status, headers and body.
     public struct Response: Sendable, Equatable {
         /// The HTTP status code (200, 404, 409, …).
         public var status: Int
         /// The body, at most the client's `maximumResponseBytes`.
         public var body: Data
+        /// The final response's header fields, names lowercased (`retry-after`, `apns-id`); a
+        /// field sent twice keeps its values joined by `, ` (RFC 9110 §5.3). At most 100
+        /// fields of at most 8 KiB each are kept.
+        public var headers: [String: String]
+        /// The HTTP version the response came in: `1` (1.0 or 1.1), `2` or `3`; 0 when unknown.
+        public var httpVersion: Int
+        /// How many connections were opened for this exchange: 0 when an open one was reused.
+        public var connectionsOpened: Int
 
         /// A response from its parts.
-        public init(status: Int, body: Data) {
+        public init(status: Int, body: Data, headers: [String: String] = [:], httpVersion: Int = 0, connectionsOpened: Int = 0) {
             self.status = status
             self.body = body
+            self.headers = headers
+            self.httpVersion = httpVersion
+            self.connectionsOpened = connectionsOpened
         }
+
+        /// The header field `name` (any case), or `nil`.
+        public func header(_ name: String) -> String? { headers[name.lowercased()] }
+    }
+
+    /// Which HTTP version a client asks for.
+    public enum HTTPVersion: Sendable, Hashable {
+        /// libcurl's default (HTTP/2 over TLS when the server offers it, else HTTP/1.1).
+        case automatic
+        /// HTTP/1.1 only.
+        case http1_1
+        /// HTTP/2 over TLS, negotiated with ALPN, HTTP/1.1 when the server refuses it or for
+        /// `http://` (libcurl's `CURL_HTTP_VERSION_2TLS`).
+        case http2
+        /// HTTP/2 without negotiation, also over cleartext `http://` (h2c "prior knowledge",
+        /// RFC 9113 §3.3; libcurl's `CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE`).
+        case http2PriorKnowledge
     }
 
     /// The whole exchange's deadline (connection, TLS, request and response), in seconds.
@@ -58,12 +88,17 @@ public struct HTTPClient: Sendable {
     public var certificateAuthorityFile: String?
     /// The largest response body kept, in bytes; a larger one fails with `.tooLarge`.
     public var maximumResponseBytes: Int
+    /// The HTTP version asked for.
+    public var httpVersion: HTTPVersion
 
     /// A client (nothing is opened until a request is sent).
-    public init(timeout: Double, certificateAuthorityFile: String? = nil, maximumResponseBytes: Int = 16 << 20) {
+    public init(
+        timeout: Double, certificateAuthorityFile: String? = nil, maximumResponseBytes: Int = 16 << 20, httpVersion: HTTPVersion = .automatic
+    ) {
         self.timeout = timeout
         self.certificateAuthorityFile = certificateAuthorityFile
         self.maximumResponseBytes = maximumResponseBytes
+        self.httpVersion = httpVersion
     }
 
     /// Sends `request` and waits for the whole response, at most `timeout` seconds.
@@ -71,12 +106,22 @@ public struct HTTPClient: Sendable {
     /// - Throws: `HTTPClientError` with `.timedOut`, `.tooLarge`, `.unreachable` (no connection),
     ///   `.tls` (the certificate did not verify, or the CA file did not load) or `.failed`.
     public func send(_ request: Request) throws(HTTPClientError) -> Response {
+        try Self.checkURL(of: request)
+        let handle = try EasyHandle.make()
+        defer { handle.close() }
+        return try perform(request, on: handle)
+    }
+
+    static func checkURL(of request: Request) throws(HTTPClientError) {
         guard request.url.hasPrefix("http://") || request.url.hasPrefix("https://") else {
             throw HTTPClientError(.failed, "\(request.url) is not an http:// or https:// URL")
         }
-        guard chime_curl_load() == 1 else { throw HTTPClientError(.failed, String(cString: chime_curl_error())) }
-        guard let handle = chime_curl_easy_init() else { throw HTTPClientError(.failed, "libcurl could not make a handle") }
-        defer { chime_curl_easy_cleanup(handle) }
+    }
+
+    /// Sends `request` on `handle`, whose options are reset first (its connections kept).
+    func perform(_ request: Request, on handle: EasyHandle) throws(HTTPClientError) -> Response {
+        let easy = handle.pointer
+        chime_curl_easy_reset(easy)
         var headers: UnsafeMutablePointer<curl_slist>?
         defer { chime_curl_slist_free_all(headers) }
         // An empty Expect: stops libcurl's 1-second wait for `100 Continue` before a large body.
@@ -89,12 +134,12 @@ public struct HTTPClient: Sendable {
         let code: CURLcode = body.withUnsafeBytes { bodyBytes in
             errorText.withUnsafeMutableBufferPointer { errorBuffer in
                 withExtendedLifetime(sink) {
-                    var result = request.url.withCString { chime_curl_setopt_pointer(handle, CURLOPT_URL, $0) }
+                    var result = request.url.withCString { chime_curl_setopt_pointer(easy, CURLOPT_URL, $0) }
                     func set(_ option: CURLoption, _ value: Int) {
-                        if result == CURLE_OK { result = chime_curl_setopt_long(handle, option, value) }
+                        if result == CURLE_OK { result = chime_curl_setopt_long(easy, option, value) }
                     }
                     func set(_ option: CURLoption, pointer: UnsafeRawPointer?) {
-                        if result == CURLE_OK { result = chime_curl_setopt_pointer(handle, option, pointer) }
+                        if result == CURLE_OK { result = chime_curl_setopt_pointer(easy, option, pointer) }
                     }
                     // Timeouts without SIGALRM: the process has its own signal handling and threads.
                     set(CURLOPT_NOSIGNAL, 1)
@@ -103,10 +148,16 @@ public struct HTTPClient: Sendable {
                     set(CURLOPT_FOLLOWLOCATION, 0)
                     set(CURLOPT_ERRORBUFFER, pointer: errorBuffer.baseAddress)
                     set(CURLOPT_HTTPHEADER, pointer: headers)
+                    switch httpVersion {
+                    case .automatic: break
+                    case .http1_1: set(CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_1_1)
+                    case .http2: set(CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_2TLS)
+                    case .http2PriorKnowledge: set(CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE)
+                    }
                     if let file = certificateAuthorityFile {
                         file.withCString { set(CURLOPT_CAINFO, pointer: $0) }
                     }
-                    if result == CURLE_OK { result = chime_curl_setopt_offset(handle, CURLOPT_MAXFILESIZE_LARGE, curl_off_t(maximumResponseBytes)) }
+                    if result == CURLE_OK { result = chime_curl_setopt_offset(easy, CURLOPT_MAXFILESIZE_LARGE, curl_off_t(maximumResponseBytes)) }
                     request.method.withCString { set(CURLOPT_CUSTOMREQUEST, pointer: $0) }
                     if request.body != nil {
                         set(CURLOPT_POSTFIELDSIZE, bodyBytes.count)
@@ -114,10 +165,12 @@ public struct HTTPClient: Sendable {
                     } else if request.method == "GET" {
                         set(CURLOPT_HTTPGET, 1)
                     }
-                    if result == CURLE_OK { result = chime_curl_setopt_write_function(handle, responseSinkWrite) }
+                    if result == CURLE_OK { result = chime_curl_setopt_write_function(easy, responseSinkWrite) }
                     set(CURLOPT_WRITEDATA, pointer: Unmanaged.passUnretained(sink).toOpaque())
+                    if result == CURLE_OK { result = chime_curl_setopt_header_function(easy, responseSinkHeader) }
+                    set(CURLOPT_HEADERDATA, pointer: Unmanaged.passUnretained(sink).toOpaque())
                     guard result == CURLE_OK else { return result }
-                    return chime_curl_easy_perform(handle)
+                    return chime_curl_easy_perform(easy)
                 }
             }
         }
@@ -127,8 +180,12 @@ public struct HTTPClient: Sendable {
             throw Self.failure(code, detail: detail, request: request, isOverLimit: sink.isOverLimit)
         }
         var status = 0
-        _ = chime_curl_response_code(handle, &status)
-        return Response(status: status, body: sink.data)
+        _ = chime_curl_response_code(easy, &status)
+        var version = 0
+        _ = chime_curl_getinfo_long(easy, CURLINFO_HTTP_VERSION, &version)
+        var connections = 0
+        _ = chime_curl_getinfo_long(easy, CURLINFO_NUM_CONNECTS, &connections)
+        return Response(status: status, body: sink.data, headers: sink.headers, httpVersion: Self.majorVersion(version), connectionsOpened: connections)
     }
 
     /// `timeout` in whole milliseconds for libcurl: at least 1, at most a day; a timeout that
@@ -136,6 +193,15 @@ public struct HTTPClient: Sendable {
     var timeoutMilliseconds: Int {
         guard timeout.isFinite else { return 86_400_000 }
         return Int(min(max(timeout, 0.001), 86_400) * 1000)
+    }
+
+    private static func majorVersion(_ curlVersion: Int) -> Int {
+        switch curlVersion {
+        case CURL_HTTP_VERSION_1_0, CURL_HTTP_VERSION_1_1: 1
+        case CURL_HTTP_VERSION_2_0: 2
+        case CURL_HTTP_VERSION_3: 3
+        default: 0
+        }
     }
 
     private static func failure(_ code: CURLcode, detail: String, request: Request, isOverLimit: Bool) -> HTTPClientError {
@@ -152,13 +218,52 @@ public struct HTTPClient: Sendable {
     }
 }
 
-/// Collects a response body up to a bound (the write callback's context).
+/// One libcurl easy handle, which holds its connection cache between requests.
+///
+/// `@unchecked Sendable`: a handle is used by one thread at a time — ``HTTPClient/send(_:)``
+/// owns its own for the call, and ``HTTPSession`` lends one handle to one caller at a time,
+/// taking it out of its idle list under a lock.
+struct EasyHandle: @unchecked Sendable {
+    let pointer: UnsafeMutableRawPointer
+
+    /// A new handle, libcurl loaded first.
+    /// - Throws: `HTTPClientError(.failed)` without libcurl or when it cannot make one.
+    static func make() throws(HTTPClientError) -> EasyHandle {
+        guard chime_curl_load() == 1 else { throw HTTPClientError(.failed, String(cString: chime_curl_error())) }
+        guard let pointer = chime_curl_easy_init() else { throw HTTPClientError(.failed, "libcurl could not make a handle") }
+        return EasyHandle(pointer: pointer)
+    }
+
+    /// Frees the handle and closes its connections.
+    func close() { chime_curl_easy_cleanup(pointer) }
+}
+
+/// Collects a response body up to a bound (the write callback's context), and its headers.
 private final class ResponseSink {
     let limit: Int
     var data = Data()
     var isOverLimit = false
+    var headers: [String: String] = [:]
 
     init(limit: Int) { self.limit = limit }
+
+    /// Takes one header line as libcurl hands it (`name: value\r\n`); a status line starts
+    /// over (an interim `100` or a proxy's `200` comes before the final response's fields).
+    func takeHeaderLine(_ line: String) {
+        if line.hasPrefix("HTTP/") {
+            headers = [:]
+            return
+        }
+        guard let colon = line.firstIndex(of: ":") else { return }
+        let name = line[..<colon].trimmingCharacters(in: .whitespaces).lowercased()
+        let value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !name.isEmpty else { return }
+        if let earlier = headers[name] {
+            headers[name] = earlier + ", " + value
+        } else if headers.count < 100 {
+            headers[name] = value
+        }
+    }
 }
 
 /// libcurl's write callback: appends to the sink, or answers 0 (libcurl then fails with
@@ -172,5 +277,16 @@ private func responseSinkWrite(_ bytes: UnsafeMutablePointer<CChar>?, _ size: In
         return 0
     }
     if let bytes, length > 0 { sink.data.append(UnsafeRawPointer(bytes).assumingMemoryBound(to: UInt8.self), count: length) }
+    return length
+}
+
+/// libcurl's header callback: one whole header line a call; lines over 8 KiB are skipped.
+private func responseSinkHeader(_ bytes: UnsafeMutablePointer<CChar>?, _ size: Int, _ count: Int, _ context: UnsafeMutableRawPointer?) -> Int {
+    guard let context else { return 0 }
+    let sink = Unmanaged<ResponseSink>.fromOpaque(context).takeUnretainedValue()
+    let length = size * count
+    if let bytes, length > 0, length <= 8192 {
+        sink.takeHeaderLine(String(decoding: UnsafeRawBufferPointer(start: bytes, count: length), as: UTF8.self))
+    }
     return length
 }

@@ -32,14 +32,6 @@ import Testing
         #expect(WebhookClassification.classify(HTTPClientError(.tls, "bad cert")) == .refused(status: nil, reason: "bad cert", removesDestination: false))
     }
 
-    @Test func retryAfterIsSecondsOrAnHTTPDate() {
-        #expect(WebhookClassification.retryAfter("120", now: Self.t0) == 120)
-        #expect(WebhookClassification.retryAfter("Thu, 24 Dec 2026 12:00:30 GMT", now: Self.t0) == 30)
-        #expect(WebhookClassification.retryAfter("Thu, 24 Dec 2026 11:00:00 GMT", now: Self.t0) == 0)
-        #expect(WebhookClassification.retryAfter("soon", now: Self.t0) == nil)
-        #expect(WebhookClassification.retryAfter("-1", now: Self.t0) == nil)
-    }
-
     @Test func theBackOffDoublesUpToItsCapWithHalfOfItJittered() {
         let schedule = RetrySchedule(base: 0.5, cap: 4, maximumRetryAfter: 60, maximumAttempts: 10)
         #expect((1...6).map { schedule.backOff(afterAttempt: $0) } == [0.5, 1, 2, 4, 4, 4])

@@ -22,3 +22,13 @@ import Testing
 }
 
 import Synchronization
+
+extension WebhookSignatureTests {
+    /// The Standard Webhooks specification's test vector, through OpenSSL's HMAC.
+    @Test func theSpecificationsVectorSignsTheSame() {
+        let signature = WebhookSignature.header(
+            id: "msg_p5jXN8AQM9LWM0D4loKWxJek", timestamp: 1_614_265_330, body: Data(#"{"test": 2432232314}"#.utf8),
+            secrets: ["whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"], hmac: { key, message in try? Digest.hmacSHA256(key: key, message: message) })
+        #expect(signature == "v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=")
+    }
+}

@@ -33,6 +33,30 @@ import Testing
             """)
     }
 
+    @Test func writesLabelledHistogramsWithTheirLabelsBeforeLe() {
+        var list = Histogram(upperBounds: [0.1])
+        list.observe(0.05)
+        var schedule = Histogram(upperBounds: [0.1])
+        schedule.observe(0.2)
+        schedule.observe(0.3)
+        var exposition = MetricsExposition()
+        exposition.constantLabels = [("shard", "2")]
+        exposition.histogram("chime_request_duration_seconds", help: "By op.", [([("op", "list")], list), ([("op", "schedule")], schedule)])
+        #expect(exposition.text == """
+            # HELP chime_request_duration_seconds By op.
+            # TYPE chime_request_duration_seconds histogram
+            chime_request_duration_seconds_bucket{shard="2",op="list",le="0.1"} 1
+            chime_request_duration_seconds_bucket{shard="2",op="list",le="+Inf"} 1
+            chime_request_duration_seconds_sum{shard="2",op="list"} 0.05
+            chime_request_duration_seconds_count{shard="2",op="list"} 1
+            chime_request_duration_seconds_bucket{shard="2",op="schedule",le="0.1"} 0
+            chime_request_duration_seconds_bucket{shard="2",op="schedule",le="+Inf"} 2
+            chime_request_duration_seconds_sum{shard="2",op="schedule"} 0.5
+            chime_request_duration_seconds_count{shard="2",op="schedule"} 2
+
+            """)
+    }
+
     @Test func escapesLabelValuesAndHelp() {
         var exposition = MetricsExposition()
         exposition.counter(

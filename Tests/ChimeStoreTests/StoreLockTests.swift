@@ -149,3 +149,23 @@ import Testing
         #expect(try FileStore.verify(directory: directory, codec: testCodec).highestJournalEpoch == 42)
     }
 }
+
+/// A FIFO (or another non-regular file) where a store file belongs is refused at once, not
+/// waited on: a FIFO `LEASE` or `EPOCH` without a writer blocked `open(2)` and the start.
+@Suite struct NonRegularStoreFileTests {
+    @Test(arguments: ["LOCK", "LEASE", "EPOCH"])
+    func aFIFOInPlaceOfAStoreFileIsRefusedAtOnce(name: String) throws {
+        let temporary = try TemporaryDirectory(prefix: "fifo")
+        let path = temporary.url.appendingPathComponent(name).path
+        #expect(mkfifo(path, 0o600) == 0)
+        let started = ContinuousClock.now
+        let error = expectJournalError(.io) {
+            let (store, _) = try FileStore.open(directory: temporary.url, fsync: .never, codec: testCodec)
+            _ = try store.incrementEpoch()
+            try store.close()
+        }
+        #expect(error?.message.contains("a FIFO, not a regular file") == true, "\(error?.message ?? "no error")")
+        #expect(error?.path == path)
+        #expect(ContinuousClock.now - started < .seconds(5))
+    }
+}

@@ -103,7 +103,7 @@ def test_every_family_has_help_and_type_and_counters_grow_after_firings(make_clu
         "chime_request_duration_seconds", "chime_journal_fsync_duration_seconds", "chime_journal_write_duration_seconds",
         "chime_journal_bytes",
         "chime_snapshot_bytes", "chime_workers_alive", "chime_epoch", "process_resident_memory_bytes",
-        "process_cpu_seconds", "process_start_time_seconds", "process_open_fds", "process_max_fds",
+        "process_cpu_seconds", "process_start_time_seconds", "process_open_fds", "process_max_fds", "chime_build_info",
     }
     assert expected <= set(families), expected - set(families)
     assert value(families, "chime_epoch") == 1
@@ -118,7 +118,9 @@ def test_every_family_has_help_and_type_and_counters_grow_after_firings(make_clu
     assert value(after, "chime_fire_lateness_seconds", "chime_fire_lateness_seconds_count") == 20
     assert value(after, "chime_fire_lateness_seconds", "chime_fire_lateness_seconds_bucket", le="+Inf") == 20
     assert value(after, "chime_requests", "chime_requests_total", op="schedule", code="ok") == 1
-    assert value(after, "chime_request_duration_seconds", "chime_request_duration_seconds_count") >= 1
+    # Durations by operation: the one schedule request, under op="schedule".
+    assert value(after, "chime_request_duration_seconds", "chime_request_duration_seconds_count", op="schedule") == 1
+    assert value(after, "chime_build_info", version="0.1.0") == 1
     assert value(after, "chime_journal_fsync_duration_seconds", "chime_journal_fsync_duration_seconds_count") >= 1
     # The schedule request's entries and the firings' progress were written at least twice.
     assert value(after, "chime_journal_write_duration_seconds", "chime_journal_write_duration_seconds_count") >= 2

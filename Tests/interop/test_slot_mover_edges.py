@@ -85,6 +85,12 @@ def test_a_range_owned_by_two_shards_is_moved_one_source_at_a_time(tmp_path):
         # Run again: nothing moves, at once.
         again = cluster.run("shards", "move", "2040-2055", "--to", "2", "--json", "--timeout", "30")
         assert again.returncode == 0 and move_result(again)["alreadyThere"] == 16, again.stdout
+        # A register version past Int64 (issue 37: `shards map` died with SIGILL) is printed as it is.
+        record["version"] = 2**63 + 5
+        cluster.register.write_text(json.dumps(record))
+        shown = cluster.run("shards", "map", "--json")
+        assert shown.returncode == 0, shown.stdout + shown.stderr
+        assert json.loads(shown.stdout)["result"]["registerVersion"] == 2**63 + 5
     finally:
         cluster.stop()
 

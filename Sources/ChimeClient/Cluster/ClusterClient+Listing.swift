@@ -58,6 +58,47 @@ extension ClusterClient {
             bytes: nil, partial: replies.partialError)
     }
 
+    /// One page of `list` that holds `limit` matches unless the listing ends first, for a
+    /// selective filter (a recipient among many, a rare `match`): a coordinator examines at
+    /// most 5,000 reminders a request and answers a short (even empty) page with a
+    /// `nextCursor`, so this follows the cursor, asking each time for what the page still
+    /// lacks, until the page is full, the listing ends, a shard does not answer, or
+    /// `deadline` passes (then the page is short and its `nextCursor` goes on).
+    /// - Parameters:
+    ///   - filter: which reminders, as ``list(_:all:limit:cursor:)``.
+    ///   - all: every state, not only `pending`.
+    ///   - limit: the page size (1…10,000; `nil`: 250).
+    ///   - cursor: the `nextCursor` of the previous page, as printed.
+    ///   - deadline: when to stop following (`nil`: never, until full or ended).
+    ///   - progress: called after each request but the last with the requests made and the
+    ///     matches found so far (for a progress line on a terminal).
+    /// - Returns: the page; `bytes` is the raw reply only when one request made it, and
+    ///   `result.total` is set only when it holds the whole listing.
+    /// - Throws: as ``list(_:all:limit:cursor:)``.
+    public func filledList(
+        _ filter: ReminderFilter, all: Bool, limit: Int?, cursor: String?, until deadline: ContinuousClock.Instant? = nil,
+        progress: ((_ requests: Int, _ found: Int) -> Void)? = nil
+    ) throws(WireError) -> ClusterPage<ListResult> {
+        let pageSize = try PageSize.checked(limit)
+        var page = try list(filter, all: all, limit: pageSize, cursor: cursor)
+        var requests = 1
+        while page.partial == nil, let next = page.result.nextCursor, page.result.reminders.count < pageSize,
+            deadline.map({ ContinuousClock.now < $0 }) ?? true
+        {
+            progress?(requests, page.result.reminders.count)
+            let more = try list(filter, all: all, limit: pageSize - page.result.reminders.count, cursor: next)
+            requests += 1
+            page.result.reminders += more.result.reminders
+            page.result.nextCursor = more.result.nextCursor
+            page.partial = more.partial
+            page.bytes = nil
+        }
+        if requests > 1 {
+            page.result.total = cursor == nil && page.result.nextCursor == nil && page.partial == nil ? page.result.reminders.count : nil
+        }
+        return page
+    }
+
     /// One page of `deadLetters`, merged from every shard oldest due first (a single shard's
     /// reply as it is).
     /// - Throws: as ``list(_:all:limit:cursor:)``.

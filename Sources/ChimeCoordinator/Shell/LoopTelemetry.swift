@@ -8,8 +8,9 @@ import Foundation
 struct LoopTelemetry {
     /// Control requests answered since start, by operation and code, for `/metrics`.
     var requestCounts: [CoordinatorMetrics.RequestKey: Int] = [:]
-    /// From reading a control request to deciding its reply, in seconds.
-    var requestDuration = Histogram(upperBounds: Histogram.durationSecondsBounds)
+    /// From reading a control request to deciding its reply, in seconds, by operation
+    /// (`undecodable` when it did not decode).
+    var requestDurations: [String: Histogram] = [:]
     /// How long each loop turn took, poll wait excluded, in seconds.
     var turnDuration = Histogram(upperBounds: Histogram.durationSecondsBounds)
     /// The slowest loop turn since start, in seconds.

@@ -67,7 +67,8 @@ public struct WebhookChannel: DeliveryChannel {
             body: attempt.eventJSON)
         do {
             let response = try client.send(request)
-            return WebhookClassification.classify(status: response.status, body: response.body, retryAfter: nil)
+            return WebhookClassification.classify(
+                status: response.status, body: response.body, retryAfter: RetryAfter.seconds(response.header("retry-after"), now: now()))
         } catch {
             return WebhookClassification.classify(error)
         }

@@ -31,19 +31,6 @@ public enum WebhookClassification {
         }
     }
 
-    /// A `Retry-After` value in seconds from `now`: delta-seconds, or an HTTP-date (RFC 9110
-    /// §10.2.3); `nil` when it is neither. A date in the past is 0.
-    public static func retryAfter(_ value: String, now: Date) -> Double? {
-        let trimmed = value.trimmingCharacters(in: .whitespaces)
-        if let seconds = Int(trimmed), seconds >= 0 { return Double(seconds) }
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "GMT")
-        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
-        guard let date = formatter.date(from: trimmed) else { return nil }
-        return max(0, date.timeIntervalSince(now))
-    }
-
     /// The first bytes of a response body as text (at most 200 bytes; `nil` when empty).
     static func excerpt(_ body: Data) -> String? {
         guard !body.isEmpty else { return nil }

@@ -58,15 +58,23 @@ public struct MetricsExposition: Sendable {
     /// Adds a histogram family: cumulative `_bucket` samples (`le` the upper bound, the last
     /// `+Inf`), `_sum` and `_count`.
     public mutating func histogram(_ name: String, help: String, _ histogram: Histogram) {
+        self.histogram(name, help: help, [([], histogram)])
+    }
+
+    /// Adds a histogram family with one histogram per label set (`op="list"`, …), each written
+    /// as the unlabelled form is, its labels before `le`.
+    public mutating func histogram(_ name: String, help: String, _ histograms: [(labels: Labels, histogram: Histogram)]) {
         family(name, .histogram, help: help)
-        var cumulative: UInt64 = 0
-        for (index, bucketCount) in histogram.bucketCounts.enumerated() {
-            cumulative &+= bucketCount
-            let bound = index < histogram.upperBounds.count ? histogram.upperBounds[index] : .infinity
-            line(name + "_bucket", [("le", Self.format(bound))], Double(cumulative))
+        for (labels, histogram) in histograms {
+            var cumulative: UInt64 = 0
+            for (index, bucketCount) in histogram.bucketCounts.enumerated() {
+                cumulative &+= bucketCount
+                let bound = index < histogram.upperBounds.count ? histogram.upperBounds[index] : .infinity
+                line(name + "_bucket", labels + [("le", Self.format(bound))], Double(cumulative))
+            }
+            line(name + "_sum", labels, histogram.sum)
+            line(name + "_count", labels, Double(histogram.count))
         }
-        line(name + "_sum", [], histogram.sum)
-        line(name + "_count", [], Double(histogram.count))
     }
 
     private mutating func family(_ name: String, _ kind: Kind, help: String) {

@@ -71,8 +71,12 @@ public struct ProcessMetrics: Hashable, Sendable {
         return Double(count)
     }
 
-    /// Adds the `process_*` families that have a figure.
+    /// Adds `chime_build_info` (1, labelled with the release) and the `process_*` families
+    /// that have a figure.
     public func write(into exposition: inout MetricsExposition) {
+        exposition.gauge(
+            "chime_build_info", help: "Always 1; the label says which Chime release this process runs.",
+            [([("version", ChimeVersion.current)], 1)])
         if let cpuSeconds {
             exposition.counter("process_cpu_seconds_total", help: "Total user and system CPU time spent in seconds.", value: cpuSeconds)
         }

@@ -13,13 +13,58 @@ import Foundation
 /// descriptor or buffer reached the call, which only a bug in this module can cause, so
 /// they trap.
 enum FileCalls {
+    ///
+    /// A store file that is not a regular file (a FIFO, a device or a socket put where `LEASE`,
+    /// `EPOCH`, `LOCK` or a segment belongs) is refused at once with `.io` ("not a regular
+    /// file"): it is opened with `O_NONBLOCK`, so a FIFO without a writer cannot block the
+    /// start, then checked with `fstat`, then set back to blocking. A directory is opened as
+    /// asked when `flags` has `O_DIRECTORY`.
     static func openFile(_ path: String, _ flags: Int32, mode: mode_t = 0o644) throws -> Int32 {
+        let isDirectory = flags & O_DIRECTORY != 0
+        var descriptor: Int32 = -1
         while true {
-            let descriptor = open(path, flags | O_CLOEXEC, mode)
-            if descriptor >= 0 { return descriptor }
+            descriptor = open(path, flags | O_CLOEXEC | (isDirectory ? 0 : O_NONBLOCK), mode)
+            if descriptor >= 0 { break }
             let code = errno
+            // A FIFO without a reader refuses O_WRONLY | O_NONBLOCK with ENXIO: say what it is.
+            var status = stat()
+            if code == ENXIO, stat(path, &status) == 0, status.st_mode & S_IFMT == S_IFIFO {
+                throw JournalError(.io, path: path, message: "open refused: a FIFO, not a regular file (remove it; the store makes its own)")
+            }
             if code != EINTR { throw error(code, "open", path) }
         }
+        guard !isDirectory else { return descriptor }
+        try requireRegularFile(descriptor, path: path)
+        setBlocking(descriptor)
+        return descriptor
+    }
+
+    /// Clears `O_NONBLOCK` (the store's files are read and written blocking).
+    static func setBlocking(_ descriptor: Int32) {
+        let flags = fcntl(descriptor, F_GETFL)
+        if flags >= 0 { _ = fcntl(descriptor, F_SETFL, flags & ~O_NONBLOCK) }
+    }
+
+    /// Checks that an open store file is a regular file; otherwise closes it and throws
+    /// `.io` naming what it is (a FIFO, a device, a socket, a directory).
+    static func requireRegularFile(_ descriptor: Int32, path: String) throws {
+        var status = stat()
+        guard fstat(descriptor, &status) == 0 else {
+            let code = errno
+            closeFile(descriptor)
+            throw error(code, "fstat", path)
+        }
+        guard status.st_mode & S_IFMT != S_IFREG else { return }
+        closeFile(descriptor)
+        let kind =
+            switch status.st_mode & S_IFMT {
+            case S_IFIFO: "a FIFO"
+            case S_IFCHR, S_IFBLK: "a device"
+            case S_IFSOCK: "a socket"
+            case S_IFDIR: "a directory"
+            default: "something else"
+            }
+        throw JournalError(.io, path: path, message: "open refused: \(kind), not a regular file (remove it; the store makes its own)")
     }
 
     /// Closes without retrying: on Linux the descriptor is released even when `close`
@@ -206,8 +251,13 @@ enum FileCalls {
             var code = errno
             if code == EINTR { continue }
             guard code == EEXIST else { throw error(code, "open", path) }
-            let existing = open(path, O_RDWR | O_CLOEXEC)
-            if existing >= 0 { return (existing, false) }
+            // O_NONBLOCK and the check: a FIFO where the file belongs is refused, not waited on.
+            let existing = open(path, O_RDWR | O_CLOEXEC | O_NONBLOCK)
+            if existing >= 0 {
+                try requireRegularFile(existing, path: path)
+                setBlocking(existing)
+                return (existing, false)
+            }
             code = errno
             // Deleted between the two calls, or interrupted: try again.
             if code != ENOENT && code != EINTR { throw error(code, "open", path) }

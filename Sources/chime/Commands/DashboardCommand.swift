@@ -10,7 +10,7 @@ enum DashboardCommand: Command {
     static let spec = CommandSpec(
         name: "dashboard",
         summary: "Serve the operators' web dashboard (overview, workers, reminders, dead letters, live events).",
-        usage: "chime dashboard [--listen 127.0.0.1:7790] [--tls-cert FILE --tls-key FILE] [--token-file FILE] [--read-only] [--sample-seconds N] [--config PATH] [--keys DIR]",
+        usage: "chime dashboard [--listen 127.0.0.1:7790] [--tls-cert FILE --tls-key FILE] [--token-file FILE] [--read-only] [--sample-seconds N] [--allow-host NAME] [--config PATH] [--keys DIR]",
         options: [
             OptionSpec(name: "listen", value: "HOST:PORT", help: "Where to serve (default 127.0.0.1:7790; an address other than loopback needs --tls-cert, --tls-key and --token-file)."),
             OptionSpec(name: "tls-cert", value: "FILE", help: "Serve HTTPS with this PEM certificate (chain); needs --tls-key."),
@@ -18,6 +18,9 @@ enum DashboardCommand: Command {
             OptionSpec(name: "token-file", value: "FILE", help: "Require a login with the token in this file (owner-only permissions; at least 16 bytes)."),
             OptionSpec(name: "read-only", value: nil, help: "Show no buttons and refuse every change (POST answers 403)."),
             OptionSpec(name: "sample-seconds", value: "N", help: "Seconds between the charts' samples (1-60, default 5; the charts keep 720)."),
+            OptionSpec(
+                name: "allow-host", value: "NAME",
+                help: "Also answer requests for this host name (Host header), e.g. the name a proxy or Service uses.", repeats: true),
         ] + CommonOptions.specs,
         details: """
             A process of its own with the operator key (security.key or --keys DIR/operator.key_secret): it asks
@@ -28,7 +31,9 @@ enum DashboardCommand: Command {
             /api/events?after=N, /api/history. Changes are POST forms with a CSRF token and a confirmation page.
             With --token-file every page and API call needs a login: the form at /login (a session cookie,
             HttpOnly, SameSite=Strict, Secure over TLS, 12 hours) or Authorization: Bearer TOKEN.
-            SIGINT or SIGTERM stops it.
+            Against DNS rebinding a loopback dashboard answers only Host 127.0.0.1, localhost and [::1] (and
+            --allow-host names; others get 421), and every POST (login and logout too) from another site's page
+            (Origin or Sec-Fetch-Site) gets 403. SIGINT or SIGTERM stops it.
             """)
 
     static func run(_ arguments: Arguments) throws -> Int32 {
@@ -58,7 +63,8 @@ enum DashboardCommand: Command {
         let router = DashboardRouter(
             source: ClusterSource(client: client), history: MetricsHistory(), tail: EventTail(), csrf: CSRFGuard(),
             readOnly: arguments.has("read-only"), overviewAge: TimeInterval(sampleSeconds),
-            login: token.map { DashboardLogin(token: $0, secureCookies: tls != nil) })
+            login: token.map { DashboardLogin(token: $0, secureCookies: tls != nil) },
+            hosts: DashboardHosts.serving(address, allowing: arguments.all("allow-host")))
         let curve = try CommonOptions.clientKeys(configuration, role: .operator)
         let server: DashboardServer
         do throws(HTTPServerError) {

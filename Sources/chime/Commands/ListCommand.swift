@@ -39,7 +39,13 @@ enum ListCommand: Command {
                 name: "all-pages", value: nil,
                 help: "Fetch every page in turn; with --json print one reminder listing per line (NDJSON)."),
             OptionSpec(name: "json", value: nil, help: "Print the coordinator's JSON reply (one page)."),
-        ] + CommonOptions.specs)
+        ] + CommonOptions.specs,
+        details: """
+            A coordinator examines at most 5,000 reminders a request, so a selective filter (one recipient
+            among many, a rare --match) can come back short; list follows the cursor until the page is full
+            or the listing ends (a progress line on a terminal after a second), so a page is never empty
+            while matches remain after it.
+            """)
 
     static func run(_ arguments: Arguments) throws -> Int32 {
         let filter = try FilterOptions.filter(arguments, ids: arguments.positionals)
@@ -54,8 +60,11 @@ enum ListCommand: Command {
         }
         var cursor = arguments.value("cursor")
         let client = try makeControlClient(arguments)
+        if !allPages {
+            return try listOnePage(client, filter, all: arguments.has("all"), limit: limit, cursor: cursor, json: json)
+        }
         if try filter.recipient == nil && !client.isSingleShard() {
-            return try listAcrossShards(client, filter, all: arguments.has("all"), limit: limit, cursor: cursor, allPages: allPages, json: json)
+            return try listAllPagesAcrossShards(client, filter, all: arguments.has("all"), limit: limit, cursor: cursor, json: json)
         }
         var pageCursor: PageCursor?
         if let text = cursor {
@@ -67,7 +76,7 @@ enum ListCommand: Command {
         let codec = WireCodec()
         repeat {
             let request = ControlRequest(command: .list(filter, all: arguments.has("all"), limit: limit, cursor: pageCursor))
-            if json && allPages {
+            if json {
                 // Each listing printed as the coordinator wrote it: only the cursor is decoded.
                 let (reply, raw) = try client.call(request, PageCursorOnly.self)
                 if let listings = JSONArrayElements.elements(ofFirst: "reminders", in: raw) {
@@ -76,12 +85,8 @@ enum ListCommand: Command {
                     continue
                 }
             }
-            let (reply, raw) = try client.call(request, ListResult.self)
+            let (reply, _) = try client.call(request, ListResult.self)
             guard let result = reply.result else { break }
-            if json && !allPages {
-                printJSON(raw)
-                return 0
-            }
             if json {
                 for listing in result.reminders { printJSON(codec.encode(listing)) }
             } else {
@@ -93,26 +98,47 @@ enum ListCommand: Command {
             }
             shown += result.reminders.count
             pageCursor = try result.nextCursor.map { text in try PageCursor(text: text, expecting: .list) }
-            if !allPages {
-                if shown == 0 && pageCursor == nil { output("no reminders") }
-                if let next = result.nextCursor {
-                    output("(\(shown) shown; more after this page: --cursor \(next), or --all-pages for every page)")
-                }
-                return 0
-            }
         } while pageCursor != nil
         if !json && shown == 0 { output("no reminders") }
         return 0
     }
 
+    /// One full page (``ClusterClient/filledList(_:all:limit:cursor:until:progress:)``): a
+    /// selective filter's short pages are followed until the page is full or the listing
+    /// ends, with a progress line on a terminal after the first second.
+    static func listOnePage(
+        _ client: ClusterClient, _ filter: ReminderFilter, all: Bool, limit: Int?, cursor: String?, json: Bool
+    ) throws -> Int32 {
+        let progress = ListingProgress()
+        let page = try cursorAsUsage { () throws(WireError) in
+            try client.filledList(filter, all: all, limit: limit, cursor: cursor, progress: progress.update)
+        }
+        progress.finish()
+        let result = page.result
+        if json {
+            if let bytes = page.bytes, page.partial == nil {
+                printJSON(bytes)
+                return 0
+            }
+            return finishGathered(result, partial: page.partial, json: true)
+        }
+        if !result.reminders.isEmpty { output(header) }
+        for listing in result.reminders { output(row(listing)) }
+        if result.reminders.isEmpty && result.nextCursor == nil && page.partial == nil { output("no reminders") }
+        if let next = result.nextCursor {
+            output("(\(result.reminders.count) shown; more after this page: --cursor \(next), or --all-pages for every page)")
+        }
+        return finishGathered(EmptyResult(), partial: page.partial, json: false)
+    }
+
     static let header = column("NEXT FIRE (UTC)", 26) + column("ID", 20) + column("RECIPIENT", 12) + column("STATE", 10)
         + column("REPEAT", 12) + "TEXT"
 
-    /// `list` on several shards: pages merged in key order with a cluster cursor; a shard
-    /// that did not answer ends the listing as partial (what the others had is printed; with
-    /// `--json --all-pages` the last line is the `partial` reply).
-    static func listAcrossShards(
-        _ client: ClusterClient, _ filter: ReminderFilter, all: Bool, limit: Int?, cursor: String?, allPages: Bool, json: Bool
+    /// `list --all-pages` on several shards: pages merged in key order with a cluster cursor;
+    /// a shard that did not answer ends the listing as partial (what the others had is
+    /// printed; with `--json` the last line is the `partial` reply).
+    static func listAllPagesAcrossShards(
+        _ client: ClusterClient, _ filter: ReminderFilter, all: Bool, limit: Int?, cursor: String?, json: Bool
     ) throws -> Int32 {
         var cursor = cursor
         var shown = 0
@@ -120,7 +146,6 @@ enum ListCommand: Command {
         repeat {
             let page = try cursorAsUsage { () throws(WireError) in try client.list(filter, all: all, limit: limit, cursor: cursor) }
             let result = page.result
-            if json && !allPages { return finishGathered(result, partial: page.partial, json: true) }
             if json {
                 for listing in result.reminders { printJSON(codec.encode(listing)) }
             } else {
@@ -134,11 +159,6 @@ enum ListCommand: Command {
                 if json { return finishGathered(ListResult(reminders: [], total: nil, nextCursor: cursor), partial: partial, json: true) }
                 if let next = cursor { output("(\(shown) shown; the next page: --cursor \(next))") }
                 return finishGathered(EmptyResult(), partial: partial, json: false)
-            }
-            if !allPages {
-                if shown == 0 && cursor == nil { output("no reminders") }
-                if let next = cursor { output("(\(shown) shown; more after this page: --cursor \(next), or --all-pages for every page)") }
-                return 0
             }
         } while cursor != nil
         if !json && shown == 0 { output("no reminders") }

@@ -82,7 +82,7 @@ enum ShardsCommand: Command {
         if json {
             output(jsonLine(["ok": true, "result": [
                 "mapEpoch": map.mapEpoch, "slotCount": map.slotCount, "shards": rows, "openMoves": open,
-                "registerVersion": record.map { Int($0.version) } as Any? ?? NSNull(),
+                "registerVersion": record.map { NSNumber(value: $0.version) } as Any? ?? NSNull(),
             ]]))
         } else {
             output("map epoch \(map.mapEpoch), \(map.slotCount) slots\(record.map { ", register version \($0.version)" } ?? "")")

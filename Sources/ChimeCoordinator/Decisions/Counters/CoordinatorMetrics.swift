@@ -46,8 +46,9 @@ public struct CoordinatorMetrics: Sendable {
     public var epoch: UInt64 = 0
     /// Control requests answered since start, by operation and code.
     public var requests: [RequestKey: Int] = [:]
-    /// From reading a control request to deciding its reply, in seconds.
-    public var requestDuration = Histogram(upperBounds: Histogram.durationSecondsBounds)
+    /// From reading a control request to deciding its reply, in seconds, by operation (the
+    /// `op` of `chime_requests_total`).
+    public var requestDurations: [String: Histogram] = [:]
     /// How long each loop turn took, poll wait excluded, in seconds.
     public var turnDuration = Histogram(upperBounds: Histogram.durationSecondsBounds)
     /// The slowest loop turn since start, in seconds.
@@ -97,8 +98,9 @@ public struct CoordinatorMetrics: Sendable {
             requests.sorted { $0.key < $1.key }.map { ([("op", $0.key.operation), ("code", $0.key.code)], Double($0.value)) })
         exposition.histogram(
             "chime_request_duration_seconds",
-            help: "Seconds from reading a control request to deciding its reply (the wait for the journal is chime_journal_fsync_duration_seconds).",
-            requestDuration)
+            help:
+                "Seconds from reading a control request to deciding its reply, by operation (the wait for the journal is chime_journal_fsync_duration_seconds).",
+            requestDurations.sorted { $0.key < $1.key }.map { ([("op", $0.key)], $0.value) })
         exposition.histogram(
             "chime_loop_turn_duration_seconds",
             help: "Seconds each coordinator loop turn took (reading requests and results, firing, dispatching; not the poll wait).",

@@ -78,7 +78,7 @@ extension CoordinatorService {
     func publishMetrics() {
         var metrics = state.metrics(at: clock.now)
         metrics.requests = telemetry.requestCounts
-        metrics.requestDuration = telemetry.requestDuration
+        metrics.requestDurations = telemetry.requestDurations
         metrics.turnDuration = telemetry.turnDuration
         metrics.slowestTurnSeconds = telemetry.slowestTurnSeconds
         probe.publish(metrics)
@@ -129,9 +129,10 @@ extension CoordinatorService {
                 break
             }
         }
-        let key = CoordinatorMetrics.RequestKey(operation: inbound.decodedRequest?.operation.rawValue ?? "undecodable", code: code)
-        telemetry.requestCounts[key, default: 0] += 1
+        let operation = inbound.decodedRequest?.operation.rawValue ?? "undecodable"
+        telemetry.requestCounts[CoordinatorMetrics.RequestKey(operation: operation, code: code), default: 0] += 1
         let elapsed = (ContinuousClock.now - started).components
-        telemetry.requestDuration.observe(Double(elapsed.seconds) + Double(elapsed.attoseconds) / 1e18)
+        telemetry.requestDurations[operation, default: Histogram(upperBounds: Histogram.durationSecondsBounds)]
+            .observe(Double(elapsed.seconds) + Double(elapsed.attoseconds) / 1e18)
     }
 }
