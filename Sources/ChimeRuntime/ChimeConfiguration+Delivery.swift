@@ -20,6 +20,13 @@ extension ChimeConfiguration {
         /// Whether webhook URLs on loopback, private and link-local addresses are delivered to
         /// (refused by default: a recipient's URL is outside input).
         public var allowPrivateAddresses = false
+        /// A JSON file of the APNs channel's configuration (ChimeDelivery's `APNsConfiguration`:
+        /// `{"keyFile", "keyId", "teamId", "productionUrl", "sandboxUrl", …}`); empty: no APNs
+        /// channel (APNs destinations are then refused, saying so).
+        public var apnsConfigFile = ""
+        /// A JSON file of the FCM channel's configuration (ChimeDelivery's `FCMConfiguration`:
+        /// `{"serviceAccountFile", "projectId", "baseUrl", …}`); empty: no FCM channel.
+        public var fcmConfigFile = ""
 
         /// The defaults shown on each property.
         public init() {}

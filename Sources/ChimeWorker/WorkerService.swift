@@ -88,8 +88,10 @@ public final class WorkerService {
             capacity: min(max(0, configuration.worker.capacity), WorkerMessage.maximumCapacity))
         state.shard = shard
         state.acknowledgementDelay = Double(configuration.worker.acknowledgementDelayMilliseconds) / 1000
+        let standard = channels == nil ? DeliveryChannels.standard(configuration.delivery) : nil
+        for problem in standard?.problems ?? [] { logger.warning("a delivery channel is not available", ["reason": "\(problem)"]) }
         deliveries = DeliveryEngine(
-            channels: channels ?? DeliveryChannels.standard(configuration.delivery), limits: DeliveryChannels.limits(configuration.delivery),
+            channels: channels ?? standard?.channels ?? [:], limits: DeliveryChannels.limits(configuration.delivery),
             worker: state.id, onAttempt: { [probe] channel, outcome, seconds in probe.noteDelivery(channel: channel, outcome: outcome, seconds: seconds) })
         actions = ActionRunner(
             hooks: configuration.notifications.hooks, timeLimit: configuration.notifications.actionTimeLimitSeconds,
