@@ -179,3 +179,26 @@ extension DestinationStateTests {
         }
     }
 }
+
+extension DestinationStateTests {
+    /// A slot move carries a recipient's destinations and its dead letters' causes: the slice
+    /// encodes on its own, and rest + slice merge back into the state.
+    @Test mutating func aSliceCarriesDestinationsAndDeadLetterCauses() throws {
+        var (run, firing, _) = try dispatched()
+        let refused = DestinationOutcome(
+            destination: Self.hook.redactedKey, channel: "webhook", outcome: .refused, reason: "HTTP 400",
+            attempts: [Self.attempt(1, status: 400, error: "HTTP 400")])
+        _ = report(&run, firing, [refused])
+        let state = run.state.durable
+        #expect(state.deliveries.deadLetterFailures.count == 1)
+        let (slice, rest) = state.split { $0 == "alice" }
+        #expect(slice.recipients.holdingDestinations == ["alice"] && rest.recipients.holdingDestinations.isEmpty)
+        #expect(slice.deliveries.deadLetterFailures[firing.firingId]?.cause == "webhook:https://example.com/hook refused: HTTP 400")
+        #expect(rest.deliveries.deadLetterFailures.isEmpty)
+        let decoded = try DurableState.decodeSnapshot(slice.encodedSnapshot(takenAt: nil), seed: state.settings)
+        #expect(decoded.state == slice)
+        var merged = rest
+        merged.merge(decoded.state)
+        #expect(merged == state)
+    }
+}
