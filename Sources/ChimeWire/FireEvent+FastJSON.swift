@@ -38,17 +38,30 @@ extension FireEvent {
         string("category", content.category)
         string("dueAt", RFC3339.format(firing.dueAt))
         if let eventAt = firing.eventAt { string("eventAt", RFC3339.format(eventAt)) }
+        let attention = content.hasAttentionFields
+        if attention { string("filterCriteria", content.filterCriteria) }
         string("firedAt", RFC3339.format(firedAt))
         string("firingId", firing.firingId.text)
+        if !content.hasAction { raw("hasAction", "false") }
+        if content.interruptionLevel != .active { string("interruptionLevel", content.interruptionLevel.rawValue) }
         raw("late", firing.late ? "true" : "false")
-        if let missed = firing.missed { raw("missed", String(missed)) }
         string("launchImage", content.launchImage)
+        if let missed = firing.missed { raw("missed", String(missed)) }
         string("publisher", publisher.rawValue)
         string("recipient", firing.recipient.rawValue)
+        // Foundation's spelling of a Double (`1` for 1.0, exponents as it writes them); rare, so not by hand.
+        if let score = content.relevanceScore, let json = try? userInfoEncoder.encode(score) {
+            key("relevanceScore")
+            out.append(contentsOf: json)
+        }
         string("reminderId", firing.reminderId.rawValue)
         raw("seq", String(seq))
         if let shard { raw("shard", String(shard)) }
         string("sound", content.sound)
+        if attention {
+            string("subtitle", content.subtitle)
+            string("targetContentIdentifier", content.targetContentIdentifier)
+        }
         string("threadId", content.threadId)
         string("title", content.title)
         raw("type", "\"fire\"")

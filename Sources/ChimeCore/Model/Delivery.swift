@@ -6,12 +6,16 @@ import Foundation
 /// - an unregistered recipient (no settings) gets everything, or nothing when
 ///   `requireRegistration` is on (suppressed: "recipient not registered");
 /// - a recipient that allows nothing gets nothing (suppressed);
-/// - otherwise the parts not allowed are stripped: alert text (`title`, `body`, `action`,
-///   `launchImage`) without `alert`, `sound` without `sound`, `badge` without `badge`;
+/// - otherwise the parts not allowed are stripped: alert text (`title`, `subtitle`, `body`,
+///   `action`, `launchImage`) without `alert`, `sound` without `sound`, `badge` without `badge`;
 ///   `userInfo`, `category` and `threadId` always stay;
 /// - a firing that had something to present but loses all of it to stripping is
 ///   suppressed too; content that never had alert text, sound or badge (a data-only
-///   firing) is delivered as it is.
+///   firing) is delivered as it is;
+/// - a registered recipient's ``AuthorizationGrants`` then set the delivered
+///   `interruptionLevel`: `timeSensitive` and `critical` not granted become `active`, and
+///   under `provisional` everything but a granted `critical` becomes `passive` without its
+///   sound (reported as stripped). An unregistered recipient's firings keep their level.
 public enum DeliveryPlan: Hashable, Sendable {
     /// Deliver `content` (already stripped); `stripped` names the parts the firing carried
     /// that were removed.
@@ -28,10 +32,12 @@ public enum DeliveryPlan: Hashable, Sendable {
     /// - Parameters:
     ///   - content: the firing's content as scheduled.
     ///   - settings: the recipient's registered settings, or `nil` when it is unregistered.
+    ///   - grants: the registered recipient's grants (ignored when `settings` is `nil`).
     ///   - requireRegistration: the configuration switch that makes unregistered recipients
     ///     get nothing.
     public static func make(
-        for content: Content, settings: NotificationSettings?, requireRegistration: Bool
+        for content: Content, settings: NotificationSettings?, grants: AuthorizationGrants = [],
+        requireRegistration: Bool
     ) -> DeliveryPlan {
         guard let settings else {
             return requireRegistration ? .suppressed(reason: notRegisteredReason) : .deliver(content, stripped: [])
@@ -47,13 +53,25 @@ public enum DeliveryPlan: Hashable, Sendable {
         var delivered = content
         if !settings.contains(.alert) {
             delivered.title = nil
+            delivered.subtitle = nil
             delivered.body = nil
             delivered.action = nil
             delivered.launchImage = nil
         }
         if !settings.contains(.sound) { delivered.sound = nil }
         if !settings.contains(.badge) { delivered.badgeChange = nil }
-        return .deliver(delivered, stripped: stripped)
+        // Most firings are active and most recipients grant nothing: nothing to do then.
+        guard content.interruptionLevel > .active || !grants.isEmpty else {
+            return .deliver(delivered, stripped: stripped)
+        }
+        let (level, isQuiet) = grants.delivered(content.interruptionLevel)
+        delivered.interruptionLevel = level
+        var quieted = stripped
+        if isQuiet && delivered.sound != nil {
+            delivered.sound = nil
+            quieted.insert(.sound)
+        }
+        return .deliver(delivered, stripped: quieted)
     }
 
     /// The content to deliver, or `nil` when suppressed.

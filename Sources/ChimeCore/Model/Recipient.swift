@@ -4,8 +4,9 @@ import Foundation
 /// `chime register RECIPIENT --allow … --categories FILE.json` stores them.
 ///
 /// JSON shape: `{"id": "alice", "settings": ["alert", "sound", "badge"], "categories":
-/// [category, …], "zone": "Europe/Berlin", "token": "…", "maxPending": 64}`; only `id` is
-/// required (`settings` defaults to all three, `categories` to `[]`). Re-registering
+/// [category, …], "zone": "Europe/Berlin", "token": "…", "maxPending": 64, "grants":
+/// ["provisional", "timeSensitive", "critical"]}`; only `id` is required (`settings` defaults
+/// to all three, `categories` and `grants` to `[]`; empty `grants` are omitted when encoding). Re-registering
 /// replaces the whole record. The badge number and the delivered list are not part of the
 /// registration: they live in ``BadgeLedger``, which also exists for unregistered
 /// recipients and survives re-registration. Listings use ``redacted()``, never the token.
@@ -30,11 +31,14 @@ public struct Recipient: Codable, Hashable, Sendable {
     /// This recipient's cap on armed pending firings, overriding `maxPendingPerRecipient`;
     /// `nil` uses the configured default.
     public var maxPending: Int?
+    /// What the recipient granted beyond alert, sound and badge (provisional authorization,
+    /// time-sensitive and critical levels); none by default.
+    public var grants: AuthorizationGrants
 
     /// Creates a registration without checking it; see ``validate()``.
     public init(
         id: RecipientID, settings: NotificationSettings = .all, categories: [NotificationCategory] = [],
-        zone: String? = nil, token: String? = nil, maxPending: Int? = nil
+        zone: String? = nil, token: String? = nil, maxPending: Int? = nil, grants: AuthorizationGrants = []
     ) {
         self.id = id
         self.settings = settings
@@ -42,10 +46,12 @@ public struct Recipient: Codable, Hashable, Sendable {
         self.zone = zone
         self.token = token
         self.maxPending = maxPending
+        self.grants = grants
     }
 
     private enum CodingKeys: String, CodingKey, CaseIterable {
         case id, settings, categories, zone, token, maxPending
+        case grants
     }
 
     /// Decodes the JSON shape above.
@@ -70,6 +76,20 @@ public struct Recipient: Codable, Hashable, Sendable {
         zone = try container.decodeIfPresent(String.self, forKey: .zone)
         token = try container.decodeIfPresent(String.self, forKey: .token)
         maxPending = try container.decodeNumberIfPresent(Int.self, forKey: .maxPending, expected: "a whole number")
+        grants = try container.decodeIfPresent(AuthorizationGrants.self, forKey: .grants) ?? []
+    }
+
+    /// Encodes the JSON shape above; absent optionals and empty `grants` are omitted, so a
+    /// registration without grants encodes as it did before they existed.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(id, forKey: .id)
+        try container.encode(settings, forKey: .settings)
+        try container.encode(categories, forKey: .categories)
+        try container.encodeIfPresent(zone, forKey: .zone)
+        try container.encodeIfPresent(token, forKey: .token)
+        try container.encodeIfPresent(maxPending, forKey: .maxPending)
+        if !grants.isEmpty { try container.encode(grants, forKey: .grants) }
     }
 
     /// Categories a recipient may have at most whatever the configuration says (the

@@ -10,7 +10,7 @@ enum RegisterCommand: Command {
     static let spec = CommandSpec(
         name: "register",
         summary: "Register a recipient's notification settings and categories (re-registering replaces them).",
-        usage: "chime register RECIPIENT [--allow alert,sound,badge|none] [--categories FILE.json] [--zone ZONE] [--token TOKEN [--current-token OLD]] [--max-pending N]",
+        usage: "chime register RECIPIENT [--allow alert,sound,badge|none] [--categories FILE.json] [--zone ZONE] [--token TOKEN [--current-token OLD]] [--max-pending N] [--grant time-sensitive,critical,provisional]",
         options: [
             OptionSpec(name: "allow", value: "LIST", help: "What the recipient allows: alert,sound,badge (default all) or none."),
             OptionSpec(name: "categories", value: "FILE", help: "JSON array of categories: {identifier, actions: [{identifier, title, destructive, authenticationRequired, activationMode}], minimalActions}."),
@@ -18,6 +18,7 @@ enum RegisterCommand: Command {
             OptionSpec(name: "token", value: "TOKEN", help: "Secret required by authenticationRequired actions."),
             OptionSpec(name: "current-token", value: "TOKEN", help: "The token registered now: without the operator role, needed to replace or remove it."),
             OptionSpec(name: "max-pending", value: "N", help: "Cap on the recipient's armed firings (iOS keeps 64)."),
+            OptionSpec(name: "grant", value: "LIST", help: "time-sensitive, critical, provisional (quiet delivery) or none (default): interruption levels not granted are delivered as active."),
             jsonOption,
         ] + CommonOptions.specs)
 
@@ -35,12 +36,14 @@ enum RegisterCommand: Command {
         let settings = try arguments.parsed("allow") { text throws(ValidationError) in try NotificationSettings(parsing: text) } ?? .all
         let recipient = Recipient(
             id: RecipientID(arguments.positionals[0]), settings: settings, categories: categories,
-            zone: arguments.value("zone"), token: arguments.value("token"), maxPending: try arguments.integer("max-pending"))
+            zone: arguments.value("zone"), token: arguments.value("token"), maxPending: try arguments.integer("max-pending"),
+            grants: try arguments.parsed("grant") { text throws(ValidationError) in try AuthorizationGrants(parsing: text) } ?? [])
         let (reply, raw) = try makeControlClient(arguments).call(
             ControlRequest(command: .register(recipient), currentToken: arguments.value("current-token")), RecipientResult.self)
         guard !arguments.has("json"), let result = reply.result else { printJSON(raw); return 0 }
         let allowed = result.recipient.settings.allowedNames
-        output("registered \(result.recipient.id): allows \(allowed.isEmpty ? "nothing" : allowed.joined(separator: ", ")), \(result.recipient.categories.count) categories, badge \(result.badge)")
+        let granted = result.recipient.grants.grantedNames
+        output("registered \(result.recipient.id): allows \(allowed.isEmpty ? "nothing" : allowed.joined(separator: ", ")), \(result.recipient.categories.count) categories, badge \(result.badge)\(granted.isEmpty ? "" : ", grants \(granted.joined(separator: ", "))")")
         return 0
     }
 }

@@ -38,6 +38,10 @@ BULK_CHUNK = 1000
 DEFAULT_WINDOW = 256
 # `try_again` / `rate_limited` waits per request before the reply is returned as it is.
 MAXIMUM_WAITS = 20
+# content.interruptionLevel, least to most urgent ("active" is the default and omitted in events).
+INTERRUPTION_LEVELS = ("passive", "active", "timeSensitive", "critical")
+# A registration's "grants".
+INTERRUPTION_GRANTS = ("provisional", "timeSensitive", "critical")
 _encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 # Plain ints: pyzmq's flag enums cost an object per `|` and per call.
 _NOBLOCK = int(zmq.NOBLOCK)
@@ -393,6 +397,25 @@ class ClusterClient(MapHolder):
             page["total"] = len(taken)
         return page, _partial(missing, len(results))
 
+
+    # Attention (issue 40): registrations with grants, content with interruption levels.
+
+    def register(self, recipient: str, settings: list[str] | None = None, zone: str | None = None,
+                 grants: list[str] | None = None, categories: list[dict] | None = None,
+                 request_id: str | None = None) -> dict:
+        """Registers (replaces) `recipient` on its shard: {"recipient", "badge", "deliveredCount"}.
+
+        `settings` any of "alert", "sound", "badge" (absent: all); `grants` any of INTERRUPTION_GRANTS
+        ("provisional": delivered quietly; "timeSensitive", "critical": those levels keep their
+        level, else they are delivered as "active")."""
+        registration: dict = {"id": recipient}
+        for key, value in (("settings", settings), ("zone", zone), ("grants", grants), ("categories", categories)):
+            if value is not None:
+                registration[key] = value
+        request = {"op": "register", "recipient": registration}
+        if request_id:
+            request["requestId"] = request_id
+        return self._result(request, recipient)
 
     # Triggers beyond the clock (issue 41), each on the recipient's shard.
 
