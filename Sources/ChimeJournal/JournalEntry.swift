@@ -74,6 +74,9 @@ public enum JournalEntry: Codable, Hashable, Sendable {
     case deadLetterDeleted(FiringID, at: Date)
     /// A fact about the triggers beyond the clock (see ``TriggerEntry``).
     indirect case trigger(TriggerEntry)
+    /// A fact about what a recipient lets through, and when (see ``AttentionEntry``): a
+    /// firing held in quiet hours, or released at their end.
+    indirect case attention(AttentionEntry)
 }
 
 extension JournalEntry {
@@ -88,7 +91,7 @@ extension JournalEntry {
             id.isLegacy
         case .deadLetterDeleted(let id, _): id.isLegacy
         case .scheduled, .acted, .seqReserved, .registered, .badgeSet, .actionFinished, .jobLeaseExpired, .answered, .started,
-            .slotMove, .trigger:
+            .slotMove, .trigger, .attention:
             false
         }
     }

@@ -189,6 +189,13 @@ extension Deliveries {
             }
             if isSliced(firing.recipient) { put(&slice) } else { put(&rest) }
         }
+        for (id, firing) in heldFirings {
+            func put(_ part: inout Deliveries) {
+                part.heldFirings[id] = firing
+                if let until = holds.deadline(of: id) { part.holds.schedule(id, at: until) }
+            }
+            if isSliced(firing.recipient) { put(&slice) } else { put(&rest) }
+        }
         // The stream's history stays with the shard that published it (see `split(where:)`).
         rest.eventLog = eventLog
         slice.eventSeqReserved = eventSeqReserved
@@ -208,6 +215,10 @@ extension Deliveries {
         for (id, firing) in other.nagFirings where nagFirings[id] == nil {
             nagFirings[id] = firing
             if let deadline = other.nags.deadline(of: id) { nags.schedule(id, at: deadline) }
+        }
+        for (id, firing) in other.heldFirings where heldFirings[id] == nil {
+            heldFirings[id] = firing
+            if let until = other.holds.deadline(of: id) { holds.schedule(id, at: until) }
         }
         eventLog.merge(other.eventLog)
         eventSeqReserved = max(eventSeqReserved, other.eventSeqReserved)

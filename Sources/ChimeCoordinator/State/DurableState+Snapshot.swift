@@ -302,6 +302,15 @@ extension Deliveries {
         var nags: [Firing]
         var events: [FireEvent]
         var eventSeqReserved: UInt64
+        /// The firings held in quiet hours, in release order (absent when none, and in
+        /// snapshots of earlier versions).
+        var held: [HeldFiring]?
+    }
+
+    /// A firing held in quiet hours and when it is released (UTC).
+    struct HeldFiring: Codable {
+        var firing: Firing
+        var until: Date
     }
 
     var record: Record {
@@ -309,7 +318,10 @@ extension Deliveries {
             unsettled: unsettled.values.map(\.firing).sorted { ($0.dueAt, $0.firingId) < ($1.dueAt, $1.firingId) },
             deadLetters: deadLetters.values.sorted { $0.firingId < $1.firingId },
             nags: nagFirings.values.sorted { ($0.dueAt, $0.firingId) < ($1.dueAt, $1.firingId) },
-            events: Array(eventLog.events), eventSeqReserved: eventSeqReserved)
+            events: Array(eventLog.events), eventSeqReserved: eventSeqReserved,
+            held: heldFirings.isEmpty ? nil : heldFirings.values.compactMap { firing in
+                holds.deadline(of: firing.firingId).map { HeldFiring(firing: firing, until: $0) }
+            }.sorted { ($0.until, $0.firing.firingId) < ($1.until, $1.firing.firingId) })
     }
 
     /// The deliveries a snapshot holds.
@@ -326,6 +338,10 @@ extension Deliveries {
         for nag in record.nags {
             nagFirings[nag.firingId] = nag
             nags.schedule(nag.firingId, at: nag.dueAt)
+        }
+        for held in record.held ?? [] {
+            heldFirings[held.firing.firingId] = held.firing
+            holds.schedule(held.firing.firingId, at: held.until)
         }
         for event in record.events { eventLog.retain(event) }
         eventSeqReserved = record.eventSeqReserved

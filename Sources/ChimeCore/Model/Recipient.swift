@@ -5,8 +5,9 @@ import Foundation
 ///
 /// JSON shape: `{"id": "alice", "settings": ["alert", "sound", "badge"], "categories":
 /// [category, …], "zone": "Europe/Berlin", "token": "…", "maxPending": 64, "grants":
-/// ["provisional", "timeSensitive", "critical"]}`; only `id` is required (`settings` defaults
-/// to all three, `categories` and `grants` to `[]`; empty `grants` are omitted when encoding). Re-registering
+/// ["provisional", "timeSensitive", "critical"], "quietHours": [{"start": "22:00", "end":
+/// "07:00"}]}`; only `id` is required (`settings` defaults to all three, `categories`, `grants`
+/// and `quietHours` to `[]`; empty `grants` and `quietHours` are omitted when encoding). Re-registering
 /// replaces the whole record. The badge number and the delivered list are not part of the
 /// registration: they live in ``BadgeLedger``, which also exists for unregistered
 /// recipients and survives re-registration. Listings use ``redacted()``, never the token.
@@ -34,11 +35,15 @@ public struct Recipient: Codable, Hashable, Sendable {
     /// What the recipient granted beyond alert, sound and badge (provisional authorization,
     /// time-sensitive and critical levels); none by default.
     public var grants: AuthorizationGrants
+    /// When passive and active firings wait (``QuietWindow``), on the wall clock of `zone`
+    /// (UTC without one); none by default.
+    public var quietHours: [QuietWindow]
 
     /// Creates a registration without checking it; see ``validate()``.
     public init(
         id: RecipientID, settings: NotificationSettings = .all, categories: [NotificationCategory] = [],
-        zone: String? = nil, token: String? = nil, maxPending: Int? = nil, grants: AuthorizationGrants = []
+        zone: String? = nil, token: String? = nil, maxPending: Int? = nil, grants: AuthorizationGrants = [],
+        quietHours: [QuietWindow] = []
     ) {
         self.id = id
         self.settings = settings
@@ -47,11 +52,12 @@ public struct Recipient: Codable, Hashable, Sendable {
         self.token = token
         self.maxPending = maxPending
         self.grants = grants
+        self.quietHours = quietHours
     }
 
     private enum CodingKeys: String, CodingKey, CaseIterable {
         case id, settings, categories, zone, token, maxPending
-        case grants
+        case grants, quietHours
     }
 
     /// Decodes the JSON shape above.
@@ -77,6 +83,17 @@ public struct Recipient: Codable, Hashable, Sendable {
         token = try container.decodeIfPresent(String.self, forKey: .token)
         maxPending = try container.decodeNumberIfPresent(Int.self, forKey: .maxPending, expected: "a whole number")
         grants = try container.decodeIfPresent(AuthorizationGrants.self, forKey: .grants) ?? []
+        if container.contains(.quietHours), try !container.decodeNil(forKey: .quietHours) {
+            // Counted before any element is decoded, as categories are.
+            let list = try container.nestedUnkeyedContainer(forKey: .quietHours)
+            if let count = list.count, count > QuietWindow.maximumCount {
+                throw DecodingError.dataCorruptedError(
+                    forKey: .quietHours, in: container, debugDescription: "at most \(QuietWindow.maximumCount) quiet windows, not \(count)")
+            }
+            quietHours = try container.decode([QuietWindow].self, forKey: .quietHours)
+        } else {
+            quietHours = []
+        }
     }
 
     /// Encodes the JSON shape above; absent optionals and empty `grants` are omitted, so a
@@ -90,6 +107,7 @@ public struct Recipient: Codable, Hashable, Sendable {
         try container.encodeIfPresent(token, forKey: .token)
         try container.encodeIfPresent(maxPending, forKey: .maxPending)
         if !grants.isEmpty { try container.encode(grants, forKey: .grants) }
+        if !quietHours.isEmpty { try container.encode(quietHours, forKey: .quietHours) }
     }
 
     /// Categories a recipient may have at most whatever the configuration says (the
@@ -122,9 +140,9 @@ public struct Recipient: Codable, Hashable, Sendable {
         !action.authenticationRequired || accepts(token: presentedToken)
     }
 
-    /// Checks the id, the zone, the token, the cap and every category.
+    /// Checks the id, the zone, the token, the cap, the quiet hours and every category.
     /// - Throws: `ValidationError` naming the first offending field: `.invalidArgument` for
-    ///   `recipient`, `token`, `maxPending` or `categories[i]…` (see
+    ///   `recipient`, `token`, `maxPending`, `quietHours[i]` or `categories[i]…` (see
     ///   ``validateCategories(_:)``), `.unknownTimeZone` for `zone`.
     public func validate() throws(ValidationError) {
         try id.validate()
@@ -146,7 +164,23 @@ public struct Recipient: Codable, Hashable, Sendable {
                 .invalidArgument, field: "maxPending",
                 "must be at least 1 (leave it out for the configured default), not \(maxPending)")
         }
+        if quietHours.count > QuietWindow.maximumCount {
+            throw ValidationError(
+                .invalidArgument, field: "quietHours", "has \(quietHours.count) windows; at most \(QuietWindow.maximumCount) are allowed")
+        }
+        for (index, window) in quietHours.enumerated() { try window.validate(field: "quietHours[\(index)]") }
         try Self.validateCategories(categories)
+    }
+
+    /// When a firing of `level` due at `instant` (UTC) may be delivered under the quiet
+    /// hours: the end of the quiet window it falls in, on the wall clock of `zone` (UTC
+    /// without one); `nil` to deliver it now — outside every window, for `timeSensitive` and
+    /// `critical` (they break through), or when the zone no longer resolves.
+    public func quietRelease(of instant: Date, level: InterruptionLevel) -> Date? {
+        guard !quietHours.isEmpty, !level.breaksThroughQuietHours,
+            let timeZone = try? ZoneRules.zone(named: zone ?? "UTC")
+        else { return nil }
+        return QuietWindow.release(of: instant, windows: quietHours, in: timeZone)
     }
 
     /// Checks a category list as `--categories FILE.json` gives it: each category valid (see

@@ -30,6 +30,7 @@ extension CoordinatorState {
         fireDue(at: now, budget: max(0, freeCredit().saturatingAdding(configuration.maxBatchSize) - waitingCount),
                 directives: &directives)
         releaseDueNags(at: now, directives: &directives)
+        releaseDueHolds(at: now, directives: &directives)
         dropSilentWorkers(at: now, directives: &directives)
         // Stale entries (acknowledged, requeued or leased again) leave from the front at once,
         // not at their expiry: in a burst the FIFO otherwise held every firing of the last lease
@@ -122,7 +123,13 @@ extension CoordinatorState {
         switch deliveryPlan(reminder.content, for: reminder.recipient) {
         case .suppressed(let reason):
             record(.suppressed(id, dueAt: fireAt, next: following, reason: reason, at: now), into: &directives)
-        case .deliver:
+        case .deliver(let content, _):
+            // Passive and active firings due in the recipient's quiet hours wait for their end.
+            if let until = quietRelease(of: content, for: reminder.recipient, at: max(fireAt, now)) {
+                let held = AttentionEntry.held(id, dueAt: fireAt, next: following, late: isMisfire, missed: missed, until: until, at: now)
+                record(.attention(held), into: &directives, hints: ApplyHints(reminder: reminder))
+                return
+            }
             // The fold builds the firing (one place, for live and replay); a firing recovered
             // unsettled for this very occurrence is already in line.
             let entry = JournalEntry.fired(id, dueAt: fireAt, next: following, late: isMisfire, missed: missed, at: now)
@@ -457,6 +464,14 @@ extension CoordinatorState {
     mutating func releaseDueNags(at now: Date, directives: inout [CoordinatorDirective]) {
         while let (id, deadline) = nags.first, deadline <= now {
             if let made = record(.nagFired(id, at: now), into: &directives).made { dispatch.waiting.append(made) }
+        }
+    }
+
+    /// Releases the firings whose quiet window has ended to the unsettled firings and the
+    /// waiting line: one `.attention(.released)` each, whose fold takes it off the holds.
+    mutating func releaseDueHolds(at now: Date, directives: inout [CoordinatorDirective]) {
+        while let (id, deadline) = durable.deliveries.holds.first, deadline <= now {
+            if let made = record(.attention(.released(id, at: now)), into: &directives).made { dispatch.waiting.append(made) }
         }
     }
 }

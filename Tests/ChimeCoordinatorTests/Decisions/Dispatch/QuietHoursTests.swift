@@ -1,0 +1,180 @@
+import ChimeCore
+import ChimeJournal
+import ChimeStore
+import ChimeWire
+import Foundation
+import Testing
+@testable import ChimeCoordinator
+
+/// Quiet hours in the coordinator: a passive or active firing due in its recipient's quiet
+/// window is held (one entry), released at the window's end with the same firing id (one
+/// entry), and acknowledged once; levels that break through are not held; a zone change
+/// re-times the hold; a cancel drops it; recovery from the journal or a snapshot holds it
+/// again without delivering it early. Pure, time passed in.
+@Suite struct QuietHoursTests {
+    static let t0 = Date(timeIntervalSince1970: 1_798_099_200)  // 2026-12-24T08:00:00Z
+    /// 23:30 in Berlin (CET, +01:00) on 2026-12-24.
+    static let lateEvening = Date(timeIntervalSince1970: 1_798_151_400)  // 2026-12-24T22:30:00Z
+    /// 07:00 in Berlin on 2026-12-25: the end of the 22:00-07:00 window.
+    static let morning = Date(timeIntervalSince1970: 1_798_178_400)  // 2026-12-25T06:00:00Z
+    let client = ClientAddress(routing: [Data([1])])
+    let night = QuietWindow(start: 22 * 60, end: 7 * 60)
+
+    func makeState() -> CoordinatorState {
+        var configuration = CoordinatorConfiguration()
+        configuration.heartbeatInterval = 3600
+        var state = CoordinatorState(configuration: configuration, startedAt: Self.t0)
+        state.finishRecovery(at: Self.t0)
+        return state
+    }
+
+    @discardableResult
+    func request(_ state: inout CoordinatorState, _ command: ControlRequest.Command, at now: Date = t0) -> [CoordinatorDirective] {
+        state.onRequest(ControlRequest(command: command), from: client, at: now)
+    }
+
+    func register(_ state: inout CoordinatorState, zone: String = "Europe/Berlin", grants: AuthorizationGrants = [], at now: Date = t0) {
+        request(&state, .register(Recipient(id: "alice", zone: zone, grants: grants, quietHours: [night])), at: now)
+    }
+
+    func schedule(_ state: inout CoordinatorState, _ id: ReminderID = "r", level: InterruptionLevel = .active, at instant: Date = lateEvening) {
+        request(&state, .schedule([Reminder(
+            id: id, recipient: "alice", content: Content(title: "t", interruptionLevel: level),
+            trigger: Trigger(start: .instant(instant)))]))
+    }
+
+    /// One tick at `now` with a worker of free credit: the entries and the firings dispatched.
+    func tick(_ state: inout CoordinatorState, at now: Date) -> (entries: [JournalEntry], firings: [Firing]) {
+        _ = state.onWorkerMessage(WorkerMessage(worker: "w1", host: "h", pid: 1, capacity: 16, delivered: 0), viaDispatch: true, at: now)
+        let directives = state.onTick(now: now)
+        return (Self.entries(directives), directives.flatMap { directive -> [Firing] in
+            if case .dispatch(let batch, _) = directive { return batch.firings }
+            return []
+        })
+    }
+
+    func acknowledge(_ state: inout CoordinatorState, _ firing: Firing, at now: Date) -> [JournalEntry] {
+        let ack = WorkerMessage.Acknowledgement(firingId: firing.firingId, firedAt: now, attempt: firing.attempt, epoch: 1)
+        return Self.entries(state.onWorkerMessage(
+            WorkerMessage(worker: "w1", host: "h", pid: 1, capacity: 16, delivered: 0, acks: [ack]), viaDispatch: true, at: now))
+    }
+
+    static func entries(_ directives: [CoordinatorDirective]) -> [JournalEntry] {
+        directives.compactMap { if case .append(let entry) = $0 { entry } else { nil } }
+    }
+
+    static let key = ReminderKey("r", of: "alice")
+    static let firingId = FiringID(key, dueAt: lateEvening)
+
+    @Test func aFiringDueInQuietHoursIsHeldThenReleasedAtTheWindowEndWithItsId() {
+        var state = makeState()
+        register(&state)
+        schedule(&state)
+        let due = tick(&state, at: Self.lateEvening)
+        #expect(due.firings.isEmpty)
+        #expect(due.entries == [.attention(.held(Self.key, dueAt: Self.lateEvening, next: nil, late: false, missed: 0, until: Self.morning, at: Self.lateEvening))])
+        #expect(state.durable.heldCount == 1)
+        #expect(state.nextWake == Self.morning)
+        #expect(state.entries[Self.key]?.state == .delivered, "the reminder moved on")
+
+        let justBefore = tick(&state, at: Self.morning.addingTimeInterval(-0.001))
+        #expect(justBefore.entries.isEmpty && justBefore.firings.isEmpty)
+
+        let released = tick(&state, at: Self.morning)
+        #expect(released.entries.first == .attention(.released(Self.firingId, at: Self.morning)))
+        #expect(released.firings.map(\.firingId) == [Self.firingId])
+        #expect(released.firings.first?.dueAt == Self.lateEvening)
+        #expect(state.durable.heldCount == 0)
+
+        let firing = released.firings[0]
+        #expect(acknowledge(&state, firing, at: Self.morning).contains { if case .acknowledged = $0 { true } else { false } })
+        #expect(acknowledge(&state, firing, at: Self.morning).isEmpty, "acknowledged once")
+        #expect(state.entries[Self.key]?.deliveredCount == 1)
+        #expect(tick(&state, at: Self.morning.addingTimeInterval(3600)).firings.isEmpty)
+    }
+
+    @Test(arguments: [
+        (InterruptionLevel.passive, AuthorizationGrants(), true),
+        (.active, AuthorizationGrants(), true),
+        (.timeSensitive, AuthorizationGrants(), true),  // not granted: delivered as active, so held
+        (.timeSensitive, AuthorizationGrants.timeSensitive, false),
+        (.critical, AuthorizationGrants.critical, false),
+        (.critical, AuthorizationGrants.timeSensitive, true),
+    ])
+    func levelsThatBreakThroughAreNotHeld(level: InterruptionLevel, grants: AuthorizationGrants, isHeld: Bool) {
+        var state = makeState()
+        register(&state, grants: grants)
+        schedule(&state, level: level)
+        let due = tick(&state, at: Self.lateEvening)
+        #expect(due.firings.isEmpty == isHeld)
+        #expect(state.durable.heldCount == (isHeld ? 1 : 0))
+    }
+
+    @Test func aFiringOutsideTheWindowIsNotHeld() {
+        var state = makeState()
+        register(&state)
+        // 21:59 in Berlin: a minute before the window.
+        let before = Self.lateEvening.addingTimeInterval(-91 * 60)
+        schedule(&state, at: before)
+        let due = tick(&state, at: before)
+        #expect(due.firings.map(\.dueAt) == [before], "\(due.entries)")
+    }
+
+    @Test func aZoneChangeDuringTheHoldRetimesItInTheNewZone() {
+        var state = makeState()
+        register(&state)
+        schedule(&state)
+        _ = tick(&state, at: Self.lateEvening)
+        // 04:00Z is 23:00 in New York (EST): inside its night, which ends at 07:00 EST = 12:00Z.
+        let moved = Self.morning.addingTimeInterval(-2 * 3600)
+        register(&state, zone: "America/New_York", at: moved)
+        let newEnd = Self.morning.addingTimeInterval(6 * 3600)
+        #expect(state.durable.deliveries.holds.deadline(of: Self.firingId) == newEnd)
+        #expect(tick(&state, at: Self.morning).firings.isEmpty, "Berlin's morning no longer releases it")
+        #expect(tick(&state, at: newEnd).firings.map(\.firingId) == [Self.firingId])
+    }
+
+    @Test func aZoneChangeOutOfTheNightReleasesAtOnce() {
+        var state = makeState()
+        register(&state)
+        schedule(&state)
+        _ = tick(&state, at: Self.lateEvening)
+        // 23:00Z is 08:00 in Tokyo: outside its night.
+        let moved = Self.lateEvening.addingTimeInterval(1800)
+        register(&state, zone: "Asia/Tokyo", at: moved)
+        #expect(state.durable.deliveries.holds.deadline(of: Self.firingId) == moved)
+        #expect(tick(&state, at: moved).firings.map(\.firingId) == [Self.firingId])
+    }
+
+    @Test func cancellingTheReminderDropsItsHeldFiring() {
+        var state = makeState()
+        register(&state)
+        schedule(&state)
+        _ = tick(&state, at: Self.lateEvening)
+        request(&state, .cancel(ReminderFilter(ids: ["r"], recipient: "alice")), at: Self.lateEvening.addingTimeInterval(60))
+        #expect(state.durable.heldCount == 0)
+        #expect(tick(&state, at: Self.morning).firings.isEmpty)
+    }
+
+    @Test func recoveryFromTheJournalOrASnapshotHoldsItAgainAndReleasesItOnce() throws {
+        var live = makeState()
+        var journal: [JournalEntry] = []
+        journal += Self.entries(request(&live, .register(Recipient(id: "alice", zone: "Europe/Berlin", quietHours: [night]))))
+        journal += Self.entries(request(&live, .schedule([Reminder(
+            id: "r", recipient: "alice", content: Content(title: "t"), trigger: Trigger(start: .instant(Self.lateEvening)))])))
+        journal += tick(&live, at: Self.lateEvening).entries
+        // kill -9 here: a new coordinator folds the journal.
+        let restart = Self.lateEvening.addingTimeInterval(3600)
+        var recovered = CoordinatorState(configuration: live.configuration, startedAt: restart)
+        for entry in journal { recovered.apply(entry) }
+        #expect(recovered.durable == live.durable)
+        recovered.finishRecovery(at: restart)
+        #expect(tick(&recovered, at: restart).firings.isEmpty, "not redelivered before the window ends")
+        #expect(tick(&recovered, at: Self.morning).firings.map(\.firingId) == [Self.firingId])
+
+        let payload = live.durable.encodedSnapshot(takenAt: restart)
+        let decoded = try DurableState.decodeSnapshot(payload, seed: live.durable.settings)
+        #expect(decoded.state == live.durable)
+        #expect(decoded.state.deliveries.holds.deadline(of: Self.firingId) == Self.morning)
+    }
+}
