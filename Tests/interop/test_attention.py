@@ -3,24 +3,27 @@ with a subtitle, an interruption level, a relevance score, a target, filter crit
 `hasAction` scheduled through the ClusterClient comes back in `list` and in the fire events the
 gap-free ClusterSubscriber receives, with each level as the recipient's grants let it through;
 a relevance score outside 0...1 is refused; the CLI's `--subtitle`, `--interruption-level`,
-`--relevance-score` and `register --grant`.
+`--relevance-score` and `register --grant`; a firing held in quiet hours survives kill -9 of the
+coordinator and is delivered once, at the window's end, with its firing id.
 
 Waits are polled conditions with deadlines; the cluster is stopped by its pids.
 """
 
 from __future__ import annotations
 
+import datetime
 import json
 import subprocess
 import sys
 import time
+import urllib.request
 import uuid
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "clients" / "python"))
 
 from chime_client import INTERRUPTION_LEVELS, ClusterClient, ClusterSubscriber  # noqa: E402
-from conftest import chime_binary  # noqa: E402
+from conftest import chime_binary, delivered_ids, wait_for  # noqa: E402
 
 PAST = "2020-01-01T00:00:00Z"
 
@@ -113,3 +116,59 @@ def test_the_command_line_schedules_and_registers_the_attention_fields(cluster):
     refused = subprocess.run([binary, "schedule", "--recipient", recipient, "--in", "1h",
                               "--interruption-level", "urgent", *args], capture_output=True, text=True, timeout=30)
     assert refused.returncode == 2 and "--interruption-level must be one of" in refused.stderr
+
+
+def metric(cluster, name: str) -> float | None:
+    """The value of an unlabelled metric on the coordinator's /metrics, or None."""
+    with urllib.request.urlopen(cluster.http_url + "/metrics", timeout=5) as response:
+        for line in response.read().decode().splitlines():
+            if line.startswith(name + " "):
+                return float(line.split()[1])
+    return None
+
+
+def test_a_firing_held_in_quiet_hours_survives_kill_9_and_is_delivered_once_at_the_window_end(make_cluster):
+    cluster = make_cluster()
+    client = ClusterClient([cluster.control_endpoint])
+    recipient = f"py-quiet-{uuid.uuid4().hex[:8]}"
+    # A one-minute window from the current UTC minute: the hold lasts 15 to 60 s.
+    wait_for("a minute with 15 s left", lambda: datetime.datetime.now(datetime.timezone.utc).second < 45, 30)
+    now = datetime.datetime.now(datetime.timezone.utc)
+    start = now.replace(second=0, microsecond=0)
+    end = start + datetime.timedelta(minutes=1)
+    window = {"start": f"{start:%H:%M}", "end": f"{end:%H:%M}"}
+    registered = client.register(recipient, zone="UTC", quiet_hours=[window])
+    assert registered["recipient"]["quietHours"] == [window]
+    client.schedule([{"id": "nightly", "recipient": recipient, "trigger": {"at": PAST}, "content": {"title": "shh"}}])
+
+    def held() -> list[dict]:
+        listing = client.list(recipient=recipient, all=True)[0]["reminders"]
+        return listing[0].get("held", []) if listing else []
+
+    holds = wait_for("the firing to be held", held)
+    until = f"{end:%Y-%m-%dT%H:%M:%S}.000Z"
+    assert holds == [{"firingId": f"{recipient}/nightly@2020-01-01T00:00:00.000Z", "until": until}]
+    assert metric(cluster, "chime_firings_held") == 1
+    assert delivered_ids(client, recipient) == []
+
+    cluster.kill_coordinator()
+    cluster.start_coordinator("coordinator-after-kill")
+    client = ClusterClient([cluster.control_endpoint])
+    assert held() == holds, "the hold survived kill -9 with its firing id and release instant"
+    assert delivered_ids(client, recipient) == [], "not delivered early by the recovery"
+
+    subscriber = ClusterSubscriber(client.current_map(), recipient=recipient, since={0: 0})
+    try:
+        events = receive_fire_events(subscriber, {"nightly"}, deadline_s=90)
+        event = events["nightly"]
+        assert event["firingId"] == holds[0]["firingId"]
+        assert event["dueAt"] == "2020-01-01T00:00:00.000Z"
+        assert event["firedAt"] >= until, event
+        # Nothing else arrives for it: one firing, one delivery.
+        extra = [e for e in subscriber.receive(1.0) if e.get("reminderId") == "nightly"]
+        assert extra == []
+    finally:
+        subscriber.close()
+    wait_for("the delivery to be acknowledged", lambda: delivered_ids(client, recipient) == [holds[0]["firingId"]])
+    assert held() == []
+    assert metric(cluster, "chime_firings_held") == 0

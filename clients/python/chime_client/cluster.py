@@ -402,14 +402,17 @@ class ClusterClient(MapHolder):
 
     def register(self, recipient: str, settings: list[str] | None = None, zone: str | None = None,
                  grants: list[str] | None = None, categories: list[dict] | None = None,
-                 request_id: str | None = None) -> dict:
+                 quiet_hours: list[dict] | None = None, request_id: str | None = None) -> dict:
         """Registers (replaces) `recipient` on its shard: {"recipient", "badge", "deliveredCount"}.
 
         `settings` any of "alert", "sound", "badge" (absent: all); `grants` any of INTERRUPTION_GRANTS
         ("provisional": delivered quietly; "timeSensitive", "critical": those levels keep their
-        level, else they are delivered as "active")."""
+        level, else they are delivered as "active"); `quiet_hours` windows
+        {"start": "22:00", "end": "07:00", "weekdays": ["MO", ...]} on `zone`'s clock, in which
+        passive and active firings are held until the window ends (listed under "held")."""
         registration: dict = {"id": recipient}
-        for key, value in (("settings", settings), ("zone", zone), ("grants", grants), ("categories", categories)):
+        for key, value in (("settings", settings), ("zone", zone), ("grants", grants), ("categories", categories),
+                           ("quietHours", quiet_hours)):
             if value is not None:
                 registration[key] = value
         request = {"op": "register", "recipient": registration}
