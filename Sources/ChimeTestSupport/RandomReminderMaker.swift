@@ -14,7 +14,8 @@ import Foundation
 /// negative one), and strings that also hold characters JSON must escape.
 ///
 /// With `attention` the content also draws the attention fields (subtitle, interruption
-/// level, relevance score, target, filter criteria, `hasAction`) after everything else; without
+/// level, relevance score, target, filter criteria, `hasAction`, `unhandled`, collapse key)
+/// after everything else; without
 /// it the sequences are those made before the fields existed.
 ///
 /// Changing the order of random draws in either mode changes every reminder after it, and
@@ -94,6 +95,8 @@ public struct RandomReminderMaker {
         content.targetContentIdentifier = maybe { $0.string() }
         content.filterCriteria = maybe { $0.string() }
         content.hasAction = coin()
+        content.unhandled = UnhandledPolicy.allCases.randomElement(using: &random) ?? .stack
+        content.collapseKey = maybe { $0.string() }
     }
 
     private mutating func coin() -> Bool { Bool.random(using: &random) }

@@ -148,30 +148,34 @@ extension Content {
 
 extension Content {
     /// Binary form of the attention fields: u8 parts (1 subtitle, 2 interruptionLevel,
-    /// 4 relevanceScore, 8 targetContentIdentifier, 16 filterCriteria, 32 `hasAction` false),
-    /// then subtitle string?, level u8 (`InterruptionLevel.binaryTag`)?, relevanceScore f64?,
-    /// targetContentIdentifier string?, filterCriteria string?.
+    /// 4 relevanceScore, 8 targetContentIdentifier, 16 filterCriteria, 32 `hasAction` false,
+    /// 64 unhandled, 128 collapseKey), then subtitle string?, level u8
+    /// (`InterruptionLevel.binaryTag`)?, relevanceScore f64?, targetContentIdentifier string?,
+    /// filterCriteria string?, unhandled u8 (`UnhandledPolicy.binaryTag`)?, collapseKey string?.
     func writeAttention(to writer: inout ByteWriter) {
         writer.writeByte(
             (subtitle != nil ? 1 : 0) | (interruptionLevel != .active ? 2 : 0) | (relevanceScore != nil ? 4 : 0)
-                | (targetContentIdentifier != nil ? 8 : 0) | (filterCriteria != nil ? 16 : 0) | (hasAction ? 0 : 32))
+                | (targetContentIdentifier != nil ? 8 : 0) | (filterCriteria != nil ? 16 : 0) | (hasAction ? 0 : 32)
+                | (unhandled != .stack ? 64 : 0) | (collapseKey != nil ? 128 : 0))
         if let subtitle { writer.writeString(subtitle, .fixed32) }
         if interruptionLevel != .active { writer.writeByte(interruptionLevel.binaryTag) }
         if let relevanceScore { writer.writeDouble(relevanceScore) }
         if let targetContentIdentifier { writer.writeString(targetContentIdentifier, .fixed32) }
         if let filterCriteria { writer.writeString(filterCriteria, .fixed32) }
+        if unhandled != .stack { writer.writeByte(unhandled.binaryTag) }
+        if let collapseKey { writer.writeString(collapseKey, .fixed32) }
     }
 
     mutating func readAttention(from reader: inout ByteReader) throws(BinaryDecodingError) {
-        let partsOffset = reader.offset
         let parts = try reader.readByte()
-        guard parts & ~63 == 0 else { throw BinaryDecodingError(.unknownFlags, offset: partsOffset) }
         if parts & 1 != 0 { subtitle = try reader.readString(.fixed32) }
         if parts & 2 != 0 { interruptionLevel = try reader.readTag(InterruptionLevel.init(binaryTag:)) }
         if parts & 4 != 0 { relevanceScore = try reader.readDouble() }
         if parts & 8 != 0 { targetContentIdentifier = try reader.readString(.fixed32) }
         if parts & 16 != 0 { filterCriteria = try reader.readString(.fixed32) }
         hasAction = parts & 32 == 0
+        if parts & 64 != 0 { unhandled = try reader.readTag(UnhandledPolicy.init(binaryTag:)) }
+        if parts & 128 != 0 { collapseKey = try reader.readString(.fixed32) }
     }
 }
 

@@ -27,6 +27,7 @@ extension FireEvent {
             out.append(contentsOf: text.utf8)
         }
         let content = firing.content
+        let attention = content.hasAttentionFields
         string("action", content.action)
         raw("attempt", String(firing.attempt))
         switch content.badgeChange {
@@ -36,9 +37,9 @@ extension FireEvent {
         }
         string("body", content.body)
         string("category", content.category)
+        if attention { string("collapseKey", content.collapseKey) }
         string("dueAt", RFC3339.format(firing.dueAt))
         if let eventAt = firing.eventAt { string("eventAt", RFC3339.format(eventAt)) }
-        let attention = content.hasAttentionFields
         if attention { string("filterCriteria", content.filterCriteria) }
         string("firedAt", RFC3339.format(firedAt))
         string("firingId", firing.firingId.text)
@@ -65,6 +66,7 @@ extension FireEvent {
         string("threadId", content.threadId)
         string("title", content.title)
         raw("type", "\"fire\"")
+        if content.unhandled != .stack { string("unhandled", content.unhandled.rawValue) }
         if let userInfo = content.userInfo, let json = try? userInfoEncoder.encode(userInfo) {
             key("userInfo")
             out.append(contentsOf: json)

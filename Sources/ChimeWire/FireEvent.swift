@@ -18,9 +18,9 @@ public enum Topic {
 /// "firingId", "reminderId", "recipient", "dueAt", "firedAt", "attempt", "late", "missed" (a late firing only), "title",
 /// "body", "action", "launchImage", "sound", "badge", "userInfo", "category", "threadId",
 /// "subtitle", "interruptionLevel", "relevanceScore", "targetContentIdentifier",
-/// "filterCriteria", "hasAction"}`; instants in RFC 3339 UTC with milliseconds; absent content
-/// fields are omitted, and so are `interruptionLevel` `"active"` and `hasAction` `true` (the
-/// defaults). `interruptionLevel` is the level delivered, after the recipient's grants. `seq` is
+/// "filterCriteria", "hasAction", "unhandled", "collapseKey"}`; instants in RFC 3339 UTC with
+/// milliseconds; absent content fields are omitted, and so are `interruptionLevel` `"active"`,
+/// `hasAction` `true` and `unhandled` `"stack"` (the defaults). `interruptionLevel` is the level delivered, after the recipient's grants. `seq` is
 /// the coordinator's event sequence number, given at dispatch and unique per delivery
 /// attempt (a redelivery gets a new one); `firingId` identifies the occurrence across
 /// redeliveries. Missed events after a known `seq` are fetched with the `events` request.
@@ -56,6 +56,7 @@ extension FireEvent: Codable {
         case type, seq, shard, publisher, firingId, reminderId, recipient, dueAt, firedAt, attempt, late, missed, eventAt
         case title, body, action, launchImage, sound, badge, userInfo, category, threadId
         case subtitle, interruptionLevel, relevanceScore, targetContentIdentifier, filterCriteria, hasAction
+        case unhandled, collapseKey
     }
 
     public init(from decoder: any Decoder) throws {
@@ -79,7 +80,9 @@ extension FireEvent: Codable {
             relevanceScore: try container.decodeIfPresent(Double.self, forKey: .relevanceScore),
             targetContentIdentifier: try container.decodeIfPresent(String.self, forKey: .targetContentIdentifier),
             filterCriteria: try container.decodeIfPresent(String.self, forKey: .filterCriteria),
-            hasAction: try container.decodeIfPresent(Bool.self, forKey: .hasAction) ?? true)
+            hasAction: try container.decodeIfPresent(Bool.self, forKey: .hasAction) ?? true,
+            unhandled: try container.decodeIfPresent(UnhandledPolicy.self, forKey: .unhandled) ?? .stack,
+            collapseKey: try container.decodeIfPresent(String.self, forKey: .collapseKey))
         var firing = Firing(
             reminderId: try container.decode(ReminderID.self, forKey: .reminderId),
             recipient: try container.decode(RecipientID.self, forKey: .recipient),
@@ -125,6 +128,8 @@ extension FireEvent: Codable {
         try container.encodeIfPresent(content.targetContentIdentifier, forKey: .targetContentIdentifier)
         try container.encodeIfPresent(content.filterCriteria, forKey: .filterCriteria)
         if !content.hasAction { try container.encode(false, forKey: .hasAction) }
+        if content.unhandled != .stack { try container.encode(content.unhandled, forKey: .unhandled) }
+        try container.encodeIfPresent(content.collapseKey, forKey: .collapseKey)
     }
 }
 

@@ -50,6 +50,8 @@ extension Content {
         var targetContentIdentifier: String??
         var filterCriteria: String??
         var hasAction: Bool??
+        var unhandled: UnhandledPolicy??
+        var collapseKey: String??
         var object = try reader.beginObject()
         while let key = try reader.nextKey(in: &object) {
             switch key {
@@ -74,6 +76,13 @@ extension Content {
             case "targetContentIdentifier": try targetContentIdentifier.setOnce(reader.readStringOrNull())
             case "filterCriteria": try filterCriteria.setOnce(reader.readStringOrNull())
             case "hasAction": try hasAction.setOnce(reader.consumeNull() ? nil : reader.readBool())
+            case "unhandled":
+                try unhandled.setOnce(
+                    reader.readStringOrNull().map { name throws(FastJSONReader.Unsupported) in
+                        guard let policy = UnhandledPolicy(rawValue: name) else { throw FastJSONReader.Unsupported() }
+                        return policy
+                    })
+            case "collapseKey": try collapseKey.setOnce(reader.readStringOrNull())
             default: throw FastJSONReader.Unsupported()
             }
         }
@@ -83,7 +92,7 @@ extension Content {
             category: category ?? nil, threadId: threadId ?? nil, subtitle: subtitle ?? nil,
             interruptionLevel: (interruptionLevel ?? nil) ?? .active, relevanceScore: relevanceScore ?? nil,
             targetContentIdentifier: targetContentIdentifier ?? nil, filterCriteria: filterCriteria ?? nil,
-            hasAction: (hasAction ?? nil) ?? true)
+            hasAction: (hasAction ?? nil) ?? true, unhandled: (unhandled ?? nil) ?? .stack, collapseKey: collapseKey ?? nil)
     }
 }
 

@@ -22,7 +22,8 @@ import Testing
             reminderId: "attentive", recipient: "carol", dueAt: due,
             content: Content(
                 title: "T", subtitle: "ünï", interruptionLevel: .critical, relevanceScore: 0.25,
-                targetContentIdentifier: "target", filterCriteria: "work", hasAction: false))
+                targetContentIdentifier: "target", filterCriteria: "work", hasAction: false, unhandled: .skip,
+                collapseKey: "k"))
         let passive = Firing(reminderId: "passive", recipient: "dan", dueAt: due, content: Content(interruptionLevel: .passive))
         return [full, bare, attentive, passive]
     }

@@ -77,6 +77,8 @@ import Testing
         attentive.content.targetContentIdentifier = "room/4"
         attentive.content.filterCriteria = "work"
         attentive.content.hasAction = false
+        attentive.content.unhandled = .replace
+        attentive.content.collapseKey = "match/7"
         var scored = plain
         scored.content.relevanceScore = 0.000_012_5
         scored.content.interruptionLevel = .passive

@@ -67,6 +67,8 @@ struct VariedJSONWriter {
             ("targetContentIdentifier", content.targetContentIdentifier.map { string($0) }, true),
             ("filterCriteria", content.filterCriteria.map { string($0) }, true),
             ("hasAction", content.hasAction ? nil : "false", true),
+            ("unhandled", content.unhandled == .stack ? nil : string(content.unhandled.rawValue), true),
+            ("collapseKey", content.collapseKey.map { string($0) }, true),
         ])
     }
 

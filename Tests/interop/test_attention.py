@@ -108,11 +108,13 @@ def test_the_command_line_schedules_and_registers_the_attention_fields(cluster):
     assert registered["result"]["recipient"]["grants"] == ["provisional", "timeSensitive"]
     chime("schedule", "--recipient", recipient, "--id", "cli", "--at", "2030-01-01T00:00:00Z", "--title", "T",
           "--subtitle", "S", "--interruption-level", "critical", "--relevance-score", "0.25",
-          "--target-content-id", "doc-1", "--filter-criteria", "home", "--no-action")
+          "--target-content-id", "doc-1", "--filter-criteria", "home", "--no-action", "--unhandled", "replace",
+          "--collapse-key", "doc")
     listed = chime("list", "--recipient", recipient, "--all")
     content = listed["result"]["reminders"][0]["reminder"]["content"]
     assert content == {"title": "T", "subtitle": "S", "interruptionLevel": "critical", "relevanceScore": 0.25,
-                       "targetContentIdentifier": "doc-1", "filterCriteria": "home", "hasAction": False}
+                       "targetContentIdentifier": "doc-1", "filterCriteria": "home", "hasAction": False,
+                       "unhandled": "replace", "collapseKey": "doc"}
     refused = subprocess.run([binary, "schedule", "--recipient", recipient, "--in", "1h",
                               "--interruption-level", "urgent", *args], capture_output=True, text=True, timeout=30)
     assert refused.returncode == 2 and "--interruption-level must be one of" in refused.stderr

@@ -14,6 +14,12 @@ extension DurableState {
         return registration.quietRelease(of: instant, level: content.interruptionLevel)
     }
 
+    /// Whether `reminder` has a firing on its recipient's delivered list, not yet handled (what
+    /// `unhandled: skip` asks before delivering another). O(the recipient's delivered list).
+    func hasUnhandled(_ reminder: Reminder) -> Bool {
+        recipients.ledgers[reminder.recipient]?.lists(reminder: reminder.id) ?? false
+    }
+
     /// The fold of an ``AttentionEntry``.
     /// - Returns: the firing a `.released` made unsettled, to put in the waiting line.
     mutating func applyAttention(_ fact: AttentionEntry) -> SharedFiring? {

@@ -6,9 +6,10 @@ import Foundation
 /// "sound": "default" | "<name>" | absent (silent), "badge": Int | "+1", "userInfo": {...},
 /// "category": "...", "threadId": "...", "subtitle": "...", "interruptionLevel": "passive" |
 /// "active" | "timeSensitive" | "critical", "relevanceScore": 0...1, "targetContentIdentifier":
-/// "...", "filterCriteria": "...", "hasAction": Bool}`; every field is optional. `"badge"` is a
+/// "...", "filterCriteria": "...", "hasAction": Bool, "unhandled": "stack" | "replace" | "skip",
+/// "collapseKey": "..."}`; every field is optional. `"badge"` is a
 /// ``BadgeChange``: a number as before, or `"+1"` for the relative mode. The defaults
-/// (`interruptionLevel` `"active"`, `hasAction` `true`) are omitted when encoding, so content
+/// (`interruptionLevel` `"active"`, `hasAction` `true`, `unhandled` `"stack"`) are omitted when encoding, so content
 /// that does not use the newer fields encodes as it did before they existed.
 public struct Content: Codable, Hashable, Sendable {
     /// The alert title.
@@ -42,6 +43,12 @@ public struct Content: Codable, Hashable, Sendable {
     public var filterCriteria: String?
     /// Whether the alert shows its action button (`UILocalNotification.hasAction`); `true` by default.
     public var hasAction: Bool
+    /// What this firing does when an earlier firing of its reminder is still unhandled on the
+    /// delivered list; `.stack` by default.
+    public var unhandled: UnhandledPolicy
+    /// A delivered firing of the recipient with the same key leaves the delivered list when
+    /// this one is delivered (APNs `apns-collapse-id`, FCM `collapse_key`); at most 64 bytes.
+    public var collapseKey: String?
 
     /// Creates content; `badge` is shorthand for `badgeChange: .set(badge)` (give one of them).
     public init(
@@ -50,7 +57,8 @@ public struct Content: Codable, Hashable, Sendable {
         badgeChange: BadgeChange? = nil, userInfo: [String: PropertyListValue]? = nil,
         category: String? = nil, threadId: String? = nil, subtitle: String? = nil,
         interruptionLevel: InterruptionLevel = .active, relevanceScore: Double? = nil,
-        targetContentIdentifier: String? = nil, filterCriteria: String? = nil, hasAction: Bool = true
+        targetContentIdentifier: String? = nil, filterCriteria: String? = nil, hasAction: Bool = true,
+        unhandled: UnhandledPolicy = .stack, collapseKey: String? = nil
     ) {
         precondition(badge == nil || badgeChange == nil, "give Content either badge or badgeChange, not both")
         self.title = title
@@ -68,7 +76,12 @@ public struct Content: Codable, Hashable, Sendable {
         self.targetContentIdentifier = targetContentIdentifier
         self.filterCriteria = filterCriteria
         self.hasAction = hasAction
+        self.unhandled = unhandled
+        self.collapseKey = collapseKey
     }
+
+    /// The longest `collapseKey`, in UTF-8 bytes (APNs' limit on `apns-collapse-id`).
+    public static let maximumCollapseKeyLength = 64
 
     /// The deepest `userInfo` nesting accepted.
     public static let maximumUserInfoDepth = 32
@@ -76,7 +89,8 @@ public struct Content: Codable, Hashable, Sendable {
     /// Checks the content against the model's rules.
     /// - Parameter maximumUserInfoBytes: the limit on the JSON size of `userInfo`, in bytes.
     /// - Throws: `ValidationError` (`.invalidArgument` for a too-deep `userInfo`, an empty
-    ///   sound, or a `relevanceScore` outside 0...1 or not finite; `.tooLarge` for an
+    ///   sound, a `relevanceScore` outside 0...1 or not finite, or an empty or over-long
+    ///   `collapseKey`; `.tooLarge` for an
     ///   oversized `userInfo`).
     public func validate(maximumUserInfoBytes: Int = 4096) throws(ValidationError) {
         if let userInfo {
@@ -96,6 +110,11 @@ public struct Content: Codable, Hashable, Sendable {
         if let sound, sound.isEmpty {
             throw ValidationError(
                 .invalidArgument, field: "content.sound", "must be \"default\", a sound name, or absent")
+        }
+        if let collapseKey, collapseKey.isEmpty || collapseKey.utf8.count > Self.maximumCollapseKeyLength {
+            throw ValidationError(
+                .invalidArgument, field: "content.collapseKey",
+                "must be 1 to \(Self.maximumCollapseKeyLength) bytes of UTF-8, not \(collapseKey.utf8.count)")
         }
         if let relevanceScore, !(0...1).contains(relevanceScore) {
             throw ValidationError(
@@ -122,6 +141,7 @@ public struct Content: Codable, Hashable, Sendable {
     private enum CodingKeys: String, CodingKey, CaseIterable {
         case title, body, action, launchImage, sound, badge, userInfo, category, threadId
         case subtitle, interruptionLevel, relevanceScore, targetContentIdentifier, filterCriteria, hasAction
+        case unhandled, collapseKey
     }
 
     /// The JSON keys of content, in declaration order (what a reminder's `unknown_field` hint
@@ -150,6 +170,8 @@ public struct Content: Codable, Hashable, Sendable {
         targetContentIdentifier = try container.decodeIfPresent(String.self, forKey: .targetContentIdentifier)
         filterCriteria = try container.decodeIfPresent(String.self, forKey: .filterCriteria)
         hasAction = try container.decodeIfPresent(Bool.self, forKey: .hasAction) ?? true
+        unhandled = try container.decodeIfPresent(UnhandledPolicy.self, forKey: .unhandled) ?? .stack
+        collapseKey = try container.decodeIfPresent(String.self, forKey: .collapseKey)
     }
 
     /// Encodes the JSON shape above, omitting absent fields.
@@ -170,13 +192,17 @@ public struct Content: Codable, Hashable, Sendable {
         try container.encodeIfPresent(targetContentIdentifier, forKey: .targetContentIdentifier)
         try container.encodeIfPresent(filterCriteria, forKey: .filterCriteria)
         if !hasAction { try container.encode(false, forKey: .hasAction) }
+        if unhandled != .stack { try container.encode(unhandled, forKey: .unhandled) }
+        try container.encodeIfPresent(collapseKey, forKey: .collapseKey)
     }
 
     /// Whether any field added with the attention model is given (a subtitle, a level other
-    /// than `.active`, a relevance score, a target, filter criteria or `hasAction` false):
-    /// the binary forms write those fields only then, so older content costs nothing more.
+    /// than `.active`, a relevance score, a target, filter criteria, `hasAction` false, an
+    /// `unhandled` policy other than `.stack` or a collapse key): the binary forms write those
+    /// fields only then, so older content costs nothing more.
     public var hasAttentionFields: Bool {
         subtitle != nil || interruptionLevel != .active || relevanceScore != nil
-            || targetContentIdentifier != nil || filterCriteria != nil || !hasAction
+            || targetContentIdentifier != nil || filterCriteria != nil || !hasAction || unhandled != .stack
+            || collapseKey != nil
     }
 }

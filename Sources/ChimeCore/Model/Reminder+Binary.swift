@@ -34,8 +34,8 @@ extension Reminder {
     ///    15 monthEnd `clamp` (no bytes; clear: `skip`), 16 offset, 17 misfire,
     ///    18 misfireThreshold, 19 nag, 20 spread, 21 calendars, 22 sun, 23 region, 24 RSCALE
     ///    rule, 25 subtitle, 26 interruptionLevel (other than active), 27 relevanceScore,
-    ///    28 targetContentIdentifier, 29 filterCriteria, 30 `hasAction` false (no bytes);
-    ///    higher bits must be clear. The common fields
+    ///    28 targetContentIdentifier, 29 filterCriteria, 30 `hasAction` false (no bytes),
+    ///    31 unhandled (other than stack), 32 collapseKey; higher bits must be clear. The common fields
     ///    sit in the low 7 bits, so most reminders spend one byte here.
     /// 3. Content: `str` title, body, action, launchImage, sound; badgeChange as `u8` 0 +
     ///    `int` for `.set(n)` or `u8` 1 for `.increment`; userInfo as a plist dictionary
@@ -56,7 +56,8 @@ extension Reminder {
     /// 7. Content parts added later, each present only with its bit: `str` subtitle (bit 25),
     ///    `u8` interruption level (bit 26; 0 passive, 2 timeSensitive, 3 critical; 1 active is
     ///    never written), `f64` relevanceScore (bit 27), `str` targetContentIdentifier
-    ///    (bit 28), `str` filterCriteria (bit 29).
+    ///    (bit 28), `str` filterCriteria (bit 29), `u8` unhandled (bit 31; 1 replace, 2 skip; 0
+    ///    stack is never written), `str` collapseKey (bit 32).
     ///
     /// A plist value is a `u8` tag and its payload: 0 string `str`, 1 integer `int`, 2 real
     /// `f64`, 3 false, 4 true, 5 array (`varint` count, values), 6 dictionary body
@@ -228,8 +229,10 @@ struct ReminderBinaryFields: OptionSet {
     static let targetContentIdentifier = Self(rawValue: 1 << 28)
     static let filterCriteria = Self(rawValue: 1 << 29)
     static let noAction = Self(rawValue: 1 << 30)
+    static let unhandled = Self(rawValue: 1 << 31)
+    static let collapseKey = Self(rawValue: 1 << 32)
 
-    static let defined = Self(rawValue: (1 << 31) - 1)
+    static let defined = Self(rawValue: (1 << 33) - 1)
 
     init(rawValue: UInt64) { self.rawValue = rawValue }
 
@@ -260,6 +263,8 @@ extension Content {
             if targetContentIdentifier != nil { fields.insert(.targetContentIdentifier) }
             if filterCriteria != nil { fields.insert(.filterCriteria) }
             if !hasAction { fields.insert(.noAction) }
+            if unhandled != .stack { fields.insert(.unhandled) }
+            if collapseKey != nil { fields.insert(.collapseKey) }
         }
         return fields
     }
@@ -271,11 +276,14 @@ extension Content {
         if let relevanceScore { sink.writeDouble(relevanceScore) }
         if let targetContentIdentifier { sink.writeString(targetContentIdentifier) }
         if let filterCriteria { sink.writeString(filterCriteria) }
+        if unhandled != .stack { sink.writeByte(unhandled.binaryTag) }
+        if let collapseKey { sink.writeString(collapseKey) }
     }
 
     mutating func readBinaryExtensions(from reader: inout ByteReader, fields: ReminderBinaryFields) throws(BinaryDecodingError) {
         let attention: ReminderBinaryFields = [
             .subtitle, .interruptionLevel, .relevanceScore, .targetContentIdentifier, .filterCriteria, .noAction,
+            .unhandled, .collapseKey,
         ]
         guard !fields.isDisjoint(with: attention) else { return }
         if fields.contains(.subtitle) { subtitle = try reader.readString() }
@@ -287,6 +295,11 @@ extension Content {
         if fields.contains(.targetContentIdentifier) { targetContentIdentifier = try reader.readString() }
         if fields.contains(.filterCriteria) { filterCriteria = try reader.readString() }
         hasAction = !fields.contains(.noAction)
+        if fields.contains(.unhandled) {
+            // Stack is the default, never marked present.
+            unhandled = try reader.readTag { tag in tag == 0 ? nil : UnhandledPolicy(binaryTag: tag) }
+        }
+        if fields.contains(.collapseKey) { collapseKey = try reader.readString() }
     }
 
     func writeBinary(to sink: inout some BinarySink) {
@@ -322,5 +335,6 @@ extension Content {
         threadId = fields.contains(.threadId) ? try reader.readString() : nil
         interruptionLevel = .active
         hasAction = true
+        unhandled = .stack
     }
 }

@@ -13,6 +13,16 @@ extension ScheduleCommand {
         return level
     }
 
+    /// `--unhandled`, or `.stack` when absent.
+    /// - Throws: `UsageError` for a name that is not a policy.
+    static func unhandledPolicy(_ arguments: Arguments) throws(UsageError) -> UnhandledPolicy {
+        guard let name = arguments.value("unhandled") else { return .stack }
+        guard let policy = UnhandledPolicy(rawValue: name) else {
+            throw UsageError("--unhandled must be stack, replace or skip, not '\(name)'")
+        }
+        return policy
+    }
+
     /// `--relevance-score`, a number from 0 to 1 inclusive, or `nil` when absent.
     /// - Throws: `UsageError` for text that is not such a number.
     static func relevanceScore(_ arguments: Arguments) throws(UsageError) -> Double? {

@@ -488,7 +488,8 @@ struct ModelRun {
         let content = Content(
             title: "t", body: "b", sound: Bool.random(using: &random) ? "default" : nil, badgeChange: badge,
             category: Bool.random(using: &random) ? "c" : nil,
-            interruptionLevel: [.active, .active, .passive, .timeSensitive].randomElement(using: &random)!)
+            interruptionLevel: [.active, .active, .passive, .timeSensitive].randomElement(using: &random)!,
+            unhandled: [.stack, .stack, .replace, .skip].randomElement(using: &random)!)
         var trigger = Trigger(
             start: start, repeatRule: repeatRule, offset: Int.random(in: 0..<4, using: &random) == 0 ? 90 : nil,
             misfire: misfire, misfireThreshold: threshold)

@@ -124,6 +124,10 @@ extension CoordinatorState {
         case .suppressed(let reason):
             record(.suppressed(id, dueAt: fireAt, next: following, reason: reason, at: now), into: &directives)
         case .deliver(let content, _):
+            if content.unhandled == .skip && durable.hasUnhandled(reminder) {
+                record(.suppressed(id, dueAt: fireAt, next: following, reason: UnhandledPolicy.skipReason, at: now), into: &directives)
+                return
+            }
             // Passive and active firings due in the recipient's quiet hours wait for their end.
             if let until = quietRelease(of: content, for: reminder.recipient, at: max(fireAt, now)) {
                 let held = AttentionEntry.held(id, dueAt: fireAt, next: following, late: isMisfire, missed: missed, until: until, at: now)
