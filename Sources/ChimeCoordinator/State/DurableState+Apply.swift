@@ -94,6 +94,10 @@ extension DurableState {
                 schedule.lateFirings[id] = nil
             }
             if previous == nil && dueAt > at { deliveries.ahead[id, default: []].append(firingId) }
+            // Levels that break through neither wait for the throttle nor count toward it.
+            if !recipients.throttleSlots.isEmpty && !shared.firing.content.interruptionLevel.breaksThroughQuietHours {
+                recipients.noteDelivery(of: id.recipient, at: max(dueAt, at))
+            }
             countOccurrence(of: id)
             advance(&entry, id, to: next, endingAs: .delivered)
             schedule.entries[id] = entry
@@ -150,6 +154,11 @@ extension DurableState {
             let zoneChanged = previous?.zone != recipient.zone
             recipients.registered[recipient.id] = recipient
             if zoneChanged || previous?.quietHours != recipient.quietHours { retimeHolds(of: recipient.id, at: at) }
+            if recipient.throttle == nil {
+                recipients.throttleSlots[recipient.id] = nil
+            } else if recipients.throttleSlots[recipient.id] == nil {
+                recipients.throttleSlots[recipient.id] = []
+            }
             schedule.updateCap(of: recipient.id, limit: pendingLimit(for: recipient.id))
             if zoneChanged {
                 followZoneChange(of: recipient.id, at: at)

@@ -26,6 +26,7 @@ extension DurableState {
         switch fact {
         case .held(let id, let dueAt, let next, let late, let missed, let until, _):
             guard var entry = schedule.entries[id] else { return nil }
+            recipients.noteDelivery(of: id.recipient, at: until)
             deliveries.hold(makeFiring(of: entry, reminder: entry.reminder, dueAt: dueAt, late: late, missed: missed), until: until)
             if late {
                 schedule.lateFirings[id, default: 0].saturatingIncrement()
@@ -39,6 +40,16 @@ extension DurableState {
         case .released(let firingId, _):
             return deliveries.release(firingId)
         }
+    }
+
+    /// When a firing of `content` for `recipient`, to be delivered at `planned` (UTC), may go
+    /// under the recipient's throttle: `planned` or later; `nil` when the recipient has no
+    /// throttle or the level breaks through. Costs one comparison when no recipient has one.
+    func throttleSlot(of content: Content, for recipient: RecipientID, planned: Date) -> Date? {
+        guard !recipients.throttleSlots.isEmpty, !content.interruptionLevel.breaksThroughQuietHours,
+            let slots = recipients.throttleSlots[recipient], let throttle = recipients.registered[recipient]?.throttle
+        else { return nil }
+        return throttle.slot(for: planned, after: slots)
     }
 
     /// After `recipient` re-registered with another zone or other quiet hours at `at` (UTC):

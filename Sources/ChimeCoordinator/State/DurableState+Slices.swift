@@ -236,6 +236,9 @@ extension Recipients {
         for (id, ledger) in ledgers {
             if isSliced(id) { slice.ledgers[id] = ledger } else { rest.ledgers[id] = ledger }
         }
+        for (id, slots) in throttleSlots {
+            if isSliced(id) { slice.throttleSlots[id] = slots } else { rest.throttleSlots[id] = slots }
+        }
         slice.badgeEventSeq = badgeEventSeq
         rest.badgeEventSeq = badgeEventSeq
         return (slice, rest)
@@ -244,6 +247,7 @@ extension Recipients {
     mutating func merge(_ other: Recipients) {
         registered.merge(other.registered) { mine, _ in mine }
         ledgers.merge(other.ledgers) { mine, _ in mine }
+        throttleSlots.merge(other.throttleSlots) { mine, _ in mine }
         badgeEventSeq = max(badgeEventSeq, other.badgeEventSeq)
     }
 }

@@ -355,18 +355,23 @@ extension Recipients {
         var recipients: [Recipient]
         var ledgers: [String: BadgeLedger]
         var badgeEventSeq: UInt64
+        /// The throttled recipients' latest delivery instants (absent when none, and in
+        /// snapshots of earlier versions).
+        var throttleSlots: [String: [Date]]?
     }
 
     var record: Record {
         Record(
             recipients: registered.values.sorted { $0.id < $1.id },
-            ledgers: Dictionary(uniqueKeysWithValues: ledgers.map { ($0.key.rawValue, $0.value) }), badgeEventSeq: badgeEventSeq)
+            ledgers: Dictionary(uniqueKeysWithValues: ledgers.map { ($0.key.rawValue, $0.value) }), badgeEventSeq: badgeEventSeq,
+            throttleSlots: throttleSlots.isEmpty ? nil : Dictionary(uniqueKeysWithValues: throttleSlots.map { ($0.key.rawValue, $0.value) }))
     }
 
     init(_ record: Record) {
         for recipient in record.recipients { registered[recipient.id] = recipient }
         for (id, ledger) in record.ledgers { ledgers[RecipientID(id)] = ledger }
         badgeEventSeq = record.badgeEventSeq
+        for (id, slots) in record.throttleSlots ?? [:] { throttleSlots[RecipientID(id)] = slots }
     }
 }
 

@@ -6,7 +6,7 @@ import Foundation
 /// JSON shape: `{"id": "alice", "settings": ["alert", "sound", "badge"], "categories":
 /// [category, …], "zone": "Europe/Berlin", "token": "…", "maxPending": 64, "grants":
 /// ["provisional", "timeSensitive", "critical"], "quietHours": [{"start": "22:00", "end":
-/// "07:00"}]}`; only `id` is required (`settings` defaults to all three, `categories`, `grants`
+/// "07:00"}], "throttle": {"count": 5, "seconds": 3600}}`; only `id` is required (`settings` defaults to all three, `categories`, `grants`
 /// and `quietHours` to `[]`; empty `grants` and `quietHours` are omitted when encoding). Re-registering
 /// replaces the whole record. The badge number and the delivered list are not part of the
 /// registration: they live in ``BadgeLedger``, which also exists for unregistered
@@ -38,12 +38,15 @@ public struct Recipient: Codable, Hashable, Sendable {
     /// When passive and active firings wait (``QuietWindow``), on the wall clock of `zone`
     /// (UTC without one); none by default.
     public var quietHours: [QuietWindow]
+    /// At most so many passive and active deliveries in any stretch of time; what exceeds it
+    /// is held (``DeliveryThrottle``); `nil`: no throttle.
+    public var throttle: DeliveryThrottle?
 
     /// Creates a registration without checking it; see ``validate()``.
     public init(
         id: RecipientID, settings: NotificationSettings = .all, categories: [NotificationCategory] = [],
         zone: String? = nil, token: String? = nil, maxPending: Int? = nil, grants: AuthorizationGrants = [],
-        quietHours: [QuietWindow] = []
+        quietHours: [QuietWindow] = [], throttle: DeliveryThrottle? = nil
     ) {
         self.id = id
         self.settings = settings
@@ -53,11 +56,12 @@ public struct Recipient: Codable, Hashable, Sendable {
         self.maxPending = maxPending
         self.grants = grants
         self.quietHours = quietHours
+        self.throttle = throttle
     }
 
     private enum CodingKeys: String, CodingKey, CaseIterable {
         case id, settings, categories, zone, token, maxPending
-        case grants, quietHours
+        case grants, quietHours, throttle
     }
 
     /// Decodes the JSON shape above.
@@ -94,6 +98,7 @@ public struct Recipient: Codable, Hashable, Sendable {
         } else {
             quietHours = []
         }
+        throttle = try container.decodeIfPresent(DeliveryThrottle.self, forKey: .throttle)
     }
 
     /// Encodes the JSON shape above; absent optionals and empty `grants` are omitted, so a
@@ -108,6 +113,7 @@ public struct Recipient: Codable, Hashable, Sendable {
         try container.encodeIfPresent(maxPending, forKey: .maxPending)
         if !grants.isEmpty { try container.encode(grants, forKey: .grants) }
         if !quietHours.isEmpty { try container.encode(quietHours, forKey: .quietHours) }
+        try container.encodeIfPresent(throttle, forKey: .throttle)
     }
 
     /// Categories a recipient may have at most whatever the configuration says (the
@@ -169,6 +175,7 @@ public struct Recipient: Codable, Hashable, Sendable {
                 .invalidArgument, field: "quietHours", "has \(quietHours.count) windows; at most \(QuietWindow.maximumCount) are allowed")
         }
         for (index, window) in quietHours.enumerated() { try window.validate(field: "quietHours[\(index)]") }
+        try throttle?.validate()
         try Self.validateCategories(categories)
     }
 

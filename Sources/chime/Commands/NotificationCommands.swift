@@ -10,7 +10,7 @@ enum RegisterCommand: Command {
     static let spec = CommandSpec(
         name: "register",
         summary: "Register a recipient's notification settings and categories (re-registering replaces them).",
-        usage: "chime register RECIPIENT [--allow alert,sound,badge|none] [--categories FILE.json] [--zone ZONE] [--token TOKEN [--current-token OLD]] [--max-pending N] [--grant time-sensitive,critical,provisional] [--quiet-hours [DAYS ]HH:MM-HH:MM]...",
+        usage: "chime register RECIPIENT [--allow alert,sound,badge|none] [--categories FILE.json] [--zone ZONE] [--token TOKEN [--current-token OLD]] [--max-pending N] [--grant time-sensitive,critical,provisional] [--quiet-hours [DAYS ]HH:MM-HH:MM]... [--throttle N/DURATION]",
         options: [
             OptionSpec(name: "allow", value: "LIST", help: "What the recipient allows: alert,sound,badge (default all) or none."),
             OptionSpec(name: "categories", value: "FILE", help: "JSON array of categories: {identifier, actions: [{identifier, title, destructive, authenticationRequired, activationMode}], minimalActions}."),
@@ -20,6 +20,7 @@ enum RegisterCommand: Command {
             OptionSpec(name: "max-pending", value: "N", help: "Cap on the recipient's armed firings (iOS keeps 64)."),
             OptionSpec(name: "grant", value: "LIST", help: "time-sensitive, critical, provisional (quiet delivery) or none (default): interruption levels not granted are delivered as active."),
             OptionSpec(name: "quiet-hours", value: "WINDOW", help: "A quiet window on the recipient's clock (--zone), e.g. 22:00-07:00 or 'SA,SU 23:00-09:00': passive and active firings due in it are held until it ends.", repeats: true),
+            OptionSpec(name: "throttle", value: "N/DURATION", help: "At most N passive and active deliveries in any DURATION (5/1h): the rest are held and delivered as the limit allows."),
             jsonOption,
         ] + CommonOptions.specs)
 
@@ -41,7 +42,8 @@ enum RegisterCommand: Command {
             grants: try arguments.parsed("grant") { text throws(ValidationError) in try AuthorizationGrants(parsing: text) } ?? [],
             quietHours: try arguments.all("quiet-hours").map { text in
                 try Arguments.parse(text, flag: "quiet-hours") { text throws(ValidationError) in try QuietWindow(parsing: text) }
-            })
+            },
+            throttle: try arguments.parsed("throttle") { text throws(ValidationError) in try DeliveryThrottle(parsing: text) })
         let (reply, raw) = try makeControlClient(arguments).call(
             ControlRequest(command: .register(recipient), currentToken: arguments.value("current-token")), RecipientResult.self)
         guard !arguments.has("json"), let result = reply.result else { printJSON(raw); return 0 }

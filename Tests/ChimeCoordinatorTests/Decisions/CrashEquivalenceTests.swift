@@ -45,7 +45,7 @@ import Testing
             totals.releases += result.releases
         }
         guard count > 0 else { return }
-        print("crash equivalence, chunk \(chunk): \(count) sequences, \(totals.entries) entry boundaries, \(totals.crashes) live crashes, \(totals.continued) continued copies, \(totals.holds) firings held in quiet hours, \(totals.releases) released")
+        print("crash equivalence, chunk \(chunk): \(count) sequences, \(totals.entries) entry boundaries, \(totals.crashes) live crashes, \(totals.continued) continued copies, \(totals.holds) firings held (quiet hours, throttles), \(totals.releases) released")
         #expect(totals.entries > count * 10, "sequences journal something")
         #expect(totals.continued > count / 4, "quiet boundaries exist to continue from")
         #expect(totals.holds > 0 && totals.releases > 0, "quiet hours hold and release firings")
@@ -134,7 +134,7 @@ struct ModelRun {
         var entries = 0
         var crashes = 0
         var continued = 0
-        /// Firings held in quiet hours, and released (issue 40).
+        /// Firings held (quiet hours, throttles), and released (issue 40).
         var holds = 0
         var releases = 0
         var failure: String?
@@ -527,7 +527,9 @@ struct ModelRun {
         return Recipient(
             id: Self.recipientIDs.randomElement(using: &random)!, settings: settings, categories: [category],
             zone: zone, maxPending: [nil, nil, 1, 2].randomElement(using: &random)!,
-            grants: [[], .timeSensitive].randomElement(using: &random)!, quietHours: quietHours)
+            grants: [[], .timeSensitive].randomElement(using: &random)!, quietHours: quietHours,
+            throttle: [nil, nil, DeliveryThrottle(count: 1, seconds: 120), DeliveryThrottle(count: 3, seconds: 600)]
+                .randomElement(using: &random)!)
     }
 
     static func entries(_ directives: [CoordinatorDirective]) -> [JournalEntry] {
@@ -576,6 +578,7 @@ struct ModelRun {
         if expected.deliveries.unsettled != actual.deliveries.unsettled { parts.append("deliveries.unsettled") }
         if expected.deliveries.heldFirings != actual.deliveries.heldFirings { parts.append("deliveries.heldFirings") }
         if expected.deliveries.holds != actual.deliveries.holds { parts.append("deliveries.holds") }
+        if expected.recipients.throttleSlots != actual.recipients.throttleSlots { parts.append("recipients.throttleSlots") }
         if expected.deliveries.deadLetters != actual.deliveries.deadLetters { parts.append("deliveries.deadLetters") }
         if expected.deliveries.nagFirings != actual.deliveries.nagFirings { parts.append("deliveries.nagFirings") }
         if expected.deliveries.nags != actual.deliveries.nags { parts.append("deliveries.nags") }

@@ -128,8 +128,14 @@ extension CoordinatorState {
                 record(.suppressed(id, dueAt: fireAt, next: following, reason: UnhandledPolicy.skipReason, at: now), into: &directives)
                 return
             }
-            // Passive and active firings due in the recipient's quiet hours wait for their end.
-            if let until = quietRelease(of: content, for: reminder.recipient, at: max(fireAt, now)) {
+            // Passive and active firings due in the recipient's quiet hours wait for their end,
+            // and those over its throttle for the slot it gives them.
+            let planned = max(fireAt, now)
+            var release = quietRelease(of: content, for: reminder.recipient, at: planned)
+            if let slot = durable.throttleSlot(of: content, for: reminder.recipient, planned: release ?? planned), slot > planned {
+                release = slot
+            }
+            if let until = release {
                 let held = AttentionEntry.held(id, dueAt: fireAt, next: following, late: isMisfire, missed: missed, until: until, at: now)
                 record(.attention(held), into: &directives, hints: ApplyHints(reminder: reminder))
                 return

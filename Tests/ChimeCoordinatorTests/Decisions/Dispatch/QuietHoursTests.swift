@@ -178,3 +178,49 @@ import Testing
         #expect(decoded.state.deliveries.holds.deadline(of: Self.firingId) == Self.morning)
     }
 }
+
+/// The throttle in the coordinator: over `count` in the stretch, a firing is held (one entry)
+/// until the slot the throttle gives it, then released with its id; replay agrees.
+@Suite struct ThrottleTests {
+    static let t0 = QuietHoursTests.t0
+    let client = ClientAddress(routing: [Data([1])])
+
+    @Test func firingsOverTheLimitAreHeldUntilTheirSlotsAndNoneIsLost() {
+        var configuration = CoordinatorConfiguration()
+        configuration.heartbeatInterval = 3600
+        var state = CoordinatorState(configuration: configuration, startedAt: Self.t0)
+        state.finishRecovery(at: Self.t0)
+        var journal: [JournalEntry] = []
+        journal += QuietHoursTests.entries(state.onRequest(ControlRequest(command: .register(Recipient(
+            id: "alice", grants: .critical, throttle: DeliveryThrottle(count: 2, seconds: 3600)))), from: client, at: Self.t0))
+        let minute = { (n: Double) in Self.t0.addingTimeInterval(n * 60) }
+        journal += QuietHoursTests.entries(state.onRequest(ControlRequest(command: .schedule((1...4).map { n in
+            Reminder(id: ReminderID("r\(n)"), recipient: "alice", content: Content(title: "t"), trigger: Trigger(start: .instant(minute(Double(n)))))
+        } + [Reminder(
+            id: "urgent", recipient: "alice", content: Content(title: "!", interruptionLevel: .critical),
+            trigger: Trigger(start: .instant(minute(4))))])), from: client, at: Self.t0))
+        var delivered: [String: Date] = [:]
+        for now in [1, 2, 3, 4, 60, 61, 62].map(minute) + [minute(60.5), minute(61.5)] {
+            _ = state.onWorkerMessage(WorkerMessage(worker: "w1", host: "h", pid: 1, capacity: 8, delivered: 0), viaDispatch: true, at: now)
+            let directives = state.onTick(now: now)
+            journal += QuietHoursTests.entries(directives)
+            for case .dispatch(let batch, _) in directives {
+                for firing in batch.firings { delivered[firing.reminderId.rawValue] = now }
+                let acks = batch.firings.map { WorkerMessage.Acknowledgement(firingId: $0.firingId, firedAt: now, attempt: 1, epoch: 1) }
+                journal += QuietHoursTests.entries(state.onWorkerMessage(
+                    WorkerMessage(worker: "w1", host: "h", pid: 1, capacity: 8, delivered: 0, acks: acks), viaDispatch: true, at: now))
+            }
+        }
+        // Two in the first hour; r3 waits for r1's hour to pass, r4 for r2's; a granted critical goes through.
+        #expect(delivered == ["r1": minute(1), "r2": minute(2), "r3": minute(61), "r4": minute(62), "urgent": minute(4)])
+        let held = journal.compactMap { entry -> Date? in
+            if case .attention(.held(_, _, _, _, _, let until, _)) = entry { return until }
+            return nil
+        }
+        #expect(held == [minute(61), minute(62)])
+        var replayed = CoordinatorState(configuration: configuration, startedAt: Self.t0)
+        for entry in journal { replayed.apply(entry) }
+        #expect(replayed.durable == state.durable)
+        #expect(state.durable.recipients.throttleSlots["alice"] == [minute(61), minute(62)])
+    }
+}
