@@ -93,3 +93,23 @@ import Testing
         #expect(decoded.grants == .critical)
     }
 }
+
+/// Preferences: a category the recipient opted out of is suppressed with its reason.
+@Suite struct PreferenceTests {
+    @Test func anOptedOutCategoryIsSuppressedAndOthersAreDelivered() {
+        let promo = Content(title: "Sale", category: "promo")
+        #expect(DeliveryPlan.make(for: promo, settings: .all, optedOutCategories: ["promo"], requireRegistration: false)
+            == .suppressed(reason: "recipient opted out of category 'promo'"))
+        let todo = Content(title: "Call", category: "todo")
+        #expect(DeliveryPlan.make(for: todo, settings: .all, optedOutCategories: ["promo"], requireRegistration: false)
+            == .deliver(todo, stripped: []))
+        #expect(DeliveryPlan.make(for: Content(title: "x"), settings: .all, optedOutCategories: ["promo"], requireRegistration: false)
+            == .deliver(Content(title: "x"), stripped: []))
+    }
+
+    @Test func optOutsRoundTripAndEmptyNamesAreRefused() throws {
+        let recipient = Recipient(id: "alice", optedOutCategories: ["promo", "digest"])
+        #expect(try JSONDecoder().decode(Recipient.self, from: try JSONEncoder().encode(recipient)) == recipient)
+        #expect(throws: ValidationError.self) { try Recipient(id: "alice", optedOutCategories: [""]).validate() }
+    }
+}

@@ -104,8 +104,12 @@ def test_the_command_line_schedules_and_registers_the_attention_fields(cluster):
         assert out.returncode == 0, out.stderr
         return json.loads(out.stdout)
 
-    registered = chime("register", recipient, "--grant", "time-sensitive,provisional")
+    registered = chime("register", recipient, "--grant", "time-sensitive,provisional", "--throttle", "5/1h",
+                       "--opt-out", "promo,digest", "--quiet-hours", "SA,SU 23:00-09:00")
     assert registered["result"]["recipient"]["grants"] == ["provisional", "timeSensitive"]
+    assert registered["result"]["recipient"]["throttle"] == {"count": 5, "seconds": 3600}
+    assert registered["result"]["recipient"]["optedOutCategories"] == ["promo", "digest"]
+    assert registered["result"]["recipient"]["quietHours"] == [{"start": "23:00", "end": "09:00", "weekdays": ["SA", "SU"]}]
     chime("schedule", "--recipient", recipient, "--id", "cli", "--at", "2030-01-01T00:00:00Z", "--title", "T",
           "--subtitle", "S", "--interruption-level", "critical", "--relevance-score", "0.25",
           "--target-content-id", "doc-1", "--filter-criteria", "home", "--no-action", "--unhandled", "replace",

@@ -72,7 +72,7 @@ public struct DurableState: Sendable, Equatable {
         let registration = recipients.registered.isEmpty ? nil : recipients.registered[recipient]
         return DeliveryPlan.make(
             for: content, settings: registration?.settings, grants: registration?.grants ?? [],
-            requireRegistration: settings.requireRegistration)
+            optedOutCategories: registration?.optedOutCategories ?? [], requireRegistration: settings.requireRegistration)
     }
 
     /// The `timeZone` value that means "the recipient's zone".

@@ -12,6 +12,8 @@ import Foundation
 /// - a firing that had something to present but loses all of it to stripping is
 ///   suppressed too; content that never had alert text, sound or badge (a data-only
 ///   firing) is delivered as it is;
+/// - a registered recipient that opted out of the content's category gets nothing
+///   (suppressed: "recipient opted out of category 'X'");
 /// - a registered recipient's ``AuthorizationGrants`` then set the delivered
 ///   `interruptionLevel`: `timeSensitive` and `critical` not granted become `active`, and
 ///   under `provisional` everything but a granted `critical` becomes `passive` without its
@@ -25,6 +27,9 @@ public enum DeliveryPlan: Hashable, Sendable {
 
     /// The suppression reason for an unregistered recipient under `requireRegistration`.
     public static let notRegisteredReason = "recipient not registered"
+    /// The suppression reason for a firing of a category the recipient opted out of.
+    public static func optedOutReason(_ category: String) -> String { "recipient opted out of category '\(category)'" }
+
     /// The suppression reason for a recipient that allows no alert, sound or badge.
     public static let allowsNothingReason = "recipient allows no alert, sound or badge"
 
@@ -33,16 +38,20 @@ public enum DeliveryPlan: Hashable, Sendable {
     ///   - content: the firing's content as scheduled.
     ///   - settings: the recipient's registered settings, or `nil` when it is unregistered.
     ///   - grants: the registered recipient's grants (ignored when `settings` is `nil`).
+    ///   - optedOutCategories: the categories the registered recipient opted out of.
     ///   - requireRegistration: the configuration switch that makes unregistered recipients
     ///     get nothing.
     public static func make(
         for content: Content, settings: NotificationSettings?, grants: AuthorizationGrants = [],
-        requireRegistration: Bool
+        optedOutCategories: [String] = [], requireRegistration: Bool
     ) -> DeliveryPlan {
         guard let settings else {
             return requireRegistration ? .suppressed(reason: notRegisteredReason) : .deliver(content, stripped: [])
         }
         guard !settings.isEmpty else { return .suppressed(reason: allowsNothingReason) }
+        if !optedOutCategories.isEmpty, let category = content.category, optedOutCategories.contains(category) {
+            return .suppressed(reason: optedOutReason(category))
+        }
         let presented = content.presentedParts
         let stripped = presented.subtracting(settings)
         if !presented.isEmpty && stripped == presented {

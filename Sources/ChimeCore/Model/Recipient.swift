@@ -6,7 +6,7 @@ import Foundation
 /// JSON shape: `{"id": "alice", "settings": ["alert", "sound", "badge"], "categories":
 /// [category, …], "zone": "Europe/Berlin", "token": "…", "maxPending": 64, "grants":
 /// ["provisional", "timeSensitive", "critical"], "quietHours": [{"start": "22:00", "end":
-/// "07:00"}], "throttle": {"count": 5, "seconds": 3600}}`; only `id` is required (`settings` defaults to all three, `categories`, `grants`
+/// "07:00"}], "throttle": {"count": 5, "seconds": 3600}, "optedOutCategories": ["promo"]}`; only `id` is required (`settings` defaults to all three, `categories`, `grants`
 /// and `quietHours` to `[]`; empty `grants` and `quietHours` are omitted when encoding). Re-registering
 /// replaces the whole record. The badge number and the delivered list are not part of the
 /// registration: they live in ``BadgeLedger``, which also exists for unregistered
@@ -41,12 +41,15 @@ public struct Recipient: Codable, Hashable, Sendable {
     /// At most so many passive and active deliveries in any stretch of time; what exceeds it
     /// is held (``DeliveryThrottle``); `nil`: no throttle.
     public var throttle: DeliveryThrottle?
+    /// Category identifiers the recipient opted out of: their firings are recorded as
+    /// suppressed, not delivered; none by default.
+    public var optedOutCategories: [String]
 
     /// Creates a registration without checking it; see ``validate()``.
     public init(
         id: RecipientID, settings: NotificationSettings = .all, categories: [NotificationCategory] = [],
         zone: String? = nil, token: String? = nil, maxPending: Int? = nil, grants: AuthorizationGrants = [],
-        quietHours: [QuietWindow] = [], throttle: DeliveryThrottle? = nil
+        quietHours: [QuietWindow] = [], throttle: DeliveryThrottle? = nil, optedOutCategories: [String] = []
     ) {
         self.id = id
         self.settings = settings
@@ -57,11 +60,12 @@ public struct Recipient: Codable, Hashable, Sendable {
         self.grants = grants
         self.quietHours = quietHours
         self.throttle = throttle
+        self.optedOutCategories = optedOutCategories
     }
 
     private enum CodingKeys: String, CodingKey, CaseIterable {
         case id, settings, categories, zone, token, maxPending
-        case grants, quietHours, throttle
+        case grants, quietHours, throttle, optedOutCategories
     }
 
     /// Decodes the JSON shape above.
@@ -99,6 +103,17 @@ public struct Recipient: Codable, Hashable, Sendable {
             quietHours = []
         }
         throttle = try container.decodeIfPresent(DeliveryThrottle.self, forKey: .throttle)
+        if container.contains(.optedOutCategories), try !container.decodeNil(forKey: .optedOutCategories) {
+            let list = try container.nestedUnkeyedContainer(forKey: .optedOutCategories)
+            if let count = list.count, count > Self.maximumCategories {
+                throw DecodingError.dataCorruptedError(
+                    forKey: .optedOutCategories, in: container,
+                    debugDescription: "at most \(Self.maximumCategories) opted-out categories, not \(count)")
+            }
+            optedOutCategories = try container.decode([String].self, forKey: .optedOutCategories)
+        } else {
+            optedOutCategories = []
+        }
     }
 
     /// Encodes the JSON shape above; absent optionals and empty `grants` are omitted, so a
@@ -114,6 +129,7 @@ public struct Recipient: Codable, Hashable, Sendable {
         if !grants.isEmpty { try container.encode(grants, forKey: .grants) }
         if !quietHours.isEmpty { try container.encode(quietHours, forKey: .quietHours) }
         try container.encodeIfPresent(throttle, forKey: .throttle)
+        if !optedOutCategories.isEmpty { try container.encode(optedOutCategories, forKey: .optedOutCategories) }
     }
 
     /// Categories a recipient may have at most whatever the configuration says (the
@@ -176,6 +192,9 @@ public struct Recipient: Codable, Hashable, Sendable {
         }
         for (index, window) in quietHours.enumerated() { try window.validate(field: "quietHours[\(index)]") }
         try throttle?.validate()
+        for (index, category) in optedOutCategories.enumerated() where category.isEmpty {
+            throw ValidationError(.invalidArgument, field: "optedOutCategories[\(index)]", "must name a category, not be empty")
+        }
         try Self.validateCategories(categories)
     }
 

@@ -402,17 +402,21 @@ class ClusterClient(MapHolder):
 
     def register(self, recipient: str, settings: list[str] | None = None, zone: str | None = None,
                  grants: list[str] | None = None, categories: list[dict] | None = None,
-                 quiet_hours: list[dict] | None = None, request_id: str | None = None) -> dict:
+                 quiet_hours: list[dict] | None = None, throttle: dict | None = None,
+                 opted_out_categories: list[str] | None = None, request_id: str | None = None) -> dict:
         """Registers (replaces) `recipient` on its shard: {"recipient", "badge", "deliveredCount"}.
 
         `settings` any of "alert", "sound", "badge" (absent: all); `grants` any of INTERRUPTION_GRANTS
         ("provisional": delivered quietly; "timeSensitive", "critical": those levels keep their
         level, else they are delivered as "active"); `quiet_hours` windows
         {"start": "22:00", "end": "07:00", "weekdays": ["MO", ...]} on `zone`'s clock, in which
-        passive and active firings are held until the window ends (listed under "held")."""
+        passive and active firings are held until the window ends (listed under "held");
+        `throttle` {"count": N, "seconds": S}: at most N passive and active deliveries in any S
+        seconds, the rest held; `opted_out_categories`: their firings are suppressed."""
         registration: dict = {"id": recipient}
         for key, value in (("settings", settings), ("zone", zone), ("grants", grants), ("categories", categories),
-                           ("quietHours", quiet_hours)):
+                           ("quietHours", quiet_hours), ("throttle", throttle),
+                           ("optedOutCategories", opted_out_categories)):
             if value is not None:
                 registration[key] = value
         request = {"op": "register", "recipient": registration}

@@ -224,3 +224,25 @@ import Testing
         #expect(state.durable.recipients.throttleSlots["alice"] == [minute(61), minute(62)])
     }
 }
+
+/// Preferences in the coordinator: an opted-out category's occurrence is journaled as
+/// suppressed with its reason, and the reminder moves on.
+@Suite struct PreferenceCoordinatorTests {
+    let client = ClientAddress(routing: [Data([1])])
+
+    @Test func anOptedOutFiringIsRecordedNotDelivered() {
+        let t0 = QuietHoursTests.t0
+        var state = CoordinatorState(configuration: CoordinatorConfiguration(), startedAt: t0)
+        state.finishRecovery(at: t0)
+        _ = state.onRequest(ControlRequest(command: .register(Recipient(id: "alice", optedOutCategories: ["promo"]))), from: client, at: t0)
+        _ = state.onRequest(ControlRequest(command: .schedule([
+            Reminder(id: "sale", recipient: "alice", content: Content(title: "Sale", category: "promo"), trigger: Trigger(start: .instant(t0))),
+        ])), from: client, at: t0)
+        _ = state.onWorkerMessage(WorkerMessage(worker: "w1", host: "h", pid: 1, capacity: 8, delivered: 0), viaDispatch: true, at: t0)
+        let directives = state.onTick(now: t0)
+        #expect(QuietHoursTests.entries(directives) == [
+            .suppressed(ReminderKey("sale", of: "alice"), dueAt: t0, next: nil, reason: "recipient opted out of category 'promo'", at: t0)
+        ])
+        #expect(!directives.contains { if case .dispatch = $0 { true } else { false } })
+    }
+}
