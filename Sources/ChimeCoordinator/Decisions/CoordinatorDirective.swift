@@ -139,13 +139,16 @@ public enum CoordinatorEvent: Sendable, Hashable {
     case action(ActionEvent)
     /// A slot move's end on this (the source) shard's stream.
     case handOver(HandOverEvent)
+    /// A recipient's scheduled summary went out (issue 40).
+    case summary(SummaryEvent)
 
-    /// `badge.<recipient>`, `action.<recipient>` or `handover`.
+    /// `badge.<recipient>`, `action.<recipient>`, `handover` or `summary.<recipient>`.
     public var topic: String {
         switch self {
         case .badge(let event): Topic.badge(event.recipient)
         case .action(let event): Topic.action(event.recipient)
         case .handOver: Topic.handOver
+        case .summary(let event): Topic.summary(event.recipient)
         }
     }
 }

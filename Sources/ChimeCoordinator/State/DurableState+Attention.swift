@@ -42,6 +42,20 @@ extension DurableState {
         }
     }
 
+    /// When a firing of `content` for `recipient`, to be delivered at `planned` (UTC), goes out
+    /// in the recipient's next scheduled summary; `nil` without summary times.
+    func summaryRelease(of content: Content, for recipient: RecipientID, at planned: Date) -> Date? {
+        guard !recipients.registered.isEmpty, !content.interruptionLevel.breaksThroughQuietHours,
+            let registration = recipients.registered[recipient], !registration.summaryTimes.isEmpty
+        else { return nil }
+        return registration.summaryRelease(of: planned, level: content.interruptionLevel)
+    }
+
+    /// Whether `recipient` has scheduled summaries (its releases are announced as one).
+    func hasSummaries(_ recipient: RecipientID) -> Bool {
+        !(recipients.registered[recipient]?.summaryTimes.isEmpty ?? true)
+    }
+
     /// When a firing of `content` for `recipient`, to be delivered at `planned` (UTC), may go
     /// under the recipient's throttle: `planned` or later; `nil` when the recipient has no
     /// throttle or the level breaks through. Costs one comparison when no recipient has one.

@@ -61,7 +61,7 @@ public struct QuietWindow: Hashable, Sendable {
     }
 
     /// `HH:MM` (two digits each, 00:00–23:59) as minutes after midnight, or `nil`.
-    static func minutes(of text: some StringProtocol) -> Int? {
+    public static func minutes(of text: some StringProtocol) -> Int? {
         let bytes = Array(text.utf8)
         guard bytes.count == 5, bytes[2] == UInt8(ascii: ":"),
             bytes.indices.allSatisfy({ $0 == 2 || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[$0]) })
@@ -74,7 +74,7 @@ public struct QuietWindow: Hashable, Sendable {
     }
 
     /// `HH:MM` of minutes after midnight.
-    static func text(ofMinutes minutes: Int) -> String {
+    public static func text(ofMinutes minutes: Int) -> String {
         let hour = minutes / 60
         let minute = minutes % 60
         return "\(hour < 10 ? "0" : "")\(hour):\(minute < 10 ? "0" : "")\(minute)"

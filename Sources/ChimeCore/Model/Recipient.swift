@@ -6,7 +6,7 @@ import Foundation
 /// JSON shape: `{"id": "alice", "settings": ["alert", "sound", "badge"], "categories":
 /// [category, …], "zone": "Europe/Berlin", "token": "…", "maxPending": 64, "grants":
 /// ["provisional", "timeSensitive", "critical"], "quietHours": [{"start": "22:00", "end":
-/// "07:00"}], "throttle": {"count": 5, "seconds": 3600}, "optedOutCategories": ["promo"]}`; only `id` is required (`settings` defaults to all three, `categories`, `grants`
+/// "07:00"}], "throttle": {"count": 5, "seconds": 3600}, "optedOutCategories": ["promo"], "summaryAt": ["08:00", "18:00"]}`; only `id` is required (`settings` defaults to all three, `categories`, `grants`
 /// and `quietHours` to `[]`; empty `grants` and `quietHours` are omitted when encoding). Re-registering
 /// replaces the whole record. The badge number and the delivered list are not part of the
 /// registration: they live in ``BadgeLedger``, which also exists for unregistered
@@ -44,12 +44,17 @@ public struct Recipient: Codable, Hashable, Sendable {
     /// Category identifiers the recipient opted out of: their firings are recorded as
     /// suppressed, not delivered; none by default.
     public var optedOutCategories: [String]
+    /// When the recipient's scheduled summaries go out, in minutes after local midnight on
+    /// the wall clock of `zone` (JSON `"summaryAt": ["08:00", "18:00"]`, at most 24): passive
+    /// and active firings wait for the next one; none by default.
+    public var summaryTimes: [Int]
 
     /// Creates a registration without checking it; see ``validate()``.
     public init(
         id: RecipientID, settings: NotificationSettings = .all, categories: [NotificationCategory] = [],
         zone: String? = nil, token: String? = nil, maxPending: Int? = nil, grants: AuthorizationGrants = [],
-        quietHours: [QuietWindow] = [], throttle: DeliveryThrottle? = nil, optedOutCategories: [String] = []
+        quietHours: [QuietWindow] = [], throttle: DeliveryThrottle? = nil, optedOutCategories: [String] = [],
+        summaryTimes: [Int] = []
     ) {
         self.id = id
         self.settings = settings
@@ -61,11 +66,13 @@ public struct Recipient: Codable, Hashable, Sendable {
         self.quietHours = quietHours
         self.throttle = throttle
         self.optedOutCategories = optedOutCategories
+        self.summaryTimes = summaryTimes
     }
 
     private enum CodingKeys: String, CodingKey, CaseIterable {
         case id, settings, categories, zone, token, maxPending
         case grants, quietHours, throttle, optedOutCategories
+        case summaryTimes = "summaryAt"
     }
 
     /// Decodes the JSON shape above.
@@ -114,6 +121,14 @@ public struct Recipient: Codable, Hashable, Sendable {
         } else {
             optedOutCategories = []
         }
+        summaryTimes = []
+        for text in try container.decodeIfPresent([String].self, forKey: .summaryTimes) ?? [] {
+            guard let minutes = QuietWindow.minutes(of: text) else {
+                throw DecodingError.dataCorruptedError(
+                    forKey: .summaryTimes, in: container, debugDescription: "'\(text)' is not a time of day HH:MM (00:00 to 23:59)")
+            }
+            summaryTimes.append(minutes)
+        }
     }
 
     /// Encodes the JSON shape above; absent optionals and empty `grants` are omitted, so a
@@ -130,6 +145,7 @@ public struct Recipient: Codable, Hashable, Sendable {
         if !quietHours.isEmpty { try container.encode(quietHours, forKey: .quietHours) }
         try container.encodeIfPresent(throttle, forKey: .throttle)
         if !optedOutCategories.isEmpty { try container.encode(optedOutCategories, forKey: .optedOutCategories) }
+        if !summaryTimes.isEmpty { try container.encode(summaryTimes.map(QuietWindow.text(ofMinutes:)), forKey: .summaryTimes) }
     }
 
     /// Categories a recipient may have at most whatever the configuration says (the
@@ -192,6 +208,11 @@ public struct Recipient: Codable, Hashable, Sendable {
         }
         for (index, window) in quietHours.enumerated() { try window.validate(field: "quietHours[\(index)]") }
         try throttle?.validate()
+        if summaryTimes.count > 24 || Set(summaryTimes).count != summaryTimes.count
+            || !summaryTimes.allSatisfy({ (0..<1440).contains($0) })
+        {
+            throw ValidationError(.invalidArgument, field: "summaryAt", "must be at most 24 distinct times of day")
+        }
         for (index, category) in optedOutCategories.enumerated() where category.isEmpty {
             throw ValidationError(.invalidArgument, field: "optedOutCategories[\(index)]", "must name a category, not be empty")
         }
@@ -203,10 +224,39 @@ public struct Recipient: Codable, Hashable, Sendable {
     /// without one); `nil` to deliver it now — outside every window, for `timeSensitive` and
     /// `critical` (they break through), or when the zone no longer resolves.
     public func quietRelease(of instant: Date, level: InterruptionLevel) -> Date? {
-        guard !quietHours.isEmpty, !level.breaksThroughQuietHours,
-            let timeZone = try? ZoneRules.zone(named: zone ?? "UTC")
-        else { return nil }
-        return QuietWindow.release(of: instant, windows: quietHours, in: timeZone)
+        guard !quietHours.isEmpty else { return nil }
+        return releaseInstant(of: instant, level: level) { timeZone in
+            QuietWindow.release(of: instant, windows: quietHours, in: timeZone)
+        }
+    }
+
+    /// When a firing of `level` that would be delivered at `instant` (UTC) goes out in the
+    /// recipient's next scheduled summary: the first summary time at or after `instant` on
+    /// the wall clock of `zone` (UTC without one; DST as triggers have it); `nil` without
+    /// summary times, for `timeSensitive` and `critical`, or when the zone no longer resolves.
+    public func summaryRelease(of instant: Date, level: InterruptionLevel) -> Date? {
+        guard !summaryTimes.isEmpty else { return nil }
+        return releaseInstant(of: instant, level: level) { timeZone in
+            let local = ZoneRules.localDateTime(at: instant, in: timeZone)
+            let today = LocalDateTime(year: local.year, month: local.month, day: local.day)
+            guard today.isValid else { return nil }
+            var earliest: Date?
+            for day in [today, today.adding(days: 1)].compactMap({ $0 }) {
+                for minutes in summaryTimes {
+                    let at = ZoneRules.resolve(
+                        LocalDateTime(year: day.year, month: day.month, day: day.day, hour: minutes / 60, minute: minutes % 60),
+                        in: timeZone)
+                    if at >= instant && earliest.map({ at < $0 }) ?? true { earliest = at }
+                }
+            }
+            return earliest
+        }
+    }
+
+    private func releaseInstant(of instant: Date, level: InterruptionLevel, _ compute: (TimeZone) -> Date?) -> Date? {
+        // A zone removed from tzdata since registering delivers at once rather than guessing.
+        guard !level.breaksThroughQuietHours, let timeZone = try? ZoneRules.zone(named: zone ?? "UTC") else { return nil }
+        return compute(timeZone)
     }
 
     /// Checks a category list as `--categories FILE.json` gives it: each category valid (see

@@ -10,7 +10,7 @@ enum RegisterCommand: Command {
     static let spec = CommandSpec(
         name: "register",
         summary: "Register a recipient's notification settings and categories (re-registering replaces them).",
-        usage: "chime register RECIPIENT [--allow alert,sound,badge|none] [--categories FILE.json] [--zone ZONE] [--token TOKEN [--current-token OLD]] [--max-pending N] [--grant time-sensitive,critical,provisional] [--quiet-hours [DAYS ]HH:MM-HH:MM]... [--throttle N/DURATION] [--opt-out CATEGORY,...]",
+        usage: "chime register RECIPIENT [--allow alert,sound,badge|none] [--categories FILE.json] [--zone ZONE] [--token TOKEN [--current-token OLD]] [--max-pending N] [--grant time-sensitive,critical,provisional] [--quiet-hours [DAYS ]HH:MM-HH:MM]... [--throttle N/DURATION] [--opt-out CATEGORY,...] [--summary-at HH:MM,...]",
         options: [
             OptionSpec(name: "allow", value: "LIST", help: "What the recipient allows: alert,sound,badge (default all) or none."),
             OptionSpec(name: "categories", value: "FILE", help: "JSON array of categories: {identifier, actions: [{identifier, title, destructive, authenticationRequired, activationMode}], minimalActions}."),
@@ -21,6 +21,7 @@ enum RegisterCommand: Command {
             OptionSpec(name: "grant", value: "LIST", help: "time-sensitive, critical, provisional (quiet delivery) or none (default): interruption levels not granted are delivered as active."),
             OptionSpec(name: "quiet-hours", value: "WINDOW", help: "A quiet window on the recipient's clock (--zone), e.g. 22:00-07:00 or 'SA,SU 23:00-09:00': passive and active firings due in it are held until it ends.", repeats: true),
             OptionSpec(name: "throttle", value: "N/DURATION", help: "At most N passive and active deliveries in any DURATION (5/1h): the rest are held and delivered as the limit allows."),
+            OptionSpec(name: "summary-at", value: "TIMES", help: "Scheduled summary times on the recipient's clock (08:00,18:00): passive and active firings wait for the next one and go out together, announced by one summary event."),
             OptionSpec(name: "opt-out", value: "LIST", help: "Category identifiers the recipient opted out of: their firings are recorded as suppressed, not delivered."),
             jsonOption,
         ] + CommonOptions.specs)
@@ -47,6 +48,14 @@ enum RegisterCommand: Command {
             throttle: try arguments.parsed("throttle") { text throws(ValidationError) in try DeliveryThrottle(parsing: text) },
             optedOutCategories: arguments.value("opt-out").map { text in
                 text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+            } ?? [],
+            summaryTimes: try arguments.value("summary-at").map { text in
+                try text.split(separator: ",").map { time in
+                    guard let minutes = QuietWindow.minutes(of: time.trimmingCharacters(in: .whitespaces)) else {
+                        throw UsageError("--summary-at takes times of day HH:MM separated by commas, not '\(text)'")
+                    }
+                    return minutes
+                }
             } ?? [])
         let (reply, raw) = try makeControlClient(arguments).call(
             ControlRequest(command: .register(recipient), currentToken: arguments.value("current-token")), RecipientResult.self)

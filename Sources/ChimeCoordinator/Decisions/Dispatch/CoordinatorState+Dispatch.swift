@@ -132,6 +132,9 @@ extension CoordinatorState {
             // and those over its throttle for the slot it gives them.
             let planned = max(fireAt, now)
             var release = quietRelease(of: content, for: reminder.recipient, at: planned)
+            if let summary = durable.summaryRelease(of: content, for: reminder.recipient, at: release ?? planned), summary > planned {
+                release = summary
+            }
             if let slot = durable.throttleSlot(of: content, for: reminder.recipient, planned: release ?? planned), slot > planned {
                 release = slot
             }
@@ -479,9 +482,17 @@ extension CoordinatorState {
 
     /// Releases the firings whose quiet window has ended to the unsettled firings and the
     /// waiting line: one `.attention(.released)` each, whose fold takes it off the holds.
+    /// A recipient with scheduled summaries gets one `summary` event listing what was released
+    /// for it in this turn.
     mutating func releaseDueHolds(at now: Date, directives: inout [CoordinatorDirective]) {
+        var summaries: [RecipientID: [Firing]] = [:]
         while let (id, deadline) = durable.deliveries.holds.first, deadline <= now {
-            if let made = record(.attention(.released(id, at: now)), into: &directives).made { dispatch.waiting.append(made) }
+            guard let made = record(.attention(.released(id, at: now)), into: &directives).made else { continue }
+            dispatch.waiting.append(made)
+            if durable.hasSummaries(made.firing.recipient) { summaries[made.firing.recipient, default: []].append(made.firing) }
+        }
+        for (recipient, firings) in summaries.sorted(by: { $0.key < $1.key }) {
+            directives.append(.publish(.summary(SummaryEvent(recipient: recipient, at: now, firings: firings))))
         }
     }
 }

@@ -71,6 +71,7 @@ struct Outbox {
         case .badge(let badge): body = codec.encode(badge)
         case .action(let action): body = codec.encode(action)
         case .handOver(let handOver): body = codec.encode(handOver)
+        case .summary(let summary): body = codec.encode(summary)
         }
         append(.event(topic: event.topic, body: body), after: ticket)
     }

@@ -246,3 +246,37 @@ import Testing
         #expect(!directives.contains { if case .dispatch = $0 { true } else { false } })
     }
 }
+
+/// Scheduled summaries: passive and active firings wait for the next summary time on the
+/// recipient's clock, go out together with their ids, announced by one summary event ordered by
+/// relevance score.
+@Suite struct SummaryTests {
+    let client = ClientAddress(routing: [Data([1])])
+
+    @Test func firingsWaitForTheNextSummaryAndAreListedByRelevance() {
+        let t0 = QuietHoursTests.t0  // 08:00Z = 09:00 in Berlin
+        var state = CoordinatorState(configuration: CoordinatorConfiguration(), startedAt: t0)
+        state.finishRecovery(at: t0)
+        _ = state.onRequest(ControlRequest(command: .register(Recipient(
+            id: "alice", zone: "Europe/Berlin", summaryTimes: [8 * 60, 18 * 60]))), from: client, at: t0)
+        let at = { (hours: Double) in t0.addingTimeInterval(hours * 3600) }
+        _ = state.onRequest(ControlRequest(command: .schedule([
+            Reminder(id: "low", recipient: "alice", content: Content(title: "low", relevanceScore: 0.2), trigger: Trigger(start: .instant(at(1)))),
+            Reminder(id: "high", recipient: "alice", content: Content(title: "high", relevanceScore: 0.9), trigger: Trigger(start: .instant(at(3)))),
+        ])), from: client, at: t0)
+        var summaries: [SummaryEvent] = []
+        var dispatched: [ReminderID] = []
+        // 18:00 in Berlin is 17:00Z, nine hours after t0.
+        for now in [at(1), at(3), at(8.99), at(9)] {
+            _ = state.onWorkerMessage(WorkerMessage(worker: "w1", host: "h", pid: 1, capacity: 8, delivered: 0), viaDispatch: true, at: now)
+            for directive in state.onTick(now: now) {
+                if case .publish(.summary(let event)) = directive { summaries.append(event) }
+                if case .dispatch(let batch, _) = directive { dispatched += batch.firings.map(\.reminderId) }
+            }
+        }
+        #expect(Set(dispatched) == ["low", "high"])
+        #expect(summaries.count == 1)
+        #expect(summaries.first?.at == at(9))
+        #expect(summaries.first?.firings.map(\.reminderId) == ["high", "low"])
+    }
+}
