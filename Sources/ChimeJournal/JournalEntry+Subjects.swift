@@ -83,6 +83,9 @@ extension JournalEntry {
             subjects.reminders.formUnion(fact.reminders)
             subjects.firings.formUnion(fact.firings)
             subjects.recipients.formUnion(fact.recipients)
+        case .attention(let fact):
+            subjects.reminders.formUnion(fact.reminders)
+            subjects.firings.formUnion(fact.firings)
         case .actionFinished, .jobLeaseExpired, .seqReserved, .started, .slotMove: break
         }
         return subjects

@@ -79,6 +79,9 @@ public enum JournalEntry: Codable, Hashable, Sendable {
     case deadLetterDeleted(FiringID, at: Date)
     /// A fact about the triggers beyond the clock (see ``TriggerEntry``).
     indirect case trigger(TriggerEntry)
+    /// A fact about what a recipient lets through, and when (see ``AttentionEntry``): a
+    /// firing held in quiet hours, or released at their end.
+    indirect case attention(AttentionEntry)
 }
 
 extension JournalEntry {
@@ -93,7 +96,7 @@ extension JournalEntry {
             id.isLegacy
         case .deadLetterDeleted(let id, _), .deliveryFailed(let id, _, _): id.isLegacy
         case .scheduled, .acted, .seqReserved, .registered, .badgeSet, .actionFinished, .jobLeaseExpired, .answered, .started,
-            .slotMove, .trigger:
+            .slotMove, .trigger, .attention:
             false
         }
     }

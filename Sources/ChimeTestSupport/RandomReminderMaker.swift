@@ -13,11 +13,17 @@ import Foundation
 /// from a short list (one of them unknown), a `misfireThreshold` ≥ 0 (decoding refuses a
 /// negative one), and strings that also hold characters JSON must escape.
 ///
+/// With `attention` the content also draws the attention fields (subtitle, interruption
+/// level, relevance score, target, filter criteria, `hasAction`, `unhandled`, collapse key)
+/// after everything else; without
+/// it the sequences are those made before the fields existed.
+///
 /// Changing the order of random draws in either mode changes every reminder after it, and
 /// tests assert exact counts over these sequences.
 public struct RandomReminderMaker {
     private var random: SeededRandomNumberGenerator
     private let jsonSafe: Bool
+    private let attention: Bool
 
     private static let pieces = ["a", "Z", "0", " ", "-", "é", "ß", "世", "👋🏽", "e\u{301}", "\u{0}", "\u{10FFFF}"]
     private static let jsonPieces = [
@@ -44,19 +50,22 @@ public struct RandomReminderMaker {
     /// - Parameters:
     ///   - seed: The seed of the underlying ``SeededRandomNumberGenerator``.
     ///   - jsonSafe: Whether every reminder must survive a trip through JSON.
-    public init(seed: UInt64, jsonSafe: Bool = false) {
+    ///   - attention: Whether content draws the attention fields too.
+    public init(seed: UInt64, jsonSafe: Bool = false, attention: Bool = false) {
         random = SeededRandomNumberGenerator(seed: seed)
         self.jsonSafe = jsonSafe
+        self.attention = attention
     }
 
     /// The next random reminder.
     public mutating func reminder() -> Reminder {
-        let content = Content(
+        var content = Content(
             title: maybe { $0.string() }, body: maybe { $0.string(maximumPieces: 60) }, action: maybe { $0.string() },
             launchImage: maybe { $0.string() }, sound: maybe { $0.string() },
             badgeChange: maybe { $0.coin() ? .increment : .set(Int(truncatingIfNeeded: $0.integer())) },
             userInfo: maybe { $0.dictionary(level: 1) }, category: maybe { $0.string() },
             threadId: maybe { $0.string() })
+        if attention { drawAttentionFields(into: &content) }
         let start: TriggerStart = coin() ? .instant(instant()) : .wallClock(local(), zoneIdentifier: zoneIdentifier())
         let trigger = Trigger(
             start: start,
@@ -76,6 +85,18 @@ public struct RandomReminderMaker {
             id: ReminderID(id), recipient: RecipientID(string()), content: content, trigger: trigger,
             enabled: coin(),
             nag: maybe { NagPolicy(count: Int.random(in: 1...100, using: &$0.random), interval: $0.double()) })
+    }
+
+    private mutating func drawAttentionFields(into content: inout Content) {
+        content.subtitle = maybe { $0.string() }
+        content.interruptionLevel = InterruptionLevel.allCases.randomElement(using: &random) ?? .active
+        // In 0...1, as validation wants, at whole 1/1024ths so JSON keeps them exactly.
+        content.relevanceScore = maybe { Double(Int.random(in: 0...1024, using: &$0.random)) / 1024 }
+        content.targetContentIdentifier = maybe { $0.string() }
+        content.filterCriteria = maybe { $0.string() }
+        content.hasAction = coin()
+        content.unhandled = UnhandledPolicy.allCases.randomElement(using: &random) ?? .stack
+        content.collapseKey = maybe { $0.string() }
     }
 
     private mutating func coin() -> Bool { Bool.random(using: &random) }

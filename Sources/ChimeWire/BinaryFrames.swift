@@ -34,7 +34,9 @@ extension ByteReader {
 extension Firing {
     /// Binary form: the firing id (`FiringID.write`), recipient, dueAt, attempt u32, flags u8
     /// (1 late, 2 seq, 4 eventAt, 8 a reminderId other than the firing id's follows, 16
-    /// missed), seq u64?, eventAt?, reminderId?, missed u32?, then the content (`Content.write`).
+    /// missed, 32 attention content follows), seq u64?, eventAt?, reminderId?, missed u32?,
+    /// then the content (`Content.write`), then with flag 32 the attention content
+    /// (`Content.writeAttention`).
     func write(to writer: inout ByteWriter, contentCoder: JSONEncoder) {
         firingId.write(to: &writer)
         writer.writeString(recipient.rawValue, .fixed32)
@@ -43,12 +45,13 @@ extension Firing {
         let ownReminder = !firingId.key.hasID(reminderId)
         writer.writeByte(
             (late ? 1 : 0) | (seq != nil ? 2 : 0) | (eventAt != nil ? 4 : 0) | (ownReminder ? 8 : 0)
-                | (missed != nil ? 16 : 0))
+                | (missed != nil ? 16 : 0) | (content.hasAttentionFields ? 32 : 0))
         if let seq { writer.writeFixed64(seq) }
         if let eventAt { writer.writeInstant(eventAt) }
         if ownReminder { writer.writeString(reminderId.rawValue, .fixed32) }
         if let missed { writer.writeFixed32(UInt32(clamping: missed)) }
         content.write(to: &writer, userInfoCoder: contentCoder)
+        if content.hasAttentionFields { content.writeAttention(to: &writer) }
     }
 
     static func read(from reader: inout ByteReader, contentDecoder: JSONDecoder) throws(BinaryDecodingError) -> Firing {
@@ -58,12 +61,13 @@ extension Firing {
         let attempt = try reader.readFixed32()
         let flagsOffset = reader.offset
         let flags = try reader.readByte()
-        guard flags & ~31 == 0 else { throw BinaryDecodingError(.unknownFlags, offset: flagsOffset) }
+        guard flags & ~63 == 0 else { throw BinaryDecodingError(.unknownFlags, offset: flagsOffset) }
         let seq = flags & 2 != 0 ? try reader.readFixed64() : nil
         let eventAt = flags & 4 != 0 ? try reader.readSupportedInstant() : nil
         let reminderId = flags & 8 != 0 ? ReminderID(try reader.readString(.fixed32)) : firingId.reminder
         let missed = flags & 16 != 0 ? Int(try reader.readFixed32()) : nil
-        let content = try Content.read(from: &reader, userInfoDecoder: contentDecoder)
+        var content = try Content.read(from: &reader, userInfoDecoder: contentDecoder)
+        if flags & 32 != 0 { try content.readAttention(from: &reader) }
         var firing = Firing(
             reminderId: reminderId, recipient: RecipientID(recipient), dueAt: dueAt, content: content,
             attempt: Int(attempt), late: flags & 1 != 0, missed: missed, eventAt: eventAt)
@@ -139,6 +143,39 @@ extension Content {
         return Content(
             title: strings[0], body: strings[1], action: strings[2], launchImage: strings[3], sound: strings[4],
             badgeChange: badge, userInfo: userInfo, category: strings[5], threadId: strings[6])
+    }
+}
+
+extension Content {
+    /// Binary form of the attention fields: u8 parts (1 subtitle, 2 interruptionLevel,
+    /// 4 relevanceScore, 8 targetContentIdentifier, 16 filterCriteria, 32 `hasAction` false,
+    /// 64 unhandled, 128 collapseKey), then subtitle string?, level u8
+    /// (`InterruptionLevel.binaryTag`)?, relevanceScore f64?, targetContentIdentifier string?,
+    /// filterCriteria string?, unhandled u8 (`UnhandledPolicy.binaryTag`)?, collapseKey string?.
+    func writeAttention(to writer: inout ByteWriter) {
+        writer.writeByte(
+            (subtitle != nil ? 1 : 0) | (interruptionLevel != .active ? 2 : 0) | (relevanceScore != nil ? 4 : 0)
+                | (targetContentIdentifier != nil ? 8 : 0) | (filterCriteria != nil ? 16 : 0) | (hasAction ? 0 : 32)
+                | (unhandled != .stack ? 64 : 0) | (collapseKey != nil ? 128 : 0))
+        if let subtitle { writer.writeString(subtitle, .fixed32) }
+        if interruptionLevel != .active { writer.writeByte(interruptionLevel.binaryTag) }
+        if let relevanceScore { writer.writeDouble(relevanceScore) }
+        if let targetContentIdentifier { writer.writeString(targetContentIdentifier, .fixed32) }
+        if let filterCriteria { writer.writeString(filterCriteria, .fixed32) }
+        if unhandled != .stack { writer.writeByte(unhandled.binaryTag) }
+        if let collapseKey { writer.writeString(collapseKey, .fixed32) }
+    }
+
+    mutating func readAttention(from reader: inout ByteReader) throws(BinaryDecodingError) {
+        let parts = try reader.readByte()
+        if parts & 1 != 0 { subtitle = try reader.readString(.fixed32) }
+        if parts & 2 != 0 { interruptionLevel = try reader.readTag(InterruptionLevel.init(binaryTag:)) }
+        if parts & 4 != 0 { relevanceScore = try reader.readDouble() }
+        if parts & 8 != 0 { targetContentIdentifier = try reader.readString(.fixed32) }
+        if parts & 16 != 0 { filterCriteria = try reader.readString(.fixed32) }
+        hasAction = parts & 32 == 0
+        if parts & 64 != 0 { unhandled = try reader.readTag(UnhandledPolicy.init(binaryTag:)) }
+        if parts & 128 != 0 { collapseKey = try reader.readString(.fixed32) }
     }
 }
 

@@ -88,11 +88,14 @@ public struct ReminderListing: Codable, Hashable, Sendable {
     public var remaining: Int?
     /// Why an operator switched it off (`disable --note`), until it is switched on again.
     public var note: String?
+    /// Its firings held in the recipient's quiet hours, by due instant; absent when none.
+    public var held: [HeldFiringListing]?
 
     /// Creates the value from its fields (see each property for meaning and units).
     public init(
         reminder: Reminder, state: ReminderState, nextFireAt: Date?, deliveredCount: Int, lastFiredAt: Date?,
-        armed: Bool? = nil, reason: String? = nil, remaining: Int? = nil, note: String? = nil
+        armed: Bool? = nil, reason: String? = nil, remaining: Int? = nil, note: String? = nil,
+        held: [HeldFiringListing]? = nil
     ) {
         self.reminder = reminder
         self.state = state
@@ -103,10 +106,25 @@ public struct ReminderListing: Codable, Hashable, Sendable {
         self.reason = reason
         self.remaining = remaining
         self.note = note
+        self.held = held
     }
 
     /// `reason` of a one-shot that a misfire skip finished.
     public static let skippedByMisfire = "skipped: misfire"
+}
+
+/// A firing held in its recipient's quiet hours, as `list` shows it: `{"firingId", "until"}`.
+public struct HeldFiringListing: Codable, Hashable, Sendable {
+    /// The held firing's id (it keeps it when released).
+    public var firingId: FiringID
+    /// When it is released: the end of its quiet window (UTC).
+    public var until: Date
+
+    /// Creates the value from its fields (see each property for meaning and units).
+    public init(firingId: FiringID, until: Date) {
+        self.firingId = firingId
+        self.until = until
+    }
 }
 
 /// The result of `list`: one page of reminders, in reminder-id order.

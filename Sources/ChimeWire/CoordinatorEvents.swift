@@ -6,6 +6,59 @@ extension Topic {
     public static func badge(_ recipient: RecipientID) -> String { "badge.\(recipient.rawValue)" }
     /// `action.<recipient>`: an action ran (`open` brings the app up) or an action job ended.
     public static func action(_ recipient: RecipientID) -> String { "action.\(recipient.rawValue)" }
+    /// `summary.<recipient>`: a scheduled summary went out.
+    public static func summary(_ recipient: RecipientID) -> String { "summary.\(recipient.rawValue)" }
+}
+
+/// A recipient's scheduled summary, published by the coordinator on `summary.<recipient>` when
+/// the firings held for it are released: the list a summary shows, most relevant first.
+///
+/// JSON shape: `{"type": "summary", "recipient": "alice", "at": "…Z", "firings": [{"firingId",
+/// "reminderId", "title"?, "category"?, "relevanceScore"?}]}`, ordered by `relevanceScore`
+/// (absent counts as 0) descending, then firing id. Each listed firing is also delivered with
+/// its own fire event, which carries the seq and badge; this event has no seq and is not kept
+/// for catch-up (a subscriber that missed it rebuilds the list from those fire events).
+public struct SummaryEvent: Codable, Hashable, Sendable {
+    /// One firing of a summary.
+    public struct Item: Codable, Hashable, Sendable {
+        /// The firing's id.
+        public var firingId: FiringID
+        /// Its reminder.
+        public var reminderId: ReminderID
+        /// Its alert title, if any.
+        public var title: String?
+        /// Its category, if any.
+        public var category: String?
+        /// Its relevance score, 0 to 1, if any.
+        public var relevanceScore: Double?
+
+        /// The summary item of `firing`.
+        public init(_ firing: Firing) {
+            firingId = firing.firingId
+            reminderId = firing.reminderId
+            title = firing.content.title
+            category = firing.content.category
+            relevanceScore = firing.content.relevanceScore
+        }
+    }
+
+    /// Always `"summary"`.
+    public var type = "summary"
+    /// Whose it is.
+    public var recipient: RecipientID
+    /// When it went out (UTC).
+    public var at: Date
+    /// The firings, most relevant first.
+    public var firings: [Item]
+
+    /// A summary of `firings`, ordered by relevance score (absent: 0) descending, then firing id.
+    public init(recipient: RecipientID, at: Date, firings: [Firing]) {
+        self.recipient = recipient
+        self.at = at
+        self.firings = firings.map(Item.init).sorted {
+            ($0.relevanceScore ?? 0, $1.firingId) > ($1.relevanceScore ?? 0, $0.firingId)
+        }
+    }
 }
 
 /// A recipient's new badge number, published by the coordinator on `badge.<recipient>`, one

@@ -27,6 +27,7 @@ extension FireEvent {
             out.append(contentsOf: text.utf8)
         }
         let content = firing.content
+        let attention = content.hasAttentionFields
         string("action", content.action)
         raw("attempt", String(firing.attempt))
         switch content.badgeChange {
@@ -36,22 +37,36 @@ extension FireEvent {
         }
         string("body", content.body)
         string("category", content.category)
+        if attention { string("collapseKey", content.collapseKey) }
         string("dueAt", RFC3339.format(firing.dueAt))
         if let eventAt = firing.eventAt { string("eventAt", RFC3339.format(eventAt)) }
+        if attention { string("filterCriteria", content.filterCriteria) }
         string("firedAt", RFC3339.format(firedAt))
         string("firingId", firing.firingId.text)
+        if !content.hasAction { raw("hasAction", "false") }
+        if content.interruptionLevel != .active { string("interruptionLevel", content.interruptionLevel.rawValue) }
         raw("late", firing.late ? "true" : "false")
-        if let missed = firing.missed { raw("missed", String(missed)) }
         string("launchImage", content.launchImage)
+        if let missed = firing.missed { raw("missed", String(missed)) }
         string("publisher", publisher.rawValue)
         string("recipient", firing.recipient.rawValue)
+        // Foundation's spelling of a Double (`1` for 1.0, exponents as it writes them); rare, so not by hand.
+        if let score = content.relevanceScore, let json = try? userInfoEncoder.encode(score) {
+            key("relevanceScore")
+            out.append(contentsOf: json)
+        }
         string("reminderId", firing.reminderId.rawValue)
         raw("seq", String(seq))
         if let shard { raw("shard", String(shard)) }
         string("sound", content.sound)
+        if attention {
+            string("subtitle", content.subtitle)
+            string("targetContentIdentifier", content.targetContentIdentifier)
+        }
         string("threadId", content.threadId)
         string("title", content.title)
         raw("type", "\"fire\"")
+        if content.unhandled != .stack { string("unhandled", content.unhandled.rawValue) }
         if let userInfo = content.userInfo, let json = try? userInfoEncoder.encode(userInfo) {
             key("userInfo")
             out.append(contentsOf: json)

@@ -16,8 +16,11 @@ public enum Topic {
 ///
 /// JSON shape (keys sorted): `{"type": "fire", "seq": 7, "publisher": "host-123",
 /// "firingId", "reminderId", "recipient", "dueAt", "firedAt", "attempt", "late", "missed" (a late firing only), "title",
-/// "body", "action", "launchImage", "sound", "badge", "userInfo", "category", "threadId"}`;
-/// instants in RFC 3339 UTC with milliseconds; absent content fields are omitted. `seq` is
+/// "body", "action", "launchImage", "sound", "badge", "userInfo", "category", "threadId",
+/// "subtitle", "interruptionLevel", "relevanceScore", "targetContentIdentifier",
+/// "filterCriteria", "hasAction", "unhandled", "collapseKey"}`; instants in RFC 3339 UTC with
+/// milliseconds; absent content fields are omitted, and so are `interruptionLevel` `"active"`,
+/// `hasAction` `true` and `unhandled` `"stack"` (the defaults). `interruptionLevel` is the level delivered, after the recipient's grants. `seq` is
 /// the coordinator's event sequence number, given at dispatch and unique per delivery
 /// attempt (a redelivery gets a new one); `firingId` identifies the occurrence across
 /// redeliveries. Missed events after a known `seq` are fetched with the `events` request.
@@ -52,6 +55,8 @@ extension FireEvent: Codable {
     private enum CodingKeys: String, CodingKey {
         case type, seq, shard, publisher, firingId, reminderId, recipient, dueAt, firedAt, attempt, late, missed, eventAt
         case title, body, action, launchImage, sound, badge, userInfo, category, threadId
+        case subtitle, interruptionLevel, relevanceScore, targetContentIdentifier, filterCriteria, hasAction
+        case unhandled, collapseKey
     }
 
     public init(from decoder: any Decoder) throws {
@@ -69,7 +74,15 @@ extension FireEvent: Codable {
             badgeChange: try container.decodeIfPresent(BadgeChange.self, forKey: .badge),
             userInfo: try container.decodeIfPresent([String: PropertyListValue].self, forKey: .userInfo),
             category: try container.decodeIfPresent(String.self, forKey: .category),
-            threadId: try container.decodeIfPresent(String.self, forKey: .threadId))
+            threadId: try container.decodeIfPresent(String.self, forKey: .threadId),
+            subtitle: try container.decodeIfPresent(String.self, forKey: .subtitle),
+            interruptionLevel: try container.decodeIfPresent(InterruptionLevel.self, forKey: .interruptionLevel) ?? .active,
+            relevanceScore: try container.decodeIfPresent(Double.self, forKey: .relevanceScore),
+            targetContentIdentifier: try container.decodeIfPresent(String.self, forKey: .targetContentIdentifier),
+            filterCriteria: try container.decodeIfPresent(String.self, forKey: .filterCriteria),
+            hasAction: try container.decodeIfPresent(Bool.self, forKey: .hasAction) ?? true,
+            unhandled: try container.decodeIfPresent(UnhandledPolicy.self, forKey: .unhandled) ?? .stack,
+            collapseKey: try container.decodeIfPresent(String.self, forKey: .collapseKey))
         var firing = Firing(
             reminderId: try container.decode(ReminderID.self, forKey: .reminderId),
             recipient: try container.decode(RecipientID.self, forKey: .recipient),
@@ -109,6 +122,14 @@ extension FireEvent: Codable {
         try container.encodeIfPresent(content.userInfo, forKey: .userInfo)
         try container.encodeIfPresent(content.category, forKey: .category)
         try container.encodeIfPresent(content.threadId, forKey: .threadId)
+        try container.encodeIfPresent(content.subtitle, forKey: .subtitle)
+        if content.interruptionLevel != .active { try container.encode(content.interruptionLevel, forKey: .interruptionLevel) }
+        try container.encodeIfPresent(content.relevanceScore, forKey: .relevanceScore)
+        try container.encodeIfPresent(content.targetContentIdentifier, forKey: .targetContentIdentifier)
+        try container.encodeIfPresent(content.filterCriteria, forKey: .filterCriteria)
+        if !content.hasAction { try container.encode(false, forKey: .hasAction) }
+        if content.unhandled != .stack { try container.encode(content.unhandled, forKey: .unhandled) }
+        try container.encodeIfPresent(content.collapseKey, forKey: .collapseKey)
     }
 }
 

@@ -44,6 +44,14 @@ extension Content {
         var userInfo: [String: PropertyListValue]??
         var category: String??
         var threadId: String??
+        var subtitle: String??
+        var interruptionLevel: InterruptionLevel??
+        var relevanceScore: Double??
+        var targetContentIdentifier: String??
+        var filterCriteria: String??
+        var hasAction: Bool??
+        var unhandled: UnhandledPolicy??
+        var collapseKey: String??
         var object = try reader.beginObject()
         while let key = try reader.nextKey(in: &object) {
             switch key {
@@ -57,13 +65,34 @@ extension Content {
                 try userInfo.setOnce(reader.consumeNull() ? nil : PropertyListValue.dictionary(fastJSON: &reader))
             case "category": try category.setOnce(reader.readStringOrNull())
             case "threadId": try threadId.setOnce(reader.readStringOrNull())
+            case "subtitle": try subtitle.setOnce(reader.readStringOrNull())
+            case "interruptionLevel":
+                try interruptionLevel.setOnce(
+                    reader.readStringOrNull().map { name throws(FastJSONReader.Unsupported) in
+                        guard let level = InterruptionLevel(rawValue: name) else { throw FastJSONReader.Unsupported() }
+                        return level
+                    })
+            case "relevanceScore": try relevanceScore.setOnce(reader.consumeNull() ? nil : reader.readDouble())
+            case "targetContentIdentifier": try targetContentIdentifier.setOnce(reader.readStringOrNull())
+            case "filterCriteria": try filterCriteria.setOnce(reader.readStringOrNull())
+            case "hasAction": try hasAction.setOnce(reader.consumeNull() ? nil : reader.readBool())
+            case "unhandled":
+                try unhandled.setOnce(
+                    reader.readStringOrNull().map { name throws(FastJSONReader.Unsupported) in
+                        guard let policy = UnhandledPolicy(rawValue: name) else { throw FastJSONReader.Unsupported() }
+                        return policy
+                    })
+            case "collapseKey": try collapseKey.setOnce(reader.readStringOrNull())
             default: throw FastJSONReader.Unsupported()
             }
         }
         self.init(
             title: title ?? nil, body: body ?? nil, action: action ?? nil, launchImage: launchImage ?? nil,
             sound: sound ?? nil, badgeChange: badgeChange ?? nil, userInfo: userInfo ?? nil,
-            category: category ?? nil, threadId: threadId ?? nil)
+            category: category ?? nil, threadId: threadId ?? nil, subtitle: subtitle ?? nil,
+            interruptionLevel: (interruptionLevel ?? nil) ?? .active, relevanceScore: relevanceScore ?? nil,
+            targetContentIdentifier: targetContentIdentifier ?? nil, filterCriteria: filterCriteria ?? nil,
+            hasAction: (hasAction ?? nil) ?? true, unhandled: (unhandled ?? nil) ?? .stack, collapseKey: collapseKey ?? nil)
     }
 }
 

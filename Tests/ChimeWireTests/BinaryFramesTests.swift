@@ -18,7 +18,14 @@ import Testing
             attempt: 3, late: true, eventAt: due.addingTimeInterval(300))
         full.seq = 42
         let bare = Firing(reminderId: "bare", recipient: "bob", dueAt: due, content: Content(badge: -2))
-        return [full, bare]
+        let attentive = Firing(
+            reminderId: "attentive", recipient: "carol", dueAt: due,
+            content: Content(
+                title: "T", subtitle: "ünï", interruptionLevel: .critical, relevanceScore: 0.25,
+                targetContentIdentifier: "target", filterCriteria: "work", hasAction: false, unhandled: .skip,
+                collapseKey: "k"))
+        let passive = Firing(reminderId: "passive", recipient: "dan", dueAt: due, content: Content(interruptionLevel: .passive))
+        return [full, bare, attentive, passive]
     }
 
     @Test func dispatchBatchRoundTripsThroughTwoFrames() throws {

@@ -100,6 +100,23 @@ import Testing
         #expect(fallbacks == 56)
     }
 
+    @Test func matchesJSONDecoderOnRemindersWithAttentionFields() {
+        var maker = RandomReminderMaker(seed: 0xA77E_0001, jsonSafe: true, attention: true)
+        var writer = VariedJSONWriter(seed: 0xA77E_0002)
+        var fastCount = 0
+        for index in 0..<500 {
+            let reminder = maker.reminder()
+            let request = ControlRequest(requestId: "r-\(index)", command: .schedule([reminder]))
+            let fellBack = expectSameAsJSONDecoder(codec.encode(request), requireDecodable: true)
+            #expect(fellBack == Self.needsFallback(reminder), "\(reminder)")
+            let text = writer.scheduleRequest(requestId: "r-\(index)", reminders: [reminder])
+            let variedFellBack = expectSameAsJSONDecoder(Data(text.utf8), requireDecodable: true)
+            #expect(variedFellBack == Self.needsFallback(reminder), "\(text)")
+            if !fellBack { fastCount += 1 }
+        }
+        #expect(fastCount > 450)
+    }
+
     @Test func decodesTheBenchmarkShapeOnTheFastPath() throws {
         let body = String(repeating: "Chime benchmark body. ", count: 5).prefix(100)
         var text = #"{"op":"schedule","requestId":"bench-0","reminders":["#
@@ -196,7 +213,7 @@ import Testing
         schedule(extra: #","nag":{"count":"3","interval":600}"#), schedule(extra: #","nag":{"count":3.5,"interval":600}"#),
         schedule(extra: #","nag":{"count":3,"interval":null}"#), schedule(extra: #","nag":{"count":3}"#),
         schedule(extra: #","nag":{"count":3,"interval":"10 minutes"}"#), schedule(extra: #","nag":{"count":3,"interval":600,"x":1}"#),
-        schedule(content: "[]"), schedule(content: #"{"title":5}"#), schedule(content: #"{"subtitle":"x"}"#),
+        schedule(content: "[]"), schedule(content: #"{"title":5}"#), schedule(content: #"{"subtitles":"x"}"#),
         schedule(content: #"{"userInfo":[]}"#), schedule(content: #"{"userInfo":{"k":null}}"#),
         schedule(content: #"{"userInfo":{"k":1,"k":2}}"#), schedule(content: #"{"userInfo":{"é":1,"e\u0301":2}}"#),
         schedule(content: #"{"badge":1.5}"#), schedule(content: #"{"badge":"+2"}"#), schedule(content: #"{"badge":"1"}"#),

@@ -69,7 +69,20 @@ import Testing
         rich.seq = 99
         let plain = Firing(reminderId: "p", recipient: "bob", dueAt: due, content: Content(badge: -3))
         let bare = Firing(reminderId: "b", recipient: "c", dueAt: due, content: Content())
-        for firing in [rich, plain, bare] {
+        var attentive = rich
+        attentive.missed = 3
+        attentive.content.subtitle = "sub \"title\""
+        attentive.content.interruptionLevel = .timeSensitive
+        attentive.content.relevanceScore = 1
+        attentive.content.targetContentIdentifier = "room/4"
+        attentive.content.filterCriteria = "work"
+        attentive.content.hasAction = false
+        attentive.content.unhandled = .replace
+        attentive.content.collapseKey = "match/7"
+        var scored = plain
+        scored.content.relevanceScore = 0.000_012_5
+        scored.content.interruptionLevel = .passive
+        for firing in [rich, plain, bare, attentive, scored] {
             for shard in [nil, 0, 2] as [Int?] {
                 var event = FireEvent(seq: firing.seq ?? 1, publisher: "w-1", firing: firing, firedAt: due.addingTimeInterval(0.004))
                 event.shard = shard
@@ -79,6 +92,7 @@ import Testing
                 let decoded = try codec.decode(FireEvent.self, from: fast)
                 #expect(decoded.firing.firingId == firing.firingId)
                 #expect(decoded.shard == shard)
+                #expect(decoded.firing.content == firing.content)
             }
         }
     }

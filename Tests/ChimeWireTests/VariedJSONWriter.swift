@@ -61,6 +61,14 @@ struct VariedJSONWriter {
             ("userInfo", content.userInfo.map { value(.dictionary($0)) }, true),
             ("category", content.category.map { string($0) }, true),
             ("threadId", content.threadId.map { string($0) }, true),
+            ("subtitle", content.subtitle.map { string($0) }, true),
+            ("interruptionLevel", content.interruptionLevel == .active ? nil : string(content.interruptionLevel.rawValue), true),
+            ("relevanceScore", content.relevanceScore.map { "\($0)" }, true),
+            ("targetContentIdentifier", content.targetContentIdentifier.map { string($0) }, true),
+            ("filterCriteria", content.filterCriteria.map { string($0) }, true),
+            ("hasAction", content.hasAction ? nil : "false", true),
+            ("unhandled", content.unhandled == .stack ? nil : string(content.unhandled.rawValue), true),
+            ("collapseKey", content.collapseKey.map { string($0) }, true),
         ])
     }
 

@@ -141,14 +141,17 @@ public enum CoordinatorEvent: Sendable, Hashable {
     case handOver(HandOverEvent)
     /// A destination a provider called gone was removed from its recipient.
     case destinationRemoved(DestinationRemovedEvent)
+    /// A recipient's scheduled summary went out (issue 40).
+    case summary(SummaryEvent)
 
-    /// `badge.<recipient>`, `action.<recipient>` or `handover`.
+    /// `badge.<recipient>`, `action.<recipient>`, `handover` or `summary.<recipient>`.
     public var topic: String {
         switch self {
         case .badge(let event): Topic.badge(event.recipient)
         case .action(let event): Topic.action(event.recipient)
         case .handOver: Topic.handOver
         case .destinationRemoved(let event): Topic.destination(event.recipient)
+        case .summary(let event): Topic.summary(event.recipient)
         }
     }
 }

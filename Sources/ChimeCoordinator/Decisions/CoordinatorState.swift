@@ -168,7 +168,7 @@ public struct CoordinatorState: Sendable {
         let scheduleWake = isServingRestricted
             ? nextHandOver.map { max($0, clocks.wall.addingTimeInterval(0.05)) } : nextHandOver
         var wake = [dispatch.isScheduleBacklogged ? nil : scheduleWake, dispatch.leases.first.map { clocks.wallClock(at: $0.expiresAt) },
-                    jobLine.leases.nextDeadline, nags.nextDeadline]
+                    jobLine.leases.nextDeadline, nags.nextDeadline, durable.deliveries.holds.nextDeadline]
             .compactMap { $0 }.min()
         if !dispatch.inFlight.isEmpty, let liveness = nextLivenessDeadline {
             wake = min(wake ?? liveness, liveness)

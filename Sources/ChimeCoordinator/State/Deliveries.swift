@@ -24,6 +24,11 @@ struct Deliveries: Sendable, Equatable {
     var nagFirings: [FiringID: Firing] = [:]
     /// When each of `nagFirings` comes due (UTC).
     var nags = TimerQueue<FiringID>()
+    /// Firings held in their recipient's quiet hours (`.attention(.held)`), by firing id: not
+    /// yet unsettled, so neither dispatched nor redelivered by a recovery until released.
+    var heldFirings: [FiringID: Firing] = [:]
+    /// When each of `heldFirings` is released (UTC, the end of its quiet window).
+    var holds = TimerQueue<FiringID>()
     /// Acknowledged fire events kept for catch-up.
     var eventLog: EventLog
     /// The highest event `seq` reserved in the journal (`.seqReserved`): a recovery's first
@@ -104,6 +109,44 @@ struct Deliveries: Sendable, Equatable {
             nagFiring.seq = nil
             nagFirings[nag.firingId] = nagFiring
             nags.schedule(nag.firingId, at: nag.at)
+        }
+    }
+
+    /// Holds `firing` until `until` (UTC), unless a firing of its id is unsettled or held
+    /// already (a repeat of the same occurrence).
+    mutating func hold(_ firing: Firing, until: Date) {
+        let id = firing.firingId
+        guard unsettled[id] == nil, heldFirings[id] == nil else { return }
+        heldFirings[id] = firing
+        holds.schedule(id, at: until)
+    }
+
+    /// Takes a held firing out of the holds, making it unsettled (waiting for a worker) unless
+    /// a firing of its id is unsettled already; returns the firing made.
+    mutating func release(_ id: FiringID) -> SharedFiring? {
+        holds.remove(id)
+        guard let firing = heldFirings.removeValue(forKey: id), unsettled[id] == nil else { return nil }
+        let shared = SharedFiring(firing)
+        unsettled[id] = shared
+        return shared
+    }
+
+    /// Drops the held firings of `key` (its reminder was cancelled: a held firing is still
+    /// pending, and goes with it).
+    mutating func dropHeld(of key: ReminderKey) {
+        guard !heldFirings.isEmpty else { return }
+        for id in heldFirings.keys where id.key == key {
+            heldFirings[id] = nil
+            holds.remove(id)
+        }
+    }
+
+    /// Moves the holds of `recipient`'s firings to `until(current)`: its zone or quiet hours changed.
+    mutating func retime(heldFor recipient: RecipientID, _ until: (Date) -> Date) {
+        guard !heldFirings.isEmpty else { return }
+        for (id, firing) in heldFirings where firing.recipient == recipient {
+            guard let current = holds.deadline(of: id) else { continue }
+            holds.schedule(id, at: until(current))
         }
     }
 

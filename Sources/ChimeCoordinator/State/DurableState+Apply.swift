@@ -11,7 +11,8 @@ public struct AppliedEntry: Sendable, Equatable {
     public var badge: BadgeUpdate? { numberedBadge?.update }
     /// The badge update with the `seq` of the event that announces it.
     public var numberedBadge: NumberedBadgeUpdate?
-    /// The firing `.fired`, `.nagFired` or `.retried` made unsettled: it waits for a worker.
+    /// The firing `.fired`, `.nagFired`, `.retried` or `.attention(.released)` made unsettled:
+    /// it waits for a worker.
     let made: SharedFiring?
     /// Whether the entry no longer validates (a zone removed from tzdata) and was skipped.
     public var wasSkipped = false
@@ -74,6 +75,7 @@ extension DurableState {
             for id in ids {
                 schedule.remove(id)
                 triggers.forget(id)
+                deliveries.dropHeld(of: id)
                 revoked += deliveries.takeBackAhead(of: id, before: at)
             }
             if !revoked.isEmpty { return AppliedEntry(revoked: revoked) }
@@ -92,6 +94,10 @@ extension DurableState {
                 schedule.lateFirings[id] = nil
             }
             if previous == nil && dueAt > at { deliveries.ahead[id, default: []].append(firingId) }
+            // Levels that break through neither wait for the throttle nor count toward it.
+            if !recipients.throttleSlots.isEmpty && !shared.firing.content.interruptionLevel.breaksThroughQuietHours {
+                recipients.noteDelivery(of: id.recipient, at: max(dueAt, at))
+            }
             countOccurrence(of: id)
             advance(&entry, id, to: next, endingAs: .delivered)
             schedule.entries[id] = entry
@@ -154,8 +160,15 @@ extension DurableState {
                 deliveries.deadLetterIndex.remove(DeadLetterKey(firingId))
             }
         case .registered(let recipient, let at):
-            let zoneChanged = recipients.registered[recipient.id]?.zone != recipient.zone
+            let previous = recipients.registered[recipient.id]
+            let zoneChanged = previous?.zone != recipient.zone
             recipients.store(recipient)
+            if zoneChanged || previous?.quietHours != recipient.quietHours { retimeHolds(of: recipient.id, at: at) }
+            if recipient.throttle == nil {
+                recipients.throttleSlots[recipient.id] = nil
+            } else if recipients.throttleSlots[recipient.id] == nil {
+                recipients.throttleSlots[recipient.id] = []
+            }
             schedule.updateCap(of: recipient.id, limit: pendingLimit(for: recipient.id))
             if zoneChanged {
                 followZoneChange(of: recipient.id, at: at)
@@ -193,6 +206,8 @@ extension DurableState {
             var applied = AppliedEntry()
             applied.triggered = applyTrigger(fact)
             return applied
+        case .attention(let fact):
+            return AppliedEntry(made: applyAttention(fact))
         }
         return AppliedEntry()
     }

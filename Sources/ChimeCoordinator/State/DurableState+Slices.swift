@@ -190,6 +190,13 @@ extension Deliveries {
             }
             if isSliced(firing.recipient) { put(&slice) } else { put(&rest) }
         }
+        for (id, firing) in heldFirings {
+            func put(_ part: inout Deliveries) {
+                part.heldFirings[id] = firing
+                if let until = holds.deadline(of: id) { part.holds.schedule(id, at: until) }
+            }
+            if isSliced(firing.recipient) { put(&slice) } else { put(&rest) }
+        }
         // The stream's history stays with the shard that published it (see `split(where:)`).
         rest.eventLog = eventLog
         slice.eventSeqReserved = eventSeqReserved
@@ -211,6 +218,10 @@ extension Deliveries {
             nagFirings[id] = firing
             if let deadline = other.nags.deadline(of: id) { nags.schedule(id, at: deadline) }
         }
+        for (id, firing) in other.heldFirings where heldFirings[id] == nil {
+            heldFirings[id] = firing
+            if let until = other.holds.deadline(of: id) { holds.schedule(id, at: until) }
+        }
         eventLog.merge(other.eventLog)
         eventSeqReserved = max(eventSeqReserved, other.eventSeqReserved)
         if !other.unsettled.isEmpty { rebuildAhead() }
@@ -227,6 +238,9 @@ extension Recipients {
         for (id, ledger) in ledgers {
             if isSliced(id) { slice.ledgers[id] = ledger } else { rest.ledgers[id] = ledger }
         }
+        for (id, slots) in throttleSlots {
+            if isSliced(id) { slice.throttleSlots[id] = slots } else { rest.throttleSlots[id] = slots }
+        }
         slice.badgeEventSeq = badgeEventSeq
         rest.badgeEventSeq = badgeEventSeq
         return (slice, rest)
@@ -235,6 +249,7 @@ extension Recipients {
     mutating func merge(_ other: Recipients) {
         for (id, recipient) in other.registered where registered[id] == nil { store(recipient) }
         ledgers.merge(other.ledgers) { mine, _ in mine }
+        throttleSlots.merge(other.throttleSlots) { mine, _ in mine }
         badgeEventSeq = max(badgeEventSeq, other.badgeEventSeq)
     }
 }

@@ -311,6 +311,15 @@ extension Deliveries {
         var nags: [Firing]
         var events: [FireEvent]
         var eventSeqReserved: UInt64
+        /// The firings held in quiet hours, in release order (absent when none, and in
+        /// snapshots of earlier versions).
+        var held: [HeldFiring]?
+    }
+
+    /// A firing held in quiet hours and when it is released (UTC).
+    struct HeldFiring: Codable {
+        var firing: Firing
+        var until: Date
     }
 
     var record: Record {
@@ -320,7 +329,10 @@ extension Deliveries {
             deadLetterFailures: deadLetterFailures.isEmpty
                 ? nil : deadLetterFailures.sorted { $0.key < $1.key }.map { FailureRecord(firingId: $0.key, failure: $0.value) },
             nags: nagFirings.values.sorted { ($0.dueAt, $0.firingId) < ($1.dueAt, $1.firingId) },
-            events: Array(eventLog.events), eventSeqReserved: eventSeqReserved)
+            events: Array(eventLog.events), eventSeqReserved: eventSeqReserved,
+            held: heldFirings.isEmpty ? nil : heldFirings.values.compactMap { firing in
+                holds.deadline(of: firing.firingId).map { HeldFiring(firing: firing, until: $0) }
+            }.sorted { ($0.until, $0.firing.firingId) < ($1.until, $1.firing.firingId) })
     }
 
     /// The deliveries a snapshot holds.
@@ -341,6 +353,10 @@ extension Deliveries {
             nagFirings[nag.firingId] = nag
             nags.schedule(nag.firingId, at: nag.dueAt)
         }
+        for held in record.held ?? [] {
+            heldFirings[held.firing.firingId] = held.firing
+            holds.schedule(held.firing.firingId, at: held.until)
+        }
         for event in record.events { eventLog.retain(event) }
         eventSeqReserved = record.eventSeqReserved
         rebuildAhead()
@@ -353,18 +369,23 @@ extension Recipients {
         var recipients: [Recipient]
         var ledgers: [String: BadgeLedger]
         var badgeEventSeq: UInt64
+        /// The throttled recipients' latest delivery instants (absent when none, and in
+        /// snapshots of earlier versions).
+        var throttleSlots: [String: [Date]]?
     }
 
     var record: Record {
         Record(
             recipients: registered.values.sorted { $0.id < $1.id },
-            ledgers: Dictionary(uniqueKeysWithValues: ledgers.map { ($0.key.rawValue, $0.value) }), badgeEventSeq: badgeEventSeq)
+            ledgers: Dictionary(uniqueKeysWithValues: ledgers.map { ($0.key.rawValue, $0.value) }), badgeEventSeq: badgeEventSeq,
+            throttleSlots: throttleSlots.isEmpty ? nil : Dictionary(uniqueKeysWithValues: throttleSlots.map { ($0.key.rawValue, $0.value) }))
     }
 
     init(_ record: Record) {
         for recipient in record.recipients { store(recipient) }
         for (id, ledger) in record.ledgers { ledgers[RecipientID(id)] = ledger }
         badgeEventSeq = record.badgeEventSeq
+        for (id, slots) in record.throttleSlots ?? [:] { throttleSlots[RecipientID(id)] = slots }
     }
 }
 

@@ -69,9 +69,10 @@ public struct DurableState: Sendable, Equatable {
     /// What is delivered of `content` to `recipient`, or why nothing is.
     func deliveryPlan(_ content: Content, for recipient: RecipientID) -> DeliveryPlan {
         // Most clusters register no recipients: skip hashing the id then (every firing asks).
-        DeliveryPlan.make(
-            for: content, settings: recipients.registered.isEmpty ? nil : recipients.registered[recipient]?.settings,
-            requireRegistration: settings.requireRegistration)
+        let registration = recipients.registered.isEmpty ? nil : recipients.registered[recipient]
+        return DeliveryPlan.make(
+            for: content, settings: registration?.settings, grants: registration?.grants ?? [],
+            optedOutCategories: registration?.optedOutCategories ?? [], requireRegistration: settings.requireRegistration)
     }
 
     /// The `timeZone` value that means "the recipient's zone".

@@ -16,6 +16,21 @@ struct Recipients: Sendable, Equatable {
     /// The `seq` of the last badge event: each change of a badge number takes the next one,
     /// so a subscriber can order badge events across restarts.
     var badgeEventSeq: UInt64 = 0
+    /// For each recipient with a throttle (and only those), the delivery instants (UTC)
+    /// given to its latest throttled firings, ascending, at most its throttle's count: what
+    /// `DeliveryThrottle.slot(for:after:)` reads.
+    var throttleSlots: [RecipientID: [Date]] = [:]
+
+    /// Records `slot` as `recipient`'s latest delivery instant when it is throttled.
+    mutating func noteDelivery(of recipient: RecipientID, at slot: Date) {
+        guard !throttleSlots.isEmpty, var slots = throttleSlots[recipient],
+            let count = registered[recipient]?.throttle?.count
+        else { return }
+        // Slots are handed out in order; a later one never precedes the last (kept ascending).
+        slots.append(max(slot, slots.last ?? slot))
+        if slots.count > count { slots.removeFirst(slots.count - count) }
+        throttleSlots[recipient] = slots
+    }
 
     /// Registers (or replaces) `recipient`.
     mutating func store(_ recipient: Recipient) {

@@ -4,8 +4,13 @@ import Foundation
 ///
 /// JSON shape: `{"title": "...", "body": "...", "action": "...", "launchImage": "...",
 /// "sound": "default" | "<name>" | absent (silent), "badge": Int | "+1", "userInfo": {...},
-/// "category": "...", "threadId": "..."}`; every field is optional. `"badge"` is a
-/// ``BadgeChange``: a number as before, or `"+1"` for the relative mode.
+/// "category": "...", "threadId": "...", "subtitle": "...", "interruptionLevel": "passive" |
+/// "active" | "timeSensitive" | "critical", "relevanceScore": 0...1, "targetContentIdentifier":
+/// "...", "filterCriteria": "...", "hasAction": Bool, "unhandled": "stack" | "replace" | "skip",
+/// "collapseKey": "..."}`; every field is optional. `"badge"` is a
+/// ``BadgeChange``: a number as before, or `"+1"` for the relative mode. The defaults
+/// (`interruptionLevel` `"active"`, `hasAction` `true`, `unhandled` `"stack"`) are omitted when encoding, so content
+/// that does not use the newer fields encodes as it did before they existed.
 public struct Content: Codable, Hashable, Sendable {
     /// The alert title.
     public var title: String?
@@ -25,13 +30,35 @@ public struct Content: Codable, Hashable, Sendable {
     public var category: String?
     /// Groups related notifications (`threadIdentifier`).
     public var threadId: String?
+    /// A line under the title (`subtitle`).
+    public var subtitle: String?
+    /// How urgently the firing asks for attention (`interruptionLevel`); `.active` by default.
+    public var interruptionLevel: InterruptionLevel
+    /// How the firing ranks among the recipient's others in a summary, 0 to 1 inclusive
+    /// (`relevanceScore`); `nil` counts as 0.
+    public var relevanceScore: Double?
+    /// The identifier of the window or content the notification opens (`targetContentIdentifier`).
+    public var targetContentIdentifier: String?
+    /// The Focus filter criteria that let the notification through (`filterCriteria`).
+    public var filterCriteria: String?
+    /// Whether the alert shows its action button (`UILocalNotification.hasAction`); `true` by default.
+    public var hasAction: Bool
+    /// What this firing does when an earlier firing of its reminder is still unhandled on the
+    /// delivered list; `.stack` by default.
+    public var unhandled: UnhandledPolicy
+    /// A delivered firing of the recipient with the same key leaves the delivered list when
+    /// this one is delivered (APNs `apns-collapse-id`, FCM `collapse_key`); at most 64 bytes.
+    public var collapseKey: String?
 
     /// Creates content; `badge` is shorthand for `badgeChange: .set(badge)` (give one of them).
     public init(
         title: String? = nil, body: String? = nil, action: String? = nil,
         launchImage: String? = nil, sound: String? = nil, badge: Int? = nil,
         badgeChange: BadgeChange? = nil, userInfo: [String: PropertyListValue]? = nil,
-        category: String? = nil, threadId: String? = nil
+        category: String? = nil, threadId: String? = nil, subtitle: String? = nil,
+        interruptionLevel: InterruptionLevel = .active, relevanceScore: Double? = nil,
+        targetContentIdentifier: String? = nil, filterCriteria: String? = nil, hasAction: Bool = true,
+        unhandled: UnhandledPolicy = .stack, collapseKey: String? = nil
     ) {
         precondition(badge == nil || badgeChange == nil, "give Content either badge or badgeChange, not both")
         self.title = title
@@ -43,15 +70,28 @@ public struct Content: Codable, Hashable, Sendable {
         self.userInfo = userInfo
         self.category = category
         self.threadId = threadId
+        self.subtitle = subtitle
+        self.interruptionLevel = interruptionLevel
+        self.relevanceScore = relevanceScore
+        self.targetContentIdentifier = targetContentIdentifier
+        self.filterCriteria = filterCriteria
+        self.hasAction = hasAction
+        self.unhandled = unhandled
+        self.collapseKey = collapseKey
     }
+
+    /// The longest `collapseKey`, in UTF-8 bytes (APNs' limit on `apns-collapse-id`).
+    public static let maximumCollapseKeyLength = 64
 
     /// The deepest `userInfo` nesting accepted.
     public static let maximumUserInfoDepth = 32
 
     /// Checks the content against the model's rules.
     /// - Parameter maximumUserInfoBytes: the limit on the JSON size of `userInfo`, in bytes.
-    /// - Throws: `ValidationError` (`.invalidArgument` for a too-deep `userInfo` or a
-    ///   `"none"` sound spelled oddly, `.tooLarge` for an oversized `userInfo`).
+    /// - Throws: `ValidationError` (`.invalidArgument` for a too-deep `userInfo`, an empty
+    ///   sound, a `relevanceScore` outside 0...1 or not finite, or an empty or over-long
+    ///   `collapseKey`; `.tooLarge` for an
+    ///   oversized `userInfo`).
     public func validate(maximumUserInfoBytes: Int = 4096) throws(ValidationError) {
         if let userInfo {
             let depth = PropertyListValue.dictionary(userInfo).depth
@@ -71,6 +111,15 @@ public struct Content: Codable, Hashable, Sendable {
             throw ValidationError(
                 .invalidArgument, field: "content.sound", "must be \"default\", a sound name, or absent")
         }
+        if let collapseKey, collapseKey.isEmpty || collapseKey.utf8.count > Self.maximumCollapseKeyLength {
+            throw ValidationError(
+                .invalidArgument, field: "content.collapseKey",
+                "must be 1 to \(Self.maximumCollapseKeyLength) bytes of UTF-8, not \(collapseKey.utf8.count)")
+        }
+        if let relevanceScore, !(0...1).contains(relevanceScore) {
+            throw ValidationError(
+                .invalidArgument, field: "content.relevanceScore", "is \(relevanceScore); it must lie in 0...1")
+        }
     }
 
     /// The absolute badge number of a ``BadgeChange/set(_:)`` change: > 0 sets the
@@ -84,14 +133,20 @@ public struct Content: Codable, Hashable, Sendable {
         set { badgeChange = newValue.map(BadgeChange.set) }
     }
 
-    /// Whether the content shows alert text (title, body, action title or launch image).
+    /// Whether the content shows alert text (title, subtitle, body, action title or launch image).
     public var hasAlertText: Bool {
-        title != nil || body != nil || action != nil || launchImage != nil
+        title != nil || body != nil || action != nil || launchImage != nil || subtitle != nil
     }
 
     private enum CodingKeys: String, CodingKey, CaseIterable {
         case title, body, action, launchImage, sound, badge, userInfo, category, threadId
+        case subtitle, interruptionLevel, relevanceScore, targetContentIdentifier, filterCriteria, hasAction
+        case unhandled, collapseKey
     }
+
+    /// The JSON keys of content, in declaration order (what a reminder's `unknown_field` hint
+    /// points into `content`).
+    public static let jsonKeys: [String] = CodingKeys.allCases.map(\.stringValue)
 
     /// Decodes the JSON shape above; every key is optional.
     /// - Throws: `DecodingError` for a wrongly typed field, a `null` inside `userInfo`, a
@@ -109,6 +164,14 @@ public struct Content: Codable, Hashable, Sendable {
         userInfo = try container.decodeIfPresent([String: PropertyListValue].self, forKey: .userInfo)
         category = try container.decodeIfPresent(String.self, forKey: .category)
         threadId = try container.decodeIfPresent(String.self, forKey: .threadId)
+        subtitle = try container.decodeIfPresent(String.self, forKey: .subtitle)
+        interruptionLevel = try container.decodeIfPresent(InterruptionLevel.self, forKey: .interruptionLevel) ?? .active
+        relevanceScore = try container.decodeIfPresent(Double.self, forKey: .relevanceScore)
+        targetContentIdentifier = try container.decodeIfPresent(String.self, forKey: .targetContentIdentifier)
+        filterCriteria = try container.decodeIfPresent(String.self, forKey: .filterCriteria)
+        hasAction = try container.decodeIfPresent(Bool.self, forKey: .hasAction) ?? true
+        unhandled = try container.decodeIfPresent(UnhandledPolicy.self, forKey: .unhandled) ?? .stack
+        collapseKey = try container.decodeIfPresent(String.self, forKey: .collapseKey)
     }
 
     /// Encodes the JSON shape above, omitting absent fields.
@@ -123,5 +186,23 @@ public struct Content: Codable, Hashable, Sendable {
         try container.encodeIfPresent(userInfo, forKey: .userInfo)
         try container.encodeIfPresent(category, forKey: .category)
         try container.encodeIfPresent(threadId, forKey: .threadId)
+        try container.encodeIfPresent(subtitle, forKey: .subtitle)
+        if interruptionLevel != .active { try container.encode(interruptionLevel, forKey: .interruptionLevel) }
+        try container.encodeIfPresent(relevanceScore, forKey: .relevanceScore)
+        try container.encodeIfPresent(targetContentIdentifier, forKey: .targetContentIdentifier)
+        try container.encodeIfPresent(filterCriteria, forKey: .filterCriteria)
+        if !hasAction { try container.encode(false, forKey: .hasAction) }
+        if unhandled != .stack { try container.encode(unhandled, forKey: .unhandled) }
+        try container.encodeIfPresent(collapseKey, forKey: .collapseKey)
+    }
+
+    /// Whether any field added with the attention model is given (a subtitle, a level other
+    /// than `.active`, a relevance score, a target, filter criteria, `hasAction` false, an
+    /// `unhandled` policy other than `.stack` or a collapse key): the binary forms write those
+    /// fields only then, so older content costs nothing more.
+    public var hasAttentionFields: Bool {
+        subtitle != nil || interruptionLevel != .active || relevanceScore != nil
+            || targetContentIdentifier != nil || filterCriteria != nil || !hasAction || unhandled != .stack
+            || collapseKey != nil
     }
 }

@@ -5,8 +5,12 @@ import Foundation
 ///
 /// JSON shape: `{"id": "alice", "settings": ["alert", "sound", "badge"], "categories":
 /// [category, …], "zone": "Europe/Berlin", "token": "…", "maxPending": 64, "destinations":
-/// [destination, …]}` (``Destination``'s shape); only `id` is
-/// required (`settings` defaults to all three, `categories` to `[]`). Re-registering
+/// [destination, …], "grants": ["provisional", "timeSensitive", "critical"], "quietHours":
+/// [{"start": "22:00", "end": "07:00"}], "throttle": {"count": 5, "seconds": 3600},
+/// "optedOutCategories": ["promo"], "summaryAt": ["08:00", "18:00"]}` (``Destination``'s shape
+/// for destinations); only `id` is required (`settings` defaults to all three, `categories`,
+/// `grants` and `quietHours` to `[]`; empty `grants` and `quietHours` are omitted when
+/// encoding). Re-registering
 /// replaces the whole record. The badge number and the delivered list are not part of the
 /// registration: they live in ``BadgeLedger``, which also exists for unregistered
 /// recipients and survives re-registration. Listings use ``redacted()``, never the token.
@@ -36,11 +40,29 @@ public struct Recipient: Codable, Hashable, Sendable {
     /// request, absent keeps the destinations already registered (they are managed with the
     /// `destinations` request); present replaces them.
     public var destinations: [Destination]?
+    /// What the recipient granted beyond alert, sound and badge (provisional authorization,
+    /// time-sensitive and critical levels); none by default.
+    public var grants: AuthorizationGrants
+    /// When passive and active firings wait (``QuietWindow``), on the wall clock of `zone`
+    /// (UTC without one); none by default.
+    public var quietHours: [QuietWindow]
+    /// At most so many passive and active deliveries in any stretch of time; what exceeds it
+    /// is held (``DeliveryThrottle``); `nil`: no throttle.
+    public var throttle: DeliveryThrottle?
+    /// Category identifiers the recipient opted out of: their firings are recorded as
+    /// suppressed, not delivered; none by default.
+    public var optedOutCategories: [String]
+    /// When the recipient's scheduled summaries go out, in minutes after local midnight on
+    /// the wall clock of `zone` (JSON `"summaryAt": ["08:00", "18:00"]`, at most 24): passive
+    /// and active firings wait for the next one; none by default.
+    public var summaryTimes: [Int]
 
     /// Creates a registration without checking it; see ``validate()``.
     public init(
         id: RecipientID, settings: NotificationSettings = .all, categories: [NotificationCategory] = [],
-        zone: String? = nil, token: String? = nil, maxPending: Int? = nil, destinations: [Destination]? = nil
+        zone: String? = nil, token: String? = nil, maxPending: Int? = nil, destinations: [Destination]? = nil,
+        grants: AuthorizationGrants = [], quietHours: [QuietWindow] = [], throttle: DeliveryThrottle? = nil,
+        optedOutCategories: [String] = [], summaryTimes: [Int] = []
     ) {
         self.destinations = destinations
         self.id = id
@@ -49,11 +71,18 @@ public struct Recipient: Codable, Hashable, Sendable {
         self.zone = zone
         self.token = token
         self.maxPending = maxPending
+        self.grants = grants
+        self.quietHours = quietHours
+        self.throttle = throttle
+        self.optedOutCategories = optedOutCategories
+        self.summaryTimes = summaryTimes
     }
 
     private enum CodingKeys: String, CodingKey, CaseIterable {
         case id, settings, categories, zone, token, maxPending
         case destinations
+        case grants, quietHours, throttle, optedOutCategories
+        case summaryTimes = "summaryAt"
     }
 
     /// Decodes the JSON shape above.
@@ -79,6 +108,56 @@ public struct Recipient: Codable, Hashable, Sendable {
         token = try container.decodeIfPresent(String.self, forKey: .token)
         maxPending = try container.decodeNumberIfPresent(Int.self, forKey: .maxPending, expected: "a whole number")
         destinations = try Self.decodeDestinations(from: container, forKey: .destinations)
+        grants = try container.decodeIfPresent(AuthorizationGrants.self, forKey: .grants) ?? []
+        if container.contains(.quietHours), try !container.decodeNil(forKey: .quietHours) {
+            // Counted before any element is decoded, as categories are.
+            let list = try container.nestedUnkeyedContainer(forKey: .quietHours)
+            if let count = list.count, count > QuietWindow.maximumCount {
+                throw DecodingError.dataCorruptedError(
+                    forKey: .quietHours, in: container, debugDescription: "at most \(QuietWindow.maximumCount) quiet windows, not \(count)")
+            }
+            quietHours = try container.decode([QuietWindow].self, forKey: .quietHours)
+        } else {
+            quietHours = []
+        }
+        throttle = try container.decodeIfPresent(DeliveryThrottle.self, forKey: .throttle)
+        if container.contains(.optedOutCategories), try !container.decodeNil(forKey: .optedOutCategories) {
+            let list = try container.nestedUnkeyedContainer(forKey: .optedOutCategories)
+            if let count = list.count, count > Self.maximumCategories {
+                throw DecodingError.dataCorruptedError(
+                    forKey: .optedOutCategories, in: container,
+                    debugDescription: "at most \(Self.maximumCategories) opted-out categories, not \(count)")
+            }
+            optedOutCategories = try container.decode([String].self, forKey: .optedOutCategories)
+        } else {
+            optedOutCategories = []
+        }
+        summaryTimes = []
+        for text in try container.decodeIfPresent([String].self, forKey: .summaryTimes) ?? [] {
+            guard let minutes = QuietWindow.minutes(of: text) else {
+                throw DecodingError.dataCorruptedError(
+                    forKey: .summaryTimes, in: container, debugDescription: "'\(text)' is not a time of day HH:MM (00:00 to 23:59)")
+            }
+            summaryTimes.append(minutes)
+        }
+    }
+
+    /// Encodes the JSON shape above; absent optionals and empty `grants` are omitted, so a
+    /// registration without grants encodes as it did before they existed.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(id, forKey: .id)
+        try container.encode(settings, forKey: .settings)
+        try container.encode(categories, forKey: .categories)
+        try container.encodeIfPresent(zone, forKey: .zone)
+        try container.encodeIfPresent(token, forKey: .token)
+        try container.encodeIfPresent(maxPending, forKey: .maxPending)
+        try container.encodeIfPresent(destinations, forKey: .destinations)
+        if !grants.isEmpty { try container.encode(grants, forKey: .grants) }
+        if !quietHours.isEmpty { try container.encode(quietHours, forKey: .quietHours) }
+        try container.encodeIfPresent(throttle, forKey: .throttle)
+        if !optedOutCategories.isEmpty { try container.encode(optedOutCategories, forKey: .optedOutCategories) }
+        if !summaryTimes.isEmpty { try container.encode(summaryTimes.map(QuietWindow.text(ofMinutes:)), forKey: .summaryTimes) }
     }
 
     /// Decodes `destinations`, counted before any element is decoded.
@@ -126,9 +205,9 @@ public struct Recipient: Codable, Hashable, Sendable {
         !action.authenticationRequired || accepts(token: presentedToken)
     }
 
-    /// Checks the id, the zone, the token, the cap and every category.
+    /// Checks the id, the zone, the token, the cap, the quiet hours and every category.
     /// - Throws: `ValidationError` naming the first offending field: `.invalidArgument` for
-    ///   `recipient`, `token`, `maxPending` or `categories[i]…` (see
+    ///   `recipient`, `token`, `maxPending`, `quietHours[i]` or `categories[i]…` (see
     ///   ``validateCategories(_:)``), `.unknownTimeZone` for `zone`.
     public func validate() throws(ValidationError) {
         try id.validate()
@@ -149,6 +228,20 @@ public struct Recipient: Codable, Hashable, Sendable {
             throw ValidationError(
                 .invalidArgument, field: "maxPending",
                 "must be at least 1 (leave it out for the configured default), not \(maxPending)")
+        }
+        if quietHours.count > QuietWindow.maximumCount {
+            throw ValidationError(
+                .invalidArgument, field: "quietHours", "has \(quietHours.count) windows; at most \(QuietWindow.maximumCount) are allowed")
+        }
+        for (index, window) in quietHours.enumerated() { try window.validate(field: "quietHours[\(index)]") }
+        try throttle?.validate()
+        if summaryTimes.count > 24 || Set(summaryTimes).count != summaryTimes.count
+            || !summaryTimes.allSatisfy({ (0..<1440).contains($0) })
+        {
+            throw ValidationError(.invalidArgument, field: "summaryAt", "must be at most 24 distinct times of day")
+        }
+        for (index, category) in optedOutCategories.enumerated() where category.isEmpty {
+            throw ValidationError(.invalidArgument, field: "optedOutCategories[\(index)]", "must name a category, not be empty")
         }
         try Self.validateCategories(categories)
         try Self.validateDestinations(destinations ?? [])
@@ -172,6 +265,46 @@ public struct Recipient: Codable, Hashable, Sendable {
                     .invalidArgument, field: "destinations[\(index)]", "destination \(destination.redactedKey) appears more than once")
             }
         }
+    }
+
+    /// When a firing of `level` due at `instant` (UTC) may be delivered under the quiet
+    /// hours: the end of the quiet window it falls in, on the wall clock of `zone` (UTC
+    /// without one); `nil` to deliver it now — outside every window, for `timeSensitive` and
+    /// `critical` (they break through), or when the zone no longer resolves.
+    public func quietRelease(of instant: Date, level: InterruptionLevel) -> Date? {
+        guard !quietHours.isEmpty else { return nil }
+        return releaseInstant(of: instant, level: level) { timeZone in
+            QuietWindow.release(of: instant, windows: quietHours, in: timeZone)
+        }
+    }
+
+    /// When a firing of `level` that would be delivered at `instant` (UTC) goes out in the
+    /// recipient's next scheduled summary: the first summary time at or after `instant` on
+    /// the wall clock of `zone` (UTC without one; DST as triggers have it); `nil` without
+    /// summary times, for `timeSensitive` and `critical`, or when the zone no longer resolves.
+    public func summaryRelease(of instant: Date, level: InterruptionLevel) -> Date? {
+        guard !summaryTimes.isEmpty else { return nil }
+        return releaseInstant(of: instant, level: level) { timeZone in
+            let local = ZoneRules.localDateTime(at: instant, in: timeZone)
+            let today = LocalDateTime(year: local.year, month: local.month, day: local.day)
+            guard today.isValid else { return nil }
+            var earliest: Date?
+            for day in [today, today.adding(days: 1)].compactMap({ $0 }) {
+                for minutes in summaryTimes {
+                    let at = ZoneRules.resolve(
+                        LocalDateTime(year: day.year, month: day.month, day: day.day, hour: minutes / 60, minute: minutes % 60),
+                        in: timeZone)
+                    if at >= instant && earliest.map({ at < $0 }) ?? true { earliest = at }
+                }
+            }
+            return earliest
+        }
+    }
+
+    private func releaseInstant(of instant: Date, level: InterruptionLevel, _ compute: (TimeZone) -> Date?) -> Date? {
+        // A zone removed from tzdata since registering delivers at once rather than guessing.
+        guard !level.breaksThroughQuietHours, let timeZone = try? ZoneRules.zone(named: zone ?? "UTC") else { return nil }
+        return compute(timeZone)
     }
 
     /// Checks a category list as `--categories FILE.json` gives it: each category valid (see

@@ -33,7 +33,9 @@ extension Reminder {
     ///    10 action, 11 launchImage, 12 recurrenceRule, 13 recurrenceDates, 14 exceptionDates,
     ///    15 monthEnd `clamp` (no bytes; clear: `skip`), 16 offset, 17 misfire,
     ///    18 misfireThreshold, 19 nag, 20 spread, 21 calendars, 22 sun, 23 region, 24 RSCALE
-    ///    rule; higher bits must be clear. The common fields
+    ///    rule, 25 subtitle, 26 interruptionLevel (other than active), 27 relevanceScore,
+    ///    28 targetContentIdentifier, 29 filterCriteria, 30 `hasAction` false (no bytes),
+    ///    31 unhandled (other than stack), 32 collapseKey; higher bits must be clear. The common fields
     ///    sit in the low 7 bits, so most reminders spend one byte here.
     /// 3. Content: `str` title, body, action, launchImage, sound; badgeChange as `u8` 0 +
     ///    `int` for `.set(n)` or `u8` 1 for `.increment`; userInfo as a plist dictionary
@@ -51,6 +53,11 @@ extension Reminder {
     ///    region (bit 23), `f64` latitude, longitude, radius, `u8` flags (1 entry, 2 exit,
     ///    4 once); an RSCALE rule (bit 24), `str` its canonical text (``ScaledRule``). Bytes
     ///    written before they existed have these bits clear and read as before.
+    /// 7. Content parts added later, each present only with its bit: `str` subtitle (bit 25),
+    ///    `u8` interruption level (bit 26; 0 passive, 2 timeSensitive, 3 critical; 1 active is
+    ///    never written), `f64` relevanceScore (bit 27), `str` targetContentIdentifier
+    ///    (bit 28), `str` filterCriteria (bit 29), `u8` unhandled (bit 31; 1 replace, 2 skip; 0
+    ///    stack is never written), `str` collapseKey (bit 32).
     ///
     /// A plist value is a `u8` tag and its payload: 0 string `str`, 1 integer `int`, 2 real
     /// `f64`, 3 false, 4 true, 5 array (`varint` count, values), 6 dictionary body
@@ -102,6 +109,7 @@ extension Reminder {
             nag = NagPolicy(count: try reader.readInt(), interval: try reader.readDouble())
         }
         try trigger.readBinaryExtensions(from: &reader, fields: fields)
+        try content.readBinaryExtensions(from: &reader, fields: fields)
         try reader.expectEnd()
     }
 
@@ -175,6 +183,7 @@ extension Reminder {
             sink.writeDouble(nag.interval)
         }
         trigger.writeBinaryExtensions(to: &sink)
+        content.writeBinaryExtensions(to: &sink)
     }
 
     private static func readBinaryVersion(from reader: inout ByteReader) throws(BinaryDecodingError) {
@@ -214,8 +223,16 @@ struct ReminderBinaryFields: OptionSet {
     static let sun = Self(rawValue: 1 << 22)
     static let region = Self(rawValue: 1 << 23)
     static let scaledRule = Self(rawValue: 1 << 24)
+    static let subtitle = Self(rawValue: 1 << 25)
+    static let interruptionLevel = Self(rawValue: 1 << 26)
+    static let relevanceScore = Self(rawValue: 1 << 27)
+    static let targetContentIdentifier = Self(rawValue: 1 << 28)
+    static let filterCriteria = Self(rawValue: 1 << 29)
+    static let noAction = Self(rawValue: 1 << 30)
+    static let unhandled = Self(rawValue: 1 << 31)
+    static let collapseKey = Self(rawValue: 1 << 32)
 
-    static let defined = Self(rawValue: (1 << 25) - 1)
+    static let defined = Self(rawValue: (1 << 33) - 1)
 
     init(rawValue: UInt64) { self.rawValue = rawValue }
 
@@ -239,7 +256,50 @@ extension Content {
         if userInfo != nil { fields.insert(.userInfo) }
         if category != nil { fields.insert(.category) }
         if threadId != nil { fields.insert(.threadId) }
+        if hasAttentionFields {
+            if subtitle != nil { fields.insert(.subtitle) }
+            if interruptionLevel != .active { fields.insert(.interruptionLevel) }
+            if relevanceScore != nil { fields.insert(.relevanceScore) }
+            if targetContentIdentifier != nil { fields.insert(.targetContentIdentifier) }
+            if filterCriteria != nil { fields.insert(.filterCriteria) }
+            if !hasAction { fields.insert(.noAction) }
+            if unhandled != .stack { fields.insert(.unhandled) }
+            if collapseKey != nil { fields.insert(.collapseKey) }
+        }
         return fields
+    }
+
+    func writeBinaryExtensions(to sink: inout some BinarySink) {
+        guard hasAttentionFields else { return }
+        if let subtitle { sink.writeString(subtitle) }
+        if interruptionLevel != .active { sink.writeByte(interruptionLevel.binaryTag) }
+        if let relevanceScore { sink.writeDouble(relevanceScore) }
+        if let targetContentIdentifier { sink.writeString(targetContentIdentifier) }
+        if let filterCriteria { sink.writeString(filterCriteria) }
+        if unhandled != .stack { sink.writeByte(unhandled.binaryTag) }
+        if let collapseKey { sink.writeString(collapseKey) }
+    }
+
+    mutating func readBinaryExtensions(from reader: inout ByteReader, fields: ReminderBinaryFields) throws(BinaryDecodingError) {
+        let attention: ReminderBinaryFields = [
+            .subtitle, .interruptionLevel, .relevanceScore, .targetContentIdentifier, .filterCriteria, .noAction,
+            .unhandled, .collapseKey,
+        ]
+        guard !fields.isDisjoint(with: attention) else { return }
+        if fields.contains(.subtitle) { subtitle = try reader.readString() }
+        if fields.contains(.interruptionLevel) {
+            // Active is the default, never marked present: refusing it keeps the bytes canonical.
+            interruptionLevel = try reader.readTag { tag in tag == 1 ? nil : InterruptionLevel(binaryTag: tag) }
+        }
+        if fields.contains(.relevanceScore) { relevanceScore = try reader.readDouble() }
+        if fields.contains(.targetContentIdentifier) { targetContentIdentifier = try reader.readString() }
+        if fields.contains(.filterCriteria) { filterCriteria = try reader.readString() }
+        hasAction = !fields.contains(.noAction)
+        if fields.contains(.unhandled) {
+            // Stack is the default, never marked present.
+            unhandled = try reader.readTag { tag in tag == 0 ? nil : UnhandledPolicy(binaryTag: tag) }
+        }
+        if fields.contains(.collapseKey) { collapseKey = try reader.readString() }
     }
 
     func writeBinary(to sink: inout some BinarySink) {
@@ -273,5 +333,8 @@ extension Content {
         userInfo = fields.contains(.userInfo) ? try PropertyListValue.readBinaryEntries(from: &reader, level: 1) : nil
         category = fields.contains(.category) ? try reader.readString() : nil
         threadId = fields.contains(.threadId) ? try reader.readString() : nil
+        interruptionLevel = .active
+        hasAction = true
+        unhandled = .stack
     }
 }

@@ -41,7 +41,7 @@ public struct Reminder: Codable, Hashable, Sendable {
         uniqueKeysWithValues:
             ["at", "timeZone", "repeat", "rrule", "rdates", "exdates", "monthEnd", "before", "misfire", "misfireThreshold", "spread"]
             .map { ($0, "trigger.\($0)") }
-            + ["title", "body", "action", "launchImage", "sound", "badge", "userInfo", "category", "threadId"]
+            + Content.jsonKeys
             .map { ($0, "content.\($0)") })
 
     /// Decodes the JSON shape above; `id`, `content`, `enabled` and `nag` are optional.

@@ -3,8 +3,9 @@ import Foundation
 /// One delivered, not yet handled firing in a recipient's delivered list (what an app sees
 /// in `getDeliveredNotifications` when it opens).
 ///
-/// JSON shape: `{"firingId", "reminderId", "dueAt", "firedAt", "title", "counted"}`, instants
-/// in RFC 3339 UTC; `title` is omitted when the firing had none.
+/// JSON shape: `{"firingId", "reminderId", "dueAt", "firedAt", "title", "counted",
+/// "collapseKey"}`, instants in RFC 3339 UTC; `title` and `collapseKey` are omitted when the
+/// firing had none.
 public struct DeliveredFiring: Codable, Hashable, Sendable {
     /// The firing's id (never a nag id; nags share their firing's entry).
     public var firingId: FiringID
@@ -19,11 +20,13 @@ public struct DeliveredFiring: Codable, Hashable, Sendable {
     /// Whether it was delivered with `badge: "+1"` and so counts toward the badge
     /// (JSON key `counted`).
     public var countsTowardBadge: Bool
+    /// The firing's collapse key: a later delivery with the same key takes it off the list.
+    public var collapseKey: String?
 
     /// Creates an entry.
     public init(
         firingId: FiringID, reminderId: ReminderID, dueAt: Date, firedAt: Date, title: String?,
-        countsTowardBadge: Bool
+        countsTowardBadge: Bool, collapseKey: String? = nil
     ) {
         self.firingId = firingId
         self.reminderId = reminderId
@@ -31,11 +34,13 @@ public struct DeliveredFiring: Codable, Hashable, Sendable {
         self.firedAt = firedAt
         self.title = title
         self.countsTowardBadge = countsTowardBadge
+        self.collapseKey = collapseKey
     }
 
     private enum CodingKeys: String, CodingKey {
         case firingId, reminderId, dueAt, firedAt, title
         case countsTowardBadge = "counted"
+        case collapseKey
     }
 }
 
@@ -72,7 +77,11 @@ public struct BadgeUpdate: Hashable, Sendable {
 /// - a firing leaving the list unhandled (``removeDelivered(_:)``, or the oldest entry
 ///   dropped beyond ``deliveredLimit``) subtracts one only when it was delivered with
 ///   `"+1"`, so a `"+1"` badge never counts a firing nobody can see; absolute badges stay,
-///   as `removeDeliveredNotifications` leaves them on iOS.
+///   as `removeDeliveredNotifications` leaves them on iOS;
+/// - a delivery whose content says `unhandled: replace` first takes its reminder's listed
+///   firings off the list, and one with a `collapseKey` the listed firings with the same key
+///   (APNs and FCM collapse), each leaving unhandled as above; so a `"+1"` reminder that
+///   replaces counts once however many of its occurrences go unhandled.
 ///
 /// With only `"+1"` reminders the badge therefore equals the length of the delivered list;
 /// an absolute `set(n)` overrides that count until later deliveries and handlings move it
@@ -128,11 +137,14 @@ public struct BadgeLedger: Hashable, Sendable {
     public mutating func onDelivered(_ firing: Firing, at firedAt: Date, badge change: BadgeChange?) -> BadgeUpdate {
         // Not a nag, so the id is its own nag base: one hash both asks and lists it.
         guard !firing.firingId.isNag, listedIDs.insert(firing.firingId).inserted else { return unchanged }
+        // Most firings stack and carry no collapse key: nothing to look for then.
+        var newBadge = firing.content.unhandled == .replace || firing.content.collapseKey != nil
+            ? removeReplaced(by: firing) : badge
         let entry = DeliveredFiring(
             firingId: firing.firingId, reminderId: firing.reminderId, dueAt: firing.dueAt, firedAt: firedAt,
-            title: firing.content.title, countsTowardBadge: change == .increment)
+            title: firing.content.title, countsTowardBadge: change == .increment, collapseKey: firing.content.collapseKey)
         deliveredOldestFirst.append(entry)
-        var newBadge = change?.applied(to: badge) ?? badge
+        newBadge = change?.applied(to: newBadge) ?? newBadge
         if deliveredOldestFirst.count - head > deliveredLimit {
             let dropped = deliveredOldestFirst[head]
             head += 1
@@ -176,6 +188,31 @@ public struct BadgeLedger: Hashable, Sendable {
         let removed = deliveredOldestFirst.remove(at: position)
         listedIDs.remove(removed.firingId)
         return update(to: removed.countsTowardBadge ? max(badge - 1, 0) : badge)
+    }
+
+    /// Whether a firing of `reminder` is listed (delivered and not handled). O(n).
+    public func lists(reminder: ReminderID) -> Bool {
+        deliveredOldestFirst[head...].contains { $0.reminderId == reminder }
+    }
+
+    /// Takes off the list what `firing` replaces (its reminder's firings under `.replace`, the
+    /// firings with its collapse key); returns the badge less one per `"+1"` firing taken.
+    private mutating func removeReplaced(by firing: Firing) -> Int {
+        let replacesReminder = firing.content.unhandled == .replace
+        let key = firing.content.collapseKey
+        var newBadge = badge
+        var index = head
+        while index < deliveredOldestFirst.count {
+            let listed = deliveredOldestFirst[index]
+            guard (replacesReminder && listed.reminderId == firing.reminderId) || (key != nil && listed.collapseKey == key) else {
+                index += 1
+                continue
+            }
+            deliveredOldestFirst.remove(at: index)
+            listedIDs.remove(listed.firingId)
+            if listed.countsTowardBadge { newBadge = max(newBadge - 1, 0) }
+        }
+        return newBadge
     }
 
     private var unchanged: BadgeUpdate { BadgeUpdate(badge: badge, isChanged: false) }

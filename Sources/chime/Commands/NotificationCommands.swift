@@ -10,8 +10,8 @@ let jsonOption = OptionSpec(name: "json", value: nil, help: "Print the coordinat
 enum RegisterCommand: Command {
     static let spec = CommandSpec(
         name: "register",
-        summary: "Register a recipient's notification settings, categories and delivery destinations.",
-        usage: "chime register RECIPIENT [--allow alert,sound,badge|none] [--categories FILE.json] [--zone ZONE] [--token TOKEN [--current-token OLD]] [--max-pending N] [--webhook URL --webhook-secret-file FILE] [--apns-token T --apns-topic BUNDLE [--apns-sandbox]] [--fcm-token T] [--remove-destination KEY]...",
+        summary: "Register a recipient's notification settings, attention rules, categories and delivery destinations.",
+        usage: "chime register RECIPIENT [--allow alert,sound,badge|none] [--categories FILE.json] [--zone ZONE] [--token TOKEN [--current-token OLD]] [--max-pending N] [--grant time-sensitive,critical,provisional] [--quiet-hours [DAYS ]HH:MM-HH:MM]... [--throttle N/DURATION] [--opt-out CATEGORY,...] [--summary-at HH:MM,...] [--webhook URL --webhook-secret-file FILE] [--apns-token T --apns-topic BUNDLE [--apns-sandbox]] [--fcm-token T] [--remove-destination KEY]...",
         options: [
             OptionSpec(name: "allow", value: "LIST", help: "What the recipient allows: alert,sound,badge (default all) or none."),
             OptionSpec(name: "categories", value: "FILE", help: "JSON array of categories: {identifier, actions: [{identifier, title, destructive, authenticationRequired, activationMode}], minimalActions}."),
@@ -19,6 +19,11 @@ enum RegisterCommand: Command {
             OptionSpec(name: "token", value: "TOKEN", help: "Secret required by authenticationRequired actions."),
             OptionSpec(name: "current-token", value: "TOKEN", help: "The token registered now: without the operator role, needed to replace or remove it."),
             OptionSpec(name: "max-pending", value: "N", help: "Cap on the recipient's armed firings (iOS keeps 64)."),
+            OptionSpec(name: "grant", value: "LIST", help: "time-sensitive, critical, provisional (quiet delivery) or none (default): interruption levels not granted are delivered as active."),
+            OptionSpec(name: "quiet-hours", value: "WINDOW", help: "A quiet window on the recipient's clock (--zone), e.g. 22:00-07:00 or 'SA,SU 23:00-09:00': passive and active firings due in it are held until it ends.", repeats: true),
+            OptionSpec(name: "throttle", value: "N/DURATION", help: "At most N passive and active deliveries in any DURATION (5/1h): the rest are held and delivered as the limit allows."),
+            OptionSpec(name: "summary-at", value: "TIMES", help: "Scheduled summary times on the recipient's clock (08:00,18:00): passive and active firings wait for the next one and go out together, announced by one summary event."),
+            OptionSpec(name: "opt-out", value: "LIST", help: "Category identifiers the recipient opted out of: their firings are recorded as suppressed, not delivered."),
             OptionSpec(name: "webhook", value: "URL", help: "Add a webhook destination (Standard Webhooks signing); needs --webhook-secret-file."),
             OptionSpec(name: "webhook-secret-file", value: "FILE", help: "Owner-only file (chmod 600) of the webhook's whsec_ secrets, one per line (two while rotating)."),
             OptionSpec(name: "apns-token", value: "HEX", help: "Add an APNs device token; needs --apns-topic."),
@@ -29,12 +34,15 @@ enum RegisterCommand: Command {
             jsonOption,
         ] + CommonOptions.specs,
         details: """
-            Without --allow, --categories, --zone, --token or --max-pending, destination options change
-            only the destinations and keep the rest of the registration; re-registering keeps the
-            destinations. Listings (chime recipient) mask secrets and tokens.
+            Without --allow, --categories, --zone, --token, --max-pending or the attention options
+            (--grant, --quiet-hours, --throttle, --opt-out, --summary-at), destination options change only
+            the destinations and keep the rest of the registration; re-registering keeps the destinations
+            and replaces everything else. Listings (chime recipient) mask secrets and tokens.
             """)
 
-    static let registrationOptions = ["allow", "categories", "zone", "token", "max-pending"]
+    static let registrationOptions = [
+        "allow", "categories", "zone", "token", "max-pending", "grant", "quiet-hours", "throttle", "opt-out", "summary-at",
+    ]
 
     static func run(_ arguments: Arguments) throws -> Int32 {
         guard arguments.positionals.count == 1 else { throw UsageError("name one RECIPIENT") }
@@ -58,7 +66,23 @@ enum RegisterCommand: Command {
             let settings = try arguments.parsed("allow") { text throws(ValidationError) in try NotificationSettings(parsing: text) } ?? .all
             let recipient = Recipient(
                 id: id, settings: settings, categories: categories,
-                zone: arguments.value("zone"), token: arguments.value("token"), maxPending: try arguments.integer("max-pending"))
+                zone: arguments.value("zone"), token: arguments.value("token"), maxPending: try arguments.integer("max-pending"),
+                grants: try arguments.parsed("grant") { text throws(ValidationError) in try AuthorizationGrants(parsing: text) } ?? [],
+                quietHours: try arguments.all("quiet-hours").map { text in
+                    try Arguments.parse(text, flag: "quiet-hours") { text throws(ValidationError) in try QuietWindow(parsing: text) }
+                },
+                throttle: try arguments.parsed("throttle") { text throws(ValidationError) in try DeliveryThrottle(parsing: text) },
+                optedOutCategories: arguments.value("opt-out").map { text in
+                    text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+                } ?? [],
+                summaryTimes: try arguments.value("summary-at").map { text in
+                    try text.split(separator: ",").map { time in
+                        guard let minutes = QuietWindow.minutes(of: time.trimmingCharacters(in: .whitespaces)) else {
+                            throw UsageError("--summary-at takes times of day HH:MM separated by commas, not '\(text)'")
+                        }
+                        return minutes
+                    }
+                } ?? [])
             let (reply, replyJSON) = try client.call(
                 ControlRequest(command: .register(recipient), currentToken: arguments.value("current-token")), RecipientResult.self)
             (latest, raw) = (reply.result, replyJSON)
@@ -72,7 +96,8 @@ enum RegisterCommand: Command {
         guard !arguments.has("json"), let result = latest else { printJSON(raw); return 0 }
         let allowed = result.recipient.settings.allowedNames
         let destinations = result.recipient.destinations?.count ?? 0
-        output("registered \(result.recipient.id): allows \(allowed.isEmpty ? "nothing" : allowed.joined(separator: ", ")), \(result.recipient.categories.count) categories, \(destinations) destinations, badge \(result.badge)")
+        let granted = result.recipient.grants.grantedNames
+        output("registered \(result.recipient.id): allows \(allowed.isEmpty ? "nothing" : allowed.joined(separator: ", ")), \(result.recipient.categories.count) categories, \(destinations) destinations, badge \(result.badge)\(granted.isEmpty ? "" : ", grants \(granted.joined(separator: ", "))")")
         return 0
     }
 

@@ -35,6 +35,14 @@ enum ScheduleCommand: Command {
             OptionSpec(name: "user-info", value: "JSON", help: "userInfo as a JSON object."),
             OptionSpec(name: "category", value: "ID", help: "Category identifier."),
             OptionSpec(name: "thread", value: "ID", help: "Thread identifier."),
+            OptionSpec(name: "subtitle", value: "TEXT", help: "Alert subtitle (a line under the title)."),
+            OptionSpec(name: "interruption-level", value: "LEVEL", help: "passive, active (default), timeSensitive or critical; a level the recipient has not granted is delivered as active."),
+            OptionSpec(name: "relevance-score", value: "X", help: "Rank among the recipient's notifications in a summary, 0 to 1."),
+            OptionSpec(name: "target-content-id", value: "ID", help: "The window or content the notification opens (targetContentIdentifier)."),
+            OptionSpec(name: "filter-criteria", value: "TEXT", help: "The Focus filter criteria that let it through (filterCriteria)."),
+            OptionSpec(name: "no-action", value: nil, help: "Show no action button (hasAction false)."),
+            OptionSpec(name: "unhandled", value: "POLICY", help: "stack (default), replace or skip: what an occurrence does while the previous one is still unhandled on the delivered list."),
+            OptionSpec(name: "collapse-key", value: "KEY", help: "A delivered firing of the recipient with the same key leaves the delivered list when this one is delivered (APNs/FCM collapse)."),
             OptionSpec(name: "disabled", value: nil, help: "Schedule with the switch off."),
             OptionSpec(name: "file", value: "PATH", help: "JSON array or NDJSON of reminders (wire shape; a trigger may use \"in\": \"5s\" instead of \"at\"); '-' reads stdin. Streamed and sent in chunks."),
         ] + beyondTheClockOptions + BulkOptions.specs + [
@@ -173,7 +181,11 @@ enum ScheduleCommand: Command {
             badgeChange: try arguments.value("badge").map { text in
                 do { return try BadgeChange(parsing: text) } catch { throw UsageError("--badge must be an integer or +1, not '\(text)'") }
             },
-            userInfo: userInfo, category: arguments.value("category"), threadId: arguments.value("thread"))
+            userInfo: userInfo, category: arguments.value("category"), threadId: arguments.value("thread"),
+            subtitle: arguments.value("subtitle"), interruptionLevel: try interruptionLevel(arguments),
+            relevanceScore: try relevanceScore(arguments), targetContentIdentifier: arguments.value("target-content-id"),
+            filterCriteria: arguments.value("filter-criteria"), hasAction: !arguments.has("no-action"),
+            unhandled: try unhandledPolicy(arguments), collapseKey: arguments.value("collapse-key"))
         var misfire: MisfirePolicy?
         if let name = arguments.value("misfire") {
             guard let policy = MisfirePolicy(rawValue: name) else {

@@ -30,7 +30,7 @@ import Testing
     @Test(arguments: 0..<8) func everyEntryBoundaryRecoversToTheLiveState(chunk: Int) throws {
         let seeds = Array(Self.firstSeed...max(Self.firstSeed, Self.sequenceCount)).filter { $0 % 8 == chunk }
         let count = seeds.count
-        var totals = (entries: 0, crashes: 0, continued: 0)
+        var totals = (entries: 0, crashes: 0, continued: 0, holds: 0, releases: 0)
         for seed in seeds.map(UInt64.init) {
             var run = ModelRun(seed: seed)
             let result = run.play(operations: 30 + Int(seed % 30))
@@ -41,11 +41,14 @@ import Testing
             totals.entries += result.entries
             totals.crashes += result.crashes
             totals.continued += result.continued
+            totals.holds += result.holds
+            totals.releases += result.releases
         }
         guard count > 0 else { return }
-        print("crash equivalence, chunk \(chunk): \(count) sequences, \(totals.entries) entry boundaries, \(totals.crashes) live crashes, \(totals.continued) continued copies")
+        print("crash equivalence, chunk \(chunk): \(count) sequences, \(totals.entries) entry boundaries, \(totals.crashes) live crashes, \(totals.continued) continued copies, \(totals.holds) firings held (quiet hours, throttles), \(totals.releases) released")
         #expect(totals.entries > count * 10, "sequences journal something")
         #expect(totals.continued > count / 4, "quiet boundaries exist to continue from")
+        #expect(totals.holds > 0 && totals.releases > 0, "quiet hours hold and release firings")
     }
 
     /// The reviewer's case: a `fireAll` reminder with five missed occurrences whose catch-up
@@ -131,6 +134,9 @@ struct ModelRun {
         var entries = 0
         var crashes = 0
         var continued = 0
+        /// Firings held (quiet hours, throttles), and released (issue 40).
+        var holds = 0
+        var releases = 0
         var failure: String?
     }
 
@@ -229,6 +235,8 @@ struct ModelRun {
             }
         }
         result.entries = journal.count
+        result.holds = journal.count { if case .attention(.held) = $0 { true } else { false } }
+        result.releases = journal.count { if case .attention(.released) = $0 { true } else { false } }
         guard let (start, original) = continuation else { return result }
         var copy = original
         if ProcessInfo.processInfo.environment["CHIME_CRASH_TRACE"] != nil {
@@ -479,7 +487,9 @@ struct ModelRun {
         let badge: BadgeChange? = [nil, .increment, .set(2)].randomElement(using: &random)!
         let content = Content(
             title: "t", body: "b", sound: Bool.random(using: &random) ? "default" : nil, badgeChange: badge,
-            category: Bool.random(using: &random) ? "c" : nil)
+            category: Bool.random(using: &random) ? "c" : nil,
+            interruptionLevel: [.active, .active, .passive, .timeSensitive].randomElement(using: &random)!,
+            unhandled: [.stack, .stack, .replace, .skip].randomElement(using: &random)!)
         var trigger = Trigger(
             start: start, repeatRule: repeatRule, offset: Int.random(in: 0..<4, using: &random) == 0 ? 90 : nil,
             misfire: misfire, misfireThreshold: threshold)
@@ -505,9 +515,21 @@ struct ModelRun {
         let settings: NotificationSettings = [.all, .all, [.alert], []].randomElement(using: &random)!
         let category = NotificationCategory(
             identifier: "c", actions: [NotificationAction(identifier: "snooze", title: "Later")])
+        let zone = Self.zones.randomElement(using: &random)!
+        // Now and then quiet hours around the model's clock in the recipient's zone, so firings
+        // are held, released, re-timed by a later registration and dropped by cancels (issue 40).
+        var quietHours: [QuietWindow] = []
+        if Int.random(in: 0..<3, using: &random) == 0, let timeZone = TimeZone(identifier: zone) {
+            let local = ZoneRules.localDateTime(at: now, in: timeZone)
+            let start = (local.hour * 60 + local.minute + Int.random(in: -2...3, using: &random) + 1440) % 1440
+            quietHours = [QuietWindow(start: start, end: (start + Int.random(in: 2...10, using: &random)) % 1440)]
+        }
         return Recipient(
             id: Self.recipientIDs.randomElement(using: &random)!, settings: settings, categories: [category],
-            zone: Self.zones.randomElement(using: &random)!, maxPending: [nil, nil, 1, 2].randomElement(using: &random)!)
+            zone: zone, maxPending: [nil, nil, 1, 2].randomElement(using: &random)!,
+            grants: [[], .timeSensitive].randomElement(using: &random)!, quietHours: quietHours,
+            throttle: [nil, nil, DeliveryThrottle(count: 1, seconds: 120), DeliveryThrottle(count: 3, seconds: 600)]
+                .randomElement(using: &random)!)
     }
 
     static func entries(_ directives: [CoordinatorDirective]) -> [JournalEntry] {
@@ -554,6 +576,9 @@ struct ModelRun {
         if expected.schedule.caps != actual.schedule.caps { parts.append("schedule.caps") }
         if expected.schedule.lateFirings != actual.schedule.lateFirings { parts.append("schedule.lateFirings") }
         if expected.deliveries.unsettled != actual.deliveries.unsettled { parts.append("deliveries.unsettled") }
+        if expected.deliveries.heldFirings != actual.deliveries.heldFirings { parts.append("deliveries.heldFirings") }
+        if expected.deliveries.holds != actual.deliveries.holds { parts.append("deliveries.holds") }
+        if expected.recipients.throttleSlots != actual.recipients.throttleSlots { parts.append("recipients.throttleSlots") }
         if expected.deliveries.deadLetters != actual.deliveries.deadLetters { parts.append("deliveries.deadLetters") }
         if expected.deliveries.nagFirings != actual.deliveries.nagFirings { parts.append("deliveries.nagFirings") }
         if expected.deliveries.nags != actual.deliveries.nags { parts.append("deliveries.nags") }

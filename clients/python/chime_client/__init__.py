@@ -5,6 +5,11 @@
     client.schedule([{"recipient": "alice", "trigger": {"at": "2026-12-24T08:00:00Z"}, "content": {"title": "hi"}}])
     page, partial = client.list(limit=100)
 
+    # interruption levels and grants (issue 40):
+    client.register("alice", zone="Europe/Berlin", grants=["timeSensitive"])
+    client.schedule([{"recipient": "alice", "trigger": {"at": "2026-12-24T08:00:00Z"},
+                      "content": {"title": "hi", "subtitle": "now", "interruptionLevel": "timeSensitive"}}])
+
     # many requests in flight, one reminder per request, every reply returned in order:
     replies = client.schedule_each(reminders, window=256)
 
@@ -13,7 +18,7 @@
         replies = await client.schedule_each(reminders)
 """
 
-from .cluster import ChimeError, ClusterClient
+from .cluster import INTERRUPTION_GRANTS, INTERRUPTION_LEVELS, ChimeError, ClusterClient
 from .merge import merge
 from .pipeline import AsyncClusterClient
 from .cursor import CursorError
@@ -21,4 +26,4 @@ from .slots import crc32c, shard_of, slot_of
 from .spread import spread_delay_ms
 from .subscriber import ClusterSubscriber
 
-__all__ = ["AsyncClusterClient", "ChimeError", "ClusterClient", "ClusterSubscriber", "CursorError", "crc32c", "merge", "shard_of", "slot_of", "spread_delay_ms"]
+__all__ = ["INTERRUPTION_GRANTS", "INTERRUPTION_LEVELS", "AsyncClusterClient", "ChimeError", "ClusterClient", "ClusterSubscriber", "CursorError", "crc32c", "merge", "shard_of", "slot_of", "spread_delay_ms"]

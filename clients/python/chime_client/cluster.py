@@ -38,6 +38,10 @@ BULK_CHUNK = 1000
 DEFAULT_WINDOW = 256
 # `try_again` / `rate_limited` waits per request before the reply is returned as it is.
 MAXIMUM_WAITS = 20
+# content.interruptionLevel, least to most urgent ("active" is the default and omitted in events).
+INTERRUPTION_LEVELS = ("passive", "active", "timeSensitive", "critical")
+# A registration's "grants".
+INTERRUPTION_GRANTS = ("provisional", "timeSensitive", "critical")
 _encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 # Plain ints: pyzmq's flag enums cost an object per `|` and per call.
 _NOBLOCK = int(zmq.NOBLOCK)
@@ -393,6 +397,32 @@ class ClusterClient(MapHolder):
             page["total"] = len(taken)
         return page, _partial(missing, len(results))
 
+
+    # Attention (issue 40): registrations with grants, content with interruption levels.
+
+    def register(self, recipient: str, settings: list[str] | None = None, zone: str | None = None,
+                 grants: list[str] | None = None, categories: list[dict] | None = None,
+                 quiet_hours: list[dict] | None = None, throttle: dict | None = None,
+                 opted_out_categories: list[str] | None = None, request_id: str | None = None) -> dict:
+        """Registers (replaces) `recipient` on its shard: {"recipient", "badge", "deliveredCount"}.
+
+        `settings` any of "alert", "sound", "badge" (absent: all); `grants` any of INTERRUPTION_GRANTS
+        ("provisional": delivered quietly; "timeSensitive", "critical": those levels keep their
+        level, else they are delivered as "active"); `quiet_hours` windows
+        {"start": "22:00", "end": "07:00", "weekdays": ["MO", ...]} on `zone`'s clock, in which
+        passive and active firings are held until the window ends (listed under "held");
+        `throttle` {"count": N, "seconds": S}: at most N passive and active deliveries in any S
+        seconds, the rest held; `opted_out_categories`: their firings are suppressed."""
+        registration: dict = {"id": recipient}
+        for key, value in (("settings", settings), ("zone", zone), ("grants", grants), ("categories", categories),
+                           ("quietHours", quiet_hours), ("throttle", throttle),
+                           ("optedOutCategories", opted_out_categories)):
+            if value is not None:
+                registration[key] = value
+        request = {"op": "register", "recipient": registration}
+        if request_id:
+            request["requestId"] = request_id
+        return self._result(request, recipient)
 
     # Triggers beyond the clock (issue 41), each on the recipient's shard.
 

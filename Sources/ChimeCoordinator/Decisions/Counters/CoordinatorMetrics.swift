@@ -38,6 +38,8 @@ public struct CoordinatorMetrics: Sendable {
     public var suppressed = 0
     /// Dead letters held now (not yet retried).
     public var deadLetters = 0
+    /// Firings held now in their recipient's quiet hours.
+    public var heldFirings = 0
     /// `firedAt − dueAt` of acknowledged firings, in seconds.
     public var fireLateness = Histogram(upperBounds: Histogram.latencySecondsBounds)
     /// Workers heard from within the liveness window.
@@ -89,6 +91,9 @@ public struct CoordinatorMetrics: Sendable {
             "chime_occurrences_suppressed_total", help: "Occurrences the recipient's settings let nothing of through.",
             value: Double(suppressed))
         exposition.gauge("chime_dead_letters", help: "Dead-lettered firings held (not yet retried).", value: Double(deadLetters))
+        exposition.gauge(
+            "chime_firings_held", help: "Firings held in their recipient's quiet hours, released when the window ends.",
+            value: Double(heldFirings))
         exposition.histogram(
             "chime_fire_lateness_seconds", help:
                 "Seconds from a firing's due time (from its scheduling when it was already due then) to its delivery, as the delivering worker measured it.",
@@ -142,6 +147,7 @@ extension CoordinatorState {
         metrics.deadLettered = counters.deadLettered
         metrics.suppressed = counters.suppressed
         metrics.deadLetters = deadLetters.count
+        metrics.heldFirings = durable.heldCount
         metrics.fireLateness = counters.fireLatenessSeconds
         metrics.workersAlive = dispatch.workers.values.filter { isAlive($0) }.count
         metrics.quarantines = dispatch.leaseFailures.quarantineCount

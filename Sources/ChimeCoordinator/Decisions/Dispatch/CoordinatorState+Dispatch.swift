@@ -30,6 +30,7 @@ extension CoordinatorState {
         fireDue(at: now, budget: max(0, freeCredit().saturatingAdding(configuration.maxBatchSize) - waitingCount),
                 directives: &directives)
         releaseDueNags(at: now, directives: &directives)
+        releaseDueHolds(at: now, directives: &directives)
         dropSilentWorkers(at: now, directives: &directives)
         // Stale entries (acknowledged, requeued or leased again) leave from the front at once,
         // not at their expiry: in a burst the FIFO otherwise held every firing of the last lease
@@ -122,7 +123,26 @@ extension CoordinatorState {
         switch deliveryPlan(reminder.content, for: reminder.recipient) {
         case .suppressed(let reason):
             record(.suppressed(id, dueAt: fireAt, next: following, reason: reason, at: now), into: &directives)
-        case .deliver:
+        case .deliver(let content, _):
+            if content.unhandled == .skip && durable.hasUnhandled(reminder) {
+                record(.suppressed(id, dueAt: fireAt, next: following, reason: UnhandledPolicy.skipReason, at: now), into: &directives)
+                return
+            }
+            // Passive and active firings due in the recipient's quiet hours wait for their end,
+            // and those over its throttle for the slot it gives them.
+            let planned = max(fireAt, now)
+            var release = quietRelease(of: content, for: reminder.recipient, at: planned)
+            if let summary = durable.summaryRelease(of: content, for: reminder.recipient, at: release ?? planned), summary > planned {
+                release = summary
+            }
+            if let slot = durable.throttleSlot(of: content, for: reminder.recipient, planned: release ?? planned), slot > planned {
+                release = slot
+            }
+            if let until = release {
+                let held = AttentionEntry.held(id, dueAt: fireAt, next: following, late: isMisfire, missed: missed, until: until, at: now)
+                record(.attention(held), into: &directives, hints: ApplyHints(reminder: reminder))
+                return
+            }
             // The fold builds the firing (one place, for live and replay); a firing recovered
             // unsettled for this very occurrence is already in line.
             let entry = JournalEntry.fired(id, dueAt: fireAt, next: following, late: isMisfire, missed: missed, at: now)
@@ -468,6 +488,22 @@ extension CoordinatorState {
     mutating func releaseDueNags(at now: Date, directives: inout [CoordinatorDirective]) {
         while let (id, deadline) = nags.first, deadline <= now {
             if let made = record(.nagFired(id, at: now), into: &directives).made { dispatch.waiting.append(made) }
+        }
+    }
+
+    /// Releases the firings whose quiet window has ended to the unsettled firings and the
+    /// waiting line: one `.attention(.released)` each, whose fold takes it off the holds.
+    /// A recipient with scheduled summaries gets one `summary` event listing what was released
+    /// for it in this turn.
+    mutating func releaseDueHolds(at now: Date, directives: inout [CoordinatorDirective]) {
+        var summaries: [RecipientID: [Firing]] = [:]
+        while let (id, deadline) = durable.deliveries.holds.first, deadline <= now {
+            guard let made = record(.attention(.released(id, at: now)), into: &directives).made else { continue }
+            dispatch.waiting.append(made)
+            if durable.hasSummaries(made.firing.recipient) { summaries[made.firing.recipient, default: []].append(made.firing) }
+        }
+        for (recipient, firings) in summaries.sorted(by: { $0.key < $1.key }) {
+            directives.append(.publish(.summary(SummaryEvent(recipient: recipient, at: now, firings: firings))))
         }
     }
 }

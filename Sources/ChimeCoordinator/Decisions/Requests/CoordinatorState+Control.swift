@@ -277,7 +277,8 @@ extension CoordinatorState {
         let content = reminder.content
         var stringBytes = reminder.id.rawValue.utf8.count + reminder.recipient.rawValue.utf8.count
         for text in [content.title, content.body, content.action, content.launchImage, content.sound,
-                     content.category, content.threadId]
+                     content.category, content.threadId, content.subtitle, content.targetContentIdentifier,
+                     content.filterCriteria, content.collapseKey]
         {
             stringBytes += text?.utf8.count ?? 0
         }

@@ -79,7 +79,8 @@ extension CoordinatorState {
             // Derived: a one-shot ends `finished` only when its occurrence was skipped.
             reason: reported.state == .finished && !entry.isRepeating ? ReminderListing.skippedByMisfire : nil,
             remaining: key.flatMap { triggers.remaining.isEmpty ? nil : triggers.remaining[$0] },
-            note: key.flatMap { triggers.notes.isEmpty ? nil : triggers.notes[$0] })
+            note: key.flatMap { triggers.notes.isEmpty ? nil : triggers.notes[$0] },
+            held: key.flatMap { durable.heldListing(of: $0) })
     }
 
     /// One page of `deadLetters`: oldest due first, after `cursor`.

@@ -119,6 +119,12 @@ extension CoordinatorState {
         durable.deliveryPlan(content, for: recipient)
     }
 
+    /// When a firing of `content` for `recipient`, delivered at `instant`, leaves quiet hours;
+    /// `nil`: deliver it now.
+    func quietRelease(of content: Content, for recipient: RecipientID, at instant: Date) -> Date? {
+        durable.quietRelease(of: content, for: recipient, at: instant)
+    }
+
     /// The occurrence sequence of `reminder` (cached for a repeating one).
     func recurrence(of reminder: Reminder) -> Recurrence? { durable.recurrence(of: reminder) }
 

@@ -22,6 +22,8 @@ public struct ListingPage: Sendable, Hashable {
         var remaining: Int? = nil
         /// Why an operator switched it off, when a note was given.
         var note: String? = nil
+        /// Its firings held in quiet hours, when it has any.
+        var held: [HeldFiringListing]? = nil
     }
 
     let items: [Item]
@@ -40,7 +42,7 @@ public struct ListingPage: Sendable, Hashable {
                 reminder: CoordinatorState.Entry.decodeStored(item.bytes[...]), state: item.state,
                 nextFireAt: item.nextFireAt, deliveredCount: item.deliveredCount,
                 lastFiredAt: item.lastFiredAt, armed: item.armed, reason: item.reason, remaining: item.remaining,
-                note: item.note)
+                note: item.note, held: item.held)
         }
     }
 

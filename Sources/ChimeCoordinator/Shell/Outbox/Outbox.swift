@@ -72,6 +72,7 @@ struct Outbox {
         case .action(let action): body = codec.encode(action)
         case .handOver(let handOver): body = codec.encode(handOver)
         case .destinationRemoved(let removed): body = codec.encode(removed)
+        case .summary(let summary): body = codec.encode(summary)
         }
         append(.event(topic: event.topic, body: body), after: ticket)
     }
