@@ -186,3 +186,42 @@ func describeResult(_ result: DeliveryResult) -> String {
         "retry \(status.map(String.init) ?? "-") \(retryAfter.map { String(Int($0)) } ?? "-") \(reason)"
     }
 }
+
+/// The UserNotifications fields of issue 40 reach the APNs payload and headers as Apple
+/// names them, and FCM's collapse key.
+@Suite struct PushAttentionMappingTests {
+    @Test func subtitleLevelScoreTargetCriteriaAndCollapseKeyAreMapped() throws {
+        var content = Content(title: "Standup", body: "in 5 minutes")
+        content.subtitle = "Room 4"
+        content.interruptionLevel = .timeSensitive
+        content.relevanceScore = 0.75
+        content.targetContentIdentifier = "meeting-17"
+        content.filterCriteria = "work"
+        content.collapseKey = "standup"
+        let firing = Firing(reminderId: ReminderID("r"), recipient: RecipientID("alice"), dueAt: Date(timeIntervalSince1970: 1_800_000_000), content: content)
+        let token = String(repeating: "ab", count: 32)
+        let attempt = DeliveryAttempt(
+            firing: firing, eventJSON: Data(), content: content, destination: .apns(APNsDestination(token: token, topic: "com.example.app")), number: 1)
+        let notification = APNsNotification(attempt: attempt, device: APNsDestination(token: token, topic: "com.example.app"), apnsID: "id")
+        #expect(notification.headers.last.map { "\($0.name): \($0.value)" } == "apns-collapse-id: standup")
+        let aps = try #require((try JSONSerialization.jsonObject(with: notification.body) as? [String: Any])?["aps"] as? [String: Any])
+        #expect((aps["alert"] as? [String: String]) == ["title": "Standup", "subtitle": "Room 4", "body": "in 5 minutes"])
+        #expect(aps["interruption-level"] as? String == "time-sensitive")
+        #expect(aps["relevance-score"] as? Double == 0.75)
+        #expect(aps["target-content-id"] as? String == "meeting-17")
+        #expect(aps["filter-criteria"] as? String == "work")
+        let fcm = FCMMessage.body(attempt: attempt, registration: FCMDestination(token: "t"), now: Date(timeIntervalSince1970: 1_800_000_000))
+        let android = try #require(
+            ((try JSONSerialization.jsonObject(with: fcm) as? [String: Any])?["message"] as? [String: Any])?["android"] as? [String: Any])
+        #expect(android["collapse_key"] as? String == "standup")
+        // The default level adds nothing: payloads of reminders without the new fields are as before.
+        var plain = content
+        plain.interruptionLevel = .active
+        plain.subtitle = nil
+        plain.relevanceScore = nil
+        plain.targetContentIdentifier = nil
+        plain.filterCriteria = nil
+        let plainAPS = APNsNotification.payload(plain, isBackground: false)
+        #expect(!String(decoding: plainAPS.data, as: UTF8.self).contains("interruption-level"))
+    }
+}

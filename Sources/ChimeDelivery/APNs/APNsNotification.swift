@@ -17,8 +17,8 @@ public struct APNsNotification: Sendable, Equatable {
     public static let maximumPayloadBytes = 4096
 
     /// The request for `attempt` to `device`.
-    /// - Parameter collapseID: the `apns-collapse-id` (at most 64 bytes); the content has no
-    ///   such field yet, so callers pass `nil` until the model grows one.
+    /// - Parameter collapseID: the `apns-collapse-id` (at most 64 bytes); `nil` takes the
+    ///   content's `collapseKey` when it fits in 64 bytes.
     public init(attempt: DeliveryAttempt, device: APNsDestination, apnsID: String, collapseID: String? = nil) {
         let content = attempt.content
         let isBackground = !content.hasAlertText && content.sound == nil && content.badgeChange == nil
@@ -30,7 +30,9 @@ public struct APNsNotification: Sendable, Equatable {
             ("apns-expiration", String(Self.expiration(attempt.expiresAt))),
             ("apns-id", apnsID),
         ]
-        if let collapseID { headers.append(("apns-collapse-id", collapseID)) }
+        if let collapse = collapseID ?? content.collapseKey.flatMap({ $0.utf8.count <= 64 ? $0 : nil }) {
+            headers.append(("apns-collapse-id", collapse))
+        }
         body = Self.payload(content, isBackground: isBackground).data
     }
 
@@ -41,11 +43,15 @@ public struct APNsNotification: Sendable, Equatable {
         return seconds >= 1e15 ? Int64(1e15) : Int64(seconds.rounded(.down))
     }
 
-    /// The payload: `aps` from the content's alert, badge, sound, category and thread, then
-    /// `userInfo`'s keys beside it (an `aps` key in `userInfo` is dropped: Apple's wins).
+    /// The payload: `aps` from the content's alert (title, subtitle, body), badge, sound,
+    /// category, thread, and the UserNotifications fields (`interruption-level` when not the
+    /// default `active`: `passive`, `time-sensitive`, `critical`; `relevance-score`;
+    /// `target-content-id`; `filter-criteria`), then `userInfo`'s keys beside it (an `aps` key
+    /// in `userInfo` is dropped: Apple's wins).
     static func payload(_ content: Content, isBackground: Bool) -> PushJSON {
         var alert: [String: PushJSON] = [:]
         if let title = content.title { alert["title"] = .string(title) }
+        if let subtitle = content.subtitle { alert["subtitle"] = .string(subtitle) }
         if let body = content.body { alert["body"] = .string(body) }
         if let launchImage = content.launchImage { alert["launch-image"] = .string(launchImage) }
         if let action = content.action { alert["action-loc-key"] = .string(action) }
@@ -56,6 +62,15 @@ public struct APNsNotification: Sendable, Equatable {
         if let category = content.category { aps["category"] = .string(category) }
         if let threadId = content.threadId { aps["thread-id"] = .string(threadId) }
         if isBackground { aps["content-available"] = .integer(1) }
+        switch content.interruptionLevel {
+        case .active: break
+        case .passive: aps["interruption-level"] = .string("passive")
+        case .timeSensitive: aps["interruption-level"] = .string("time-sensitive")
+        case .critical: aps["interruption-level"] = .string("critical")
+        }
+        if let score = content.relevanceScore { aps["relevance-score"] = .real(score) }
+        if let target = content.targetContentIdentifier { aps["target-content-id"] = .string(target) }
+        if let criteria = content.filterCriteria { aps["filter-criteria"] = .string(criteria) }
         var root = (content.userInfo ?? [:]).mapValues(PushJSON.init)
         root["aps"] = .object(aps)
         return .object(root)

@@ -13,8 +13,7 @@ public enum FCMMessage {
     public static let firingIDKey = "firingId"
 
     /// The body for `attempt` to `registration` at `now`.
-    /// - Parameter collapseKey: `android.collapse_key`; the content has none yet, so callers
-    ///   pass `nil` until the model grows one.
+    /// - Parameter collapseKey: `android.collapse_key`; `nil` takes the content's `collapseKey`.
     public static func body(attempt: DeliveryAttempt, registration: FCMDestination, now: Date, collapseKey: String? = nil) -> Data {
         let content = attempt.content
         var message: [String: PushJSON] = ["token": .string(registration.token)]
@@ -27,7 +26,7 @@ public enum FCMMessage {
         message["data"] = .object(data)
         var android: [String: PushJSON] = ["priority": .string(notification.isEmpty ? "normal" : "high")]
         if let ttl = timeToLive(expiresAt: attempt.expiresAt, now: now) { android["ttl"] = .string("\(ttl)s") }
-        if let collapseKey { android["collapse_key"] = .string(collapseKey) }
+        if let collapse = collapseKey ?? content.collapseKey { android["collapse_key"] = .string(collapse) }
         message["android"] = .object(android)
         var aps: [String: PushJSON] = [:]
         if let badge = APNsNotification.badge(content.badgeChange) { aps["badge"] = .integer(Int64(badge)) }

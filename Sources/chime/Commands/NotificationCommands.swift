@@ -97,7 +97,7 @@ enum RegisterCommand: Command {
         let allowed = result.recipient.settings.allowedNames
         let destinations = result.recipient.destinations?.count ?? 0
         let granted = result.recipient.grants.grantedNames
-        output("registered \(result.recipient.id): allows \(allowed.isEmpty ? "nothing" : allowed.joined(separator: ", ")), \(result.recipient.categories.count) categories, \(destinations) destinations, badge \(result.badge)\(granted.isEmpty ? "" : ", grants \(granted.joined(separator: ", "))")")
+        output("registered \(result.recipient.id): allows \(allowed.isEmpty ? "nothing" : allowed.joined(separator: ", ")), \(result.recipient.categories.count) categories, \(destinations == 0 ? "" : "\(destinations) destinations, ")badge \(result.badge)\(granted.isEmpty ? "" : ", grants \(granted.joined(separator: ", "))")")
         return 0
     }
 
