@@ -141,7 +141,9 @@ let package = Package(
         ),
         .testTarget(name: "ChimeClientTests", dependencies: ["ChimeClient", "ChimeCore", "ChimeWire", "ChimeRuntime", "ZeroMQ"]),
         .testTarget(name: "ChimeWorkerTests", dependencies: ["ChimeWorker", "ChimeCore", "ChimeWire"]),
-        .testTarget(name: "ChimeDeliveryTests", dependencies: ["ChimeDelivery", "ChimeCore", "ChimeWire", "HTTPClient", "ChimeTestSupport"]),
+        .testTarget(
+            name: "ChimeDeliveryTests", dependencies: ["ChimeDelivery", "ChimeCore", "ChimeWire", "HTTPClient", "HTTPServer", "ChimeTestSupport"]
+        ),
         .testTarget(name: "ChimeSecurityTests", dependencies: ["ChimeSecurity", "ChimeRuntime", "ChimeTestSupport", "ZeroMQ"]),
         .testTarget(
             name: "IntegrationTests",

@@ -29,13 +29,21 @@ public struct HTTPClient: Sendable {
         public var headers: [(name: String, value: String)]
         /// The body sent, if any.
         public var body: Data?
+        /// Addresses to connect to instead of resolving names, as libcurl's `CURLOPT_RESOLVE`
+        /// entries `HOST:PORT:ADDRESS[,ADDRESS…]` (IPv6 in brackets): a caller that checked a
+        /// name's addresses connects to exactly those (no second lookup to be answered
+        /// differently). Empty: names are resolved as usual.
+        public var pinnedAddresses: [String]
 
         /// A request from its parts.
-        public init(method: String, url: String, headers: [(name: String, value: String)] = [], body: Data? = nil) {
+        public init(
+            method: String, url: String, headers: [(name: String, value: String)] = [], body: Data? = nil, pinnedAddresses: [String] = []
+        ) {
             self.method = method
             self.url = url
             self.headers = headers
             self.body = body
+            self.pinnedAddresses = pinnedAddresses
         }
     }
 
@@ -123,7 +131,12 @@ public struct HTTPClient: Sendable {
         let easy = handle.pointer
         chime_curl_easy_reset(easy)
         var headers: UnsafeMutablePointer<curl_slist>?
-        defer { chime_curl_slist_free_all(headers) }
+        var pins: UnsafeMutablePointer<curl_slist>?
+        defer {
+            chime_curl_slist_free_all(headers)
+            chime_curl_slist_free_all(pins)
+        }
+        for entry in request.pinnedAddresses { pins = chime_curl_slist_append(pins, entry) }
         // An empty Expect: stops libcurl's 1-second wait for `100 Continue` before a large body.
         for line in request.headers.map({ "\($0.name): \($0.value)" }) + ["Expect:"] {
             headers = chime_curl_slist_append(headers, line)
@@ -148,6 +161,7 @@ public struct HTTPClient: Sendable {
                     set(CURLOPT_FOLLOWLOCATION, 0)
                     set(CURLOPT_ERRORBUFFER, pointer: errorBuffer.baseAddress)
                     set(CURLOPT_HTTPHEADER, pointer: headers)
+                    if pins != nil { set(CURLOPT_RESOLVE, pointer: pins) }
                     switch httpVersion {
                     case .automatic: break
                     case .http1_1: set(CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_1_1)

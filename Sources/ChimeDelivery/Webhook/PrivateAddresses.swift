@@ -8,21 +8,56 @@ import Glibc
 /// loopback (127/8, ::1), private (10/8, 172.16/12, 192.168/16, fc00::/7), link-local
 /// (169.254/16, fe80::/10), carrier-grade NAT (100.64/10) and unspecified (0/8, ::).
 public enum PrivateAddresses {
+    /// What the SSRF check decided for a URL.
+    public enum Verdict: Equatable, Sendable {
+        /// Refused, with the reason.
+        case refused(String)
+        /// Allowed; the request must connect only to these checked addresses, given as
+        /// `CURLOPT_RESOLVE` entries (``HTTPClient/Request/pinnedAddresses``; empty for a host
+        /// that is an address literal, or a name that did not resolve: the request then fails,
+        /// retryably).
+        case allowed(pinnedAddresses: [String])
+    }
+
     /// Why `url` is refused, or `nil` when every address its host resolves to is public.
-    /// A host that does not resolve is not refused here (the request then fails, retryably).
-    ///
-    /// The check resolves the name before libcurl does, so a name whose answers change between
-    /// the two (DNS rebinding) is not caught; pinning the checked address is the follow-up.
     public static func refusal(of url: String) -> String? {
-        guard let host = URLComponents(string: url)?.host else { return "\(url) has no host" }
+        if case .refused(let reason) = check(url) { return reason }
+        return nil
+    }
+
+    /// Resolves `url`'s host once (with `resolve`), refuses it when any address is loopback,
+    /// private, link-local, CGNAT or unspecified, and otherwise pins the request to the
+    /// addresses it checked, so libcurl does not look the name up again: a name whose
+    /// answers change between the check and the connection (DNS rebinding) still reaches only
+    /// a checked, public address.
+    public static func check(_ url: String, resolve: (String) -> [String] = resolve) -> Verdict {
+        guard let components = URLComponents(string: url), let host = components.host, !host.isEmpty else {
+            return .refused("\(url) has no host")
+        }
         let bare = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
         if bare.lowercased() == "localhost" || bare.lowercased().hasSuffix(".localhost") {
-            return "\(host) is a loopback name (allow private addresses to deliver there)"
+            return .refused("\(host) is a loopback name (allow private addresses to deliver there)")
         }
-        for address in resolve(bare) where isPrivate(address) {
-            return "\(host) resolves to \(address), a loopback, private or link-local address (allow private addresses to deliver there)"
+        if isAddress(bare) {
+            return isPrivate(bare) ? .refused(Self.privateReason(host, bare)) : .allowed(pinnedAddresses: [])
         }
-        return nil
+        let addresses = resolve(bare)
+        if let address = addresses.first(where: isPrivate) { return .refused(Self.privateReason(host, address)) }
+        guard !addresses.isEmpty else { return .allowed(pinnedAddresses: []) }
+        let port = components.port ?? (components.scheme?.lowercased() == "https" ? 443 : 80)
+        let listed = addresses.map { $0.contains(":") ? "[\($0)]" : $0 }.joined(separator: ",")
+        return .allowed(pinnedAddresses: ["\(bare):\(port):\(listed)"])
+    }
+
+    private static func privateReason(_ host: String, _ address: String) -> String {
+        "\(host) resolves to \(address), a loopback, private or link-local address (allow private addresses to deliver there)"
+    }
+
+    /// Whether `text` is an IPv4 or IPv6 address literal.
+    static func isAddress(_ text: String) -> Bool {
+        var v4 = in_addr()
+        var v6 = in6_addr()
+        return inet_pton(AF_INET, text, &v4) == 1 || inet_pton(AF_INET6, text, &v6) == 1
     }
 
     /// Whether `address` (dotted IPv4 or IPv6 text) is loopback, private, link-local, CGNAT or
@@ -56,7 +91,7 @@ public enum PrivateAddresses {
     }
 
     /// The addresses `host` resolves to, as text (empty when it does not resolve).
-    static func resolve(_ host: String) -> [String] {
+    public static func resolve(_ host: String) -> [String] {
         var hints = addrinfo()
         hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
         var list: UnsafeMutablePointer<addrinfo>?

@@ -11,7 +11,8 @@ import HTTPClient
 /// request has the channel's timeout (connect and total, capped by the firing's delivery
 /// deadline); at most `maximumResponseBytes` of an answer are read. A URL whose host is or
 /// resolves to a loopback, private, link-local or unspecified address is refused unless
-/// `allowsPrivateAddresses` (SSRF: a recipient's URL is outside input).
+/// `allowsPrivateAddresses` (SSRF: a recipient's URL is outside input); an allowed name is
+/// connected to only at the addresses that were checked (``PrivateAddresses/check(_:resolve:)``).
 public struct WebhookChannel: DeliveryChannel {
     /// Seconds per request at most (connect included).
     public var timeout: Double
@@ -45,8 +46,12 @@ public struct WebhookChannel: DeliveryChannel {
         guard case .webhook(let webhook) = attempt.destination else {
             return .refused(status: nil, reason: "the webhook channel got a \(attempt.destination.channel) destination", removesDestination: false)
         }
-        if !allowsPrivateAddresses, let refusal = PrivateAddresses.refusal(of: webhook.url) {
-            return .refused(status: nil, reason: refusal, removesDestination: false)
+        var pinnedAddresses: [String] = []
+        if !allowsPrivateAddresses {
+            switch PrivateAddresses.check(webhook.url) {
+            case .refused(let reason): return .refused(status: nil, reason: reason, removesDestination: false)
+            case .allowed(let pins): pinnedAddresses = pins
+            }
         }
         let sentAt = now()
         let timestamp = Int64(sentAt.timeIntervalSince1970.rounded(.down))
@@ -64,7 +69,7 @@ public struct WebhookChannel: DeliveryChannel {
                 ("content-type", "application/json"), ("webhook-id", id), ("webhook-timestamp", String(timestamp)),
                 ("webhook-signature", signature), ("user-agent", "chime-webhooks"),
             ],
-            body: attempt.eventJSON)
+            body: attempt.eventJSON, pinnedAddresses: pinnedAddresses)
         do {
             let response = try client.send(request)
             return WebhookClassification.classify(
