@@ -19,6 +19,8 @@ let package = Package(
         .library(name: "ChimeClient", targets: ["ChimeClient"]),
         .library(name: "ChimeCoordinator", targets: ["ChimeCoordinator"]),
         .library(name: "ChimeWorker", targets: ["ChimeWorker"]),
+        // The providers' answers are fuzzed (Fuzz/, target `provider`).
+        .library(name: "ChimeDelivery", targets: ["ChimeDelivery"]),
     ],
     targets: [
         // libzmq from Debian's libzmq3-dev: header and library are on the default

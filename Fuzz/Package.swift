@@ -14,6 +14,7 @@ let package = Package(
             dependencies: [
                 .product(name: "ChimeCore", package: "Chime"),
                 .product(name: "ChimeWire", package: "Chime"),
+                .product(name: "ChimeDelivery", package: "Chime"),
                 .product(name: "ChimeStore", package: "Chime"),
                 .product(name: "ChimeJournal", package: "Chime"),
                 .product(name: "ChimeCoordinator", package: "Chime"),

@@ -1,5 +1,6 @@
 import ChimeCoordinator
 import ChimeCore
+import ChimeDelivery
 import ChimeJournal
 import ChimeStore
 import ChimeWire
@@ -32,6 +33,10 @@ enum FuzzTarget: String, CaseIterable {
     /// `LeaseRecord.parse` (a parsed record's bytes parse to the same record) and the
     /// damaged-record reader of `store repair` (`JournalLoss.readDamaged`) on the input.
     case lease
+    /// A delivery provider's answer: the first two bytes a status, the rest a body and a
+    /// `Retry-After` value, through `WebhookClassification`, `APNsResponse` and `FCMResponse`
+    /// classification, `RetryAfter.seconds` and `Base64`'s strict decoders.
+    case provider
 
     func run(_ bytes: [UInt8]) {
         switch self {
@@ -45,6 +50,7 @@ enum FuzzTarget: String, CaseIterable {
         case .firingid: Self.fuzzFiringID(bytes)
         case .subscription: SubscriptionHarness.shared.fuzz(bytes)
         case .lease: Self.fuzzLease(bytes)
+        case .provider: Self.fuzzProvider(bytes)
         }
     }
 
@@ -71,6 +77,20 @@ enum FuzzTarget: String, CaseIterable {
         let codec = WireCodec()
         _ = try? codec.decodeDispatch(frames)
         _ = try? codec.decodeWorkerMessage(frames)
+    }
+
+    private static func fuzzProvider(_ bytes: [UInt8]) {
+        guard bytes.count >= 2 else { return }
+        let status = Int(bytes[0]) << 8 | Int(bytes[1])
+        let body = Data(bytes.dropFirst(2))
+        let text = String(decoding: body, as: UTF8.self)
+        let retryAfter = RetryAfter.seconds(text, now: Date(timeIntervalSince1970: 1_800_000_000))
+        if let retryAfter, !(0...86_400).contains(retryAfter) { fatalError("Retry-After \(retryAfter) outside 0...86400 for \(text)") }
+        _ = WebhookClassification.classify(status: status, body: body, retryAfter: retryAfter)
+        _ = APNsResponse.classify(status: status, body: body, retryAfter: retryAfter)
+        _ = FCMResponse.classify(status: status, body: body, retryAfter: retryAfter)
+        _ = Base64.decode(text)
+        _ = Base64.decodeURL(text)
     }
 
     private static func fuzzLease(_ bytes: [UInt8]) {

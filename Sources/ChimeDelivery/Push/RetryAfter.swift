@@ -1,11 +1,11 @@
 import Foundation
 
 /// The `Retry-After` header field (RFC 9110 §10.2.3): delay-seconds or an HTTP-date.
-enum RetryAfter {
+public enum RetryAfter {
     /// The delay it asks for, in seconds from `now` (never negative); `nil` when absent or
     /// neither form (an IMF-fixdate such as `Wed, 21 Oct 2015 07:28:00 GMT`). Delays are
     /// capped at a day.
-    static func seconds(_ value: String?, now: Date) -> Double? {
+    public static func seconds(_ value: String?, now: Date) -> Double? {
         guard let value = value?.trimmingCharacters(in: .whitespaces), !value.isEmpty else { return nil }
         if value.utf8.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }) {
             guard let seconds = Int(value) else { return 86_400 }
