@@ -77,14 +77,16 @@ extension DurableState {
         }
     }
 
-    /// `key`'s firings held in quiet hours, by due instant, or `nil` when it has none. Free
-    /// when nothing is held; O(held firings) otherwise.
-    func heldListing(of key: ReminderKey) -> [HeldFiringListing]? {
-        guard !deliveries.heldFirings.isEmpty else { return nil }
-        let held = deliveries.heldFirings.keys.filter { $0.key == key }.sorted().compactMap { id in
-            deliveries.holds.deadline(of: id).map { HeldFiringListing(firingId: id, until: $0) }
+    /// The firings held in quiet hours of each of `keys` that has some, each list in firing
+    /// id order. Free when nothing is held; otherwise one pass over the held firings, so a
+    /// `list` page asks once, not once per reminder.
+    func heldListings(of keys: Set<ReminderKey>) -> [ReminderKey: [HeldFiringListing]] {
+        guard !deliveries.heldFirings.isEmpty, !keys.isEmpty else { return [:] }
+        var held: [ReminderKey: [HeldFiringListing]] = [:]
+        for id in deliveries.heldFirings.keys where keys.contains(id.key) {
+            if let until = deliveries.holds.deadline(of: id) { held[id.key, default: []].append(HeldFiringListing(firingId: id, until: until)) }
         }
-        return held.isEmpty ? nil : held
+        return held.mapValues { $0.sorted { $0.firingId < $1.firingId } }
     }
 
     /// How many firings are held in quiet hours.

@@ -37,6 +37,7 @@ extension CoordinatorState {
         }
         var page: [ListingPage.Item] = []
         page.reserveCapacity(min(pageSize, entries.count))
+        var pageKeys: [ReminderKey] = []
         var examined = 0
         var lastExamined: ReminderKey?
         var isComplete = true
@@ -63,6 +64,13 @@ extension CoordinatorState {
             guard includeInactive || reported.state == .pending else { continue }
             if isMatching && !filter.matches(entry.reminder) { continue }
             page.append(listingItem(of: entry, reported, key: key))
+            pageKeys.append(key)
+        }
+        // Held firings, looked up once for the page (one pass over the held firings), not
+        // once per reminder listed.
+        if durable.heldCount > 0 {
+            let held = durable.heldListings(of: Set(pageKeys))
+            for index in page.indices { page[index].held = held[pageKeys[index]] }
         }
         let nextCursor = isComplete ? nil : lastExamined.map { PageCursor(kind: .list, text: $0.storage).text }
         return .listed(ListingPage(
@@ -79,8 +87,7 @@ extension CoordinatorState {
             // Derived: a one-shot ends `finished` only when its occurrence was skipped.
             reason: reported.state == .finished && !entry.isRepeating ? ReminderListing.skippedByMisfire : nil,
             remaining: key.flatMap { triggers.remaining.isEmpty ? nil : triggers.remaining[$0] },
-            note: key.flatMap { triggers.notes.isEmpty ? nil : triggers.notes[$0] },
-            held: key.flatMap { durable.heldListing(of: $0) })
+            note: key.flatMap { triggers.notes.isEmpty ? nil : triggers.notes[$0] })
     }
 
     /// One page of `deadLetters`: oldest due first, after `cursor`.
