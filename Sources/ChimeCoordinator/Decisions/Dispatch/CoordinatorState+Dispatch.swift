@@ -384,7 +384,6 @@ extension CoordinatorState {
                 dispatch.workers[flight.worker]?.outstanding -= 1
             }
             acknowledged += 1
-            counters.acknowledged += 1
             let firedAt = deliveryInstant(claimed: ack.firedAt, of: flight, at: now)
             let origin = counters.latenessOrigins.takeOrigin(of: ack.firingId, dueAt: flight.firing.dueAt)
             let lateness = firedAt.timeIntervalSince(origin)
@@ -400,6 +399,9 @@ extension CoordinatorState {
                     continue
                 }
             }
+            // Counted here, not above: a firing a destination failed is dead-lettered, not
+            // acknowledged (chime_firings_acknowledged_total).
+            counters.acknowledged += 1
             let entry = JournalEntry.acknowledged(
                 ack.firingId, seq: flight.seq, worker: message.worker, firedAt: firedAt)
             if let update = self.record(entry, into: &directives).numberedBadge {

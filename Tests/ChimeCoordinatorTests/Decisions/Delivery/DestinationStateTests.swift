@@ -117,6 +117,8 @@ import Testing
         #expect(id == firing.firingId)
         #expect(failure.cause == "webhook:https://example.com/hook refused: HTTP 400: bad payload")
         #expect(failure.outcomes == [refused, delivered])
+        // Dead-lettered, not acknowledged, in the counters /metrics serves.
+        #expect((run.state.counters.deadLettered, run.state.counters.acknowledged) == (1, 0))
         guard case .deadLetters(let page) = run.request(.deadLetters(limit: nil, cursor: nil)) else {
             Issue.record("no page")
             return
