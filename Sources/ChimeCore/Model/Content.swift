@@ -30,25 +30,64 @@ public struct Content: Codable, Hashable, Sendable {
     public var category: String?
     /// Groups related notifications (`threadIdentifier`).
     public var threadId: String?
+    /// The fields added with the attention model, boxed: `nil` when every one has its
+    /// default, so content that does not use them is as small (and as cheap to copy, in every
+    /// firing and reminder entry) as before they existed; one pointer when it does.
+    private var attention: AttentionBox?
+
     /// A line under the title (`subtitle`).
-    public var subtitle: String?
+    public var subtitle: String? {
+        get { attention?.fields.subtitle }
+        set { changeAttention { $0.subtitle = newValue } }
+    }
     /// How urgently the firing asks for attention (`interruptionLevel`); `.active` by default.
-    public var interruptionLevel: InterruptionLevel
+    public var interruptionLevel: InterruptionLevel {
+        get { attention?.fields.interruptionLevel ?? .active }
+        set { changeAttention { $0.interruptionLevel = newValue } }
+    }
     /// How the firing ranks among the recipient's others in a summary, 0 to 1 inclusive
     /// (`relevanceScore`); `nil` counts as 0.
-    public var relevanceScore: Double?
+    public var relevanceScore: Double? {
+        get { attention?.fields.relevanceScore }
+        set { changeAttention { $0.relevanceScore = newValue } }
+    }
     /// The identifier of the window or content the notification opens (`targetContentIdentifier`).
-    public var targetContentIdentifier: String?
+    public var targetContentIdentifier: String? {
+        get { attention?.fields.targetContentIdentifier }
+        set { changeAttention { $0.targetContentIdentifier = newValue } }
+    }
     /// The Focus filter criteria that let the notification through (`filterCriteria`).
-    public var filterCriteria: String?
+    public var filterCriteria: String? {
+        get { attention?.fields.filterCriteria }
+        set { changeAttention { $0.filterCriteria = newValue } }
+    }
     /// Whether the alert shows its action button (`UILocalNotification.hasAction`); `true` by default.
-    public var hasAction: Bool
+    public var hasAction: Bool {
+        get { attention?.fields.hasAction ?? true }
+        set { changeAttention { $0.hasAction = newValue } }
+    }
     /// What this firing does when an earlier firing of its reminder is still unhandled on the
     /// delivered list; `.stack` by default.
-    public var unhandled: UnhandledPolicy
+    public var unhandled: UnhandledPolicy {
+        get { attention?.fields.unhandled ?? .stack }
+        set { changeAttention { $0.unhandled = newValue } }
+    }
     /// A delivered firing of the recipient with the same key leaves the delivered list when
     /// this one is delivered (APNs `apns-collapse-id`, FCM `collapse_key`); at most 64 bytes.
-    public var collapseKey: String?
+    public var collapseKey: String? {
+        get { attention?.fields.collapseKey }
+        set { changeAttention { $0.collapseKey = newValue } }
+    }
+
+    /// Changes the boxed fields: a new box (values stay immutable and shareable), or none when
+    /// every field is back to its default; nothing when the change changes nothing.
+    private mutating func changeAttention(_ change: (inout AttentionFields) -> Void) {
+        let old = attention?.fields ?? AttentionFields()
+        var fields = old
+        change(&fields)
+        guard fields != old else { return }
+        attention = AttentionBox.holding(fields)
+    }
 
     /// Creates content; `badge` is shorthand for `badgeChange: .set(badge)` (give one of them).
     public init(
@@ -70,14 +109,11 @@ public struct Content: Codable, Hashable, Sendable {
         self.userInfo = userInfo
         self.category = category
         self.threadId = threadId
-        self.subtitle = subtitle
-        self.interruptionLevel = interruptionLevel
-        self.relevanceScore = relevanceScore
-        self.targetContentIdentifier = targetContentIdentifier
-        self.filterCriteria = filterCriteria
-        self.hasAction = hasAction
-        self.unhandled = unhandled
-        self.collapseKey = collapseKey
+        self.attention = AttentionBox.holding(
+            AttentionFields(
+                subtitle: subtitle, interruptionLevel: interruptionLevel, relevanceScore: relevanceScore,
+                targetContentIdentifier: targetContentIdentifier, filterCriteria: filterCriteria, hasAction: hasAction,
+                unhandled: unhandled, collapseKey: collapseKey))
     }
 
     /// The longest `collapseKey`, in UTF-8 bytes (APNs' limit on `apns-collapse-id`).
@@ -164,14 +200,16 @@ public struct Content: Codable, Hashable, Sendable {
         userInfo = try container.decodeIfPresent([String: PropertyListValue].self, forKey: .userInfo)
         category = try container.decodeIfPresent(String.self, forKey: .category)
         threadId = try container.decodeIfPresent(String.self, forKey: .threadId)
-        subtitle = try container.decodeIfPresent(String.self, forKey: .subtitle)
-        interruptionLevel = try container.decodeIfPresent(InterruptionLevel.self, forKey: .interruptionLevel) ?? .active
-        relevanceScore = try container.decodeIfPresent(Double.self, forKey: .relevanceScore)
-        targetContentIdentifier = try container.decodeIfPresent(String.self, forKey: .targetContentIdentifier)
-        filterCriteria = try container.decodeIfPresent(String.self, forKey: .filterCriteria)
-        hasAction = try container.decodeIfPresent(Bool.self, forKey: .hasAction) ?? true
-        unhandled = try container.decodeIfPresent(UnhandledPolicy.self, forKey: .unhandled) ?? .stack
-        collapseKey = try container.decodeIfPresent(String.self, forKey: .collapseKey)
+        attention = AttentionBox.holding(
+            AttentionFields(
+                subtitle: try container.decodeIfPresent(String.self, forKey: .subtitle),
+                interruptionLevel: try container.decodeIfPresent(InterruptionLevel.self, forKey: .interruptionLevel) ?? .active,
+                relevanceScore: try container.decodeIfPresent(Double.self, forKey: .relevanceScore),
+                targetContentIdentifier: try container.decodeIfPresent(String.self, forKey: .targetContentIdentifier),
+                filterCriteria: try container.decodeIfPresent(String.self, forKey: .filterCriteria),
+                hasAction: try container.decodeIfPresent(Bool.self, forKey: .hasAction) ?? true,
+                unhandled: try container.decodeIfPresent(UnhandledPolicy.self, forKey: .unhandled) ?? .stack,
+                collapseKey: try container.decodeIfPresent(String.self, forKey: .collapseKey)))
     }
 
     /// Encodes the JSON shape above, omitting absent fields.
@@ -200,9 +238,34 @@ public struct Content: Codable, Hashable, Sendable {
     /// than `.active`, a relevance score, a target, filter criteria, `hasAction` false, an
     /// `unhandled` policy other than `.stack` or a collapse key): the binary forms write those
     /// fields only then, so older content costs nothing more.
-    public var hasAttentionFields: Bool {
-        subtitle != nil || interruptionLevel != .active || relevanceScore != nil
-            || targetContentIdentifier != nil || filterCriteria != nil || !hasAction || unhandled != .stack
-            || collapseKey != nil
+    public var hasAttentionFields: Bool { attention != nil }
+}
+
+/// The attention model's fields of a ``Content``, with their defaults.
+struct AttentionFields: Hashable, Sendable {
+    var subtitle: String?
+    var interruptionLevel = InterruptionLevel.active
+    var relevanceScore: Double?
+    var targetContentIdentifier: String?
+    var filterCriteria: String?
+    var hasAction = true
+    var unhandled = UnhandledPolicy.stack
+    var collapseKey: String?
+}
+
+/// An immutable box of ``AttentionFields``, shared by copies of a ``Content``; compared and
+/// hashed by its fields.
+final class AttentionBox: Hashable, Sendable {
+    let fields: AttentionFields
+
+    private init(_ fields: AttentionFields) { self.fields = fields }
+
+    /// A box of `fields`, or `nil` when every field has its default.
+    static func holding(_ fields: AttentionFields) -> AttentionBox? {
+        fields == AttentionFields() ? nil : AttentionBox(fields)
     }
+
+    static func == (lhs: AttentionBox, rhs: AttentionBox) -> Bool { lhs === rhs || lhs.fields == rhs.fields }
+
+    func hash(into hasher: inout Hasher) { hasher.combine(fields) }
 }
