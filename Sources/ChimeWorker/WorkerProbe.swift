@@ -1,3 +1,5 @@
+import ChimeCore
+import ChimeDelivery
 import ChimeRuntime
 import Foundation
 import HTTPServer
@@ -77,20 +79,22 @@ public final class WorkerProbe: Sendable {
             "chime_worker_firings_delivered_total", help: "Firings this worker delivered as fire events.",
             value: Double(deliveredCount.load(ordering: .relaxed)))
         let delivery = deliveryMetrics.withLock { $0 }
-        if !delivery.counts.isEmpty {
-            var samples: [(labels: MetricsExposition.Labels, value: Double)] = []
-            for channel in delivery.counts.keys.sorted() {
-                for (outcome, count) in delivery.counts[channel, default: [:]].sorted(by: { $0.key < $1.key }) {
-                    samples.append(([("channel", channel), ("outcome", outcome)], Double(count)))
-                }
+        // Every channel × outcome is served from the start, at zero until it happens, so a
+        // rule's rate over it has series before the first delivery (Prometheus, "Avoid
+        // missing metrics").
+        var samples: [(labels: MetricsExposition.Labels, value: Double)] = []
+        for channel in Set(Destination.channels).union(delivery.counts.keys).sorted() {
+            let counts = delivery.counts[channel, default: [:]]
+            for outcome in Set(DeliveryEngine.outcomeLabels).union(counts.keys).sorted() {
+                samples.append(([("channel", channel), ("outcome", outcome)], Double(counts[outcome, default: 0])))
             }
-            exposition.counter(
-                "chime_deliveries_total",
-                help: "Delivery attempts to destinations by channel and outcome (delivered, refused, removed, retry; gave_up and expired once per destination that ran out).",
-                samples)
-            exposition.histogram(
-                "chime_delivery_attempt_seconds", help: "How long one delivery attempt to a destination took, in seconds.", delivery.latency)
         }
+        exposition.counter(
+            "chime_deliveries_total",
+            help: "Delivery attempts to destinations by channel and outcome (delivered, refused, removed, retry; gave_up and expired once per destination that ran out).",
+            samples)
+        exposition.histogram(
+            "chime_delivery_attempt_seconds", help: "How long one delivery attempt to a destination took, in seconds.", delivery.latency)
         ProcessMetrics.current().write(into: &exposition)
         return HTTPResponse(status: 200, contentType: MetricsExposition.contentType, text: exposition.text)
     }

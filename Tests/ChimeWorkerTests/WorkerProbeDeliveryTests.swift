@@ -5,7 +5,11 @@ import Testing
 @Suite struct WorkerProbeDeliveryTests {
     @Test func deliveriesAreCountedByChannelAndOutcomeWithTheirLatency() {
         let probe = WorkerProbe()
-        #expect(!String(decoding: probe.metricsResponse().body, as: UTF8.self).contains("chime_deliveries_total"))
+        let idle = String(decoding: probe.metricsResponse().body, as: UTF8.self)
+        // Served from the start: 3 channels × 6 outcomes at zero, and an empty histogram.
+        #expect(idle.components(separatedBy: "\n").filter { $0.hasPrefix("chime_deliveries_total{") && $0.hasSuffix("} 0") }.count == 18)
+        #expect(idle.contains("chime_deliveries_total{channel=\"apns\",outcome=\"refused\"} 0\n"))
+        #expect(idle.contains("chime_delivery_attempt_seconds_count 0\n"))
         probe.noteDelivery(channel: "webhook", outcome: "retry", seconds: 0.02)
         probe.noteDelivery(channel: "webhook", outcome: "delivered", seconds: 0.03)
         probe.noteDelivery(channel: "webhook", outcome: "gave_up", seconds: nil)
@@ -14,5 +18,6 @@ import Testing
         #expect(text.contains("chime_deliveries_total{channel=\"webhook\",outcome=\"gave_up\"} 1\n"))
         #expect(text.contains("chime_deliveries_total{channel=\"webhook\",outcome=\"retry\"} 1\n"))
         #expect(text.contains("chime_delivery_attempt_seconds_count 2\n"))
+        #expect(text.contains("chime_deliveries_total{channel=\"webhook\",outcome=\"refused\"} 0\n"))
     }
 }

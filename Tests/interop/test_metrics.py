@@ -210,8 +210,12 @@ def test_a_worker_serves_http_when_asked(make_cluster):
     assert http_get(worker_url + "/healthz") == (200, "ok\n")
     families = scrape_url(worker_url)
     for family in families.values():
-        assert family.documentation and family.type in ("counter", "gauge")
+        assert family.documentation and family.type in ("counter", "gauge", "histogram")
     assert value(families, "chime_worker_firings_delivered", "chime_worker_firings_delivered_total") >= 0
+    # Delivery counters are served from the start, at zero, for every channel and outcome.
+    deliveries = [sample for sample in families["chime_deliveries"].samples if sample.name == "chime_deliveries_total"]
+    assert len(deliveries) == 18 and all(sample.value == 0 for sample in deliveries)
+    assert {sample.labels["channel"] for sample in deliveries} == {"webhook", "apns", "fcm"}
     assert value(families, "process_open_fds") > 0
 
 

@@ -142,7 +142,7 @@ def test_real_prometheus_evaluates_every_board_query(cluster, worker_http, tmp_p
         assert empty == [], f"queries with no series against a live coordinator: {empty}"
         rules = json.loads(http_text(f"{base}/api/v1/rules"))
         loaded = [rule["name"] for group in rules["data"]["groups"] for rule in group["rules"]]
-        assert len(loaded) == 12 and "ChimeStoreFull" in loaded
+        assert len(loaded) == 13 and "ChimeStoreFull" in loaded and "ChimeDeliveryFailing" in loaded
         assert all(rule["health"] == "ok" for group in rules["data"]["groups"] for rule in group["rules"])
         firing = [alert["labels"]["alertname"] for alert in json.loads(http_text(f"{base}/api/v1/alerts"))["data"]["alerts"]]
         # A healthy cluster with live workers and an active coordinator: nothing pending or firing

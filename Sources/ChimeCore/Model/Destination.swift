@@ -19,6 +19,9 @@ public enum Destination: Hashable, Sendable {
     /// An Android or web client, through FCM HTTP v1.
     case fcm(FCMDestination)
 
+    /// Every channel's name, as ``channel`` spells them (metrics start each at zero).
+    public static let channels = ["webhook", "apns", "fcm"]
+
     /// The channel's name as metrics and events spell it: `webhook`, `apns`, `fcm`.
     public var channel: String {
         switch self {

@@ -4,7 +4,7 @@ import Foundation
 /// How a worker reaches APNs with token authentication (Apple, "Establishing a token-based
 /// connection to APNs").
 ///
-/// JSON shape (the worker configuration's `delivery.apns`):
+/// JSON shape (of the file the worker configuration's `delivery.apnsConfigFile` names):
 /// `{"keyFile": "/etc/chime/AuthKey_ABC123DEFG.p8", "keyId": "ABC123DEFG", "teamId": "DEF123GHIJ",
 ///   "productionUrl": "https://api.push.apple.com", "sandboxUrl": "https://api.sandbox.push.apple.com",
 ///   "timeoutSeconds": 10, "caFile": null}`; only `keyFile`, `keyId` and `teamId` are required.

@@ -66,6 +66,9 @@ public final class DeliveryEngine: Sendable {
     /// (`delivered`, `refused`, `removed`, `retry`) and its duration in seconds; and once per
     /// destination that ends without success by running out (`gave_up`, `expired`), with no
     /// duration.
+    /// Every outcome label `onAttempt` can hear, attempts' first.
+    public static let outcomeLabels = ["delivered", "refused", "removed", "retry", "gave_up", "expired"]
+
     public typealias AttemptObserver = @Sendable (_ channel: String, _ outcome: String, _ seconds: Double?) -> Void
 
     private struct Pending: Sendable {

@@ -2,7 +2,7 @@ import Foundation
 
 /// How a worker reaches FCM HTTP v1 with a service account (Google, "Authorize send requests").
 ///
-/// JSON shape (the worker configuration's `delivery.fcm`):
+/// JSON shape (of the file the worker configuration's `delivery.fcmConfigFile` names):
 /// `{"serviceAccountFile": "/etc/chime/firebase-sa.json", "projectId": null,
 ///   "baseUrl": "https://fcm.googleapis.com", "tokenUrl": null, "timeoutSeconds": 10, "caFile": null}`;
 /// only `serviceAccountFile` is required. `projectId` defaults to the file's `project_id` and
