@@ -28,6 +28,11 @@ public struct DispatchBatch: Codable, Hashable, Sendable {
     /// recipients without destinations carries no extra bytes). The worker delivers each
     /// firing to its recipient's destinations after the fire event.
     public var destinations: [String: [Destination]]?
+    /// The destinations of firings that go to only some of their recipient's, by firing id
+    /// (JSON object `{"<firing id>": [destination, …]}`, an empty list for none; absent when no
+    /// firing of the batch is such): a retried dead letter goes only to the destinations that
+    /// do not have it yet. For these firings it replaces `destinations`.
+    public var firingDestinations: [String: [Destination]]?
 
     /// Creates the value from its fields (see each property for meaning and units).
     public init(

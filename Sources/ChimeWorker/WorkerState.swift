@@ -113,7 +113,7 @@ public struct WorkerState: Sendable {
         directives.reserveCapacity(batch.firings.count + directives.count)
         deliveryBudget = Double(max(0, batch.leaseMilliseconds)) / 1000 * Self.deliveryBudgetShare
         for firing in batch.firings {
-            let destinations = batch.destinations?[firing.recipient.rawValue]
+            let destinations = batch.firingDestinations?[firing.firingId.description] ?? batch.destinations?[firing.recipient.rawValue]
             if firing.dueAt > now {
                 held[firing.firingId] = (firing, batch.epoch, destinations)
                 heldTimer.schedule(firing.firingId, at: firing.dueAt)

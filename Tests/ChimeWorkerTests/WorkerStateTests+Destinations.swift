@@ -64,4 +64,26 @@ import Testing
         let message = state.leave()
         #expect(message.acks.isEmpty && message.deliveries == nil && state.awaitingDestinationsCount == 0)
     }
+
+    @Test func aBatchsFiringDestinationsReplaceTheRecipientsForThatFiringOnly() throws {
+        var state = WorkerState(id: "w1", host: "h", pid: 7, heartbeatInterval: 1, capacity: 8)
+        let other = Destination.webhook(WebhookDestination(url: "https://example.org/other", secrets: ["whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"]))
+        let retried = firing("a", for: "alice")
+        var batch = DispatchBatch(
+            epoch: 1, leaseMilliseconds: 10_000, firings: [retried, firing("b", for: "alice"), firing("c", for: "alice")],
+            destinations: ["alice": [Self.hook, other]])
+        batch.firingDestinations = [retried.firingId.description: [other], firing("c", for: "alice").firingId.description: []]
+        let codec = WireCodec()
+        let decoded = try codec.decodeDispatch(codec.encodeFrames(batch))
+        #expect(decoded == batch)
+        let delivered: [String: [Destination]] = Dictionary(uniqueKeysWithValues: state.onBatch(decoded, at: Self.t0).compactMap {
+            if case .deliverToDestinations(let event, let destinations, _) = $0 { (event.firing.reminderId.rawValue, destinations) } else { nil }
+        })
+        #expect(delivered == ["a": [other], "b": [Self.hook, other]], "c has every destination already: a fire event only")
+        guard case .report(let report)? = state.onTick(monotonic: Self.m0).last else {
+            Issue.record("no report")
+            return
+        }
+        #expect(report.acks.map(\.firingId.key.id) == ["c"])
+    }
 }

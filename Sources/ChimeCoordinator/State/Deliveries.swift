@@ -18,6 +18,12 @@ struct Deliveries: Sendable, Equatable {
     /// Why each dead letter whose destinations failed was dead-lettered (absent for those that
     /// exhausted their dispatch attempts).
     var deadLetterFailures: [FiringID: DeliveryFailure] = [:]
+    /// The destinations (``Destination/redactedKey``, sorted) that already have a firing
+    /// whose other destinations failed: its dead letter's delivered and removed ones, kept from
+    /// `.deliveryFailed` on while the firing is a dead letter or retried and unsettled, so a
+    /// retry goes only to the destinations that do not have it yet (those that failed, and any
+    /// added since). Dropped when the firing is acknowledged or its dead letter deleted.
+    var retrySkips: [FiringID: [String]] = [:]
     /// The keys of `deadLetters` in listing order.
     var deadLetterIndex = SortedKeySet<DeadLetterKey>()
     /// Nag re-alerts armed after a delivery, by nag firing id.

@@ -142,6 +142,7 @@ extension DurableState {
                 deliveries.deadLetters[firingId] = firing
                 deliveries.deadLetterFailures[firingId] = failure
                 deliveries.deadLetterIndex.insert(DeadLetterKey(firingId))
+                deliveries.noteRetrySkips(of: firingId, from: failure)
                 moveOneShot(of: firing, from: .delivered, to: .undelivered)
             }
         case .retried(let firingId, _):
@@ -156,6 +157,7 @@ extension DurableState {
             }
         case .deadLetterDeleted(let firingId, _):
             deliveries.deadLetterFailures[firingId] = nil
+            deliveries.retrySkips[firingId] = nil
             if deliveries.deadLetters.removeValue(forKey: firingId) != nil {
                 deliveries.deadLetterIndex.remove(DeadLetterKey(firingId))
             }
@@ -218,6 +220,7 @@ extension DurableState {
     private mutating func acknowledge(_ firingId: FiringID, seq: UInt64, worker: WorkerID, firedAt: Date) -> AppliedEntry {
         guard let shared = deliveries.unsettled.removeValue(forKey: firingId) else { return AppliedEntry() }
         deliveries.forgetAhead(firingId)
+        if !deliveries.retrySkips.isEmpty { deliveries.retrySkips[firingId] = nil }
         let firing = shared.firing
         let key = ReminderKey(firing.reminderId, of: firing.recipient)
         if var entry = schedule.entries[key] {
@@ -270,5 +273,15 @@ extension DurableState {
             requestLog = log
         }
         if old.finishedJobRetention != new.finishedJobRetention { actionJobs.trim(to: new.finishedJobRetention) }
+    }
+}
+
+extension Deliveries {
+    /// Adds the destinations `failure` delivered (or removed as gone) to the firing's
+    /// ``retrySkips``.
+    mutating func noteRetrySkips(of firingId: FiringID, from failure: DeliveryFailure) {
+        let done = failure.outcomes.filter { $0.outcome == .delivered || $0.outcome == .removed }.map(\.destination)
+        guard !done.isEmpty else { return }
+        retrySkips[firingId] = Set(retrySkips[firingId, default: []]).union(done).sorted()
     }
 }

@@ -174,6 +174,10 @@ extension Deliveries {
         for (id, shared) in unsettled {
             if isSliced(shared.firing.recipient) { slice.unsettled[id] = shared } else { rest.unsettled[id] = shared }
         }
+        for (id, skips) in retrySkips {
+            guard let recipient = unsettled[id]?.firing.recipient ?? deadLetters[id]?.recipient else { continue }
+            if isSliced(recipient) { slice.retrySkips[id] = skips } else { rest.retrySkips[id] = skips }
+        }
         for key in deadLetterIndex {
             guard let firing = deadLetters[key.firingId] else { continue }
             func put(_ part: inout Deliveries) {
@@ -208,6 +212,7 @@ extension Deliveries {
 
     mutating func merge(_ other: Deliveries) {
         unsettled.merge(other.unsettled) { mine, _ in mine }
+        retrySkips.merge(other.retrySkips) { mine, _ in mine }
         for key in other.deadLetterIndex {
             guard let firing = other.deadLetters[key.firingId], deadLetters[key.firingId] == nil else { continue }
             deadLetters[key.firingId] = firing

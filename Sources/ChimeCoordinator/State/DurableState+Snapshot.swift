@@ -308,12 +308,21 @@ extension Deliveries {
         /// Why dead letters whose destinations failed were dead-lettered (absent in snapshots
         /// of earlier versions, and when there are none).
         var deadLetterFailures: [FailureRecord]?
+        /// The destinations that already have each firing in ``Deliveries/retrySkips`` (absent
+        /// when none, and in snapshots of earlier versions).
+        var retrySkips: [RetrySkipRecord]?
         var nags: [Firing]
         var events: [FireEvent]
         var eventSeqReserved: UInt64
         /// The firings held in quiet hours, in release order (absent when none, and in
         /// snapshots of earlier versions).
         var held: [HeldFiring]?
+    }
+
+    /// A firing's ``Deliveries/retrySkips`` in the snapshot.
+    struct RetrySkipRecord: Codable {
+        var firingId: FiringID
+        var destinations: [String]
     }
 
     /// A firing held in quiet hours and when it is released (UTC).
@@ -328,6 +337,8 @@ extension Deliveries {
             deadLetters: deadLetters.values.sorted { $0.firingId < $1.firingId },
             deadLetterFailures: deadLetterFailures.isEmpty
                 ? nil : deadLetterFailures.sorted { $0.key < $1.key }.map { FailureRecord(firingId: $0.key, failure: $0.value) },
+            retrySkips: retrySkips.isEmpty
+                ? nil : retrySkips.sorted { $0.key < $1.key }.map { RetrySkipRecord(firingId: $0.key, destinations: $0.value) },
             nags: nagFirings.values.sorted { ($0.dueAt, $0.firingId) < ($1.dueAt, $1.firingId) },
             events: Array(eventLog.events), eventSeqReserved: eventSeqReserved,
             held: heldFirings.isEmpty ? nil : heldFirings.values.compactMap { firing in
@@ -347,6 +358,9 @@ extension Deliveries {
         for firing in record.deadLetters { deadLetters[firing.firingId] = firing }
         for failure in record.deadLetterFailures ?? [] where deadLetters[failure.firingId] != nil {
             deadLetterFailures[failure.firingId] = failure.failure
+        }
+        for skip in record.retrySkips ?? [] where deadLetters[skip.firingId] != nil || unsettled[skip.firingId] != nil {
+            retrySkips[skip.firingId] = skip.destinations
         }
         deadLetterIndex = SortedKeySet(deadLetters.keys.map(DeadLetterKey.init))
         for nag in record.nags {

@@ -29,7 +29,8 @@ enum ControlCommand: Command {
             ping          round trip to the coordinator (to every shard of a cluster)
             map           the shard map: map epoch, slot count, each shard's slots and endpoints
             dead-letters  firings that exhausted their attempts
-            retry ID      send a dead-lettered firing again (same firing id)
+            retry ID      send a dead-lettered firing again (same firing id), only to the
+                          destinations that do not have it yet
             retry --all   send every dead-lettered firing again
             delete ID     delete a dead-lettered firing for good (it never fires again)
             snapshot      write a snapshot of the schedule now

@@ -249,11 +249,11 @@ extension CoordinatorState {
             dispatch.workers[workerID]?.outstanding += firings.count
             dispatch.workers[workerID]?.lastAssignment = dispatch.assignmentCounter
             counters.dispatched += firings.count
-            directives.append(.dispatch(
-                DispatchBatch(
-                    epoch: identity.epoch, leaseMilliseconds: Int(configuration.leaseDuration * 1000),
-                    firings: firings, destinations: destinations(of: firings)),
-                to: workerID))
+            var batch = DispatchBatch(
+                epoch: identity.epoch, leaseMilliseconds: Int(configuration.leaseDuration * 1000),
+                firings: firings, destinations: destinations(of: firings))
+            if !durable.deliveries.retrySkips.isEmpty { batch.firingDestinations = retryDestinations(of: firings) }
+            directives.append(.dispatch(batch, to: workerID))
         }
     }
 
@@ -519,6 +519,20 @@ extension CoordinatorState {
         var found: [String: [Destination]] = [:]
         for firing in firings where found[firing.recipient.rawValue] == nil {
             if let destinations = recipients.destinations(of: firing.recipient) { found[firing.recipient.rawValue] = destinations }
+        }
+        return found.isEmpty ? nil : found
+    }
+
+    /// The destinations of `firings` that already reached some of theirs and go only to the
+    /// rest (``Deliveries/retrySkips``: a retried dead letter), by firing id; `nil` when none.
+    func retryDestinations(of firings: [Firing]) -> [String: [Destination]]? {
+        let skips = durable.deliveries.retrySkips
+        var found: [String: [Destination]] = [:]
+        for firing in firings {
+            guard let skipped = skips[firing.firingId] else { continue }
+            let skippedSet = Set(skipped)
+            let all = durable.recipients.destinations(of: firing.recipient) ?? []
+            found[firing.firingId.description] = all.filter { !skippedSet.contains($0.redactedKey) }
         }
         return found.isEmpty ? nil : found
     }

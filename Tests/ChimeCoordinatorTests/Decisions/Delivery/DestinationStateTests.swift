@@ -203,4 +203,64 @@ extension DestinationStateTests {
         merged.merge(decoded.state)
         #expect(merged == state)
     }
+
+    static func outcome(_ destination: Destination, _ kind: DestinationOutcome.Kind, status: Int) -> DestinationOutcome {
+        DestinationOutcome(
+            destination: destination.redactedKey, channel: destination.channel, outcome: kind,
+            reason: kind == .delivered ? nil : "HTTP \(status)", attempts: [attempt(1, status: status, error: nil)])
+    }
+
+    /// The dispatch after `retry` of `firing`, at `seconds` after t0.
+    func retried(_ run: inout Run, _ firing: Firing, at seconds: Double) throws -> DispatchBatch {
+        run.request(.retry(firing.firingId))
+        return try #require(Self.batches(run.tick(at: Self.t0.addingTimeInterval(seconds))).first)
+    }
+
+    @Test mutating func aRetriedDeadLetterGoesOnlyToTheDestinationsThatDoNotHaveItYet() throws {
+        var (run, firing, _) = try dispatched()
+        let key = firing.firingId.description
+        _ = report(&run, firing, [Self.outcome(Self.hook, .refused, status: 400), Self.outcome(Self.phone, .delivered, status: 200)])
+        #expect(run.state.durable.deliveries.retrySkips == [firing.firingId: [Self.phone.redactedKey]])
+        #expect(run.replayed().durable == run.state.durable)
+        #expect(try run.reloaded().durable == run.state.durable)
+
+        // A destination added since gets it too; the phone that has it does not.
+        let tablet = Destination.fcm(FCMDestination(token: "dQw4w9WgXcQ:APA91bH-x_y-tablet-token"))
+        run.request(.destinations("alice", add: [tablet], remove: []))
+        let first = try retried(&run, firing, at: 62)
+        #expect(first.firings.map(\.firingId) == [firing.firingId])
+        #expect(first.firingDestinations == [key: [Self.hook, tablet]])
+        #expect(first.destinations == ["alice": [Self.hook, Self.phone, tablet]])
+
+        // The tablet takes it, the hook gives up again: the next retry goes to the hook alone.
+        _ = report(&run, firing, [Self.outcome(Self.hook, .gaveUp, status: 503), Self.outcome(tablet, .delivered, status: 200)])
+        #expect(run.state.durable.deliveries.retrySkips[firing.firingId] == [tablet.redactedKey, Self.phone.redactedKey].sorted())
+        // The skips move with the recipient's slice and merge back.
+        let (slice, rest) = run.state.durable.split { $0 == "alice" }
+        #expect(slice.deliveries.retrySkips.keys.map(\.self) == [firing.firingId] && rest.deliveries.retrySkips.isEmpty)
+        var merged = rest
+        merged.merge(slice)
+        #expect(merged.deliveries.retrySkips == run.state.durable.deliveries.retrySkips)
+        let second = try retried(&run, firing, at: 63)
+        #expect(second.firingDestinations == [key: [Self.hook]])
+        #expect(run.replayed().durable == run.state.durable)
+        #expect(try run.reloaded().durable == run.state.durable)
+
+        // Delivered at last: acknowledged, and nothing is kept for it.
+        _ = report(&run, firing, [Self.outcome(Self.hook, .delivered, status: 204)])
+        #expect(run.state.durable.deliveries.retrySkips.isEmpty)
+        #expect(run.state.durable.deliveries.deadLetters.isEmpty && run.state.durable.deliveries.unsettled[firing.firingId] == nil)
+        #expect(run.replayed().durable == run.state.durable)
+    }
+
+    @Test mutating func aDeletedDeadLetterKeepsNoSkipsAndOrdinaryBatchesCarryNone() throws {
+        var (run, firing, batch) = try dispatched()
+        #expect(batch.firingDestinations == nil)
+        #expect(!String(decoding: WireCodec().encodeFrames(batch)[0], as: UTF8.self).contains("firingDestinations"))
+        _ = report(&run, firing, [Self.outcome(Self.hook, .refused, status: 400), Self.outcome(Self.phone, .delivered, status: 200)])
+        #expect(run.state.durable.deliveries.retrySkips.count == 1)
+        run.request(.deleteDeadLetter(firing.firingId))
+        #expect(run.state.durable.deliveries.retrySkips.isEmpty)
+        #expect(run.replayed().durable == run.state.durable)
+    }
 }
