@@ -490,3 +490,23 @@ def test_a_worker_that_never_acknowledges_swallows_no_firing(make_cluster, zmq_c
     assert "worker quarantined: its leases keep running out" in log and "worker=sink" in log
     print(f"the sink took {taken} batches; all 100 firings acknowledged by healthy workers, none dead-lettered")
     assert_healthy(zmq_context, private, before, 32 * MiB)
+
+
+def test_an_nfd_recipient_or_reminder_id_is_refused_and_its_nfc_twin_kept_once(cluster, zmq_context):
+    """Swift compares strings by canonical equivalence but slots hash UTF-8 bytes: an NFD twin
+    of an NFC id is refused (issue 37 item 6), so one recipient never has two slots."""
+    composed, decomposed = "zo\u00e9-nfc", "zoe\u0301-nfc"
+    later = (datetime.now(timezone.utc) + timedelta(hours=1)).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+    def schedule(recipient: str, reminder: str) -> dict:
+        return call(zmq_context, cluster, {"op": "schedule", "requestId": unique("nfc"), "reminder": {
+            "id": reminder, "recipient": recipient, "content": {"body": "b"}, "trigger": {"at": later}}})
+
+    assert schedule(composed, "r\u00e9")["ok"] is True
+    message = "must be in Unicode Normalization Form C (NFC): the same text in another form would be another key"
+    assert_error(schedule(decomposed, "r2"), "invalid_argument", "reminder.recipient", message)
+    assert_error(schedule(composed, "re\u0301"), "invalid_argument", "reminder.id", message)
+    reply = call(zmq_context, cluster, {"op": "register", "requestId": unique("nfc"), "recipient": {"id": decomposed}})
+    assert reply["ok"] is False and reply["error"]["code"] == "invalid_argument", reply
+    listed = call(zmq_context, cluster, {"op": "list", "recipient": composed})
+    assert [item["reminder"]["id"] for item in listed["result"]["reminders"]] == ["r\u00e9"], listed

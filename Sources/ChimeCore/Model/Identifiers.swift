@@ -73,8 +73,10 @@ extension ReminderID {
     /// The maximum length of a reminder id in UTF-8 bytes.
     public static let maximumLength = 256
 
-    /// Checks that the id is non-empty, at most `maximumLength` bytes and free of control
-    /// characters.
+    /// Checks that the id is non-empty, at most `maximumLength` bytes, free of control
+    /// characters and in Unicode Normalization Form C (Swift compares strings by canonical
+    /// equivalence but slots and stripes hash their UTF-8 bytes, so an NFD twin of an NFC id
+    /// would be one key in a dictionary and two on the wire).
     /// - Throws: `ValidationError` with code `.invalidArgument`.
     public func validate() throws(ValidationError) {
         try validateIdentifier(rawValue, field: "id", maximumLength: Self.maximumLength)
@@ -82,8 +84,9 @@ extension ReminderID {
 }
 
 extension RecipientID {
-    /// Checks that the recipient is non-empty, at most 256 bytes, and has no control
-    /// characters or spaces (it becomes part of a ZeroMQ topic).
+    /// Checks that the recipient is non-empty, at most 256 bytes, in Unicode Normalization
+    /// Form C (its slot is a hash of its UTF-8 bytes; see ``ReminderID/validate()``), and has
+    /// no control characters or spaces (it becomes part of a ZeroMQ topic).
     /// - Throws: `ValidationError` with code `.invalidArgument`.
     public func validate() throws(ValidationError) {
         try validateIdentifier(rawValue, field: "recipient", maximumLength: 256)
@@ -109,5 +112,10 @@ func validateIdentifier(_ value: String, field: String, maximumLength: Int) thro
         : value.unicodeScalars.contains { $0.properties.generalCategory == .control }
     if hasControl {
         throw ValidationError(.invalidArgument, field: field, "must not contain control characters")
+    }
+    if !isASCII && !value.utf8.elementsEqual(value.precomposedStringWithCanonicalMapping.utf8) {
+        throw ValidationError(
+            .invalidArgument, field: field,
+            "must be in Unicode Normalization Form C (NFC): the same text in another form would be another key")
     }
 }
