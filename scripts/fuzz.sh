@@ -12,7 +12,7 @@ seconds="${1:-20}"
 shift || true
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
-    targets=(request frames journal snapshot rrule icalendar rfc3339 firingid subscription lease provider)
+    targets=(request frames journal snapshot rrule icalendar rfc3339 firingid subscription lease provider register)
 fi
 swift build -c release --sanitize fuzzer
 binary="$(swift build -c release --sanitize fuzzer --show-bin-path)/chime-fuzz"

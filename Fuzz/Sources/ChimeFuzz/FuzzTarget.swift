@@ -37,6 +37,10 @@ enum FuzzTarget: String, CaseIterable {
     /// `Retry-After` value, through `WebhookClassification`, `APNsResponse` and `FCMResponse`
     /// classification, `RetryAfter.seconds` and `Base64`'s strict decoders.
     case provider
+    /// The map register's file (`SlotMapRegisterFile.decode`, which the coordinator and
+    /// `chime shards` read): a decoded record passes `validate()` and decodes equal from its
+    /// own bytes.
+    case register
 
     func run(_ bytes: [UInt8]) {
         switch self {
@@ -51,6 +55,7 @@ enum FuzzTarget: String, CaseIterable {
         case .subscription: SubscriptionHarness.shared.fuzz(bytes)
         case .lease: Self.fuzzLease(bytes)
         case .provider: Self.fuzzProvider(bytes)
+        case .register: Self.fuzzRegister(bytes)
         }
     }
 
@@ -91,6 +96,18 @@ enum FuzzTarget: String, CaseIterable {
         _ = FCMResponse.classify(status: status, body: body, retryAfter: retryAfter)
         _ = Base64.decode(text)
         _ = Base64.decodeURL(text)
+    }
+
+    private static func fuzzRegister(_ bytes: [UInt8]) {
+        guard let record = try? SlotMapRegisterFile.decode(Data(bytes)) else { return }
+        do {
+            try record.validate()
+            guard try SlotMapRegisterFile.decode(SlotMapRegisterFile.encode(record)) == record else {
+                fatalError("a decoded register decodes to another record after encoding: \(record)")
+            }
+        } catch {
+            fatalError("a decoded register fails its own checks or its encoding does not decode: \(error)")
+        }
     }
 
     private static func fuzzLease(_ bytes: [UInt8]) {

@@ -58,6 +58,16 @@ enum SeedWriter {
                 .slotMove(.released(move.id, at: due, eventSeq: 3, mapEpoch: 2)),
             ]]),
             as: "journal", "slot-move", in: directory)
+
+        let map = ShardMap.evenlySplit(shards: 3, slotCount: 16) { id in
+            ShardMap.Endpoints(control: "tcp://127.0.0.1:\(7700 + id * 10)", dispatch: "d\(id)", results: "r\(id)", events: "e\(id)", eventsIngest: "i\(id)")
+        }
+        try save([UInt8](SlotMapRegisterFile.encode(SlotMapRecord(map: map))), as: "register", "three-shards", in: directory)
+        let fromShard0 = SlotMove(id: SlotMoveID("m1"), slots: [0, 1], source: 0, target: 2, slotCount: 16)
+        if let opened = SlotMapRecord(map: map).opening(fromShard0), let decided = opened.committing(fromShard0.id) {
+            try save([UInt8](SlotMapRegisterFile.encode(opened)), as: "register", "one-open-move", in: directory)
+            try save([UInt8](SlotMapRegisterFile.encode(decided)), as: "register", "one-committed-move", in: directory)
+        }
     }
 
     private static func sampleReminder() throws -> Reminder {
