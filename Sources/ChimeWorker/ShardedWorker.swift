@@ -25,7 +25,9 @@ import Synchronization
 /// the services of shards that left (each hands back what it holds, as on SIGTERM), lowers
 /// the others' capacity shares, restarts those whose endpoints changed and starts the new
 /// shards' services. A map of a lower or equal epoch changes nothing; an invalid one is
-/// logged (once per epoch) and refused.
+/// logged (once per epoch) and refused. Without CURVE keys a newer map is followed only when a
+/// majority of the shards served answer it (``MapFollower/confirmed(among:)``): one peer on a
+/// shard's port cannot redirect the worker.
 public final class ShardedWorker {
     /// Where the worker reads the current shard map.
     public struct MapSource {
@@ -61,6 +63,8 @@ public final class ShardedWorker {
     var running: [Int: RunningService] = [:]
     /// The shard whose service serves HTTP and notifies systemd; `nil` when none does.
     var httpHolder: Int?
+    /// The epoch of the last newer map not followed for want of a majority (logged once).
+    var unconfirmedEpoch: UInt64?
     /// The epoch of the last map refused as invalid (logged once).
     var refusedEpoch: UInt64?
 
@@ -115,9 +119,11 @@ public final class ShardedWorker {
     }
 
     /// Asks the shards served, then the seeds, for the map until one answers a newer valid
-    /// one, and adopts it.
+    /// one, and adopts it; without keys, asks them all and adopts the newest map a majority
+    /// of the shards served confirm.
     func readMap(from source: MapSource, workerID: WorkerID) {
         var seen = Set<String>()
+        var answers: [String: ShardMap] = [:]
         for endpoint in follower.map.shards.map(\.endpoints.control) + source.seeds where seen.insert(endpoint).inserted {
             guard !stop.isStopRequested else { return }
             let fetched: ShardMap
@@ -127,25 +133,49 @@ public final class ShardedWorker {
                 logger.debug("shard map not read", ["endpoint": "\(endpoint)", "code": "\(error.code)", "reason": "\(error.message)"])
                 continue
             }
-            switch follower.consider(fetched) {
-            case .stale:
+            if curve == nil {
+                answers[endpoint] = fetched
                 continue
-            case .invalid(let error):
-                if refusedEpoch != fetched.mapEpoch {
-                    refusedEpoch = fetched.mapEpoch
-                    logger.warning(
-                        "refused an invalid shard map; keeping the one served",
-                        ["endpoint": "\(endpoint)", "mapEpoch": "\(fetched.mapEpoch)", "served": "\(follower.map.mapEpoch)",
-                         "reason": "\(error.message)"])
-                }
-            case .adopt(let change):
-                logger.info(
-                    "following a new shard map",
-                    ["mapEpoch": "\(fetched.mapEpoch)", "from": "\(endpoint)", "started": "\(change.started.map(\.id))",
-                     "stopped": "\(change.stopped)", "reconnected": "\(change.reconnected.map(\.id))"])
-                apply(change, workerID: workerID)
-                return
             }
+            if consider(fetched, from: endpoint, workerID: workerID) { return }
+        }
+        guard curve == nil else { return }
+        if let confirmed = follower.confirmed(among: answers) {
+            let from = answers.filter { $0.value == confirmed }.keys.sorted().joined(separator: ",")
+            _ = consider(confirmed, from: from, workerID: workerID)
+        } else if let newest = answers.values.filter({ $0.mapEpoch > follower.map.mapEpoch }).max(by: { $0.mapEpoch < $1.mapEpoch }),
+            unconfirmedEpoch != newest.mapEpoch
+        {
+            unconfirmedEpoch = newest.mapEpoch
+            let from = answers.filter { $0.value == newest }.keys.sorted().joined(separator: ",")
+            logger.warning(
+                "not following a shard map that most shards do not answer (no CURVE keys to trust one peer)",
+                ["mapEpoch": "\(newest.mapEpoch)", "from": "\(from)", "served": "\(follower.map.mapEpoch)",
+                 "shards": "\(follower.map.shards.count)"])
+        }
+    }
+
+    /// Considers one map read from `endpoint`; whether it was adopted.
+    private func consider(_ fetched: ShardMap, from endpoint: String, workerID: WorkerID) -> Bool {
+        switch follower.consider(fetched) {
+        case .stale:
+            return false
+        case .invalid(let error):
+            if refusedEpoch != fetched.mapEpoch {
+                refusedEpoch = fetched.mapEpoch
+                logger.warning(
+                    "refused an invalid shard map; keeping the one served",
+                    ["endpoint": "\(endpoint)", "mapEpoch": "\(fetched.mapEpoch)", "served": "\(follower.map.mapEpoch)",
+                     "reason": "\(error.message)"])
+            }
+            return false
+        case .adopt(let change):
+            logger.info(
+                "following a new shard map",
+                ["mapEpoch": "\(fetched.mapEpoch)", "from": "\(endpoint)", "started": "\(change.started.map(\.id))",
+                 "stopped": "\(change.stopped)", "reconnected": "\(change.reconnected.map(\.id))"])
+            apply(change, workerID: workerID)
+            return true
         }
     }
 }
