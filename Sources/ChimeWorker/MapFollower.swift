@@ -72,15 +72,15 @@ public struct MapFollower: Sendable {
     /// The newest map of `answers` that a majority of the shards served confirm, for a worker
     /// without CURVE keys, which cannot tell a shard from a process on its port: a map is a
     /// candidate when it is newer than the one served, and confirmed when more than half of the
-    /// served map's shards answered that same map (their control endpoints are the keys of
-    /// `answers`; seeds' answers can be candidates but do not confirm). So one peer answering a
-    /// higher `mapEpoch` (a rogue on the port of a configured shard that is not running) is
-    /// not followed, while a map every coordinator has read from the register (they poll it
-    /// about once a second) is, with a minority of shards down. `nil` when no newer map is
-    /// confirmed.
+    /// served map's shards that answered (their control endpoints are the keys of `answers`;
+    /// seeds' answers can be candidates but do not vote) answered that same map. So one peer
+    /// answering a higher `mapEpoch` beside a live shard still on the served map (a rogue on
+    /// the port of a configured shard that is not running) is not followed, while a map every
+    /// live coordinator has read from the register (they poll it about once a second) is,
+    /// whatever shards are down. `nil` when no newer map is confirmed.
     /// - Parameter answers: each endpoint asked and the map it answered.
     public func confirmed(among answers: [String: ShardMap]) -> ShardMap? {
-        let voters = Set(map.shards.map(\.endpoints.control))
+        let voters = Set(map.shards.map(\.endpoints.control)).filter { answers[$0] != nil }
         let candidates = Set(answers.values.filter { $0.mapEpoch > map.mapEpoch })
         for candidate in candidates.sorted(by: { $0.mapEpoch > $1.mapEpoch }) {
             let votes = voters.count { answers[$0] == candidate }

@@ -26,8 +26,8 @@ import Synchronization
 /// the others' capacity shares, restarts those whose endpoints changed and starts the new
 /// shards' services. A map of a lower or equal epoch changes nothing; an invalid one is
 /// logged (once per epoch) and refused. Without CURVE keys a newer map is followed only when a
-/// majority of the shards served answer it (``MapFollower/confirmed(among:)``): one peer on a
-/// shard's port cannot redirect the worker.
+/// majority of the shards served that answer agree on it (``MapFollower/confirmed(among:)``):
+/// one peer on a shard's port cannot redirect the worker away from a live shard.
 public final class ShardedWorker {
     /// Where the worker reads the current shard map.
     public struct MapSource {
