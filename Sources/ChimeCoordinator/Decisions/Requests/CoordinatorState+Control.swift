@@ -92,8 +92,12 @@ extension CoordinatorState {
                 outcome = changeDestinations(of: recipient, add: add, remove: remove, at: now, directives: &directives)
             }
         case .act(let firingId, let action, let text, let token, let snoozeSeconds):
-            outcome = act(firingId, action: action, text: text, token: token, snoozeSeconds: snoozeSeconds, at: now,
-                          directives: &directives)
+            if action == "snooze", client.scope != nil, let refusal = snoozeQuotaRefusal(of: firingId, for: client) {
+                outcome = .failed(refusal)
+            } else {
+                outcome = act(firingId, action: action, text: text, token: token, snoozeSeconds: snoozeSeconds, at: now,
+                              directives: &directives)
+            }
         case .job(let jobId):
             outcome = jobResult(jobId)
         case .move(let move):

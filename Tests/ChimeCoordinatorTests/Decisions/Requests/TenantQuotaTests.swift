@@ -179,4 +179,40 @@ import Testing
         let defaults = TenantQuota().resolved(defaultReminders: 7, defaultBytes: nil)
         #expect(defaults.reminders == 7 && defaults.bytes == nil)
     }
+
+    /// Issue 37 item 3: a key limited to 10 reminders snoozed one delivered firing 300 times
+    /// (309 held). A snooze schedules a copy when its job finishes, so the copies of the
+    /// scope's snoozes still running and the new one count against the quota.
+    @Test func aSnoozeCountsTheCopyItWillScheduleAndThoseStillRunning() {
+        var state = CoordinatorState(startedAt: Self.t0)
+        var journal: [JournalEntry] = []
+        let alice = tenant(reminders: .atMost(3))
+        #expect(schedule(&state, [Self.reminder("r1")], by: alice, journal: &journal) == nil)
+        let firing = FiringID(ReminderKey("r1", of: "a-ann"), dueAt: Self.t0.addingTimeInterval(3600))
+        var second = 0.0
+        func snooze() -> WireError? {
+            second += 1  // a job's id holds its millisecond: one snooze a second
+            let directives = state.onRequest(
+                ControlRequest(command: .act(firingId: firing, action: "snooze", text: nil, token: nil, snoozeSeconds: 600)), from: alice,
+                at: Self.t0.addingTimeInterval(second))
+            guard case .reply(let outcome, _, _)? = directives.last else { return WireError(.internal, "no reply") }
+            if case .failed(let error) = outcome { return error }
+            return nil
+        }
+        #expect(snooze() == nil, "1 held + 1 copy")
+        #expect(snooze() == nil, "1 held + 2 copies")
+        let refused = snooze()
+        #expect(refused?.code == .quotaExceeded)
+        #expect(refused?.field == "action")
+        #expect(refused?.message
+            == "a snooze schedules a copy of the reminder: this key's recipients (a-*) hold 1 reminders; 4 would pass the quota of 3 (max-reminders, else limits.tenantMaxReminders); cancel some first")
+        #expect(state.jobs.unfinished.count == 2)
+        // The operator (no scope) is not counted against the tenant.
+        let directives = state.onRequest(
+            ControlRequest(command: .act(firingId: firing, action: "snooze", text: nil, token: nil, snoozeSeconds: 600)), from: operatorAddress, at: Self.t0)
+        guard case .reply(.job, _, _)? = directives.last else {
+            Issue.record("the operator's snooze: \(directives)")
+            return
+        }
+    }
 }
