@@ -48,6 +48,22 @@ extension ChimeConfiguration {
         /// The same frames carry the handshake (CURVE's INITIATE is about 400 bytes), hence
         /// the floor.
         public var maxSubscriptionBytes = 1024
+
+        /// The ZMQ_MAXMSGSIZE of a socket that receives subscriptions, so that the bound is
+        /// ``maxSubscriptionBytes`` as the subscriber sends it (a flag byte and the topic:
+        /// topics of up to `maxSubscriptionBytes - 1` bytes): a ZMTP 3.1 peer carries a
+        /// subscription as a SUBSCRIBE command (its 10-byte name for the flag byte: 9 bytes
+        /// more; ZMTP 3.1, RFC 37), and CURVE boxes every frame (33 bytes more: the MESSAGE
+        /// command's 8-byte name, an 8-byte nonce, a 16-byte MAC and a flags byte; RFC 26).
+        /// In bytes.
+        public func subscriptionFrameLimit(curve: Bool) -> Int64 {
+            Self.subscriptionFrameLimit(maxSubscriptionBytes, curve: curve)
+        }
+
+        /// ``subscriptionFrameLimit(curve:)`` for a given `maxSubscriptionBytes`.
+        public static func subscriptionFrameLimit(_ maxSubscriptionBytes: Int, curve: Bool) -> Int64 {
+            Int64(maxSubscriptionBytes) + 9 + (curve ? 33 : 0)
+        }
         /// The largest event frame a publisher may send into the forwarder, in bytes (ZMQ_MAXMSGSIZE
         /// on the XSUB; a larger one drops that publisher's connection). A worker does not
         /// publish an event larger than this (logged; subscribers catch up with `events`).

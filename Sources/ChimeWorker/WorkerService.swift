@@ -135,7 +135,7 @@ public final class WorkerService {
         try events.set(.linger(milliseconds: linger))
         try events.set(.sendHighWaterMark(configuration.eventHighWaterMark))
         // Subscriptions come from the forwarder, which caps them; this bounds them here too.
-        try events.set(.maxMessageSize(bytes: Int64(configuration.events.maxSubscriptionBytes)))
+        try events.set(.maxMessageSize(bytes: configuration.events.subscriptionFrameLimit(curve: curve != nil)))
         try curve?.secure(events, for: endpoints.eventsIngest.connect)
         try events.connect(to: endpoints.eventsIngest.connect)
         defer {

@@ -31,7 +31,7 @@ struct PublishSocketRecipe: Sendable {
         // a small inbound queue keeps that lead to about one batch, so a flooder is cut off
         // with little more than the bound in the trie.
         try backend.set(.receiveHighWaterMark(Self.subscriptionHighWaterMark))
-        try backend.set(.maxMessageSize(bytes: Int64(maxSubscriptionBytes)))
+        try backend.set(.maxMessageSize(bytes: ChimeConfiguration.Events.subscriptionFrameLimit(maxSubscriptionBytes, curve: security != nil)))
         // Every subscribe and unsubscribe reaches the forwarder, which counts them per connection.
         try backend.set(.xpubVerboser(true))
         if let security {
