@@ -43,6 +43,9 @@ public final class ClusterSource: DashboardSource {
             let statuses = gather(.status, StatusReport.self, shards: Set(map.shards.map(\.id)))
             let stats = gather(.stats, StatsReport.self, shards: Set(statuses.keys))
             let stores = gather(.store, StoreReport.self, shards: Set(statuses.keys))
+            let workers = gather(.workers, WorkersResult.self, shards: Set(statuses.keys))
+            let connections = workers.flatMap { shard, result in result.workers.map { WorkerRow(shard: shard, worker: $0) } }
+            let processes = workers.isEmpty ? nil : WorkerProcess.group(connections).filter(\.isAlive).count
             for shard in map.shards {
                 guard let status = statuses[shard.id] else {
                     rows[shard.id] = .down(shard.id, error: errors[shard.id] ?? "no answer")
@@ -57,7 +60,7 @@ public final class ClusterSource: DashboardSource {
                     fireLateness: stat?.fireLateness, storeBytes: store.map { $0.journalBytes + $0.snapshotBytes },
                     storeFull: status.storeFull, workersAlive: status.workersAlive, deadLettered: stat?.deadLettered)
             }
-            return OverviewView(shards: rows.values.sorted { $0.shard < $1.shard }, takenAt: now)
+            return OverviewView(shards: rows.values.sorted { $0.shard < $1.shard }, takenAt: now, workerProcesses: processes)
         }
     }
 
@@ -85,6 +88,16 @@ public final class ClusterSource: DashboardSource {
         }
     }
 
+    public func recipient(_ id: RecipientID) throws(WireError) -> RecipientResult? {
+        try client.withLock { client throws(WireError) in
+            do throws(WireError) {
+                return try client.send(ControlRequest(command: .recipient(id)), expecting: RecipientResult.self).reply.result
+            } catch where error.code == .notFound {
+                return nil
+            }
+        }
+    }
+
     public func deadLetters(cursor: String?) throws(WireError) -> PageView<Firing> {
         try client.withLock { client throws(WireError) in
             let page = try client.deadLetters(limit: Self.pageSize, cursor: cursor)
@@ -92,7 +105,9 @@ public final class ClusterSource: DashboardSource {
                 let attempts = failure.outcomes.reduce(0) { $0 + $1.attempts.count }
                 return "\(failure.cause) (worker \(failure.worker), \(attempts) attempts)"
             }
-            return PageView(items: page.result.firings, nextCursor: page.result.nextCursor, partial: page.partial?.message, notes: causes)
+            return PageView(
+                items: page.result.firings, nextCursor: page.result.nextCursor, partial: page.partial?.message, notes: causes,
+                failures: page.result.failures)
         }
     }
 

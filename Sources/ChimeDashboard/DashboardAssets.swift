@@ -23,7 +23,14 @@ public enum DashboardAssets {
         .charts { display: flex; flex-wrap: wrap; gap: 1em; }
         figure.chart { margin: 0; }
         figure.chart svg .frame { fill: none; stroke: #8884; }
-        figure.chart svg .line { fill: none; stroke: var(--line); stroke-width: 1.5; }
+        figure.chart svg .line { fill: none; stroke: var(--line); stroke-width: 1.5; stroke-linecap: round; }
+        figure.chart svg .axis, figure.chart svg .tick { stroke: currentColor; stroke-opacity: .6; }
+        figure.chart svg text { fill: currentColor; font-size: 10px; }
+        figure.chart svg .axis-label { font-size: 11px; }
+        .id { display: inline-block; max-width: 14em; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; vertical-align: bottom; }
+        dl.settings { display: grid; grid-template-columns: max-content auto; gap: .2em 1em; }
+        dl.settings dt { font-weight: 600; }
+        dl.settings dd { margin: 0; }
         form.inline { display: inline; }
         button.danger { color: var(--bad); }
         pre { white-space: pre-wrap; word-break: break-all; max-width: 60em; }

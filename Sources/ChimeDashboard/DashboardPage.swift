@@ -5,7 +5,8 @@ import Foundation
 public struct DashboardPage: Sendable {
     /// The navigation entries: path and label.
     static let sections: [(path: String, label: String)] = [
-        ("/", "Overview"), ("/workers", "Workers"), ("/reminders", "Reminders"), ("/dead-letters", "Dead letters"),
+        ("/", "Overview"), ("/workers", "Workers"), ("/reminders", "Reminders"), ("/recipients", "Recipients"),
+        ("/dead-letters", "Dead letters"),
         ("/events", "Events"),
     ]
 

@@ -15,8 +15,9 @@ extension DashboardPages {
             let rows = page.items.map { listing -> HTML in
                 let reminder = listing.reminder
                 return """
-                    <tr><td><a href="/reminders/detail?recipient=\(query: reminder.recipient.rawValue)&amp;id=\(query: reminder.id.rawValue)">\
-                    \(reminder.id.rawValue)</a></td><td>\(reminder.recipient.rawValue)</td><td class="state">\(listing.state.rawValue)</td>\
+                    <tr><td>\(identifier(reminder.id.rawValue, link: reminderLink(recipient: reminder.recipient.rawValue, id: reminder.id.rawValue)))</td>\
+                    <td>\(identifier(reminder.recipient.rawValue, link: recipientLink(reminder.recipient.rawValue)))</td>\
+                    <td class="state">\(listing.state.rawValue)</td>\
                     <td>\(instant(listing.nextFireAt))</td><td>\(reminder.content.title, or: "")</td></tr>
                     """
             }
@@ -33,8 +34,14 @@ extension DashboardPages {
                     """
             }
         }
+        let recipientPage: HTML = search.recipient.map { recipient -> HTML in
+            """
+            <p><a id="recipient-link" href="\(recipientLink(recipient))">Recipient page of \(recipient)</a>: zone, destinations, \
+            attention settings, held firings.</p>
+            """
+        } ?? .empty
         let content: HTML = """
-            <form method="get" action="/reminders"><label>Recipient <input name="recipient" value="\(search.recipient ?? "")"></label> \
+            \(recipientPage)<form method="get" action="/reminders"><label>Recipient <input name="recipient" value="\(search.recipient ?? "")"></label> \
             <label>Reminder id <input name="id" value="\(search.id ?? "")"></label> <button type="submit">Search</button></form>\(table)
             """
         return DashboardPage(title: "Reminders", section: "/reminders", problems: problems, content: content)
@@ -71,7 +78,8 @@ extension DashboardPages {
         }
         let body: HTML = """
             <table id="detail"><tbody>\
-            <tr><th>Id</th><td>\(reminder.id.rawValue)</td></tr><tr><th>Recipient</th><td>\(reminder.recipient.rawValue)</td></tr>\
+            <tr><th>Id</th><td>\(reminder.id.rawValue)</td></tr>\
+            <tr><th>Recipient</th><td><a href="\(recipientLink(reminder.recipient.rawValue))">\(reminder.recipient.rawValue)</a></td></tr>\
             <tr><th>State</th><td id="state">\(listing.state.rawValue)</td></tr>\
             <tr><th>Enabled</th><td>\(reminder.enabled ? "yes" : "no")</td></tr>\
             <tr><th>Next fire (UTC)</th><td>\(instant(listing.nextFireAt))</td></tr><tr><th>Next fire (local)</th><td>\(local)</td></tr>\

@@ -103,6 +103,12 @@ public struct DashboardRouter: Sendable {
             let result = Result { () throws(WireError) in try source.reminders(search) }
             return page(DashboardPages.reminders(search, page: result), status: status(of: result))
         case "/reminders/detail": return detail(query)
+        case "/recipients":
+            let recipient = query["recipient"] ?? ""
+            let cursor = query["cursor"].flatMap { $0.isEmpty ? nil : $0 }
+            guard !recipient.isEmpty else { return page(DashboardPages.recipient(nil, recipient: "", cursor: nil)) }
+            let result = recipientView(recipient, cursor: cursor)
+            return page(DashboardPages.recipient(result, recipient: recipient, cursor: cursor), status: status(of: result))
         case "/dead-letters":
             let cursor = query["cursor"].flatMap { $0.isEmpty ? nil : $0 }
             let result = Result { () throws(WireError) in try source.deadLetters(cursor: cursor) }
@@ -136,6 +142,21 @@ public struct DashboardRouter: Sendable {
         } catch {
             return self.page(DashboardPages.reminderDetail(nil, recipient: recipient, id: id, history: [], context: context, error: error),
                 status: Self.status(of: error))
+        }
+    }
+
+    /// `recipient`'s registration and one page of its reminders; a registration that cannot
+    /// be read (its shard down) still shows the reminders the other calls found.
+    func recipientView(_ recipient: String, cursor: String?) -> Result<RecipientView, WireError> {
+        Result { () throws(WireError) in
+            let reminders = try source.reminders(ReminderSearch(recipient: recipient, cursor: cursor))
+            do throws(WireError) {
+                let registration = try source.recipient(RecipientID(recipient))
+                return RecipientView(recipient: recipient, registration: registration, reminders: reminders)
+            } catch {
+                return RecipientView(
+                    recipient: recipient, registration: nil, registrationError: "\(error.code.rawValue): \(error.message)", reminders: reminders)
+            }
         }
     }
 
@@ -187,11 +208,18 @@ public struct DashboardRouter: Sendable {
         case "/api/reminders":
             let search = ReminderSearch(recipient: query["recipient"], id: query["id"], cursor: query["cursor"])
             do throws(WireError) { return json(codec.encode(try source.reminders(search))) } catch { return jsonError(error) }
+        case "/api/recipient":
+            let recipient = query["recipient"] ?? ""
+            guard !recipient.isEmpty else { return jsonError(WireError(.invalidArgument, "give recipient", field: "recipient")) }
+            switch recipientView(recipient, cursor: query["cursor"].flatMap { $0.isEmpty ? nil : $0 }) {
+            case .success(let view): return json(codec.encode(view))
+            case .failure(let error): return jsonError(error)
+            }
         case "/api/dead-letters":
             do throws(WireError) { return json(codec.encode(try source.deadLetters(cursor: query["cursor"].flatMap { $0.isEmpty ? nil : $0 }))) }
             catch { return jsonError(error) }
         default:
-            return text(404, "not found: try /api/overview /api/workers /api/reminders /api/dead-letters /api/events /api/history\n")
+            return text(404, "not found: try /api/overview /api/workers /api/reminders /api/recipient /api/dead-letters /api/events /api/history\n")
         }
     }
 

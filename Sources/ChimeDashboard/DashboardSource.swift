@@ -38,6 +38,10 @@ public protocol DashboardSource: Sendable {
     /// One page of reminders matching `search` (every state: disabled and delivered ones too).
     /// - Throws: `WireError` (`invalid_argument` for a bad cursor, `unavailable`).
     func reminders(_ search: ReminderSearch) throws(WireError) -> PageView<ReminderListing>
+    /// A recipient's registration as `chime recipient` shows it (token and destination
+    /// secrets masked), badge and delivered count; `nil` when it is not registered.
+    /// - Throws: `WireError` (`invalid_argument` for a bad id, `unavailable`).
+    func recipient(_ id: RecipientID) throws(WireError) -> RecipientResult?
     /// One page of dead letters, oldest due first.
     /// - Throws: `WireError` (`invalid_argument` for a bad cursor, `unavailable`).
     func deadLetters(cursor: String?) throws(WireError) -> PageView<Firing>

@@ -71,15 +71,19 @@ public struct OverviewView: Codable, Hashable, Sendable {
     public var takenAt: Date
     /// Why no shard could be asked (no map); `nil` otherwise.
     public var error: String?
+    /// Worker processes some shard hears (one per host and process id, however many shards
+    /// it serves; see ``WorkerProcess``); `nil` when the workers could not be asked.
+    public var workerProcesses: Int?
 
     /// Whether some shard did not answer.
     public var isPartial: Bool { error != nil || shards.contains { $0.phase == "down" } }
 
     /// Creates the value from its fields.
-    public init(shards: [ShardOverview], takenAt: Date, error: String? = nil) {
+    public init(shards: [ShardOverview], takenAt: Date, error: String? = nil, workerProcesses: Int? = nil) {
         self.shards = shards
         self.takenAt = takenAt
         self.error = error
+        self.workerProcesses = workerProcesses
     }
 }
 
@@ -111,18 +115,22 @@ public struct MissingShard: Codable, Hashable, Sendable {
     }
 }
 
-/// The workers page: every shard's workers, and the shards that did not answer.
+/// The workers page: every shard's workers, the processes behind them, and the shards
+/// that did not answer.
 public struct WorkersView: Codable, Hashable, Sendable {
-    /// Workers by shard, then id.
+    /// Workers by shard, then id: one row per connection of a worker process to a shard.
     public var workers: [WorkerRow]
+    /// The worker processes behind `workers` (``WorkerProcess/group(_:)``).
+    public var processes: [WorkerProcess]
     /// Shards that did not answer.
     public var missing: [MissingShard]
     /// Why no shard could be asked; `nil` otherwise.
     public var error: String?
 
-    /// Creates the value from its fields.
+    /// Creates the value from its fields; `processes` is grouped from `workers`.
     public init(workers: [WorkerRow], missing: [MissingShard], error: String? = nil) {
         self.workers = workers
+        self.processes = WorkerProcess.group(workers)
         self.missing = missing
         self.error = error
     }
@@ -160,12 +168,18 @@ public struct PageView<Item: Codable & Hashable & Sendable>: Codable, Hashable, 
     public var partial: String?
     /// A line about some items, by the item's id (a dead letter's cause, by firing id).
     public var notes: [String: String] = [:]
+    /// Dead letters' delivery failures (cause, worker, every destination's attempts), by
+    /// firing id; `nil` on other pages and for a coordinator that records none.
+    public var failures: [String: DeliveryFailure]?
 
     /// Creates the value from its fields.
-    public init(items: [Item], nextCursor: String?, partial: String?, notes: [String: String] = [:]) {
+    public init(
+        items: [Item], nextCursor: String?, partial: String?, notes: [String: String] = [:], failures: [String: DeliveryFailure]? = nil
+    ) {
         self.items = items
         self.nextCursor = nextCursor
         self.partial = partial
         self.notes = notes
+        self.failures = failures
     }
 }

@@ -44,7 +44,9 @@ import Testing
             #expect(!html.contains("<script>x"))
             #expect(html.contains("<script src=\"/assets/dashboard.js\" defer></script>"))
         }
-        #expect(pages[1].1.contains("<td>&lt;script&gt;alert(1)&lt;/script&gt;</td><td>h&lt;1&gt;</td>"))
+        #expect(pages[1].1.contains(
+            "<td><span class=\"id\" title=\"&lt;script&gt;alert(1)&lt;/script&gt;\">&lt;script&gt;alert(1)&lt;/script&gt;</span></td>"
+                + "<td><span class=\"id\" title=\"h&lt;1&gt;\">h&lt;1&gt;</span></td>"))
         #expect(pages[2].1.contains("href=\"/reminders/detail?recipient=%3Cb%3Ebob%3C%2Fb%3E&amp;id=%3Cscript%3Ealert%281%29%3C%2Fscript%3E\""))
         #expect(pages[2].1.contains("cursor=c%3C1%3E"))
         #expect(pages[3].1.contains("<tr><th>Body</th><td>&lt;img src=x onerror=alert(2)&gt;</td></tr>"))
@@ -144,8 +146,12 @@ import Testing
         for _ in 0..<3 { history.record(source.overview()) }
         #expect(history.samples(ofShard: 0).map(\.firingsPerSecond) == [4.25, 4.25])
         #expect(history.samples(ofShard: 1).map(\.dueBacklog) == [nil, nil])
-        let chart = SVGChart.render(title: "t<", unit: "ms", values: [1, nil, 2, 4])
-        #expect(chart.text.contains("<polyline class=\"line\" points=\"213.3,42.0 320.0,8.0\"/>"))
-        #expect(chart.text.contains("aria-label=\"t&lt;\""))
+        let points = zip([1, nil, 2, 4] as [Double?], 0...).map { SVGChart.Point(at: FixedSource.due + Double($1 * 10), value: $0) }
+        let chart = SVGChart.render(title: "t<", unit: "m<s", points: points)
+        // The lone first sample is a dot; the gap splits the line; x by time, y by value over the maximum (4).
+        #expect(chart.text.contains(
+            "<polyline class=\"line\" points=\"56.0,86.0 56.0,86.0\"/><polyline class=\"line\" points=\"253.3,60.0 352.0,8.0\"/>"))
+        #expect(chart.text.contains("aria-label=\"t&lt; in m&lt;s over time (UTC)\""))
+        #expect(chart.text.contains("<figcaption>t&lt;: 4 m&lt;s <span class=\"muted\">(max 4)</span></figcaption>"))
     }
 }

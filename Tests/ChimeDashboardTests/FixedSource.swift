@@ -11,8 +11,13 @@ final class FixedSource: DashboardSource {
     let reminderPage: PageView<ReminderListing>
     let deadLetterPage: PageView<Firing>
     let performed = Mutex<[DashboardAction]>([])
+    let registrations: [RecipientID: RecipientResult]
 
-    init(overview: OverviewView, workers: WorkersView, reminders: PageView<ReminderListing>, deadLetters: PageView<Firing>) {
+    init(
+        overview: OverviewView, workers: WorkersView, reminders: PageView<ReminderListing>, deadLetters: PageView<Firing>,
+        registrations: [RecipientID: RecipientResult] = [:]
+    ) {
+        self.registrations = registrations
         overviewView = overview
         workersView = workers
         reminderPage = reminders
@@ -23,6 +28,7 @@ final class FixedSource: DashboardSource {
     func workers() -> WorkersView { workersView }
     func reminders(_ search: ReminderSearch) throws(WireError) -> PageView<ReminderListing> { reminderPage }
     func deadLetters(cursor: String?) throws(WireError) -> PageView<Firing> { deadLetterPage }
+    func recipient(_ id: RecipientID) throws(WireError) -> RecipientResult? { registrations[id] }
     func perform(_ action: DashboardAction) throws(WireError) -> String {
         performed.withLock { $0.append(action) }
         return "done \(action)"

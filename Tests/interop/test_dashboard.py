@@ -33,8 +33,10 @@ from test_adversarial import call, heartbeat, unique, wait_until, zmq_context  #
 
 DEADLINE_S = 20.0
 HOSTILE = "<script>alert(1)</script>"
-PAGES = ["/", "/workers", "/reminders", "/reminders?recipient=dl", "/dead-letters", "/events", "/events?recipient=dl"]
-APIS = ["/api/overview", "/api/workers", "/api/reminders?recipient=dl", "/api/dead-letters", "/api/events?after=0", "/api/history"]
+PAGES = ["/", "/workers", "/reminders", "/reminders?recipient=dl", "/recipients", "/recipients?recipient=dl", "/dead-letters", "/events",
+         "/events?recipient=dl"]
+APIS = ["/api/overview", "/api/workers", "/api/reminders?recipient=dl", "/api/recipient?recipient=dl", "/api/dead-letters",
+        "/api/events?after=0", "/api/history"]
 
 
 def request(base: str, path: str, form: dict | None = None, headers: dict | None = None) -> tuple[int, str]:
@@ -145,6 +147,8 @@ def test_pages_escape_retry_a_dead_letter_and_tail_its_firing(tmp_path_factory, 
         token = re.search(r'name="csrf" value="([0-9a-f]{64})"', page).group(1)
         firing = dead_letters()[0]["firingId"]
         assert firing in page
+        # Dead-lettered by lease expiry (a worker that never answered): no delivery failure was reported.
+        assert page.count('<td class="cause"><span class="muted">no cause recorded</span></td>') == 2
         form = {"csrf": token, "action": "retry", "firing": firing}
         assert request(dashboard.base, "/actions", {"action": "retry", "firing": firing, "confirm": "yes"})[0] == 403
         assert request(dashboard.base, "/actions", {**form, "confirm": "yes"},
@@ -221,6 +225,12 @@ def test_overview_shows_both_shards_and_one_down(tmp_path):
         assert [(s["shard"], s["phase"], s["reminders"]["pending"]) for s in overview["shards"]] == [(0, "active", per_shard[0]), (1, "active", per_shard[1])]
         html = request(dashboard.base, "/")[1]
         assert f'<b id="total-pending">40</b>' in html
+        # One worker process serving both shards is one process and two connections, not "2 workers".
+        one_process = 'worker processes alive <b id="total-workers">1</b> (2 connections over 2 shards)'
+        eventually("the worker counted once", lambda: one_process in request(dashboard.base, "/")[1])
+        assert json.loads(request(dashboard.base, "/api/overview")[1])["workerProcesses"] == 1
+        processes = json.loads(request(dashboard.base, "/api/workers")[1])["processes"]
+        assert [(p["shards"], p["aliveShards"]) for p in processes] == [([0, 1], [0, 1])]
         cluster.kill("coordinator-1", signal.SIGTERM)
         # The overview is at most one sampling interval (1 s) old, plus one client timeout.
         html = eventually("shard 1 shown down", lambda: (lambda reply: reply[0] == 200 and
@@ -238,6 +248,55 @@ def test_overview_shows_both_shards_and_one_down(tmp_path):
         cluster.stop()
 
 
+def test_recipient_page_shows_settings_masked_and_why_a_firing_is_held(cluster, tmp_path, zmq_context):
+    """A recipient in quiet hours now (UTC, an hour either side): its webhook secret is never
+    shown, its settings are, and a firing due now is listed "held until" the window's end
+    with the reason "quiet hours" (issue 40 item 3 on the dashboard)."""
+    now = time.gmtime()
+    minutes = now.tm_hour * 60 + now.tm_min
+
+    def clock(offset: int) -> str:
+        value = (minutes + offset) % 1440
+        return f"{value // 60:02d}:{value % 60:02d}"
+
+    recipient = unique("owl")
+    secret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
+    registered = call(zmq_context, cluster, {"op": "register", "recipient": {
+        "id": recipient, "zone": "UTC", "quietHours": [{"start": clock(-60), "end": clock(60)}],
+        "summaryAt": [clock(180)], "optedOutCategories": ["promo"],
+        "destinations": [{"kind": "webhook", "url": "http://127.0.0.1:9/hook", "secrets": [secret]}]}})
+    assert registered["ok"] is True, registered
+    due = time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime(time.time() + 0.3))
+    scheduled = call(zmq_context, cluster, {"op": "schedule", "reminder": {
+        "id": "night", "recipient": recipient, "trigger": {"at": due},
+        "content": {"title": HOSTILE, "interruptionLevel": "passive", "relevanceScore": 0.5}}})
+    assert scheduled["ok"] is True, scheduled
+    dashboard = Dashboard(cluster.binary, tmp_path, cluster.cluster_arguments)
+    try:
+        view = eventually("the firing held", lambda: (lambda v: v if v["holdReasons"] else None)(
+            json.loads(request(dashboard.base, f"/api/recipient?recipient={recipient}")[1])))
+        assert list(view["holdReasons"].values()) == ["quiet hours, then summary"]
+        assert view["registration"]["recipient"]["destinations"][0]["secrets"] == ["<redacted>"]
+        status, html = request(dashboard.base, f"/recipients?recipient={recipient}")
+        assert status == 200
+        assert secret not in html and "<script>alert" not in html and "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+        assert '<dd id="zone">UTC</dd>' in html
+        assert f'<dd id="quiet-hours">{clock(-60)}–{clock(60)} in UTC</dd>' in html
+        assert f'<dd id="summary-at">{clock(180)}</dd>' in html
+        assert '<dd id="opt-outs">promo</dd>' in html
+        assert '<span class="muted">(1 secret)</span>' in html
+        assert '<td class="level">passive</td><td class="number">0.50</td>' in html
+        assert re.search(r'held until \d{4}-\d\d-\d\dT\d\d:\d\d:00\.000Z \(quiet hours, then summary\)</li>', html), html
+        listing = request(dashboard.base, f"/reminders?recipient={recipient}")[1]
+        assert f'<a id="recipient-link" href="/recipients?recipient={recipient}">' in listing
+        assert request(dashboard.base, "/api/recipient")[0] == 400
+        assert dashboard.stop() == 0
+        dashboard = None
+    finally:
+        if dashboard is not None:
+            dashboard.stop()
+
+
 def test_non_loopback_listen_is_refused_and_help_describes_the_pages(tmp_path):
     binary = str(chime_binary())
     refused = subprocess.run([binary, "dashboard", "--listen", "0.0.0.0:7790", "--port-base", "1"],
@@ -249,6 +308,7 @@ def test_non_loopback_listen_is_refused_and_help_describes_the_pages(tmp_path):
     assert garbage.returncode == 2 and garbage.stderr.startswith("chime: --listen: '127.0.0.1:99999' is not HOST:PORT")
     helped = subprocess.run([binary, "dashboard", "--help"], capture_output=True, text=True, timeout=30, cwd=tmp_path)
     assert helped.returncode == 0 and "--read-only" in helped.stdout and "/dead-letters" in helped.stdout
+    assert "/recipients?recipient=R" in helped.stdout and "/api/recipient?recipient=R" in helped.stdout
 
 
 def raw_exchange(port: int, request: bytes, chunks: list[bytes] = (), timeout_s: float = 10.0) -> bytes:

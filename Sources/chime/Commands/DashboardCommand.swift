@@ -26,9 +26,11 @@ enum DashboardCommand: Command {
             A process of its own with the operator key (security.key or --keys DIR/operator.key_secret): it asks
             every shard of the cluster section (or the control endpoint's map) as `chime ctl` does, and
             subscribes to every shard's events for the live tail. Pages: / (overview and last-hour charts),
-            /workers, /reminders (search, detail, enable/disable/cancel), /dead-letters (retry one, retry all),
-            /events (live tail). JSON: /api/overview, /api/workers, /api/reminders, /api/dead-letters,
-            /api/events?after=N, /api/history. Changes are POST forms with a CSRF token and a confirmation page.
+            /workers (processes and connections), /reminders (search, detail, enable/disable/cancel),
+            /recipients?recipient=R (zone, masked destinations, attention settings, reminders, held firings),
+            /dead-letters (cause, attempts, retry one, retry all), /events (live tail). JSON: /api/overview,
+            /api/workers, /api/reminders, /api/recipient?recipient=R, /api/dead-letters, /api/events?after=N,
+            /api/history. Changes are POST forms with a CSRF token and a confirmation page.
             With --token-file every page and API call needs a login: the form at /login (a session cookie,
             HttpOnly, SameSite=Strict, Secure over TLS, 12 hours) or Authorization: Bearer TOKEN.
             Against DNS rebinding a loopback dashboard answers only Host 127.0.0.1, localhost and [::1] (and
