@@ -33,8 +33,8 @@ enum ControlCommand: Command {
                           destinations that do not have it yet
             retry --all   send every dead-lettered firing again
             delete ID     delete a dead-lettered firing for good (it never fires again)
-            snapshot      write a snapshot of the schedule now
-            compact       write a snapshot and remove the journal segments it covers
+            snapshot      write a snapshot of the schedule now (each shard has 120 s to answer)
+            compact       write a snapshot and remove the journal segments it covers (120 s)
             store         journal and snapshot sizes, segments, last fsync latency
             With several shards, status, workers, stats, snapshot, compact and store show one row
             (or block) per shard and the total; dead-letters pages merge every shard's, oldest due
@@ -43,6 +43,9 @@ enum ControlCommand: Command {
             "partial") and the exit status is 1.
             """)
 
+    /// Each shard's deadline for `snapshot` and `compact` (a shard that has not answered by
+    /// then is named in the partial result; its snapshot may still be written).
+    static let slowDeadline = Duration.seconds(120)
     static let subcommands = ["status", "workers", "stats", "ping", "map", "dead-letters", "retry", "delete", "snapshot", "compact", "store"]
 
     static func run(_ arguments: Arguments) throws -> Int32 {
@@ -65,7 +68,11 @@ enum ControlCommand: Command {
             if name == "delete" { throw UsageError("ctl delete needs one FIRING_ID") }
             throw UsageError(name == "retry" ? "ctl retry needs one FIRING_ID (or --all)" : "ctl \(name) takes no arguments")
         }
-        let client = try makeControlClient(arguments)
+        // A snapshot is answered once it is written: a shard of millions takes seconds, more
+        // under load (8 shards ingesting 10M: "no reply" after 9.1 s though every snapshot was
+        // written), so each shard gets ControlCommand.slowDeadline and no resend.
+        let slow = name == "snapshot" || name == "compact"
+        let client = try makeControlClient(arguments, retries: slow ? 0 : nil, timeoutAtLeast: slow ? Self.slowDeadline : nil)
         let json = arguments.has("json")
         if name == "map" { return try showMap(client, json: json) }
         if ["status", "workers", "stats", "ping", "snapshot", "compact", "store"].contains(name), try !client.isSingleShard() {

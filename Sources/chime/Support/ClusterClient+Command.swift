@@ -24,8 +24,10 @@ extension ClusterClient {
 /// map at each shard's control endpoint of the `cluster` section, else at the control
 /// connect address (one coordinator, or any shard of a cluster it does not describe).
 /// `retries` overrides the configuration's (the dashboard asks once: a shard that does not
-/// answer is shown down rather than waited for again).
-func makeControlClient(_ arguments: Arguments, retries: Int? = nil) throws -> ClusterClient {
+/// answer is shown down rather than waited for again); `timeoutAtLeast` raises the
+/// configuration's per-exchange deadline for a slow request (`ctl snapshot` and `compact`
+/// answer once the snapshot is written: seconds for a shard of millions).
+func makeControlClient(_ arguments: Arguments, retries: Int? = nil, timeoutAtLeast: Duration? = nil) throws -> ClusterClient {
     let configuration = try CommonOptions.configuration(arguments)
     // The register's map when there is one (slots move), else the configured one.
     let configured = try MapRegisterOptions.currentMap(configuration)
@@ -34,7 +36,7 @@ func makeControlClient(_ arguments: Arguments, retries: Int? = nil) throws -> Cl
     // coordinator) at once; the map is asked for on `wrong_shard` or for a scatter.
     return try ClusterClient(
         seeds: seeds,
-        timeout: .milliseconds(configuration.client.requestTimeoutMilliseconds),
+        timeout: max(.milliseconds(configuration.client.requestTimeoutMilliseconds), timeoutAtLeast ?? .zero),
         retries: retries ?? configuration.client.retries, curve: try CommonOptions.clientKeys(configuration, role: .operator),
         routingHint: configured)
 }
