@@ -94,6 +94,14 @@ import Testing
         #expect(html.contains("<li class=\"held\" title=\"\(noon)\">held until 2026-12-24T12:30:00.000Z (throttle)</li>"))
     }
 
+    @Test func reminderDetailShowsItsLevelAndHeldFiringsLinkingToWhy() throws {
+        let (status, html) = get(try Self.router(), "/reminders/detail", query: ["recipient": "<b>bob</b>", "id": FixedSource.hostile])
+        #expect(status == 200)
+        #expect(html.contains("<tr><th>Interruption level</th><td id=\"level\">passive</td></tr><tr><th>Relevance</th><td>0.75</td></tr>"))
+        #expect(html.contains(">held until 2026-12-25T06:00:00.000Z</li>"))
+        #expect(html.contains("<a href=\"/recipients?recipient=%3Cb%3Ebob%3C%2Fb%3E\">Why: the recipient's settings</a>"))
+    }
+
     @Test func apiAnswersTheSameViewAndRefusesAMissingRecipient() throws {
         let router = try Self.router()
         let response = router.respond(to: HTTPRequest(method: "GET", path: "/api/recipient", query: ["recipient": "<b>bob</b>"]))
