@@ -32,7 +32,7 @@ import Testing
     static func router() throws -> DashboardRouter {
         let base = try FixedSource.make()
         let json = """
-            {"id":"\(FixedSource.hostile)","recipient":"<b>bob</b>","content":{"title":"t","subtitle":"<i>sub</i>",
+            {"id":"\(FixedSource.hostile)","recipient":"<b>bob</b>","content":{"title":"\(FixedSource.hostile)","subtitle":"<i>sub</i>",
             "interruptionLevel":"passive","relevanceScore":0.75,"category":"<c>","unhandled":"replace","collapseKey":"k<1>"},
             "trigger":{"at":"2026-12-24T22:30:00Z"}}
             """
@@ -85,7 +85,7 @@ import Testing
     @Test func listsTheRecipientsRemindersWithAttentionFieldsAndWhyEachHeldFiringWaits() throws {
         let (_, html) = get(try Self.router(), "/recipients", query: ["recipient": "<b>bob</b>"])
         #expect(html.contains(
-            "<td>t<br><span class=\"muted\">&lt;i&gt;sub&lt;/i&gt;</span></td><td class=\"level\">passive</td>"
+            "<td>&lt;script&gt;alert(1)&lt;/script&gt;<br><span class=\"muted\">&lt;i&gt;sub&lt;/i&gt;</span></td><td class=\"level\">passive</td>"
                 + "<td class=\"number\">0.75</td><td>&lt;c&gt;</td><td>replace</td><td>k&lt;1&gt;</td>"))
         let key = ReminderKey(ReminderID(FixedSource.hostile), of: Self.bob)
         let night = HTML.escape(FiringID(key, dueAt: Self.nightDue).description)
