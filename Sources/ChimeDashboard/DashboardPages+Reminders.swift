@@ -47,8 +47,9 @@ extension DashboardPages {
         return DashboardPage(title: "Reminders", section: "/reminders", problems: problems, content: content)
     }
 
-    /// One reminder: state, trigger, next fire in UTC and the recipient's zone, content,
-    /// the firings the dashboard saw, and the enable/disable/cancel buttons.
+    /// One reminder: state, trigger, next fire in UTC and the recipient's zone, attention
+    /// level and relevance, held firings (why: on the recipient page), content, the firings
+    /// the dashboard saw, and the enable/disable/cancel buttons.
     public static func reminderDetail(
         _ listing: ReminderListing?, recipient: String, id: String, history: [TailEvent], context: FormContext, error: WireError? = nil
     ) -> DashboardPage {
@@ -73,6 +74,12 @@ extension DashboardPages {
             \(ActionForm.button(.setEnabled(reminder.id, recipient: reminder.recipient, enabled: false), label: "Disable", context: context)) \
             \(ActionForm.button(.cancel(reminder.id, recipient: reminder.recipient), label: "Cancel", context: context, danger: true))
             """
+        let holds = (listing.held ?? []).map { held -> HTML in
+            "<li title=\"\(held.firingId.description)\">held until \(instant(held.until))</li>"
+        }
+        let held: HTML = holds.isEmpty
+            ? "none"
+            : "<ul>\(holds)</ul><a href=\"\(recipientLink(reminder.recipient.rawValue))\">Why: the recipient's settings</a>"
         let firings = history.map { event -> HTML in
             "<tr><td>\(event.number)</td><td>\(instant(event.receivedAt))</td><td>\(event.kind)</td><td><code>\(event.json)</code></td></tr>"
         }
@@ -85,6 +92,9 @@ extension DashboardPages {
             <tr><th>Next fire (UTC)</th><td>\(instant(listing.nextFireAt))</td></tr><tr><th>Next fire (local)</th><td>\(local)</td></tr>\
             <tr><th>Last fired (UTC)</th><td>\(instant(listing.lastFiredAt))</td></tr>\
             <tr><th>Delivered, unhandled</th><td>\(listing.deliveredCount)</td></tr>\
+            <tr><th>Interruption level</th><td id="level">\(reminder.content.interruptionLevel.rawValue)</td></tr>\
+            <tr><th>Relevance</th><td>\(reminder.content.relevanceScore.map { SVGChart.label($0) } ?? "-")</td></tr>\
+            <tr><th>Held firings</th><td id="held">\(held)</td></tr>\
             <tr><th>Title</th><td>\(reminder.content.title, or: "")</td></tr><tr><th>Body</th><td>\(reminder.content.body, or: "")</td></tr>\
             <tr><th>Trigger</th><td><pre>\(trigger)</pre></td></tr><tr><th>Content</th><td><pre>\(content)</pre></td></tr>\
             </tbody></table><p>\(buttons)</p>

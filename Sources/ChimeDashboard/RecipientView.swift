@@ -41,10 +41,12 @@ public struct RecipientView: Codable, Hashable, Sendable {
 }
 
 /// Why a firing is held, as far as the recipient's registration tells: the coordinator keeps
-/// only the release instant, so this replays its order (quiet hours, then the next summary,
-/// then the throttle slot) from the firing's due instant and names the rule whose instant
-/// is the release. A firing that fired late, or whose recipient changed its settings since
-/// the hold, may match none: then the reason is unknown (`nil`), never guessed.
+/// only the release instant, so this replays its order (quiet hours, then the next summary)
+/// from the firing's due instant and names the rule whose instant is the release. The
+/// throttle's slots are not listed, so `throttle` is the rule left over: named when the
+/// recipient has a throttle and neither quiet hours nor a summary gives the release. A hold
+/// that matches nothing (a firing that fired late, settings changed since the hold, no
+/// throttle) has no reason (`nil`) rather than a made-up one.
 public enum HoldReason: String, Codable, Hashable, Sendable {
     /// Due in a quiet window; released at its end.
     case quietHours = "quiet hours"

@@ -35,6 +35,7 @@ import Testing
             get(router, "/"), get(router, "/workers"), get(router, "/reminders", query: ["recipient": "<b>bob</b>"]),
             get(router, "/reminders/detail", query: ["recipient": "<b>bob</b>", "id": FixedSource.hostile]),
             get(router, "/dead-letters"), get(router, "/events", query: ["recipient": "\"><script>x</script>"]),
+            get(router, "/recipients", query: ["recipient": "<b>bob</b>"]),
         ]
         for (status, html) in pages {
             #expect(status == 200)
@@ -53,6 +54,7 @@ import Testing
         #expect(pages[4].1.contains("<td class=\"cause\">webhook:https://x/ refused: HTTP 400: &lt;img src=x onerror=alert(3)&gt;</td>"))
         #expect(pages[3].1.contains("&lt;b&gt;bold&lt;/b&gt;"))
         #expect(pages[5].1.contains("value=\"&quot;&gt;&lt;script&gt;x&lt;/script&gt;\""))
+        #expect(pages[6].1.contains("<td>&lt;script&gt;alert(1)&lt;/script&gt;</td><td class=\"level\">active</td>"))
     }
 
     @Test func overviewRendersTheShardThatAnsweredAndNamesTheDownOne() throws {

@@ -32,7 +32,7 @@ import Testing
     static func router() throws -> DashboardRouter {
         let base = try FixedSource.make()
         let json = """
-            {"id":"\(FixedSource.hostile)","recipient":"<b>bob</b>","content":{"title":"t","subtitle":"<i>sub</i>",
+            {"id":"\(FixedSource.hostile)","recipient":"<b>bob</b>","content":{"title":"\(FixedSource.hostile)","subtitle":"<i>sub</i>",
             "interruptionLevel":"passive","relevanceScore":0.75,"category":"<c>","unhandled":"replace","collapseKey":"k<1>"},
             "trigger":{"at":"2026-12-24T22:30:00Z"}}
             """
@@ -85,13 +85,21 @@ import Testing
     @Test func listsTheRecipientsRemindersWithAttentionFieldsAndWhyEachHeldFiringWaits() throws {
         let (_, html) = get(try Self.router(), "/recipients", query: ["recipient": "<b>bob</b>"])
         #expect(html.contains(
-            "<td>t<br><span class=\"muted\">&lt;i&gt;sub&lt;/i&gt;</span></td><td class=\"level\">passive</td>"
+            "<td>&lt;script&gt;alert(1)&lt;/script&gt;<br><span class=\"muted\">&lt;i&gt;sub&lt;/i&gt;</span></td><td class=\"level\">passive</td>"
                 + "<td class=\"number\">0.75</td><td>&lt;c&gt;</td><td>replace</td><td>k&lt;1&gt;</td>"))
         let key = ReminderKey(ReminderID(FixedSource.hostile), of: Self.bob)
         let night = HTML.escape(FiringID(key, dueAt: Self.nightDue).description)
         let noon = HTML.escape(FiringID(key, dueAt: Self.noon).description)
         #expect(html.contains("<li class=\"held\" title=\"\(night)\">held until 2026-12-25T06:00:00.000Z (quiet hours)</li>"))
         #expect(html.contains("<li class=\"held\" title=\"\(noon)\">held until 2026-12-24T12:30:00.000Z (throttle)</li>"))
+    }
+
+    @Test func reminderDetailShowsItsLevelAndHeldFiringsLinkingToWhy() throws {
+        let (status, html) = get(try Self.router(), "/reminders/detail", query: ["recipient": "<b>bob</b>", "id": FixedSource.hostile])
+        #expect(status == 200)
+        #expect(html.contains("<tr><th>Interruption level</th><td id=\"level\">passive</td></tr><tr><th>Relevance</th><td>0.75</td></tr>"))
+        #expect(html.contains(">held until 2026-12-25T06:00:00.000Z</li>"))
+        #expect(html.contains("<a href=\"/recipients?recipient=%3Cb%3Ebob%3C%2Fb%3E\">Why: the recipient's settings</a>"))
     }
 
     @Test func apiAnswersTheSameViewAndRefusesAMissingRecipient() throws {

@@ -30,6 +30,7 @@ import zmq
 from conftest import STOP_GRACE_S, ChimeCluster, _stop_cluster, chime_binary, control_request, free_port_base
 from sharded import ShardedCluster
 from test_adversarial import call, heartbeat, unique, wait_until, zmq_context  # noqa: F401 (a fixture)
+from test_webhooks import receiver, register_webhook, schedule_now, start_cluster  # noqa: F401 (a fixture)
 
 DEADLINE_S = 20.0
 HOSTILE = "<script>alert(1)</script>"
@@ -295,6 +296,34 @@ def test_recipient_page_shows_settings_masked_and_why_a_firing_is_held(cluster, 
     finally:
         if dashboard is not None:
             dashboard.stop()
+
+
+def test_a_refused_webhooks_dead_letter_shows_its_cause_and_attempts(tmp_path, receiver):
+    """A webhook answering 400 makes a dead letter (issue 39): its row names the cause the
+    worker reported and, under it, the attempt with its worker, number and status."""
+    cluster = start_cluster(tmp_path, workers=1)
+    dashboard = None
+    try:
+        receiver.scripts["/bad"] = [400]
+        register_webhook(cluster, "dave", receiver.url("/bad"))
+        firing_id = schedule_now(cluster, "dave", "bad")
+        dashboard = Dashboard(cluster.binary, tmp_path, cluster.cluster_arguments)
+        page = eventually("the dead letter on the page", lambda: (lambda html: html if f'data-firing="{firing_id}"' in html else None)(
+            request(dashboard.base, "/dead-letters")[1]))
+        url = receiver.url("/bad")
+        assert (f'<td class="cause">webhook:{url} refused: HTTP 400: status 400 from the test receiver'
+                '<details class="attempt-history"><summary>1 attempt, reported by worker ') in page
+        assert f'<span class="id" title="webhook:{url}">webhook:{url}</span></span> webhook: <b>refused</b>' in page
+        assert re.search(r'<td class="number">1</td><td class="number">400</td><td>[^<]*400[^<]*</td></tr>', page), page
+        assert "no cause recorded" not in page
+        failures = json.loads(request(dashboard.base, "/api/dead-letters")[1])["failures"]
+        assert failures[firing_id]["outcomes"][0]["attempts"][0]["status"] == 400
+        assert dashboard.stop() == 0
+        dashboard = None
+    finally:
+        if dashboard is not None:
+            dashboard.stop()
+        cluster.stop()
 
 
 def test_non_loopback_listen_is_refused_and_help_describes_the_pages(tmp_path):
