@@ -39,9 +39,20 @@ extension CoordinatorService {
             telemetry.recordsSinceMemoryTrim = 0
             Allocator.releaseFreePages()
         }
+        forgetIdleUnreadConnections()
         noteTurnDuration(since: turnStart)
         if probe.wantsMetrics { publishMetrics() }
         return true
+    }
+
+    /// Once a second at most: forgets the stalled control connections not heard of for a
+    /// minute (``UnreadReplies/forgetIdle(at:)``; libzmq does not say when a peer goes).
+    func forgetIdleUnreadConnections() {
+        guard outbox.unread.count > 0 else { return }
+        let now = clock.monotonic
+        guard now - outbox.unreadSweptAt >= 1 else { return }
+        outbox.unreadSweptAt = now
+        outbox.unread.forgetIdle(at: now)
     }
 
     /// Journal records after which an idle turn gives free heap pages back (`isGrowthTrimDue`).

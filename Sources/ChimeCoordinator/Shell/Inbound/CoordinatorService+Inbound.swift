@@ -30,6 +30,15 @@ extension CoordinatorService {
                 guard try control.discardFrames(upTo: Self.framesDiscardedPerTurn) else { return }
                 continue
             }
+            switch outbox.unread.admission(of: ControlEnvelope.replyRouting(for: message.frames), at: clock.monotonic) {
+            case .serve: break
+            case .refuse:
+                refuseStalled(message.frames, on: control)
+                continue
+            case .drop:
+                outbox.unread.onRequestDropped(from: ControlEnvelope.replyRouting(for: message.frames), at: nil)
+                continue
+            }
             if let retryAfter = inbound.rateLimiter.admit(
                 peerAddress: message.properties[0], routingID: message.frames.first.map(Array.init) ?? [], at: clock.monotonic)
             {
@@ -47,6 +56,38 @@ extension CoordinatorService {
             }
         }
     }
+
+    /// Answers a request of a connection that does not read its replies (``UnreadReplies``)
+    /// with `rate_limited` and its `requestId`, sent at once: taken, it resumes the
+    /// connection; refused (its queue is still full), the request is dropped unread.
+    func refuseStalled(_ frames: [Data], on control: Socket) {
+        let routing = ControlEnvelope.replyRouting(for: frames)
+        let error = WireError(
+            .rateLimited,
+            "this connection did not read its replies: replies were dropped and requests not served; read them, then send again",
+            retryAfterMilliseconds: Self.stalledRetryAfterMilliseconds)
+        // Peeked only in a small request: a large one costs a full JSON parse.
+        let body = frames.count > routing.count ? frames.last : nil
+        let requestId = body.flatMap { $0.count <= Self.peekedRequestBytes ? WirePeek.requestId(in: $0) : nil }
+        let refusal = ControlOutcome.failed(error).encodedReply(requestId: requestId)
+        do {
+            if try control.send(routing + [refusal], dontWait: true) {
+                outbox.unread.onRefusalSent(to: routing)
+            } else {
+                outbox.unread.onRequestDropped(from: routing, at: clock.monotonic)
+            }
+        } catch let error as ZeroMQError where error.code == .hostUnreachable {
+            outbox.unread.onDisconnected(routing)
+        } catch {
+            logger.warning("refusal not sent", ["error": "\(error)"])
+        }
+    }
+
+    /// The `retryAfterMs` of the refusal a connection that stopped reading gets.
+    static let stalledRetryAfterMilliseconds = 100
+
+    /// The largest request (bytes) whose `requestId` a refusal of a stalled connection echoes.
+    static let peekedRequestBytes = 4096
 
     /// The `too_large` answer to a control message with more than `limits.maxFramesPerMessage`
     /// frames, made from its first frames (the routing id), the rest dropped unread.

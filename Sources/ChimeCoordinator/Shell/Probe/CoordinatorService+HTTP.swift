@@ -81,6 +81,9 @@ extension CoordinatorService {
         metrics.requestDurations = telemetry.requestDurations
         metrics.turnDuration = telemetry.turnDuration
         metrics.slowestTurnSeconds = telemetry.slowestTurnSeconds
+        metrics.controlRepliesDropped = outbox.unread.repliesDropped
+        metrics.controlRequestsDropped = outbox.unread.requestsDropped
+        metrics.controlConnectionsNotReading = outbox.unread.count
         probe.publish(metrics)
     }
 
