@@ -37,6 +37,13 @@ extension ChimeConfiguration {
         /// maxReplyBytes` messages (512); past it the connection is not served
         /// (`chime_control_requests_dropped_total`) until it reads again.
         public var controlQueueBytesPerConnection = 32 * 1024 * 1024
+        /// The bytes of control requests one connection may have read and waiting for their
+        /// turn inside the coordinator (served round-robin across connections); past it its
+        /// requests are refused `rate_limited`. One request of any size is always taken.
+        public var controlPendingBytesPerConnection = 32 * 1024 * 1024
+        /// The bytes of control requests all connections may have waiting together; past it
+        /// requests are refused `rate_limited`.
+        public var controlPendingBytesTotal = 256 * 1024 * 1024
 
         /// The defaults shown on each property.
         public init() {}

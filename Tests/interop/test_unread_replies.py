@@ -138,3 +138,30 @@ def test_clients_follow_pages_cut_short_by_the_byte_bound(make_cluster, zmq_cont
         if cursor is None:
             break
     assert ids == expected
+
+
+def test_a_connection_past_its_pending_bytes_is_refused_rate_limited_and_others_are_served(make_cluster, zmq_context):
+    cluster = make_cluster({"store": {"fsync": "never"}, "limits": {"controlPendingBytesPerConnection": 65_536}})
+    flooder = zmq_context.socket(zmq.DEALER)
+    flooder.setsockopt(zmq.LINGER, 0)
+    flooder.setsockopt(zmq.SNDHWM, 10_000)
+    flooder.connect(cluster.control_endpoint)
+    sent = [f"p-{index}-" + "x" * 1000 for index in range(3000)]
+    for request_id in sent:
+        flooder.send_multipart([b"", encode({"op": "ping", "requestId": request_id})])
+    # Another connection's pings are served meanwhile.
+    assert_pings_quickly(zmq_context, cluster)
+    answered: dict[str, dict] = {}
+    while len(answered) < len(sent) and flooder.poll(10_000, zmq.POLLIN):
+        reply = json.loads(flooder.recv_multipart()[-1])
+        answered[reply["requestId"]] = reply
+    assert set(answered) == set(sent), f"{len(sent) - len(answered)} requests unanswered"
+    refused = [reply for reply in answered.values() if not reply["ok"]]
+    assert refused, "no request was refused past limits.controlPendingBytesPerConnection"
+    for reply in refused:
+        assert reply["error"]["code"] == "rate_limited" and reply["error"]["retryAfterMs"] == 100, reply
+        assert "limits.controlPendingBytesPerConnection" in reply["error"]["message"], reply
+    assert all(reply["result"] for reply in answered.values() if reply["ok"])
+    assert metric(cluster, "chime_control_requests_dropped_total") >= len(refused)
+    assert metric(cluster, "chime_control_pending_bytes") == 0
+    flooder.close()
