@@ -22,7 +22,7 @@ extension CoordinatorService {
         serveControl(control, into: &directives)
     }
 
-    /// Reads at most ``controlReadsPerTurn`` messages, for at most ``controlTurnBudget``,
+    /// Reads at most ``controlReadsPerTurn`` messages, for at most ``controlReadBudget``,
     /// without blocking: a connection that does not read its replies is not served
     /// (``UnreadReplies``); the rest are queued per connection, or refused `rate_limited`
     /// past `limits.controlPendingBytesPerConnection` / `controlPendingBytesTotal`.
@@ -32,7 +32,7 @@ extension CoordinatorService {
         // The rest of a message with too many frames, a slice per turn.
         guard try control.discardFrames(upTo: Self.framesDiscardedPerTurn) else { return }
         for _ in 0..<Self.controlReadsPerTurn {
-            if ContinuousClock.now - started > Self.controlTurnBudget { return }
+            if ContinuousClock.now - started > Self.controlReadBudget { return }
             guard let message = try control.receiveMessage(
                 dontWait: true, properties: properties, maxFrames: configuration.limits.maxFramesPerMessage)
             else { return }
@@ -92,6 +92,10 @@ extension CoordinatorService {
         }
         return false
     }
+
+    /// How long one turn reads control messages into the fair queue at most: reading is
+    /// cheap, and what a turn does not read waits in libzmq's own per-connection queue.
+    static let controlReadBudget = Duration.milliseconds(1)
 
     /// Messages one turn reads off the control socket at most.
     static let controlReadsPerTurn = 4096
