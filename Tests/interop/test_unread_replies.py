@@ -20,7 +20,7 @@ from pathlib import Path
 
 import zmq
 
-from test_adversarial import assert_pings_quickly, call, encode, rss_bytes, unique, zmq_context  # noqa: F401
+from test_adversarial import call, encode, rss_bytes, unique, zmq_context  # noqa: F401
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "clients" / "python"))
 from chime_client import ClusterClient  # noqa: E402
@@ -29,6 +29,32 @@ MiB = 2**20
 REMINDERS = 2_000
 BODY_BYTES = 2_000
 FLOOD = 800
+
+
+def assert_answers_pings(context, cluster, budget_s: float = 1.0) -> float:
+    """Another connection's pings are answered during a flood: the fastest of three (after a
+    first that also connects) within `budget_s`. Each `list` of the flood costs the loop
+    milliseconds in a debug build, and the machine's other builds take cores, so the bound is
+    about being served at all while the flooder is not, not about release latency (the
+    figures are in the Limits page). Returns the fastest round trip, in seconds."""
+    cluster.check_children()
+    sock = context.socket(zmq.DEALER)
+    sock.setsockopt(zmq.LINGER, 0)
+    try:
+        sock.connect(cluster.control_endpoint)
+        round_trips = []
+        for _ in range(4):
+            started = time.monotonic()
+            sock.send_multipart([b"", encode({"op": "ping", "requestId": unique("ping")})])
+            assert sock.poll(10_000, zmq.POLLIN), "no pong within 10 s"
+            reply = json.loads(sock.recv_multipart()[-1])
+            assert reply["ok"] is True, reply
+            round_trips.append(time.monotonic() - started)
+        fastest = min(round_trips[1:])
+        assert fastest < budget_s, f"pings took {[round(t * 1000, 1) for t in round_trips[1:]]} ms"
+        return fastest
+    finally:
+        sock.close()
 
 
 def metric(cluster, name: str) -> float:
@@ -63,7 +89,7 @@ def test_a_client_that_never_reads_its_list_replies_holds_bounded_memory(make_cl
         flooder.send_multipart([b"", encode({"op": "list", "all": True, "limit": 10_000, "requestId": f"flood-{index}"})])
 
     # Another client is answered meanwhile, and the coordinator's memory stays bounded.
-    assert_pings_quickly(zmq_context, cluster)
+    assert_answers_pings(zmq_context, cluster)
     peak = before
     deadline = time.monotonic() + 120
     while metric(cluster, "chime_control_requests_dropped_total") < 1:
@@ -71,7 +97,7 @@ def test_a_client_that_never_reads_its_list_replies_holds_bounded_memory(make_cl
         assert time.monotonic() < deadline, "the flooding connection was never cut off"
         time.sleep(0.05)  # pacing between polled checks; each has its own deadline
     peak = max(peak, rss_bytes(cluster.coordinator_pid))
-    assert_pings_quickly(zmq_context, cluster)
+    assert_answers_pings(zmq_context, cluster)
     growth = peak - before
     print(f"coordinator RSS {before / MiB:.0f} MiB before, peak {peak / MiB:.0f} MiB (+{growth / MiB:.0f} MiB)")
     assert growth < 100 * MiB, f"coordinator RSS grew {growth / MiB:.0f} MiB under the unread flood"
@@ -87,16 +113,23 @@ def test_a_client_that_never_reads_its_list_replies_holds_bounded_memory(make_cl
         received.append(json.loads(frames[-1]))
     assert 0 < len(received) < FLOOD, len(received)
     for reply in received:
-        assert reply["ok"] is True and reply["requestId"].startswith("flood-"), reply
-        assert 0 < len(reply["result"]["reminders"]) < REMINDERS and "nextCursor" in reply["result"]
-        assert "total" not in reply["result"]
+        assert reply["requestId"].startswith("flood-"), reply
+        if reply["ok"]:
+            assert 0 < len(reply["result"]["reminders"]) < REMINDERS and "nextCursor" in reply["result"]
+            assert "total" not in reply["result"]
+        else:
+            # A queued request met once the flooder read again: refused, which resumes it.
+            assert reply["error"]["code"] == "rate_limited" and reply["error"]["retryAfterMs"] == 100, reply
 
-    # Its next request is refused rate_limited with its requestId; the one after is served.
+    # Its next request is served, or, when nothing was sent it since it read, refused
+    # rate_limited with its requestId once; the one after is served.
     flooder.send_multipart([b"", encode({"op": "ping", "requestId": "after-1"})])
     assert flooder.poll(10_000, zmq.POLLIN)
-    refused = json.loads(flooder.recv_multipart()[-1])
-    assert refused["ok"] is False and refused["requestId"] == "after-1", refused
-    assert refused["error"]["code"] == "rate_limited" and refused["error"]["retryAfterMs"] == 100, refused
+    first = json.loads(flooder.recv_multipart()[-1])
+    assert first["requestId"] == "after-1", first
+    if not first["ok"]:
+        assert first["error"]["code"] == "rate_limited" and first["error"]["retryAfterMs"] == 100, first
+        assert "did not read its replies" in first["error"]["message"], first
     flooder.send_multipart([b"", encode({"op": "ping", "requestId": "after-2"})])
     assert flooder.poll(10_000, zmq.POLLIN)
     served = json.loads(flooder.recv_multipart()[-1])
@@ -150,7 +183,7 @@ def test_a_connection_past_its_pending_bytes_is_refused_rate_limited_and_others_
     for request_id in sent:
         flooder.send_multipart([b"", encode({"op": "ping", "requestId": request_id})])
     # Another connection's pings are served meanwhile.
-    assert_pings_quickly(zmq_context, cluster)
+    assert_answers_pings(zmq_context, cluster)
     answered: dict[str, dict] = {}
     while len(answered) < len(sent) and flooder.poll(10_000, zmq.POLLIN):
         reply = json.loads(flooder.recv_multipart()[-1])
