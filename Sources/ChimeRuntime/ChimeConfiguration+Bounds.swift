@@ -28,6 +28,22 @@ extension ChimeConfiguration {
         /// Delivery destinations (webhooks, APNs and FCM tokens) the recipients of one
         /// restricted client key may hold together; 0: unlimited. Past it: `quota_exceeded`.
         public var tenantMaxDestinations = 10_000
+        /// The most bytes one page's reply (`list`, `deadLetters`, `events`) takes, encoded:
+        /// a page that would pass it ends early with its continuation cursor (one item larger
+        /// than it is sent alone).
+        public var maxReplyBytes = 64 * 1024
+        /// The bytes of replies the control socket queues for one connection that does not
+        /// read them, as a send high-water mark of `controlQueueBytesPerConnection /
+        /// maxReplyBytes` messages (512); past it the connection is not served
+        /// (`chime_control_requests_dropped_total`) until it reads again.
+        public var controlQueueBytesPerConnection = 32 * 1024 * 1024
+        /// The bytes of control requests one connection may have read and waiting for their
+        /// turn inside the coordinator (served round-robin across connections); past it its
+        /// requests are refused `rate_limited`. One request of any size is always taken.
+        public var controlPendingBytesPerConnection = 32 * 1024 * 1024
+        /// The bytes of control requests all connections may have waiting together; past it
+        /// requests are refused `rate_limited`.
+        public var controlPendingBytesTotal = 256 * 1024 * 1024
 
         /// The defaults shown on each property.
         public init() {}

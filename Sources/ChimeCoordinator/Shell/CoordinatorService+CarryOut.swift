@@ -148,11 +148,21 @@ extension CoordinatorService {
         }
     }
 
+    /// Sends one reply without waiting. A reply its connection's full queue refuses (the
+    /// control ROUTER is `ZMQ_ROUTER_MANDATORY`) is dropped and the connection stalled
+    /// (``UnreadReplies``); one to a connection that is gone is dropped. The client sends the
+    /// request again with the same `requestId` and gets the remembered reply.
     func sendReply(_ body: Data, to client: ClientAddress, on control: Socket) {
         do {
-            _ = try control.send(client.routing + [body], dontWait: true)
+            if try control.send(client.routing + [body], dontWait: true) {
+                outbox.unread.onReplySent(to: client.routing)
+            } else {
+                outbox.unread.onReplyRefused(to: client.routing, at: clock.monotonic)
+            }
+        } catch let error as ZeroMQError where error.code == .hostUnreachable {
+            // Gone before its reply (common: a CLI that timed out): nothing to tell anyone.
+            outbox.unread.onDisconnected(client.routing)
         } catch {
-            // The client retries with the same requestId and gets the remembered reply.
             logger.warning("reply not sent", ["error": "\(error)"])
         }
     }

@@ -105,6 +105,11 @@ extension CoordinatorService {
         try control.set(.linger(milliseconds: linger))
         // Requests beyond 4× the limit drop the connection; up to that we reply too_large.
         try control.set(.maxMessageSize(bytes: Int64(configuration.coordinator.maxRequestBytes) * 4))
+        // A reply to a connection whose queue is full fails at once (EAGAIN) instead of being
+        // dropped silently, so the loop sees who does not read (`UnreadReplies`); the queue
+        // holds `controlQueueBytesPerConnection` of replies of `maxReplyBytes` at most.
+        try control.set(.routerMandatory(true))
+        try control.set(.sendHighWaterMark(Self.controlSendHighWaterMark(configuration.limits)))
         try security?.secure(control, as: .control, for: endpoints.control.bind)
         try bind(control, to: endpoints.control.bind, until: deadline)
         let dispatch = try makeDispatchSocket(context: context, until: deadline)
@@ -126,6 +131,12 @@ extension CoordinatorService {
         return LoopSockets(
             control: control, dispatch: dispatch, events: events, results: results, journalSignal: journalSignal,
             signalEndpoint: signalEndpoint)
+    }
+
+    /// The control ROUTER's send high-water mark, in messages: the replies of at most
+    /// `maxReplyBytes` that `controlQueueBytesPerConnection` holds (512 by default), at least 16.
+    static func controlSendHighWaterMark(_ limits: ChimeConfiguration.Bounds) -> Int32 {
+        Int32(clamping: max(16, limits.controlQueueBytesPerConnection / max(1, limits.maxReplyBytes)))
     }
 
     /// ROUTER, not PUSH: the coordinator picks the worker (credit-based flow control), so it
@@ -164,7 +175,9 @@ extension CoordinatorService {
     /// - Throws: `ZeroMQError` when a helper's signal socket cannot connect.
     func startEncoders(context: Context, signalEndpoint: String) throws {
         startMapRegisterFollower()
-        outbox.encoder = try ReplyEncoder(context: context, signalEndpoint: signalEndpoint)
+        outbox.maxReplyBytes = configuration.limits.maxReplyBytes
+        outbox.encoder = try ReplyEncoder(
+            context: context, signalEndpoint: signalEndpoint, maxReplyBytes: configuration.limits.maxReplyBytes)
         if case .file(let fileStore) = store.storage, let journalWriter = store.journalWriter {
             store.snapshotWriter = try SnapshotWriter(
                 store: fileStore, journalWriter: journalWriter, context: context, signalEndpoint: signalEndpoint)

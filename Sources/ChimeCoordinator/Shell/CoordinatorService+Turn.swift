@@ -39,9 +39,20 @@ extension CoordinatorService {
             telemetry.recordsSinceMemoryTrim = 0
             Allocator.releaseFreePages()
         }
+        forgetIdleUnreadConnections()
         noteTurnDuration(since: turnStart)
         if probe.wantsMetrics { publishMetrics() }
         return true
+    }
+
+    /// Once a second at most: forgets the stalled control connections not heard of for a
+    /// minute (``UnreadReplies/forgetIdle(at:)``; libzmq does not say when a peer goes).
+    func forgetIdleUnreadConnections() {
+        guard outbox.unread.count > 0 else { return }
+        let now = clock.monotonic
+        guard now - outbox.unreadSweptAt >= 1 else { return }
+        outbox.unreadSweptAt = now
+        outbox.unread.forgetIdle(at: now)
     }
 
     /// Journal records after which an idle turn gives free heap pages back (`isGrowthTrimDue`).
@@ -64,7 +75,9 @@ extension CoordinatorService {
     /// - Returns: `false` when the context was terminated.
     private func poll(_ poller: Poller, isJournalBehind: Bool) throws -> Bool {
         do {
-            _ = try poller.poll(timeout: isJournalBehind ? .milliseconds(10) : pollTimeout(now: clock.now))
+            // Requests still queued from the last turn: serve them now, only reading what came meanwhile.
+            let timeout = !inbound.fairQueue.isEmpty ? .zero : isJournalBehind ? .milliseconds(10) : pollTimeout(now: clock.now)
+            _ = try poller.poll(timeout: timeout)
             return true
         } catch let error as ZeroMQError where error.code == .contextTerminated {
             return false
@@ -84,7 +97,10 @@ extension CoordinatorService {
                 while try sockets.journalSignal.receiveMessage(dontWait: true) != nil {}
             }
             try flushOutbox(sockets)
-            if isReadable(LoopSockets.Polled.control) { try readControl(sockets.control, into: &directives) }
+            let isControlReadable = isReadable(LoopSockets.Polled.control)
+            if isControlReadable || !inbound.fairQueue.isEmpty {
+                try readControl(sockets.control, isReadable: isControlReadable, into: &directives)
+            }
             if isReadable(LoopSockets.Polled.results) { try readResults(sockets.results, into: &directives) }
             if isReadable(LoopSockets.Polled.dispatch) { try readAnnouncements(sockets.dispatch, into: &directives) }
         } catch let error as ZeroMQError where error.code == .contextTerminated {

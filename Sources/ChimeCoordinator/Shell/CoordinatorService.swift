@@ -108,7 +108,12 @@ public final class CoordinatorService {
             tunables: tunables, isStandby: standby, isWarmStandby: warmStandby, httpAddress: http, sharedContext: context,
             sounds: SoundLibrary(directory: configuration.notifications.soundsDirectory))
         telemetry = LoopTelemetry(watchdog: WatchdogPacer(notifier: notifier), operatorLog: OperatorLog(logger: logger))
-        inbound = InboundGate(rateLimiter: ControlRateLimiter(limit: configuration.control.rateLimit), peerLog: PeerLog(logger: logger))
+        inbound = InboundGate(
+            rateLimiter: ControlRateLimiter(limit: configuration.control.rateLimit),
+            fairQueue: ControlFairQueue(limits: .init(
+                maxBytesPerConnection: configuration.limits.controlPendingBytesPerConnection,
+                maxBytesTotal: configuration.limits.controlPendingBytesTotal)),
+            peerLog: PeerLog(logger: logger))
         self.probe = CoordinatorProbe(shard: tunables.eventShard, mapEpoch: tunables.shardMap?.mapEpoch ?? 1)
         self.state = CoordinatorState(configuration: tunables, startedAt: clock.now)
     }

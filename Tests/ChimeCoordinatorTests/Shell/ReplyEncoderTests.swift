@@ -9,7 +9,8 @@ import ZeroMQ
 import ChimeCoordinator
 
 /// Long pages are encoded off the coordinator's loop (`ReplyEncoder`); a connection still gets
-/// its replies in the order it asked, and each page is what `WireCodec` writes.
+/// its replies in the order it asked, and each page is what `WireCodec` writes, within
+/// `limits.maxReplyBytes`.
 @Suite(.serialized) struct ReplyEncoderTests {
     let start = Date(timeIntervalSince1970: 1_798_099_200)  // 2026-12-24T08:00:00Z
 
@@ -46,8 +47,10 @@ import ChimeCoordinator
             received.append(requestId)
             if requestId.hasPrefix("list") {
                 let page = try codec.decode(ControlReply<ListResult>.self, from: body)
-                #expect(page.result?.reminders.map(\.reminder.id) == reminders.map(\.id))
-                #expect(page.result?.total == 600)
+                // Cut at `limits.maxReplyBytes` (64 KiB): 268 of these listings fit, then the cursor.
+                #expect(page.result?.reminders.map(\.reminder.id) == reminders.prefix(268).map(\.id))
+                #expect(page.result?.total == nil && page.result?.nextCursor != nil)
+                #expect(body.count <= 65_536)
                 #expect(codec.encode(page) == body, "byte for byte what WireCodec writes")
             }
         }

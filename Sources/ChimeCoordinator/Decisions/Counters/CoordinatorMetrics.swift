@@ -55,6 +55,14 @@ public struct CoordinatorMetrics: Sendable {
     public var turnDuration = Histogram(upperBounds: Histogram.durationSecondsBounds)
     /// The slowest loop turn since start, in seconds.
     public var slowestTurnSeconds = 0.0
+    /// Control replies dropped since start because their connection did not read them.
+    public var controlRepliesDropped = 0
+    /// Control requests not served since start because their connection did not read its replies.
+    public var controlRequestsDropped = 0
+    /// Control connections not reading their replies now (their requests are not served).
+    public var controlConnectionsNotReading = 0
+    /// Bytes of control requests read and waiting for their connection's turn now.
+    public var controlPendingBytes = 0
     /// Workers quarantined since start for letting leases run out.
     public var quarantines = 0
     /// Workers quarantined now.
@@ -113,6 +121,22 @@ public struct CoordinatorMetrics: Sendable {
         exposition.gauge(
             "chime_loop_turn_max_seconds", help: "The slowest coordinator loop turn since start, in seconds.",
             value: slowestTurnSeconds)
+        exposition.counter(
+            "chime_control_replies_dropped_total",
+            help: "Control replies dropped because their connection's queue (limits.controlQueueBytesPerConnection) was full: it did not read them.",
+            value: Double(controlRepliesDropped))
+        exposition.counter(
+            "chime_control_requests_dropped_total",
+            help: "Control requests not served because their connection did not read its replies (dropped unread, or refused rate_limited once it read again) or had limits.controlPendingBytesPerConnection waiting (refused rate_limited).",
+            value: Double(controlRequestsDropped))
+        exposition.gauge(
+            "chime_control_connections_not_reading",
+            help: "Control connections whose reply queue was full and that have not read since (their requests are not served).",
+            value: Double(controlConnectionsNotReading))
+        exposition.gauge(
+            "chime_control_pending_bytes",
+            help: "Bytes of control requests read and waiting for their connection's turn (served round-robin across connections).",
+            value: Double(controlPendingBytes))
         exposition.counter(
             "chime_worker_quarantines_total", help: "Workers set aside (no firings for a back-off period) for letting leases run out.",
             value: Double(quarantines))

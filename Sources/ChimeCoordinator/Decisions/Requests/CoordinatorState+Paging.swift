@@ -87,7 +87,7 @@ extension CoordinatorState {
             // Derived: a one-shot ends `finished` only when its occurrence was skipped.
             reason: reported.state == .finished && !entry.isRepeating ? ReminderListing.skippedByMisfire : nil,
             remaining: key.flatMap { triggers.remaining.isEmpty ? nil : triggers.remaining[$0] },
-            note: key.flatMap { triggers.notes.isEmpty ? nil : triggers.notes[$0] })
+            note: key.flatMap { triggers.notes.isEmpty ? nil : triggers.notes[$0] }, key: key)
     }
 
     /// One page of `deadLetters`: oldest due first, after `cursor`.

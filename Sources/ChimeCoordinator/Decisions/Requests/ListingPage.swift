@@ -24,6 +24,8 @@ public struct ListingPage: Sendable, Hashable {
         var note: String? = nil
         /// Its firings held in quiet hours, when it has any.
         var held: [HeldFiringListing]? = nil
+        /// Its key, where a page cut short by `limits.maxReplyBytes` continues after it.
+        var key: ReminderKey? = nil
     }
 
     let items: [Item]
@@ -36,16 +38,18 @@ public struct ListingPage: Sendable, Hashable {
     public var count: Int { items.count }
 
     /// The page's reminders, decoded (O(page)).
-    public var reminders: [ReminderListing] {
-        items.map { item in
-            ReminderListing(
-                reminder: CoordinatorState.Entry.decodeStored(item.bytes[...]), state: item.state,
-                nextFireAt: item.nextFireAt, deliveredCount: item.deliveredCount,
-                lastFiredAt: item.lastFiredAt, armed: item.armed, reason: item.reason, remaining: item.remaining,
-                note: item.note, held: item.held)
-        }
-    }
+    public var reminders: [ReminderListing] { items.map(\.listing) }
 
     /// The page as the wire carries it.
     public var result: ListResult { ListResult(reminders: reminders, total: total, nextCursor: nextCursor) }
+}
+
+extension ListingPage.Item {
+    /// The reminder as the wire lists it, decoded from its binary form.
+    var listing: ReminderListing {
+        ReminderListing(
+            reminder: CoordinatorState.Entry.decodeStored(bytes[...]), state: state, nextFireAt: nextFireAt,
+            deliveredCount: deliveredCount, lastFiredAt: lastFiredAt, armed: armed, reason: reason, remaining: remaining,
+            note: note, held: held)
+    }
 }

@@ -9,19 +9,30 @@ import ChimeSecurity
 /// The coordinator's inbound side: control requests (with their role checks), worker
 /// results and dispatch announcements.
 extension CoordinatorService {
-    /// Reads at most 1,000 control requests without blocking, and stops early once the turn
-    /// spent ``controlTurnBudget`` on them: what is left waits in the socket for the next
-    /// turn, after due firings were made and dispatched (issue 15: no op holds the loop).
+    /// Reads the control requests waiting in the socket into the fair queue (when `isReadable`),
+    /// then serves the queue round-robin across connections (``ControlFairQueue``), at most
+    /// ``controlRequestsPerTurn`` requests and ``controlTurnBudget`` of time: what is left
+    /// waits for the next turn, after due firings were made and dispatched (issue 15: no op
+    /// holds the loop; issue 37: no connection delays another's requests behind its own).
     ///
     /// With security on, each request's role comes from its connection's ZAP user id (the
     /// `User-Id` message property), never from the message.
-    func readControl(_ control: Socket, into directives: inout [CoordinatorDirective]) throws {
+    func readControl(_ control: Socket, isReadable: Bool, into directives: inout [CoordinatorDirective]) throws {
+        if isReadable { try queueControl(control, into: &directives) }
+        serveControl(control, into: &directives)
+    }
+
+    /// Reads at most ``controlReadsPerTurn`` messages, for at most ``controlReadBudget``,
+    /// without blocking: a connection that does not read its replies is not served
+    /// (``UnreadReplies``); the rest are queued per connection, or refused `rate_limited`
+    /// past `limits.controlPendingBytesPerConnection` / `controlPendingBytesTotal`.
+    private func queueControl(_ control: Socket, into directives: inout [CoordinatorDirective]) throws {
         let properties = security == nil ? [MessageProperty.peerAddress] : [MessageProperty.peerAddress, MessageProperty.userID]
         let started = ContinuousClock.now
         // The rest of a message with too many frames, a slice per turn.
         guard try control.discardFrames(upTo: Self.framesDiscardedPerTurn) else { return }
-        for _ in 0..<1000 {
-            if ContinuousClock.now - started > Self.controlTurnBudget { return }
+        for _ in 0..<Self.controlReadsPerTurn {
+            if ContinuousClock.now - started > Self.controlReadBudget { return }
             guard let message = try control.receiveMessage(
                 dontWait: true, properties: properties, maxFrames: configuration.limits.maxFramesPerMessage)
             else { return }
@@ -30,6 +41,26 @@ extension CoordinatorService {
                 guard try control.discardFrames(upTo: Self.framesDiscardedPerTurn) else { return }
                 continue
             }
+            let routing = ControlEnvelope.replyRouting(for: message.frames)
+            guard isServed(message.frames, routing: routing, on: control) else { continue }
+            let bytes = message.frames.reduce(Self.queuedRequestOverheadBytes) { $0 + $1.count }
+            if !inbound.fairQueue.enqueue(message, bytes: bytes, from: routing) {
+                inbound.pendingRefusals += 1
+                directives += refusalOverPendingBytes(message.frames, peerAddress: message.properties[0])
+            }
+        }
+    }
+
+    /// Serves queued requests, one per connection in turn, within the turn's budget.
+    private func serveControl(_ control: Socket, into directives: inout [CoordinatorDirective]) {
+        let started = ContinuousClock.now
+        var served = 0
+        while served < Self.controlRequestsPerTurn, ContinuousClock.now - started <= Self.controlTurnBudget,
+            let (routing, message) = inbound.fairQueue.next()
+        {
+            served += 1
+            // Its connection may have stopped reading since the request was queued.
+            guard isServed(message.frames, routing: routing, on: control) else { continue }
             if let retryAfter = inbound.rateLimiter.admit(
                 peerAddress: message.properties[0], routingID: message.frames.first.map(Array.init) ?? [], at: clock.monotonic)
             {
@@ -47,6 +78,82 @@ extension CoordinatorService {
             }
         }
     }
+
+    /// Whether a request from `routing` is served: not when its connection does not read its
+    /// replies (``UnreadReplies``), which is then refused or dropped here.
+    private func isServed(_ frames: [Data], routing: [Data], on control: Socket) -> Bool {
+        switch outbox.unread.admission(of: routing, at: clock.monotonic) {
+        case .serve:
+            return true
+        case .refuse:
+            refuseStalled(frames, on: control)
+        case .drop:
+            outbox.unread.onRequestDropped(from: routing, at: nil)
+        }
+        return false
+    }
+
+    /// How long one turn reads control messages into the fair queue at most: reading is
+    /// cheap, and what a turn does not read waits in libzmq's own per-connection queue.
+    static let controlReadBudget = Duration.milliseconds(1)
+
+    /// Messages one turn reads off the control socket at most.
+    static let controlReadsPerTurn = 4096
+
+    /// What a queued request costs beyond its frames' bytes (its arrays, properties and
+    /// queue slot), counted against `limits.controlPendingBytes…`.
+    static let queuedRequestOverheadBytes = 256
+
+    /// Requests one turn serves at most.
+    static let controlRequestsPerTurn = 1000
+
+    /// The `rate_limited` answer to a request past `limits.controlPendingBytesPerConnection`
+    /// or `controlPendingBytesTotal`, made without reading it, on the ordinary reply path.
+    func refusalOverPendingBytes(_ frames: [Data], peerAddress: String?) -> [CoordinatorDirective] {
+        let routing = ControlEnvelope.replyRouting(for: frames)
+        guard !routing.isEmpty else { return [] }
+        let error = WireError(
+            .rateLimited,
+            "too many requests waiting from this connection (limits.controlPendingBytesPerConnection) or from all (limits.controlPendingBytesTotal); retry in \(Self.stalledRetryAfterMilliseconds) ms",
+            retryAfterMilliseconds: Self.stalledRetryAfterMilliseconds)
+        // Its requestId when small, so a pipelining client settles the right request: the
+        // refusal leaves before the replies to the connection's queued requests.
+        let body = frames.count > routing.count ? frames.last : nil
+        let requestId = body.flatMap { $0.count <= Self.peekedRequestBytes ? WirePeek.requestId(in: $0) : nil }
+        return state.onUndecodableRequest(error, requestId: requestId, from: ClientAddress(routing: routing))
+    }
+
+    /// Answers a request of a connection that does not read its replies (``UnreadReplies``)
+    /// with `rate_limited` and its `requestId`, sent at once: taken, it resumes the
+    /// connection; refused (its queue is still full), the request is dropped unread.
+    func refuseStalled(_ frames: [Data], on control: Socket) {
+        let routing = ControlEnvelope.replyRouting(for: frames)
+        let error = WireError(
+            .rateLimited,
+            "this connection did not read its replies: replies were dropped and requests not served; read them, then send again",
+            retryAfterMilliseconds: Self.stalledRetryAfterMilliseconds)
+        // Peeked only in a small request: a large one costs a full JSON parse.
+        let body = frames.count > routing.count ? frames.last : nil
+        let requestId = body.flatMap { $0.count <= Self.peekedRequestBytes ? WirePeek.requestId(in: $0) : nil }
+        let refusal = ControlOutcome.failed(error).encodedReply(requestId: requestId)
+        do {
+            if try control.send(routing + [refusal], dontWait: true) {
+                outbox.unread.onRefusalSent(to: routing)
+            } else {
+                outbox.unread.onRequestDropped(from: routing, at: clock.monotonic)
+            }
+        } catch let error as ZeroMQError where error.code == .hostUnreachable {
+            outbox.unread.onDisconnected(routing)
+        } catch {
+            logger.warning("refusal not sent", ["error": "\(error)"])
+        }
+    }
+
+    /// The `retryAfterMs` of the refusal a connection that stopped reading gets.
+    static let stalledRetryAfterMilliseconds = 100
+
+    /// The largest request (bytes) whose `requestId` a refusal of a stalled connection echoes.
+    static let peekedRequestBytes = 4096
 
     /// The `too_large` answer to a control message with more than `limits.maxFramesPerMessage`
     /// frames, made from its first frames (the routing id), the rest dropped unread.

@@ -1,6 +1,7 @@
 import ChimeCore
 import ChimeRuntime
 import ChimeWire
+import ZeroMQ
 
 /// What the loop keeps to read its peers' messages: the control socket's per-peer rate
 /// limits, the key each worker announced itself with, the codec, and the per-peer log of
@@ -8,6 +9,11 @@ import ChimeWire
 struct InboundGate {
     /// Per-peer token buckets of the control socket (`control.rateLimit`).
     var rateLimiter: ControlRateLimiter
+    /// Control requests read and waiting for their connection's turn (round-robin).
+    var fairQueue: ControlFairQueue<BoundedMessage>
+    /// Requests refused since start because their connection's (or every connection's)
+    /// waiting requests passed `limits.controlPendingBytes…`.
+    var pendingRefusals = 0
     /// With security on: the key each worker id last announced itself with on the dispatch
     /// socket. Results count only from a connection with that key, whatever `worker` they claim.
     var workerKeys: [WorkerID: String] = [:]

@@ -32,6 +32,12 @@ struct Outbox {
     var encoder: ReplyEncoder?
     /// Encodes events and short replies.
     let codec = WireCodec()
+    /// The bound of one page's reply, in bytes (`limits.maxReplyBytes`).
+    var maxReplyBytes = Int.max
+    /// The control connections that do not read their replies.
+    var unread = UnreadReplies()
+    /// When (monotonic seconds) `unread` last forgot its idle connections.
+    var unreadSweptAt = 0.0
 
     /// Whether nothing waits.
     var isEmpty: Bool { queue.isEmpty }
@@ -60,7 +66,7 @@ struct Outbox {
         if let encoder, ReplyEncoder.isLong(outcome) {
             append(.encoding(encoder.submit(outcome, requestId: requestId), to: client), after: ticket)
         } else {
-            append(.reply(outcome.encodedReply(requestId: requestId), to: client), after: ticket)
+            append(.reply(outcome.encodedReply(requestId: requestId, maxPageBytes: maxReplyBytes), to: client), after: ticket)
         }
     }
 

@@ -5,7 +5,7 @@ import ZeroMQ
 /// Encodes long replies (pages of `list`, dead letters and events) on a thread of its own, so
 /// the coordinator's loop spends no time on their JSON: the loop decides the page (the state
 /// is the one truth), hands the outcome over with `submit` and keeps firing; the encoder
-/// turns it into the reply's bytes (`ControlOutcome.encodedReply(requestId:)`, pure) and wakes
+/// turns it into the reply's bytes (`ControlOutcome.encodedReply(requestId:maxPageBytes:)`, pure) and wakes
 /// the loop through `signalEndpoint` (inproc PUSH → the loop's PULL, as `JournalWriter` does),
 /// which takes the bytes with `take` and sends them in order.
 ///
@@ -24,10 +24,11 @@ final class ReplyEncoder: @unchecked Sendable {
     /// - Parameters:
     ///   - context: the ZeroMQ context the loop's PULL socket lives in.
     ///   - signalEndpoint: the inproc endpoint the loop has bound a PULL socket to.
+    ///   - maxReplyBytes: the bound of one page's reply, in bytes (`limits.maxReplyBytes`).
     /// - Throws: `ZeroMQError` when the signal socket cannot be made or connected.
-    init(context: Context, signalEndpoint: String) throws {
+    init(context: Context, signalEndpoint: String, maxReplyBytes: Int) throws {
         jobs = try BackgroundQueue(name: "chime-replies", context: context, signalEndpoint: signalEndpoint, priority: .lowered) {
-            $0.outcome.encodedReply(requestId: $0.requestId)
+            $0.outcome.encodedReply(requestId: $0.requestId, maxPageBytes: maxReplyBytes)
         }
     }
 

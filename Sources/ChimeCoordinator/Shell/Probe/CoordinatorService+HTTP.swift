@@ -81,6 +81,10 @@ extension CoordinatorService {
         metrics.requestDurations = telemetry.requestDurations
         metrics.turnDuration = telemetry.turnDuration
         metrics.slowestTurnSeconds = telemetry.slowestTurnSeconds
+        metrics.controlRepliesDropped = outbox.unread.repliesDropped
+        metrics.controlRequestsDropped = outbox.unread.requestsDropped + inbound.pendingRefusals
+        metrics.controlPendingBytes = inbound.fairQueue.pendingBytes
+        metrics.controlConnectionsNotReading = outbox.unread.count
         probe.publish(metrics)
     }
 
