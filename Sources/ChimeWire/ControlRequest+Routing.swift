@@ -11,7 +11,7 @@ extension ControlRequest {
         case .schedule(let reminders):
             guard let first = reminders.first?.recipient, reminders.allSatisfy({ $0.recipient == first }) else { return nil }
             return first
-        case .list(let filter, _, _, _), .cancel(let filter): return filter.recipient
+        case .list(let filter, _, _, _, _), .cancel(let filter): return filter.recipient
         case .setEnabled(_, _, let recipient), .events(_, let recipient, _, _): return recipient
         case .register(let recipient): return recipient.id
         case .recipient(let recipient), .badge(let recipient, _), .delivered(let recipient, _),

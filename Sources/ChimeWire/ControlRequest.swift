@@ -31,7 +31,7 @@ public enum ControlOperation: String, Codable, Sendable, CaseIterable {
     public var argumentKeys: [String] {
         switch self {
         case .schedule: ["reminders", "reminder"]
-        case .list: ["ids", "recipient", "match", "all", "limit", "cursor"]
+        case .list: ["ids", "recipient", "match", "all", "limit", "cursor", "order"]
         case .cancel: ["ids", "recipient", "match", "all"]
         case .status, .workers, .stats, .ping, .snapshot, .compact, .store, .map: []
         case .deadLetters: ["limit", "cursor"]
@@ -103,10 +103,12 @@ public struct ControlRequest: Sendable, Hashable {
     public enum Command: Sendable, Hashable {
         /// Schedule (or replace, by id) these reminders: `{"reminders": [...]}` or `{"reminder": {...}}`.
         case schedule([Reminder])
-        /// One page of the reminders matching the filter, in reminder-id order; `all` includes
+        /// One page of the reminders matching the filter, in `order` (reminder-id order by
+        /// default; `"order": "next-fire"`: soonest next firing first); `all` includes
         /// delivered, disabled and finished ones; `limit` is the page size (1…`PageSize.maximum`,
-        /// `PageSize.default` when absent); `cursor` continues after the previous page.
-        case list(ReminderFilter, all: Bool, limit: Int?, cursor: PageCursor? = nil)
+        /// `PageSize.default` when absent); `cursor` continues after the previous page (a
+        /// cursor of one order is refused by the other).
+        case list(ReminderFilter, all: Bool, limit: Int?, cursor: PageCursor? = nil, order: ListOrder = .id)
         /// Cancel the reminders matching the filter (a non-empty filter, or `"all": true`).
         case cancel(ReminderFilter)
         case status, workers, stats, ping
@@ -218,7 +220,7 @@ extension ControlRequest: Codable {
     private enum CodingKeys: String, CodingKey {
         case op, requestId, reminders, reminder, ids, recipient, match, all, limit, firingId, after
         case value, remove, action, text, token, snooze, jobId, currentToken, cursor, note
-        case add
+        case add, order
     }
 
     /// Decodes `{"op", "requestId", …arguments}`.
@@ -262,10 +264,18 @@ extension ControlRequest: Codable {
                 throw WireError(.invalidArgument, "schedule needs \"reminders\" (an array) or \"reminder\"", field: "reminders")
             }
         case .list:
+            let order = try container.decodeIfPresent(String.self, forKey: .order).map { name throws(WireError) in
+                guard let order = ListOrder(rawValue: name) else {
+                    throw WireError(
+                        .invalidArgument, "order must be one of \(ListOrder.allCases.map(\.rawValue).joined(separator: ", ")), not \"\(name)\"",
+                        field: "order")
+                }
+                return order
+            } ?? .id
             command = .list(
                 try filter(), all: try container.decodeIfPresent(Bool.self, forKey: .all) ?? false,
                 limit: try container.decodeNumberIfPresent(Int.self, forKey: .limit, expected: "a whole number"),
-                cursor: try cursor(.list))
+                cursor: try cursor(order.cursorKind), order: order)
         case .cancel:
             let selection = try filter()
             let all = try container.decodeIfPresent(Bool.self, forKey: .all) ?? false
@@ -354,11 +364,12 @@ extension ControlRequest: Codable {
         switch command {
         case .schedule(let reminders):
             try container.encode(reminders, forKey: .reminders)
-        case .list(let filter, let all, let limit, let cursor):
+        case .list(let filter, let all, let limit, let cursor, let order):
             try encode(filter)
             if all { try container.encode(true, forKey: .all) }
             try container.encodeIfPresent(limit, forKey: .limit)
             try container.encodeIfPresent(cursor?.text, forKey: .cursor)
+            if order != .id { try container.encode(order.rawValue, forKey: .order) }
         case .deadLetters(let limit, let cursor):
             try container.encodeIfPresent(limit, forKey: .limit)
             try container.encodeIfPresent(cursor?.text, forKey: .cursor)

@@ -17,6 +17,8 @@ public struct PageCursor: Hashable, Sendable {
         case events = 0x45
         /// `deadLetters`: the key is a firing id's text form (UTF-8).
         case deadLetters = 0x44
+        /// `list` in next-fire order: the key is a ``NextFireKey``'s `cursorBytes`.
+        case listByNextFire = 0x46
     }
 
     /// The listing it continues.

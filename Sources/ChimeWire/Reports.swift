@@ -27,6 +27,11 @@ public struct StatusReport: Codable, Hashable, Sendable {
     public var shard: Int?
     /// The epoch of the shard map it serves under (1 for a single coordinator).
     public var mapEpoch: UInt64?
+    /// Firings due and not handed to a worker while no worker is alive (the shard is
+    /// stalled: nothing fires until one comes); absent when a worker is alive or none is due.
+    public var dueWithoutWorker: Int?
+    /// With ``dueWithoutWorker``: how long the oldest of them has waited, in seconds.
+    public var oldestDueAgeSeconds: Double?
 
     /// Creates the value from its fields (see each property for meaning and units).
     public init(

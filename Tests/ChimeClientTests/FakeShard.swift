@@ -116,7 +116,7 @@ func fakeReminder(_ id: String, of recipient: RecipientID) -> Reminder {
 
 /// How a fake shard answers `list`: its reminders in key order after the cursor, `limit` a page.
 func listPage(_ request: ControlRequest, of reminders: [Reminder]) -> Data {
-    guard case .list(_, _, let limit, let cursor) = request.command else {
+    guard case .list(_, _, let limit, let cursor, _) = request.command else {
         return FakeShard.refuse(request, WireError(.invalidArgument, "not a list"))
     }
     let sorted = reminders.map { (ReminderKey($0.id, of: $0.recipient).storage, $0) }.sorted { $0.0 < $1.0 }

@@ -28,30 +28,48 @@ extension ClusterClient {
     ///   - all: every state, not only `pending`.
     ///   - limit: the page size (1…10,000; `nil`: the coordinator's 250).
     ///   - cursor: the `nextCursor` of the previous page, as printed.
+    ///   - order: key order (the default) or next-fire order (soonest first, then key;
+    ///     reminders without a next firing last), merged across shards the same way.
     /// - Throws: `WireError`: `.invalidArgument` (field `cursor`) for a cursor of another
-    ///   form; a shard's refusal; `.unavailable` when the only shard asked did not answer.
-    public func list(_ filter: ReminderFilter, all: Bool, limit: Int?, cursor: String?) throws(WireError) -> ClusterPage<ListResult> {
+    ///   form or order; a shard's refusal; `.unavailable` when the only shard asked did not answer.
+    public func list(
+        _ filter: ReminderFilter, all: Bool, limit: Int?, cursor: String?, order: ListOrder = .id
+    ) throws(WireError) -> ClusterPage<ListResult> {
         // A recipient's listing is one shard's: no map is asked for (`send` routes it).
         var isOneShard = filter.recipient != nil
         if !isOneShard { isOneShard = try isSingleShard() }
         if isOneShard {
-            let pageCursor = try cursor.map { text throws(WireError) in try PageCursor(text: text, expecting: .list) }
+            let pageCursor = try cursor.map { text throws(WireError) in try PageCursor(text: text, expecting: order.cursorKind) }
             let (reply, bytes) = try send(
-                ControlRequest(command: .list(filter, all: all, limit: limit, cursor: pageCursor)), expecting: ListResult.self)
+                ControlRequest(command: .list(filter, all: all, limit: limit, cursor: pageCursor, order: order)),
+                expecting: ListResult.self)
             return ClusterPage(result: reply.result ?? ListResult(reminders: [], total: 0), bytes: bytes)
         }
         let pageSize = try PageSize.checked(limit)
-        let (pages, start, replies) = try gatherPages(kind: .list, cursor: cursor, expecting: ListResult.self) { shardCursor in
-            .list(filter, all: all, limit: pageSize, cursor: shardCursor)
+        let (pages, start, replies) = try gatherPages(kind: order.cursorKind, cursor: cursor, expecting: ListResult.self) { shardCursor in
+            .list(filter, all: all, limit: pageSize, cursor: shardCursor, order: order)
         }
-        let shardPages = try pages.map { (shard, result) throws(WireError) in
-            PageMerge.ShardPage(
-                shard: shard,
-                items: result.reminders.map { (ReminderKey($0.reminder.id, of: $0.reminder.recipient).storage, $0) },
-                frontier: try Self.frontierKey(result.nextCursor, kind: .list))
+        let merged: (items: [ReminderListing], next: [Int: PageMerge.Next<[UInt8]>])
+        switch order {
+        case .id:
+            let shardPages = try pages.map { (shard, result) throws(WireError) in
+                PageMerge.ShardPage(
+                    shard: shard,
+                    items: result.reminders.map { (ReminderKey($0.reminder.id, of: $0.reminder.recipient).storage, $0) },
+                    frontier: try Self.frontierKey(result.nextCursor, kind: .list))
+            }
+            let page = PageMerge.merge(shardPages, limit: pageSize)
+            merged = (page.items, page.next.mapValues { $0.map { Array($0.utf8) } })
+        case .nextFire:
+            let shardPages = try pages.map { (shard, result) throws(WireError) in
+                PageMerge.ShardPage(
+                    shard: shard, items: result.reminders.map { (Self.nextFirePlace(of: $0), $0) },
+                    frontier: try Self.nextFireFrontier(result.nextCursor))
+            }
+            let page = PageMerge.merge(shardPages, limit: pageSize)
+            merged = (page.items, page.next.mapValues { $0.map(\.cursorBytes) })
         }
-        let merged = PageMerge.merge(shardPages, limit: pageSize)
-        let next = Self.advanced(start, by: merged.next.mapValues { $0.map { Array($0.utf8) } })
+        let next = Self.advanced(start, by: merged.next)
         let isWhole = cursor == nil && next.isFinished && replies.missing.isEmpty
         return ClusterPage(
             result: ListResult(reminders: merged.items, total: isWhole ? merged.items.count : nil, nextCursor: next.isFinished ? nil : next.text),
@@ -65,28 +83,29 @@ extension ClusterClient {
     /// lacks, until the page is full, the listing ends, a shard does not answer, or
     /// `deadline` passes (then the page is short and its `nextCursor` goes on).
     /// - Parameters:
-    ///   - filter: which reminders, as ``list(_:all:limit:cursor:)``.
+    ///   - filter: which reminders, as ``list(_:all:limit:cursor:order:)``.
     ///   - all: every state, not only `pending`.
     ///   - limit: the page size (1…10,000; `nil`: 250).
     ///   - cursor: the `nextCursor` of the previous page, as printed.
+    ///   - order: key order or next-fire order, as ``list(_:all:limit:cursor:order:)``.
     ///   - deadline: when to stop following (`nil`: never, until full or ended).
     ///   - progress: called after each request but the last with the requests made and the
     ///     matches found so far (for a progress line on a terminal).
     /// - Returns: the page; `bytes` is the raw reply only when one request made it, and
     ///   `result.total` is set only when it holds the whole listing.
-    /// - Throws: as ``list(_:all:limit:cursor:)``.
+    /// - Throws: as ``list(_:all:limit:cursor:order:)``.
     public func filledList(
-        _ filter: ReminderFilter, all: Bool, limit: Int?, cursor: String?, until deadline: ContinuousClock.Instant? = nil,
-        progress: ((_ requests: Int, _ found: Int) -> Void)? = nil
+        _ filter: ReminderFilter, all: Bool, limit: Int?, cursor: String?, order: ListOrder = .id,
+        until deadline: ContinuousClock.Instant? = nil, progress: ((_ requests: Int, _ found: Int) -> Void)? = nil
     ) throws(WireError) -> ClusterPage<ListResult> {
         let pageSize = try PageSize.checked(limit)
-        var page = try list(filter, all: all, limit: pageSize, cursor: cursor)
+        var page = try list(filter, all: all, limit: pageSize, cursor: cursor, order: order)
         var requests = 1
         while page.partial == nil, let next = page.result.nextCursor, page.result.reminders.count < pageSize,
             deadline.map({ ContinuousClock.now < $0 }) ?? true
         {
             progress?(requests, page.result.reminders.count)
-            let more = try list(filter, all: all, limit: pageSize - page.result.reminders.count, cursor: next)
+            let more = try list(filter, all: all, limit: pageSize - page.result.reminders.count, cursor: next, order: order)
             requests += 1
             page.result.reminders += more.result.reminders
             page.result.nextCursor = more.result.nextCursor
@@ -101,7 +120,7 @@ extension ClusterClient {
 
     /// One page of `deadLetters`, merged from every shard oldest due first (a single shard's
     /// reply as it is).
-    /// - Throws: as ``list(_:all:limit:cursor:)``.
+    /// - Throws: as ``list(_:all:limit:cursor:order:)``.
     public func deadLetters(limit: Int?, cursor: String?) throws(WireError) -> ClusterPage<DeadLettersResult> {
         if try isSingleShard() {
             let pageCursor = try cursor.map { text throws(WireError) in try PageCursor(text: text, expecting: .deadLetters) }
@@ -173,6 +192,30 @@ extension ClusterClient {
         start.mapEpoch = map.mapEpoch
         let replies = try gather(scatterExchange(bodies), expecting: Result.self)
         return (replies.results.map { ($0.shard, $0.result) }, start, replies)
+    }
+
+    /// A listed reminder's place in next-fire order, as its shard ordered it: its next fire
+    /// instant while pending.
+    static func nextFirePlace(of listing: ReminderListing) -> NextFireKey {
+        NextFireKey(
+            fireAt: listing.state == .pending ? listing.nextFireAt : nil,
+            key: ReminderKey(listing.reminder.id, of: listing.reminder.recipient))
+    }
+
+    /// The place of a shard's next-fire `nextCursor` (`nil` when it finished).
+    /// - Throws: `WireError(.malformed)` when it is not a next-fire cursor.
+    static func nextFireFrontier(_ nextCursor: String?) throws(WireError) -> NextFireKey? {
+        guard let nextCursor else { return nil }
+        let cursor: PageCursor
+        do {
+            cursor = try PageCursor(text: nextCursor, expecting: .listByNextFire)
+        } catch {
+            throw WireError(.malformed, "a shard's nextCursor is not one of its listing: \(error.message)")
+        }
+        guard let place = NextFireKey(cursorBytes: cursor.key) else {
+            throw WireError(.malformed, "a shard's nextCursor holds no next-fire place")
+        }
+        return place
     }
 
     /// The key of a shard's `nextCursor` (`nil` when it finished).

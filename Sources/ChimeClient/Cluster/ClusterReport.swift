@@ -65,6 +65,10 @@ public struct StatusTotal: Codable, Hashable, Sendable {
     public var nextFireAt: Date?
     /// Whether any shard's store is full (absent when no shard has a file store).
     public var storeFull: Bool?
+    /// Firings due with no live worker to take them, summed (absent when no shard is stalled).
+    public var dueWithoutWorker: Int?
+    /// The longest any of them has waited, in seconds (with ``dueWithoutWorker``).
+    public var oldestDueAgeSeconds: Double?
 
     /// Sums `rows` (see each property).
     public init(_ rows: [StatusReport]) {
@@ -74,6 +78,9 @@ public struct StatusTotal: Codable, Hashable, Sendable {
         nextFireAt = rows.compactMap(\.nextFireAt).min()
         let full = rows.compactMap(\.storeFull)
         storeFull = full.isEmpty ? nil : full.contains(true)
+        let stalled = rows.compactMap(\.dueWithoutWorker)
+        dueWithoutWorker = stalled.isEmpty ? nil : stalled.reduce(0, +)
+        oldestDueAgeSeconds = rows.compactMap(\.oldestDueAgeSeconds).max()
     }
 }
 

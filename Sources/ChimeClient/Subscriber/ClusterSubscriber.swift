@@ -110,6 +110,9 @@ public final class ClusterSubscriber: Sendable {
     ///     it the subscription keeps the map it started with.
     ///   - onReady: called once every shard of the first map has its subscription sent.
     ///   - onEvent: called with each event and its JSON bytes, by one thread at a time.
+    ///   - onRecipientHandOver: with `recipient` and `following`, called (by the same one
+    ///     thread at a time as `onEvent`) when a newer map gives the recipient's slot to
+    ///     another shard: the recipient's own subscription receives no `handover` events.
     ///   - onHandOver: with it (and no `recipient`), each shard's hand-over events (a slot
     ///     move's end on its source) are passed too, in that shard's `seq` order among its
     ///     fire events, by the same one thread at a time. Per slot, the events before a
@@ -120,7 +123,8 @@ public final class ClusterSubscriber: Sendable {
     ///   endpoint, `WireError` when a shard refuses `events`); the other shards are stopped.
     public func run(
         catchUp: CatchUp?, following: MapFollowing? = nil, onReady: @escaping @Sendable () -> Void = {},
-        onEvent: @escaping @Sendable (FireEvent, Data) -> Void, onHandOver: (@Sendable (HandOverEvent, Data) -> Void)? = nil
+        onEvent: @escaping @Sendable (FireEvent, Data) -> Void, onHandOver: (@Sendable (HandOverEvent, Data) -> Void)? = nil,
+        onRecipientHandOver: (@Sendable (RecipientHandOver) -> Void)? = nil
     ) throws {
         let shards = shards
         let delivery = Mutex(SlotOrder(map: map))
@@ -183,6 +187,7 @@ public final class ClusterSubscriber: Sendable {
         for shard in shards { start(shard, since: catchUp?.since[shard.id], isFirst: true) }
         if let following {
             var known = Set(shards.map(\.id))
+            var followed = map
             let wake = DispatchSemaphore(value: 0)
             stop.onStop { wake.signal() }
             // At least 1 ms, at most a day (no overflow whatever the interval).
@@ -191,6 +196,12 @@ public final class ClusterSubscriber: Sendable {
             while !stop.isStopRequested {
                 _ = wake.wait(timeout: .now() + .nanoseconds(Int(clamping: max(1_000_000, nanoseconds))))
                 guard !stop.isStopRequested, let newer = following.read() else { continue }
+                if let recipient, newer.mapEpoch > followed.mapEpoch {
+                    if let handOver = RecipientHandOver.between(followed, newer, of: recipient) {
+                        delivery.withLock { _ in onRecipientHandOver?(handOver) }
+                    }
+                    followed = newer
+                }
                 for shard in Self.shards(of: newer, for: recipient) where !known.contains(shard.id) {
                     known.insert(shard.id)
                     start(shard, since: catchUp == nil ? nil : 0, isFirst: false)

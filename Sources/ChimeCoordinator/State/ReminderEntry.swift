@@ -1,4 +1,5 @@
 import ChimeCore
+import ChimeWire
 import Foundation
 
 /// One reminder with its place in the schedule, kept small: the reminder itself is held in its
@@ -119,6 +120,12 @@ final class SharedFiring: Sendable, Equatable {
 }
 
 extension ReminderEntry {
+    /// Its place in next-fire order as the reminder of `key`: its next occurrence's fire
+    /// instant while pending, else none (after every instant).
+    func nextFirePlace(of key: ReminderKey) -> NextFireKey {
+        NextFireKey(fireAt: state == .pending ? next.map { fireInstant(of: $0) } : nil, key: key)
+    }
+
     /// Whether its trigger names calendars, follows the sun or a region (read from the bytes'
     /// flags: only rebuilding the trigger indexes asks).
     var usesTriggerState: Bool { (try? Reminder.binarySummary(in: bytes[...]))?.isBeyondTheClock ?? false }

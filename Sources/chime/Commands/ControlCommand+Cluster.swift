@@ -87,6 +87,10 @@ extension ControlCommand {
         for missing in report.missing ?? [] { output(column(String(missing), 7) + "(no answer)") }
         let total = report.total
         row("total", "", "", total.reminders, total.inFlight, total.workersAlive, total.nextFireAt)
+        if let stalled = StatusLines.stalled(due: total.dueWithoutWorker, oldestAgeSeconds: total.oldestDueAgeSeconds) {
+            let shards = report.shards.filter { ($0.report.dueWithoutWorker ?? 0) > 0 }.map { String($0.shard) }
+            output(stalled + " on shard \(shards.joined(separator: ", "))")
+        }
         output("next fire: " + (total.nextFireAt.map { "\(RFC3339.format($0)) (\(relative($0)))" } ?? "-"))
         if total.storeFull == true {
             let full = report.shards.filter { $0.report.storeFull == true }.map { String($0.shard) }.joined(separator: ", ")

@@ -22,7 +22,9 @@ enum ControlCommand: Command {
             OptionSpec(name: "json", value: nil, help: "Print the coordinator's JSON reply."),
         ] + CommonOptions.specs,
         details: """
-            status   reminder counts by state, in-flight firings, live workers, next fire
+            status   reminder counts by state, in-flight firings, live workers, next fire; a STALLED line
+                     (and dueWithoutWorker, oldestDueAgeSeconds in --json) when firings are due and no
+                     worker is alive
             workers  each worker's id, liveness, last heartbeat and counts
             stats    counters, backlog (due, not dispatched) and oldest undelivered age, rates per
                      second over the last minute, dispatch and fire lateness p50/p99/max (ms)
@@ -86,6 +88,9 @@ enum ControlCommand: Command {
             let counts = ReminderState.allCases.map { "\($0.rawValue) \(status.reminders[$0.rawValue] ?? 0)" }
             output("reminders: " + counts.joined(separator: ", "))
             output("in flight: \(status.inFlight), workers alive: \(status.workersAlive)")
+            if let stalled = StatusLines.stalled(due: status.dueWithoutWorker, oldestAgeSeconds: status.oldestDueAgeSeconds) {
+                output(stalled)
+            }
             output("next fire: " + (status.nextFireAt.map { "\(RFC3339.format($0)) (\(relative($0)))" } ?? "-"))
             if let storeFull = status.storeFull {
                 output("store: " + (storeFull ? "FULL (changes refused with store_full; reads and firing go on; retrying)" : "ok"))

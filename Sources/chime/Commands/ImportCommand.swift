@@ -57,7 +57,7 @@ enum ImportCommand: Command {
         let run = try BulkRun(arguments, verb: "scheduled")
         let total = Double(max(1, calendarImport.reminders.count))
         for (index, reminder) in calendarImport.reminders.enumerated() {
-            run.scheduler.fraction = Double(index) / total
+            run.scheduler.noteRead(items: index + 1, fraction: Double(index + 1) / total)
             try run.scheduler.add(reminder, index: index)
         }
         return try run.finish(extra: json ? calendarObject : [:])

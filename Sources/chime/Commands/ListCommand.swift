@@ -29,10 +29,13 @@ enum FilterOptions {
 enum ListCommand: Command {
     static let spec = CommandSpec(
         name: "list",
-        summary: "List reminders in id order, one page (250 by default) or every page.",
-        usage: "chime list [ID...] [--recipient R] [--match KEY=VALUE] [--all] [--limit N] [--cursor C | --all-pages] [--json]",
+        summary: "List reminders in id order or by next firing, one page (250 by default) or every page.",
+        usage: "chime list [ID...] [--recipient R] [--match KEY=VALUE] [--all] [--order id|next-fire] [--limit N] [--cursor C | --all-pages] [--json]",
         options: FilterOptions.specs + [
             OptionSpec(name: "all", value: nil, help: "Include delivered, disabled and finished reminders."),
+            OptionSpec(
+                name: "order", value: "ORDER",
+                help: "id (the default: by id, then recipient) or next-fire (soonest next firing first, ties by id; reminders without one last)."),
             OptionSpec(name: "limit", value: "N", help: "Page size: at most N per page (1-\(PageSize.maximum), default \(PageSize.default))."),
             OptionSpec(name: "cursor", value: "C", help: "Start after the page that printed this nextCursor."),
             OptionSpec(
@@ -45,6 +48,9 @@ enum ListCommand: Command {
             among many, a rare --match) can come back short; list follows the cursor until the page is full
             or the listing ends (a progress line on a terminal after a second), so a page is never empty
             while matches remain after it.
+            --order next-fire lists pending reminders by their next firing (UTC), soonest first, ties by id,
+            then the reminders without one (with --all: delivered, disabled, finished) in id order; its
+            cursor carries the fire time and the id, and a cluster's shards are merged in that order.
             """)
 
     static func run(_ arguments: Arguments) throws -> Int32 {
@@ -54,6 +60,7 @@ enum ListCommand: Command {
             throw UsageError("give --cursor or --all-pages, not both")
         }
         let json = arguments.has("json")
+        let order = try listOrder(arguments.value("order"))
         let limit = try arguments.integer("limit")
         if let limit, !(1...PageSize.maximum).contains(limit) {
             throw UsageError("--limit must be from 1 to \(PageSize.maximum), not \(limit)")
@@ -61,27 +68,28 @@ enum ListCommand: Command {
         var cursor = arguments.value("cursor")
         let client = try makeControlClient(arguments)
         if !allPages {
-            return try listOnePage(client, filter, all: arguments.has("all"), limit: limit, cursor: cursor, json: json)
+            return try listOnePage(client, filter, all: arguments.has("all"), limit: limit, cursor: cursor, order: order, json: json)
         }
         if try filter.recipient == nil && !client.isSingleShard() {
-            return try listAllPagesAcrossShards(client, filter, all: arguments.has("all"), limit: limit, cursor: cursor, json: json)
+            return try listAllPagesAcrossShards(
+                client, filter, all: arguments.has("all"), limit: limit, cursor: cursor, order: order, json: json)
         }
         var pageCursor: PageCursor?
         if let text = cursor {
-            do { pageCursor = try PageCursor(text: text, expecting: .list) } catch { throw UsageError(error.message) }
+            do { pageCursor = try PageCursor(text: text, expecting: order.cursorKind) } catch { throw UsageError(error.message) }
         }
         cursor = nil
         var printedHeader = false
         var shown = 0
         let codec = WireCodec()
         repeat {
-            let request = ControlRequest(command: .list(filter, all: arguments.has("all"), limit: limit, cursor: pageCursor))
+            let request = ControlRequest(command: .list(filter, all: arguments.has("all"), limit: limit, cursor: pageCursor, order: order))
             if json {
                 // Each listing printed as the coordinator wrote it: only the cursor is decoded.
                 let (reply, raw) = try client.call(request, PageCursorOnly.self)
                 if let listings = JSONArrayElements.elements(ofFirst: "reminders", in: raw) {
                     for listing in listings { printJSON(listing) }
-                    pageCursor = try reply.result?.nextCursor.map { text in try PageCursor(text: text, expecting: .list) }
+                    pageCursor = try reply.result?.nextCursor.map { text in try PageCursor(text: text, expecting: order.cursorKind) }
                     continue
                 }
             }
@@ -97,21 +105,31 @@ enum ListCommand: Command {
                 for listing in result.reminders { output(row(listing)) }
             }
             shown += result.reminders.count
-            pageCursor = try result.nextCursor.map { text in try PageCursor(text: text, expecting: .list) }
+            pageCursor = try result.nextCursor.map { text in try PageCursor(text: text, expecting: order.cursorKind) }
         } while pageCursor != nil
         if !json && shown == 0 { output("no reminders") }
         return 0
     }
 
-    /// One full page (``ClusterClient/filledList(_:all:limit:cursor:until:progress:)``): a
+    /// `--order`: `id` (the default) or `next-fire`.
+    /// - Throws: `UsageError` for another value.
+    static func listOrder(_ value: String?) throws -> ListOrder {
+        guard let value else { return .id }
+        guard let order = ListOrder(rawValue: value) else {
+            throw UsageError("--order must be \(ListOrder.allCases.map(\.rawValue).joined(separator: " or ")), not '\(value)'")
+        }
+        return order
+    }
+
+    /// One full page (``ClusterClient/filledList(_:all:limit:cursor:order:until:progress:)``): a
     /// selective filter's short pages are followed until the page is full or the listing
     /// ends, with a progress line on a terminal after the first second.
     static func listOnePage(
-        _ client: ClusterClient, _ filter: ReminderFilter, all: Bool, limit: Int?, cursor: String?, json: Bool
+        _ client: ClusterClient, _ filter: ReminderFilter, all: Bool, limit: Int?, cursor: String?, order: ListOrder, json: Bool
     ) throws -> Int32 {
         let progress = ListingProgress()
         let page = try cursorAsUsage { () throws(WireError) in
-            try client.filledList(filter, all: all, limit: limit, cursor: cursor, progress: progress.update)
+            try client.filledList(filter, all: all, limit: limit, cursor: cursor, order: order, progress: progress.update)
         }
         progress.finish()
         let result = page.result
@@ -134,17 +152,19 @@ enum ListCommand: Command {
     static let header = column("NEXT FIRE (UTC)", 26) + column("ID", 20) + column("RECIPIENT", 12) + column("STATE", 10)
         + column("REPEAT", 12) + "TEXT"
 
-    /// `list --all-pages` on several shards: pages merged in key order with a cluster cursor;
+    /// `list --all-pages` on several shards: pages merged in `order` with a cluster cursor;
     /// a shard that did not answer ends the listing as partial (what the others had is
     /// printed; with `--json` the last line is the `partial` reply).
     static func listAllPagesAcrossShards(
-        _ client: ClusterClient, _ filter: ReminderFilter, all: Bool, limit: Int?, cursor: String?, json: Bool
+        _ client: ClusterClient, _ filter: ReminderFilter, all: Bool, limit: Int?, cursor: String?, order: ListOrder, json: Bool
     ) throws -> Int32 {
         var cursor = cursor
         var shown = 0
         let codec = WireCodec()
         repeat {
-            let page = try cursorAsUsage { () throws(WireError) in try client.list(filter, all: all, limit: limit, cursor: cursor) }
+            let page = try cursorAsUsage { () throws(WireError) in
+                try client.list(filter, all: all, limit: limit, cursor: cursor, order: order)
+            }
             let result = page.result
             if json {
                 for listing in result.reminders { printJSON(codec.encode(listing)) }

@@ -94,7 +94,7 @@ enum ScheduleCommand: Command {
         let run = try BulkRun(arguments, verb: "scheduled")
         let now = Date()
         try ReminderFile.forEach(path: path, now: now) { index, item, fraction in
-            run.scheduler.fraction = fraction
+            run.scheduler.noteRead(items: index + 1, fraction: fraction)
             switch item {
             case .success(let json): try run.scheduler.add(json: json, id: "", index: index)
             case .failure(let error): run.scheduler.fail(index: index, id: nil, error)

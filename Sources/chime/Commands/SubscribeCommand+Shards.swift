@@ -121,7 +121,12 @@ extension SubscribeCommand {
         try subscriber.run(
             catchUp: catchUp, following: try mapFollowing(configuration, map: map, stop: stop),
             onEvent: { event, raw in deliver(json ? String(decoding: raw, as: UTF8.self) : describe(event)) },
-            onHandOver: printHandOver)
+            onHandOver: printHandOver,
+            onRecipientHandOver: { handOver in
+                // As the shards' hand-over lines: not counted by --count.
+                guard !stop.isStopRequested else { return }
+                output(json ? String(decoding: WireCodec().encode(handOver), as: UTF8.self) : handOver.line)
+            })
         return try finish(received: received.load(ordering: .acquiring), count: count, timedOut: timedOut)
     }
 

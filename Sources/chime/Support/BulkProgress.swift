@@ -27,7 +27,8 @@ final class BulkProgress {
     /// Seconds since the start.
     var elapsed: Double { Date().timeIntervalSince(started) }
 
-    /// Reports `done` items so far; `fraction` (0…1) is the share of the input read, when known.
+    /// Reports `done` items so far; `fraction` (0…1) is the share of all items settled (done
+    /// or failed), when known (``bulkSettledShare(settled:read:readFraction:)``).
     func update(done: Int, failed: Int, fraction: Double?) {
         guard !isQuiet else { return }
         let now = Date()

@@ -54,6 +54,6 @@ extension BulkScheduler {
         // `wrong_shard`: the map changed; the one-at-a-time path refreshes it and reroutes.
         let answered = reply?.error?.code == .wrongShard ? nil : reply
         try deliver(chunk.items, routing: chunk.recipient, answered: answered)
-        progress.update(done: scheduled, failed: failed, fraction: fraction)
+        progress.update(done: scheduled, failed: failed, fraction: settledShare)
     }
 }

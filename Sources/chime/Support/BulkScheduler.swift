@@ -55,8 +55,10 @@ final class BulkScheduler {
     /// Called for each coordinator warning.
     var onWarning: (String) -> Void = { _ in }
     static let keptFailures = 1000
-    /// The share of the input read so far, for the ETA.
-    var fraction: Double?
+    /// Items read from the input so far, and the share of the input they are (`nil`:
+    /// unknown), from which the progress bar estimates the total (``noteRead(items:fraction:)``).
+    private(set) var itemsRead = 0
+    private(set) var readFraction: Double?
 
     /// Chunks sent and not yet answered at most (over all shards), unless `--in-flight` says otherwise.
     static let defaultChunksInFlight = 4
@@ -87,6 +89,15 @@ final class BulkScheduler {
         self.maximumBytes = max(1024, min(configuration.coordinator.maxRequestBytes / 2, 4 << 20))
         self.progress = progress
     }
+
+    /// Notes that `items` items are read, `fraction` (0…1) of the input (`nil`: unknown).
+    func noteRead(items: Int, fraction: Double?) {
+        itemsRead = items
+        readFraction = fraction
+    }
+
+    /// The share of the reminders settled, for the progress bar (``bulkSettledShare(settled:read:readFraction:)``).
+    var settledShare: Double? { bulkSettledShare(settled: scheduled + failed, read: itemsRead, readFraction: readFraction) }
 
     /// Queues one reminder (sending a full chunk first when this one would not fit).
     /// - Throws: `WireError(.unavailable)` when the coordinator does not answer.

@@ -306,6 +306,13 @@ struct ModelRun {
             if shadow.durable != copy.durable {
                 return "entry \(index) \(journal[index]): snapshot plus journal differs from the fold:\n\(Self.describe(shadow.durable, copy.durable))"
             }
+            // Derived, so `==` does not see it: the recovered recipient index is the one built from scratch.
+            if !copy.entries.hasConsistentIndexes {
+                return "entry \(index) \(journal[index]): the recovered recipient index differs from one built from its entries"
+            }
+        }
+        if !live.entries.hasConsistentIndexes {
+            return "the live recipient index differs from one built from its entries"
         }
         if shadow.durable != live.durable {
             return "the live state differs from the fold of its journal:\n\(Self.describe(shadow.durable, live.durable))"

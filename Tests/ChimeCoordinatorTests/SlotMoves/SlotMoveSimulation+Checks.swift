@@ -96,6 +96,9 @@ extension SlotMoveSimulation {
         if map.mapEpoch != 1 + UInt64(committed.count) { fail("map epoch \(map.mapEpoch) after \(committed.count) committed moves") }
         if committed[SlotMoveID("m1")] != nil && committed[SlotMoveID("m2")] != nil { fail("rival moves m1 and m2 of one slot both committed") }
 
+        for (index, shard) in shards.enumerated() where shard.state?.entries.hasConsistentIndexes == false {
+            fail("shard \(index)'s recipient index differs from one built from its entries")
+        }
         let listed = listings()
         // No reminder is listed by two shards, nor by a shard the final map does not name.
         for (key, holders) in listed.sorted(by: { $0.key < $1.key }) {

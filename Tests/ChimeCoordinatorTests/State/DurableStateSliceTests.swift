@@ -38,6 +38,10 @@ import Testing
                     var reversed = slice
                     reversed.merge(rest)
                     #expect(reversed == state, "seed \(seed), rest into slice \(subset.sorted()): \(ModelRun.describe(state, reversed))")
+                    // Derived, so `==` does not see it: each part's recipient index is its entries'.
+                    for (part, name) in [(slice, "slice"), (rest, "rest"), (kept, "kept"), (merged, "merged"), (reversed, "reversed")] {
+                        #expect(part.schedule.entries.hasConsistentIndexes, "seed \(seed), \(name) of \(subset.sorted())")
+                    }
                     splits += 1
                 }
             }

@@ -78,7 +78,7 @@ extension CoordinatorState {
                 if let error = outside(reminder.recipient, field: "reminders[\(index)].recipient") { return error }
             }
             return nil
-        case .list(let filter, _, _, _), .cancel(let filter):
+        case .list(let filter, _, _, _, _), .cancel(let filter):
             return selection(filter)
         case .setEnabled(let ids, _, let recipient):
             return recipient.map { outside($0, field: "recipient") } ?? visible(ids, field: "ids")

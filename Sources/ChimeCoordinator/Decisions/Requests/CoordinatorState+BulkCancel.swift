@@ -4,7 +4,8 @@ import Foundation
 
 /// `cancel` by filter in slices (issue 15: no op holds the loop).
 ///
-/// A cancel walks the reminders in id order (`reminderIndex`, or the named ids sorted),
+/// A cancel walks the reminders in id order (`reminderIndex`, one recipient's run of
+/// `entries.byRecipient`, or the named ids sorted),
 /// at most ``cancelSlice`` a turn: each slice's matches are journaled and applied as a
 /// `.cancelled` entry through the one fold, so firings, pings and other requests are served
 /// between slices. The reply, with every id cancelled in id order, goes out after the last
@@ -118,7 +119,10 @@ extension CoordinatorState {
                 job.after = nil
             }
         } else {
-            for key in reminderIndex.keys(after: job.after) {
+            // One recipient's cancel walks its run of the recipient index: O(its reminders).
+            let keys = job.filter.recipient.map { AnySequence(entries.byRecipient.keys(of: $0, after: job.after)) }
+                ?? AnySequence(reminderIndex.keys(after: job.after))
+            for key in keys {
                 if examined == Self.cancelSlice {
                     isFinished = false
                     break

@@ -32,8 +32,8 @@ extension CoordinatorState {
         switch request.command {
         case .schedule(let reminders):
             outcome = schedule(reminders, for: client, soundProblems: soundProblems, at: now, directives: &directives)
-        case .list(let filter, let all, let limit, let cursor):
-            outcome = list(filter, includeInactive: all, limit: limit, cursor: cursor, for: client, at: now)
+        case .list(let filter, let all, let limit, let cursor, let order):
+            outcome = list(filter, includeInactive: all, limit: limit, cursor: cursor, order: order, for: client, at: now)
         case .cancel(let filter):
             guard let finished = startCancel(filter, requestId: request.requestId, from: client, at: now, directives: &directives)
             else { return directives }
@@ -347,6 +347,14 @@ extension CoordinatorState {
         report.mapEpoch = configuration.shardMap?.mapEpoch
         // Only a file store can be full.
         if upkeep.isFileStore { report.storeFull = upkeep.isFull }
+        if report.workersAlive == 0 {
+            // Nothing fires until a worker comes: say so rather than show a quiet cluster.
+            let backlog = backlog(at: now)
+            if backlog.due > 0 {
+                report.dueWithoutWorker = backlog.due
+                report.oldestDueAgeSeconds = backlog.oldestAgeSeconds
+            }
+        }
         return report
     }
 

@@ -4,10 +4,11 @@ import Foundation
 
 /// Long listings, one page per request (issue 15: no op holds the loop).
 ///
-/// Each page continues in key order after its cursor's key — reminders by id then recipient, dead letters by
-/// due millisecond then firing id, events by `seq` — walking an ordered index from there
-/// (`reminderIndex`, `deadLetterIndex`), so a page costs O(log N + page) and never a sort or a
-/// scan of every item. A key-ordered continuation is stable: an item present from the first
+/// Each page continues in key order after its cursor's key — reminders by id then recipient
+/// (or by next firing, then key), dead letters by due millisecond then firing id, events by
+/// `seq` — walking an ordered index from there (`reminderIndex`, `entries.byNextFire`,
+/// `deadLetterIndex`; one recipient's reminders `entries.byRecipient`), so a page costs
+/// O(log N + page) and never a sort or a scan of every item. A key-ordered continuation is stable: an item present from the first
 /// page to the last is listed exactly once, whatever was added or removed meanwhile (items
 /// added behind the cursor are not listed; removed ones are not listed again).
 extension CoordinatorState {
@@ -16,65 +17,146 @@ extension CoordinatorState {
     /// reminder examined, instead of scanning all of them in one loop turn.
     static let maximumExaminedPerPage = 5000
 
-    /// One page of `list` at `now`: the reminders matching `filter` after `cursor`, in key
-    /// order (id, then recipient). A reminder whose firing is held ahead of its due instant
-    /// reads as pending (``reported(_:_:at:)``).
+    /// One page of `list` at `now`: the reminders matching `filter` after `cursor`, in `order`
+    /// (key order — id, then recipient — or next-fire order). A reminder whose firing is held
+    /// ahead of its due instant reads as pending (``reported(_:_:at:)``).
     func list(
-        _ filter: ReminderFilter, includeInactive: Bool, limit: Int?, cursor: PageCursor?, for client: ClientAddress? = nil,
-        at now: Date
+        _ filter: ReminderFilter, includeInactive: Bool, limit: Int?, cursor: PageCursor?, order: ListOrder = .id,
+        for client: ClientAddress? = nil, at now: Date
     ) -> ControlOutcome {
         let pageSize: Int
-        let after: ReminderKey?
         do throws(WireError) {
             pageSize = try PageSize.checked(limit)
-            after = try cursor.map { cursor throws(WireError) in
-                // A cursor of an earlier version holds a bare id: the page goes on after it.
-                guard let key = ReminderKey(storage: try Self.textKey(of: cursor)) else { throw Self.invalidCursor }
-                return key
-            }
         } catch {
             return .failed(error)
         }
-        var page: [ListingPage.Item] = []
-        page.reserveCapacity(min(pageSize, entries.count))
-        var pageKeys: [ReminderKey] = []
-        var examined = 0
-        var lastExamined: ReminderKey?
-        var isComplete = true
-        let budget = max(Self.maximumExaminedPerPage, 2 * pageSize)
-        // Only a userInfo match needs the reminder decoded; ids and recipient are on the key.
-        let isMatching = !(filter.match?.isEmpty ?? true)
-        // A handed-over slot's reminders are the target's to list; data of slots the map gave
-        // away outside a move is listed by no one.
-        let isRestricted = isServingRestricted
-        // Named ids without a recipient name every recipient's reminder of that id.
-        let candidates = filter.ids.map { durable.keys(named: Array(Set($0)).sorted(), of: filter.recipient, after: after) }
-            ?? AnySequence(reminderIndex.keys(after: after))
-        for key in candidates {
-            if page.count == pageSize || examined == budget {
-                isComplete = false
-                break
+        var walk = ListingWalk(
+            filter: filter, includeInactive: includeInactive, pageSize: pageSize, client: client,
+            isRestricted: isServingRestricted)
+        let nextCursor: String?
+        switch order {
+        case .id:
+            let after: ReminderKey?
+            do throws(WireError) {
+                after = try cursor.map { cursor throws(WireError) in
+                    // A cursor of an earlier version holds a bare id: the page goes on after it.
+                    guard let key = ReminderKey(storage: try Self.textKey(of: cursor)) else { throw Self.invalidCursor }
+                    return key
+                }
+            } catch {
+                return .failed(error)
             }
-            examined += 1
-            lastExamined = key
-            guard let entry = entries[key], client?.sees(entry.recipient) ?? true else { continue }
-            if let recipient = filter.recipient, entry.recipient != recipient { continue }
-            if isRestricted && !serves(entry.recipient) { continue }
-            let reported = reported(key, entry, at: now)
-            guard includeInactive || reported.state == .pending else { continue }
-            if isMatching && !filter.matches(entry.reminder) { continue }
-            page.append(listingItem(of: entry, reported, key: key))
-            pageKeys.append(key)
+            // Named ids without a recipient name every recipient's reminder of that id; a recipient
+            // alone walks its own run of the recipient index (O(log N + its reminders), issue 42).
+            let candidates: AnySequence<ReminderKey>
+            if let ids = filter.ids {
+                candidates = durable.keys(named: Array(Set(ids)).sorted(), of: filter.recipient, after: after)
+            } else if let recipient = filter.recipient {
+                candidates = AnySequence(entries.byRecipient.keys(of: recipient, after: after))
+            } else {
+                candidates = AnySequence(reminderIndex.keys(after: after))
+            }
+            var lastExamined: ReminderKey?
+            for key in candidates {
+                guard walk.examines(key, in: self, at: now) else { break }
+                lastExamined = key
+            }
+            nextCursor = walk.isComplete ? nil : lastExamined.map { PageCursor(kind: .list, text: $0.storage).text }
+        case .nextFire:
+            let after: NextFireKey?
+            do throws(WireError) {
+                after = try cursor.map { cursor throws(WireError) in
+                    guard cursor.kind == .listByNextFire, let place = NextFireKey(cursorBytes: cursor.key) else {
+                        throw Self.invalidCursor
+                    }
+                    return place
+                }
+            } catch {
+                return .failed(error)
+            }
+            // Every reminder is on the next-fire index; a filter's ids and recipient are
+            // checked on the way (a selective one ends its page early, as a match does).
+            let named = filter.ids.map(Set.init)
+            var lastExamined: NextFireKey?
+            for place in entries.byNextFire.keys(after: after) {
+                if let named, !named.contains(place.key.id) {
+                    guard walk.skips() else { break }
+                    lastExamined = place
+                    continue
+                }
+                guard walk.examines(place.key, in: self, at: now) else { break }
+                lastExamined = place
+            }
+            nextCursor = walk.isComplete ? nil : lastExamined.map { PageCursor(kind: .listByNextFire, key: $0.cursorBytes).text }
         }
+        var page = walk.page
         // Held firings, looked up once for the page (one pass over the held firings), not
         // once per reminder listed.
         if durable.heldCount > 0 {
-            let held = durable.heldListings(of: Set(pageKeys))
-            for index in page.indices { page[index].held = held[pageKeys[index]] }
+            let held = durable.heldListings(of: Set(walk.pageKeys))
+            for index in page.indices { page[index].held = held[walk.pageKeys[index]] }
         }
-        let nextCursor = isComplete ? nil : lastExamined.map { PageCursor(kind: .list, text: $0.storage).text }
         return .listed(ListingPage(
             items: page, total: cursor == nil && nextCursor == nil ? page.count : nil, nextCursor: nextCursor))
+    }
+
+    /// One `list` page being filled: what it holds and how much it examined.
+    struct ListingWalk {
+        let filter: ReminderFilter
+        let includeInactive: Bool
+        let pageSize: Int
+        let client: ClientAddress?
+        /// A handed-over slot's reminders are the target's to list; data of slots the map gave
+        /// away outside a move is listed by no one.
+        let isRestricted: Bool
+        /// Only a userInfo match needs the reminder decoded; ids and recipient are on the key.
+        let isMatching: Bool
+        let budget: Int
+        var page: [ListingPage.Item] = []
+        var pageKeys: [ReminderKey] = []
+        var examined = 0
+        /// Whether the walk reached the end of its candidates (no next page).
+        var isComplete = true
+
+        init(filter: ReminderFilter, includeInactive: Bool, pageSize: Int, client: ClientAddress?, isRestricted: Bool) {
+            self.filter = filter
+            self.includeInactive = includeInactive
+            self.pageSize = pageSize
+            self.client = client
+            self.isRestricted = isRestricted
+            isMatching = !(filter.match?.isEmpty ?? true)
+            budget = max(CoordinatorState.maximumExaminedPerPage, 2 * pageSize)
+            page.reserveCapacity(min(pageSize, 1024))
+        }
+
+        /// Whether the page has room and budget for one more candidate (else it is not complete).
+        private mutating func hasRoom() -> Bool {
+            guard page.count < pageSize && examined < budget else {
+                isComplete = false
+                return false
+            }
+            examined += 1
+            return true
+        }
+
+        /// Counts a candidate passed over without a look.
+        /// - Returns: `false` when the page is full or its budget spent (the walk stops before it).
+        mutating func skips() -> Bool { hasRoom() }
+
+        /// Examines `key`, listing it when it matches.
+        /// - Returns: `false` when the page is full or its budget spent (the walk stops before `key`).
+        mutating func examines(_ key: ReminderKey, in state: CoordinatorState, at now: Date) -> Bool {
+            guard hasRoom() else { return false }
+            guard let entry = state.entries[key], client?.sees(entry.recipient) ?? true else { return true }
+            if let recipient = filter.recipient, entry.recipient != recipient { return true }
+            if isRestricted && !state.serves(entry.recipient) { return true }
+            let reported = state.reported(key, entry, at: now)
+            guard includeInactive || reported.state == .pending else { return true }
+            if isMatching && !filter.matches(entry.reminder) { return true }
+            page.append(state.listingItem(of: entry, reported, key: key))
+            pageKeys.append(key)
+            return true
+        }
     }
 
     /// How `list` shows one reminder as `reported`, without decoding it (the reply encoder

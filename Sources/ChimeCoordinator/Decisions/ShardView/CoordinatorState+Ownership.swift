@@ -54,7 +54,7 @@ extension CoordinatorState {
                 if let refusal = refusal(of: reminder.recipient, field: "reminders[\(index)].recipient") { return refusal }
             }
             return nil
-        case .list(let filter, _, _, _), .cancel(let filter):
+        case .list(let filter, _, _, _, _), .cancel(let filter):
             return check(filter.recipient, field: "recipient")
         case .setEnabled(_, _, let recipient), .events(_, let recipient, _, _):
             return check(recipient, field: "recipient")
