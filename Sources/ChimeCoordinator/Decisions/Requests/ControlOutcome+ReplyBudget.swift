@@ -30,7 +30,9 @@ extension ListingPage {
             return listings[index]
         }
         func cursor(after index: Int) -> String? {
-            items[index].key.map { PageCursor(kind: .list, text: $0.storage).text }
+            // A next-fire page continues in its own order (a key cursor would restart it in id order).
+            if let place = items[index].nextFirePlace { return PageCursor(kind: .listByNextFire, key: place.cursorBytes).text }
+            return items[index].key.map { PageCursor(kind: .list, text: $0.storage).text }
         }
         return ReplyBudget.encode(
             itemCount: items.count, maxBytes: maxBytes,

@@ -84,7 +84,7 @@ extension CoordinatorState {
                     lastExamined = place
                     continue
                 }
-                guard walk.examines(place.key, in: self, at: now) else { break }
+                guard walk.examines(place.key, place: place, in: self, at: now) else { break }
                 lastExamined = place
             }
             nextCursor = walk.isComplete ? nil : lastExamined.map { PageCursor(kind: .listByNextFire, key: $0.cursorBytes).text }
@@ -145,7 +145,8 @@ extension CoordinatorState {
 
         /// Examines `key`, listing it when it matches.
         /// - Returns: `false` when the page is full or its budget spent (the walk stops before `key`).
-        mutating func examines(_ key: ReminderKey, in state: CoordinatorState, at now: Date) -> Bool {
+        /// - Parameter place: its place in next-fire order, when the walk is in that order.
+        mutating func examines(_ key: ReminderKey, place: NextFireKey? = nil, in state: CoordinatorState, at now: Date) -> Bool {
             guard hasRoom() else { return false }
             guard let entry = state.entries[key], client?.sees(entry.recipient) ?? true else { return true }
             if let recipient = filter.recipient, entry.recipient != recipient { return true }
@@ -153,7 +154,9 @@ extension CoordinatorState {
             let reported = state.reported(key, entry, at: now)
             guard includeInactive || reported.state == .pending else { return true }
             if isMatching && !filter.matches(entry.reminder) { return true }
-            page.append(state.listingItem(of: entry, reported, key: key))
+            var item = state.listingItem(of: entry, reported, key: key)
+            item.nextFirePlace = place
+            page.append(item)
             pageKeys.append(key)
             return true
         }

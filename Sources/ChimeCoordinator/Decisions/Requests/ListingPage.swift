@@ -26,6 +26,9 @@ public struct ListingPage: Sendable, Hashable {
         var held: [HeldFiringListing]? = nil
         /// Its key, where a page cut short by `limits.maxReplyBytes` continues after it.
         var key: ReminderKey? = nil
+        /// Its place in next-fire order, on a page of `list --order next-fire`, where a page
+        /// cut short continues after it (instead of after ``key``).
+        var nextFirePlace: NextFireKey? = nil
     }
 
     let items: [Item]

@@ -49,6 +49,26 @@ import Testing
         #expect(try pages(state, all: false, limit: 250) == [["b", "e", "c", "d", "a"]])
     }
 
+    /// A page cut at `limits.maxReplyBytes` (issue 37) goes on in next-fire order from its
+    /// cursor, not in id order: every reminder once, soonest first.
+    @Test func aPageCutByItsBytesGoesOnInNextFireOrder() throws {
+        let state = makeState()
+        var listed: [String] = []
+        var cursors: [PageCursor.Kind] = []
+        var cursor: PageCursor?
+        repeat {
+            let outcome = state.list(ReminderFilter(), includeInactive: false, limit: 100, cursor: cursor, order: .nextFire, at: Self.t0)
+            // Room for about two listings of these reminders after the envelope.
+            let reply = outcome.encodedReply(requestId: "q", maxPageBytes: 700)
+            let result = try #require(try WireCodec().decode(ControlReply<ListResult>.self, from: reply).result)
+            listed += result.reminders.map(\.reminder.id.rawValue)
+            cursor = try result.nextCursor.map { try PageCursor(text: $0, expecting: .listByNextFire) }
+            cursor.map { cursors.append($0.kind) }
+        } while cursor != nil && cursors.count < 20
+        #expect(listed == ["b", "e", "c", "d", "a"])
+        #expect(cursors.count >= 2)
+    }
+
     @Test func remindersWithoutANextFiringComeLastInKeyOrder() throws {
         var state = makeState()
         _ = state.onRequest(ControlRequest(command: .cancel(ReminderFilter(ids: ["e"]))), from: client, at: Self.t0)
