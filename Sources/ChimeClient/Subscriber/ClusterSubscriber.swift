@@ -78,7 +78,7 @@ public final class ClusterSubscriber: Sendable {
         /// How often the map is read again.
         public var interval: Duration
         /// Reads the cluster's current map; `nil` when it cannot be read now (tried again after
-        /// `interval`). Called on the thread that called ``ClusterSubscriber/run(catchUp:following:onReady:onEvent:onHandOver:)``.
+        /// `interval`). Called on the thread that called ``ClusterSubscriber/run(catchUp:following:onReady:onEvent:onHandOver:onRecipientHandOver:)``.
         public var read: @Sendable () -> ShardMap?
 
         /// Creates the value from its fields (see each property for meaning and units).
