@@ -56,10 +56,21 @@ import Testing
             let unanswered = ledger.all.filter { $0.outcome == .noReply }.count
             let refused = ledger.all.filter { if case .rejected = $0.outcome { true } else { false } }
             #expect(refused.isEmpty, "\(refused.map(\.outcome))")
-            // Every acknowledged reminder is on shard 1 after the takeover.
-            let listed = try client.send(
-                ControlRequest(command: .list(ReminderFilter(recipient: recipient), all: true, limit: 1000)), expecting: ListResult.self)
-            let held = Set((listed.result?.reminders ?? []).map(\.reminder.id))
+            // Every acknowledged reminder is on shard 1 after the takeover: every page (a page
+            // ends at limits.maxReplyBytes, 64 KiB, before its 1,000 listings: about 290 here).
+            var held: Set<ReminderID> = []
+            var cursor: String?
+            var pages = 0
+            repeat {
+                let listed = try client.send(
+                    ControlRequest(command: .list(
+                        ReminderFilter(recipient: recipient), all: true, limit: 1000,
+                        cursor: try cursor.map { try PageCursor(text: $0, expecting: .list) })),
+                    expecting: ListResult.self)
+                held.formUnion((listed.result?.reminders ?? []).map(\.reminder.id))
+                cursor = listed.result?.nextCursor
+                pages += 1
+            } while cursor != nil && pages < 100
             let lost = acknowledged.map(\.id).filter { !held.contains($0) }
             #expect(lost.isEmpty, "acknowledged and lost: \(lost)")
 
