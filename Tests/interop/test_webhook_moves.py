@@ -47,9 +47,9 @@ MOVED_SLOTS = (0, 63)
 
 
 def iso_ms(at: float) -> str:
-    """`at` (Unix seconds) as the wire writes a due instant: UTC, milliseconds."""
-    whole = int(at)
-    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(whole)) + f".{int(round((at - whole) * 1000)) % 1000:03d}Z"
+    """`at` (Unix seconds) as the wire writes a due instant: UTC, whole milliseconds."""
+    seconds, milliseconds = divmod(int(round(at * 1000)), 1000)
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds)) + f".{milliseconds:03d}Z"
 
 
 def due_reminders(recipients: list[str], prefix: str) -> tuple[list[dict], set[str]]:
@@ -219,20 +219,10 @@ def test_each_firing_reaches_its_webhook_once_per_id_through_a_coordinator_failo
         status = control_request(cluster.control_endpoint, {"op": "status"}, timeout_s=5)
         assert status and status["ok"] and status["result"]["pid"] == next(p.pid for n, p in cluster.children if n == "standby"), status
 
-        requests = wait_for("every firing at the receiver",
-                            lambda: receiver.requests if set(webhook_ids(receiver.requests)) >= expected else None, DEADLINE_S)
-        counts = assert_each_firing_delivered_once_per_webhook_id(list(requests), expected)
-        duplicates = sum(counts.values()) - len(expected)
-        # The standby hands out again every firing whose acknowledgement the killed coordinator
-        # had not journaled. A worker that already sent one answers it without sending it
-        # again; only another worker, which never had it, sends it a second time.
-        publishers = {firing: [json.loads(r["body"])["publisher"] for r in requests if r["headers"]["webhook-id"] == firing]
-                      for firing, seen in counts.items() if seen > 1}
-        assert [firing for firing, by in publishers.items() if len(set(by)) != len(by)] == [], publishers
-        if workers == 1:
-            assert sum(counts.values()) == len(expected), publishers
+        wait_for("every firing at the receiver", lambda: set(webhook_ids(receiver.requests)) >= expected, DEADLINE_S)
 
-        # Every firing is acknowledged on the new active coordinator, each once.
+        # Every firing is acknowledged on the new active coordinator, each once; then nothing
+        # more is sent, and the requests are counted.
         def delivered() -> list[str] | None:
             ids = []
             for recipient in recipients:
@@ -244,6 +234,17 @@ def test_each_firing_reaches_its_webhook_once_per_id_through_a_coordinator_failo
 
         acknowledged = wait_for("every firing acknowledged", delivered, DEADLINE_S)
         assert sorted(acknowledged) == sorted(expected)
+        requests = list(receiver.requests)
+        counts = assert_each_firing_delivered_once_per_webhook_id(requests, expected)
+        duplicates = sum(counts.values()) - len(expected)
+        # The standby hands out again every firing whose acknowledgement the killed coordinator
+        # had not journaled. A worker that already sent one answers it without sending it
+        # again; only another worker, which never had it, sends it a second time.
+        publishers = {firing: [json.loads(r["body"])["publisher"] for r in requests if r["headers"]["webhook-id"] == firing]
+                      for firing, seen in counts.items() if seen > 1}
+        assert [firing for firing, by in publishers.items() if len(set(by)) != len(by)] == [], publishers
+        if workers == 1:
+            assert sum(counts.values()) == len(expected), publishers
         print(f"failover with {workers} worker(s): SIGKILL after {before} of {len(expected)} webhooks; the standby "
               f"answered after {takeover_seconds:.2f} s; {duplicates} duplicate requests (same webhook-id, another worker)")
 
