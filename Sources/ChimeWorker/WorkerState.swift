@@ -57,9 +57,16 @@ public struct WorkerState: Sendable {
     /// Firings handed over ahead of their due instant, delivered by ``onTimer(at:)`` when due:
     /// each with the epoch of its batch, by firing id.
     var held: [FiringID: (firing: Firing, epoch: UInt64, destinations: [Destination]?)] = [:]
-    /// Acknowledgements of firings delivered as fire events whose destinations have no outcome
-    /// yet, by firing id: each goes out with its ``DeliveryReport``.
-    var awaitingDestinations: [FiringID: WorkerMessage.Acknowledgement] = [:]
+    /// Firings delivered as fire events whose destinations have no outcome yet, by firing id:
+    /// each acknowledgement goes out with its ``DeliveryReport``.
+    var awaitingDestinations: [FiringID: AwaitedDelivery] = [:]
+    /// The last firings delivered to every destination: a newer epoch that hands one out again
+    /// gets its acknowledgement, not a second request to each destination.
+    var deliveredFirings = DeliveredFirings()
+    /// Firings a newer epoch handed out again that were not sent to their destinations twice:
+    /// still being sent (the report acknowledges them under the newer epoch) or already
+    /// delivered to every one (acknowledged at once with the report they had).
+    public internal(set) var redeliveriesNotResent = 0
     /// Delivery reports that go out with their acknowledgements in the next report.
     var pendingReports: [DeliveryReport] = []
     /// The share of a batch's lease a firing's destinations may take, before the coordinator
@@ -162,7 +169,9 @@ public struct WorkerState: Sendable {
         directives.append(.publish(event))
         let acknowledgement = WorkerMessage.Acknowledgement(firingId: firing.firingId, firedAt: now, attempt: firing.attempt, epoch: epoch)
         if let destinations, !destinations.isEmpty {
-            awaitingDestinations[firing.firingId] = acknowledgement
+            let keys = Set(destinations.map(\.key))
+            if answerRedelivery(acknowledgement, to: keys, monotonic: monotonic) { return }
+            awaitingDestinations[firing.firingId] = AwaitedDelivery(acknowledgement: acknowledgement, destinationKeys: keys)
             directives.append(.deliverToDestinations(event, destinations, budget: deliveryBudget))
             return
         }
@@ -178,9 +187,12 @@ public struct WorkerState: Sendable {
     /// `report`, for the next report (`monotonic` as in ``onBatch(_:at:monotonic:)``). A
     /// report for a firing not awaited (handed back, or a duplicate) is dropped.
     public mutating func onDeliveryReport(_ report: DeliveryReport, monotonic: Double? = nil) {
-        guard let acknowledgement = awaitingDestinations.removeValue(forKey: report.firingId) else { return }
+        guard let awaited = awaitingDestinations.removeValue(forKey: report.firingId) else { return }
+        if !report.hasFailure {
+            deliveredFirings.remember(report, epoch: awaited.acknowledgement.epoch, destinationKeys: awaited.destinationKeys)
+        }
         if pendingAcks.isEmpty, acknowledgementsWaitingSince == nil { acknowledgementsWaitingSince = monotonic }
-        pendingAcks.append(acknowledgement)
+        pendingAcks.append(awaited.acknowledgement)
         pendingReports.append(report)
     }
 
