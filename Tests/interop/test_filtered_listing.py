@@ -3,6 +3,8 @@
 A coordinator examines at most 5,000 reminders a `list` request, so with 12,000 reminders of
 bob ahead of alice's 3 in key order, one request for `--recipient alice` came back empty with
 a cursor and `chime list --recipient alice` printed "(0 shown; more after this page …)".
+A recipient now walks the recipient index (one request finds alice's 3); a `--match` still
+scans, and its short replies are followed.
 The CLI, the Swift client and the dashboard now follow short pages until the page is full or
 the listing ends.
 """
@@ -37,8 +39,12 @@ def test_a_selective_filter_fills_its_page_across_short_replies(make_cluster, tm
     imported = run(cluster, "schedule", "--file", str(reminders), "--quiet")
     assert imported.returncode == 0, imported.stderr
 
-    # One request alone is short: the coordinator's bound is unchanged.
+    # A recipient walks its own run of the recipient index: one request lists alice's 3.
     raw = control_request(cluster.control_endpoint, {"op": "list", "recipient": "alice"})
+    assert [r["reminder"]["id"] for r in raw["result"]["reminders"]] == ["z-0", "z-1", "z-2"]
+    assert raw["result"]["total"] == 3 and "nextCursor" not in raw["result"]
+    # A userInfo match still scans: one request alone is short (the coordinator's bound is unchanged).
+    raw = control_request(cluster.control_endpoint, {"op": "list", "match": {"k": "rare"}})
     assert raw["result"]["reminders"] == [] and "nextCursor" in raw["result"]
 
     listed = run(cluster, "list", "--recipient", "alice")
