@@ -117,11 +117,12 @@ public final class WorkerService {
         let context = try sharedContext ?? Context()
         let endpoints = configuration.endpoints
         let linger = configuration.lingerMilliseconds
-        // DEALER with the worker id as routing id: the coordinator's ROUTER addresses this
-        // worker by id, and announcements over this connection tell it the route works.
+        // DEALER whose routing id is the worker id, `/` and a random nonce: announcements over
+        // this connection tell the coordinator's ROUTER the route, and the nonce keeps another
+        // connection from taking it over (the ROUTER hands a claimed routing id to the newest).
         let incoming = try Socket(.dealer, context: context)
         try incoming.set(.linger(milliseconds: linger))
-        try incoming.set(.routingID(Data(state.id.rawValue.utf8)))
+        try incoming.set(.routingID(DispatchRoute.makeRoutingID(for: state.id)))
         try incoming.set(.receiveHighWaterMark(configuration.worker.receiveHighWaterMark))
         try curve?.secure(incoming, for: endpoints.dispatch.connect)
         try incoming.connect(to: endpoints.dispatch.connect)

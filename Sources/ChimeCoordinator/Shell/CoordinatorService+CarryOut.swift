@@ -112,7 +112,7 @@ extension CoordinatorService {
     /// Hands a batch to one worker; a worker that is gone or full gets it back into the line.
     func send(_ batch: DispatchBatch, to worker: WorkerID, on dispatch: Socket) {
         do {
-            if try dispatch.send([Data(worker.rawValue.utf8)] + outbox.codec.encodeFrames(batch), dontWait: true) { return }
+            if try dispatch.send([inbound.workerRoutes.routingID(for: worker)] + outbox.codec.encodeFrames(batch), dontWait: true) { return }
             logger.warning("worker queue full; firings wait", ["worker": "\(worker.rawValue)", "firings": .int(batch.firings.count)])
         } catch let error as ZeroMQError where error.code == .hostUnreachable {
             logger.warning("worker not connected; firings wait", ["worker": worker.rawValue])

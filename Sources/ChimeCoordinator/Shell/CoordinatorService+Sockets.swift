@@ -146,23 +146,16 @@ extension CoordinatorService {
         let dispatch = try Socket(.router, context: context)
         try dispatch.set(.linger(milliseconds: configuration.lingerMilliseconds))
         try dispatch.set(.routerMandatory(true))
-        if security == nil {
-            // A restarted worker takes its id back from a connection that has not yet closed.
-            try dispatch.set(.routerHandover(true))
-        } else {
-            // A worker id belongs to the connection (and key) that holds it: another worker key
-            // may not take its route over. ZMTP heartbeats close a dead connection within the
-            // liveness window instead, so a restarted worker gets its id back that soon.
-            let interval = configuration.heartbeat.intervalMilliseconds
-            let window = interval.multipliedReportingOverflow(by: max(1, configuration.heartbeat.liveness))
-            try dispatch.set(.routerHandover(false))
-            try dispatch.set(.heartbeatInterval(milliseconds: Int32(clamping: interval)))
-            try dispatch.set(.heartbeatTimeout(milliseconds: Int32(clamping: window.overflow ? Int.max : window.partialValue)))
-        }
+        // The newest connection claiming a routing id takes it: without handover libzmq parks
+        // the second one unread for good, with everything it sent and its pipes, even after it
+        // closes (issue 37). A live worker's route is not guessable instead (`WorkerRoutes`).
+        // No ZMTP heartbeats: libzmq 4.3.4 aborts (`!_io_error`, stream_engine_base.cpp:331,
+        // zeromq/libzmq#4364) when a heartbeat falls on a connection whose input stopped at
+        // the receive mark and that the peer then reset, which a worker key can arrange.
+        try dispatch.set(.routerHandover(true))
         try dispatch.set(.sendHighWaterMark(configuration.coordinator.dispatchHighWaterMark))
         // Workers send only heartbeats here: a larger frame drops the connection before it is
-        // read, and a connection that claims a live worker's routing id (kept unread by libzmq)
-        // holds at most the receive mark's worth of them.
+        // read.
         try dispatch.set(.maxMessageSize(bytes: Int64(configuration.limits.maxWorkerMessageBytes)))
         try dispatch.set(.receiveHighWaterMark(Self.dispatchReceiveHighWaterMark))
         try security?.secure(dispatch, as: .dispatch, for: endpoint)

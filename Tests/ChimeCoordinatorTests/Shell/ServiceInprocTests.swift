@@ -167,6 +167,35 @@ import ChimeClient
         return try #require(reply.result?.reminders.first)
     }
 
+    /// Issue 37: the dispatch ROUTER hands a claimed routing id to the newest connection, so
+    /// firings go to the route the worker announced itself on, which a claim of its bare id
+    /// does not name.
+    @Test func aConnectionClaimingAWorkersBareIDGetsNoneOfItsFirings() throws {
+        let cluster = try InprocCluster(start: start) { configuration in
+            configuration.heartbeat.liveness = 1_000  // liveness never runs out here
+        }
+        defer { cluster.stop() }
+        let client = try cluster.controlClient()
+        let route = DispatchRoute.routingID(for: "fake", nonce: (7, 9))
+        let worker = try FakeWorker(cluster, id: "fake", routingID: route)
+        defer { worker.socket.close() }
+        try waitForWorkers(1, client)
+        let claimer = try Socket(.dealer, context: cluster.context)
+        defer { claimer.close() }
+        try claimer.set(.linger(milliseconds: 0))
+        try claimer.set(.routingID(Data("fake".utf8)))
+        try claimer.connect(to: cluster.configuration.endpoints.dispatch.connect)
+        // A loop turn after the connect: the ROUTER has attached the claimer (every turn polls dispatch).
+        _ = try client.send(ControlRequest(command: .ping), expecting: PongResult.self)
+        let due = start.addingTimeInterval(5)
+        _ = try client.send(ControlRequest(command: .schedule([reminder("tea", at: due)])), expecting: ScheduleResult.self)
+
+        cluster.clock.set(due)
+        #expect(try worker.nextBatch().firings.map(\.firingId.text) == ["alice/tea@2026-12-24T08:00:05.000Z"])
+        #expect(try claimer.receiveMessage(dontWait: true) == nil)
+        #expect(cluster.threadFailures.isEmpty)
+    }
+
     func waitForWorkers(_ count: Int, _ client: ControlClient) throws {
         try expectEventually(timeout: 5, "\(count) workers alive") {
             try client.send(ControlRequest(command: .status), expecting: StatusReport.self).result?.workersAlive == count
@@ -181,11 +210,12 @@ struct FakeWorker {
     let id: WorkerID
     let codec = WireCodec()
 
-    init(_ cluster: InprocCluster, id: WorkerID) throws {
+    /// Connects with `routingID` (the bare id when `nil`) and announces itself.
+    init(_ cluster: InprocCluster, id: WorkerID, routingID: Data? = nil) throws {
         self.id = id
         socket = try Socket(.dealer, context: cluster.context)
         try socket.set(.linger(milliseconds: 0))
-        try socket.set(.routingID(Data(id.rawValue.utf8)))
+        try socket.set(.routingID(routingID ?? Data(id.rawValue.utf8)))
         try socket.set(.receiveTimeout(milliseconds: 5000))
         try socket.connect(to: cluster.configuration.endpoints.dispatch.connect)
         try heartbeat()

@@ -273,7 +273,7 @@ extension CoordinatorService {
             do {
                 let message = try inbound.codec.decodeWorkerMessage(frames)
                 if security != nil {
-                    guard let bound = inbound.workerKeys[message.worker] else {
+                    guard let bound = inbound.workerRoutes.key(of: message.worker) else {
                         // Not announced on dispatch yet: it holds no firing, and its next heartbeat counts.
                         logger.debug("results before the worker announced itself", ["worker": message.worker.rawValue])
                         continue
@@ -312,15 +312,8 @@ extension CoordinatorService {
             }
             do {
                 let message = try inbound.codec.decodeWorkerMessage([frames[1]])
-                guard Data(message.worker.rawValue.utf8) == frames[0] else {
-                    inbound.peerLog.warning(
-                        sender?.publicKey, "dropped dispatch announcement",
-                        ["reason": "worker id does not match its routing id", "worker": "\(message.worker.rawValue)"])
-                    continue
-                }
-                if security != nil {
-                    guard let key = sender?.publicKey, bind(message.worker, to: key) else { continue }
-                }
+                if security != nil, sender?.publicKey == nil { continue }
+                guard claimRoute(of: message.worker, on: frames[0], key: sender?.publicKey) else { continue }
                 directives += state.onWorkerMessage(message, viaDispatch: true, at: clock.now, monotonic: clock.monotonic)
             } catch {
                 inbound.peerLog.warning(sender?.publicKey, "dropped dispatch announcement", ["code": "\(error.code.rawValue)", "reason": "\(error.message)"])
@@ -328,15 +321,23 @@ extension CoordinatorService {
         }
     }
 
-    /// Binds a worker id to the key of the connection it announced itself on; a live worker's
-    /// id stays with its key (another connection claiming it is ignored), a dead one's may move.
+    /// Records the connection a worker announced itself on (``WorkerRoutes``): its routing id
+    /// must be the worker's id (or the id, `/` and a suffix), and a live worker's route stays
+    /// with its key (another key's claim is ignored), a dead one's may move.
     /// - Returns: whether the announcement counts.
-    func bind(_ worker: WorkerID, to key: String) -> Bool {
-        if let bound = inbound.workerKeys[worker], bound != key, state.isAlive(worker) {
-            logger.warning("dropped dispatch announcement", ["reason": "worker id held by a live worker with another key", "worker": worker.rawValue])
-            return false
+    func claimRoute(of worker: WorkerID, on routingID: Data, key: String?) -> Bool {
+        let claim = inbound.workerRoutes.claim(
+            worker, on: routingID, key: key, isAlive: state.isAlive(worker), isKnown: { state.dispatch.workers[$0] != nil })
+        switch claim {
+        case .accepted:
+            return true
+        case .refusedForeignRoutingID:
+            inbound.peerLog.warning(
+                key, "dropped dispatch announcement", ["reason": "worker id does not match its routing id", "worker": "\(worker.rawValue)"])
+        case .refusedHeldByLiveWorker:
+            inbound.peerLog.warning(
+                key, "dropped dispatch announcement", ["reason": "worker id held by a live worker with another key", "worker": "\(worker.rawValue)"])
         }
-        inbound.workerKeys[worker] = key
-        return true
+        return false
     }
 }

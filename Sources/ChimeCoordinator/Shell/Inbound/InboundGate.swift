@@ -4,7 +4,7 @@ import ChimeWire
 import ZeroMQ
 
 /// What the loop keeps to read its peers' messages: the control socket's per-peer rate
-/// limits, the key each worker announced itself with, the codec, and the per-peer log of
+/// limits, the route and key each worker announced itself with, the codec, and the per-peer log of
 /// what they sent wrong.
 struct InboundGate {
     /// Per-peer token buckets of the control socket (`control.rateLimit`).
@@ -14,9 +14,10 @@ struct InboundGate {
     /// Requests refused since start because their connection's (or every connection's)
     /// waiting requests passed `limits.controlPendingBytes…`.
     var pendingRefusals = 0
-    /// With security on: the key each worker id last announced itself with on the dispatch
-    /// socket. Results count only from a connection with that key, whatever `worker` they claim.
-    var workerKeys: [WorkerID: String] = [:]
+    /// The routing id and (with security) the key each worker last announced itself with on
+    /// the dispatch socket: firings go to that routing id, and results count only from a
+    /// connection with that key, whatever `worker` they claim.
+    var workerRoutes = WorkerRoutes()
     /// Decodes requests and worker messages.
     let codec = WireCodec()
     /// Warnings a peer's messages cause, a few a second per peer at most.
