@@ -19,17 +19,24 @@ public final class WorkerProbe: Sendable {
     /// When the last loop turn began, in nanoseconds after `origin`; -1 before the first.
     private let lastTurnNanoseconds = Atomic<Int64>(-1)
     private let deliveredCount = Atomic<Int>(0)
+    private let redeliveriesNotResent = Atomic<Int>(0)
+    private let awaitingDestinations = Atomic<Int>(0)
     private let isTakingFirings = Atomic<Bool>(false)
     private let deliveryMetrics = Mutex(DeliveryMetrics())
 
     /// Makes a probe of a worker that has not started.
     public init() {}
 
-    /// Records a loop turn that began at `instant` with `delivered` firings delivered so far.
-    func noteTurn(at instant: ContinuousClock.Instant, delivered: Int) {
+    /// Records a loop turn that began at `instant` with `delivered` firings delivered so far,
+    /// `notResent` redeliveries answered without sending again
+    /// (``WorkerState/redeliveriesNotResent``) and `awaiting` firings whose destinations have no
+    /// outcome yet (``WorkerState/awaitingDestinationsCount``).
+    func noteTurn(at instant: ContinuousClock.Instant, delivered: Int, notResent: Int = 0, awaiting: Int = 0) {
         let (seconds, attoseconds) = (instant - origin).components
         lastTurnNanoseconds.store(seconds &* 1_000_000_000 &+ attoseconds / 1_000_000_000, ordering: .relaxed)
         deliveredCount.store(delivered, ordering: .relaxed)
+        redeliveriesNotResent.store(notResent, ordering: .relaxed)
+        awaitingDestinations.store(awaiting, ordering: .relaxed)
     }
 
     /// Records a delivery attempt (or, with no duration, a destination that ran out of
@@ -78,6 +85,13 @@ public final class WorkerProbe: Sendable {
         exposition.counter(
             "chime_worker_firings_delivered_total", help: "Firings this worker delivered as fire events.",
             value: Double(deliveredCount.load(ordering: .relaxed)))
+        exposition.counter(
+            "chime_worker_redeliveries_not_resent_total",
+            help: "Firings a newer coordinator epoch handed out again that this worker had delivered, or was delivering, to every destination: answered with the outcome it had, not sent again.",
+            value: Double(redeliveriesNotResent.load(ordering: .relaxed)))
+        exposition.gauge(
+            "chime_worker_firings_awaiting_destinations", help: "Firings delivered as fire events whose destinations have no outcome yet.",
+            value: Double(awaitingDestinations.load(ordering: .relaxed)))
         let delivery = deliveryMetrics.withLock { $0 }
         // Every channel × outcome is served from the start, at zero until it happens, so a
         // rule's rate over it has series before the first delivery (Prometheus, "Avoid

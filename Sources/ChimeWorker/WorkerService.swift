@@ -176,7 +176,9 @@ public final class WorkerService {
             while !stop.isStopRequested {
                 let turnStart = ContinuousClock.now
                 watchdog.pingIfDue(at: turnStart)
-                probe.noteTurn(at: turnStart, delivered: state.deliveredCount)
+                probe.noteTurn(
+                    at: turnStart, delivered: state.deliveredCount, notResent: state.redeliveriesNotResent,
+                    awaiting: state.awaitingDestinationsCount)
                 let now = clock.monotonic
                 var wait = state.nextWake.map { max(0, min(0.1, $0 - now)) } ?? 0
                 if !isEventPathReady { wait = max(0, min(wait, eventPathDeadline.timeIntervalSince(Date()))) }

@@ -20,4 +20,16 @@ import Testing
         #expect(text.contains("chime_delivery_attempt_seconds_count 2\n"))
         #expect(text.contains("chime_deliveries_total{channel=\"webhook\",outcome=\"refused\"} 0\n"))
     }
+
+    @Test func aTurnPublishesRedeliveriesNotResentAndFiringsAwaitingDestinations() {
+        let probe = WorkerProbe()
+        let idle = String(decoding: probe.metricsResponse().body, as: UTF8.self)
+        #expect(idle.contains("chime_worker_redeliveries_not_resent_total 0\n"))
+        #expect(idle.contains("chime_worker_firings_awaiting_destinations 0\n"))
+        probe.noteTurn(at: .now, delivered: 40, notResent: 3, awaiting: 7)
+        let text = String(decoding: probe.metricsResponse().body, as: UTF8.self)
+        #expect(text.contains("chime_worker_firings_delivered_total 40\n"))
+        #expect(text.contains("chime_worker_redeliveries_not_resent_total 3\n"))
+        #expect(text.contains("chime_worker_firings_awaiting_destinations 7\n"))
+    }
 }

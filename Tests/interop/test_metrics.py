@@ -212,6 +212,8 @@ def test_a_worker_serves_http_when_asked(make_cluster):
     for family in families.values():
         assert family.documentation and family.type in ("counter", "gauge", "histogram")
     assert value(families, "chime_worker_firings_delivered", "chime_worker_firings_delivered_total") >= 0
+    assert value(families, "chime_worker_redeliveries_not_resent", "chime_worker_redeliveries_not_resent_total") == 0
+    assert value(families, "chime_worker_firings_awaiting_destinations") == 0
     # Delivery counters are served from the start, at zero, for every channel and outcome.
     deliveries = [sample for sample in families["chime_deliveries"].samples if sample.name == "chime_deliveries_total"]
     assert len(deliveries) == 18 and all(sample.value == 0 for sample in deliveries)
