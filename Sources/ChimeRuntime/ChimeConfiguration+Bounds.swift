@@ -28,7 +28,7 @@ extension ChimeConfiguration {
         /// Delivery destinations (webhooks, APNs and FCM tokens) the recipients of one
         /// restricted client key may hold together; 0: unlimited. Past it: `quota_exceeded`.
         public var tenantMaxDestinations = 10_000
-        /// The most bytes one page's reply (`list`, `deadLetters`, `events`) takes, encoded:
+        /// The most bytes one page's reply (`list`, `deadLetters`, `events`, `delivered`) takes, encoded:
         /// a page that would pass it ends early with its continuation cursor (one item larger
         /// than it is sent alone).
         public var maxReplyBytes = 64 * 1024

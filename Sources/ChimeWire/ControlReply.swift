@@ -276,19 +276,46 @@ public struct SwitchResult: Codable, Hashable, Sendable {
     public init(changed: [ReminderID]) { self.changed = changed }
 }
 
-/// The result of `delivered`: delivered, unhandled firings, newest first.
+/// The result of `delivered`: one page of delivered, unhandled firings, newest first.
 public struct DeliveredResult: Codable, Hashable, Sendable {
     /// Whose it is.
     public var recipient: RecipientID
     /// The badge number (≥ 0).
     public var badge: Int
-    /// Delivered, unhandled firings, newest first.
+    /// Delivered, unhandled firings, newest first: this page's.
     public var delivered: [DeliveredFiring]
+    /// Passed back as `cursor` for the next page; absent on the last page.
+    public var nextCursor: String?
+    /// Where ``delivered`` starts in the recipient's whole delivered list (0 for the first
+    /// page): what a cursor after one of its firings holds. Not sent.
+    public var offset: Int = 0
+
+    private enum CodingKeys: String, CodingKey { case recipient, badge, delivered, nextCursor }
+
     /// Creates the value from its fields (see each property for meaning and units).
-    public init(recipient: RecipientID, badge: Int, delivered: [DeliveredFiring]) {
+    public init(recipient: RecipientID, badge: Int, delivered: [DeliveredFiring], nextCursor: String? = nil, offset: Int = 0) {
         self.recipient = recipient
         self.badge = badge
         self.delivered = delivered
+        self.nextCursor = nextCursor
+        self.offset = offset
+    }
+
+    /// The cursor after ``delivered``'s firing at `index` (``PageCursor/Kind/delivered``).
+    public func cursor(after index: Int) -> PageCursor {
+        let position = UInt32(clamping: offset + index)
+        let positionBytes = (0..<4).map { UInt8(truncatingIfNeeded: position >> (24 - 8 * UInt32($0))) }
+        return PageCursor(kind: .delivered, key: positionBytes + Array(delivered[index].firingId.description.utf8))
+    }
+}
+
+extension PageCursor {
+    /// A `delivered` cursor's position and firing id text, or `nil` when its key is not
+    /// 4 bytes and UTF-8 text.
+    public var deliveredKey: (position: Int, firingId: String)? {
+        guard kind == .delivered, key.count > 4, let text = String(validating: key.dropFirst(4), as: UTF8.self) else { return nil }
+        let position = key.prefix(4).reduce(0) { $0 << 8 | Int($1) }
+        return (position, text)
     }
 }
 

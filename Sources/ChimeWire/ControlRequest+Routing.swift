@@ -14,7 +14,7 @@ extension ControlRequest {
         case .list(let filter, _, _, _, _), .cancel(let filter): return filter.recipient
         case .setEnabled(_, _, let recipient), .events(_, let recipient, _, _): return recipient
         case .register(let recipient): return recipient.id
-        case .recipient(let recipient), .badge(let recipient, _), .delivered(let recipient, _),
+        case .recipient(let recipient), .badge(let recipient, _), .delivered(let recipient, _, _, _),
             .destinations(let recipient, _, _):
             return recipient
         case .ack(let firingId), .retry(let firingId), .act(let firingId, _, _, _, _):

@@ -50,7 +50,7 @@ public enum ControlOperation: String, Codable, Sendable, CaseIterable {
         case .setCalendar: ["name", "calendar"]
         case .deleteCalendar: ["name"]
         case .calendars: ["name"]
-        case .delivered: ["recipient", "remove"]
+        case .delivered: ["recipient", "remove", "limit", "cursor"]
         case .destinations: ["recipient", "add", "remove"]
         case .act: ["firingId", "action", "text", "token", "snooze"]
         case .job: ["jobId"]
@@ -144,8 +144,11 @@ public struct ControlRequest: Sendable, Hashable {
         /// Switch reminders on (`true`) or off, keeping their records: `recipient`'s reminders
         /// with these ids, or every recipient's when `recipient` is absent.
         case setEnabled([ReminderID], Bool, recipient: RecipientID? = nil)
-        /// List a recipient's delivered, unhandled firings, newest first; `remove` takes one off.
-        case delivered(RecipientID, remove: FiringID?)
+        /// List a recipient's delivered, unhandled firings, newest first; `remove` takes one off
+        /// first. One page: at most `limit` firings (1…`PageSize.maximum`; every firing when
+        /// absent), and at most `limits.maxReplyBytes` of reply, ending with a `nextCursor`
+        /// when more follow; `cursor` continues after the previous page.
+        case delivered(RecipientID, remove: FiringID?, limit: Int? = nil, cursor: PageCursor? = nil)
         /// Add destinations to a recipient (replacing one with the same key) and remove those
         /// whose ``Destination/key`` is in `remove`, keeping the rest of its registration: a
         /// recipient not registered yet is registered with the defaults. JSON
@@ -314,9 +317,12 @@ extension ControlRequest: Codable {
             command = .setEnabled(
                 ids, op == .enable, recipient: try container.decodeIfPresent(RecipientID.self, forKey: .recipient))
         case .delivered:
+            let limit = try container.decodeNumberIfPresent(Int.self, forKey: .limit, expected: "a whole number")
+            if let limit { _ = try PageSize.checked(limit) }
             command = .delivered(
                 try container.decode(RecipientID.self, forKey: .recipient),
-                remove: try container.decodeIfPresent(FiringID.self, forKey: .remove))
+                remove: try container.decodeIfPresent(FiringID.self, forKey: .remove), limit: limit,
+                cursor: try cursor(.delivered))
         case .destinations:
             let add = try container.decodeIfPresent([Destination].self, forKey: .add) ?? []
             let remove = try container.decodeIfPresent([String].self, forKey: .remove) ?? []
@@ -392,9 +398,11 @@ extension ControlRequest: Codable {
         case .setEnabled(let ids, _, let recipient):
             try container.encode(ids, forKey: .ids)
             try container.encodeIfPresent(recipient, forKey: .recipient)
-        case .delivered(let recipient, let remove):
+        case .delivered(let recipient, let remove, let limit, let cursor):
             try container.encode(recipient, forKey: .recipient)
             try container.encodeIfPresent(remove, forKey: .remove)
+            try container.encodeIfPresent(limit, forKey: .limit)
+            try container.encodeIfPresent(cursor?.text, forKey: .cursor)
         case .destinations(let recipient, let add, let remove):
             try container.encode(recipient, forKey: .recipient)
             if !add.isEmpty { try container.encode(add, forKey: .add) }
@@ -428,7 +436,7 @@ extension ControlRequest: Codable {
 extension ControlRequest.Command {
     /// Whether this is a `delivered` request that removes a firing (a change, unlike a listing).
     public var isDeliveredRemoval: Bool {
-        if case .delivered(_, let remove) = self { return remove != nil }
+        if case .delivered(_, let remove, _, _) = self { return remove != nil }
         return false
     }
 }

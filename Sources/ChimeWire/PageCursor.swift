@@ -19,6 +19,9 @@ public struct PageCursor: Hashable, Sendable {
         case deadLetters = 0x44
         /// `list` in next-fire order: the key is a ``NextFireKey``'s `cursorBytes`.
         case listByNextFire = 0x46
+        /// `delivered`: the key is the position of the previous page's last firing in the
+        /// recipient's delivered list (4 bytes, big-endian) and that firing's id text (UTF-8).
+        case delivered = 0x52
     }
 
     /// The listing it continues.

@@ -171,4 +171,25 @@ import Testing
         let message = WorkerMessage(worker: "w", host: "h", pid: 1, capacity: WorkerMessage.maximumCapacity, delivered: 0)
         #expect(try codec.decodeWorkerMessage(codec.encodeFrames(message)) == message)
     }
+
+    /// `delivered` pages (issue 37): a `limit` outside 1…10,000 and another listing's cursor
+    /// are refused; a page request goes round the wire unchanged.
+    @Test func deliveredLimitsAndCursorsAreChecked() throws {
+        let zero = error(#"{"op":"delivered","recipient":"alice","limit":0}"#)
+        #expect((zero?.code, zero?.field) == (.invalidArgument, "limit"))
+        let listCursor = PageCursor(kind: .list, text: "r1").text
+        let foreign = error(#"{"op":"delivered","recipient":"alice","cursor":"\#(listCursor)"}"#)
+        #expect((foreign?.code, foreign?.field) == (.invalidArgument, "cursor"))
+        #expect(foreign?.message == "the cursor belongs to another listing; pass back a nextCursor unchanged")
+        let cursor = PageCursor(kind: .delivered, key: [0, 0, 0, 2] + Array("alice/r#1".utf8))
+        let request = ControlRequest(command: .delivered("alice", remove: nil, limit: 3, cursor: cursor))
+        let decoded = try codec.decodeRequest(codec.encode(request))
+        guard case .delivered(let recipient, let remove, let limit, let back) = decoded.command else {
+            Issue.record("\(decoded.command)")
+            return
+        }
+        #expect(recipient == "alice" && remove == nil && limit == 3)
+        #expect(back?.deliveredKey?.position == 2 && back?.deliveredKey?.firingId == "alice/r#1")
+    }
 }
+

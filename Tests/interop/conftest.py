@@ -70,10 +70,18 @@ def wait_for(what: str, condition, deadline_s: float = 20.0):
 
 
 def delivered_ids(client, recipient: str) -> list[str]:
-    """The firing ids of `recipient`'s delivered, unhandled firings (the `delivered` op),
-    newest first; `client` is a chime_client.ClusterClient."""
-    reply = client.request({"op": "delivered", "recipient": recipient}, recipient)
-    return [item["firingId"] for item in reply["result"]["delivered"]]
+    """The firing ids of `recipient`'s delivered, unhandled firings (the `delivered` op, every
+    page: a reply ends at `limits.maxReplyBytes` with a `nextCursor`), newest first; `client`
+    is a chime_client.ClusterClient."""
+    ids: list[str] = []
+    request: dict = {"op": "delivered", "recipient": recipient}
+    for _ in range(10_000):
+        result = client.request(request, recipient)["result"]
+        ids += [item["firingId"] for item in result["delivered"]]
+        if not result.get("nextCursor") or not result["delivered"]:
+            return ids
+        request = {"op": "delivered", "recipient": recipient, "cursor": result["nextCursor"]}
+    raise AssertionError("the delivered list did not end within 10,000 pages")
 
 
 def _range_is_free(base: int, count: int = PORTS_PER_CLUSTER) -> bool:

@@ -248,15 +248,32 @@ enum DeliveredCommand: Command {
         summary: "List a recipient's delivered, unhandled firings, newest first (or remove one).",
         usage: "chime delivered RECIPIENT [--remove FIRING_ID] [--json]",
         options: [OptionSpec(name: "remove", value: "FIRING_ID", help: "Remove this firing from the list."), jsonOption]
-            + CommonOptions.specs)
+            + CommonOptions.specs,
+        details: "Reads the whole list page by page (a reply is at most limits.maxReplyBytes); --json prints one reply with every firing.")
 
+    /// Reads every page (a page ends at `limits.maxReplyBytes`); with `--json` prints one
+    /// reply holding the whole list, as a single page's reply looks.
     static func run(_ arguments: Arguments) throws -> Int32 {
         guard arguments.positionals.count == 1 else { throw UsageError("name one RECIPIENT") }
-        let (reply, raw) = try makeControlClient(arguments).call(
-            ControlRequest(command: .delivered(
-                RecipientID(arguments.positionals[0]), remove: try arguments.value("remove").map { try firingID($0) })),
+        let client = try makeControlClient(arguments)
+        let recipient = RecipientID(arguments.positionals[0])
+        var (reply, raw) = try client.call(
+            ControlRequest(command: .delivered(recipient, remove: try arguments.value("remove").map { try firingID($0) })),
             DeliveredResult.self)
-        guard !arguments.has("json"), let result = reply.result else { printJSON(raw); return 0 }
+        guard var result = reply.result else { printJSON(raw); return 1 }
+        var cursor = result.nextCursor
+        while let text = cursor {
+            (reply, raw) = try client.call(
+                ControlRequest(command: .delivered(recipient, remove: nil, cursor: try PageCursor(text: text, expecting: .delivered))),
+                DeliveredResult.self)
+            guard let page = reply.result else { printJSON(raw); return 1 }
+            result.delivered += page.delivered
+            result.badge = page.badge
+            // A page without firings cannot end with a cursor; stop rather than ask again.
+            cursor = page.delivered.isEmpty ? nil : page.nextCursor
+        }
+        result.nextCursor = nil
+        if arguments.has("json") { printJSON(WireCodec().encode(ControlReply(requestId: nil, result: result))); return 0 }
         output("\(result.recipient): badge \(result.badge), \(result.delivered.count) delivered")
         for firing in result.delivered {
             output("  \(RFC3339.format(firing.firedAt))  \(firing.firingId)" + (firing.title.map { "  \($0)" } ?? ""))

@@ -84,7 +84,7 @@ extension CoordinatorState {
             return recipient.map { outside($0, field: "recipient") } ?? visible(ids, field: "ids")
         case .register(let recipient):
             return outside(recipient.id, field: "recipient.id")
-        case .recipient(let recipient), .badge(let recipient, _), .delivered(let recipient, _), .destinations(let recipient, _, _):
+        case .recipient(let recipient), .badge(let recipient, _), .delivered(let recipient, _, _, _), .destinations(let recipient, _, _):
             return outside(recipient, field: "recipient")
         case .ack(let firingId), .act(let firingId, _, _, _, _):
             guard let recipient = durable.recipient(of: firingId), scope.allows(recipient) else {

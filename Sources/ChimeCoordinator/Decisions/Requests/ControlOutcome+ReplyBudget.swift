@@ -14,6 +14,7 @@ extension ControlOutcome {
         case .listed(let page): return page.encodedReply(requestId: requestId, maxBytes: maxPageBytes)
         case .deadLetters(let result): return result.encodedReply(requestId: requestId, maxBytes: maxPageBytes)
         case .events(let result): return result.encodedReply(requestId: requestId, maxBytes: maxPageBytes)
+        case .delivered(let result): return result.encodedReply(requestId: requestId, maxBytes: maxPageBytes)
         default: return encodedReply(requestId: requestId)
         }
     }
@@ -102,6 +103,28 @@ extension EventsResult {
                 events: Array(events.prefix(count)), through: through, oldestRetained: oldestRetained, truncated: true,
                 nextCursor: cursor(after: count - 1), handOvers: handOvers?.isEmpty ?? true ? nil : handOvers)
             return codec.encode(ControlReply(requestId: requestId, result: result))
+        }
+    }
+}
+
+extension DeliveredResult {
+    /// This page's reply within `maxBytes` (see ``ControlOutcome/encodedReply(requestId:maxPageBytes:)``):
+    /// a cut page ends with the cursor after its last firing.
+    func encodedReply(requestId: String?, maxBytes: Int) -> Data {
+        let codec = WireCodec()
+        return ReplyBudget.encode(
+            itemCount: delivered.count, maxBytes: maxBytes,
+            emptyBytes: {
+                codec.encode(ControlReply(requestId: requestId, result: DeliveredResult(recipient: recipient, badge: badge, delivered: []))).count
+            },
+            itemBytes: { codec.encode(delivered[$0]).count },
+            continuationBytes: { ReplyBudget.continuationBytes(cursor: cursor(after: $0).text) }
+        ) { count, isCut in
+            guard isCut else { return codec.encode(ControlReply(requestId: requestId, result: self)) }
+            var page = self
+            page.delivered = Array(delivered.prefix(count))
+            page.nextCursor = count > 0 ? cursor(after: count - 1).text : nextCursor
+            return codec.encode(ControlReply(requestId: requestId, result: page))
         }
     }
 }

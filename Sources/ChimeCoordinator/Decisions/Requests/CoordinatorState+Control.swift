@@ -83,8 +83,8 @@ extension CoordinatorState {
         case .setEnabled(let ids, let enabled, let recipient):
             outcome = setEnabled(ids, of: recipient, enabled, for: client, at: now, directives: &directives)
             noteSwitch(ids, of: recipient, enabled: enabled, note: request.note, after: outcome, for: client, at: now, directives: &directives)
-        case .delivered(let recipient, let remove):
-            outcome = delivered(recipient, remove: remove, at: now, directives: &directives)
+        case .delivered(let recipient, let remove, let limit, let cursor):
+            outcome = delivered(recipient, remove: remove, limit: limit, cursor: cursor, at: now, directives: &directives)
         case .destinations(let recipient, let add, let remove):
             if let refusal = destinationQuotaRefusal(of: recipient, adding: add, removing: remove, for: client) {
                 outcome = .failed(refusal)

@@ -67,8 +67,28 @@ extension CoordinatorState {
         return BadgeResult(recipient: recipient, badge: update.badge, changed: wasListed || update.isChanged)
     }
 
-    mutating func delivered(_ recipient: RecipientID, remove: FiringID?, at now: Date,
-                            directives: inout [CoordinatorDirective]) -> ControlOutcome {
+    /// `delivered`: removes `remove` from `recipient`'s delivered list (journaled), then
+    /// answers one page of the list, newest first: from the start, or after `cursor`'s
+    /// firing, at most `limit` firings (all when `nil`), with a `nextCursor` when more follow.
+    /// The reply's bytes are bounded when it is encoded (``ReplyBudget``).
+    ///
+    /// A cursor names the previous page's last firing and its position; when that firing left
+    /// the list between the pages (handled, or pushed out past the list's limit), the page
+    /// starts at the position it had (a firing may then be skipped or shown twice, never an error).
+    /// - Returns: `.delivered`, or `invalid_argument` (field `cursor`) for a cursor whose key
+    ///   is not a position and a firing id.
+    mutating func delivered(_ recipient: RecipientID, remove: FiringID?, limit: Int? = nil, cursor: PageCursor? = nil,
+                            at now: Date, directives: inout [CoordinatorDirective]) -> ControlOutcome {
+        var start = 0
+        if let cursor {
+            guard let key = cursor.deliveredKey else {
+                return .failed(WireError(.invalidArgument, "the cursor is not valid; pass back a nextCursor unchanged", field: "cursor"))
+            }
+            start = key.position
+            if let ledger = ledgers[recipient] {
+                start = ledger.delivered.firstIndex { $0.firingId.description == key.firingId }.map { $0 + 1 } ?? start
+            }
+        }
         if let remove {
             let remove = remove.isLegacy ? remove.resolved(to: recipient) : remove
             if let update = record(.deliveredRemoved(recipient, remove, at: now), into: &directives).numberedBadge {
@@ -76,7 +96,12 @@ extension CoordinatorState {
             }
         }
         let ledger = ledgers[recipient] ?? BadgeLedger()
-        return .delivered(DeliveredResult(recipient: recipient, badge: ledger.badge, delivered: ledger.delivered))
+        let all = ledger.delivered
+        start = min(max(0, start), all.count)
+        let end = limit.map { min(all.count, start + max(1, $0)) } ?? all.count
+        var result = DeliveredResult(recipient: recipient, badge: ledger.badge, delivered: Array(all[start..<end]), offset: start)
+        if end < all.count, end > start { result.nextCursor = result.cursor(after: end - start - 1).text }
+        return .delivered(result)
     }
 
     /// Switches reminders on or off: `recipient`'s with these ids, or every recipient's when

@@ -60,7 +60,7 @@ extension CoordinatorState {
             return check(recipient, field: "recipient")
         case .register(let recipient):
             return check(recipient.id, field: "recipient.id")
-        case .recipient(let recipient), .badge(let recipient, _), .delivered(let recipient, _), .destinations(let recipient, _, _):
+        case .recipient(let recipient), .badge(let recipient, _), .delivered(let recipient, _, _, _), .destinations(let recipient, _, _):
             return check(recipient, field: "recipient")
         case .ack(let firingId), .retry(let firingId), .act(let firingId, _, _, _, _):
             return check(durable.recipient(of: firingId), field: "firingId")
