@@ -9,9 +9,9 @@ extension ChimeConfiguration {
         public var maxBackoffMilliseconds = 30_000
         /// One request's timeout (connect included), in milliseconds.
         public var timeoutMilliseconds = 10_000
-        /// Requests in flight to one host at most.
+        /// Requests in flight to one host at most, per worker process (every shard it serves).
         public var maxPerHost = 4
-        /// Requests in flight per worker at most.
+        /// Requests in flight per worker process at most (every shard it serves).
         public var maxInFlight = 32
         /// Consecutive failures that open an endpoint's circuit.
         public var circuitFailures = 5

@@ -36,7 +36,7 @@ extension ShardedWorker {
         let service = UncheckedBox(WorkerService(
             configuration: shardConfiguration, id: workerID, logger: shardLogger, stop: serviceStop, curve: curve,
             notifier: takesHTTP ? notifier : nil, http: takesHTTP ? http : nil, shard: isTagged ? shard.id : nil,
-            capacityShare: capacity))
+            capacityShare: capacity, shared: shared))
         let thread = HelperThread(name: "chime-worker-shard-\(shard.id)")
         thread.start { [stop, failure] in
             do {

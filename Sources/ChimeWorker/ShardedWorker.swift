@@ -16,7 +16,9 @@ import Synchronization
 /// and each fire event is published once, into that shard's stream, carrying its id (never a
 /// PUSH connected to several shards, which would round-robin). The worker's capacity is split
 /// evenly (`capacity / shards`, at least 1 each), so the shards together never hold more
-/// than it; the first shard's service serves HTTP and notifies systemd for the process.
+/// than it; the first shard's service serves HTTP (the process's figures: ``SharedDelivery``)
+/// and notifies systemd for the process. The services share one delivery engine, so
+/// `delivery.maxPerHost` and `delivery.maxInFlight` bound the process, not each shard.
 ///
 /// **Following the map.** With a ``MapSource`` the worker asks for the map (`{"op":"map"}`)
 /// every `interval` seconds (`cluster.mapRefreshSeconds`, 5 s by default) and on
@@ -67,6 +69,8 @@ public final class ShardedWorker {
     var unconfirmedEpoch: UInt64?
     /// The epoch of the last map refused as invalid (logged once).
     var refusedEpoch: UInt64?
+    /// The delivery engine and probe every shard's service shares (made by ``run()``).
+    var shared: SharedDelivery?
 
     /// - Parameters:
     ///   - map: the shard map to start with (validated: the configuration's, or the single
@@ -102,6 +106,7 @@ public final class ShardedWorker {
     /// - Throws: what a ``WorkerService/run(onReady:)`` throws.
     public func run() throws {
         let workerID = id ?? WorkerID("\(ProcessInfo.processInfo.hostName)-\(getpid())")
+        shared = SharedDelivery(configuration: configuration, worker: workerID, logger: logger)
         stop.onStop { [refresh] in refresh.wake() }
         let share = Self.capacity(configuration.worker.capacity, shards: follower.map.shards.count)
         for shard in follower.map.shards { startService(shard, share: share, workerID: workerID) }

@@ -24,8 +24,14 @@ public final class WorkerService {
     let curve: CurveClientKeys?
     /// The service supervisor (systemd's `NOTIFY_SOCKET`); `nil` when there is none.
     let notifier: SystemdNotifier?
-    /// What `/metrics`, `/healthz` and `/readyz` read.
+    /// This service's loop figures: what `/metrics`, `/healthz` and `/readyz` read, alone or
+    /// as a member of ``processProbe``.
     public let probe = WorkerProbe()
+    /// The probe of the worker process when it serves several shards (``ShardedWorker``): it
+    /// adds up this service's figures while it runs, and is what HTTP serves. `nil`: ``probe``.
+    let processProbe: WorkerProbe?
+    /// Who this service is to a shared ``deliveries`` engine (its reports are taken by this key).
+    let deliveryOwner: Int
     /// Where to serve HTTP; `nil` serves none.
     let httpAddress: HTTPListenAddress?
     /// The largest fire event published live, in bytes (`events.maxEventBytes`).
@@ -36,7 +42,8 @@ public final class WorkerService {
     /// `nil`: `worker.capacity`, fixed.
     let capacityShare: CapacityShare?
     /// Delivers firings to their recipients' destinations (webhooks, APNs, FCM) off this
-    /// thread; made at the first firing that has destinations.
+    /// thread: the process's, shared by the services of every shard (so its per-host and
+    /// in-flight bounds hold for the process), or this service's own.
     let deliveries: DeliveryEngine
     let userInfoEncoder: JSONEncoder = {
         let encoder = JSONEncoder()
@@ -64,9 +71,12 @@ public final class WorkerService {
         configuration: ChimeConfiguration, id: WorkerID?, logger: Logger, stop: StopSignal,
         clock: any ServiceClock = SystemClock(), context: Context? = nil, curve: CurveClientKeys? = nil,
         notifier: SystemdNotifier? = nil, http: HTTPListenAddress? = nil, shard: Int? = nil,
-        capacityShare: CapacityShare? = nil, channels: [String: any DeliveryChannel]? = nil
+        capacityShare: CapacityShare? = nil, channels: [String: any DeliveryChannel]? = nil,
+        shared: SharedDelivery? = nil
     ) {
         self.capacityShare = capacityShare
+        self.processProbe = shared?.probe
+        self.deliveryOwner = shard ?? 0
         self.httpAddress = http
         self.maxEventBytes = configuration.events.maxEventBytes
         self.oversizeEvents = RateLimitedLog(
@@ -88,11 +98,15 @@ public final class WorkerService {
             capacity: min(max(0, configuration.worker.capacity), WorkerMessage.maximumCapacity))
         state.shard = shard
         state.acknowledgementDelay = Double(configuration.worker.acknowledgementDelayMilliseconds) / 1000
-        let standard = channels == nil ? DeliveryChannels.standard(configuration.delivery) : nil
-        for problem in standard?.problems ?? [] { logger.warning("a delivery channel is not available", ["reason": "\(problem)"]) }
-        deliveries = DeliveryEngine(
-            channels: channels ?? standard?.channels ?? [:], limits: DeliveryChannels.limits(configuration.delivery),
-            worker: state.id, onAttempt: { [probe] channel, outcome, seconds in probe.noteDelivery(channel: channel, outcome: outcome, seconds: seconds) })
+        if let shared {
+            deliveries = shared.engine
+        } else {
+            let standard = channels == nil ? DeliveryChannels.standard(configuration.delivery) : nil
+            for problem in standard?.problems ?? [] { logger.warning("a delivery channel is not available", ["reason": "\(problem)"]) }
+            deliveries = DeliveryEngine(
+                channels: channels ?? standard?.channels ?? [:], limits: DeliveryChannels.limits(configuration.delivery),
+                worker: state.id, onAttempt: { [probe] channel, outcome, seconds in probe.noteDelivery(channel: channel, outcome: outcome, seconds: seconds) })
+        }
         actions = ActionRunner(
             hooks: configuration.notifications.hooks, timeLimit: configuration.notifications.actionTimeLimitSeconds,
             maxConcurrentHooks: configuration.notifications.maxConcurrentHooks)
@@ -108,8 +122,10 @@ public final class WorkerService {
     /// - Throws: `ZeroMQError` when an endpoint is invalid; `HTTPServerError` when the HTTP
     ///   address cannot be listened on.
     public func run(onReady: () -> Void = {}) throws {
+        processProbe?.adopt(probe)
+        defer { processProbe?.release(probe) }
         let httpServer = try httpAddress.map { address throws(HTTPServerError) in
-            try HTTPServer(address: address) { [routes = probe.routes] in routes.respond(to: $0) }
+            try HTTPServer(address: address) { [routes = (processProbe ?? probe).routes] in routes.respond(to: $0) }
         }
         defer { httpServer?.stop() }
         // Not shut down by the stop signal: the loop sees the flag within one poll (≤ 100 ms)
@@ -204,7 +220,7 @@ public final class WorkerService {
                 }
                 try fireHeldDue(events: events)
                 for outcome in actions.takeFinished() { state.onJobFinished(outcome) }
-                for report in deliveries.takeFinished() { state.onDeliveryReport(report, monotonic: clock.monotonic) }
+                for report in deliveries.takeFinished(owner: deliveryOwner) { state.onDeliveryReport(report, monotonic: clock.monotonic) }
                 if let capacityShare {
                     state.changeCapacity(to: min(max(0, capacityShare.value), WorkerMessage.maximumCapacity))
                 }
@@ -295,10 +311,40 @@ public final class WorkerService {
                 actions.start(job, at: now)
             case .deliverToDestinations(let event, let destinations, let budget):
                 let json = event.fastJSON(userInfoEncoder: userInfoEncoder)
-                deliveries.submit(DeliveryJob(firing: event.firing, eventJSON: json, destinations: destinations, budget: budget))
+                deliveries.submit(
+                    DeliveryJob(firing: event.firing, eventJSON: json, destinations: destinations, budget: budget), owner: deliveryOwner)
             case .report, .announce:
                 preconditionFailure("onBatch and onTimer neither report nor announce")
             }
         }
+    }
+}
+
+/// What the services of a worker serving several shards share (``ShardedWorker``): one
+/// delivery engine, so that `delivery.maxPerHost` and `delivery.maxInFlight` bound the
+/// process rather than each shard, with one set of provider credentials and circuits; and
+/// the process's probe, which counts its deliveries and adds up the services' loops.
+public struct SharedDelivery: Sendable {
+    /// The engine every service submits to (each under its shard id).
+    public let engine: DeliveryEngine
+    /// The process's probe (served over HTTP).
+    public let probe: WorkerProbe
+
+    /// The engine for `configuration.delivery`'s channels and limits, counting into a new
+    /// probe; unavailable channels are logged once, with `logger`.
+    public init(configuration: ChimeConfiguration, worker: WorkerID, logger: Logger) {
+        let probe = WorkerProbe()
+        let standard = DeliveryChannels.standard(configuration.delivery)
+        for problem in standard.problems { logger.warning("a delivery channel is not available", ["reason": "\(problem)"]) }
+        self.probe = probe
+        self.engine = DeliveryEngine(
+            channels: standard.channels, limits: DeliveryChannels.limits(configuration.delivery), worker: worker,
+            onAttempt: { channel, outcome, seconds in probe.noteDelivery(channel: channel, outcome: outcome, seconds: seconds) })
+    }
+
+    /// Shares `engine`, counting into `probe` (tests).
+    public init(engine: DeliveryEngine, probe: WorkerProbe) {
+        self.engine = engine
+        self.probe = probe
     }
 }

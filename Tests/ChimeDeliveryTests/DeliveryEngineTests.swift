@@ -85,6 +85,35 @@ final class ScriptedChannel: DeliveryChannel {
         #expect(second.outcomes[0].attempts.count == 4)
     }
 
+    /// One engine shared by two shards' services (issue 39: the per-host bound held per
+    /// shard): the host's bound of 1 holds across owners, and each owner takes only its reports.
+    @Test func ownersShareTheHostBoundAndTakeOnlyTheirReports() throws {
+        let stuck = Self.hook("stuck.example")
+        let channel = ScriptedChannel([:], blocking: stuck.key)
+        let engine = DeliveryEngine(channels: ["webhook": channel], limits: Self.limits(), worker: "w1")
+        engine.submit(Self.job("r1", [stuck]), owner: 0)
+        engine.submit(Self.job("r2", [.webhook(WebhookDestination(url: "https://stuck.example/other", secrets: [Self.secret]))]), owner: 1)
+        engine.submit(Self.job("r3", [Self.hook("free.example")]), owner: 1)
+        var ownerOne: [DeliveryReport] = []
+        try expectEventually(timeout: 10, "owner 1's free report") {
+            ownerOne += engine.takeFinished(owner: 1)
+            return !ownerOne.isEmpty
+        }
+        #expect(ownerOne.map(\.firingId.key.id) == ["r3"])
+        #expect(channel.calls.withLock { $0.map(\.key) }.filter { $0.contains("stuck") }.count == 1, "owner 1's stuck.example request waits for owner 0's")
+        #expect(engine.takeFinished(owner: 0).isEmpty)
+        channel.release.signal()
+        var ownerZero: [DeliveryReport] = []
+        try expectEventually(timeout: 10, "both stuck.example reports") {
+            ownerZero += engine.takeFinished(owner: 0)
+            ownerOne += engine.takeFinished(owner: 1)
+            return ownerZero.count == 1 && ownerOne.count == 2
+        }
+        #expect(ownerZero.map(\.firingId.key.id) == ["r1"])
+        #expect(ownerOne.map(\.firingId.key.id) == ["r3", "r2"])
+        #expect(engine.takeFinished().isEmpty, "owner 0 is the default owner and has nothing left")
+    }
+
     @Test func oneHostGetsAtMostItsBoundWhileOthersGoOn() throws {
         let stuck = Self.hook("stuck.example")
         let channel = ScriptedChannel([:], blocking: stuck.key)

@@ -1,3 +1,4 @@
+import ChimeRuntime
 import Foundation
 import Testing
 @testable import ChimeWorker
@@ -32,4 +33,32 @@ import Testing
         #expect(text.contains("chime_worker_redeliveries_not_resent_total 3\n"))
         #expect(text.contains("chime_worker_firings_awaiting_destinations 7\n"))
     }
+
+    /// A worker serving several shards (issue 39): the process's probe adds up its members'
+    /// loops, and keeps a released member's counts.
+    @Test func theProcessProbeAddsUpItsShardsLoops() {
+        let process = WorkerProbe()
+        let shard0 = WorkerProbe()
+        let shard1 = WorkerProbe()
+        process.adopt(shard0)
+        process.adopt(shard1)
+        #expect(process.readiness().status == 503)
+        shard0.noteTurn(at: .now, delivered: 10, notResent: 1, awaiting: 2)
+        shard1.noteTurn(at: .now, delivered: 5, notResent: 0, awaiting: 3)
+        shard1.noteTakingFirings()
+        #expect(process.readiness().status == 200)
+        #expect(process.health().status == 200)
+        var text = String(decoding: process.metricsResponse().body, as: UTF8.self)
+        #expect(text.contains("chime_worker_firings_delivered_total 15\n"))
+        #expect(text.contains("chime_worker_redeliveries_not_resent_total 1\n"))
+        #expect(text.contains("chime_worker_firings_awaiting_destinations 5\n"))
+        // A loop stuck past the health window makes the process unhealthy.
+        #expect(process.health(at: .now + .seconds(HealthWindow.seconds + 1)).status == 503)
+        process.release(shard1)
+        process.release(shard1)
+        text = String(decoding: process.metricsResponse().body, as: UTF8.self)
+        #expect(text.contains("chime_worker_firings_delivered_total 15\n"), "a released shard's deliveries stay counted, once")
+        #expect(text.contains("chime_worker_firings_awaiting_destinations 2\n"))
+    }
 }
+

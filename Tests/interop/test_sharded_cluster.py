@@ -20,6 +20,8 @@ import subprocess
 import sys
 import threading
 import time
+import urllib.request
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from collections import Counter
 from pathlib import Path
 
@@ -243,3 +245,90 @@ def test_gap_free_subscribers_print_each_firing_once_across_a_shard_restart(shar
         if swift.poll() is None:
             swift.kill()
             swift.wait()
+
+
+def test_a_worker_serving_three_shards_counts_every_shards_firings_on_its_metrics(tmp_path):
+    """Issue 39: a worker's /metrics came from the service of the shard that held HTTP alone, so
+    firings and deliveries of its other shards were not counted. The process's probe adds up
+    every shard's loop: 30 firings spread over 3 shards are 30 on the one worker's counter."""
+    with running_shards(chime_binary(), tmp_path, workers=0) as cluster:
+        port = cluster.base + 10 * cluster.shard_count + 1
+        cluster.spawn("worker-http", ["worker", "--id", "sw-http", "--http", f"127.0.0.1:{port}"])
+        for shard in range(cluster.shard_count):
+            cluster.wait(f"shard {shard} to see the worker", lambda shard=shard: cluster.workers_alive(shard) == 1)
+        client = ClusterClient([cluster.control(0)], timeout_s=5.0, retries=0)
+        due = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(time.time() + 1)) + ".000Z"
+        recipients = [f"m{index}" for index in range(30)]
+        assert {shard_of(cluster.shard_map, recipient) for recipient in recipients} == {0, 1, 2}
+        reply = client.schedule([{"id": "r", "recipient": recipient, "trigger": {"at": due}, "content": {"title": "t"}}
+                                 for recipient in recipients])
+        assert reply["ok"], reply
+
+        def delivered_total() -> float | None:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=2) as response:
+                    text = response.read().decode()
+            except OSError:
+                return None
+            for line in text.splitlines():
+                if line.startswith("chime_worker_firings_delivered_total "):
+                    return float(line.split()[1])
+            return None
+
+        cluster.wait("the worker's counter to reach 30", lambda: delivered_total() == 30)
+        time.sleep(0.5)  # nothing more is due: the counter must stay at exactly 30
+        assert delivered_total() == 30
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=2) as response:
+            assert response.status == 200
+
+
+def test_a_worker_serving_three_shards_keeps_one_per_host_bound(tmp_path):
+    """Issue 39: each shard's service had its own delivery engine, so a worker serving 3 shards
+    sent up to 3 × delivery.maxPerHost requests to one host at once. The services share one
+    engine: with maxPerHost 1, 30 webhook firings over 3 shards to one slow receiver meet exactly
+    1 in flight (2 in two runs of the build before), and all 30 arrive. (With the default 4 this machine's libdispatch,
+    not the bound, held both builds to 4 threads.)"""
+    lock, state = threading.Lock(), {"now": 0, "max": 0, "paths": []}
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self):  # noqa: N802 (http.server's name)
+            self.rfile.read(int(self.headers.get("content-length", "0")))
+            with lock:
+                state["now"] += 1
+                state["max"] = max(state["max"], state["now"])
+                state["paths"].append(self.path)
+            time.sleep(0.05)  # a slow endpoint: requests overlap where the bound lets them
+            with lock:
+                state["now"] -= 1
+            self.send_response(200)
+            self.send_header("content-length", "0")
+            self.end_headers()
+
+        def log_message(self, *args):
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    extra = {"delivery": {"allowPrivateAddresses": True, "maxPerHost": 1}}
+    try:
+        with running_shards(chime_binary(), tmp_path, workers=1, extra=extra) as cluster:
+            client = ClusterClient([cluster.control(0)], timeout_s=5.0, retries=0)
+            recipients = [f"h{index}" for index in range(30)]
+            assert {shard_of(cluster.shard_map, recipient) for recipient in recipients} == {0, 1, 2}
+            url = f"http://127.0.0.1:{server.server_address[1]}"
+            for recipient in recipients:
+                reply = client.request({"op": "destinations", "recipient": recipient, "add": [
+                    {"kind": "webhook", "url": f"{url}/{recipient}", "secrets": ["whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"]}]},
+                    recipient)
+                assert reply["ok"], reply
+            due = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(time.time() + 1)) + ".000Z"
+            reply = client.schedule([{"id": "r", "recipient": recipient, "trigger": {"at": due}, "content": {"title": "t"}}
+                                     for recipient in recipients])
+            assert reply["ok"], reply
+            cluster.wait("30 webhook requests", lambda: len(state["paths"]) >= 30)
+            assert sorted(state["paths"]) == sorted(f"/{recipient}" for recipient in recipients)
+            assert state["max"] == 1, f"{state['max']} requests to one host at once"
+    finally:
+        server.shutdown()
+        server.server_close()

@@ -60,7 +60,7 @@ public struct DeliveryLimits: Hashable, Sendable {
 /// opens its circuit (``EndpointCircuit``): attempts are not sent until it half-opens.
 ///
 /// When every destination of a job has an outcome, its ``DeliveryReport`` is ready for
-/// ``takeFinished()`` (the worker's loop then acknowledges the firing with it).
+/// ``takeFinished(owner:)`` (the worker's loop then acknowledges the firing with it).
 public final class DeliveryEngine: Sendable {
     /// What `onAttempt` hears after each attempt: the channel, the result's label
     /// (`delivered`, `refused`, `removed`, `retry`) and its duration in seconds; and once per
@@ -79,6 +79,8 @@ public final class DeliveryEngine: Sendable {
 
     private struct Job: Sendable {
         var job: DeliveryJob
+        /// Whose ``takeFinished(owner:)`` gets its report.
+        var owner: Int
         var runs: [DestinationRun]
         var outcomes: [DestinationOutcome?]
     }
@@ -89,7 +91,7 @@ public final class DeliveryEngine: Sendable {
         var inFlight = 0
         var waiting: [Pending] = []
         var circuits: [String: EndpointCircuit] = [:]
-        var finished: [DeliveryReport] = []
+        var finished: [Int: [DeliveryReport]] = [:]
     }
 
     private let channels: [String: any DeliveryChannel]
@@ -125,7 +127,10 @@ public final class DeliveryEngine: Sendable {
 
     /// Starts delivering `job` to each of its destinations. A job for a firing already in
     /// progress is ignored (a redelivery of the same firing to this worker).
-    public func submit(_ job: DeliveryJob) {
+    /// - Parameter owner: who takes its report (``takeFinished(owner:)``): a worker serving
+    ///   several shards shares one engine among its shards' services, so the per-host and
+    ///   in-flight bounds hold for the process; each service takes its own reports.
+    public func submit(_ job: DeliveryJob, owner: Int = 0) {
         let deadline = monotonic + job.budget
         let runs = job.destinations.map {
             DestinationRun(destination: $0, schedule: limits.schedule, deadline: deadline, worker: worker)
@@ -133,10 +138,10 @@ public final class DeliveryEngine: Sendable {
         let ready: [Pending] = state.withLock { state in
             guard state.jobs[job.firing.firingId] == nil else { return [] }
             if job.destinations.isEmpty {
-                state.finished.append(DeliveryReport(firingId: job.firing.firingId, outcomes: []))
+                state.finished[owner, default: []].append(DeliveryReport(firingId: job.firing.firingId, outcomes: []))
                 return []
             }
-            state.jobs[job.firing.firingId] = Job(job: job, runs: runs, outcomes: Array(repeating: nil, count: runs.count))
+            state.jobs[job.firing.firingId] = Job(job: job, owner: owner, runs: runs, outcomes: Array(repeating: nil, count: runs.count))
             for (index, destination) in job.destinations.enumerated() {
                 state.waiting.append(Pending(firingId: job.firing.firingId, index: index, host: Self.host(of: destination)))
             }
@@ -145,12 +150,9 @@ public final class DeliveryEngine: Sendable {
         for pending in ready { start(pending) }
     }
 
-    /// The reports of the jobs whose destinations all have an outcome since the last call.
-    public func takeFinished() -> [DeliveryReport] {
-        state.withLock { state in
-            defer { state.finished.removeAll() }
-            return state.finished
-        }
+    /// The reports of `owner`'s jobs whose destinations all have an outcome since its last call.
+    public func takeFinished(owner: Int = 0) -> [DeliveryReport] {
+        state.withLock { state in state.finished.removeValue(forKey: owner) ?? [] }
     }
 
     /// Jobs not finished yet.
@@ -267,7 +269,8 @@ public final class DeliveryEngine: Sendable {
             job.outcomes[pending.index] = outcome
             if job.outcomes.allSatisfy({ $0 != nil }) {
                 state.jobs[pending.firingId] = nil
-                state.finished.append(DeliveryReport(firingId: pending.firingId, outcomes: job.outcomes.compactMap { $0 }))
+                state.finished[job.owner, default: []].append(
+                    DeliveryReport(firingId: pending.firingId, outcomes: job.outcomes.compactMap { $0 }))
             } else {
                 state.jobs[pending.firingId] = job
             }
