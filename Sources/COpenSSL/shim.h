@@ -12,7 +12,6 @@
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
 #include <openssl/pem.h>
-#include <pthread.h>
 #include <stdio.h>
 
 typedef struct {
@@ -39,41 +38,33 @@ typedef struct {
     void (*err_clear_error)(void);
 } chime_crypto_table;
 
-typedef struct {
-    chime_crypto_table functions;
-    int isLoaded;
-    char error[512];
-    pthread_once_t once;
-} chime_crypto_state_t;
+// No state lives here: a `static inline` function's static is copied into every object file
+// that inlines it (a release build's WMO emits one object file per source file), so a table
+// loaded through one copy is empty in another and a call through it jumps nowhere. The Swift
+// side (`LibCrypto`) loads the one table once and passes it to every call.
 
-// The process's one state, a function's static (Swift does not emit a header's static
-// variables; it does emit an inline function's statics with the function).
-static inline chime_crypto_state_t *chime_crypto_state(void) {
-    static chime_crypto_state_t state = {.isLoaded = 0, .error = "libcrypto was not loaded", .once = PTHREAD_ONCE_INIT};
-    return &state;
-}
-
-static inline void *chime_crypto_symbol(void *library, const char *name, int *missing) {
+static inline void *chime_crypto_symbol(void *library, const char *name, char *error, size_t errorSize, int *missing) {
     void *symbol = dlsym(library, name);
     if (symbol == NULL && *missing == 0) {
         *missing = 1;
-        snprintf(chime_crypto_state()->error, sizeof chime_crypto_state()->error, "libcrypto.so.3 has no %s", name);
+        snprintf(error, errorSize, "libcrypto.so.3 has no %s", name);
     }
     return symbol;
 }
 
-#define CHIME_CRYPTO_BIND(field, name) table.field = (__typeof__(table.field))chime_crypto_symbol(library, name, &missing)
+#define CHIME_CRYPTO_BIND(field, name) \
+    table->field = (__typeof__(table->field))chime_crypto_symbol(library, name, error, errorSize, &missing)
 
-static inline void chime_crypto_load_once(void) {
+/// Loads libcrypto.so.3 and binds every call below into `table`: 1 when each may be made, 0
+/// with the reason in `error` (`errorSize` bytes). Call once per process and keep the table.
+static inline int chime_crypto_load_table(chime_crypto_table *table, char *error, size_t errorSize) {
     void *library = dlopen("libcrypto.so.3", RTLD_NOW | RTLD_LOCAL);
     if (library == NULL) {
         const char *reason = dlerror();
-        snprintf(chime_crypto_state()->error, sizeof chime_crypto_state()->error,
-                 "cannot load libcrypto.so.3 (Debian package libssl3): %s", reason ? reason : "unknown reason");
-        return;
+        snprintf(error, errorSize, "cannot load libcrypto.so.3 (Debian package libssl3): %s", reason ? reason : "unknown reason");
+        return 0;
     }
     int missing = 0;
-    chime_crypto_table table;
     CHIME_CRYPTO_BIND(sha256, "EVP_sha256");
     CHIME_CRYPTO_BIND(digest, "EVP_Digest");
     CHIME_CRYPTO_BIND(hmac, "HMAC");
@@ -93,47 +84,32 @@ static inline void chime_crypto_load_once(void) {
     CHIME_CRYPTO_BIND(err_get_error, "ERR_get_error");
     CHIME_CRYPTO_BIND(err_error_string_n, "ERR_error_string_n");
     CHIME_CRYPTO_BIND(err_clear_error, "ERR_clear_error");
-    if (missing) return;
-    chime_crypto_state()->functions = table;
-    chime_crypto_state()->isLoaded = 1;
+    return missing ? 0 : 1;
 }
 
 #undef CHIME_CRYPTO_BIND
 
-/// Loads libcrypto once per process (thread-safe); 1 when every call below may be made, 0 with
-/// the reason in `chime_crypto_error()`.
-static inline int chime_crypto_load(void) {
-    pthread_once(&chime_crypto_state()->once, chime_crypto_load_once);
-    return chime_crypto_state()->isLoaded;
-}
-
-/// Why `chime_crypto_load` returned 0.
-static inline const char *chime_crypto_error(void) { return chime_crypto_state()->error; }
-
-// The calls below may be made only after `chime_crypto_load` returned 1.
-
 static const int chime_crypto_key_type_ec = EVP_PKEY_EC;
 static const int chime_crypto_key_type_rsa = EVP_PKEY_RSA;
 
+// Each call below takes the table `chime_crypto_load_table` filled.
+
 /// SHA-256 of `count` bytes into `out` (32 bytes); 1 on success.
-static inline int chime_crypto_sha256(const void *data, size_t count, unsigned char *out) {
+static inline int chime_crypto_sha256(const chime_crypto_table *f, const void *data, size_t count, unsigned char *out) {
     unsigned int size = 0;
-    chime_crypto_table *f = &chime_crypto_state()->functions;
     return f->digest(data, count, out, &size, f->sha256(), NULL) == 1 && size == 32;
 }
 
 /// HMAC-SHA256 of `count` bytes with `key` into `out` (32 bytes); 1 on success.
-static inline int chime_crypto_hmac_sha256(const void *key, int keyLength, const unsigned char *data, size_t count,
+static inline int chime_crypto_hmac_sha256(const chime_crypto_table *f, const void *key, int keyLength, const unsigned char *data, size_t count,
                                            unsigned char *out) {
     unsigned int size = 0;
-    chime_crypto_table *f = &chime_crypto_state()->functions;
     return f->hmac(f->sha256(), key, keyLength, data, count, out, &size) != NULL && size == 32;
 }
 
 /// The private key in PEM text (`-----BEGIN PRIVATE KEY-----`, `… RSA PRIVATE KEY-----`,
 /// `… EC PRIVATE KEY-----`), unencrypted; NULL when it does not parse.
-static inline EVP_PKEY *chime_crypto_read_private_key(const void *pem, int length) {
-    chime_crypto_table *f = &chime_crypto_state()->functions;
+static inline EVP_PKEY *chime_crypto_read_private_key(const chime_crypto_table *f, const void *pem, int length) {
     BIO *bio = f->bio_new_mem_buf(pem, length);
     if (bio == NULL) return NULL;
     // An empty password callback result: an encrypted key fails rather than prompting on a tty.
@@ -142,23 +118,22 @@ static inline EVP_PKEY *chime_crypto_read_private_key(const void *pem, int lengt
     return key;
 }
 
-static inline void chime_crypto_free_key(EVP_PKEY *key) { chime_crypto_state()->functions.pkey_free(key); }
+static inline void chime_crypto_free_key(const chime_crypto_table *f, EVP_PKEY *key) { f->pkey_free(key); }
 
-static inline int chime_crypto_key_type(const EVP_PKEY *key) { return chime_crypto_state()->functions.pkey_get_base_id(key); }
+static inline int chime_crypto_key_type(const chime_crypto_table *f, const EVP_PKEY *key) { return f->pkey_get_base_id(key); }
 
-static inline int chime_crypto_key_bits(const EVP_PKEY *key) { return chime_crypto_state()->functions.pkey_get_bits(key); }
+static inline int chime_crypto_key_bits(const chime_crypto_table *f, const EVP_PKEY *key) { return f->pkey_get_bits(key); }
 
 /// The curve's name of an EC key ("prime256v1" for P-256) into `name`; 1 on success.
-static inline int chime_crypto_key_group(const EVP_PKEY *key, char *name, size_t size) {
+static inline int chime_crypto_key_group(const chime_crypto_table *f, const EVP_PKEY *key, char *name, size_t size) {
     size_t length = 0;
-    return chime_crypto_state()->functions.pkey_get_group_name(key, name, size, &length);
+    return f->pkey_get_group_name(key, name, size, &length);
 }
 
 /// Signs SHA-256 of `data` with `key` (ECDSA: DER `ECDSA-Sig-Value`; RSA: PKCS #1 v1.5) into
 /// `signature`, whose room `*length` says and which it sets to the size written; 1 on success.
-static inline int chime_crypto_sign_sha256(EVP_PKEY *key, const unsigned char *data, size_t count, unsigned char *signature,
+static inline int chime_crypto_sign_sha256(const chime_crypto_table *f, EVP_PKEY *key, const unsigned char *data, size_t count, unsigned char *signature,
                                            size_t *length) {
-    chime_crypto_table *f = &chime_crypto_state()->functions;
     EVP_MD_CTX *context = f->md_ctx_new();
     if (context == NULL) return 0;
     int result = f->digest_sign_init(context, NULL, f->sha256(), NULL, key) == 1 &&
@@ -168,9 +143,8 @@ static inline int chime_crypto_sign_sha256(EVP_PKEY *key, const unsigned char *d
 }
 
 /// Verifies a signature as `chime_crypto_sign_sha256` makes it: 1 valid, 0 not.
-static inline int chime_crypto_verify_sha256(EVP_PKEY *key, const unsigned char *data, size_t count,
+static inline int chime_crypto_verify_sha256(const chime_crypto_table *f, EVP_PKEY *key, const unsigned char *data, size_t count,
                                              const unsigned char *signature, size_t length) {
-    chime_crypto_table *f = &chime_crypto_state()->functions;
     EVP_MD_CTX *context = f->md_ctx_new();
     if (context == NULL) return 0;
     int result = f->digest_verify_init(context, NULL, f->sha256(), NULL, key) == 1 &&
@@ -181,8 +155,7 @@ static inline int chime_crypto_verify_sha256(EVP_PKEY *key, const unsigned char 
 
 /// The oldest queued OpenSSL error as text into `buffer` (empty when none), and the queue
 /// emptied (it is per thread; a stale entry would name the wrong failure next time).
-static inline void chime_crypto_take_error(char *buffer, size_t size) {
-    chime_crypto_table *f = &chime_crypto_state()->functions;
+static inline void chime_crypto_take_error(const chime_crypto_table *f, char *buffer, size_t size) {
     unsigned long code = f->err_get_error();
     if (size > 0) buffer[0] = 0;
     if (code != 0) f->err_error_string_n(code, buffer, size);
