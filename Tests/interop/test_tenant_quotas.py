@@ -119,7 +119,7 @@ def test_the_bytes_quota_and_a_restart_keep_the_same_counts(quota_cluster):
     # Each takes 1,033 bytes as stored (a 14-byte id and the 1,000-byte body among them).
     assert placed == 19, placed
     assert reply["error"]["message"] == (
-        "this key's recipients (s-*) hold 19627 bytes of reminders; 20660 would pass the quota of 20000 "
+        "this key's recipients (s-*) hold 19627 bytes of reminders and registrations; 20660 would pass the quota of 20000 "
         "(max-reminder-bytes, else limits.tenantMaxReminderBytes); cancel some first")
     message = reply["error"]["message"]
     q_refused = schedule(cluster, keys.curve("q-client"), reminders("q-ann", 1))["error"]["message"]
