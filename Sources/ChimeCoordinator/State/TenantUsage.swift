@@ -10,7 +10,7 @@ import ChimeSecurity
 /// the fold, a replay, a snapshot load and a slot move all keep them); a scope starts being
 /// tracked with one pass over each (``EntryTable/track(_:)``, ``Recipients/track(_:)``). A
 /// reminder counts its binary form's bytes, a registration its JSON's
-/// (``ChimeCore/Recipient/storedBytes``): what the coordinator keeps of each. Left out of
+/// (``Recipient/storedBytes``): what the coordinator keeps of each. Left out of
 /// the state's `==`.
 struct TenantUsage: Sendable {
     /// One scope's reminders (in any state) and their bytes.

@@ -79,7 +79,7 @@ extension CoordinatorState {
     /// recipients past its key's byte quota, or `nil` when it would not (or the caller has no
     /// byte quota: no recipient restriction, or `max-reminder-bytes` unlimited).
     ///
-    /// A registration counts its JSON's bytes (``ChimeCore/Recipient/storedBytes``) in the
+    /// A registration counts its JSON's bytes (``Recipient/storedBytes``) in the
     /// budget the scope's reminders count theirs in (``tenantUsage(of:)``): 20 recipients with
     /// 1,000 categories each once stored 84 MB under a 4,000-byte quota (issue 37 item 3).
     /// Refused only when the scope would end over its limit *and* the registration grows, so
