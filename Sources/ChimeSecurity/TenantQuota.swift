@@ -1,8 +1,10 @@
 import Foundation
 
 /// What the recipients of one restricted `client` key may hold at most: reminders (in any
-/// state) and the bytes they are stored in. A `schedule` that would go past either is refused
-/// whole with `quota_exceeded`; `cancel` frees quota at once.
+/// state), and the bytes those reminders and the recipients' registrations are stored in. A
+/// `schedule` that would go past either is refused whole with `quota_exceeded`, and so is a
+/// `register` (or a destination add) that would grow the bytes past theirs; `cancel` and a
+/// smaller registration free quota at once.
 ///
 /// Certificate metadata `max-reminders = 500` and `max-reminder-bytes = 1048576` (a
 /// non-negative integer, or `unlimited`) set it per key (`chime keys add … --max-reminders N
@@ -21,8 +23,9 @@ public struct TenantQuota: Sendable, Hashable {
 
     /// Reminders the key's recipients may hold at most, in any state; `nil`: the configured default.
     public var maxReminders: Limit?
-    /// Bytes those reminders may take at most, as the coordinator stores them (each reminder's
-    /// binary form); `nil`: the configured default.
+    /// Bytes those reminders and the recipients' registrations may take at most together, as
+    /// the coordinator stores them (each reminder's binary form, each registration's JSON);
+    /// `nil`: the configured default.
     public var maxReminderBytes: Limit?
 
     /// Creates the value from its fields (see each property for meaning and units).

@@ -52,9 +52,10 @@ public struct WireError: Error, Codable, Hashable, Sendable, CustomStringConvert
         /// `MOVED`): `shard` names the owner and `mapEpoch` the map that says so; nothing was
         /// applied. A client refreshes its shard map and sends the request there.
         public static let wrongShard = Code(rawValue: "wrong_shard")
-        /// A `schedule` would take the caller's recipients past their key's quota (reminders
-        /// held, or the bytes they are stored in: `max-reminders`, `max-reminder-bytes`); nothing
-        /// was applied. `cancel` frees quota at once.
+        /// A `schedule`, `register` or `destinations` request would take the caller's
+        /// recipients past their key's quota (reminders held, the bytes they and the
+        /// registrations are stored in, destinations: `max-reminders`, `max-reminder-bytes`,
+        /// `limits.tenantMaxDestinations`); nothing was applied. `cancel` frees quota at once.
         public static let quotaExceeded = Code(rawValue: "quota_exceeded")
         /// A cross-shard request (a listing, a cancel by filter, a status) that some shard did
         /// not answer: the result holds what the others answered, the message names the

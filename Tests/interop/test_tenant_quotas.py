@@ -19,19 +19,24 @@ from test_security import Keys, ask, ok, run_chime
 
 MiB = 2**20
 QUOTA = 50
+REGISTRATION_QUOTA = 4000
 FAR = "2030-01-01T00:00:00Z"
 
 
 @pytest.fixture(scope="module")
 def quota_cluster(tmp_path_factory, request):
     """A secured cluster: `q-client` (recipients q-*, at most 50 reminders), `r-client`
-    (recipients r-*, the configured defaults) and `s-client` (recipients s-*, 20,000 bytes)."""
+    (recipients r-*, the configured defaults), `s-client` (recipients s-*, 20,000 bytes),
+    `t-client` (recipients t-*, 4,000 bytes) and `u-client` (recipients u-*, bytes unlimited:
+    what every restricted key's registrations were before they counted)."""
     keys_directory = tmp_path_factory.mktemp("chime-keys") / "keys"
     assert run_chime("keys", "init", str(keys_directory)).returncode == 0
     for name, prefix, limits in [
         ("q-client", "q-", ["--max-reminders", str(QUOTA)]),
         ("r-client", "r-", []),
         ("s-client", "s-", ["--max-reminder-bytes", "20000", "--max-reminders", "unlimited"]),
+        ("t-client", "t-", ["--max-reminder-bytes", str(REGISTRATION_QUOTA)]),
+        ("u-client", "u-", ["--max-reminder-bytes", "unlimited"]),
     ]:
         added = run_chime("keys", "add", str(keys_directory), "client", name, "--recipient-prefix", prefix, *limits)
         assert added.returncode == 0, added.stderr
@@ -119,7 +124,7 @@ def test_the_bytes_quota_and_a_restart_keep_the_same_counts(quota_cluster):
     # Each takes 1,033 bytes as stored (a 14-byte id and the 1,000-byte body among them).
     assert placed == 19, placed
     assert reply["error"]["message"] == (
-        "this key's recipients (s-*) hold 19627 bytes of reminders; 20660 would pass the quota of 20000 "
+        "this key's recipients (s-*) hold 19627 bytes of reminders and registrations; 20660 would pass the quota of 20000 "
         "(max-reminder-bytes, else limits.tenantMaxReminderBytes); cancel some first")
     message = reply["error"]["message"]
     q_refused = schedule(cluster, keys.curve("q-client"), reminders("q-ann", 1))["error"]["message"]
@@ -158,4 +163,79 @@ def test_large_reminders_stop_at_the_default_bytes_quota_and_a_cancel_returns_th
     # Measured 60 MiB at the quota and 8 MiB after (debug build); the bounds leave room.
     assert peak < 160 * MiB, peak
     assert after < 64 * MiB, after
+    assert_pings_quickly(cluster, keys.curve("operator"))
+
+
+def registration(recipient: str, categories: int) -> dict:
+    """A registration of `categories` categories without actions: 66 bytes as stored for a
+    4-character id and none, 33 more a category from the 11th (`{"identifier":"c10","actions":[]},`)."""
+    return {"id": recipient, "categories": [{"identifier": f"c{index}", "actions": []} for index in range(categories)]}
+
+
+def journal_bytes(cluster, keys) -> int:
+    return ok(cluster, keys.curve("operator"), {"op": "store"})["result"]["journalBytes"]
+
+
+def register_until_refused(cluster, curve, prefix: str, categories: int, attempts: int) -> tuple[int, dict | None]:
+    """Registers `<prefix>00`, `<prefix>01`, … until one is refused; how many passed and the refusal."""
+    for index in range(attempts):
+        reply = ask(cluster, curve, {"op": "register", "recipient": registration(f"{prefix}{index:02d}", categories)})
+        assert reply is not None, "no reply"
+        if not reply["ok"]:
+            return index, reply
+    return attempts, None
+
+
+def test_registers_stop_at_the_bytes_quota_and_a_restart_keeps_the_count(quota_cluster):
+    """Issue 37 item 3: `register` was not counted (20 recipients × 1,000 categories = 84 MB of
+    journal under a 4,000-byte quota). A key with 4,000 bytes now registers ten recipients of
+    10 categories (395 bytes each) and the eleventh is refused; none of 20 registrations of
+    1,000 categories is stored or journaled. The unlimited key shows what they cost before."""
+    cluster, keys = quota_cluster
+    tenant, unlimited = keys.curve("t-client"), keys.curve("u-client")
+
+    # Before (a key whose bytes are not limited, as every key's registrations were): all 20 pass.
+    start = journal_bytes(cluster, keys)
+    passed, refusal = register_until_refused(cluster, unlimited, "u-", 1000, 20)
+    assert passed == 20 and refusal is None, refusal
+    before = journal_bytes(cluster, keys) - start
+    # Each journaled registration: its 34,955 bytes of JSON in a `registered` entry and its framing.
+    assert 20 * 34_955 < before < 20 * 36_000, before
+
+    # After: not one of the large ones, and nothing journaled.
+    start = journal_bytes(cluster, keys)
+    passed, refusal = register_until_refused(cluster, tenant, "t-", 1000, 20)
+    assert passed == 0 and refusal["error"]["code"] == "quota_exceeded", refusal
+    assert refusal["error"]["field"] == "recipient"
+    assert refusal["error"]["message"] == (
+        "this key's recipients (t-*) hold 0 bytes of reminders and registrations; registering t-00 in 34955 bytes (0 now) "
+        f"would make 34955, past the quota of {REGISTRATION_QUOTA} (max-reminder-bytes, else limits.tenantMaxReminderBytes); "
+        "register less or cancel some reminders first")
+    for index in range(1, 20):
+        reply = ask(cluster, tenant, {"op": "register", "recipient": registration(f"t-{index:02d}", 1000)})
+        assert reply["error"]["code"] == "quota_exceeded", reply
+    assert journal_bytes(cluster, keys) == start, "a refused register journals nothing"
+
+    # Small ones fill the quota: ten of 395 bytes (3,950), the eleventh would make 4,345.
+    passed, refusal = register_until_refused(cluster, tenant, "t-", 10, 20)
+    assert passed == 10, refusal
+    message = refusal["error"]["message"]
+    assert message == (
+        "this key's recipients (t-*) hold 3950 bytes of reminders and registrations; registering t-10 in 395 bytes (0 now) "
+        f"would make 4345, past the quota of {REGISTRATION_QUOTA} (max-reminder-bytes, else limits.tenantMaxReminderBytes); "
+        "register less or cancel some reminders first")
+    after = journal_bytes(cluster, keys) - start
+    print(f"journal added by 20 registers of 1,000 categories: {before} bytes unlimited (before), "
+          f"{after} bytes under a {REGISTRATION_QUOTA}-byte quota (after, ten small ones that fit)")
+    assert after < 2 * REGISTRATION_QUOTA, after
+    # A smaller re-registration passes; the same size too.
+    ok(cluster, tenant, {"op": "register", "recipient": registration("t-00", 9)})
+    ok(cluster, tenant, {"op": "register", "recipient": registration("t-00", 9)})
+    assert ask(cluster, tenant, {"op": "register", "recipient": registration("t-10", 10)})["error"]["code"] == "quota_exceeded"
+
+    # kill -9 and recover from the journal: the registrations' bytes are derived again (3,917).
+    cluster.kill_coordinator(signal.SIGKILL)
+    cluster.start_coordinator("coordinator-registrations")
+    refused = ask(cluster, tenant, {"op": "register", "recipient": registration("t-10", 10)})
+    assert refused["error"]["message"] == message.replace("hold 3950", "hold 3917").replace("make 4345", "make 4312")
     assert_pings_quickly(cluster, keys.curve("operator"))

@@ -46,7 +46,8 @@ public struct CoordinatorConfiguration: Sendable {
     public var snapshotEveryRecords: Int
     /// A restricted key's default quota: reminders its recipients hold at most (`nil`: unlimited).
     public var tenantMaxReminders: Int?
-    /// A restricted key's default quota: the bytes those reminders take at most (`nil`: unlimited).
+    /// A restricted key's default quota: the bytes those reminders and its recipients'
+    /// registrations take at most (`nil`: unlimited).
     public var tenantMaxReminderBytes: Int?
     /// A restricted key's quota of delivery destinations over all its recipients (`nil`: unlimited).
     public var tenantMaxDestinations: Int? = 10_000

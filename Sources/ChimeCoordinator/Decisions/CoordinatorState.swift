@@ -109,11 +109,15 @@ public struct CoordinatorState: Sendable {
         jobLine = ActionJobLine(unfinished: durable.actionJobs.unfinished.map(\.jobId))
     }
 
-    /// The reminders and stored bytes `scope`'s recipients hold, tracked from now on: the first
-    /// call for a scope counts it in one pass over the reminders, then the entry table keeps it
-    /// (``TenantUsage``, derived: not part of the durable state's `==` or its snapshot).
+    /// The reminders `scope`'s recipients hold, and the stored bytes of those reminders and of
+    /// their registrations, tracked from now on: the first call for a scope counts it in one
+    /// pass over the reminders and one over the registrations, then the entry table and the
+    /// recipients keep it (``TenantUsage``, derived: not part of the durable state's `==` or
+    /// its snapshot).
     mutating func tenantUsage(of scope: RecipientScope) -> TenantUsage.Usage {
-        durable.schedule.entries.track(scope)
+        var usage = durable.schedule.entries.track(scope)
+        usage.bytes += durable.recipients.track(scope)
+        return usage
     }
 
     /// The durable state's parts, read by the decisions (only `apply` changes them).

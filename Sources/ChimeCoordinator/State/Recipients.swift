@@ -20,6 +20,9 @@ struct Recipients: Sendable, Equatable {
     /// given to its latest throttled firings, ascending, at most its throttle's count: what
     /// `DeliveryThrottle.slot(for:after:)` reads.
     var throttleSlots: [RecipientID: [Date]] = [:]
+    /// The bytes of the registrations of each tracked tenant scope (``TenantUsage``, `reminders`
+    /// 0; none until a restricted key with a quota registers or schedules).
+    @Derived var tenants = TenantUsage()
 
     /// Records `slot` as `recipient`'s latest delivery instant when it is throttled.
     mutating func noteDelivery(of recipient: RecipientID, at slot: Date) {
@@ -34,7 +37,8 @@ struct Recipients: Sendable, Equatable {
 
     /// Registers (or replaces) `recipient`.
     mutating func store(_ recipient: Recipient) {
-        registered[recipient.id] = recipient
+        let previous = registered.updateValue(recipient, forKey: recipient.id)
+        if !tenants.isEmpty { tenants.replace(registration: previous, with: recipient) }
         if recipient.destinations?.isEmpty ?? true {
             holdingDestinations.remove(recipient.id)
         } else {

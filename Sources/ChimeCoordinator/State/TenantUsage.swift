@@ -4,11 +4,14 @@ import ChimeSecurity
 /// How many reminders, and how many stored bytes, the recipients of each tracked tenant scope
 /// hold: the counts a restricted key's quota (``TenantQuota``) is checked against.
 ///
-/// Derived, never a second truth: ``EntryTable`` adjusts it from the old and the new entry
-/// each time an entry is set or removed (so the fold, a replay and a snapshot load all keep
-/// it), and a scope starts being tracked with one pass over the entries
-/// (``EntryTable/track(_:)``). A reminder counts its binary form's bytes, exactly what
-/// the coordinator keeps of it. Left out of the state's `==`.
+/// Derived, never a second truth: ``EntryTable`` keeps one for the reminders, adjusted from
+/// the old and the new entry each time an entry is set or removed, and ``Recipients`` one for
+/// the registrations (`reminders` always 0), adjusted each time a registration is stored (so
+/// the fold, a replay, a snapshot load and a slot move all keep them); a scope starts being
+/// tracked with one pass over each (``EntryTable/track(_:)``, ``Recipients/track(_:)``). A
+/// reminder counts its binary form's bytes, a registration its JSON's
+/// (``Recipient/storedBytes``): what the coordinator keeps of each. Left out of
+/// the state's `==`.
 struct TenantUsage: Sendable {
     /// One scope's reminders (in any state) and their bytes.
     struct Usage: Sendable, Hashable {
@@ -39,6 +42,14 @@ struct TenantUsage: Sendable {
         if let new { add(reminders: 1, bytes: new.storedBytes, of: new.recipient) }
     }
 
+    /// Follows one registration as `old` becomes `new` (`old` `nil`: a first registration).
+    /// Measures the two only when a tracked scope allows the recipient (a JSON encoding each).
+    mutating func replace(registration old: Recipient?, with new: Recipient) {
+        guard byScope.keys.contains(where: { $0.allows(new.id) }) else { return }
+        let change = new.storedBytes - (old?.storedBytes ?? 0)
+        if change != 0 { add(reminders: 0, bytes: change, of: new.id) }
+    }
+
     /// Starts tracking `scope` at `usage` (counted by the caller), making room if needed.
     mutating func start(_ scope: RecipientScope, at usage: Usage) {
         if byScope.count >= Self.maximumScopes { byScope.removeAll() }
@@ -62,5 +73,22 @@ extension EntryTable {
         }
         tenants.start(scope, at: usage)
         return usage
+    }
+}
+
+extension Recipients {
+    /// The registrations' bytes `scope`'s recipients hold, when it is tracked.
+    func registrationBytes(of scope: RecipientScope) -> Int? { tenants.byScope[scope]?.bytes }
+
+    /// Tracks `scope` from now on (one pass over the registrations, a JSON encoding of each the
+    /// scope allows; nothing when already tracked).
+    /// - Returns: the bytes its recipients' registrations take.
+    @discardableResult
+    mutating func track(_ scope: RecipientScope) -> Int {
+        if let usage = tenants.byScope[scope] { return usage.bytes }
+        var bytes = 0
+        for (id, recipient) in registered where scope.allows(id) { bytes += recipient.storedBytes }
+        tenants.start(scope, at: TenantUsage.Usage(reminders: 0, bytes: bytes))
+        return bytes
     }
 }

@@ -71,7 +71,7 @@ extension CoordinatorState {
         case .events(let after, let recipient, let limit, let cursor):
             outcome = eventPage(after: after, recipient: recipient, limit: limit, cursor: cursor)
         case .register(let recipient):
-            outcome = register(recipient, at: now, directives: &directives)
+            outcome = register(recipient, for: client, at: now, directives: &directives)
         case .recipient(let id):
             outcome = recipientResult(id).map { .recipient($0) }
                 ?? .failed(WireError(.notFound, "recipient \(id) is not registered", field: "recipient"))
@@ -89,7 +89,7 @@ extension CoordinatorState {
             if let refusal = destinationQuotaRefusal(of: recipient, adding: add, removing: remove, for: client) {
                 outcome = .failed(refusal)
             } else {
-                outcome = changeDestinations(of: recipient, add: add, remove: remove, at: now, directives: &directives)
+                outcome = changeDestinations(of: recipient, add: add, remove: remove, for: client, at: now, directives: &directives)
             }
         case .act(let firingId, let action, let text, let token, let snoozeSeconds):
             if action == "snooze", client.scope != nil, let refusal = snoozeQuotaRefusal(of: firingId, for: client) {

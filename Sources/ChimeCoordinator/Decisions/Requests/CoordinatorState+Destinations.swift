@@ -12,9 +12,11 @@ extension CoordinatorState {
     /// with the defaults.
     /// - Returns: the recipient, redacted; `not_found` naming a key in `remove` the recipient
     ///   does not hold; `invalid_argument` for a destination that does not validate or a list
-    ///   over ``Destination/maximumPerRecipient``.
+    ///   over ``Destination/maximumPerRecipient``; `quota_exceeded`, field `add`, when the
+    ///   registration would grow past `client`'s byte quota (as `register`).
     mutating func changeDestinations(
-        of id: RecipientID, add: [Destination], remove: [String], at now: Date, directives: inout [CoordinatorDirective]
+        of id: RecipientID, add: [Destination], remove: [String], for client: ClientAddress?, at now: Date,
+        directives: inout [CoordinatorDirective]
     ) -> ControlOutcome {
         var recipient = recipients[id] ?? Recipient(id: id)
         var destinations = recipient.destinations ?? []
@@ -33,7 +35,7 @@ extension CoordinatorState {
         }
         // Empty, not nil: `register` keeps the held destinations for a nil list.
         recipient.destinations = destinations
-        return register(recipient, at: now, directives: &directives)
+        return register(recipient, for: client, quotaField: "add", at: now, directives: &directives)
     }
 
     /// Why adding `add` to `id` (and removing `remove`) would take the caller's recipients past

@@ -6,7 +6,17 @@ import Foundation
 /// Recipients, badges, the delivered list and the on/off switch: the rules of
 /// `UNUserNotificationCenter` and `applicationIconBadgeNumber`, per recipient.
 extension CoordinatorState {
-    mutating func register(_ recipient: Recipient, at now: Date, directives: inout [CoordinatorDirective]) -> ControlOutcome {
+    /// Stores `recipient` (replacing its registration; absent destinations keep those held).
+    /// - Parameters:
+    ///   - client: the caller, whose key's byte quota a growing registration is counted
+    ///     against (``registrationQuotaRefusal(storing:for:field:)``); `nil` for none.
+    ///   - quotaField: the request field a quota refusal names.
+    /// - Returns: the recipient, redacted; `invalid_argument` for a registration that does not
+    ///   validate; `quota_exceeded` (nothing journaled) past the caller's byte quota.
+    mutating func register(
+        _ recipient: Recipient, for client: ClientAddress?, quotaField: String = "recipient", at now: Date,
+        directives: inout [CoordinatorDirective]
+    ) -> ControlOutcome {
         var recipient = recipient
         // Absent destinations keep those registered: `chime register alice --zone …` must not
         // drop alice's webhooks.
@@ -19,6 +29,7 @@ extension CoordinatorState {
             wire.field = wire.field.map { "recipient.\($0)" } ?? "recipient"
             return .failed(wire)
         }
+        if let refusal = registrationQuotaRefusal(storing: recipient, for: client, field: quotaField) { return .failed(refusal) }
         record(.registered(recipient, at: now), into: &directives)
         return .recipient(RecipientResult(
             recipient: recipient.redacted(), badge: ledgers[recipient.id]?.badge ?? 0,

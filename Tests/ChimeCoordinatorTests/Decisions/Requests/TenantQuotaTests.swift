@@ -97,7 +97,7 @@ import Testing
         #expect(state.tenantUsage(of: Self.tenantA) == TenantUsage.Usage(reminders: 3, bytes: 3 * size))
         let refused = schedule(&state, [Self.reminder("r4")], by: alice, journal: &journal)
         #expect(refused?.message
-            == "this key's recipients (a-*) hold \(3 * size) bytes of reminders; \(4 * size) would pass the quota of \(3 * size) (max-reminder-bytes, else limits.tenantMaxReminderBytes); cancel some first")
+            == "this key's recipients (a-*) hold \(3 * size) bytes of reminders and registrations; \(4 * size) would pass the quota of \(3 * size) (max-reminder-bytes, else limits.tenantMaxReminderBytes); cancel some first")
         // A longer body for one held is more bytes too; a shorter one frees some.
         #expect(schedule(&state, [Self.reminder("r1", body: "xx")], by: alice, journal: &journal)?.code == .quotaExceeded)
         #expect(schedule(&state, [Self.reminder("r1", body: "")], by: alice, journal: &journal) == nil)
