@@ -29,6 +29,25 @@ public enum SlotMoverAction: Equatable, Sendable {
     case refused
 }
 
+extension SlotMoverAction {
+    /// A short human label for progress lines ("opening", "shipping", "committed (map epoch 3)").
+    public var label: String {
+        switch self {
+        case .open: "opening"
+        case .startSource: "starting the source"
+        case .startTarget: "starting the target"
+        case .pauseSource: "pausing the source"
+        case .ship: "shipping"
+        case .commit: "committing"
+        case .abort: "aborting"
+        case .wait: "waiting for the shards"
+        case .finished(.committed(let mapEpoch)): "committed (map epoch \(mapEpoch))"
+        case .finished(.aborted): "aborted"
+        case .refused: "refused"
+        }
+    }
+}
+
 /// The mover: a reconciler (a Kubernetes controller's loop) that compares the map register's
 /// record with what the two shards report and returns the one step that moves the move on.
 /// It keeps nothing of its own, so a mover that crashed, or a second one, continues from the

@@ -73,10 +73,10 @@ extension ControlCommand {
     static func printStatus(_ report: ClusterReport<StatusReport, StatusTotal>, map: ShardMap) {
         output("cluster: \(map.shards.count) shards, map epoch \(map.mapEpoch)")
         let states = ReminderState.allCases.map(\.rawValue)
-        output(column("SHARD", 7) + column("PID", 9) + column("UP", 9) + states.map { column($0.uppercased(), 11) }.joined()
+        output(column("SHARD", 7) + column("PID", 9) + column("UP", 9) + states.map { column($0.uppercased(), 12) }.joined()
             + column("IN FLIGHT", 11) + column("WORKERS", 9) + "NEXT FIRE")
         func row(_ label: String, _ pid: String, _ up: String, _ reminders: [String: Int], _ inFlight: Int, _ workers: Int, _ next: Date?) {
-            output(column(label, 7) + column(pid, 9) + column(up, 9) + states.map { column(String(reminders[$0] ?? 0), 11) }.joined()
+            output(column(label, 7) + column(pid, 9) + column(up, 9) + states.map { column(String(reminders[$0] ?? 0), 12) }.joined()
                 + column(String(inFlight), 11) + column(String(workers), 9) + (next.map(RFC3339.format) ?? "-"))
         }
         for shard in report.shards {

@@ -149,7 +149,7 @@ enum ListCommand: Command {
         return finishGathered(EmptyResult(), partial: page.partial, json: false)
     }
 
-    static let header = column("NEXT FIRE (UTC)", 26) + column("ID", 20) + column("RECIPIENT", 12) + column("STATE", 10)
+    static let header = column("NEXT FIRE (UTC)", 26) + column("ID", 24) + column("RECIPIENT", 12) + column("STATE", 10)
         + column("REPEAT", 12) + "TEXT"
 
     /// `list --all-pages` on several shards: pages merged in `order` with a cluster cursor;
@@ -198,7 +198,7 @@ enum ListCommand: Command {
         if let remaining = listing.remaining { extras.append("[\(remaining) left]") }
         if let note = listing.note { extras.append("[note: \(note)]") }
         let suffix = extras.isEmpty ? "" : " " + extras.joined(separator: " ")
-        return column(next, 26) + column(reminder.id.rawValue, 20) + column(reminder.recipient.rawValue, 12)
+        return column(next, 26) + column(reminder.id.rawValue, 24) + column(reminder.recipient.rawValue, 12)
             + column(listing.state.rawValue, 10) + column(reminder.trigger.repeatSummary, 12) + text + suffix
     }
 }

@@ -140,18 +140,26 @@ extension ShardsCommand {
         driver.pause = Double(pauseMilliseconds) / 1000
         let started = Date()
         var reminders: Int?
+        // On a terminal one line redrawn in place; into a file or pipe one line per step.
+        let isTerminal = isatty(STDERR_FILENO) == 1
+        var lastLabel: String?
         let result = try driver.run(move, deadline: deadline, progress: { progress in
             reminders = progress.reminders ?? reminders
             guard !json else { return }
+            if !isTerminal {
+                guard progress.action.label != lastLabel else { return }
+                lastLabel = progress.action.label
+            }
             let elapsed = max(0.001, Date().timeIntervalSince(started))
             let waiting = progress.refusals.sorted { $0.key < $1.key }.first.map { " (shard \($0.key): \($0.value.prefix(60)))" } ?? ""
             let line = String(
-                format: "\r%@: %@, %d slots, %@ reminders, %.1f s (%.1f slots/s, %.0f reminders/s)%@   ", move.id.rawValue,
-                "\(progress.action)".prefix(40).description, move.slots.count, reminders.map(String.init) ?? "?", elapsed,
+                format: isTerminal ? "\r%@: %@, %d slots, %@ reminders, %.1f s (%.1f slots/s, %.0f reminders/s)%@   "
+                    : "%@: %@, %d slots, %@ reminders, %.1f s (%.1f slots/s, %.0f reminders/s)%@\n", move.id.rawValue,
+                progress.action.label, move.slots.count, reminders.map(String.init) ?? "?", elapsed,
                 Double(move.slots.count) / elapsed, Double(reminders ?? 0) / elapsed, waiting)
             FileHandle.standardError.write(Data(line.utf8))
         })
-        if !json { FileHandle.standardError.write(Data("\n".utf8)) }
+        if !json && isTerminal { FileHandle.standardError.write(Data("\n".utf8)) }
         return (result, reminders, Date().timeIntervalSince(started))
     }
 

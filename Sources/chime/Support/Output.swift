@@ -14,9 +14,10 @@ func relative(_ date: Date, from now: Date = Date()) -> String {
     HumanTime.describe(date, relativeTo: now)
 }
 
-/// Pads or truncates to `width` characters.
+/// Pads or truncates to `width` characters, always ending with a space so that columns never
+/// run together (a value of `width` characters or more is cut, with "…").
 func column(_ text: String, _ width: Int) -> String {
-    if text.count > width { return String(text.prefix(width - 1)) + "…" }
+    if text.count >= width { return String(text.prefix(max(0, width - 2))) + "… " }
     return text.padding(toLength: width, withPad: " ", startingAt: 0)
 }
 
