@@ -129,17 +129,18 @@ public struct HTTPClient: Sendable {
     /// Sends `request` on `handle`, whose options are reset first (its connections kept).
     func perform(_ request: Request, on handle: EasyHandle) throws(HTTPClientError) -> Response {
         let easy = handle.pointer
-        chime_curl_easy_reset(easy)
+        let table = handle.table
+        chime_curl_easy_reset(table, easy)
         var headers: UnsafeMutablePointer<curl_slist>?
         var pins: UnsafeMutablePointer<curl_slist>?
         defer {
-            chime_curl_slist_free_all(headers)
-            chime_curl_slist_free_all(pins)
+            chime_curl_slist_free_all(table, headers)
+            chime_curl_slist_free_all(table, pins)
         }
-        for entry in request.pinnedAddresses { pins = chime_curl_slist_append(pins, entry) }
+        for entry in request.pinnedAddresses { pins = chime_curl_slist_append(table, pins, entry) }
         // An empty Expect: stops libcurl's 1-second wait for `100 Continue` before a large body.
         for line in request.headers.map({ "\($0.name): \($0.value)" }) + ["Expect:"] {
-            headers = chime_curl_slist_append(headers, line)
+            headers = chime_curl_slist_append(table, headers, line)
         }
         let sink = ResponseSink(limit: maximumResponseBytes)
         var errorText = [CChar](repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
@@ -147,12 +148,12 @@ public struct HTTPClient: Sendable {
         let code: CURLcode = body.withUnsafeBytes { bodyBytes in
             errorText.withUnsafeMutableBufferPointer { errorBuffer in
                 withExtendedLifetime(sink) {
-                    var result = request.url.withCString { chime_curl_setopt_pointer(easy, CURLOPT_URL, $0) }
+                    var result = request.url.withCString { chime_curl_setopt_pointer(table, easy, CURLOPT_URL, $0) }
                     func set(_ option: CURLoption, _ value: Int) {
-                        if result == CURLE_OK { result = chime_curl_setopt_long(easy, option, value) }
+                        if result == CURLE_OK { result = chime_curl_setopt_long(table, easy, option, value) }
                     }
                     func set(_ option: CURLoption, pointer: UnsafeRawPointer?) {
-                        if result == CURLE_OK { result = chime_curl_setopt_pointer(easy, option, pointer) }
+                        if result == CURLE_OK { result = chime_curl_setopt_pointer(table, easy, option, pointer) }
                     }
                     // Timeouts without SIGALRM: the process has its own signal handling and threads.
                     set(CURLOPT_NOSIGNAL, 1)
@@ -171,7 +172,7 @@ public struct HTTPClient: Sendable {
                     if let file = certificateAuthorityFile {
                         file.withCString { set(CURLOPT_CAINFO, pointer: $0) }
                     }
-                    if result == CURLE_OK { result = chime_curl_setopt_offset(easy, CURLOPT_MAXFILESIZE_LARGE, curl_off_t(maximumResponseBytes)) }
+                    if result == CURLE_OK { result = chime_curl_setopt_offset(table, easy, CURLOPT_MAXFILESIZE_LARGE, curl_off_t(maximumResponseBytes)) }
                     request.method.withCString { set(CURLOPT_CUSTOMREQUEST, pointer: $0) }
                     if request.body != nil {
                         set(CURLOPT_POSTFIELDSIZE, bodyBytes.count)
@@ -179,26 +180,26 @@ public struct HTTPClient: Sendable {
                     } else if request.method == "GET" {
                         set(CURLOPT_HTTPGET, 1)
                     }
-                    if result == CURLE_OK { result = chime_curl_setopt_write_function(easy, responseSinkWrite) }
+                    if result == CURLE_OK { result = chime_curl_setopt_write_function(table, easy, responseSinkWrite) }
                     set(CURLOPT_WRITEDATA, pointer: Unmanaged.passUnretained(sink).toOpaque())
-                    if result == CURLE_OK { result = chime_curl_setopt_header_function(easy, responseSinkHeader) }
+                    if result == CURLE_OK { result = chime_curl_setopt_header_function(table, easy, responseSinkHeader) }
                     set(CURLOPT_HEADERDATA, pointer: Unmanaged.passUnretained(sink).toOpaque())
                     guard result == CURLE_OK else { return result }
-                    return chime_curl_easy_perform(easy)
+                    return chime_curl_easy_perform(table, easy)
                 }
             }
         }
         guard code == CURLE_OK else {
             let written = String(decoding: errorText.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-            let detail = written.isEmpty ? String(cString: chime_curl_easy_strerror(code)) : written
+            let detail = written.isEmpty ? String(cString: chime_curl_easy_strerror(table, code)) : written
             throw Self.failure(code, detail: detail, request: request, isOverLimit: sink.isOverLimit)
         }
         var status = 0
-        _ = chime_curl_response_code(easy, &status)
+        _ = chime_curl_response_code(table, easy, &status)
         var version = 0
-        _ = chime_curl_getinfo_long(easy, CURLINFO_HTTP_VERSION, &version)
+        _ = chime_curl_getinfo_long(table, easy, CURLINFO_HTTP_VERSION, &version)
         var connections = 0
-        _ = chime_curl_getinfo_long(easy, CURLINFO_NUM_CONNECTS, &connections)
+        _ = chime_curl_getinfo_long(table, easy, CURLINFO_NUM_CONNECTS, &connections)
         return Response(status: status, body: sink.data, headers: sink.headers, httpVersion: Self.majorVersion(version), connectionsOpened: connections)
     }
 
@@ -239,17 +240,34 @@ public struct HTTPClient: Sendable {
 /// taking it out of its idle list under a lock.
 struct EasyHandle: @unchecked Sendable {
     let pointer: UnsafeMutableRawPointer
+    /// libcurl's function table, through which every call on this handle goes.
+    let table: UnsafePointer<chime_curl_table>
+
+    /// libcurl loaded (once per process, `curl_global_init` included), or why it could not be.
+    /// A Swift global, not a C static: a `static inline` function's static is copied into each
+    /// object file that inlines it, and a copy never loaded is called through garbage (as
+    /// libcrypto's was in a release build). Never freed: it lives as long as the process.
+    private nonisolated(unsafe) static let loaded: (table: UnsafePointer<chime_curl_table>?, error: String) = {
+        let table = UnsafeMutablePointer<chime_curl_table>.allocate(capacity: 1)
+        table.initialize(to: chime_curl_table())
+        var error = [CChar](repeating: 0, count: 512)
+        guard chime_curl_load_table(table, &error, error.count) == 1 else {
+            table.deallocate()
+            return (nil, String(decoding: error.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
+        }
+        return (UnsafePointer(table), "")
+    }()
 
     /// A new handle, libcurl loaded first.
     /// - Throws: `HTTPClientError(.failed)` without libcurl or when it cannot make one.
     static func make() throws(HTTPClientError) -> EasyHandle {
-        guard chime_curl_load() == 1 else { throw HTTPClientError(.failed, String(cString: chime_curl_error())) }
-        guard let pointer = chime_curl_easy_init() else { throw HTTPClientError(.failed, "libcurl could not make a handle") }
-        return EasyHandle(pointer: pointer)
+        guard let table = loaded.table else { throw HTTPClientError(.failed, loaded.error) }
+        guard let pointer = chime_curl_easy_init(table) else { throw HTTPClientError(.failed, "libcurl could not make a handle") }
+        return EasyHandle(pointer: pointer, table: table)
     }
 
     /// Frees the handle and closes its connections.
-    func close() { chime_curl_easy_cleanup(pointer) }
+    func close() { chime_curl_easy_cleanup(table, pointer) }
 }
 
 /// Collects a response body up to a bound (the write callback's context), and its headers.
