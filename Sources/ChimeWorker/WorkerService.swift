@@ -341,10 +341,4 @@ public struct SharedDelivery: Sendable {
             channels: standard.channels, limits: DeliveryChannels.limits(configuration.delivery), worker: worker,
             onAttempt: { channel, outcome, seconds in probe.noteDelivery(channel: channel, outcome: outcome, seconds: seconds) })
     }
-
-    /// Shares `engine`, counting into `probe` (tests).
-    public init(engine: DeliveryEngine, probe: WorkerProbe) {
-        self.engine = engine
-        self.probe = probe
-    }
 }

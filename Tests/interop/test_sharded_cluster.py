@@ -275,8 +275,13 @@ def test_a_worker_serving_three_shards_counts_every_shards_firings_on_its_metric
                     return float(line.split()[1])
             return None
 
-        cluster.wait("the worker's counter to reach 30", lambda: delivered_total() == 30)
-        time.sleep(0.5)  # nothing more is due: the counter must stay at exactly 30
+        def acknowledged() -> int:
+            replies = [control_request(cluster.control(shard), {"op": "stats"}, timeout_s=2) for shard in range(3)]
+            return sum(reply["result"]["acknowledged"] for reply in replies if reply and reply.get("ok"))
+
+        # Every firing acknowledged on its shard: nothing more will be delivered, so the counter
+        # read after it is final and must be exactly 30.
+        cluster.wait("the 30 firings acknowledged on their shards", lambda: acknowledged() == 30)
         assert delivered_total() == 30
         with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=2) as response:
             assert response.status == 200

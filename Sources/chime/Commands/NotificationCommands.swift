@@ -262,7 +262,11 @@ enum DeliveredCommand: Command {
             DeliveredResult.self)
         guard var result = reply.result else { printJSON(raw); return 1 }
         var cursor = result.nextCursor
-        while let text = cursor {
+        // The list holds at most 1,000 firings (BadgeLedger.defaultDeliveredLimit) and a page at
+        // least one: a coordinator that keeps answering cursors is not followed forever.
+        var pages = 1
+        while let text = cursor, pages < PageSize.maximum {
+            pages += 1
             (reply, raw) = try client.call(
                 ControlRequest(command: .delivered(recipient, remove: nil, cursor: try PageCursor(text: text, expecting: .delivered))),
                 DeliveredResult.self)
