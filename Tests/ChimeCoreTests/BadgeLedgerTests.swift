@@ -123,6 +123,24 @@ import Testing
         #expect(ledger.delivered.map(\.reminderId) == ["d", "c"])
     }
 
+    @Test func aLateAckTakesItsPlaceByDeliveryInstant() {
+        var ledger = BadgeLedger(deliveredLimit: 3)
+        // Delivered at :00.004, :01.004, :02.004 but acknowledged c, a, b.
+        deliver(firing("c", minute: 2), into: &ledger, .increment)
+        deliver(firing("a", minute: 0), into: &ledger, .increment)
+        deliver(firing("b", minute: 1), into: &ledger, .increment)
+        #expect(ledger.delivered.map(\.reminderId) == ["c", "b", "a"])
+        // Equal instants keep acknowledgement order: the later ack is newer.
+        let twin = Firing(reminderId: "d", recipient: "alice", dueAt: base.addingTimeInterval(120), content: Content())
+        #expect(ledger.onDelivered(twin, at: base.addingTimeInterval(120.004), badge: .increment) == BadgeUpdate(badge: 3, isChanged: false))
+        #expect(ledger.delivered.map(\.reminderId) == ["d", "c", "b"])
+        // One older than everything listed, at the limit, is the one that goes (its "+1" with it).
+        let stale = Firing(reminderId: "e", recipient: "alice", dueAt: base.addingTimeInterval(-60), content: Content())
+        #expect(ledger.onDelivered(stale, at: base.addingTimeInterval(-59.996), badge: .increment) == BadgeUpdate(badge: 3, isChanged: false))
+        #expect(ledger.delivered.map(\.reminderId) == ["d", "c", "b"])
+        #expect(ledger.delivered.map(\.firedAt) == ledger.delivered.map(\.firedAt).sorted(by: >))
+    }
+
     @Test func encodesNewestFirstAndDecodesBack() throws {
         var ledger = BadgeLedger()
         deliver(firing("a", minute: 0, title: "Tea"), into: &ledger, .set(2))

@@ -66,9 +66,11 @@ public struct BadgeUpdate: Hashable, Sendable {
 ///
 /// The rules:
 /// - one badge number, starting at 0 and never negative;
-/// - delivery (``onDelivered(_:at:badge:)``) puts the firing at the front of the delivered
-///   list and applies its change: `set(n)` makes the badge n when n > 0, leaves it when
-///   n = 0, makes it 0 when n < 0 (iOS); `increment` (`"+1"`) adds one;
+/// - delivery (``onDelivered(_:at:badge:)``) puts the firing in the delivered list by its
+///   delivery instant, newest first (acks of concurrent deliveries can arrive out of that
+///   order, so a late ack goes after the newer ones), and applies its change: `set(n)`
+///   makes the badge n when n > 0, leaves it when n = 0, makes it 0 when n < 0 (iOS);
+///   `increment` (`"+1"`) adds one;
 /// - handling (``onHandled(_:)``: any action, or an ack) takes a listed firing off the
 ///   list and subtracts one, whatever its mode, never below 0; handling a firing that is
 ///   not listed (handled before, removed, cleared) changes nothing, so repeats are harmless;
@@ -96,7 +98,8 @@ public struct BadgeLedger: Hashable, Sendable {
 
     /// The badge number, ≥ 0.
     public private(set) var badge: Int
-    /// The delivered list, oldest first from `head`, so delivery appends and dropping the
+    /// The delivered list, oldest first from `head` by `firedAt` (ties in delivery order), so
+    /// delivery appends (or inserts a few places back, for a late ack) and dropping the
     /// oldest only moves `head` (amortized O(1); shifting a 1,000-entry array on every
     /// delivery was a tenth of the coordinator's time in a burst).
     private var deliveredOldestFirst: [DeliveredFiring]
@@ -143,7 +146,15 @@ public struct BadgeLedger: Hashable, Sendable {
         let entry = DeliveredFiring(
             firingId: firing.firingId, reminderId: firing.reminderId, dueAt: firing.dueAt, firedAt: firedAt,
             title: firing.content.title, countsTowardBadge: change == .increment, collapseKey: firing.content.collapseKey)
-        deliveredOldestFirst.append(entry)
+        // Acks reach the coordinator in the order workers send them, not always in the order
+        // they delivered: walk back past the (usually zero, else few) newer entries.
+        var slot = deliveredOldestFirst.endIndex
+        while slot > head, deliveredOldestFirst[slot - 1].firedAt > firedAt { slot -= 1 }
+        if slot == deliveredOldestFirst.endIndex {
+            deliveredOldestFirst.append(entry)
+        } else {
+            deliveredOldestFirst.insert(entry, at: slot)
+        }
         newBadge = change?.applied(to: newBadge) ?? newBadge
         if deliveredOldestFirst.count - head > deliveredLimit {
             let dropped = deliveredOldestFirst[head]
