@@ -6,7 +6,7 @@ extension DashboardPages {
     /// One recipient: zone, destinations masked as `chime recipient` masks them, attention
     /// settings (grants, quiet hours, summary times, throttle, opt-outs), then one page of its
     /// reminders with their attention fields and, for each held firing, "held until" its
-    /// release instant (UTC) and why when the settings tell (``HoldReason``).
+    /// release instant (UTC) and why, as the coordinator recorded it (``HoldReason``).
     public static func recipient(_ result: Result<RecipientView, WireError>?, recipient: String, cursor: String?) -> DashboardPage {
         var problems: [String] = []
         var body: HTML = "<p class=\"muted\">Name a recipient to see its settings, destinations and reminders.</p>"

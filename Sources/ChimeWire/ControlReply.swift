@@ -113,17 +113,24 @@ public struct ReminderListing: Codable, Hashable, Sendable {
     public static let skippedByMisfire = "skipped: misfire"
 }
 
-/// A firing held in its recipient's quiet hours, as `list` shows it: `{"firingId", "until"}`.
+/// A firing held by its recipient's quiet hours, summary or throttle, as `list` shows it:
+/// `{"firingId", "until", "reason"?}`.
 public struct HeldFiringListing: Codable, Hashable, Sendable {
     /// The held firing's id (it keeps it when released).
     public var firingId: FiringID
-    /// When it is released: the end of its quiet window (UTC).
+    /// When it is released (UTC): the end of its quiet window, its summary time or its
+    /// throttle slot.
     public var until: Date
+    /// Why it is held, as the coordinator decided when it came due: `"quiet hours"`,
+    /// `"summary"`, `"quiet hours, then summary"` or `"throttle"`; absent for a hold journaled
+    /// before reasons were recorded.
+    public var reason: HoldReason?
 
     /// Creates the value from its fields (see each property for meaning and units).
-    public init(firingId: FiringID, until: Date) {
+    public init(firingId: FiringID, until: Date, reason: HoldReason? = nil) {
         self.firingId = firingId
         self.until = until
+        self.reason = reason
     }
 }
 

@@ -153,14 +153,14 @@ def test_a_firing_held_in_quiet_hours_survives_kill_9_and_is_delivered_once_at_t
 
     holds = wait_for("the firing to be held", held)
     until = f"{end:%Y-%m-%dT%H:%M:%S}.000Z"
-    assert holds == [{"firingId": f"{recipient}/nightly@2020-01-01T00:00:00.000Z", "until": until}]
+    assert holds == [{"firingId": f"{recipient}/nightly@2020-01-01T00:00:00.000Z", "until": until, "reason": "quiet hours"}]
     assert metric(cluster, "chime_firings_held") == 1
     assert delivered_ids(client, recipient) == []
 
     cluster.kill_coordinator()
     cluster.start_coordinator("coordinator-after-kill")
     client = ClusterClient([cluster.control_endpoint])
-    assert held() == holds, "the hold survived kill -9 with its firing id and release instant"
+    assert held() == holds, "the hold survived kill -9 with its firing id, release instant and reason"
     assert delivered_ids(client, recipient) == [], "not delivered early by the recovery"
 
     subscriber = ClusterSubscriber(client.current_map(), recipient=recipient, since={0: 0})

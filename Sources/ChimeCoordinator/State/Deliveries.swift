@@ -33,8 +33,12 @@ struct Deliveries: Sendable, Equatable {
     /// Firings held in their recipient's quiet hours (`.attention(.held)`), by firing id: not
     /// yet unsettled, so neither dispatched nor redelivered by a recovery until released.
     var heldFirings: [FiringID: Firing] = [:]
-    /// When each of `heldFirings` is released (UTC, the end of its quiet window).
+    /// When each of `heldFirings` is released (UTC: the end of its quiet window, its summary
+    /// or its throttle slot).
     var holds = TimerQueue<FiringID>()
+    /// Why each of `heldFirings` is held, as journaled with its hold (absent for holds
+    /// journaled before reasons were recorded).
+    var holdReasons: [FiringID: HoldReason] = [:]
     /// Acknowledged fire events kept for catch-up.
     var eventLog: EventLog
     /// The highest event `seq` reserved in the journal (`.seqReserved`): a recovery's first
@@ -118,19 +122,21 @@ struct Deliveries: Sendable, Equatable {
         }
     }
 
-    /// Holds `firing` until `until` (UTC), unless a firing of its id is unsettled or held
-    /// already (a repeat of the same occurrence).
-    mutating func hold(_ firing: Firing, until: Date) {
+    /// Holds `firing` until `until` (UTC) for `reason`, unless a firing of its id is
+    /// unsettled or held already (a repeat of the same occurrence).
+    mutating func hold(_ firing: Firing, until: Date, reason: HoldReason?) {
         let id = firing.firingId
         guard unsettled[id] == nil, heldFirings[id] == nil else { return }
         heldFirings[id] = firing
         holds.schedule(id, at: until)
+        holdReasons[id] = reason
     }
 
     /// Takes a held firing out of the holds, making it unsettled (waiting for a worker) unless
     /// a firing of its id is unsettled already; returns the firing made.
     mutating func release(_ id: FiringID) -> SharedFiring? {
         holds.remove(id)
+        holdReasons[id] = nil
         guard let firing = heldFirings.removeValue(forKey: id), unsettled[id] == nil else { return nil }
         let shared = SharedFiring(firing)
         unsettled[id] = shared
@@ -144,15 +150,17 @@ struct Deliveries: Sendable, Equatable {
         for id in heldFirings.keys where id.key == key {
             heldFirings[id] = nil
             holds.remove(id)
+            holdReasons[id] = nil
         }
     }
 
-    /// Moves the holds of `recipient`'s firings to `until(current)`: its zone or quiet hours changed.
-    mutating func retime(heldFor recipient: RecipientID, _ until: (Date) -> Date) {
+    /// Moves the holds of `recipient`'s firings to `until` (UTC), their reason becoming
+    /// `reason` (`nil` keeps each one's): its zone or quiet hours changed.
+    mutating func retime(heldFor recipient: RecipientID, to until: Date, reason: HoldReason?) {
         guard !heldFirings.isEmpty else { return }
-        for (id, firing) in heldFirings where firing.recipient == recipient {
-            guard let current = holds.deadline(of: id) else { continue }
-            holds.schedule(id, at: until(current))
+        for (id, firing) in heldFirings where firing.recipient == recipient && holds.deadline(of: id) != nil {
+            holds.schedule(id, at: until)
+            if let reason { holdReasons[id] = reason }
         }
     }
 

@@ -24,10 +24,10 @@ extension DurableState {
     /// - Returns: the firing a `.released` made unsettled, to put in the waiting line.
     mutating func applyAttention(_ fact: AttentionEntry) -> SharedFiring? {
         switch fact {
-        case .held(let id, let dueAt, let next, let late, let missed, let until, _):
+        case .held(let id, let dueAt, let next, let late, let missed, let until, let reason, _):
             guard var entry = schedule.entries[id] else { return nil }
             recipients.noteDelivery(of: id.recipient, at: until)
-            deliveries.hold(makeFiring(of: entry, reminder: entry.reminder, dueAt: dueAt, late: late, missed: missed), until: until)
+            deliveries.hold(makeFiring(of: entry, reminder: entry.reminder, dueAt: dueAt, late: late, missed: missed), until: until, reason: reason)
             if late {
                 schedule.lateFirings[id, default: 0].saturatingIncrement()
             } else if !schedule.lateFirings.isEmpty {
@@ -67,28 +67,31 @@ extension DurableState {
     }
 
     /// After `recipient` re-registered with another zone or other quiet hours at `at` (UTC):
-    /// each of its held firings is released at the end of the new quiet window `at` falls in,
-    /// or at `at` itself when it falls in none (the next tick delivers it).
+    /// each of its held firings is released at the end of the new quiet window `at` falls in
+    /// (held for quiet hours from then on), or at `at` itself when it falls in none (the next
+    /// tick delivers it; its reason stays).
     mutating func retimeHolds(of recipient: RecipientID, at: Date) {
         guard !deliveries.heldFirings.isEmpty else { return }
-        let registration = recipients.registered[recipient]
-        deliveries.retime(heldFor: recipient) { _ in
-            registration?.quietRelease(of: at, level: .active) ?? at
+        if let quiet = recipients.registered[recipient]?.quietRelease(of: at, level: .active) {
+            deliveries.retime(heldFor: recipient, to: quiet, reason: .quietHours)
+        } else {
+            deliveries.retime(heldFor: recipient, to: at, reason: nil)
         }
     }
 
-    /// The firings held in quiet hours of each of `keys` that has some, each list in firing
+    /// The firings held (quiet hours, summaries, throttles) of each of `keys` that has some, each list in firing
     /// id order. Free when nothing is held; otherwise one pass over the held firings, so a
     /// `list` page asks once, not once per reminder.
     func heldListings(of keys: Set<ReminderKey>) -> [ReminderKey: [HeldFiringListing]] {
         guard !deliveries.heldFirings.isEmpty, !keys.isEmpty else { return [:] }
         var held: [ReminderKey: [HeldFiringListing]] = [:]
         for id in deliveries.heldFirings.keys where keys.contains(id.key) {
-            if let until = deliveries.holds.deadline(of: id) { held[id.key, default: []].append(HeldFiringListing(firingId: id, until: until)) }
+            guard let until = deliveries.holds.deadline(of: id) else { continue }
+            held[id.key, default: []].append(HeldFiringListing(firingId: id, until: until, reason: deliveries.holdReasons[id]))
         }
         return held.mapValues { $0.sorted { $0.firingId < $1.firingId } }
     }
 
-    /// How many firings are held in quiet hours.
+    /// How many firings are held (quiet hours, summaries, throttles).
     public var heldCount: Int { deliveries.heldFirings.count }
 }

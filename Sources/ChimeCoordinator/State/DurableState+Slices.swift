@@ -197,6 +197,7 @@ extension Deliveries {
         for (id, firing) in heldFirings {
             func put(_ part: inout Deliveries) {
                 part.heldFirings[id] = firing
+                part.holdReasons[id] = holdReasons[id]
                 if let until = holds.deadline(of: id) { part.holds.schedule(id, at: until) }
             }
             if isSliced(firing.recipient) { put(&slice) } else { put(&rest) }
@@ -225,6 +226,7 @@ extension Deliveries {
         }
         for (id, firing) in other.heldFirings where heldFirings[id] == nil {
             heldFirings[id] = firing
+            holdReasons[id] = other.holdReasons[id]
             if let until = other.holds.deadline(of: id) { holds.schedule(id, at: until) }
         }
         eventLog.merge(other.eventLog)

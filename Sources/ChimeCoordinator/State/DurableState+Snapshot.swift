@@ -314,8 +314,8 @@ extension Deliveries {
         var nags: [Firing]
         var events: [FireEvent]
         var eventSeqReserved: UInt64
-        /// The firings held in quiet hours, in release order (absent when none, and in
-        /// snapshots of earlier versions).
+        /// The held firings (quiet hours, summaries, throttles), in release order (absent
+        /// when none, and in snapshots of earlier versions).
         var held: [HeldFiring]?
     }
 
@@ -325,10 +325,12 @@ extension Deliveries {
         var destinations: [String]
     }
 
-    /// A firing held in quiet hours and when it is released (UTC).
+    /// A held firing, when it is released (UTC) and why it is held (absent in snapshots of
+    /// earlier versions).
     struct HeldFiring: Codable {
         var firing: Firing
         var until: Date
+        var reason: HoldReason?
     }
 
     var record: Record {
@@ -342,7 +344,7 @@ extension Deliveries {
             nags: nagFirings.values.sorted { ($0.dueAt, $0.firingId) < ($1.dueAt, $1.firingId) },
             events: Array(eventLog.events), eventSeqReserved: eventSeqReserved,
             held: heldFirings.isEmpty ? nil : heldFirings.values.compactMap { firing in
-                holds.deadline(of: firing.firingId).map { HeldFiring(firing: firing, until: $0) }
+                holds.deadline(of: firing.firingId).map { HeldFiring(firing: firing, until: $0, reason: holdReasons[firing.firingId]) }
             }.sorted { ($0.until, $0.firing.firingId) < ($1.until, $1.firing.firingId) })
     }
 
@@ -370,6 +372,7 @@ extension Deliveries {
         for held in record.held ?? [] {
             heldFirings[held.firing.firingId] = held.firing
             holds.schedule(held.firing.firingId, at: held.until)
+            holdReasons[held.firing.firingId] = held.reason
         }
         for event in record.events { eventLog.retain(event) }
         eventSeqReserved = record.eventSeqReserved

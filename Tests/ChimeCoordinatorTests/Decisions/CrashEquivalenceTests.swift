@@ -584,6 +584,7 @@ struct ModelRun {
         if expected.schedule.lateFirings != actual.schedule.lateFirings { parts.append("schedule.lateFirings") }
         if expected.deliveries.unsettled != actual.deliveries.unsettled { parts.append("deliveries.unsettled") }
         if expected.deliveries.heldFirings != actual.deliveries.heldFirings { parts.append("deliveries.heldFirings") }
+        if expected.deliveries.holdReasons != actual.deliveries.holdReasons { parts.append("deliveries.holdReasons") }
         if expected.deliveries.holds != actual.deliveries.holds { parts.append("deliveries.holds") }
         if expected.recipients.throttleSlots != actual.recipients.throttleSlots { parts.append("recipients.throttleSlots") }
         if expected.deliveries.deadLetters != actual.deliveries.deadLetters { parts.append("deliveries.deadLetters") }

@@ -129,17 +129,20 @@ extension CoordinatorState {
                 return
             }
             // Passive and active firings due in the recipient's quiet hours wait for their end,
-            // and those over its throttle for the slot it gives them.
+            // those of a recipient with summaries for the next one, and those over its throttle
+            // for the slot it gives them; the last rule that moved the release is the reason.
             let planned = max(fireAt, now)
-            var release = quietRelease(of: content, for: reminder.recipient, at: planned)
-            if let summary = durable.summaryRelease(of: content, for: reminder.recipient, at: release ?? planned), summary > planned {
-                release = summary
+            let quiet = quietRelease(of: content, for: reminder.recipient, at: planned)
+            var release = quiet.map { ($0, HoldReason.quietHours) }
+            if let summary = durable.summaryRelease(of: content, for: reminder.recipient, at: quiet ?? planned), summary > planned {
+                release = (summary, quiet == nil ? .summary : .quietHoursThenSummary)
             }
-            if let slot = durable.throttleSlot(of: content, for: reminder.recipient, planned: release ?? planned), slot > planned {
-                release = slot
+            if let slot = durable.throttleSlot(of: content, for: reminder.recipient, planned: release?.0 ?? planned), slot > release?.0 ?? planned {
+                release = (slot, .throttle)
             }
-            if let until = release {
-                let held = AttentionEntry.held(id, dueAt: fireAt, next: following, late: isMisfire, missed: missed, until: until, at: now)
+            if let (until, reason) = release {
+                let held = AttentionEntry.held(
+                    id, dueAt: fireAt, next: following, late: isMisfire, missed: missed, until: until, reason: reason, at: now)
                 record(.attention(held), into: &directives, hints: ApplyHints(reminder: reminder))
                 return
             }

@@ -72,7 +72,7 @@ import Testing
         schedule(&state)
         let due = tick(&state, at: Self.lateEvening)
         #expect(due.firings.isEmpty)
-        #expect(due.entries == [.attention(.held(Self.key, dueAt: Self.lateEvening, next: nil, late: false, missed: 0, until: Self.morning, at: Self.lateEvening))])
+        #expect(due.entries == [.attention(.held(Self.key, dueAt: Self.lateEvening, next: nil, late: false, missed: 0, until: Self.morning, reason: .quietHours, at: Self.lateEvening))])
         #expect(state.durable.heldCount == 1)
         #expect(state.nextWake == Self.morning)
         #expect(state.entries[Self.key]?.state == .delivered, "the reminder moved on")
@@ -214,10 +214,10 @@ import Testing
         // Two in the first hour; r3 waits for r1's hour to pass, r4 for r2's; a granted critical goes through.
         #expect(delivered == ["r1": minute(1), "r2": minute(2), "r3": minute(61), "r4": minute(62), "urgent": minute(4)])
         let held = journal.compactMap { entry -> Date? in
-            if case .attention(.held(_, _, _, _, _, let until, _)) = entry { return until }
+            if case .attention(.held(_, _, _, _, _, let until, .throttle?, _)) = entry { return until }
             return nil
         }
-        #expect(held == [minute(61), minute(62)])
+        #expect(held == [minute(61), minute(62)], "both held by the throttle, and said so")
         var replayed = CoordinatorState(configuration: configuration, startedAt: Self.t0)
         for entry in journal { replayed.apply(entry) }
         #expect(replayed.durable == state.durable)
