@@ -104,6 +104,31 @@ import Testing
             == "this key's recipients (a-*) hold 1042 bytes of reminders and registrations; \(1042 + reminder.binaryEncoded().count) would pass the quota of 100 (max-reminder-bytes, else limits.tenantMaxReminderBytes); cancel some first")
     }
 
+    @Test func theSameRegistrationAgainJournalsNothingAndAnswersTheSame() {
+        var state = CoordinatorState(startedAt: Self.t0)
+        var journal: [JournalEntry] = []
+        let alice = tenant(bytes: 2000)
+        let registration = Self.registration("a-ann", categories: 30)
+        #expect(send(.register(registration), to: &state, by: alice, journal: &journal) == nil)
+        #expect(journal.count == 1)
+        // 1,000 repeats (the hostile probe's loop): no entry, so the journal does not grow.
+        for _ in 0..<1000 {
+            #expect(send(.register(registration), to: &state, by: alice, journal: &journal) == nil)
+        }
+        #expect(journal.count == 1)
+        let directives = state.onRequest(ControlRequest(command: .register(registration)), from: alice, at: Self.t0)
+        guard case .reply(.recipient(let result), _, _)? = directives.last else {
+            Issue.record("no recipient reply: \(directives)")
+            return
+        }
+        #expect(result.recipient == registration.redacted())
+        // A change, however small, is journaled.
+        var changed = registration
+        changed.zone = "Europe/Berlin"
+        #expect(send(.register(changed), to: &state, by: alice, journal: &journal) == nil)
+        #expect(journal.count == 2)
+    }
+
     @Test func aDestinationAddThatGrowsPastTheQuotaIsRefusedNamingAdd() {
         var state = CoordinatorState(startedAt: Self.t0)
         var journal: [JournalEntry] = []
