@@ -17,6 +17,13 @@ extension ChimeConfiguration {
         public var maxFramesPerMessage = 16
         /// Categories one `register` may give a recipient; more: `too_large`, field `categories`.
         public var maxCategoriesPerRecipient = 1000
+        /// The most bytes one recipient's registration (zone, settings, categories,
+        /// destinations) may be stored in, as JSON (about 35 bytes a category without
+        /// actions); a `register` or `destinations add` that would grow one past it:
+        /// `too_large`. It bounds the `register` and `recipient` replies, which carry the
+        /// registration, like a page (`maxReplyBytes`), so unread replies stay within
+        /// `controlQueueBytesPerConnection`.
+        public var maxRegistrationBytes = 64 * 1024
         /// Reminders (in any state) the recipients of one restricted client key may hold,
         /// unless its certificate says otherwise (`max-reminders`); 0: unlimited. Keys without
         /// a recipient restriction have no quota. Past it: `quota_exceeded`.

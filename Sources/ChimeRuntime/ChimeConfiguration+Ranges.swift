@@ -84,6 +84,7 @@ extension ChimeConfiguration {
             KeyRange("limits.maxResultBytes", limits.maxResultBytes, 65_536...(1 << 30)),
             KeyRange("limits.maxFramesPerMessage", limits.maxFramesPerMessage, 2...1_000_000),
             KeyRange("limits.maxCategoriesPerRecipient", limits.maxCategoriesPerRecipient, 1...10_000),
+            KeyRange("limits.maxRegistrationBytes", limits.maxRegistrationBytes, 1024...(1 << 30)),
             KeyRange("limits.tenantMaxReminders", limits.tenantMaxReminders, 0...1_000_000_000, "0: unlimited"),
             KeyRange("limits.tenantMaxDestinations", limits.tenantMaxDestinations, 0...1_000_000_000, "0: unlimited"),
             KeyRange("limits.tenantMaxReminderBytes", limits.tenantMaxReminderBytes, 0...(1 << 50), "0: unlimited"),

@@ -239,3 +239,29 @@ def test_registers_stop_at_the_bytes_quota_and_a_restart_keeps_the_count(quota_c
     refused = ask(cluster, tenant, {"op": "register", "recipient": registration("t-10", 10)})
     assert refused["error"]["message"] == message.replace("hold 3950", "hold 3917").replace("make 4345", "make 4312")
     assert_pings_quickly(cluster, keys.curve("operator"))
+
+
+def test_a_registration_past_64_kib_is_refused_and_the_same_one_again_journals_nothing(quota_cluster):
+    """Issue 37: the `register` and `recipient` replies carry the registration, so its size
+    bounds them (`limits.maxRegistrationBytes`, 64 KiB): a key without a byte quota gets
+    `too_large` for a 93 KB registration, with nothing journaled; and 200 repeats of one
+    registration journal nothing after the first."""
+    cluster, keys = quota_cluster
+    unlimited = keys.curve("u-client")
+    big = {"id": "u-big", "categories": [{"identifier": f"c{index:03d}-" + "x" * 150, "actions": []} for index in range(500)]}
+    start = journal_bytes(cluster, keys)
+    reply = ask(cluster, unlimited, {"op": "register", "recipient": big})
+    assert reply["error"]["code"] == "too_large", reply
+    assert reply["error"]["field"] == "recipient"
+    assert reply["error"]["message"].startswith("recipient u-big would be stored in 9"), reply
+    assert "past the limit of 65536 for one registration (limits.maxRegistrationBytes)" in reply["error"]["message"]
+    assert journal_bytes(cluster, keys) == start, "a refused register journals nothing"
+    assert ask(cluster, unlimited, {"op": "recipient", "recipient": "u-big"})["error"]["code"] == "not_found"
+
+    same = registration("u-same", 10)
+    ok(cluster, unlimited, {"op": "register", "recipient": same})
+    after_first = journal_bytes(cluster, keys)
+    assert after_first > start
+    for _ in range(200):
+        ok(cluster, unlimited, {"op": "register", "recipient": same})
+    assert journal_bytes(cluster, keys) == after_first, "the same registration again journals nothing"

@@ -18,6 +18,7 @@ extension CoordinatorConfiguration {
         maximumUserInfoBytes = coordinator.maxUserInfoBytes
         maxRemindersPerRequest = coordinator.maxRemindersPerRequest
         maxCategoriesPerRecipient = configuration.limits.maxCategoriesPerRecipient
+        maxRegistrationBytes = configuration.limits.maxRegistrationBytes
         snapshotEveryRecords = configuration.store.snapshotEveryRecords
         tenantMaxReminders = configuration.limits.tenantMaxReminders > 0 ? configuration.limits.tenantMaxReminders : nil
         tenantMaxReminderBytes = configuration.limits.tenantMaxReminderBytes > 0 ? configuration.limits.tenantMaxReminderBytes : nil

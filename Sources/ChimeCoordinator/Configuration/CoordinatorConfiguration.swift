@@ -41,6 +41,9 @@ public struct CoordinatorConfiguration: Sendable {
     public var maxRemindersPerRequest: Int
     /// Categories one `register` request may give its recipient at most.
     public var maxCategoriesPerRecipient: Int
+    /// The most bytes one registration is stored in (JSON); a register that grows one past it
+    /// is refused `too_large`.
+    public var maxRegistrationBytes: Int
     /// Journal records between automatic snapshots at least (and at least half as many as
     /// there are reminders).
     public var snapshotEveryRecords: Int

@@ -104,4 +104,23 @@ extension CoordinatorState {
             "this key's recipients (\(scope.summary)) hold \(before) bytes of reminders and registrations; registering \(recipient.id) in \(bytes) bytes (\(previousBytes) now) would make \(after), past the quota of \(limit) (\(TenantQuota.metadataKeys.bytes), else limits.tenantMaxReminderBytes); register less or cancel some reminders first",
             field: field)
     }
+
+    /// Why storing `recipient` would pass `limits.maxRegistrationBytes`, or `nil` when it fits
+    /// or is no larger than the registration it replaces (one held from before the limit, or
+    /// under a higher one, may stay as large or shrink). It bounds the `register` and
+    /// `recipient` replies, which carry the registration (issue 37). Costs one or two JSON
+    /// encodings.
+    /// - Parameter field: the request field the refusal names.
+    /// - Returns: `too_large` naming the limit and the size.
+    func registrationSizeRefusal(storing recipient: Recipient, field: String) -> WireError? {
+        let bytes = recipient.storedBytes
+        guard bytes > configuration.maxRegistrationBytes else { return nil }
+        let previousBytes = recipients[recipient.id]?.storedBytes ?? 0
+        // One held from before the limit (or a lower one) may stay as large, or shrink.
+        guard bytes > previousBytes else { return nil }
+        return WireError(
+            .tooLarge,
+            "recipient \(recipient.id) would be stored in \(bytes) bytes, past the limit of \(configuration.maxRegistrationBytes) for one registration (limits.maxRegistrationBytes); use fewer or shorter categories, actions or destinations",
+            field: field)
+    }
 }

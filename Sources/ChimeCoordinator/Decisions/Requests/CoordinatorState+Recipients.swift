@@ -12,7 +12,8 @@ extension CoordinatorState {
     ///     against (``registrationQuotaRefusal(storing:for:field:)``); `nil` for none.
     ///   - quotaField: the request field a quota refusal names.
     /// - Returns: the recipient, redacted; `invalid_argument` for a registration that does not
-    ///   validate; `quota_exceeded` (nothing journaled) past the caller's byte quota. The
+    ///   validate; `too_large` for one that grows past `limits.maxRegistrationBytes`;
+    ///   `quota_exceeded` (nothing journaled) past the caller's byte quota. The
     ///   registration held already, byte for byte, journals nothing and answers the same.
     mutating func register(
         _ recipient: Recipient, for client: ClientAddress?, quotaField: String = "recipient", at now: Date,
@@ -33,6 +34,7 @@ extension CoordinatorState {
         // The same registration again changes nothing: it journals nothing either, so repeating
         // it cannot grow the journal (issue 37).
         if recipients[recipient.id] != recipient {
+            if let refusal = registrationSizeRefusal(storing: recipient, field: quotaField) { return .failed(refusal) }
             if let refusal = registrationQuotaRefusal(storing: recipient, for: client, field: quotaField) { return .failed(refusal) }
             record(.registered(recipient, at: now), into: &directives)
         }

@@ -129,6 +129,30 @@ import Testing
         #expect(journal.count == 2)
     }
 
+    @Test func aRegistrationPastMaxRegistrationBytesIsRefusedForEveryCallerAndOneHeldMayShrink() {
+        var configuration = CoordinatorConfiguration()
+        configuration.maxRegistrationBytes = 2048
+        var state = CoordinatorState(configuration: configuration, startedAt: Self.t0)
+        var journal: [JournalEntry] = []
+        // 1,076 bytes fits; 100 categories (3,386 bytes) does not, for the operator too.
+        #expect(send(.register(Self.registration("a-ann", categories: 30)), to: &state, by: operatorAddress, journal: &journal) == nil)
+        let refused = send(.register(Self.registration("a-ann", categories: 100)), to: &state, by: operatorAddress, journal: &journal)
+        #expect(refused?.code == .tooLarge)
+        #expect(refused?.field == "recipient")
+        #expect(refused?.message
+            == "recipient a-ann would be stored in \(Self.registration("a-ann", categories: 100).storedBytes) bytes, past the limit of 2048 for one registration (limits.maxRegistrationBytes); use fewer or shorter categories, actions or destinations")
+        #expect(journal.count == 1, "nothing journaled for the refusal")
+        #expect(state.recipients["a-ann"]?.categories.count == 30)
+        // Held from under a higher limit (a replay): it may stay as large, or shrink, never grow.
+        _ = state.apply(.registered(Self.registration("a-bea", categories: 100), at: Self.t0))
+        var renamed = Self.registration("a-bea", categories: 100)
+        renamed.categories[0] = NotificationCategory(identifier: "cX")
+        #expect(send(.register(renamed), to: &state, by: operatorAddress, journal: &journal) == nil)
+        #expect(send(.register(Self.registration("a-bea", categories: 99)), to: &state, by: operatorAddress, journal: &journal) == nil)
+        #expect(send(.register(Self.registration("a-bea", categories: 100)), to: &state, by: operatorAddress, journal: &journal)?.code == .tooLarge)
+        #expect(CoordinatorConfiguration().maxRegistrationBytes == 65_536)
+    }
+
     @Test func aDestinationAddThatGrowsPastTheQuotaIsRefusedNamingAdd() {
         var state = CoordinatorState(startedAt: Self.t0)
         var journal: [JournalEntry] = []
