@@ -52,6 +52,9 @@ extension DashboardPages {
         }
         func row(_ name: String, _ id: String, _ value: HTML) -> HTML { "<dt>\(name)</dt><dd id=\"\(id)\">\(value)</dd>" }
         func text(_ value: String) -> HTML { "\(value)" }
+        let allowedThrough = recipient.breakThrough ?? QuietHoursBreakThrough()
+        let breakThrough = (allowedThrough.categories.isEmpty ? [] : ["categories \(allowedThrough.categories.joined(separator: ", "))"])
+            + (allowedThrough.filterCriteria.isEmpty ? [] : ["filter criteria \(allowedThrough.filterCriteria.joined(separator: ", "))"])
         let rows: [HTML] = [
             row("Zone", "zone", text(recipient.zone ?? "UTC (no zone registered)")),
             row("Allows", "allows", text(allowed.isEmpty ? "nothing" : allowed.joined(separator: ", "))),
@@ -61,6 +64,8 @@ extension DashboardPages {
             row("Destinations", "destinations", destinations.isEmpty ? "none" : "<ul>\(destinations)</ul>"),
             row("Grants", "grants", text(grants.isEmpty ? "none (time-sensitive and critical are delivered as active)" : grants.joined(separator: ", "))),
             row("Quiet hours", "quiet-hours", text(quiet.isEmpty ? "none" : "\(quiet.joined(separator: "; ")) in \(recipient.zone ?? "UTC")")),
+            row("Breaks through", "break-through", text(
+                (["time-sensitive and critical"] + breakThrough).joined(separator: "; "))),
             row("Summary at", "summary-at", text(recipient.summaryTimes.isEmpty ? "none" : recipient.summaryTimes.map(QuietWindow.text(ofMinutes:)).joined(separator: ", "))),
             row("Throttle", "throttle", text(throttle)),
             row("Opted out of", "opt-outs", text(recipient.optedOutCategories.isEmpty ? "nothing" : recipient.optedOutCategories.joined(separator: ", "))),

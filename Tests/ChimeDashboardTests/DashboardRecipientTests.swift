@@ -26,7 +26,8 @@ import Testing
                 .apns(APNsDestination(token: "abcdef01…cdef", topic: "com.example.<app>", environment: .sandbox)),
             ],
             grants: [.timeSensitive], quietHours: [QuietWindow(start: 22 * 60, end: 7 * 60)],
-            throttle: DeliveryThrottle(count: 2, seconds: 3600), optedOutCategories: ["<i>promo</i>"], summaryTimes: summaryTimes)
+            throttle: DeliveryThrottle(count: 2, seconds: 3600), optedOutCategories: ["<i>promo</i>"], summaryTimes: summaryTimes,
+            breakThrough: QuietHoursBreakThrough(categories: ["<i>alarm</i>"], filterCriteria: ["work"]))
     }
 
     static func router() throws -> DashboardRouter {
@@ -78,6 +79,7 @@ import Testing
         #expect(html.contains("<dd id=\"grants\">timeSensitive</dd>"))
         #expect(html.contains("<dd id=\"quiet-hours\">22:00–07:00 in Europe/Berlin</dd>"))
         #expect(html.contains("<dd id=\"summary-at\">none</dd>"))
+        #expect(html.contains("<dd id=\"break-through\">time-sensitive and critical; categories &lt;i&gt;alarm&lt;/i&gt;; filter criteria work</dd>"))
         #expect(html.contains("<dd id=\"throttle\">at most 2 per 3600 s</dd>"))
         #expect(html.contains("<dd id=\"opt-outs\">&lt;i&gt;promo&lt;/i&gt;</dd>"))
         #expect(html.contains("value=\"&lt;b&gt;bob&lt;/b&gt;\""))

@@ -178,3 +178,42 @@ def test_a_firing_held_in_quiet_hours_survives_kill_9_and_is_delivered_once_at_t
     wait_for("the delivery to be acknowledged", lambda: delivered_ids(client, recipient) == [holds[0]["firingId"]])
     assert held() == []
     assert metric(cluster, "chime_firings_held") == 0
+
+
+def test_a_listed_category_or_filter_breaks_through_quiet_hours_from_python(cluster):
+    """Issue 40 item 3: with quiet hours over the whole day and a break-through for category
+    "alarm" and filter criteria "work", those two firings are delivered at once (fire events)
+    while the plain one is held, its reason "quiet hours"; the registration reads back with the
+    break-through."""
+    client = ClusterClient([cluster.control_endpoint])
+    recipient = f"py-break-{uuid.uuid4().hex[:8]}"
+    now = datetime.datetime.now(datetime.timezone.utc)
+    # A window from one minute ago to two minutes before this time tomorrow: now is inside it.
+    start = (now - datetime.timedelta(minutes=1)).strftime("%H:%M")
+    end = (now - datetime.timedelta(minutes=2)).strftime("%H:%M")
+    registered = client.register(
+        recipient, zone="UTC", categories=[{"identifier": "alarm", "actions": []}],
+        quiet_hours=[{"start": start, "end": end}],
+        break_through={"categories": ["alarm"], "filterCriteria": ["work"]})
+    assert registered["recipient"]["breakThrough"] == {"categories": ["alarm"], "filterCriteria": ["work"]}
+    subscriber = ClusterSubscriber(client.current_map(), recipient=recipient, since={0: 0})
+    try:
+        client.schedule([
+            {"id": "wake", "recipient": recipient, "trigger": {"at": PAST}, "content": {"title": "up", "category": "alarm"}},
+            {"id": "standup", "recipient": recipient, "trigger": {"at": PAST}, "content": {"title": "go", "filterCriteria": "work"}},
+            {"id": "plain", "recipient": recipient, "trigger": {"at": PAST}, "content": {"title": "later"}},
+        ])
+        events = receive_fire_events(subscriber, {"wake", "standup"})
+        assert events["wake"]["firingId"] == f"{recipient}/wake@2020-01-01T00:00:00.000Z"
+        assert events["standup"]["firingId"] == f"{recipient}/standup@2020-01-01T00:00:00.000Z"
+    finally:
+        subscriber.close()
+
+    def held_plain() -> list[dict]:
+        listing = client.list(recipient=recipient, ids=["plain"], all=True)[0]["reminders"]
+        return listing[0].get("held", []) if listing else []
+
+    held = wait_for("the plain firing to be held", held_plain)
+    assert [item["reason"] for item in held] == ["quiet hours"]
+    both = sorted(f"{recipient}/{name}@2020-01-01T00:00:00.000Z" for name in ("wake", "standup"))
+    wait_for("the two to be acknowledged", lambda: sorted(delivered_ids(client, recipient)) == both)

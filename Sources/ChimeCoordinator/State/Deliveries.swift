@@ -154,13 +154,17 @@ struct Deliveries: Sendable, Equatable {
         }
     }
 
-    /// Moves the holds of `recipient`'s firings to `until` (UTC), their reason becoming
-    /// `reason` (`nil` keeps each one's): its zone or quiet hours changed.
-    mutating func retime(heldFor recipient: RecipientID, to until: Date, reason: HoldReason?) {
+    /// Moves the hold of each of `recipient`'s held firings to the instant `release` gives it
+    /// from the firing, its reason and its current release (UTC; `nil` leaves the hold as it
+    /// is): the recipient's attention settings changed.
+    mutating func retime(
+        heldFor recipient: RecipientID, _ release: (Firing, HoldReason?, Date) -> (until: Date, reason: HoldReason?)?
+    ) {
         guard !heldFirings.isEmpty else { return }
-        for (id, firing) in heldFirings where firing.recipient == recipient && holds.deadline(of: id) != nil {
+        for (id, firing) in heldFirings where firing.recipient == recipient {
+            guard let current = holds.deadline(of: id), let (until, reason) = release(firing, holdReasons[id], current) else { continue }
             holds.schedule(id, at: until)
-            if let reason { holdReasons[id] = reason }
+            holdReasons[id] = reason
         }
     }
 

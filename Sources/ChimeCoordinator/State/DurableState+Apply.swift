@@ -165,7 +165,11 @@ extension DurableState {
             let previous = recipients.registered[recipient.id]
             let zoneChanged = previous?.zone != recipient.zone
             recipients.store(recipient)
-            if zoneChanged || previous?.quietHours != recipient.quietHours { retimeHolds(of: recipient.id, at: at) }
+            if zoneChanged || previous?.quietHours != recipient.quietHours || previous?.breakThrough != recipient.breakThrough
+                || previous?.summaryTimes != recipient.summaryTimes
+            {
+                retimeHolds(of: recipient.id, at: at)
+            }
             if recipient.throttle == nil {
                 recipients.throttleSlots[recipient.id] = nil
             } else if recipients.throttleSlots[recipient.id] == nil {

@@ -5,13 +5,15 @@ import Foundation
 
 extension DurableState {
     /// When a firing of `content` (its level as delivered, after grants) for `recipient`,
-    /// delivered at `instant` (UTC), is released from quiet hours, or `nil` to deliver it now.
-    /// Costs one comparison when no recipient is registered or the level breaks through.
+    /// delivered at `instant` (UTC), is released from quiet hours, or `nil` to deliver it now
+    /// (outside every window, a level that breaks through, or a category or filter criteria
+    /// the recipient lets through). Costs one comparison when no recipient is registered or
+    /// the level breaks through.
     func quietRelease(of content: Content, for recipient: RecipientID, at instant: Date) -> Date? {
         guard !recipients.registered.isEmpty, !content.interruptionLevel.breaksThroughQuietHours,
             let registration = recipients.registered[recipient], !registration.quietHours.isEmpty
         else { return nil }
-        return registration.quietRelease(of: instant, level: content.interruptionLevel)
+        return registration.quietRelease(of: instant, content: content)
     }
 
     /// Whether `reminder` has a firing on its recipient's delivered list, not yet handled (what
@@ -66,16 +68,34 @@ extension DurableState {
         return throttle.slot(for: planned, after: slots)
     }
 
-    /// After `recipient` re-registered with another zone or other quiet hours at `at` (UTC):
-    /// each of its held firings is released at the end of the new quiet window `at` falls in
-    /// (held for quiet hours from then on), or at `at` itself when it falls in none (the next
-    /// tick delivers it; its reason stays).
+    /// After `recipient` re-registered with another zone, other quiet hours, summary times or
+    /// break-through at `at` (UTC), each of its held firings is decided again from `at` as the
+    /// dispatch decides a due one: held to the end of the new quiet window `at` falls in
+    /// (unless its content now breaks through), then, if it waited for a summary, to the next
+    /// summary time on the new clock; with neither, released at `at` (the next tick delivers
+    /// it). A firing held by the throttle keeps its slot (slots are instants, not wall-clock
+    /// times), unless a new quiet window holds it longer. Holds journaled without a reason
+    /// are decided as quiet-hours holds, as before reasons were recorded.
     mutating func retimeHolds(of recipient: RecipientID, at: Date) {
         guard !deliveries.heldFirings.isEmpty else { return }
-        if let quiet = recipients.registered[recipient]?.quietRelease(of: at, level: .active) {
-            deliveries.retime(heldFor: recipient, to: quiet, reason: .quietHours)
-        } else {
-            deliveries.retime(heldFor: recipient, to: at, reason: nil)
+        let registration = recipients.registered[recipient]
+        deliveries.retime(heldFor: recipient) { firing, reason, slot in
+            // Held firings are passive or active (a level not granted is delivered as active).
+            var content = firing.content
+            if content.interruptionLevel.breaksThroughQuietHours { content.interruptionLevel = .active }
+            let quiet = registration?.quietRelease(of: at, content: content)
+            switch reason {
+            case .throttle?:
+                guard let quiet, quiet > slot else { return nil }
+                return (quiet, .quietHours)
+            case .summary?, .quietHoursThenSummary?:
+                if let summary = registration?.summaryRelease(of: quiet ?? at, level: content.interruptionLevel) {
+                    return (summary, quiet == nil ? .summary : .quietHoursThenSummary)
+                }
+            case .quietHours?, nil:
+                break
+            }
+            return quiet.map { ($0, .quietHours) } ?? (at, reason)
         }
     }
 

@@ -7,7 +7,8 @@ import Foundation
 /// [category, …], "zone": "Europe/Berlin", "token": "…", "maxPending": 64, "destinations":
 /// [destination, …], "grants": ["provisional", "timeSensitive", "critical"], "quietHours":
 /// [{"start": "22:00", "end": "07:00"}], "throttle": {"count": 5, "seconds": 3600},
-/// "optedOutCategories": ["promo"], "summaryAt": ["08:00", "18:00"]}` (``Destination``'s shape
+/// "optedOutCategories": ["promo"], "summaryAt": ["08:00", "18:00"], "breakThrough":
+/// {"categories": ["alarm"], "filterCriteria": ["work"]}}` (``Destination``'s shape
 /// for destinations); only `id` is required (`settings` defaults to all three, `categories`,
 /// `grants` and `quietHours` to `[]`; empty `grants` and `quietHours` are omitted when
 /// encoding). Re-registering
@@ -56,13 +57,16 @@ public struct Recipient: Codable, Hashable, Sendable {
     /// the wall clock of `zone` (JSON `"summaryAt": ["08:00", "18:00"]`, at most 24): passive
     /// and active firings wait for the next one; none by default.
     public var summaryTimes: [Int]
+    /// Which passive and active firings are delivered in quiet hours instead of held, by
+    /// category or `filterCriteria` (``QuietHoursBreakThrough``); `nil`: none.
+    public var breakThrough: QuietHoursBreakThrough?
 
     /// Creates a registration without checking it; see ``validate()``.
     public init(
         id: RecipientID, settings: NotificationSettings = .all, categories: [NotificationCategory] = [],
         zone: String? = nil, token: String? = nil, maxPending: Int? = nil, destinations: [Destination]? = nil,
         grants: AuthorizationGrants = [], quietHours: [QuietWindow] = [], throttle: DeliveryThrottle? = nil,
-        optedOutCategories: [String] = [], summaryTimes: [Int] = []
+        optedOutCategories: [String] = [], summaryTimes: [Int] = [], breakThrough: QuietHoursBreakThrough? = nil
     ) {
         self.destinations = destinations
         self.id = id
@@ -76,6 +80,7 @@ public struct Recipient: Codable, Hashable, Sendable {
         self.throttle = throttle
         self.optedOutCategories = optedOutCategories
         self.summaryTimes = summaryTimes
+        self.breakThrough = breakThrough
     }
 
     private enum CodingKeys: String, CodingKey, CaseIterable {
@@ -83,6 +88,7 @@ public struct Recipient: Codable, Hashable, Sendable {
         case destinations
         case grants, quietHours, throttle, optedOutCategories
         case summaryTimes = "summaryAt"
+        case breakThrough
     }
 
     /// Decodes the JSON shape above.
@@ -140,6 +146,7 @@ public struct Recipient: Codable, Hashable, Sendable {
             }
             summaryTimes.append(minutes)
         }
+        breakThrough = try container.decodeIfPresent(QuietHoursBreakThrough.self, forKey: .breakThrough)
     }
 
     /// Encodes the JSON shape above; absent optionals and empty `grants` are omitted, so a
@@ -158,6 +165,7 @@ public struct Recipient: Codable, Hashable, Sendable {
         try container.encodeIfPresent(throttle, forKey: .throttle)
         if !optedOutCategories.isEmpty { try container.encode(optedOutCategories, forKey: .optedOutCategories) }
         if !summaryTimes.isEmpty { try container.encode(summaryTimes.map(QuietWindow.text(ofMinutes:)), forKey: .summaryTimes) }
+        if let breakThrough, !breakThrough.isEmpty { try container.encode(breakThrough, forKey: .breakThrough) }
     }
 
     /// Decodes `destinations`, counted before any element is decoded.
@@ -235,6 +243,7 @@ public struct Recipient: Codable, Hashable, Sendable {
         }
         for (index, window) in quietHours.enumerated() { try window.validate(field: "quietHours[\(index)]") }
         try throttle?.validate()
+        try breakThrough?.validate()
         if summaryTimes.count > 24 || Set(summaryTimes).count != summaryTimes.count
             || !summaryTimes.allSatisfy({ (0..<1440).contains($0) })
         {
@@ -270,12 +279,21 @@ public struct Recipient: Codable, Hashable, Sendable {
     /// When a firing of `level` due at `instant` (UTC) may be delivered under the quiet
     /// hours: the end of the quiet window it falls in, on the wall clock of `zone` (UTC
     /// without one); `nil` to deliver it now — outside every window, for `timeSensitive` and
-    /// `critical` (they break through), or when the zone no longer resolves.
+    /// `critical` (they break through), or when the zone no longer resolves. What
+    /// ``breakThrough`` lets through is the caller's to check (``quietRelease(of:content:)``).
     public func quietRelease(of instant: Date, level: InterruptionLevel) -> Date? {
         guard !quietHours.isEmpty else { return nil }
         return releaseInstant(of: instant, level: level) { timeZone in
             QuietWindow.release(of: instant, windows: quietHours, in: timeZone)
         }
+    }
+
+    /// When a firing of `content` (its level as delivered) due at `instant` (UTC) may be
+    /// delivered under the quiet hours: as ``quietRelease(of:level:)``, and `nil` when
+    /// ``breakThrough`` lets it through by its category or filter criteria.
+    public func quietRelease(of instant: Date, content: Content) -> Date? {
+        guard !quietHours.isEmpty, !(breakThrough?.lets(content) ?? false) else { return nil }
+        return quietRelease(of: instant, level: content.interruptionLevel)
     }
 
     /// When a firing of `level` that would be delivered at `instant` (UTC) goes out in the

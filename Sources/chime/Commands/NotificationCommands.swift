@@ -11,7 +11,7 @@ enum RegisterCommand: Command {
     static let spec = CommandSpec(
         name: "register",
         summary: "Register a recipient's notification settings, attention rules, categories and delivery destinations.",
-        usage: "chime register RECIPIENT [--allow alert,sound,badge|none] [--categories FILE.json] [--zone ZONE] [--token TOKEN [--current-token OLD]] [--max-pending N] [--grant time-sensitive,critical,provisional] [--quiet-hours [DAYS ]HH:MM-HH:MM]... [--throttle N/DURATION] [--opt-out CATEGORY,...] [--summary-at HH:MM,...] [--webhook URL --webhook-secret-file FILE] [--apns-token T --apns-topic BUNDLE [--apns-sandbox]] [--fcm-token T] [--remove-destination KEY]...",
+        usage: "chime register RECIPIENT [--allow alert,sound,badge|none] [--categories FILE.json] [--zone ZONE] [--token TOKEN [--current-token OLD]] [--max-pending N] [--grant time-sensitive,critical,provisional] [--quiet-hours [DAYS ]HH:MM-HH:MM]... [--throttle N/DURATION] [--opt-out CATEGORY,...] [--summary-at HH:MM,...] [--break-through-categories LIST] [--break-through-filters LIST] [--webhook URL --webhook-secret-file FILE] [--apns-token T --apns-topic BUNDLE [--apns-sandbox]] [--fcm-token T] [--remove-destination KEY]...",
         options: [
             OptionSpec(name: "allow", value: "LIST", help: "What the recipient allows: alert,sound,badge (default all) or none."),
             OptionSpec(name: "categories", value: "FILE", help: "JSON array of categories: {identifier, actions: [{identifier, title, destructive, authenticationRequired, activationMode}], minimalActions}."),
@@ -24,6 +24,8 @@ enum RegisterCommand: Command {
             OptionSpec(name: "throttle", value: "N/DURATION", help: "At most N passive and active deliveries in any DURATION (5/1h): the rest are held and delivered as the limit allows."),
             OptionSpec(name: "summary-at", value: "TIMES", help: "Scheduled summary times on the recipient's clock (08:00,18:00): passive and active firings wait for the next one and go out together, announced by one summary event."),
             OptionSpec(name: "opt-out", value: "LIST", help: "Category identifiers the recipient opted out of: their firings are recorded as suppressed, not delivered."),
+            OptionSpec(name: "break-through-categories", value: "LIST", help: "Category identifiers whose passive and active firings are delivered in quiet hours instead of held (Focus's allowed notifications)."),
+            OptionSpec(name: "break-through-filters", value: "LIST", help: "filterCriteria values whose passive and active firings are delivered in quiet hours instead of held (a Focus filter)."),
             OptionSpec(name: "webhook", value: "URL", help: "Add a webhook destination (Standard Webhooks signing); needs --webhook-secret-file."),
             OptionSpec(name: "webhook-secret-file", value: "FILE", help: "Owner-only file (chmod 600) of the webhook's whsec_ secrets, one per line (two while rotating)."),
             OptionSpec(name: "apns-token", value: "HEX", help: "Add an APNs device token; needs --apns-topic."),
@@ -35,13 +37,15 @@ enum RegisterCommand: Command {
         ] + CommonOptions.specs,
         details: """
             Without --allow, --categories, --zone, --token, --max-pending or the attention options
-            (--grant, --quiet-hours, --throttle, --opt-out, --summary-at), destination options change only
+            (--grant, --quiet-hours, --throttle, --opt-out, --summary-at, --break-through-categories,
+            --break-through-filters), destination options change only
             the destinations and keep the rest of the registration; re-registering keeps the destinations
             and replaces everything else. Listings (chime recipient) mask secrets and tokens.
             """)
 
     static let registrationOptions = [
         "allow", "categories", "zone", "token", "max-pending", "grant", "quiet-hours", "throttle", "opt-out", "summary-at",
+        "break-through-categories", "break-through-filters",
     ]
 
     static func run(_ arguments: Arguments) throws -> Int32 {
@@ -63,6 +67,11 @@ enum RegisterCommand: Command {
                     throw UsageError("\(path): \(error.field.map { "\($0): " } ?? "")\(error.message)")
                 }
             }
+            func list(_ flag: String) -> [String] {
+                arguments.value(flag).map { text in
+                    text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+                } ?? []
+            }
             let settings = try arguments.parsed("allow") { text throws(ValidationError) in try NotificationSettings(parsing: text) } ?? .all
             let recipient = Recipient(
                 id: id, settings: settings, categories: categories,
@@ -72,9 +81,7 @@ enum RegisterCommand: Command {
                     try Arguments.parse(text, flag: "quiet-hours") { text throws(ValidationError) in try QuietWindow(parsing: text) }
                 },
                 throttle: try arguments.parsed("throttle") { text throws(ValidationError) in try DeliveryThrottle(parsing: text) },
-                optedOutCategories: arguments.value("opt-out").map { text in
-                    text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
-                } ?? [],
+                optedOutCategories: list("opt-out"),
                 summaryTimes: try arguments.value("summary-at").map { text in
                     try text.split(separator: ",").map { time in
                         guard let minutes = QuietWindow.minutes(of: time.trimmingCharacters(in: .whitespaces)) else {
@@ -82,7 +89,9 @@ enum RegisterCommand: Command {
                         }
                         return minutes
                     }
-                } ?? [])
+                } ?? [],
+                breakThrough: Optional(QuietHoursBreakThrough(
+                    categories: list("break-through-categories"), filterCriteria: list("break-through-filters"))).flatMap { $0.isEmpty ? nil : $0 })
             let (reply, replyJSON) = try client.call(
                 ControlRequest(command: .register(recipient), currentToken: arguments.value("current-token")), RecipientResult.self)
             (latest, raw) = (reply.result, replyJSON)

@@ -403,7 +403,8 @@ class ClusterClient(MapHolder):
     def register(self, recipient: str, settings: list[str] | None = None, zone: str | None = None,
                  grants: list[str] | None = None, categories: list[dict] | None = None,
                  quiet_hours: list[dict] | None = None, throttle: dict | None = None,
-                 opted_out_categories: list[str] | None = None, request_id: str | None = None) -> dict:
+                 opted_out_categories: list[str] | None = None, summary_at: list[str] | None = None,
+                 break_through: dict | None = None, request_id: str | None = None) -> dict:
         """Registers (replaces) `recipient` on its shard: {"recipient", "badge", "deliveredCount"}.
 
         `settings` any of "alert", "sound", "badge" (absent: all); `grants` any of INTERRUPTION_GRANTS
@@ -412,11 +413,15 @@ class ClusterClient(MapHolder):
         {"start": "22:00", "end": "07:00", "weekdays": ["MO", ...]} on `zone`'s clock, in which
         passive and active firings are held until the window ends (listed under "held");
         `throttle` {"count": N, "seconds": S}: at most N passive and active deliveries in any S
-        seconds, the rest held; `opted_out_categories`: their firings are suppressed."""
+        seconds, the rest held; `opted_out_categories`: their firings are suppressed; `summary_at`
+        times of day ("08:00") on `zone`'s clock at which held passive and active firings go out
+        together; `break_through` {"categories": [...], "filterCriteria": [...]}: passive and
+        active firings of those categories or filter criteria are delivered in quiet hours."""
         registration: dict = {"id": recipient}
         for key, value in (("settings", settings), ("zone", zone), ("grants", grants), ("categories", categories),
                            ("quietHours", quiet_hours), ("throttle", throttle),
-                           ("optedOutCategories", opted_out_categories)):
+                           ("optedOutCategories", opted_out_categories), ("summaryAt", summary_at),
+                           ("breakThrough", break_through)):
             if value is not None:
                 registration[key] = value
         request = {"op": "register", "recipient": registration}

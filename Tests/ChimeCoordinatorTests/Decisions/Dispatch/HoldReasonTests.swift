@@ -120,19 +120,44 @@ import Testing
         #expect(merged.deliveries.holdReasons == [id: .quietHoursThenSummary])
     }
 
-    @Test func aReRegistrationIntoANewQuietWindowMakesTheReasonQuietHours() {
+    @Test func aReRegistrationDecidesEachHoldAgainOnTheNewClock() {
         // Held for the 18:00 summary (due 10:00 in Berlin); at 12:00Z alice moves to Tokyo,
-        // where it is 21:00, inside a 20:00–08:00 window: held to 08:00 Tokyo (23:00Z) for it.
+        // where it is 21:00, inside a 20:00–08:00 window: quiet to 08:00 Tokyo (23:00Z), then
+        // the 18:00 Tokyo summary (09:00Z the next day).
         let due = Self.t0 + 3600
         var (state, _) = run(Recipient(id: "alice", zone: "Europe/Berlin", summaryTimes: [18 * 60]), due: [due], ticks: [due])
         let id = FiringID(ReminderKey("r0", of: "alice"), dueAt: due)
         #expect(state.durable.deliveries.holdReasons == [id: .summary])
         let moved = Self.t0 + 4 * 3600
-        _ = state.onRequest(ControlRequest(command: .register(Recipient(
-            id: "alice", zone: "Asia/Tokyo", quietHours: [QuietWindow(start: 20 * 60, end: 8 * 60)], summaryTimes: [18 * 60]))),
-            from: client, at: moved)
+        let tokyo = Recipient(id: "alice", zone: "Asia/Tokyo", quietHours: [QuietWindow(start: 20 * 60, end: 8 * 60)], summaryTimes: [18 * 60])
+        _ = state.onRequest(ControlRequest(command: .register(tokyo)), from: client, at: moved)
+        #expect(state.durable.deliveries.holds.deadline(of: id) == Self.t0 + 25 * 3600)
+        #expect(state.durable.deliveries.holdReasons == [id: .quietHoursThenSummary])
+        // Summaries off: only the quiet window holds it now.
+        var quietOnly = tokyo
+        quietOnly.summaryTimes = []
+        _ = state.onRequest(ControlRequest(command: .register(quietOnly)), from: client, at: moved + 60)
         #expect(state.durable.deliveries.holds.deadline(of: id) == Self.t0 + 15 * 3600)
         #expect(state.durable.deliveries.holdReasons == [id: .quietHours])
+        // Nothing holds it any more: released at the registration, its reason kept.
+        _ = state.onRequest(ControlRequest(command: .register(Recipient(id: "alice", zone: "Asia/Tokyo"))), from: client, at: moved + 120)
+        #expect(state.durable.deliveries.holds.deadline(of: id) == moved + 120)
+        #expect(state.durable.deliveries.holdReasons == [id: .quietHours])
+    }
+
+    @Test func aThrottleHoldKeepsItsSlotWhenTheZoneChanges() {
+        // One delivery an hour: r1 (due 10:30 in Berlin) waits for 11:00; moving to New York
+        // (04:30 there, no quiet hours) leaves the slot where it is.
+        let ten = Self.t0 + 3600
+        var (state, _) = run(
+            Recipient(id: "t", zone: "Europe/Berlin", throttle: DeliveryThrottle(count: 1, seconds: 3600)),
+            due: [ten, ten + 1800], ticks: [ten, ten + 1800])
+        let id = FiringID(ReminderKey("r1", of: "t"), dueAt: ten + 1800)
+        #expect(state.durable.deliveries.holdReasons == [id: .throttle])
+        _ = state.onRequest(ControlRequest(command: .register(Recipient(
+            id: "t", zone: "America/New_York", throttle: DeliveryThrottle(count: 1, seconds: 3600)))), from: client, at: ten + 2000)
+        #expect(state.durable.deliveries.holds.deadline(of: id) == ten + 3600)
+        #expect(state.durable.deliveries.holdReasons == [id: .throttle])
     }
 
     @Test func aHeldEntryJournaledBeforeReasonsWereRecordedDecodesWithoutOne() throws {
