@@ -14,8 +14,11 @@ extension Topic {
 /// the firings held for it are released: the list a summary shows, most relevant first.
 ///
 /// JSON shape: `{"type": "summary", "recipient": "alice", "at": "…Z", "firings": [{"firingId",
-/// "reminderId", "title"?, "category"?, "relevanceScore"?}]}`, ordered by `relevanceScore`
-/// (absent counts as 0) descending, then firing id. Each listed firing is also delivered with
+/// "reminderId", "title"?, "category"?, "relevanceScore"?}], "categories"?: [{"category",
+/// "count", "text"?}]}`, firings ordered by `relevanceScore` (absent counts as 0) descending,
+/// then firing id; `categories` counts the firings of each category in the summary, in
+/// category order, with the line the recipient's category's `summaryFormat` makes of the count
+/// (absent when no firing has a category). Each listed firing is also delivered with
 /// its own fire event, which carries the seq and badge; this event has no seq and is not kept
 /// for catch-up (a subscriber that missed it rebuilds the list from those fire events).
 public struct SummaryEvent: Codable, Hashable, Sendable {
@@ -42,6 +45,24 @@ public struct SummaryEvent: Codable, Hashable, Sendable {
         }
     }
 
+    /// One category's line of a summary.
+    public struct CategoryLine: Codable, Hashable, Sendable {
+        /// The category's identifier.
+        public var category: String
+        /// How many of the summary's firings are of it.
+        public var count: Int
+        /// Its `summaryFormat` with the count filled in (``SummaryFormat``); absent when the
+        /// recipient's category has none (or is not registered).
+        public var text: String?
+
+        /// Creates the value from its fields (see each property for meaning).
+        public init(category: String, count: Int, text: String? = nil) {
+            self.category = category
+            self.count = count
+            self.text = text
+        }
+    }
+
     /// Always `"summary"`.
     public var type = "summary"
     /// Whose it is.
@@ -50,14 +71,28 @@ public struct SummaryEvent: Codable, Hashable, Sendable {
     public var at: Date
     /// The firings, most relevant first.
     public var firings: [Item]
+    /// The count of each category's firings, in category order, with its summary line;
+    /// `nil` when no firing has a category.
+    public var categories: [CategoryLine]?
 
-    /// A summary of `firings`, ordered by relevance score (absent: 0) descending, then firing id.
-    public init(recipient: RecipientID, at: Date, firings: [Firing]) {
+    /// A summary of `firings`, ordered by relevance score (absent: 0) descending, then firing
+    /// id, with a line per category whose text `categories` (the recipient's) format.
+    public init(recipient: RecipientID, at: Date, firings: [Firing], categories: [NotificationCategory] = []) {
         self.recipient = recipient
         self.at = at
         self.firings = firings.map(Item.init).sorted {
             ($0.relevanceScore ?? 0, $1.firingId) > ($1.relevanceScore ?? 0, $0.firingId)
         }
+        var counts: [String: Int] = [:]
+        for firing in firings {
+            if let category = firing.content.category { counts[category, default: 0] += 1 }
+        }
+        let lines = counts.sorted { $0.key < $1.key }.map { category, count in
+            CategoryLine(
+                category: category, count: count,
+                text: categories.first { $0.identifier == category }?.summaryFormat.map { SummaryFormat.text($0, count: count) })
+        }
+        self.categories = lines.isEmpty ? nil : lines
     }
 }
 

@@ -217,3 +217,52 @@ def test_a_listed_category_or_filter_breaks_through_quiet_hours_from_python(clus
     assert [item["reason"] for item in held] == ["quiet hours"]
     both = sorted(f"{recipient}/{name}@2020-01-01T00:00:00.000Z" for name in ("wake", "standup"))
     wait_for("the two to be acknowledged", lambda: sorted(delivered_ids(client, recipient)) == both)
+
+
+def test_a_summary_event_carries_the_category_line_and_only_a_text_input_action_takes_text(cluster):
+    """Issue 40 items 1 and 4 from pyzmq: a recipient's category with `summaryFormat` and a
+    text-input action; two firings held for the next minute's summary come out in one
+    `summary.<recipient>` event with the line "2 more messages"; `act` with text is refused on
+    the plain button (invalid_argument, field text) and taken by the text-input action."""
+    import zmq
+
+    client = ClusterClient([cluster.control_endpoint])
+    recipient = f"py-summary-{uuid.uuid4().hex[:8]}"
+    wait_for("a minute with 15 s left", lambda: datetime.datetime.now(datetime.timezone.utc).second < 45, 30)
+    now = datetime.datetime.now(datetime.timezone.utc)
+    summary_at = (now + datetime.timedelta(minutes=1)).strftime("%H:%M")
+    chat = {"identifier": "chat", "summaryFormat": "%u more messages", "hiddenPreviewsBodyPlaceholder": "Message",
+            "actions": [{"identifier": "reply", "title": "Reply", "textInput": {"buttonTitle": "Send", "placeholder": "…"},
+                         "icon": {"systemImageName": "arrowshape.turn.up.left"}},
+                        {"identifier": "like", "title": "Like"}]}
+    registered = client.register(recipient, zone="UTC", categories=[chat], summary_at=[summary_at])
+    stored = registered["recipient"]["categories"][0]
+    assert (stored["summaryFormat"], stored["hiddenPreviewsBodyPlaceholder"]) == ("%u more messages", "Message")
+    assert stored["actions"][0]["textInput"] == {"buttonTitle": "Send", "placeholder": "…"}
+    assert stored["actions"][0]["icon"] == {"systemImageName": "arrowshape.turn.up.left"}
+    assert "textInput" not in stored["actions"][1]
+    context = zmq.Context.instance()
+    sub = context.socket(zmq.SUB)
+    sub.setsockopt(zmq.LINGER, 0)
+    sub.setsockopt(zmq.SUBSCRIBE, f"summary.{recipient}".encode())
+    sub.connect(cluster.events_endpoint)
+    try:
+        time.sleep(0.2)  # the subscription reaches the XPUB before anything can be published (slow joiner)
+        client.schedule([{"id": name, "recipient": recipient, "trigger": {"at": PAST},
+                          "content": {"title": name, "category": "chat"}} for name in ("m1", "m2")])
+        assert sub.poll(90_000, zmq.POLLIN), "no summary event within 90 s"
+        topic, body = sub.recv_multipart()
+        event = json.loads(body)
+        assert topic == f"summary.{recipient}".encode()
+        assert sorted(item["reminderId"] for item in event["firings"]) == ["m1", "m2"]
+        assert event["categories"] == [{"category": "chat", "count": 2, "text": "2 more messages"}]
+    finally:
+        sub.close()
+    firing = f"{recipient}/m1@2020-01-01T00:00:00.000Z"
+    wait_for("m1 to be acknowledged", lambda: firing in delivered_ids(client, recipient))
+    refused = client.request({"op": "act", "firingId": firing, "action": "like", "text": "nice"}, recipient)
+    assert refused["ok"] is False and refused["error"]["code"] == "invalid_argument", refused
+    assert refused["error"]["field"] == "text"
+    taken = client.request({"op": "act", "firingId": firing, "action": "reply", "text": "on my way"}, recipient)
+    assert taken["ok"] is True, taken
+    assert taken["result"]["job"]["text"] == "on my way"

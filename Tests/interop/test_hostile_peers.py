@@ -102,7 +102,8 @@ def hook_cluster(tmp_path_factory):
 def register_hook_category(context, cluster, recipient: str) -> None:
     reply = call(context, cluster, {"op": "register", "requestId": unique("reg"), "recipient": {
         "id": recipient, "categories": [{"identifier": "hooks", "actions": [
-            {"identifier": "deaf", "title": "Deaf"}, {"identifier": "stuck", "title": "Stuck"}]}]}})
+            {"identifier": "deaf", "title": "Deaf", "textInput": {"buttonTitle": "Send"}},
+            {"identifier": "stuck", "title": "Stuck", "textInput": {"buttonTitle": "Send"}}]}]}})
     assert reply["ok"] is True, reply
 
 

@@ -14,7 +14,7 @@ enum RegisterCommand: Command {
         usage: "chime register RECIPIENT [--allow alert,sound,badge|none] [--categories FILE.json] [--zone ZONE] [--token TOKEN [--current-token OLD]] [--max-pending N] [--grant time-sensitive,critical,provisional] [--quiet-hours [DAYS ]HH:MM-HH:MM]... [--throttle N/DURATION] [--opt-out CATEGORY,...] [--summary-at HH:MM,...] [--break-through-categories LIST] [--break-through-filters LIST] [--webhook URL --webhook-secret-file FILE] [--apns-token T --apns-topic BUNDLE [--apns-sandbox]] [--fcm-token T] [--remove-destination KEY]...",
         options: [
             OptionSpec(name: "allow", value: "LIST", help: "What the recipient allows: alert,sound,badge (default all) or none."),
-            OptionSpec(name: "categories", value: "FILE", help: "JSON array of categories: {identifier, actions: [{identifier, title, destructive, authenticationRequired, activationMode}], minimalActions}."),
+            OptionSpec(name: "categories", value: "FILE", help: "JSON array of categories: {identifier, actions: [{identifier, title, destructive, authenticationRequired, activationMode, textInput: {buttonTitle, placeholder}, icon: {systemImageName | templateImageName}}], minimalActions, hiddenPreviewsBodyPlaceholder, summaryFormat ('%u more reminders')}."),
             OptionSpec(name: "zone", value: "ZONE", help: "The recipient's IANA time zone."),
             OptionSpec(name: "token", value: "TOKEN", help: "Secret required by authenticationRequired actions."),
             OptionSpec(name: "current-token", value: "TOKEN", help: "The token registered now: without the operator role, needed to replace or remove it."),
@@ -301,7 +301,7 @@ enum ActCommand: Command {
         summary: "Run an action on a delivered firing (open, dismiss, snooze, or a category action).",
         usage: "chime act FIRING_ID ACTION_ID [--text TEXT] [--token TOKEN] [--snooze DURATION] [--no-wait] [--json]",
         options: [
-            OptionSpec(name: "text", value: "TEXT", help: "Text input for the action."),
+            OptionSpec(name: "text", value: "TEXT", help: "The text typed into a text-input action (one whose category declares textInput); refused for any other action."),
             OptionSpec(name: "token", value: "TOKEN", help: "The recipient's token, for authenticationRequired actions."),
             OptionSpec(name: "snooze", value: "DURATION", help: "For snooze: how long (default from configuration)."),
             OptionSpec(name: "no-wait", value: nil, help: "Return once the action is accepted, not when it finished."),

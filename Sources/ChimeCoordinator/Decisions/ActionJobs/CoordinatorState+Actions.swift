@@ -49,9 +49,17 @@ extension CoordinatorState {
                 return .failed(WireError(
                     .unauthenticated, "action \(action) needs the recipient's token", field: "token"))
             }
+            if text != nil, definition.textInput == nil {
+                return .failed(WireError(
+                    .invalidArgument, "action \(action) of category \(category) takes no text (give it a textInput to make it a text-input action)",
+                    field: "text"))
+            }
             destructive = definition.destructive
             mode = definition.activationMode
             categoryID = category
+        }
+        if text != nil, categoryID == nil {
+            return .failed(WireError(.invalidArgument, "\(action) takes no text; only a category's text-input action does", field: "text"))
         }
         if let snoozeSeconds, !(snoozeSeconds >= 60) {
             return .failed(WireError(.invalidArgument, "snooze must be at least 60 seconds", field: "snooze"))

@@ -508,7 +508,8 @@ extension CoordinatorState {
             if durable.hasSummaries(made.firing.recipient) { summaries[made.firing.recipient, default: []].append(made.firing) }
         }
         for (recipient, firings) in summaries.sorted(by: { $0.key < $1.key }) {
-            directives.append(.publish(.summary(SummaryEvent(recipient: recipient, at: now, firings: firings))))
+            let categories = durable.recipients.registered[recipient]?.categories ?? []
+            directives.append(.publish(.summary(SummaryEvent(recipient: recipient, at: now, firings: firings, categories: categories))))
         }
     }
 }
