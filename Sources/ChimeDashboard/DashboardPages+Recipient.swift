@@ -55,6 +55,11 @@ extension DashboardPages {
         let allowedThrough = recipient.breakThrough ?? QuietHoursBreakThrough()
         let breakThrough = (allowedThrough.categories.isEmpty ? [] : ["categories \(allowedThrough.categories.joined(separator: ", "))"])
             + (allowedThrough.filterCriteria.isEmpty ? [] : ["filter criteria \(allowedThrough.filterCriteria.joined(separator: ", "))"])
+        let channelOptOuts = (recipient.optedOutChannels?.channels ?? [:]).sorted { $0.key < $1.key }.compactMap { key, set -> String? in
+            let names = ChannelKind.allCases.filter(set.contains).map(\.rawValue)
+            guard !names.isEmpty else { return nil }
+            return "\(key == ChannelOptOuts.everyFiring ? "every firing" : key): \(names.joined(separator: ", "))"
+        }
         let rows: [HTML] = [
             row("Zone", "zone", text(recipient.zone ?? "UTC (no zone registered)")),
             row("Allows", "allows", text(allowed.isEmpty ? "nothing" : allowed.joined(separator: ", "))),
@@ -69,6 +74,7 @@ extension DashboardPages {
             row("Summary at", "summary-at", text(recipient.summaryTimes.isEmpty ? "none" : recipient.summaryTimes.map(QuietWindow.text(ofMinutes:)).joined(separator: ", "))),
             row("Throttle", "throttle", text(throttle)),
             row("Opted out of", "opt-outs", text(recipient.optedOutCategories.isEmpty ? "nothing" : recipient.optedOutCategories.joined(separator: ", "))),
+            row("Channels opted out", "channel-opt-outs", text(channelOptOuts.isEmpty ? "none" : channelOptOuts.joined(separator: "; "))),
             row("Categories", "categories", text(recipient.categories.isEmpty ? "none" : recipient.categories.map(\.identifier).joined(separator: ", "))),
         ]
         return "<dl class=\"settings\" id=\"registration\">\(rows)</dl>"

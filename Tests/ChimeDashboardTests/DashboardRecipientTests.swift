@@ -27,7 +27,8 @@ import Testing
             ],
             grants: [.timeSensitive], quietHours: [QuietWindow(start: 22 * 60, end: 7 * 60)],
             throttle: DeliveryThrottle(count: 2, seconds: 3600), optedOutCategories: ["<i>promo</i>"], summaryTimes: summaryTimes,
-            breakThrough: QuietHoursBreakThrough(categories: ["<i>alarm</i>"], filterCriteria: ["work"]))
+            breakThrough: QuietHoursBreakThrough(categories: ["<i>alarm</i>"], filterCriteria: ["work"]),
+            optedOutChannels: ChannelOptOuts(["*": [.fcm], "<p>": [.webhook, .apns]]))
     }
 
     static func router() throws -> DashboardRouter {
@@ -82,6 +83,7 @@ import Testing
         #expect(html.contains("<dd id=\"break-through\">time-sensitive and critical; categories &lt;i&gt;alarm&lt;/i&gt;; filter criteria work</dd>"))
         #expect(html.contains("<dd id=\"throttle\">at most 2 per 3600 s</dd>"))
         #expect(html.contains("<dd id=\"opt-outs\">&lt;i&gt;promo&lt;/i&gt;</dd>"))
+        #expect(html.contains("<dd id=\"channel-opt-outs\">every firing: fcm; &lt;p&gt;: webhook, apns</dd>"))
         #expect(html.contains("value=\"&lt;b&gt;bob&lt;/b&gt;\""))
         #expect(html.contains("href=\"/recipients?recipient=%3Cb%3Ebob%3C%2Fb%3E&amp;cursor=c%3C2%3E\""))
     }

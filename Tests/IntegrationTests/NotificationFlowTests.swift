@@ -12,7 +12,7 @@ import ChimeClient
         let configuration = #"{"notifications":{"hooks":{"reply":"cat >/dev/null; printf 'replied %s' \"$CHIME_TEXT\""},"actionTimeLimitSeconds":5}}"#
         try withLocalCluster(workers: 2, configuration: configuration) { cluster in
             let categories = cluster.directory.path("categories.json")
-            try Data(#"[{"identifier":"todo","actions":[{"identifier":"snooze","title":"Snooze"},{"identifier":"reply","title":"Reply"},{"identifier":"delete","title":"Delete","destructive":true,"authenticationRequired":true}]}]"#.utf8)
+            try Data(#"[{"identifier":"todo","actions":[{"identifier":"snooze","title":"Snooze"},{"identifier":"reply","title":"Reply","textInput":{"buttonTitle":"Send"}},{"identifier":"delete","title":"Delete","destructive":true,"authenticationRequired":true}]}]"#.utf8)
                 .write(to: URL(fileURLWithPath: categories))
             let registered = try cluster.run(["register", "alice", "--categories", categories, "--token", "s3cret"])
             #expect(registered.output == "registered alice: allows alert, sound, badge, 1 categories, badge 0\n")

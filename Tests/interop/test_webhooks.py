@@ -237,3 +237,31 @@ def test_at_least_once_with_one_webhook_id_across_a_worker_kill(tmp_path, receiv
         assert {r["headers"]["webhook-id"] for r in requests} == {firing_id}
     finally:
         cluster.stop()
+
+
+def test_a_category_whose_webhook_channel_is_opted_out_of_is_acknowledged_without_a_post(webhook_cluster, receiver):
+    """Issue 40 item 7: `chime register --opt-out-channels promo:webhook` (with the webhook
+    re-registered by the same command line's destination options): a firing of category
+    "promo" is acknowledged with no request to the webhook, a plain one is posted and verified."""
+    cluster = webhook_cluster
+    done = chime(cluster, "register", "carol", "--opt-out-channels", "promo:webhook",
+                 "--webhook", receiver.url("/c"), "--webhook-secret-file", str(secret_file(cluster)))
+    assert done.returncode == 0, done.stderr
+    shown = json.loads(chime(cluster, "recipient", "carol", "--json").stdout)
+    assert shown["result"]["recipient"]["optedOutChannels"] == {"promo": ["webhook"]}
+    bad = chime(cluster, "register", "carol", "--opt-out-channels", "promo:sms")
+    assert bad.returncode != 0
+    assert "--opt-out-channels takes CHANNEL or CATEGORY:CHANNEL (channels: webhook, apns, fcm), not 'promo:sms'" in bad.stderr
+
+    due = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(time.time() + 0.3)) + ".000Z"
+    for reminder, content in [("sale", {"title": "Sale", "category": "promo"}), ("note", {"title": "Note"})]:
+        reply = control_request(cluster.control_endpoint, {
+            "op": "schedule", "requestId": str(uuid.uuid4()),
+            "reminder": {"id": reminder, "recipient": "carol", "content": content, "trigger": {"at": due}},
+        }, timeout_s=3)
+        assert reply and reply["ok"], reply
+    sale, note = f"carol/sale@{due}", f"carol/note@{due}"
+    wait_for("both acknowledged", lambda: sorted(delivered_ids_of(cluster, "carol")) == sorted([sale, note]), DEADLINE_S)
+    [request] = receiver.on("/c")
+    assert request["verified"] is True
+    assert request["headers"]["webhook-id"] == note

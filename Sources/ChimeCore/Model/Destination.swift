@@ -20,16 +20,10 @@ public enum Destination: Hashable, Sendable {
     case fcm(FCMDestination)
 
     /// Every channel's name, as ``channel`` spells them (metrics start each at zero).
-    public static let channels = ["webhook", "apns", "fcm"]
+    public static let channels = ChannelKind.allCases.map(\.rawValue)
 
     /// The channel's name as metrics and events spell it: `webhook`, `apns`, `fcm`.
-    public var channel: String {
-        switch self {
-        case .webhook: "webhook"
-        case .apns: "apns"
-        case .fcm: "fcm"
-        }
-    }
+    public var channel: String { channelKind.rawValue }
 
     /// What identifies the destination within its recipient (removal names it): the URL of
     /// a webhook, the token of a device, prefixed by the channel (`webhook:https://…`,

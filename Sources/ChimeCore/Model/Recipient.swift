@@ -8,7 +8,8 @@ import Foundation
 /// [destination, …], "grants": ["provisional", "timeSensitive", "critical"], "quietHours":
 /// [{"start": "22:00", "end": "07:00"}], "throttle": {"count": 5, "seconds": 3600},
 /// "optedOutCategories": ["promo"], "summaryAt": ["08:00", "18:00"], "breakThrough":
-/// {"categories": ["alarm"], "filterCriteria": ["work"]}}` (``Destination``'s shape
+/// {"categories": ["alarm"], "filterCriteria": ["work"]}, "optedOutChannels": {"*": ["fcm"],
+/// "promo": ["apns"]}}` (``Destination``'s shape
 /// for destinations); only `id` is required (`settings` defaults to all three, `categories`,
 /// `grants` and `quietHours` to `[]`; empty `grants` and `quietHours` are omitted when
 /// encoding). Re-registering
@@ -60,13 +61,17 @@ public struct Recipient: Codable, Hashable, Sendable {
     /// Which passive and active firings are delivered in quiet hours instead of held, by
     /// category or `filterCriteria` (``QuietHoursBreakThrough``); `nil`: none.
     public var breakThrough: QuietHoursBreakThrough?
+    /// The delivery channels the recipient opted out of, for every firing or a category's
+    /// (``ChannelOptOuts``); `nil`: none.
+    public var optedOutChannels: ChannelOptOuts?
 
     /// Creates a registration without checking it; see ``validate()``.
     public init(
         id: RecipientID, settings: NotificationSettings = .all, categories: [NotificationCategory] = [],
         zone: String? = nil, token: String? = nil, maxPending: Int? = nil, destinations: [Destination]? = nil,
         grants: AuthorizationGrants = [], quietHours: [QuietWindow] = [], throttle: DeliveryThrottle? = nil,
-        optedOutCategories: [String] = [], summaryTimes: [Int] = [], breakThrough: QuietHoursBreakThrough? = nil
+        optedOutCategories: [String] = [], summaryTimes: [Int] = [], breakThrough: QuietHoursBreakThrough? = nil,
+        optedOutChannels: ChannelOptOuts? = nil
     ) {
         self.destinations = destinations
         self.id = id
@@ -81,6 +86,7 @@ public struct Recipient: Codable, Hashable, Sendable {
         self.optedOutCategories = optedOutCategories
         self.summaryTimes = summaryTimes
         self.breakThrough = breakThrough
+        self.optedOutChannels = optedOutChannels
     }
 
     private enum CodingKeys: String, CodingKey, CaseIterable {
@@ -88,7 +94,7 @@ public struct Recipient: Codable, Hashable, Sendable {
         case destinations
         case grants, quietHours, throttle, optedOutCategories
         case summaryTimes = "summaryAt"
-        case breakThrough
+        case breakThrough, optedOutChannels
     }
 
     /// Decodes the JSON shape above.
@@ -147,6 +153,7 @@ public struct Recipient: Codable, Hashable, Sendable {
             summaryTimes.append(minutes)
         }
         breakThrough = try container.decodeIfPresent(QuietHoursBreakThrough.self, forKey: .breakThrough)
+        optedOutChannels = try container.decodeIfPresent(ChannelOptOuts.self, forKey: .optedOutChannels)
     }
 
     /// Encodes the JSON shape above; absent optionals and empty `grants` are omitted, so a
@@ -166,6 +173,7 @@ public struct Recipient: Codable, Hashable, Sendable {
         if !optedOutCategories.isEmpty { try container.encode(optedOutCategories, forKey: .optedOutCategories) }
         if !summaryTimes.isEmpty { try container.encode(summaryTimes.map(QuietWindow.text(ofMinutes:)), forKey: .summaryTimes) }
         if let breakThrough, !breakThrough.isEmpty { try container.encode(breakThrough, forKey: .breakThrough) }
+        if let optedOutChannels, !optedOutChannels.isEmpty { try container.encode(optedOutChannels, forKey: .optedOutChannels) }
     }
 
     /// Decodes `destinations`, counted before any element is decoded.
@@ -244,6 +252,7 @@ public struct Recipient: Codable, Hashable, Sendable {
         for (index, window) in quietHours.enumerated() { try window.validate(field: "quietHours[\(index)]") }
         try throttle?.validate()
         try breakThrough?.validate()
+        try optedOutChannels?.validate()
         if summaryTimes.count > 24 || Set(summaryTimes).count != summaryTimes.count
             || !summaryTimes.allSatisfy({ (0..<1440).contains($0) })
         {

@@ -11,7 +11,7 @@ enum RegisterCommand: Command {
     static let spec = CommandSpec(
         name: "register",
         summary: "Register a recipient's notification settings, attention rules, categories and delivery destinations.",
-        usage: "chime register RECIPIENT [--allow alert,sound,badge|none] [--categories FILE.json] [--zone ZONE] [--token TOKEN [--current-token OLD]] [--max-pending N] [--grant time-sensitive,critical,provisional] [--quiet-hours [DAYS ]HH:MM-HH:MM]... [--throttle N/DURATION] [--opt-out CATEGORY,...] [--summary-at HH:MM,...] [--break-through-categories LIST] [--break-through-filters LIST] [--webhook URL --webhook-secret-file FILE] [--apns-token T --apns-topic BUNDLE [--apns-sandbox]] [--fcm-token T] [--remove-destination KEY]...",
+        usage: "chime register RECIPIENT [--allow alert,sound,badge|none] [--categories FILE.json] [--zone ZONE] [--token TOKEN [--current-token OLD]] [--max-pending N] [--grant time-sensitive,critical,provisional] [--quiet-hours [DAYS ]HH:MM-HH:MM]... [--throttle N/DURATION] [--opt-out CATEGORY,...] [--summary-at HH:MM,...] [--break-through-categories LIST] [--break-through-filters LIST] [--opt-out-channels [CATEGORY:]CHANNEL,...] [--webhook URL --webhook-secret-file FILE] [--apns-token T --apns-topic BUNDLE [--apns-sandbox]] [--fcm-token T] [--remove-destination KEY]...",
         options: [
             OptionSpec(name: "allow", value: "LIST", help: "What the recipient allows: alert,sound,badge (default all) or none."),
             OptionSpec(name: "categories", value: "FILE", help: "JSON array of categories: {identifier, actions: [{identifier, title, destructive, authenticationRequired, activationMode, textInput: {buttonTitle, placeholder}, icon: {systemImageName | templateImageName}}], minimalActions, hiddenPreviewsBodyPlaceholder, summaryFormat ('%u more reminders')}."),
@@ -26,6 +26,7 @@ enum RegisterCommand: Command {
             OptionSpec(name: "opt-out", value: "LIST", help: "Category identifiers the recipient opted out of: their firings are recorded as suppressed, not delivered."),
             OptionSpec(name: "break-through-categories", value: "LIST", help: "Category identifiers whose passive and active firings are delivered in quiet hours instead of held (Focus's allowed notifications)."),
             OptionSpec(name: "break-through-filters", value: "LIST", help: "filterCriteria values whose passive and active firings are delivered in quiet hours instead of held (a Focus filter)."),
+            OptionSpec(name: "opt-out-channels", value: "LIST", help: "Delivery channels (webhook, apns, fcm) the recipient opted out of: CHANNEL for every firing, CATEGORY:CHANNEL for one category's (fcm,promo:apns). The fire event is still published."),
             OptionSpec(name: "webhook", value: "URL", help: "Add a webhook destination (Standard Webhooks signing); needs --webhook-secret-file."),
             OptionSpec(name: "webhook-secret-file", value: "FILE", help: "Owner-only file (chmod 600) of the webhook's whsec_ secrets, one per line (two while rotating)."),
             OptionSpec(name: "apns-token", value: "HEX", help: "Add an APNs device token; needs --apns-topic."),
@@ -38,14 +39,14 @@ enum RegisterCommand: Command {
         details: """
             Without --allow, --categories, --zone, --token, --max-pending or the attention options
             (--grant, --quiet-hours, --throttle, --opt-out, --summary-at, --break-through-categories,
-            --break-through-filters), destination options change only
+            --break-through-filters, --opt-out-channels), destination options change only
             the destinations and keep the rest of the registration; re-registering keeps the destinations
             and replaces everything else. Listings (chime recipient) mask secrets and tokens.
             """)
 
     static let registrationOptions = [
         "allow", "categories", "zone", "token", "max-pending", "grant", "quiet-hours", "throttle", "opt-out", "summary-at",
-        "break-through-categories", "break-through-filters",
+        "break-through-categories", "break-through-filters", "opt-out-channels",
     ]
 
     static func run(_ arguments: Arguments) throws -> Int32 {
@@ -91,7 +92,8 @@ enum RegisterCommand: Command {
                     }
                 } ?? [],
                 breakThrough: Optional(QuietHoursBreakThrough(
-                    categories: list("break-through-categories"), filterCriteria: list("break-through-filters"))).flatMap { $0.isEmpty ? nil : $0 })
+                    categories: list("break-through-categories"), filterCriteria: list("break-through-filters"))).flatMap { $0.isEmpty ? nil : $0 },
+                optedOutChannels: try channelOptOuts(list("opt-out-channels")))
             let (reply, replyJSON) = try client.call(
                 ControlRequest(command: .register(recipient), currentToken: arguments.value("current-token")), RecipientResult.self)
             (latest, raw) = (reply.result, replyJSON)
@@ -108,6 +110,21 @@ enum RegisterCommand: Command {
         let granted = result.recipient.grants.grantedNames
         output("registered \(result.recipient.id): allows \(allowed.isEmpty ? "nothing" : allowed.joined(separator: ", ")), \(result.recipient.categories.count) categories, \(destinations == 0 ? "" : "\(destinations) destinations, ")badge \(result.badge)\(granted.isEmpty ? "" : ", grants \(granted.joined(separator: ", "))")")
         return 0
+    }
+
+    /// `--opt-out-channels`' entries (`fcm`, `promo:apns`) as ``ChannelOptOuts``; `nil` for none.
+    /// - Throws: `UsageError` for an entry whose channel is not webhook, apns or fcm.
+    static func channelOptOuts(_ entries: [String]) throws -> ChannelOptOuts? {
+        var channels: [String: Set<ChannelKind>] = [:]
+        for entry in entries {
+            let parts = entry.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
+            let (category, name) = parts.count == 2 ? (parts[0], parts[1]) : (ChannelOptOuts.everyFiring, parts[0])
+            guard let channel = ChannelKind(rawValue: name), !category.isEmpty else {
+                throw UsageError("--opt-out-channels takes CHANNEL or CATEGORY:CHANNEL (channels: webhook, apns, fcm), not '\(entry)'")
+            }
+            channels[category, default: []].insert(channel)
+        }
+        return channels.isEmpty ? nil : ChannelOptOuts(channels)
     }
 
     /// The destinations the options add, secrets read from their owner-only files.

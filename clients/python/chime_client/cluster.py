@@ -404,7 +404,8 @@ class ClusterClient(MapHolder):
                  grants: list[str] | None = None, categories: list[dict] | None = None,
                  quiet_hours: list[dict] | None = None, throttle: dict | None = None,
                  opted_out_categories: list[str] | None = None, summary_at: list[str] | None = None,
-                 break_through: dict | None = None, request_id: str | None = None) -> dict:
+                 break_through: dict | None = None, opted_out_channels: dict | None = None,
+                 request_id: str | None = None) -> dict:
         """Registers (replaces) `recipient` on its shard: {"recipient", "badge", "deliveredCount"}.
 
         `settings` any of "alert", "sound", "badge" (absent: all); `grants` any of INTERRUPTION_GRANTS
@@ -416,12 +417,14 @@ class ClusterClient(MapHolder):
         seconds, the rest held; `opted_out_categories`: their firings are suppressed; `summary_at`
         times of day ("08:00") on `zone`'s clock at which held passive and active firings go out
         together; `break_through` {"categories": [...], "filterCriteria": [...]}: passive and
-        active firings of those categories or filter criteria are delivered in quiet hours."""
+        active firings of those categories or filter criteria are delivered in quiet hours;
+        `opted_out_channels` {"*": ["fcm"], "promo": ["apns"]}: delivery channels (webhook, apns,
+        fcm) not used for every firing ("*") or for a category's."""
         registration: dict = {"id": recipient}
         for key, value in (("settings", settings), ("zone", zone), ("grants", grants), ("categories", categories),
                            ("quietHours", quiet_hours), ("throttle", throttle),
                            ("optedOutCategories", opted_out_categories), ("summaryAt", summary_at),
-                           ("breakThrough", break_through)):
+                           ("breakThrough", break_through), ("optedOutChannels", opted_out_channels)):
             if value is not None:
                 registration[key] = value
         request = {"op": "register", "recipient": registration}

@@ -255,7 +255,7 @@ extension CoordinatorState {
             var batch = DispatchBatch(
                 epoch: identity.epoch, leaseMilliseconds: Int(configuration.leaseDuration * 1000),
                 firings: firings, destinations: destinations(of: firings))
-            if !durable.deliveries.retrySkips.isEmpty { batch.firingDestinations = retryDestinations(of: firings) }
+            batch.firingDestinations = firingDestinations(of: firings)
             directives.append(.dispatch(batch, to: workerID))
         }
     }
@@ -515,28 +515,41 @@ extension CoordinatorState {
 }
 
 extension CoordinatorState {
-    /// The destinations of `firings`' recipients that hold any, for their batch; `nil` (and
-    /// no look-up at all) while no registered recipient holds one.
+    /// The destinations of `firings`' recipients that hold any, for their batch, without the
+    /// channels each recipient opted out of for every firing (`optedOutChannels["*"]`); `nil`
+    /// (and no look-up at all) while no registered recipient holds one.
     func destinations(of firings: [Firing]) -> [String: [Destination]]? {
         let recipients = durable.recipients
         guard !recipients.holdingDestinations.isEmpty else { return nil }
         var found: [String: [Destination]] = [:]
         for firing in firings where found[firing.recipient.rawValue] == nil {
-            if let destinations = recipients.destinations(of: firing.recipient) { found[firing.recipient.rawValue] = destinations }
+            guard let destinations = recipients.destinations(of: firing.recipient) else { continue }
+            let optedOut = recipients.registered[firing.recipient]?.optedOutChannels?.channels(forCategory: nil) ?? []
+            found[firing.recipient.rawValue] = optedOut.isEmpty ? destinations : destinations.filter { !optedOut.contains($0.channelKind) }
         }
         return found.isEmpty ? nil : found
     }
 
-    /// The destinations of `firings` that already reached some of theirs and go only to the
-    /// rest (``Deliveries/retrySkips``: a retried dead letter), by firing id; `nil` when none.
-    func retryDestinations(of firings: [Firing]) -> [String: [Destination]]? {
+    /// The destinations of the firings of `firings` that do not go to all of their
+    /// recipient's, by firing id; `nil` when every firing does (the common case, found with
+    /// one look-up per firing while some recipient holds destinations, none otherwise):
+    /// - a retried dead letter goes only to the destinations it did not reach
+    ///   (``Deliveries/retrySkips``);
+    /// - a firing of a category whose channels the recipient opted out of skips them (the
+    ///   channels opted out of for every firing are already gone from the batch's list).
+    func firingDestinations(of firings: [Firing]) -> [String: [Destination]]? {
+        let recipients = durable.recipients
+        guard !recipients.holdingDestinations.isEmpty else { return nil }
         let skips = durable.deliveries.retrySkips
         var found: [String: [Destination]] = [:]
         for firing in firings {
-            guard let skipped = skips[firing.firingId] else { continue }
-            let skippedSet = Set(skipped)
-            let all = durable.recipients.destinations(of: firing.recipient) ?? []
-            found[firing.firingId.description] = all.filter { !skippedSet.contains($0.redactedKey) }
+            let skipped = skips.isEmpty ? nil : skips[firing.firingId]
+            let optOuts = recipients.registered[firing.recipient]?.optedOutChannels
+            let ownOptOuts = firing.content.category.map { optOuts?.channels[$0]?.isEmpty == false } ?? false
+            guard skipped != nil || ownOptOuts, let all = recipients.destinations(of: firing.recipient) else { continue }
+            let optedOut = optOuts?.channels(forCategory: firing.content.category) ?? []
+            let skippedSet = Set(skipped ?? [])
+            found[firing.firingId.description] = all.filter { !skippedSet.contains($0.redactedKey) && !optedOut.contains($0.channelKind) }
         }
         return found.isEmpty ? nil : found
     }

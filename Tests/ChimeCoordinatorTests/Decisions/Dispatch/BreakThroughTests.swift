@@ -80,7 +80,9 @@ import Testing
         let json = #"{"id":"alice","breakThrough":{"categories":["alarm"],"filterCriteria":["work"]}}"#
         let recipient = try JSONDecoder().decode(Recipient.self, from: Data(json.utf8))
         #expect(recipient.breakThrough == QuietHoursBreakThrough(categories: ["alarm"], filterCriteria: ["work"]))
-        let encoded = String(decoding: try JSONEncoder().encode(recipient), as: UTF8.self)
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        let encoded = String(decoding: try encoder.encode(recipient), as: UTF8.self)
         #expect(encoded.contains(#""breakThrough":{"categories":["alarm"],"filterCriteria":["work"]}"#))
         // An empty break-through is not written: registrations without one encode as before.
         #expect(!String(decoding: try JSONEncoder().encode(Self.alice(QuietHoursBreakThrough())), as: UTF8.self).contains("breakThrough"))
