@@ -46,7 +46,9 @@ extension DashboardPages {
             let days = window.weekdays.sorted { $0.rawValue < $1.rawValue }.map(\.code).joined(separator: ",")
             return "\(QuietWindow.text(ofMinutes: window.start))–\(QuietWindow.text(ofMinutes: window.end))\(days.isEmpty ? "" : " (\(days))")"
         }
-        let throttle: String = recipient.throttle.map { "at most \($0.count) per \(SVGChart.label($0.seconds)) s" } ?? "none"
+        let throttle: String = recipient.throttle.map { throttle in
+            "at most \(throttle.count) per \(SVGChart.label(throttle.seconds)) s\(throttle.per == .recipient ? "" : ", each \(throttle.per.rawValue) on its own")"
+        } ?? "none"
         let destinations = (recipient.destinations ?? []).map { destination -> HTML in
             "<li class=\"destination\">\(identifier(destination.key)) <span class=\"muted\">\(destinationNote(destination))</span></li>"
         }

@@ -104,10 +104,17 @@ def test_the_command_line_schedules_and_registers_the_attention_fields(cluster):
         assert out.returncode == 0, out.stderr
         return json.loads(out.stdout)
 
+    grouped = chime("register", recipient, "--throttle", "2/1h/category", "--break-through-categories", "alarm",
+                    "--break-through-filters", "work", "--opt-out-channels", "fcm,promo:apns", "--summary-at", "08:00")
+    assert grouped["result"]["recipient"]["throttle"] == {"count": 2, "seconds": 3600, "per": "category"}
+    assert grouped["result"]["recipient"]["breakThrough"] == {"categories": ["alarm"], "filterCriteria": ["work"]}
+    assert grouped["result"]["recipient"]["optedOutChannels"] == {"*": ["fcm"], "promo": ["apns"]}
+    assert grouped["result"]["recipient"]["summaryAt"] == ["08:00"]
     registered = chime("register", recipient, "--grant", "time-sensitive,provisional", "--throttle", "5/1h",
                        "--opt-out", "promo,digest", "--quiet-hours", "SA,SU 23:00-09:00")
     assert registered["result"]["recipient"]["grants"] == ["provisional", "timeSensitive"]
     assert registered["result"]["recipient"]["throttle"] == {"count": 5, "seconds": 3600}
+    assert "breakThrough" not in registered["result"]["recipient"], "re-registering replaces the whole record"
     assert registered["result"]["recipient"]["optedOutCategories"] == ["promo", "digest"]
     assert registered["result"]["recipient"]["quietHours"] == [{"start": "23:00", "end": "09:00", "weekdays": ["SA", "SU"]}]
     chime("schedule", "--recipient", recipient, "--id", "cli", "--at", "2030-01-01T00:00:00Z", "--title", "T",

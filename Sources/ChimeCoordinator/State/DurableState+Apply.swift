@@ -96,7 +96,7 @@ extension DurableState {
             if previous == nil && dueAt > at { deliveries.ahead[id, default: []].append(firingId) }
             // Levels that break through neither wait for the throttle nor count toward it.
             if !recipients.throttleSlots.isEmpty && !shared.firing.content.interruptionLevel.breaksThroughQuietHours {
-                recipients.noteDelivery(of: id.recipient, at: max(dueAt, at))
+                recipients.noteDelivery(of: id.recipient, content: shared.firing.content, at: max(dueAt, at))
             }
             countOccurrence(of: id)
             advance(&entry, id, to: next, endingAs: .delivered)
@@ -172,8 +172,9 @@ extension DurableState {
             }
             if recipient.throttle == nil {
                 recipients.throttleSlots[recipient.id] = nil
-            } else if recipients.throttleSlots[recipient.id] == nil {
-                recipients.throttleSlots[recipient.id] = []
+            } else if recipients.throttleSlots[recipient.id] == nil || previous?.throttle?.per != recipient.throttle?.per {
+                // Another scope's allowances mean nothing to this one: it starts afresh.
+                recipients.throttleSlots[recipient.id] = [:]
             }
             schedule.updateCap(of: recipient.id, limit: pendingLimit(for: recipient.id))
             if zoneChanged {

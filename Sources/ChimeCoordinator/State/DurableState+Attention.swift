@@ -28,8 +28,9 @@ extension DurableState {
         switch fact {
         case .held(let id, let dueAt, let next, let late, let missed, let until, let reason, _):
             guard var entry = schedule.entries[id] else { return nil }
-            recipients.noteDelivery(of: id.recipient, at: until)
-            deliveries.hold(makeFiring(of: entry, reminder: entry.reminder, dueAt: dueAt, late: late, missed: missed), until: until, reason: reason)
+            let firing = makeFiring(of: entry, reminder: entry.reminder, dueAt: dueAt, late: late, missed: missed)
+            recipients.noteDelivery(of: id.recipient, content: firing.content, at: until)
+            deliveries.hold(firing, until: until, reason: reason)
             if late {
                 schedule.lateFirings[id, default: 0].saturatingIncrement()
             } else if !schedule.lateFirings.isEmpty {
@@ -63,9 +64,9 @@ extension DurableState {
     /// throttle or the level breaks through. Costs one comparison when no recipient has one.
     func throttleSlot(of content: Content, for recipient: RecipientID, planned: Date) -> Date? {
         guard !recipients.throttleSlots.isEmpty, !content.interruptionLevel.breaksThroughQuietHours,
-            let slots = recipients.throttleSlots[recipient], let throttle = recipients.registered[recipient]?.throttle
+            let groups = recipients.throttleSlots[recipient], let throttle = recipients.registered[recipient]?.throttle
         else { return nil }
-        return throttle.slot(for: planned, after: slots)
+        return throttle.slot(for: planned, after: groups[throttle.group(of: content)] ?? [])
     }
 
     /// After `recipient` re-registered with another zone, other quiet hours, summary times or

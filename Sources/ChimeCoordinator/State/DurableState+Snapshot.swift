@@ -386,23 +386,47 @@ extension Recipients {
         var recipients: [Recipient]
         var ledgers: [String: BadgeLedger]
         var badgeEventSeq: UInt64
-        /// The throttled recipients' latest delivery instants (absent when none, and in
-        /// snapshots of earlier versions).
+        /// The throttled recipients' latest delivery instants against their recipient-wide
+        /// allowance (absent when none, and in snapshots of earlier versions).
         var throttleSlots: [String: [Date]]?
+        /// Those of the allowances per category or thread, by recipient, then category or
+        /// thread (absent when none, and in snapshots of earlier versions).
+        var throttleGroupSlots: [String: [String: [Date]]]?
     }
 
     var record: Record {
         Record(
             recipients: registered.values.sorted { $0.id < $1.id },
             ledgers: Dictionary(uniqueKeysWithValues: ledgers.map { ($0.key.rawValue, $0.value) }), badgeEventSeq: badgeEventSeq,
-            throttleSlots: throttleSlots.isEmpty ? nil : Dictionary(uniqueKeysWithValues: throttleSlots.map { ($0.key.rawValue, $0.value) }))
+            throttleSlots: recipientWide.isEmpty ? nil : recipientWide,
+            throttleGroupSlots: grouped.isEmpty ? nil : grouped)
+    }
+
+    /// The recipient-wide allowances' slots (the `""` group), by recipient, as snapshots
+    /// before per-category throttles wrote them.
+    private var recipientWide: [String: [Date]] {
+        var slots: [String: [Date]] = [:]
+        for (id, groups) in throttleSlots where registered[id]?.throttle?.per ?? .recipient == .recipient {
+            slots[id.rawValue] = groups[""] ?? []
+        }
+        return slots
+    }
+
+    /// The per-category and per-thread allowances' slots, by recipient.
+    private var grouped: [String: [String: [Date]]] {
+        var slots: [String: [String: [Date]]] = [:]
+        for (id, groups) in throttleSlots where registered[id]?.throttle?.per ?? .recipient != .recipient {
+            slots[id.rawValue] = groups
+        }
+        return slots
     }
 
     init(_ record: Record) {
         for recipient in record.recipients { store(recipient) }
         for (id, ledger) in record.ledgers { ledgers[RecipientID(id)] = ledger }
         badgeEventSeq = record.badgeEventSeq
-        for (id, slots) in record.throttleSlots ?? [:] { throttleSlots[RecipientID(id)] = slots }
+        for (id, slots) in record.throttleSlots ?? [:] { throttleSlots[RecipientID(id)] = slots.isEmpty ? [:] : ["": slots] }
+        for (id, groups) in record.throttleGroupSlots ?? [:] { throttleSlots[RecipientID(id)] = groups }
     }
 }
 

@@ -16,23 +16,39 @@ struct Recipients: Sendable, Equatable {
     /// The `seq` of the last badge event: each change of a badge number takes the next one,
     /// so a subscriber can order badge events across restarts.
     var badgeEventSeq: UInt64 = 0
-    /// For each recipient with a throttle (and only those), the delivery instants (UTC)
-    /// given to its latest throttled firings, ascending, at most its throttle's count: what
-    /// `DeliveryThrottle.slot(for:after:)` reads.
-    var throttleSlots: [RecipientID: [Date]] = [:]
+    /// For each recipient with a throttle (and only those), by allowance (`""`: the
+    /// recipient's; else a category or thread, `DeliveryThrottle.group(of:)`), the delivery
+    /// instants (UTC) given to its latest throttled firings, ascending, at most its throttle's
+    /// count: what `DeliveryThrottle.slot(for:after:)` reads. At most
+    /// `DeliveryThrottle.maximumGroups` allowances per recipient.
+    var throttleSlots: [RecipientID: [String: [Date]]] = [:]
     /// The bytes of the registrations of each tracked tenant scope (``TenantUsage``, `reminders`
     /// 0; none until a restricted key with a quota registers or schedules).
     @Derived var tenants = TenantUsage()
 
-    /// Records `slot` as `recipient`'s latest delivery instant when it is throttled.
-    mutating func noteDelivery(of recipient: RecipientID, at slot: Date) {
-        guard !throttleSlots.isEmpty, var slots = throttleSlots[recipient],
-            let count = registered[recipient]?.throttle?.count
-        else { return }
+    /// Records `slot` as the latest delivery instant of the allowance a firing of `content`
+    /// counts against, when `recipient` is throttled.
+    mutating func noteDelivery(of recipient: RecipientID, content: Content, at slot: Date) {
+        guard !throttleSlots.isEmpty, throttleSlots[recipient] != nil, let throttle = registered[recipient]?.throttle else { return }
+        Self.note(slot, in: &throttleSlots[recipient, default: [:]], group: throttle.group(of: content), throttle: throttle)
+    }
+
+    /// Appends `slot` to `group`'s slots in `groups` (in place), keeping the last `count`; past
+    /// `DeliveryThrottle.maximumGroups` allowances, drops those whose last slot is a stretch
+    /// or more before `slot` (they limit nothing any more), then the ones delivered to longest
+    /// ago (ties by name), never `group`.
+    private static func note(_ slot: Date, in groups: inout [String: [Date]], group: String, throttle: DeliveryThrottle) {
         // Slots are handed out in order; a later one never precedes the last (kept ascending).
-        slots.append(max(slot, slots.last ?? slot))
-        if slots.count > count { slots.removeFirst(slots.count - count) }
-        throttleSlots[recipient] = slots
+        groups[group, default: []].append(max(slot, groups[group]?.last ?? slot))
+        if let count = groups[group]?.count, count > throttle.count { groups[group]?.removeFirst(count - throttle.count) }
+        guard groups.count > DeliveryThrottle.maximumGroups else { return }
+        let horizon = slot.addingTimeInterval(-throttle.seconds)
+        groups = groups.filter { $0.key == group || ($0.value.last ?? .distantPast) > horizon }
+        while groups.count > DeliveryThrottle.maximumGroups {
+            let oldest = groups.filter { $0.key != group }.min { ($0.value.last ?? .distantPast, $0.key) < ($1.value.last ?? .distantPast, $1.key) }
+            guard let oldest else { return }
+            groups[oldest.key] = nil
+        }
     }
 
     /// Registers (or replaces) `recipient`.

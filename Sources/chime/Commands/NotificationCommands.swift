@@ -11,7 +11,7 @@ enum RegisterCommand: Command {
     static let spec = CommandSpec(
         name: "register",
         summary: "Register a recipient's notification settings, attention rules, categories and delivery destinations.",
-        usage: "chime register RECIPIENT [--allow alert,sound,badge|none] [--categories FILE.json] [--zone ZONE] [--token TOKEN [--current-token OLD]] [--max-pending N] [--grant time-sensitive,critical,provisional] [--quiet-hours [DAYS ]HH:MM-HH:MM]... [--throttle N/DURATION] [--opt-out CATEGORY,...] [--summary-at HH:MM,...] [--break-through-categories LIST] [--break-through-filters LIST] [--opt-out-channels [CATEGORY:]CHANNEL,...] [--webhook URL --webhook-secret-file FILE] [--apns-token T --apns-topic BUNDLE [--apns-sandbox]] [--fcm-token T] [--remove-destination KEY]...",
+        usage: "chime register RECIPIENT [--allow alert,sound,badge|none] [--categories FILE.json] [--zone ZONE] [--token TOKEN [--current-token OLD]] [--max-pending N] [--grant time-sensitive,critical,provisional] [--quiet-hours [DAYS ]HH:MM-HH:MM]... [--throttle N/DURATION[/category|/thread]] [--opt-out CATEGORY,...] [--summary-at HH:MM,...] [--break-through-categories LIST] [--break-through-filters LIST] [--opt-out-channels [CATEGORY:]CHANNEL,...] [--webhook URL --webhook-secret-file FILE] [--apns-token T --apns-topic BUNDLE [--apns-sandbox]] [--fcm-token T] [--remove-destination KEY]...",
         options: [
             OptionSpec(name: "allow", value: "LIST", help: "What the recipient allows: alert,sound,badge (default all) or none."),
             OptionSpec(name: "categories", value: "FILE", help: "JSON array of categories: {identifier, actions: [{identifier, title, destructive, authenticationRequired, activationMode, textInput: {buttonTitle, placeholder}, icon: {systemImageName | templateImageName}}], minimalActions, hiddenPreviewsBodyPlaceholder, summaryFormat ('%u more reminders')}."),
@@ -21,7 +21,7 @@ enum RegisterCommand: Command {
             OptionSpec(name: "max-pending", value: "N", help: "Cap on the recipient's armed firings (iOS keeps 64)."),
             OptionSpec(name: "grant", value: "LIST", help: "time-sensitive, critical, provisional (quiet delivery) or none (default): interruption levels not granted are delivered as active."),
             OptionSpec(name: "quiet-hours", value: "WINDOW", help: "A quiet window on the recipient's clock (--zone), e.g. 22:00-07:00 or 'SA,SU 23:00-09:00': passive and active firings due in it are held until it ends.", repeats: true),
-            OptionSpec(name: "throttle", value: "N/DURATION", help: "At most N passive and active deliveries in any DURATION (5/1h): the rest are held and delivered as the limit allows."),
+            OptionSpec(name: "throttle", value: "N/DURATION", help: "At most N passive and active deliveries in any DURATION (5/1h), or per category or thread (2/1h/category): the rest are held and delivered as the limit allows."),
             OptionSpec(name: "summary-at", value: "TIMES", help: "Scheduled summary times on the recipient's clock (08:00,18:00): passive and active firings wait for the next one and go out together, announced by one summary event."),
             OptionSpec(name: "opt-out", value: "LIST", help: "Category identifiers the recipient opted out of: their firings are recorded as suppressed, not delivered."),
             OptionSpec(name: "break-through-categories", value: "LIST", help: "Category identifiers whose passive and active firings are delivered in quiet hours instead of held (Focus's allowed notifications)."),

@@ -413,8 +413,8 @@ class ClusterClient(MapHolder):
         level, else they are delivered as "active"); `quiet_hours` windows
         {"start": "22:00", "end": "07:00", "weekdays": ["MO", ...]} on `zone`'s clock, in which
         passive and active firings are held until the window ends (listed under "held");
-        `throttle` {"count": N, "seconds": S}: at most N passive and active deliveries in any S
-        seconds, the rest held; `opted_out_categories`: their firings are suppressed; `summary_at`
+        `throttle` {"count": N, "seconds": S, "per"?: "category" | "thread"}: at most N passive
+        and active deliveries in any S seconds (per category or thread with "per"), the rest held; `opted_out_categories`: their firings are suppressed; `summary_at`
         times of day ("08:00") on `zone`'s clock at which held passive and active firings go out
         together; `break_through` {"categories": [...], "filterCriteria": [...]}: passive and
         active firings of those categories or filter criteria are delivered in quiet hours;

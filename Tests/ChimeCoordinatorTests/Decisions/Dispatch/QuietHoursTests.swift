@@ -221,7 +221,7 @@ import Testing
         var replayed = CoordinatorState(configuration: configuration, startedAt: Self.t0)
         for entry in journal { replayed.apply(entry) }
         #expect(replayed.durable == state.durable)
-        #expect(state.durable.recipients.throttleSlots["alice"] == [minute(61), minute(62)])
+        #expect(state.durable.recipients.throttleSlots["alice"] == ["": [minute(61), minute(62)]])
     }
 }
 
