@@ -28,16 +28,7 @@ import Testing
         journal += QuietHoursTests.entries(state.onRequest(ControlRequest(command: .schedule(due.enumerated().map { index, instant in
             Reminder(id: ReminderID("r\(index)"), recipient: recipient.id, content: Content(title: "t"), trigger: Trigger(start: .instant(instant)))
         })), from: client, at: Self.t0))
-        for now in ticks {
-            _ = state.onWorkerMessage(WorkerMessage(worker: "w1", host: "h", pid: 1, capacity: 16, delivered: 0), viaDispatch: true, at: now)
-            let directives = state.onTick(now: now)
-            journal += QuietHoursTests.entries(directives)
-            for case .dispatch(let batch, _) in directives {
-                let acks = batch.firings.map { WorkerMessage.Acknowledgement(firingId: $0.firingId, firedAt: now, attempt: 1, epoch: 1) }
-                journal += QuietHoursTests.entries(state.onWorkerMessage(
-                    WorkerMessage(worker: "w1", host: "h", pid: 1, capacity: 16, delivered: 0, acks: acks), viaDispatch: true, at: now))
-            }
-        }
+        for now in ticks { journal += QuietHoursTests.tickAndAcknowledge(&state, at: now).entries }
         return (state, journal)
     }
 

@@ -63,6 +63,22 @@ import Testing
         directives.compactMap { if case .append(let entry) = $0 { entry } else { nil } }
     }
 
+    /// One tick at `now` with a worker of free credit that acknowledges, at `now`, every
+    /// firing dispatched: the entries journaled and the firings dispatched.
+    static func tickAndAcknowledge(_ state: inout CoordinatorState, at now: Date) -> (entries: [JournalEntry], firings: [Firing]) {
+        _ = state.onWorkerMessage(WorkerMessage(worker: "w1", host: "h", pid: 1, capacity: 16, delivered: 0), viaDispatch: true, at: now)
+        let directives = state.onTick(now: now)
+        var journal = entries(directives)
+        var dispatched: [Firing] = []
+        for case .dispatch(let batch, _) in directives {
+            dispatched += batch.firings
+            let acks = batch.firings.map { WorkerMessage.Acknowledgement(firingId: $0.firingId, firedAt: now, attempt: 1, epoch: 1) }
+            journal += entries(state.onWorkerMessage(
+                WorkerMessage(worker: "w1", host: "h", pid: 1, capacity: 16, delivered: 0, acks: acks), viaDispatch: true, at: now))
+        }
+        return (journal, dispatched)
+    }
+
     static let key = ReminderKey("r", of: "alice")
     static let firingId = FiringID(key, dueAt: lateEvening)
 
@@ -201,15 +217,9 @@ import Testing
             trigger: Trigger(start: .instant(minute(4))))])), from: client, at: Self.t0))
         var delivered: [String: Date] = [:]
         for now in [1, 2, 3, 4, 60, 61, 62].map(minute) + [minute(60.5), minute(61.5)] {
-            _ = state.onWorkerMessage(WorkerMessage(worker: "w1", host: "h", pid: 1, capacity: 8, delivered: 0), viaDispatch: true, at: now)
-            let directives = state.onTick(now: now)
-            journal += QuietHoursTests.entries(directives)
-            for case .dispatch(let batch, _) in directives {
-                for firing in batch.firings { delivered[firing.reminderId.rawValue] = now }
-                let acks = batch.firings.map { WorkerMessage.Acknowledgement(firingId: $0.firingId, firedAt: now, attempt: 1, epoch: 1) }
-                journal += QuietHoursTests.entries(state.onWorkerMessage(
-                    WorkerMessage(worker: "w1", host: "h", pid: 1, capacity: 8, delivered: 0, acks: acks), viaDispatch: true, at: now))
-            }
+            let (entries, firings) = QuietHoursTests.tickAndAcknowledge(&state, at: now)
+            journal += entries
+            for firing in firings { delivered[firing.reminderId.rawValue] = now }
         }
         // Two in the first hour; r3 waits for r1's hour to pass, r4 for r2's; a granted critical goes through.
         #expect(delivered == ["r1": minute(1), "r2": minute(2), "r3": minute(61), "r4": minute(62), "urgent": minute(4)])

@@ -28,15 +28,9 @@ import Testing
         })), from: client, at: Self.t0))
         var delivered: [String: Date] = [:]
         for now in [1, 2, 3, 4, 5, 61, 65].map(Self.minute) {
-            _ = state.onWorkerMessage(WorkerMessage(worker: "w1", host: "h", pid: 1, capacity: 8, delivered: 0), viaDispatch: true, at: now)
-            let directives = state.onTick(now: now)
-            journal += QuietHoursTests.entries(directives)
-            for case .dispatch(let batch, _) in directives {
-                for firing in batch.firings { delivered[firing.reminderId.rawValue] = now }
-                let acks = batch.firings.map { WorkerMessage.Acknowledgement(firingId: $0.firingId, firedAt: now, attempt: 1, epoch: 1) }
-                journal += QuietHoursTests.entries(state.onWorkerMessage(
-                    WorkerMessage(worker: "w1", host: "h", pid: 1, capacity: 8, delivered: 0, acks: acks), viaDispatch: true, at: now))
-            }
+            let (entries, firings) = QuietHoursTests.tickAndAcknowledge(&state, at: now)
+            journal += entries
+            for firing in firings { delivered[firing.reminderId.rawValue] = now }
         }
         // chat's second waits for chat's hour; promo and the uncategorized have their own.
         #expect(delivered == [
