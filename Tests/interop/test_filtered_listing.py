@@ -40,11 +40,13 @@ def test_a_selective_filter_fills_its_page_across_short_replies(make_cluster, tm
     assert imported.returncode == 0, imported.stderr
 
     # A recipient walks its own run of the recipient index: one request lists alice's 3.
-    raw = control_request(cluster.control_endpoint, {"op": "list", "recipient": "alice"})
+    # Replies wait up to 10 s: a 5,000-reminder scan in a debug build beside CI's other work
+    # once took more than control_request's 0.3 s default (None, not a short page).
+    raw = control_request(cluster.control_endpoint, {"op": "list", "recipient": "alice"}, timeout_s=10)
     assert [r["reminder"]["id"] for r in raw["result"]["reminders"]] == ["z-0", "z-1", "z-2"]
     assert raw["result"]["total"] == 3 and "nextCursor" not in raw["result"]
     # A userInfo match still scans: one request alone is short (the coordinator's bound is unchanged).
-    raw = control_request(cluster.control_endpoint, {"op": "list", "match": {"k": "rare"}})
+    raw = control_request(cluster.control_endpoint, {"op": "list", "match": {"k": "rare"}}, timeout_s=10)
     assert raw["result"]["reminders"] == [] and "nextCursor" in raw["result"]
 
     listed = run(cluster, "list", "--recipient", "alice")
