@@ -87,10 +87,13 @@ public struct SummaryEvent: Codable, Hashable, Sendable {
         for firing in firings {
             if let category = firing.content.category { counts[category, default: 0] += 1 }
         }
+        // One look-up table, not a scan of the categories per line.
+        var formats: [String: String] = [:]
+        if !counts.isEmpty {
+            for category in categories where formats[category.identifier] == nil { formats[category.identifier] = category.summaryFormat }
+        }
         let lines = counts.sorted { $0.key < $1.key }.map { category, count in
-            CategoryLine(
-                category: category, count: count,
-                text: categories.first { $0.identifier == category }?.summaryFormat.map { SummaryFormat.text($0, count: count) })
+            CategoryLine(category: category, count: count, text: formats[category].map { SummaryFormat.text($0, count: count) })
         }
         self.categories = lines.isEmpty ? nil : lines
     }

@@ -96,7 +96,7 @@ extension DurableState {
             if previous == nil && dueAt > at { deliveries.ahead[id, default: []].append(firingId) }
             // Levels that break through neither wait for the throttle nor count toward it.
             if !recipients.throttleSlots.isEmpty && !shared.firing.content.interruptionLevel.breaksThroughQuietHours {
-                recipients.noteDelivery(of: id.recipient, content: shared.firing.content, at: max(dueAt, at))
+                recipients.noteDelivery(of: id.recipient, content: shared.firing.content, at: max(dueAt, at), now: at)
             }
             countOccurrence(of: id)
             advance(&entry, id, to: next, endingAs: .delivered)

@@ -26,10 +26,10 @@ extension DurableState {
     /// - Returns: the firing a `.released` made unsettled, to put in the waiting line.
     mutating func applyAttention(_ fact: AttentionEntry) -> SharedFiring? {
         switch fact {
-        case .held(let id, let dueAt, let next, let late, let missed, let until, let reason, _):
+        case .held(let id, let dueAt, let next, let late, let missed, let until, let reason, let at):
             guard var entry = schedule.entries[id] else { return nil }
             let firing = makeFiring(of: entry, reminder: entry.reminder, dueAt: dueAt, late: late, missed: missed)
-            recipients.noteDelivery(of: id.recipient, content: firing.content, at: until)
+            recipients.noteDelivery(of: id.recipient, content: firing.content, at: until, now: at)
             deliveries.hold(firing, until: until, reason: reason)
             if late {
                 schedule.lateFirings[id, default: 0].saturatingIncrement()
@@ -75,8 +75,8 @@ extension DurableState {
     /// (unless its content now breaks through), then, if it waited for a summary, to the next
     /// summary time on the new clock; with neither, released at `at` (the next tick delivers
     /// it). A firing held by the throttle keeps its slot (slots are instants, not wall-clock
-    /// times), unless a new quiet window holds it longer. Holds journaled without a reason
-    /// are decided as quiet-hours holds, as before reasons were recorded.
+    /// times) and its reason, unless a new quiet window holds it longer. Holds journaled
+    /// without a reason are decided as a due firing is.
     mutating func retimeHolds(of recipient: RecipientID, at: Date) {
         guard !deliveries.heldFirings.isEmpty else { return }
         let registration = recipients.registered[recipient]
@@ -85,16 +85,14 @@ extension DurableState {
             var content = firing.content
             if content.interruptionLevel.breaksThroughQuietHours { content.interruptionLevel = .active }
             let quiet = registration?.quietRelease(of: at, content: content)
-            switch reason {
-            case .throttle?:
+            // A throttled firing never leaves before its slot: a longer quiet window only moves
+            // it later, and it keeps its reason, so a later change cannot bring it forward.
+            if reason == .throttle {
                 guard let quiet, quiet > slot else { return nil }
-                return (quiet, .quietHours)
-            case .summary?, .quietHoursThenSummary?:
-                if let summary = registration?.summaryRelease(of: quiet ?? at, level: content.interruptionLevel) {
-                    return (summary, quiet == nil ? .summary : .quietHoursThenSummary)
-                }
-            case .quietHours?, nil:
-                break
+                return (quiet, .throttle)
+            }
+            if let summary = registration?.summaryRelease(of: quiet ?? at, level: content.interruptionLevel), summary > at {
+                return (summary, quiet == nil ? .summary : .quietHoursThenSummary)
             }
             return quiet.map { ($0, .quietHours) } ?? (at, reason)
         }

@@ -27,22 +27,22 @@ struct Recipients: Sendable, Equatable {
     @Derived var tenants = TenantUsage()
 
     /// Records `slot` as the latest delivery instant of the allowance a firing of `content`
-    /// counts against, when `recipient` is throttled.
-    mutating func noteDelivery(of recipient: RecipientID, content: Content, at slot: Date) {
+    /// counts against, when `recipient` is throttled; `now` is the entry's instant (UTC).
+    mutating func noteDelivery(of recipient: RecipientID, content: Content, at slot: Date, now: Date) {
         guard !throttleSlots.isEmpty, throttleSlots[recipient] != nil, let throttle = registered[recipient]?.throttle else { return }
-        Self.note(slot, in: &throttleSlots[recipient, default: [:]], group: throttle.group(of: content), throttle: throttle)
+        Self.note(slot, in: &throttleSlots[recipient, default: [:]], group: throttle.group(of: content), throttle: throttle, now: now)
     }
 
     /// Appends `slot` to `group`'s slots in `groups` (in place), keeping the last `count`; past
     /// `DeliveryThrottle.maximumGroups` allowances, drops those whose last slot is a stretch
-    /// or more before `slot` (they limit nothing any more), then the ones delivered to longest
-    /// ago (ties by name), never `group`.
-    private static func note(_ slot: Date, in groups: inout [String: [Date]], group: String, throttle: DeliveryThrottle) {
+    /// or more before `now` (they limit nothing any more; `slot` may lie hours ahead, at a
+    /// quiet window's end), then the ones delivered to longest ago (ties by name), never `group`.
+    private static func note(_ slot: Date, in groups: inout [String: [Date]], group: String, throttle: DeliveryThrottle, now: Date) {
         // Slots are handed out in order; a later one never precedes the last (kept ascending).
         groups[group, default: []].append(max(slot, groups[group]?.last ?? slot))
         if let count = groups[group]?.count, count > throttle.count { groups[group]?.removeFirst(count - throttle.count) }
         guard groups.count > DeliveryThrottle.maximumGroups else { return }
-        let horizon = slot.addingTimeInterval(-throttle.seconds)
+        let horizon = now.addingTimeInterval(-throttle.seconds)
         groups = groups.filter { $0.key == group || ($0.value.last ?? .distantPast) > horizon }
         while groups.count > DeliveryThrottle.maximumGroups {
             let oldest = groups.filter { $0.key != group }.min { ($0.value.last ?? .distantPast, $0.key) < ($1.value.last ?? .distantPast, $1.key) }

@@ -157,7 +157,8 @@ public struct Recipient: Codable, Hashable, Sendable {
     }
 
     /// Encodes the JSON shape above; absent optionals and empty `grants` are omitted, so a
-    /// registration without grants encodes as it did before they existed.
+    /// registration without grants encodes as it did before they existed. `breakThrough` and
+    /// `optedOutChannels` are written whenever present, so every value round-trips exactly.
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(id, forKey: .id)
@@ -172,8 +173,10 @@ public struct Recipient: Codable, Hashable, Sendable {
         try container.encodeIfPresent(throttle, forKey: .throttle)
         if !optedOutCategories.isEmpty { try container.encode(optedOutCategories, forKey: .optedOutCategories) }
         if !summaryTimes.isEmpty { try container.encode(summaryTimes.map(QuietWindow.text(ofMinutes:)), forKey: .summaryTimes) }
-        if let breakThrough, !breakThrough.isEmpty { try container.encode(breakThrough, forKey: .breakThrough) }
-        if let optedOutChannels, !optedOutChannels.isEmpty { try container.encode(optedOutChannels, forKey: .optedOutChannels) }
+        // Written whenever present, even empty, so the journal's copy decodes to the value the
+        // live fold stored (an empty one compares unequal to none).
+        try container.encodeIfPresent(breakThrough, forKey: .breakThrough)
+        try container.encodeIfPresent(optedOutChannels, forKey: .optedOutChannels)
     }
 
     /// Decodes `destinations`, counted before any element is decoded.

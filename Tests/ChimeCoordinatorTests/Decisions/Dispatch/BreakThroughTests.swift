@@ -84,8 +84,13 @@ import Testing
         encoder.outputFormatting = .sortedKeys
         let encoded = String(decoding: try encoder.encode(recipient), as: UTF8.self)
         #expect(encoded.contains(#""breakThrough":{"categories":["alarm"],"filterCriteria":["work"]}"#))
-        // An empty break-through is not written: registrations without one encode as before.
-        #expect(!String(decoding: try JSONEncoder().encode(Self.alice(QuietHoursBreakThrough())), as: UTF8.self).contains("breakThrough"))
+        // Absent stays absent (registrations without one encode as before); present, even
+        // empty, round-trips exactly, so the journal's copy folds to the value stored live.
+        #expect(!String(decoding: try JSONEncoder().encode(Self.alice(nil)), as: UTF8.self).contains("breakThrough"))
+        let empty = try JSONDecoder().decode(
+            Recipient.self, from: Data(#"{"id":"alice","breakThrough":{},"optedOutChannels":{"promo":[]}}"#.utf8))
+        #expect(empty.breakThrough == QuietHoursBreakThrough())
+        #expect(try JSONDecoder().decode(Recipient.self, from: JSONEncoder().encode(empty)) == empty)
         #expect(throws: DecodingError.self) {
             try JSONDecoder().decode(Recipient.self, from: Data(#"{"id":"a","breakThrough":{"categorys":["x"]}}"#.utf8))
         }

@@ -149,6 +149,30 @@ import Testing
             id: "t", zone: "America/New_York", throttle: DeliveryThrottle(count: 1, seconds: 3600)))), from: client, at: ten + 2000)
         #expect(state.durable.deliveries.holds.deadline(of: id) == ten + 3600)
         #expect(state.durable.deliveries.holdReasons == [id: .throttle])
+        // A quiet window now (04:00–08:00 in New York, 09:00–13:00Z; it is 04:35 there)
+        // holds it longer, as a throttled firing still; without the window again it keeps
+        // that later instant, never an earlier one than its slot.
+        let morning = Recipient(
+            id: "t", zone: "America/New_York", quietHours: [QuietWindow(start: 4 * 60, end: 8 * 60)],
+            throttle: DeliveryThrottle(count: 1, seconds: 3600))
+        _ = state.onRequest(ControlRequest(command: .register(morning)), from: client, at: ten + 2100)
+        #expect(state.durable.deliveries.holds.deadline(of: id) == Self.t0 + 5 * 3600)
+        #expect(state.durable.deliveries.holdReasons == [id: .throttle])
+        var plain = morning
+        plain.quietHours = []
+        _ = state.onRequest(ControlRequest(command: .register(plain)), from: client, at: ten + 2200)
+        #expect(state.durable.deliveries.holds.deadline(of: id) == Self.t0 + 5 * 3600)
+    }
+
+    @Test func aQuietHoldWaitsForSummaryTimesAddedLater() {
+        let night = QuietWindow(start: 22 * 60, end: 7 * 60)
+        var (state, _) = run(Recipient(id: "alice", zone: "Europe/Berlin", quietHours: [night]), due: [Self.lateEvening], ticks: [Self.lateEvening])
+        let id = FiringID(ReminderKey("r0", of: "alice"), dueAt: Self.lateEvening)
+        #expect(state.durable.deliveries.holdReasons == [id: .quietHours])
+        _ = state.onRequest(ControlRequest(command: .register(Recipient(
+            id: "alice", zone: "Europe/Berlin", quietHours: [night], summaryTimes: [8 * 60]))), from: client, at: Self.lateEvening + 60)
+        #expect(state.durable.deliveries.holds.deadline(of: id) == Self.morning + 3600)
+        #expect(state.durable.deliveries.holdReasons == [id: .quietHoursThenSummary])
     }
 
     @Test func aHeldEntryJournaledBeforeReasonsWereRecordedDecodesWithoutOne() throws {

@@ -58,13 +58,13 @@ import Testing
         let limit = DeliveryThrottle.maximumGroups
         // limit + 1 threads within one stretch: the one delivered to longest ago goes.
         for index in 0...limit {
-            recipients.noteDelivery(of: "alice", content: Content(title: "t", threadId: "t\(index)"), at: Self.t0.addingTimeInterval(Double(index) / 100))
+            recipients.noteDelivery(of: "alice", content: Content(title: "t", threadId: "t\(index)"), at: Self.t0.addingTimeInterval(Double(index) / 100), now: Self.t0.addingTimeInterval(Double(index) / 100))
         }
         #expect(recipients.throttleSlots["alice"]?.count == limit)
         #expect(recipients.throttleSlots["alice"]?["t0"] == nil)
         #expect(recipients.throttleSlots["alice"]?["t1"] != nil)
         // A stretch later, one more: every allowance that limits nothing any more goes.
-        recipients.noteDelivery(of: "alice", content: Content(title: "t", threadId: "late"), at: Self.t0.addingTimeInterval(3600))
+        recipients.noteDelivery(of: "alice", content: Content(title: "t", threadId: "late"), at: Self.t0.addingTimeInterval(3600), now: Self.t0.addingTimeInterval(3600))
         #expect(recipients.throttleSlots["alice"] == ["late": [Self.t0.addingTimeInterval(3600)]])
     }
 
