@@ -11,6 +11,10 @@ struct Recipients: Sendable, Equatable {
     /// The registered recipients with at least one delivery destination: while it is empty,
     /// dispatch looks nothing up (the hot path of recipients without destinations).
     private(set) var holdingDestinations: Set<RecipientID> = []
+    /// The registered recipients that opted out of a channel for some category
+    /// (``ChannelOptOuts/hasCategoryEntries``): while it is empty, dispatch looks up no
+    /// registration per firing for its own destination list.
+    private(set) var optingOutByCategory: Set<RecipientID> = []
     /// Badge numbers and delivered lists, for every recipient that has one.
     var ledgers: [RecipientID: BadgeLedger] = [:]
     /// The `seq` of the last badge event: each change of a badge number takes the next one,
@@ -55,6 +59,11 @@ struct Recipients: Sendable, Equatable {
     mutating func store(_ recipient: Recipient) {
         let previous = registered.updateValue(recipient, forKey: recipient.id)
         if !tenants.isEmpty { tenants.replace(registration: previous, with: recipient) }
+        if recipient.optedOutChannels?.hasCategoryEntries ?? false {
+            optingOutByCategory.insert(recipient.id)
+        } else {
+            optingOutByCategory.remove(recipient.id)
+        }
         if recipient.destinations?.isEmpty ?? true {
             holdingDestinations.remove(recipient.id)
         } else {

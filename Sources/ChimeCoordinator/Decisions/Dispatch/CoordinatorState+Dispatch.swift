@@ -532,19 +532,20 @@ extension CoordinatorState {
 
     /// The destinations of the firings of `firings` that do not go to all of their
     /// recipient's, by firing id; `nil` when every firing does (the common case, found with
-    /// one look-up per firing while some recipient holds destinations, none otherwise):
+    /// no look-up unless a dead letter is retried or a recipient opts out per category):
     /// - a retried dead letter goes only to the destinations it did not reach
     ///   (``Deliveries/retrySkips``);
     /// - a firing of a category whose channels the recipient opted out of skips them (the
     ///   channels opted out of for every firing are already gone from the batch's list).
     func firingDestinations(of firings: [Firing]) -> [String: [Destination]]? {
         let recipients = durable.recipients
-        guard !recipients.holdingDestinations.isEmpty else { return nil }
         let skips = durable.deliveries.retrySkips
+        guard !recipients.holdingDestinations.isEmpty, !skips.isEmpty || !recipients.optingOutByCategory.isEmpty else { return nil }
         var found: [String: [Destination]] = [:]
         for firing in firings {
             let skipped = skips.isEmpty ? nil : skips[firing.firingId]
-            let optOuts = recipients.registered[firing.recipient]?.optedOutChannels
+            let optOuts = recipients.optingOutByCategory.contains(firing.recipient) || skipped != nil
+                ? recipients.registered[firing.recipient]?.optedOutChannels : nil
             let ownOptOuts = firing.content.category.map { optOuts?.channels[$0]?.isEmpty == false } ?? false
             guard skipped != nil || ownOptOuts, let all = recipients.destinations(of: firing.recipient) else { continue }
             let optedOut = optOuts?.channels(forCategory: firing.content.category) ?? []

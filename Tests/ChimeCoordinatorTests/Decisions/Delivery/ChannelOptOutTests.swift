@@ -37,6 +37,11 @@ import Testing
         #expect(batch.destinations == ["alice": [Self.hook, Self.phone]], "fcm is opted out of for every firing")
         let sale = try #require(batch.firings.first { $0.reminderId == "sale" })
         #expect(batch.firingDestinations == [sale.firingId.description: [Self.hook]], "promo skips apns too; the others use the batch's list")
+        #expect(run.state.durable.recipients.optingOutByCategory == ["alice"])
+        // With "*" only, no firing has a list of its own, and dispatch looks nothing up per firing.
+        run.request(.register(Recipient(
+            id: "alice", destinations: [Self.hook, Self.phone, Self.android], optedOutChannels: ChannelOptOuts(["*": [.fcm]]))))
+        #expect(run.state.durable.recipients.optingOutByCategory.isEmpty)
     }
 
     @Test func noOptOutsLeaveTheBatchAsBefore() throws {
