@@ -170,6 +170,14 @@ public struct ChimeConfiguration: Codable, Hashable, Sendable {
         /// there with linear PCM, IMA4, µ-law or a-law data of at most 30 s, else the reminder
         /// gets the default sound and the reply a warning. Empty: names are not checked.
         public var soundsDirectory = ""
+        /// Where the string tables of content's localizable keys live: one `<locale>.json`
+        /// file per locale (`fr.json`, `fr-CA.json`), each a flat `{"KEY": "format with %@"}`
+        /// object; read once at start (a bad file stops the coordinator with its name). Empty:
+        /// none, and a key resolves to the content's own text, else the key.
+        public var stringsDirectory = ""
+        /// The locale whose table is tried after the recipient's (`localizedUserNotificationString`'s
+        /// development region).
+        public var developmentLocale = "en"
         /// Whether scheduled start times lose their seconds.
         public var truncateToMinute = false
         /// Default cap on a recipient's armed reminders (iOS keeps the soonest 64); 0: unlimited.

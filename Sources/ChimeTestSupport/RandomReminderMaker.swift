@@ -97,6 +97,20 @@ public struct RandomReminderMaker {
         content.hasAction = coin()
         content.unhandled = UnhandledPolicy.allCases.randomElement(using: &random) ?? .stack
         content.collapseKey = maybe { $0.string() }
+        // The later fields, valid as scheduling wants them (arguments only with their key, a
+        // volume only with a sound), sizes within each kind's limit.
+        content.attachments = maybe { maker in
+            (0..<Int.random(in: 0...2, using: &maker.random)).map { index in
+                NotificationAttachment(
+                    identifier: "a\(index)", url: "https://example.com/\(maker.random.next() % 1000).png", type: "image/png",
+                    size: Int.random(in: 1...(10 << 20), using: &maker.random))
+            }
+        }
+        content.titleKey = maybe { "KEY_\($0.random.next() % 1000)" }
+        if content.titleKey != nil { content.titleArgs = maybe { maker in [maker.string(maximumPieces: 3)] } }
+        content.bodyKey = maybe { "KEY_\($0.random.next() % 1000)" }
+        if content.bodyKey != nil { content.bodyArgs = maybe { maker in [maker.string(maximumPieces: 3), maker.string(maximumPieces: 3)] } }
+        if content.sound != nil { content.soundVolume = maybe { Double(Int.random(in: 0...1024, using: &$0.random)) / 1024 } }
     }
 
     private mutating func coin() -> Bool { Bool.random(using: &random) }

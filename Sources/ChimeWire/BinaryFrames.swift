@@ -34,9 +34,10 @@ extension ByteReader {
 extension Firing {
     /// Binary form: the firing id (`FiringID.write`), recipient, dueAt, attempt u32, flags u8
     /// (1 late, 2 seq, 4 eventAt, 8 a reminderId other than the firing id's follows, 16
-    /// missed, 32 attention content follows), seq u64?, eventAt?, reminderId?, missed u32?,
-    /// then the content (`Content.write`), then with flag 32 the attention content
-    /// (`Content.writeAttention`).
+    /// missed, 32 attention content follows, 64 extended content follows), seq u64?, eventAt?,
+    /// reminderId?, missed u32?, then the content (`Content.write`), then with flag 32 the
+    /// attention content (`Content.writeAttention`), then with flag 64 the extended content
+    /// (`Content.writeExtended`).
     func write(to writer: inout ByteWriter, contentCoder: JSONEncoder) {
         firingId.write(to: &writer)
         writer.writeString(recipient.rawValue, .fixed32)
@@ -45,13 +46,14 @@ extension Firing {
         let ownReminder = !firingId.key.hasID(reminderId)
         writer.writeByte(
             (late ? 1 : 0) | (seq != nil ? 2 : 0) | (eventAt != nil ? 4 : 0) | (ownReminder ? 8 : 0)
-                | (missed != nil ? 16 : 0) | (content.hasAttentionFields ? 32 : 0))
+                | (missed != nil ? 16 : 0) | (content.hasAttentionFields ? 32 : 0) | (content.hasExtendedFields ? 64 : 0))
         if let seq { writer.writeFixed64(seq) }
         if let eventAt { writer.writeInstant(eventAt) }
         if ownReminder { writer.writeString(reminderId.rawValue, .fixed32) }
         if let missed { writer.writeFixed32(UInt32(clamping: missed)) }
         content.write(to: &writer, userInfoCoder: contentCoder)
         if content.hasAttentionFields { content.writeAttention(to: &writer) }
+        if content.hasExtendedFields { content.writeExtended(to: &writer) }
     }
 
     static func read(from reader: inout ByteReader, contentDecoder: JSONDecoder) throws(BinaryDecodingError) -> Firing {
@@ -61,13 +63,14 @@ extension Firing {
         let attempt = try reader.readFixed32()
         let flagsOffset = reader.offset
         let flags = try reader.readByte()
-        guard flags & ~63 == 0 else { throw BinaryDecodingError(.unknownFlags, offset: flagsOffset) }
+        guard flags & ~127 == 0 else { throw BinaryDecodingError(.unknownFlags, offset: flagsOffset) }
         let seq = flags & 2 != 0 ? try reader.readFixed64() : nil
         let eventAt = flags & 4 != 0 ? try reader.readSupportedInstant() : nil
         let reminderId = flags & 8 != 0 ? ReminderID(try reader.readString(.fixed32)) : firingId.reminder
         let missed = flags & 16 != 0 ? Int(try reader.readFixed32()) : nil
         var content = try Content.read(from: &reader, userInfoDecoder: contentDecoder)
         if flags & 32 != 0 { try content.readAttention(from: &reader) }
+        if flags & 64 != 0 { try content.readExtended(from: &reader) }
         var firing = Firing(
             reminderId: reminderId, recipient: RecipientID(recipient), dueAt: dueAt, content: content,
             attempt: Int(attempt), late: flags & 1 != 0, missed: missed, eventAt: eventAt)
@@ -164,6 +167,24 @@ extension Content {
         if let filterCriteria { writer.writeString(filterCriteria, .fixed32) }
         if unhandled != .stack { writer.writeByte(unhandled.binaryTag) }
         if let collapseKey { writer.writeString(collapseKey, .fixed32) }
+    }
+
+    /// Binary form of the extended fields: u8 parts (1 attachments, 2 titleKey, 4 titleArgs,
+    /// 8 bodyKey, 16 bodyArgs, 32 soundVolume), then each present one in that order, in the
+    /// reminder's binary form (`Content.writeExtendedBinary`).
+    func writeExtended(to writer: inout ByteWriter) {
+        writer.writeByte(
+            (attachments != nil ? 1 : 0) | (titleKey != nil ? 2 : 0) | (titleArgs != nil ? 4 : 0) | (bodyKey != nil ? 8 : 0)
+                | (bodyArgs != nil ? 16 : 0) | (soundVolume != nil ? 32 : 0))
+        writeExtendedBinary(to: &writer)
+    }
+
+    mutating func readExtended(from reader: inout ByteReader) throws(BinaryDecodingError) {
+        let offset = reader.offset
+        let parts = try reader.readByte()
+        guard parts & ~63 == 0 else { throw BinaryDecodingError(.unknownFlags, offset: offset) }
+        try readExtendedBinary(from: &reader, attachments: parts & 1 != 0, titleKey: parts & 2 != 0, titleArgs: parts & 4 != 0,
+                               bodyKey: parts & 8 != 0, bodyArgs: parts & 16 != 0, soundVolume: parts & 32 != 0)
     }
 
     mutating func readAttention(from reader: inout ByteReader) throws(BinaryDecodingError) {

@@ -28,7 +28,16 @@ extension FireEvent {
         }
         let content = firing.content
         let attention = content.hasAttentionFields
+        // The later fields (attachments, keys, critical volume) are rare and open-ended: through
+        // the encoder, each in its sorted place.
+        let extended = content.hasExtendedFields
+        func encoded(_ name: StaticString, _ value: (some Encodable)?) {
+            guard extended, let value, let json = try? userInfoEncoder.encode(value) else { return }
+            key(name)
+            out.append(contentsOf: json)
+        }
         string("action", content.action)
+        encoded("attachments", content.attachments)
         raw("attempt", String(firing.attempt))
         switch content.badgeChange {
         case .set(let number)?: raw("badge", String(number))
@@ -36,6 +45,8 @@ extension FireEvent {
         case nil: break
         }
         string("body", content.body)
+        encoded("bodyArgs", content.bodyArgs)
+        if extended { string("bodyKey", content.bodyKey) }
         string("category", content.category)
         if attention { string("collapseKey", content.collapseKey) }
         string("dueAt", RFC3339.format(firing.dueAt))
@@ -59,12 +70,15 @@ extension FireEvent {
         raw("seq", String(seq))
         if let shard { raw("shard", String(shard)) }
         string("sound", content.sound)
+        encoded("soundVolume", content.soundVolume)
         if attention {
             string("subtitle", content.subtitle)
             string("targetContentIdentifier", content.targetContentIdentifier)
         }
         string("threadId", content.threadId)
         string("title", content.title)
+        encoded("titleArgs", content.titleArgs)
+        if extended { string("titleKey", content.titleKey) }
         raw("type", "\"fire\"")
         if content.unhandled != .stack { string("unhandled", content.unhandled.rawValue) }
         if let userInfo = content.userInfo, let json = try? userInfoEncoder.encode(userInfo) {

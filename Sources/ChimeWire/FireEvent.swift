@@ -18,9 +18,12 @@ public enum Topic {
 /// "firingId", "reminderId", "recipient", "dueAt", "firedAt", "attempt", "late", "missed" (a late firing only), "title",
 /// "body", "action", "launchImage", "sound", "badge", "userInfo", "category", "threadId",
 /// "subtitle", "interruptionLevel", "relevanceScore", "targetContentIdentifier",
-/// "filterCriteria", "hasAction", "unhandled", "collapseKey"}`; instants in RFC 3339 UTC with
+/// "filterCriteria", "hasAction", "unhandled", "collapseKey", "attachments", "titleKey", "titleArgs",
+/// "bodyKey", "bodyArgs", "soundVolume"}`; instants in RFC 3339 UTC with
 /// milliseconds; absent content fields are omitted, and so are `interruptionLevel` `"active"`,
-/// `hasAction` `true` and `unhandled` `"stack"` (the defaults). `interruptionLevel` is the level delivered, after the recipient's grants. `seq` is
+/// `hasAction` `true` and `unhandled` `"stack"` (the defaults). `interruptionLevel` is the level delivered, after the recipient's grants.
+/// `title` and `body` are resolved from `titleKey` and `bodyKey` in the recipient's locale
+/// (``StringTables``); the keys and their arguments come along. `seq` is
 /// the coordinator's event sequence number, given at dispatch and unique per delivery
 /// attempt (a redelivery gets a new one); `firingId` identifies the occurrence across
 /// redeliveries. Missed events after a known `seq` are fetched with the `events` request.
@@ -57,6 +60,7 @@ extension FireEvent: Codable {
         case title, body, action, launchImage, sound, badge, userInfo, category, threadId
         case subtitle, interruptionLevel, relevanceScore, targetContentIdentifier, filterCriteria, hasAction
         case unhandled, collapseKey
+        case attachments, titleKey, titleArgs, bodyKey, bodyArgs, soundVolume
     }
 
     public init(from decoder: any Decoder) throws {
@@ -82,7 +86,13 @@ extension FireEvent: Codable {
             filterCriteria: try container.decodeIfPresent(String.self, forKey: .filterCriteria),
             hasAction: try container.decodeIfPresent(Bool.self, forKey: .hasAction) ?? true,
             unhandled: try container.decodeIfPresent(UnhandledPolicy.self, forKey: .unhandled) ?? .stack,
-            collapseKey: try container.decodeIfPresent(String.self, forKey: .collapseKey))
+            collapseKey: try container.decodeIfPresent(String.self, forKey: .collapseKey),
+            attachments: try container.decodeIfPresent([NotificationAttachment].self, forKey: .attachments),
+            titleKey: try container.decodeIfPresent(String.self, forKey: .titleKey),
+            titleArgs: try container.decodeIfPresent([String].self, forKey: .titleArgs),
+            bodyKey: try container.decodeIfPresent(String.self, forKey: .bodyKey),
+            bodyArgs: try container.decodeIfPresent([String].self, forKey: .bodyArgs),
+            soundVolume: try container.decodeIfPresent(Double.self, forKey: .soundVolume))
         var firing = Firing(
             reminderId: try container.decode(ReminderID.self, forKey: .reminderId),
             recipient: try container.decode(RecipientID.self, forKey: .recipient),
@@ -130,6 +140,13 @@ extension FireEvent: Codable {
         if !content.hasAction { try container.encode(false, forKey: .hasAction) }
         if content.unhandled != .stack { try container.encode(content.unhandled, forKey: .unhandled) }
         try container.encodeIfPresent(content.collapseKey, forKey: .collapseKey)
+        guard content.hasExtendedFields else { return }
+        try container.encodeIfPresent(content.attachments, forKey: .attachments)
+        try container.encodeIfPresent(content.titleKey, forKey: .titleKey)
+        try container.encodeIfPresent(content.titleArgs, forKey: .titleArgs)
+        try container.encodeIfPresent(content.bodyKey, forKey: .bodyKey)
+        try container.encodeIfPresent(content.bodyArgs, forKey: .bodyArgs)
+        try container.encodeIfPresent(content.soundVolume, forKey: .soundVolume)
     }
 }
 

@@ -52,6 +52,12 @@ extension Content {
         var hasAction: Bool??
         var unhandled: UnhandledPolicy??
         var collapseKey: String??
+        var attachments: [NotificationAttachment]??
+        var titleKey: String??
+        var titleArgs: [String]??
+        var bodyKey: String??
+        var bodyArgs: [String]??
+        var soundVolume: Double??
         var object = try reader.beginObject()
         while let key = try reader.nextKey(in: &object) {
             switch key {
@@ -83,6 +89,12 @@ extension Content {
                         return policy
                     })
             case "collapseKey": try collapseKey.setOnce(reader.readStringOrNull())
+            case "attachments": try attachments.setOnce(reader.consumeNull() ? nil : NotificationAttachment.fastList(&reader))
+            case "titleKey": try titleKey.setOnce(reader.readStringOrNull())
+            case "titleArgs": try titleArgs.setOnce(reader.consumeNull() ? nil : Self.fastStrings(&reader))
+            case "bodyKey": try bodyKey.setOnce(reader.readStringOrNull())
+            case "bodyArgs": try bodyArgs.setOnce(reader.consumeNull() ? nil : Self.fastStrings(&reader))
+            case "soundVolume": try soundVolume.setOnce(reader.consumeNull() ? nil : reader.readDouble())
             default: throw FastJSONReader.Unsupported()
             }
         }
@@ -92,7 +104,46 @@ extension Content {
             category: category ?? nil, threadId: threadId ?? nil, subtitle: subtitle ?? nil,
             interruptionLevel: (interruptionLevel ?? nil) ?? .active, relevanceScore: relevanceScore ?? nil,
             targetContentIdentifier: targetContentIdentifier ?? nil, filterCriteria: filterCriteria ?? nil,
-            hasAction: (hasAction ?? nil) ?? true, unhandled: (unhandled ?? nil) ?? .stack, collapseKey: collapseKey ?? nil)
+            hasAction: (hasAction ?? nil) ?? true, unhandled: (unhandled ?? nil) ?? .stack, collapseKey: collapseKey ?? nil,
+            attachments: attachments ?? nil, titleKey: titleKey ?? nil, titleArgs: titleArgs ?? nil, bodyKey: bodyKey ?? nil,
+            bodyArgs: bodyArgs ?? nil, soundVolume: soundVolume ?? nil)
+    }
+
+    /// An array of strings (no `null` inside, as `[String]` decodes).
+    private static func fastStrings(_ reader: inout FastJSONReader) throws(FastJSONReader.Unsupported) -> [String] {
+        var list: [String] = []
+        var array = try reader.beginArray()
+        while try reader.nextElement(in: &array) { list.append(try reader.readString()) }
+        return list
+    }
+}
+
+extension NotificationAttachment {
+    /// An attachment list as ``NotificationAttachment/init(from:)`` decodes it: every key
+    /// required and once, no other; more than ``maximumCount`` is left to the decoder's error.
+    fileprivate static func fastList(_ reader: inout FastJSONReader) throws(FastJSONReader.Unsupported) -> [NotificationAttachment] {
+        var list: [NotificationAttachment] = []
+        var array = try reader.beginArray()
+        while try reader.nextElement(in: &array) {
+            guard list.count < maximumCount else { throw FastJSONReader.Unsupported() }
+            var identifier: String?
+            var url: String?
+            var type: String?
+            var size: Int?
+            var object = try reader.beginObject()
+            while let key = try reader.nextKey(in: &object) {
+                switch key {
+                case "identifier": try identifier.setOnce(reader.readString())
+                case "url": try url.setOnce(reader.readString())
+                case "type": try type.setOnce(reader.readString())
+                case "size": try size.setOnce(reader.readInt())
+                default: throw FastJSONReader.Unsupported()
+                }
+            }
+            guard let identifier, let url, let type, let size else { throw FastJSONReader.Unsupported() }
+            list.append(NotificationAttachment(identifier: identifier, url: url, type: type, size: size))
+        }
+        return list
     }
 }
 

@@ -224,4 +224,38 @@ func describeResult(_ result: DeliveryResult) -> String {
         let plainAPS = APNsNotification.payload(plain, isBackground: false)
         #expect(!String(decoding: plainAPS.data, as: UTF8.self).contains("interruption-level"))
     }
+
+    @Test func criticalVolumeAttachmentsAndImageAreMapped() throws {
+        let token = String(repeating: "ab", count: 32)
+        let device = APNsDestination(token: token, topic: "com.example.app")
+        func payloads(_ content: Content) throws -> (apns: [String: Any], fcm: [String: Any]) {
+            let firing = Firing(reminderId: ReminderID("r"), recipient: RecipientID("alice"), dueAt: Date(timeIntervalSince1970: 1_800_000_000), content: content)
+            let attempt = DeliveryAttempt(firing: firing, eventJSON: Data(), content: content, destination: .apns(device), number: 1)
+            let apns = APNsNotification(attempt: attempt, device: device, apnsID: "id")
+            let fcm = FCMMessage.body(attempt: attempt, registration: FCMDestination(token: "t"), now: Date(timeIntervalSince1970: 1_800_000_000))
+            return (try #require(try JSONSerialization.jsonObject(with: apns.body) as? [String: Any]),
+                    try #require((try JSONSerialization.jsonObject(with: fcm) as? [String: Any])?["message"] as? [String: Any]))
+        }
+        let clip = NotificationAttachment(identifier: "clip", url: "https://example.com/c.mp4", type: "video/mp4", size: 2000)
+        let map = NotificationAttachment(identifier: "map", url: "https://example.com/m.png", type: "public.png", size: 1000)
+        let critical = Content(title: "Flood", sound: "siren.caf", interruptionLevel: .critical, attachments: [clip, map], soundVolume: 0.8)
+        let (apns, fcm) = try payloads(critical)
+        let aps = try #require(apns["aps"] as? [String: Any])
+        let sound = try #require(aps["sound"] as? [String: Any])
+        #expect(sound["critical"] as? Int == 1 && sound["name"] as? String == "siren.caf" && sound["volume"] as? Double == 0.8)
+        #expect(aps["mutable-content"] as? Int == 1)
+        let listed = try #require(apns[APNsNotification.attachmentsKey] as? [[String: Any]])
+        #expect(listed.map { $0["identifier"] as? String } == ["clip", "map"])
+        #expect(listed.first?["url"] as? String == "https://example.com/c.mp4" && listed.first?["size"] as? Int == 2000)
+        #expect((fcm["notification"] as? [String: String]) == ["title": "Flood", "image": "https://example.com/m.png"], "the first image, not the movie")
+        // Not delivered as critical (the grant was missing): the plain sound name, no critical dictionary.
+        var demoted = critical
+        demoted.interruptionLevel = .active
+        demoted.attachments = nil
+        let plain = try payloads(demoted)
+        let plainAPS = try #require(plain.apns["aps"] as? [String: Any])
+        #expect(plainAPS["sound"] as? String == "siren.caf")
+        #expect(plainAPS["mutable-content"] == nil && plain.apns[APNsNotification.attachmentsKey] == nil)
+        #expect((plain.fcm["notification"] as? [String: String]) == ["title": "Flood"])
+    }
 }

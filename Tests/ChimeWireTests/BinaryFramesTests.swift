@@ -25,7 +25,14 @@ import Testing
                 targetContentIdentifier: "target", filterCriteria: "work", hasAction: false, unhandled: .skip,
                 collapseKey: "k"))
         let passive = Firing(reminderId: "passive", recipient: "dan", dueAt: due, content: Content(interruptionLevel: .passive))
-        return [full, bare, attentive, passive]
+        let extended = Firing(
+            reminderId: "extended", recipient: "erin", dueAt: due,
+            content: Content(
+                title: "Allô Zoé", sound: "siren", interruptionLevel: .critical,
+                attachments: [NotificationAttachment(identifier: "map", url: "https://example.com/m.png", type: "image/png", size: 9)],
+                titleKey: "GREETING", titleArgs: ["Zoé"], bodyKey: "BODY", bodyArgs: [], soundVolume: 0.5))
+        let keyOnly = Firing(reminderId: "keyOnly", recipient: "fay", dueAt: due, content: Content(bodyKey: "K"))
+        return [full, bare, attentive, passive, extended, keyOnly]
     }
 
     @Test func dispatchBatchRoundTripsThroughTwoFrames() throws {
@@ -52,5 +59,15 @@ import Testing
         }
         #expect(throws: WireError(.malformed, "")) { try codec.decodeDispatch([frames[0], frames[1] + Data([0])]) }
         #expect(throws: WireError(.malformed, "")) { try codec.decodeWorkerMessage([Data("{}".utf8), Data(), Data()]) }
+    }
+
+    @Test func anUnknownExtendedPartIsRefused() throws {
+        let firing = Firing(reminderId: "k", recipient: "fay", dueAt: due, content: Content(bodyKey: "K"))
+        var frames = codec.encodeFrames(DispatchBatch(epoch: 1, leaseMilliseconds: 1, firings: [firing]))
+        // The extended block is last: its parts byte (8: bodyKey), then the key's length and byte.
+        let partsIndex = frames[1].count - 3
+        #expect(frames[1][partsIndex] == 8)
+        frames[1][partsIndex] = 8 | 64
+        #expect(throws: WireError(.malformed, "")) { try codec.decodeDispatch(frames) }
     }
 }

@@ -69,6 +69,19 @@ struct VariedJSONWriter {
             ("hasAction", content.hasAction ? nil : "false", true),
             ("unhandled", content.unhandled == .stack ? nil : string(content.unhandled.rawValue), true),
             ("collapseKey", content.collapseKey.map { string($0) }, true),
+            ("attachments", content.attachments.map { list in
+                "[" + list.map { attachment in
+                    object([
+                        ("identifier", string(attachment.identifier), false), ("url", string(attachment.url), false),
+                        ("type", string(attachment.type), false), ("size", "\(attachment.size)", false),
+                    ])
+                }.joined(separator: ",") + "]"
+            }, true),
+            ("titleKey", content.titleKey.map { string($0) }, true),
+            ("titleArgs", content.titleArgs.map { "[" + $0.map { string($0) }.joined(separator: ",") + "]" }, true),
+            ("bodyKey", content.bodyKey.map { string($0) }, true),
+            ("bodyArgs", content.bodyArgs.map { "[" + $0.map { string($0) }.joined(separator: ",") + "]" }, true),
+            ("soundVolume", content.soundVolume.map { "\($0)" }, true),
         ])
     }
 

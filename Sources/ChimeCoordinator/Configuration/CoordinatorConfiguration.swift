@@ -56,6 +56,9 @@ public struct CoordinatorConfiguration: Sendable {
     public var tenantMaxDestinations: Int? = 10_000
     /// The `userInfo` JSON size limit, in bytes.
     public var maximumUserInfoBytes: Int
+    /// The string tables localizable keys resolve in when a firing is dispatched (read by
+    /// the shell from `notifications.stringsDirectory`); none by default.
+    public var strings = StringTables()
     /// Remembered request ids, for idempotent retries (each keeps its encoded reply; see
     /// also `rememberedReplyBytes`).
     public var rememberedRequests = 1000

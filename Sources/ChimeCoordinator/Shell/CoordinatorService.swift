@@ -41,6 +41,8 @@ public final class CoordinatorService {
     /// What `/metrics`, `/healthz` and `/readyz` read (see `CoordinatorService+HTTP.swift`).
     public let probe: CoordinatorProbe
     let setup: ServiceSetup
+    /// Why `notifications.stringsDirectory` could not be read; `run` throws it.
+    let stringsError: StringTablesError?
     /// Every decision and the durable state.
     var state: CoordinatorState
     var store = StoreSession()
@@ -96,6 +98,13 @@ public final class CoordinatorService {
         self.security = security
         self.notifier = notifier
         var tunables = CoordinatorConfiguration(from: configuration)
+        do {
+            tunables.strings = try StringTables.load(
+                directory: configuration.notifications.stringsDirectory, developmentLocale: configuration.notifications.developmentLocale)
+            stringsError = nil
+        } catch {
+            stringsError = error
+        }
         tunables.shardMap = shardMap
         tunables.shardID = shardID
         if tunables.shardMap == nil {
@@ -131,6 +140,8 @@ public final class CoordinatorService {
     ///   every 100 ms and after every stall; it then stops without writing what is queued or
     ///   sending anything more).
     public func run(onReady: () -> Void = {}) throws {
+        // A strings directory that cannot be read stops the start, naming the file.
+        if let stringsError { throw stringsError }
         // Not shut down by the stop signal: the loop sees the signal within one poll (≤ 100 ms)
         // and then still answers the requests whose journal entries become durable.
         try SecuritySettings.checkBinds(configuration, isSecured: security != nil)

@@ -7,7 +7,9 @@ import Foundation
 /// "category": "...", "threadId": "...", "subtitle": "...", "interruptionLevel": "passive" |
 /// "active" | "timeSensitive" | "critical", "relevanceScore": 0...1, "targetContentIdentifier":
 /// "...", "filterCriteria": "...", "hasAction": Bool, "unhandled": "stack" | "replace" | "skip",
-/// "collapseKey": "..."}`; every field is optional. `"badge"` is a
+/// "collapseKey": "...", "attachments": [attachment, …], "titleKey": "...", "titleArgs": ["..."],
+/// "bodyKey": "...", "bodyArgs": ["..."], "soundVolume": 0...1}` (``NotificationAttachment``'s
+/// shape for attachments); every field is optional. `"badge"` is a
 /// ``BadgeChange``: a number as before, or `"+1"` for the relative mode. The defaults
 /// (`interruptionLevel` `"active"`, `hasAction` `true`, `unhandled` `"stack"`) are omitted when encoding, so content
 /// that does not use the newer fields encodes as it did before they existed.
@@ -79,6 +81,43 @@ public struct Content: Codable, Hashable, Sendable {
         set { changeAttention { $0.collapseKey = newValue } }
     }
 
+    /// Files shown with the notification (``NotificationAttachment``), at most
+    /// ``NotificationAttachment/maximumCount``; `nil` when none.
+    public var attachments: [NotificationAttachment]? {
+        get { attention?.fields.attachments }
+        set { changeAttention { $0.attachments = newValue } }
+    }
+    /// The key of the title's format in the string tables (`titleLocKey`,
+    /// `localizedUserNotificationString(forKey:arguments:)`), resolved in the recipient's
+    /// locale when the firing is dispatched (``StringTables``); `title` is the fallback text.
+    public var titleKey: String? {
+        get { attention?.fields.titleKey }
+        set { changeAttention { $0.titleKey = newValue } }
+    }
+    /// The arguments of `titleKey`'s format (`%@`, `%1$@`), in order; `nil` when none.
+    public var titleArgs: [String]? {
+        get { attention?.fields.titleArgs }
+        set { changeAttention { $0.titleArgs = newValue } }
+    }
+    /// The key of the body's format in the string tables (`loc-key`); `body` is the fallback.
+    public var bodyKey: String? {
+        get { attention?.fields.bodyKey }
+        set { changeAttention { $0.bodyKey = newValue } }
+    }
+    /// The arguments of `bodyKey`'s format, in order; `nil` when none.
+    public var bodyArgs: [String]? {
+        get { attention?.fields.bodyArgs }
+        set { changeAttention { $0.bodyArgs = newValue } }
+    }
+    /// Makes `sound` a critical sound played at this volume, 0 to 1 inclusive
+    /// (`UNNotificationSound.criticalSoundNamed(_:withAudioVolume:)`); it plays as critical
+    /// only when the firing is delivered at the `critical` level (the recipient granted it),
+    /// otherwise as the plain sound. Needs `sound`.
+    public var soundVolume: Double? {
+        get { attention?.fields.soundVolume }
+        set { changeAttention { $0.soundVolume = newValue } }
+    }
+
     /// Changes the boxed fields: a new box (values stay immutable and shareable), or none when
     /// every field is back to its default; nothing when the change changes nothing.
     private mutating func changeAttention(_ change: (inout AttentionFields) -> Void) {
@@ -97,7 +136,9 @@ public struct Content: Codable, Hashable, Sendable {
         category: String? = nil, threadId: String? = nil, subtitle: String? = nil,
         interruptionLevel: InterruptionLevel = .active, relevanceScore: Double? = nil,
         targetContentIdentifier: String? = nil, filterCriteria: String? = nil, hasAction: Bool = true,
-        unhandled: UnhandledPolicy = .stack, collapseKey: String? = nil
+        unhandled: UnhandledPolicy = .stack, collapseKey: String? = nil,
+        attachments: [NotificationAttachment]? = nil, titleKey: String? = nil, titleArgs: [String]? = nil,
+        bodyKey: String? = nil, bodyArgs: [String]? = nil, soundVolume: Double? = nil
     ) {
         precondition(badge == nil || badgeChange == nil, "give Content either badge or badgeChange, not both")
         self.title = title
@@ -113,8 +154,14 @@ public struct Content: Codable, Hashable, Sendable {
             AttentionFields(
                 subtitle: subtitle, interruptionLevel: interruptionLevel, relevanceScore: relevanceScore,
                 targetContentIdentifier: targetContentIdentifier, filterCriteria: filterCriteria, hasAction: hasAction,
-                unhandled: unhandled, collapseKey: collapseKey))
+                unhandled: unhandled, collapseKey: collapseKey, attachments: attachments, titleKey: titleKey,
+                titleArgs: titleArgs, bodyKey: bodyKey, bodyArgs: bodyArgs, soundVolume: soundVolume))
     }
+
+    /// The longest localizable key, in UTF-8 bytes.
+    public static let maximumKeyLength = 256
+    /// The most arguments of one localizable key.
+    public static let maximumKeyArguments = 16
 
     /// The longest `collapseKey`, in UTF-8 bytes (APNs' limit on `apns-collapse-id`).
     public static let maximumCollapseKeyLength = 64
@@ -125,9 +172,12 @@ public struct Content: Codable, Hashable, Sendable {
     /// Checks the content against the model's rules.
     /// - Parameter maximumUserInfoBytes: the limit on the JSON size of `userInfo`, in bytes.
     /// - Throws: `ValidationError` (`.invalidArgument` for a too-deep `userInfo`, an empty
-    ///   sound, a `relevanceScore` outside 0...1 or not finite, or an empty or over-long
-    ///   `collapseKey`; `.tooLarge` for an
-    ///   oversized `userInfo`).
+    ///   sound, a `relevanceScore` outside 0...1 or not finite, an empty or over-long
+    ///   `collapseKey`, more than ``NotificationAttachment/maximumCount`` attachments or one
+    ///   that ``NotificationAttachment/validate(field:)`` refuses, two attachments with one
+    ///   identifier, an empty or over-long `titleKey`/`bodyKey`, arguments without their key or
+    ///   more than ``maximumKeyArguments``, or a `soundVolume` without a sound or outside 0...1;
+    ///   `.tooLarge` for an oversized `userInfo`).
     public func validate(maximumUserInfoBytes: Int = 4096) throws(ValidationError) {
         if let userInfo {
             let depth = PropertyListValue.dictionary(userInfo).depth
@@ -156,6 +206,53 @@ public struct Content: Codable, Hashable, Sendable {
             throw ValidationError(
                 .invalidArgument, field: "content.relevanceScore", "is \(relevanceScore); it must lie in 0...1")
         }
+        if hasAttentionFields { try validateLaterFields() }
+    }
+
+    /// The checks of the fields added after the attention model's first ones (attachments,
+    /// localizable keys, critical volume).
+    private func validateLaterFields() throws(ValidationError) {
+        if let attachments {
+            if attachments.count > NotificationAttachment.maximumCount {
+                throw ValidationError(
+                    .invalidArgument, field: "content.attachments",
+                    "has \(attachments.count) attachments; at most \(NotificationAttachment.maximumCount) are allowed")
+            }
+            var identifiers = Set<String>()
+            for (index, attachment) in attachments.enumerated() {
+                try attachment.validate(field: "content.attachments[\(index)]")
+                if !identifiers.insert(attachment.identifier).inserted {
+                    throw ValidationError(
+                        .invalidArgument, field: "content.attachments[\(index)].identifier",
+                        "'\(attachment.identifier)' names an earlier attachment too")
+                }
+            }
+        }
+        for (name, key, arguments) in [("title", titleKey, titleArgs), ("body", bodyKey, bodyArgs)] {
+            if let key, key.isEmpty || key.utf8.count > Self.maximumKeyLength {
+                throw ValidationError(
+                    .invalidArgument, field: "content.\(name)Key",
+                    "must be 1 to \(Self.maximumKeyLength) bytes of UTF-8, not \(key.utf8.count)")
+            }
+            if let arguments {
+                if key == nil {
+                    throw ValidationError(.invalidArgument, field: "content.\(name)Args", "needs content.\(name)Key")
+                }
+                if arguments.count > Self.maximumKeyArguments {
+                    throw ValidationError(
+                        .invalidArgument, field: "content.\(name)Args",
+                        "has \(arguments.count) arguments; at most \(Self.maximumKeyArguments) are allowed")
+                }
+            }
+        }
+        if let soundVolume {
+            if sound == nil {
+                throw ValidationError(.invalidArgument, field: "content.soundVolume", "needs content.sound (the critical sound's name)")
+            }
+            if !(0...1).contains(soundVolume) {
+                throw ValidationError(.invalidArgument, field: "content.soundVolume", "is \(soundVolume); it must lie in 0...1")
+            }
+        }
     }
 
     /// The absolute badge number of a ``BadgeChange/set(_:)`` change: > 0 sets the
@@ -169,15 +266,23 @@ public struct Content: Codable, Hashable, Sendable {
         set { badgeChange = newValue.map(BadgeChange.set) }
     }
 
-    /// Whether the content shows alert text (title, subtitle, body, action title or launch image).
+    /// Whether the content shows alert text (title, subtitle, body, their localizable keys,
+    /// action title or launch image).
     public var hasAlertText: Bool {
-        title != nil || body != nil || action != nil || launchImage != nil || subtitle != nil
+        title != nil || body != nil || action != nil || launchImage != nil || subtitle != nil || titleKey != nil
+            || bodyKey != nil
     }
+
+    /// Whether the content names a localizable key (`titleKey` or `bodyKey`): what dispatch
+    /// resolves (``StringTables/localized(_:locale:)``). One comparison for content without the
+    /// attention model's fields.
+    public var hasLocalizableKeys: Bool { attention.map { $0.fields.titleKey != nil || $0.fields.bodyKey != nil } ?? false }
 
     private enum CodingKeys: String, CodingKey, CaseIterable {
         case title, body, action, launchImage, sound, badge, userInfo, category, threadId
         case subtitle, interruptionLevel, relevanceScore, targetContentIdentifier, filterCriteria, hasAction
         case unhandled, collapseKey
+        case attachments, titleKey, titleArgs, bodyKey, bodyArgs, soundVolume
     }
 
     /// The JSON keys of content, in declaration order (what a reminder's `unknown_field` hint
@@ -209,7 +314,26 @@ public struct Content: Codable, Hashable, Sendable {
                 filterCriteria: try container.decodeIfPresent(String.self, forKey: .filterCriteria),
                 hasAction: try container.decodeIfPresent(Bool.self, forKey: .hasAction) ?? true,
                 unhandled: try container.decodeIfPresent(UnhandledPolicy.self, forKey: .unhandled) ?? .stack,
-                collapseKey: try container.decodeIfPresent(String.self, forKey: .collapseKey)))
+                collapseKey: try container.decodeIfPresent(String.self, forKey: .collapseKey),
+                attachments: try Self.decodeAttachments(from: container),
+                titleKey: try container.decodeIfPresent(String.self, forKey: .titleKey),
+                titleArgs: try container.decodeIfPresent([String].self, forKey: .titleArgs),
+                bodyKey: try container.decodeIfPresent(String.self, forKey: .bodyKey),
+                bodyArgs: try container.decodeIfPresent([String].self, forKey: .bodyArgs),
+                soundVolume: try container.decodeIfPresent(Double.self, forKey: .soundVolume)))
+    }
+
+    /// The attachments, counted before any is decoded (a list of a million would otherwise
+    /// be decoded in full before validation refuses it).
+    private static func decodeAttachments(from container: KeyedDecodingContainer<CodingKeys>) throws -> [NotificationAttachment]? {
+        guard container.contains(.attachments), try !container.decodeNil(forKey: .attachments) else { return nil }
+        let list = try container.nestedUnkeyedContainer(forKey: .attachments)
+        if let count = list.count, count > NotificationAttachment.maximumCount {
+            throw DecodingError.dataCorruptedError(
+                forKey: .attachments, in: container,
+                debugDescription: "at most \(NotificationAttachment.maximumCount) attachments, not \(count)")
+        }
+        return try container.decode([NotificationAttachment].self, forKey: .attachments)
     }
 
     /// Encodes the JSON shape above, omitting absent fields.
@@ -232,13 +356,30 @@ public struct Content: Codable, Hashable, Sendable {
         if !hasAction { try container.encode(false, forKey: .hasAction) }
         if unhandled != .stack { try container.encode(unhandled, forKey: .unhandled) }
         try container.encodeIfPresent(collapseKey, forKey: .collapseKey)
+        guard hasAttentionFields else { return }
+        try container.encodeIfPresent(attachments, forKey: .attachments)
+        try container.encodeIfPresent(titleKey, forKey: .titleKey)
+        try container.encodeIfPresent(titleArgs, forKey: .titleArgs)
+        try container.encodeIfPresent(bodyKey, forKey: .bodyKey)
+        try container.encodeIfPresent(bodyArgs, forKey: .bodyArgs)
+        try container.encodeIfPresent(soundVolume, forKey: .soundVolume)
     }
 
     /// Whether any field added with the attention model is given (a subtitle, a level other
     /// than `.active`, a relevance score, a target, filter criteria, `hasAction` false, an
-    /// `unhandled` policy other than `.stack` or a collapse key): the binary forms write those
+    /// `unhandled` policy other than `.stack`, a collapse key, attachments, localizable keys or
+    /// a critical sound volume): the binary forms write those
     /// fields only then, so older content costs nothing more.
     public var hasAttentionFields: Bool { attention != nil }
+
+    /// Whether any of the later attention fields is given (attachments, `titleKey`,
+    /// `titleArgs`, `bodyKey`, `bodyArgs`, `soundVolume`): the dispatch frame writes them in a
+    /// block of their own only then.
+    public var hasExtendedFields: Bool {
+        guard let fields = attention?.fields else { return false }
+        return fields.attachments != nil || fields.titleKey != nil || fields.titleArgs != nil || fields.bodyKey != nil
+            || fields.bodyArgs != nil || fields.soundVolume != nil
+    }
 }
 
 /// The attention model's fields of a ``Content``, with their defaults.
@@ -251,6 +392,12 @@ struct AttentionFields: Hashable, Sendable {
     var hasAction = true
     var unhandled = UnhandledPolicy.stack
     var collapseKey: String?
+    var attachments: [NotificationAttachment]?
+    var titleKey: String?
+    var titleArgs: [String]?
+    var bodyKey: String?
+    var bodyArgs: [String]?
+    var soundVolume: Double?
 }
 
 /// An immutable box of ``AttentionFields``, shared by copies of a ``Content``; compared and

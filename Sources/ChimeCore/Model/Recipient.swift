@@ -9,7 +9,7 @@ import Foundation
 /// [{"start": "22:00", "end": "07:00"}], "throttle": {"count": 5, "seconds": 3600},
 /// "optedOutCategories": ["promo"], "summaryAt": ["08:00", "18:00"], "breakThrough":
 /// {"categories": ["alarm"], "filterCriteria": ["work"]}, "optedOutChannels": {"*": ["fcm"],
-/// "promo": ["apns"]}}` (``Destination``'s shape
+/// "promo": ["apns"]}, "locale": "fr-CA"}` (``Destination``'s shape
 /// for destinations); only `id` is required (`settings` defaults to all three, `categories`,
 /// `grants` and `quietHours` to `[]`; empty `grants` and `quietHours` are omitted when
 /// encoding). Re-registering
@@ -64,6 +64,9 @@ public struct Recipient: Codable, Hashable, Sendable {
     /// The delivery channels the recipient opted out of, for every firing or a category's
     /// (``ChannelOptOuts``); `nil`: none.
     public var optedOutChannels: ChannelOptOuts?
+    /// The recipient's locale (`fr-CA`, BCP 47's shape), in which content's localizable keys
+    /// resolve (``StringTables``); `nil`: the development locale.
+    public var locale: String?
 
     /// Creates a registration without checking it; see ``validate()``.
     public init(
@@ -71,7 +74,7 @@ public struct Recipient: Codable, Hashable, Sendable {
         zone: String? = nil, token: String? = nil, maxPending: Int? = nil, destinations: [Destination]? = nil,
         grants: AuthorizationGrants = [], quietHours: [QuietWindow] = [], throttle: DeliveryThrottle? = nil,
         optedOutCategories: [String] = [], summaryTimes: [Int] = [], breakThrough: QuietHoursBreakThrough? = nil,
-        optedOutChannels: ChannelOptOuts? = nil
+        optedOutChannels: ChannelOptOuts? = nil, locale: String? = nil
     ) {
         self.destinations = destinations
         self.id = id
@@ -87,6 +90,7 @@ public struct Recipient: Codable, Hashable, Sendable {
         self.summaryTimes = summaryTimes
         self.breakThrough = breakThrough
         self.optedOutChannels = optedOutChannels
+        self.locale = locale
     }
 
     private enum CodingKeys: String, CodingKey, CaseIterable {
@@ -94,7 +98,7 @@ public struct Recipient: Codable, Hashable, Sendable {
         case destinations
         case grants, quietHours, throttle, optedOutCategories
         case summaryTimes = "summaryAt"
-        case breakThrough, optedOutChannels
+        case breakThrough, optedOutChannels, locale
     }
 
     /// Decodes the JSON shape above.
@@ -154,6 +158,7 @@ public struct Recipient: Codable, Hashable, Sendable {
         }
         breakThrough = try container.decodeIfPresent(QuietHoursBreakThrough.self, forKey: .breakThrough)
         optedOutChannels = try container.decodeIfPresent(ChannelOptOuts.self, forKey: .optedOutChannels)
+        locale = try container.decodeIfPresent(String.self, forKey: .locale)
     }
 
     /// Encodes the JSON shape above; absent optionals and empty `grants` are omitted, so a
@@ -177,6 +182,7 @@ public struct Recipient: Codable, Hashable, Sendable {
         // live fold stored (an empty one compares unequal to none).
         try container.encodeIfPresent(breakThrough, forKey: .breakThrough)
         try container.encodeIfPresent(optedOutChannels, forKey: .optedOutChannels)
+        try container.encodeIfPresent(locale, forKey: .locale)
     }
 
     /// Decodes `destinations`, counted before any element is decoded.
@@ -226,7 +232,7 @@ public struct Recipient: Codable, Hashable, Sendable {
 
     /// Checks the id, the zone, the token, the cap, the quiet hours and every category.
     /// - Throws: `ValidationError` naming the first offending field: `.invalidArgument` for
-    ///   `recipient`, `token`, `maxPending`, `quietHours[i]` or `categories[i]…` (see
+    ///   `recipient`, `token`, `maxPending`, `locale`, `quietHours[i]` or `categories[i]…` (see
     ///   ``validateCategories(_:)``), `.unknownTimeZone` for `zone`.
     public func validate() throws(ValidationError) {
         try id.validate()
@@ -256,6 +262,10 @@ public struct Recipient: Codable, Hashable, Sendable {
         try throttle?.validate()
         try breakThrough?.validate()
         try optedOutChannels?.validate()
+        if let locale, !StringTables.isLocale(locale) {
+            throw ValidationError(
+                .invalidArgument, field: "locale", "'\(locale.prefix(64))' is not a locale (language[-region…], e.g. fr or fr-CA)")
+        }
         if summaryTimes.count > 24 || Set(summaryTimes).count != summaryTimes.count
             || !summaryTimes.allSatisfy({ (0..<1440).contains($0) })
         {

@@ -231,8 +231,14 @@ struct ReminderBinaryFields: OptionSet {
     static let noAction = Self(rawValue: 1 << 30)
     static let unhandled = Self(rawValue: 1 << 31)
     static let collapseKey = Self(rawValue: 1 << 32)
+    static let attachments = Self(rawValue: 1 << 33)
+    static let titleKey = Self(rawValue: 1 << 34)
+    static let titleArgs = Self(rawValue: 1 << 35)
+    static let bodyKey = Self(rawValue: 1 << 36)
+    static let bodyArgs = Self(rawValue: 1 << 37)
+    static let soundVolume = Self(rawValue: 1 << 38)
 
-    static let defined = Self(rawValue: (1 << 33) - 1)
+    static let defined = Self(rawValue: (1 << 39) - 1)
 
     init(rawValue: UInt64) { self.rawValue = rawValue }
 
@@ -265,6 +271,12 @@ extension Content {
             if !hasAction { fields.insert(.noAction) }
             if unhandled != .stack { fields.insert(.unhandled) }
             if collapseKey != nil { fields.insert(.collapseKey) }
+            if attachments != nil { fields.insert(.attachments) }
+            if titleKey != nil { fields.insert(.titleKey) }
+            if titleArgs != nil { fields.insert(.titleArgs) }
+            if bodyKey != nil { fields.insert(.bodyKey) }
+            if bodyArgs != nil { fields.insert(.bodyArgs) }
+            if soundVolume != nil { fields.insert(.soundVolume) }
         }
         return fields
     }
@@ -278,12 +290,54 @@ extension Content {
         if let filterCriteria { sink.writeString(filterCriteria) }
         if unhandled != .stack { sink.writeByte(unhandled.binaryTag) }
         if let collapseKey { sink.writeString(collapseKey) }
+        writeExtendedBinary(to: &sink)
+    }
+
+    /// Writes the extended fields that are present (attachments, titleKey, titleArgs,
+    /// bodyKey, bodyArgs, soundVolume, in that order): the reminder's binary form and the
+    /// dispatch frame share it.
+    public func writeExtendedBinary(to sink: inout some BinarySink) {
+        if let attachments { NotificationAttachment.writeBinary(attachments, to: &sink) }
+        if let titleKey { sink.writeString(titleKey) }
+        if let titleArgs { Self.writeStrings(titleArgs, to: &sink) }
+        if let bodyKey { sink.writeString(bodyKey) }
+        if let bodyArgs { Self.writeStrings(bodyArgs, to: &sink) }
+        if let soundVolume { sink.writeDouble(soundVolume) }
+    }
+
+    /// Reads the extended fields ``writeExtendedBinary(to:)`` wrote, those the flags name.
+    /// - Throws: `BinaryDecodingError` for bytes cut short or a count past them.
+    public mutating func readExtendedBinary(
+        from reader: inout ByteReader, attachments hasAttachments: Bool, titleKey hasTitleKey: Bool, titleArgs hasTitleArgs: Bool,
+        bodyKey hasBodyKey: Bool, bodyArgs hasBodyArgs: Bool, soundVolume hasSoundVolume: Bool
+    ) throws(BinaryDecodingError) {
+        if hasAttachments { attachments = try NotificationAttachment.readBinaryList(from: &reader) }
+        if hasTitleKey { titleKey = try reader.readString() }
+        if hasTitleArgs { titleArgs = try Self.readStrings(from: &reader) }
+        if hasBodyKey { bodyKey = try reader.readString() }
+        if hasBodyArgs { bodyArgs = try Self.readStrings(from: &reader) }
+        if hasSoundVolume { soundVolume = try reader.readDouble() }
+    }
+
+    /// A list of strings: its count, then each string.
+    static func writeStrings(_ list: [String], to sink: inout some BinarySink) {
+        sink.writeCount(list.count)
+        for text in list { sink.writeString(text) }
+    }
+
+    /// Reads ``writeStrings(_:to:)``'s form.
+    static func readStrings(from reader: inout ByteReader) throws(BinaryDecodingError) -> [String] {
+        let count = try reader.readCount(minimumElementSize: 1)
+        var list: [String] = []
+        list.reserveCapacity(count)
+        for _ in 0..<count { list.append(try reader.readString()) }
+        return list
     }
 
     mutating func readBinaryExtensions(from reader: inout ByteReader, fields: ReminderBinaryFields) throws(BinaryDecodingError) {
         let attention: ReminderBinaryFields = [
             .subtitle, .interruptionLevel, .relevanceScore, .targetContentIdentifier, .filterCriteria, .noAction,
-            .unhandled, .collapseKey,
+            .unhandled, .collapseKey, .attachments, .titleKey, .titleArgs, .bodyKey, .bodyArgs, .soundVolume,
         ]
         guard !fields.isDisjoint(with: attention) else { return }
         if fields.contains(.subtitle) { subtitle = try reader.readString() }
@@ -300,6 +354,10 @@ extension Content {
             unhandled = try reader.readTag { tag in tag == 0 ? nil : UnhandledPolicy(binaryTag: tag) }
         }
         if fields.contains(.collapseKey) { collapseKey = try reader.readString() }
+        try readExtendedBinary(
+            from: &reader, attachments: fields.contains(.attachments), titleKey: fields.contains(.titleKey),
+            titleArgs: fields.contains(.titleArgs), bodyKey: fields.contains(.bodyKey), bodyArgs: fields.contains(.bodyArgs),
+            soundVolume: fields.contains(.soundVolume))
     }
 
     func writeBinary(to sink: inout some BinarySink) {

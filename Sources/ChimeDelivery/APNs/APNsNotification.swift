@@ -47,7 +47,13 @@ public struct APNsNotification: Sendable, Equatable {
     /// category, thread, and the UserNotifications fields (`interruption-level` when not the
     /// default `active`: `passive`, `time-sensitive`, `critical`; `relevance-score`;
     /// `target-content-id`; `filter-criteria`), then `userInfo`'s keys beside it (an `aps` key
-    /// in `userInfo` is dropped: Apple's wins).
+    /// in `userInfo` is dropped: Apple's wins). A `soundVolume` makes `sound` the critical form
+    /// `{"critical": 1, "name", "volume"}` when the level delivered is `critical` (the plain
+    /// name otherwise). Attachments set `mutable-content` and travel as
+    /// ``attachmentsKey`` beside `aps`, for the app's notification service extension to
+    /// download (APNs carries no files). Localizable keys arrive resolved in `title` and `body`
+    /// (the coordinator resolved them): no `loc-key` is sent, so a device never shows a key its
+    /// bundle lacks.
     static func payload(_ content: Content, isBackground: Bool) -> PushJSON {
         var alert: [String: PushJSON] = [:]
         if let title = content.title { alert["title"] = .string(title) }
@@ -58,10 +64,18 @@ public struct APNsNotification: Sendable, Equatable {
         var aps: [String: PushJSON] = [:]
         if !alert.isEmpty { aps["alert"] = .object(alert) }
         if let badge = badge(content.badgeChange) { aps["badge"] = .integer(Int64(badge)) }
-        if let sound = content.sound { aps["sound"] = .string(sound) }
+        if let sound = content.sound {
+            if let volume = content.soundVolume, content.interruptionLevel == .critical {
+                aps["sound"] = .object(["critical": .integer(1), "name": .string(sound), "volume": .real(volume)])
+            } else {
+                aps["sound"] = .string(sound)
+            }
+        }
         if let category = content.category { aps["category"] = .string(category) }
         if let threadId = content.threadId { aps["thread-id"] = .string(threadId) }
         if isBackground { aps["content-available"] = .integer(1) }
+        let attachments = content.attachments ?? []
+        if !attachments.isEmpty { aps["mutable-content"] = .integer(1) }
         switch content.interruptionLevel {
         case .active: break
         case .passive: aps["interruption-level"] = .string("passive")
@@ -73,8 +87,20 @@ public struct APNsNotification: Sendable, Equatable {
         if let criteria = content.filterCriteria { aps["filter-criteria"] = .string(criteria) }
         var root = (content.userInfo ?? [:]).mapValues(PushJSON.init)
         root["aps"] = .object(aps)
+        if !attachments.isEmpty {
+            root[attachmentsKey] = .array(attachments.map { attachment in
+                .object([
+                    "identifier": .string(attachment.identifier), "url": .string(attachment.url), "type": .string(attachment.type),
+                    "size": .integer(Int64(attachment.size)),
+                ])
+            })
+        }
         return .object(root)
     }
+
+    /// The payload key beside `aps` that lists the attachments (`[{identifier, url, type,
+    /// size}]`); a `userInfo` key of that name is replaced.
+    public static let attachmentsKey = "chime-attachments"
 
     /// `aps.badge` for a change: the number for `set(n)` with n > 0, 0 (clears) for n < 0; none
     /// for `set(0)` (leave it) and for `increment`, whose number the worker resolves into a

@@ -4,10 +4,12 @@ import Foundation
 /// The FCM HTTP v1 send request's body made from a delivery attempt (Google, "REST Resource:
 /// projects.messages"). Pure: `now` is given.
 ///
-/// `{"message": {"token": ..., "notification"?: {"title"?, "body"?}, "data": {"firingId": ...,
+/// `{"message": {"token": ..., "notification"?: {"title"?, "body"?, "image"?}, "data": {"firingId": ...,
 /// <userInfo as strings>}, "android": {"priority": "high" | "normal", "ttl"?: "<seconds>s",
 /// "collapse_key"?: ...}, "apns"?: {"payload": {"aps": {"badge"?, "sound"?, "category"?,
-/// "thread-id"?}}}}}`, keys sorted.
+/// "thread-id"?}}}}}`, keys sorted. `image` is the first image attachment's URL (FCM shows one
+/// image; other attachments are not sent). Localizable keys arrive resolved in `title` and
+/// `body`: no `title_loc_key` is sent.
 public enum FCMMessage {
     /// The `data` key holding the firing id (a `userInfo` key of that name is replaced).
     public static let firingIDKey = "firingId"
@@ -20,6 +22,7 @@ public enum FCMMessage {
         var notification: [String: PushJSON] = [:]
         if let title = content.title { notification["title"] = .string(title) }
         if let body = content.body { notification["body"] = .string(body) }
+        if let image = content.attachments?.first(where: { $0.kind == .image }) { notification["image"] = .string(image.url) }
         if !notification.isEmpty { message["notification"] = .object(notification) }
         var data = (content.userInfo ?? [:]).mapValues { PushJSON.string(PushJSON($0).text) }
         data[firingIDKey] = .string(attempt.firing.firingId.text)

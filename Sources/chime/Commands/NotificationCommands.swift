@@ -11,7 +11,7 @@ enum RegisterCommand: Command {
     static let spec = CommandSpec(
         name: "register",
         summary: "Register a recipient's notification settings, attention rules, categories and delivery destinations.",
-        usage: "chime register RECIPIENT [--allow alert,sound,badge|none] [--categories FILE.json] [--zone ZONE] [--token TOKEN [--current-token OLD]] [--max-pending N] [--grant time-sensitive,critical,provisional] [--quiet-hours [DAYS ]HH:MM-HH:MM]... [--throttle N/DURATION[/category|/thread]] [--opt-out CATEGORY,...] [--summary-at HH:MM,...] [--break-through-categories LIST] [--break-through-filters LIST] [--opt-out-channels [CATEGORY:]CHANNEL,...] [--webhook URL --webhook-secret-file FILE] [--apns-token T --apns-topic BUNDLE [--apns-sandbox]] [--fcm-token T] [--remove-destination KEY]...",
+        usage: "chime register RECIPIENT [--allow alert,sound,badge|none] [--categories FILE.json] [--zone ZONE] [--token TOKEN [--current-token OLD]] [--max-pending N] [--grant time-sensitive,critical,provisional] [--quiet-hours [DAYS ]HH:MM-HH:MM]... [--throttle N/DURATION[/category|/thread]] [--opt-out CATEGORY,...] [--summary-at HH:MM,...] [--break-through-categories LIST] [--break-through-filters LIST] [--opt-out-channels [CATEGORY:]CHANNEL,...] [--locale LOCALE] [--webhook URL --webhook-secret-file FILE] [--apns-token T --apns-topic BUNDLE [--apns-sandbox]] [--fcm-token T] [--remove-destination KEY]...",
         options: [
             OptionSpec(name: "allow", value: "LIST", help: "What the recipient allows: alert,sound,badge (default all) or none."),
             OptionSpec(name: "categories", value: "FILE", help: "JSON array of categories: {identifier, actions: [{identifier, title, destructive, authenticationRequired, activationMode, textInput: {buttonTitle, placeholder}, icon: {systemImageName | templateImageName}}], minimalActions, hiddenPreviewsBodyPlaceholder, summaryFormat ('%u more reminders')}."),
@@ -33,20 +33,21 @@ enum RegisterCommand: Command {
             OptionSpec(name: "apns-topic", value: "BUNDLE", help: "The app's bundle id, sent as apns-topic."),
             OptionSpec(name: "apns-sandbox", value: nil, help: "The device is registered with Apple's sandbox host."),
             OptionSpec(name: "fcm-token", value: "TOKEN", help: "Add an FCM registration token."),
+            OptionSpec(name: "locale", value: "LOCALE", help: "The recipient's locale (fr, fr-CA): content's --title-key and --body-key resolve in it (notifications.stringsDirectory)."),
             OptionSpec(name: "remove-destination", value: "KEY", help: "Remove the destination with this key (webhook:URL, apns:TOKEN, fcm:TOKEN).", repeats: true),
             jsonOption,
         ] + CommonOptions.specs,
         details: """
             Without --allow, --categories, --zone, --token, --max-pending or the attention options
             (--grant, --quiet-hours, --throttle, --opt-out, --summary-at, --break-through-categories,
-            --break-through-filters, --opt-out-channels), destination options change only
+            --break-through-filters, --opt-out-channels, --locale), destination options change only
             the destinations and keep the rest of the registration; re-registering keeps the destinations
             and replaces everything else. Listings (chime recipient) mask secrets and tokens.
             """)
 
     static let registrationOptions = [
         "allow", "categories", "zone", "token", "max-pending", "grant", "quiet-hours", "throttle", "opt-out", "summary-at",
-        "break-through-categories", "break-through-filters", "opt-out-channels",
+        "break-through-categories", "break-through-filters", "opt-out-channels", "locale",
     ]
 
     static func run(_ arguments: Arguments) throws -> Int32 {
@@ -93,7 +94,7 @@ enum RegisterCommand: Command {
                 } ?? [],
                 breakThrough: Optional(QuietHoursBreakThrough(
                     categories: list("break-through-categories"), filterCriteria: list("break-through-filters"))).flatMap { $0.isEmpty ? nil : $0 },
-                optedOutChannels: try channelOptOuts(list("opt-out-channels")))
+                optedOutChannels: try channelOptOuts(list("opt-out-channels")), locale: arguments.value("locale"))
             let (reply, replyJSON) = try client.call(
                 ControlRequest(command: .register(recipient), currentToken: arguments.value("current-token")), RecipientResult.self)
             (latest, raw) = (reply.result, replyJSON)

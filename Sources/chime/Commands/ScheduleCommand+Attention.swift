@@ -32,4 +32,43 @@ extension ScheduleCommand {
         }
         return score
     }
+
+    /// `--sound-volume`, a number from 0 to 1 inclusive, or `nil` when absent.
+    /// - Throws: `UsageError` for text that is not such a number.
+    static func soundVolume(_ arguments: Arguments) throws(UsageError) -> Double? {
+        guard let text = arguments.value("sound-volume") else { return nil }
+        guard let volume = Double(text), (0...1).contains(volume) else {
+            throw UsageError("--sound-volume must be a number from 0 to 1, not '\(text)'")
+        }
+        return volume
+    }
+
+    /// Every `--attachment ID,URL,TYPE,SIZE`, or `nil` when none: the identifier runs to the
+    /// first comma, the type and size are the last two fields, and the URL is what lies
+    /// between (so it may hold commas).
+    /// - Throws: `UsageError` for a value with fewer than four fields or a size that is not a
+    ///   whole number. The coordinator checks the rest (types, limits, URLs).
+    static func attachments(_ arguments: Arguments) throws(UsageError) -> [NotificationAttachment]? {
+        let values = arguments.all("attachment")
+        guard !values.isEmpty else { return nil }
+        var list: [NotificationAttachment] = []
+        for value in values {
+            guard let first = value.firstIndex(of: ","), let last = value.lastIndex(of: ","), first < last else {
+                throw UsageError("--attachment must be ID,URL,TYPE,SIZE, not '\(value)'")
+            }
+            let identifier = String(value[..<first])
+            let middle = value[value.index(after: first)..<last]
+            guard let typeComma = middle.lastIndex(of: ",") else {
+                throw UsageError("--attachment must be ID,URL,TYPE,SIZE, not '\(value)'")
+            }
+            let url = String(middle[..<typeComma])
+            let type = String(middle[middle.index(after: typeComma)...])
+            let sizeText = value[value.index(after: last)...]
+            guard let size = Int(sizeText) else {
+                throw UsageError("--attachment's SIZE must be a whole number of bytes, not '\(sizeText)'")
+            }
+            list.append(NotificationAttachment(identifier: identifier, url: url, type: type, size: size))
+        }
+        return list
+    }
 }

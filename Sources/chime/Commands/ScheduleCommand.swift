@@ -43,6 +43,12 @@ enum ScheduleCommand: Command {
             OptionSpec(name: "no-action", value: nil, help: "Show no action button (hasAction false)."),
             OptionSpec(name: "unhandled", value: "POLICY", help: "stack (default), replace or skip: what an occurrence does while the previous one is still unhandled on the delivered list."),
             OptionSpec(name: "collapse-key", value: "KEY", help: "A delivered firing of the recipient with the same key leaves the delivered list when this one is delivered (APNs/FCM collapse)."),
+            OptionSpec(name: "attachment", value: "ID,URL,TYPE,SIZE", help: "A file shown with it, fetched by the device: an identifier, an https URL, a MIME type or UTI (image/png, audio/mpeg, video/mp4…) and its size in bytes (images ≤ 10 MiB, audio ≤ 5 MiB, movies ≤ 50 MiB); repeatable, at most 10.", repeats: true),
+            OptionSpec(name: "title-key", value: "KEY", help: "Localizable title: a key of notifications.stringsDirectory's tables, resolved in the recipient's locale when it fires (--title is the fallback)."),
+            OptionSpec(name: "title-arg", value: "TEXT", help: "An argument of --title-key's format (%@, %1$@), in order; repeatable.", repeats: true),
+            OptionSpec(name: "body-key", value: "KEY", help: "Localizable body, as --title-key (--body is the fallback)."),
+            OptionSpec(name: "body-arg", value: "TEXT", help: "An argument of --body-key's format, in order; repeatable.", repeats: true),
+            OptionSpec(name: "sound-volume", value: "X", help: "Play --sound as a critical sound at this volume, 0 to 1 (when delivered at the critical level)."),
             OptionSpec(name: "disabled", value: nil, help: "Schedule with the switch off."),
             OptionSpec(name: "file", value: "PATH", help: "JSON array or NDJSON of reminders (wire shape; a trigger may use \"in\": \"5s\" instead of \"at\"); '-' reads stdin. Streamed and sent in chunks."),
         ] + beyondTheClockOptions + BulkOptions.specs + [
@@ -185,7 +191,10 @@ enum ScheduleCommand: Command {
             subtitle: arguments.value("subtitle"), interruptionLevel: try interruptionLevel(arguments),
             relevanceScore: try relevanceScore(arguments), targetContentIdentifier: arguments.value("target-content-id"),
             filterCriteria: arguments.value("filter-criteria"), hasAction: !arguments.has("no-action"),
-            unhandled: try unhandledPolicy(arguments), collapseKey: arguments.value("collapse-key"))
+            unhandled: try unhandledPolicy(arguments), collapseKey: arguments.value("collapse-key"),
+            attachments: try attachments(arguments), titleKey: arguments.value("title-key"),
+            titleArgs: arguments.all("title-arg").isEmpty ? nil : arguments.all("title-arg"), bodyKey: arguments.value("body-key"),
+            bodyArgs: arguments.all("body-arg").isEmpty ? nil : arguments.all("body-arg"), soundVolume: try soundVolume(arguments))
         var misfire: MisfirePolicy?
         if let name = arguments.value("misfire") {
             guard let policy = MisfirePolicy(rawValue: name) else {

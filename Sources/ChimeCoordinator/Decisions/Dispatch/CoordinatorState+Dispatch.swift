@@ -245,6 +245,12 @@ extension CoordinatorState {
                     let origin = counters.latenessOrigins.origin(of: firingId, dueAt: firing.dueAt)
                     counters.dispatchLateness.record(milliseconds: max(0, now.timeIntervalSince(origin)) * 1000)
                 }
+                // Localizable keys resolve in the recipient's locale now, not in the fold: the
+                // text follows the tables of the coordinator that dispatches, every attempt.
+                if firing.content.hasLocalizableKeys {
+                    let locale = durable.recipients.registered[firing.recipient]?.locale
+                    firing.content = configuration.strings.localized(firing.content, locale: locale)
+                }
                 firings.append(firing)
             }
             guard !firings.isEmpty else { continue }
