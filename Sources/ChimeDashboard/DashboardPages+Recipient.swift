@@ -64,6 +64,7 @@ extension DashboardPages {
         }
         let rows: [HTML] = [
             row("Zone", "zone", text(recipient.zone ?? "UTC (no zone registered)")),
+            row("Locale", "locale", text(recipient.locale ?? "the development locale (none registered)")),
             row("Allows", "allows", text(allowed.isEmpty ? "nothing" : allowed.joined(separator: ", "))),
             row("Badge", "badge", "\(result.badge) (\(result.deliveredCount) delivered, unhandled)"),
             row("Token", "token", text(recipient.token == nil ? "none" : "configured (not shown)")),

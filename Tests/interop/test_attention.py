@@ -273,3 +273,82 @@ def test_a_summary_event_carries_the_category_line_and_only_a_text_input_action_
     taken = client.request({"op": "act", "firingId": firing, "action": "reply", "text": "on my way"}, recipient)
     assert taken["ok"] is True, taken
     assert taken["result"]["job"]["text"] == "on my way"
+
+
+def test_keys_resolve_in_the_recipients_locale_and_attachments_and_volume_reach_fire_events(make_cluster, tmp_path):
+    strings = tmp_path / "strings"
+    strings.mkdir()
+    (strings / "fr.json").write_text(json.dumps({"GREETING": "Bonjour %@, %2$@ rappels"}), encoding="utf-8")
+    (strings / "en.json").write_text(json.dumps({"GREETING": "Hello %@, %2$@ reminders", "BODY": "Open the app"}))
+    cluster = make_cluster({"notifications": {"stringsDirectory": str(strings)}})
+    client = ClusterClient([cluster.control_endpoint])
+    french, english = (f"py-locale-{kind}-{uuid.uuid4().hex[:6]}" for kind in ("fr", "en"))
+    assert client.register(french, locale="fr-CA", grants=["critical"])["recipient"]["locale"] == "fr-CA"
+    client.register(english)
+    attachment = {"identifier": "map", "url": "https://example.com/map.png", "type": "image/png", "size": 120000}
+    keyed = {"title": "Fallback", "titleKey": "GREETING", "titleArgs": ["Zoé", "3"], "bodyKey": "BODY",
+             "sound": "default", "soundVolume": 0.5, "interruptionLevel": "critical", "attachments": [attachment]}
+    subscribers = {r: ClusterSubscriber(client.current_map(), recipient=r, since={0: 0}) for r in (french, english)}
+    try:
+        for recipient in (french, english):
+            client.schedule([{"id": "keyed", "recipient": recipient, "trigger": {"at": PAST}, "content": keyed}])
+        listed = client.list(recipient=french, all=True)[0]["reminders"][0]["reminder"]["content"]
+        assert listed == keyed, "stored as scheduled: keys, not text"
+        fr_event = receive_fire_events(subscribers[french], {"keyed"})["keyed"]
+        en_event = receive_fire_events(subscribers[english], {"keyed"})["keyed"]
+        assert fr_event["title"] == "Bonjour Zoé, 3 rappels", "fr-CA falls back to fr"
+        assert fr_event["body"] == "Open the app", "fr has no BODY: the development locale's"
+        assert en_event["title"] == "Hello Zoé, 3 reminders"
+        for event in (fr_event, en_event):
+            assert (event["titleKey"], event["titleArgs"], event["bodyKey"]) == ("GREETING", ["Zoé", "3"], "BODY")
+            assert event["attachments"] == [attachment]
+            assert event["soundVolume"] == 0.5
+            assert list(event) == sorted(event), "keys are documented as sorted"
+        assert fr_event["interruptionLevel"] == "critical"
+        assert "interruptionLevel" not in en_event, "critical not granted: delivered as active"
+    finally:
+        for subscriber in subscribers.values():
+            subscriber.close()
+    bad = [({"type": "image/webp"}, "reminder.content.attachments[0].type"),
+           ({"size": 11 * 1024 * 1024}, "reminder.content.attachments[0].size"),
+           ({"url": "file:///etc/passwd"}, "reminder.content.attachments[0].url")]
+    for change, field in bad:
+        reply = client.request({"op": "schedule", "reminders": [
+            {"recipient": english, "trigger": {"at": PAST}, "content": {"attachments": [{**attachment, **change}]}}]}, english)
+        assert reply["ok"] is False and (reply["error"]["code"], reply["error"].get("field")) == ("invalid_argument", field), reply
+    reply = client.request({"op": "schedule", "reminders": [
+        {"recipient": english, "trigger": {"at": PAST}, "content": {"title": "t", "soundVolume": 0.5}}]}, english)
+    assert (reply["error"]["code"], reply["error"].get("field")) == ("invalid_argument", "reminder.content.soundVolume")
+    reply = client.request({"op": "register", "recipient": {"id": english, "locale": "not a locale"}}, english)
+    assert (reply["error"]["code"], reply["error"].get("field")) == ("invalid_argument", "recipient.locale"), reply
+
+    binary = str(chime_binary())
+    args = cluster.cluster_arguments
+    out = subprocess.run([binary, "schedule", "--recipient", english, "--id", "cli-keyed", "--at", "2030-01-01T00:00:00Z",
+                          "--title-key", "GREETING", "--title-arg", "Sam", "--title-arg", "2", "--body-key", "BODY",
+                          "--sound", "default", "--sound-volume", "0.25",
+                          "--attachment", "clip,https://example.com/a,b.mp4,video/mp4,2000", *args, "--json"],
+                         capture_output=True, text=True, timeout=30)
+    assert out.returncode == 0, out.stderr
+    listed = [item["reminder"] for item in client.list(recipient=english, all=True)[0]["reminders"]]
+    cli = next(reminder["content"] for reminder in listed if reminder["id"] == "cli-keyed")
+    assert cli == {"titleKey": "GREETING", "titleArgs": ["Sam", "2"], "bodyKey": "BODY", "sound": "default",
+                   "soundVolume": 0.25, "attachments": [{"identifier": "clip", "url": "https://example.com/a,b.mp4",
+                                                         "type": "video/mp4", "size": 2000}]}
+    refused = subprocess.run([binary, "schedule", "--recipient", english, "--in", "1h", "--attachment", "a,b", *args],
+                             capture_output=True, text=True, timeout=30)
+    assert refused.returncode == 2 and "--attachment must be ID,URL,TYPE,SIZE" in refused.stderr
+
+
+def test_an_unreadable_strings_table_stops_the_coordinator_naming_the_file(tmp_path):
+    strings = tmp_path / "strings"
+    strings.mkdir()
+    (strings / "de.json").write_text('{"GREETING": 1}')
+    config = tmp_path / "chime.json"
+    config.write_text(json.dumps({"notifications": {"stringsDirectory": str(strings)},
+                                  "store": {"directory": str(tmp_path / "store")}}))
+    from conftest import free_port_base  # noqa: E402
+    out = subprocess.run([str(chime_binary()), "coordinator", "--config", str(config), "--port-base", str(free_port_base())],
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode != 0
+    assert "de.json is not a JSON object of strings" in out.stderr, out.stderr

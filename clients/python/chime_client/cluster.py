@@ -405,7 +405,7 @@ class ClusterClient(MapHolder):
                  quiet_hours: list[dict] | None = None, throttle: dict | None = None,
                  opted_out_categories: list[str] | None = None, summary_at: list[str] | None = None,
                  break_through: dict | None = None, opted_out_channels: dict | None = None,
-                 request_id: str | None = None) -> dict:
+                 locale: str | None = None, request_id: str | None = None) -> dict:
         """Registers (replaces) `recipient` on its shard: {"recipient", "badge", "deliveredCount"}.
 
         `settings` any of "alert", "sound", "badge" (absent: all); `grants` any of INTERRUPTION_GRANTS
@@ -419,12 +419,15 @@ class ClusterClient(MapHolder):
         together; `break_through` {"categories": [...], "filterCriteria": [...]}: passive and
         active firings of those categories or filter criteria are delivered in quiet hours;
         `opted_out_channels` {"*": ["fcm"], "promo": ["apns"]}: delivery channels (webhook, apns,
-        fcm) not used for every firing ("*") or for a category's."""
+        fcm) not used for every firing ("*") or for a category's; `locale` ("fr-CA"): content's
+        "titleKey" and "bodyKey" resolve in it when a firing is dispatched (the coordinator's
+        notifications.stringsDirectory tables), and fire events carry the resolved "title" and "body"."""
         registration: dict = {"id": recipient}
         for key, value in (("settings", settings), ("zone", zone), ("grants", grants), ("categories", categories),
                            ("quietHours", quiet_hours), ("throttle", throttle),
                            ("optedOutCategories", opted_out_categories), ("summaryAt", summary_at),
-                           ("breakThrough", break_through), ("optedOutChannels", opted_out_channels)):
+                           ("breakThrough", break_through), ("optedOutChannels", opted_out_channels),
+                           ("locale", locale)):
             if value is not None:
                 registration[key] = value
         request = {"op": "register", "recipient": registration}

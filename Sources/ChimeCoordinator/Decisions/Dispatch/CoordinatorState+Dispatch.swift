@@ -245,13 +245,7 @@ extension CoordinatorState {
                     let origin = counters.latenessOrigins.origin(of: firingId, dueAt: firing.dueAt)
                     counters.dispatchLateness.record(milliseconds: max(0, now.timeIntervalSince(origin)) * 1000)
                 }
-                // Localizable keys resolve in the recipient's locale now, not in the fold: the
-                // text follows the tables of the coordinator that dispatches, every attempt.
-                if firing.content.hasLocalizableKeys {
-                    let locale = durable.recipients.registered[firing.recipient]?.locale
-                    firing.content = configuration.strings.localized(firing.content, locale: locale)
-                }
-                firings.append(firing)
+                firings.append(localized(firing))
             }
             guard !firings.isEmpty else { continue }
             dispatch.assignmentCounter += 1
@@ -515,8 +509,20 @@ extension CoordinatorState {
         }
         for (recipient, firings) in summaries.sorted(by: { $0.key < $1.key }) {
             let categories = durable.recipients.registered[recipient]?.categories ?? []
-            directives.append(.publish(.summary(SummaryEvent(recipient: recipient, at: now, firings: firings, categories: categories))))
+            directives.append(.publish(.summary(SummaryEvent(
+                recipient: recipient, at: now, firings: firings.map(localized), categories: categories))))
         }
+    }
+
+    /// `firing` with its localizable keys resolved in its recipient's locale
+    /// (``StringTables/localized(_:locale:)``); as it is without keys (one comparison). Done at
+    /// dispatch, not in the fold: the text follows the tables of the coordinator that
+    /// dispatches, on every attempt, and the journal keeps the keys.
+    func localized(_ firing: Firing) -> Firing {
+        guard firing.content.hasLocalizableKeys else { return firing }
+        var resolved = firing
+        resolved.content = configuration.strings.localized(firing.content, locale: durable.recipients.registered[firing.recipient]?.locale)
+        return resolved
     }
 }
 
