@@ -111,6 +111,7 @@ public struct RandomReminderMaker {
         content.bodyKey = maybe { "KEY_\($0.random.next() % 1000)" }
         if content.bodyKey != nil { content.bodyArgs = maybe { maker in [maker.string(maximumPieces: 3), maker.string(maximumPieces: 3)] } }
         if content.sound != nil { content.soundVolume = maybe { Double(Int.random(in: 0...1024, using: &$0.random)) / 1024 } }
+        content.throttled = ThrottledPolicy.allCases.randomElement(using: &random) ?? .hold
     }
 
     private mutating func coin() -> Bool { Bool.random(using: &random) }

@@ -170,21 +170,22 @@ extension Content {
     }
 
     /// Binary form of the extended fields: u8 parts (1 attachments, 2 titleKey, 4 titleArgs,
-    /// 8 bodyKey, 16 bodyArgs, 32 soundVolume), then each present one in that order, in the
-    /// reminder's binary form (`Content.writeExtendedBinary`).
+    /// 8 bodyKey, 16 bodyArgs, 32 soundVolume, 64 throttled), then each present one in that
+    /// order, in the reminder's binary form (`Content.writeExtendedBinary`).
     func writeExtended(to writer: inout ByteWriter) {
         writer.writeByte(
             (attachments != nil ? 1 : 0) | (titleKey != nil ? 2 : 0) | (titleArgs != nil ? 4 : 0) | (bodyKey != nil ? 8 : 0)
-                | (bodyArgs != nil ? 16 : 0) | (soundVolume != nil ? 32 : 0))
+                | (bodyArgs != nil ? 16 : 0) | (soundVolume != nil ? 32 : 0) | (throttled != .hold ? 64 : 0))
         writeExtendedBinary(to: &writer)
     }
 
     mutating func readExtended(from reader: inout ByteReader) throws(BinaryDecodingError) {
         let offset = reader.offset
         let parts = try reader.readByte()
-        guard parts & ~63 == 0 else { throw BinaryDecodingError(.unknownFlags, offset: offset) }
+        guard parts & ~127 == 0 else { throw BinaryDecodingError(.unknownFlags, offset: offset) }
         try readExtendedBinary(from: &reader, attachments: parts & 1 != 0, titleKey: parts & 2 != 0, titleArgs: parts & 4 != 0,
-                               bodyKey: parts & 8 != 0, bodyArgs: parts & 16 != 0, soundVolume: parts & 32 != 0)
+                               bodyKey: parts & 8 != 0, bodyArgs: parts & 16 != 0, soundVolume: parts & 32 != 0,
+                               throttled: parts & 64 != 0)
     }
 
     mutating func readAttention(from reader: inout ByteReader) throws(BinaryDecodingError) {

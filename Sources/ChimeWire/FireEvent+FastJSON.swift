@@ -76,6 +76,7 @@ extension FireEvent {
             string("targetContentIdentifier", content.targetContentIdentifier)
         }
         string("threadId", content.threadId)
+        if extended && content.throttled != .hold { string("throttled", content.throttled.rawValue) }
         string("title", content.title)
         encoded("titleArgs", content.titleArgs)
         if extended { string("titleKey", content.titleKey) }

@@ -19,9 +19,9 @@ public enum Topic {
 /// "body", "action", "launchImage", "sound", "badge", "userInfo", "category", "threadId",
 /// "subtitle", "interruptionLevel", "relevanceScore", "targetContentIdentifier",
 /// "filterCriteria", "hasAction", "unhandled", "collapseKey", "attachments", "titleKey", "titleArgs",
-/// "bodyKey", "bodyArgs", "soundVolume"}`; instants in RFC 3339 UTC with
+/// "bodyKey", "bodyArgs", "soundVolume", "throttled"}`; instants in RFC 3339 UTC with
 /// milliseconds; absent content fields are omitted, and so are `interruptionLevel` `"active"`,
-/// `hasAction` `true` and `unhandled` `"stack"` (the defaults). `interruptionLevel` is the level delivered, after the recipient's grants.
+/// `hasAction` `true`, `unhandled` `"stack"` and `throttled` `"hold"` (the defaults). `interruptionLevel` is the level delivered, after the recipient's grants.
 /// `title` and `body` are resolved from `titleKey` and `bodyKey` in the recipient's locale
 /// (``StringTables``); the keys and their arguments come along. `seq` is
 /// the coordinator's event sequence number, given at dispatch and unique per delivery
@@ -60,7 +60,7 @@ extension FireEvent: Codable {
         case title, body, action, launchImage, sound, badge, userInfo, category, threadId
         case subtitle, interruptionLevel, relevanceScore, targetContentIdentifier, filterCriteria, hasAction
         case unhandled, collapseKey
-        case attachments, titleKey, titleArgs, bodyKey, bodyArgs, soundVolume
+        case attachments, titleKey, titleArgs, bodyKey, bodyArgs, soundVolume, throttled
     }
 
     public init(from decoder: any Decoder) throws {
@@ -92,7 +92,8 @@ extension FireEvent: Codable {
             titleArgs: try container.decodeIfPresent([String].self, forKey: .titleArgs),
             bodyKey: try container.decodeIfPresent(String.self, forKey: .bodyKey),
             bodyArgs: try container.decodeIfPresent([String].self, forKey: .bodyArgs),
-            soundVolume: try container.decodeIfPresent(Double.self, forKey: .soundVolume))
+            soundVolume: try container.decodeIfPresent(Double.self, forKey: .soundVolume),
+            throttled: try container.decodeIfPresent(ThrottledPolicy.self, forKey: .throttled) ?? .hold)
         var firing = Firing(
             reminderId: try container.decode(ReminderID.self, forKey: .reminderId),
             recipient: try container.decode(RecipientID.self, forKey: .recipient),
@@ -147,6 +148,7 @@ extension FireEvent: Codable {
         try container.encodeIfPresent(content.bodyKey, forKey: .bodyKey)
         try container.encodeIfPresent(content.bodyArgs, forKey: .bodyArgs)
         try container.encodeIfPresent(content.soundVolume, forKey: .soundVolume)
+        if content.throttled != .hold { try container.encode(content.throttled, forKey: .throttled) }
     }
 }
 

@@ -58,6 +58,7 @@ extension Content {
         var bodyKey: String??
         var bodyArgs: [String]??
         var soundVolume: Double??
+        var throttled: ThrottledPolicy??
         var object = try reader.beginObject()
         while let key = try reader.nextKey(in: &object) {
             switch key {
@@ -95,6 +96,12 @@ extension Content {
             case "bodyKey": try bodyKey.setOnce(reader.readStringOrNull())
             case "bodyArgs": try bodyArgs.setOnce(reader.consumeNull() ? nil : Self.fastStrings(&reader))
             case "soundVolume": try soundVolume.setOnce(reader.consumeNull() ? nil : reader.readDouble())
+            case "throttled":
+                try throttled.setOnce(
+                    reader.readStringOrNull().map { name throws(FastJSONReader.Unsupported) in
+                        guard let policy = ThrottledPolicy(rawValue: name) else { throw FastJSONReader.Unsupported() }
+                        return policy
+                    })
             default: throw FastJSONReader.Unsupported()
             }
         }
@@ -106,7 +113,7 @@ extension Content {
             targetContentIdentifier: targetContentIdentifier ?? nil, filterCriteria: filterCriteria ?? nil,
             hasAction: (hasAction ?? nil) ?? true, unhandled: (unhandled ?? nil) ?? .stack, collapseKey: collapseKey ?? nil,
             attachments: attachments ?? nil, titleKey: titleKey ?? nil, titleArgs: titleArgs ?? nil, bodyKey: bodyKey ?? nil,
-            bodyArgs: bodyArgs ?? nil, soundVolume: soundVolume ?? nil)
+            bodyArgs: bodyArgs ?? nil, soundVolume: soundVolume ?? nil, throttled: (throttled ?? nil) ?? .hold)
     }
 
     /// An array of strings (no `null` inside, as `[String]` decodes).

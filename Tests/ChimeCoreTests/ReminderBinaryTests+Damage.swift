@@ -106,8 +106,8 @@ import Testing
         expectError(.unknownTag, offset: 9, header + [0x21, 1, 1, 0x6B, 7] + zeroInstant)
         // flags: misfire (bit 17), tag 3.
         expectError(.unknownTag, offset: 16, header + [0x81, 0x80, 0x08] + zeroInstant + [3])
-        // flags bit 39 is not defined in version 1 (bits 33 to 38 are the later content fields).
-        expectError(.unknownFlags, offset: 5, header + [0x81, 0x80, 0x80, 0x80, 0x80, 0x10] + zeroInstant)
+        // flags bit 40 is not defined in version 1 (bits 33 to 39 are the later content fields).
+        expectError(.unknownFlags, offset: 5, header + [0x81, 0x80, 0x80, 0x80, 0x80, 0x20] + zeroInstant)
     }
 
     @Test func nonCanonicalFormsAreRefused() {

@@ -82,6 +82,7 @@ struct VariedJSONWriter {
             ("bodyKey", content.bodyKey.map { string($0) }, true),
             ("bodyArgs", content.bodyArgs.map { "[" + $0.map { string($0) }.joined(separator: ",") + "]" }, true),
             ("soundVolume", content.soundVolume.map { "\($0)" }, true),
+            ("throttled", content.throttled == .hold ? nil : string(content.throttled.rawValue), true),
         ])
     }
 

@@ -326,13 +326,13 @@ def test_keys_resolve_in_the_recipients_locale_and_attachments_and_volume_reach_
     args = cluster.cluster_arguments
     out = subprocess.run([binary, "schedule", "--recipient", english, "--id", "cli-keyed", "--at", "2030-01-01T00:00:00Z",
                           "--title-key", "GREETING", "--title-arg", "Sam", "--title-arg", "2", "--body-key", "BODY",
-                          "--sound", "default", "--sound-volume", "0.25",
+                          "--sound", "default", "--sound-volume", "0.25", "--throttled", "coalesce",
                           "--attachment", "clip,https://example.com/a,b.mp4,video/mp4,2000", *args, "--json"],
                          capture_output=True, text=True, timeout=30)
     assert out.returncode == 0, out.stderr
     listed = [item["reminder"] for item in client.list(recipient=english, all=True)[0]["reminders"]]
     cli = next(reminder["content"] for reminder in listed if reminder["id"] == "cli-keyed")
-    assert cli == {"titleKey": "GREETING", "titleArgs": ["Sam", "2"], "bodyKey": "BODY", "sound": "default",
+    assert cli == {"titleKey": "GREETING", "titleArgs": ["Sam", "2"], "bodyKey": "BODY", "sound": "default", "throttled": "coalesce",
                    "soundVolume": 0.25, "attachments": [{"identifier": "clip", "url": "https://example.com/a,b.mp4",
                                                          "type": "video/mp4", "size": 2000}]}
     refused = subprocess.run([binary, "schedule", "--recipient", english, "--in", "1h", "--attachment", "a,b", *args],

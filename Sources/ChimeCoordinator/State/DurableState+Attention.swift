@@ -69,6 +69,14 @@ extension DurableState {
         return throttle.slot(for: planned, after: groups[throttle.group(of: content)] ?? [])
     }
 
+    /// The firing of `key` held for the throttle, if any (the earliest by firing id when
+    /// several are): what a `throttled: coalesce` occurrence is coalesced into. O(held
+    /// firings); free when none is held.
+    func throttleHeldFiring(of key: ReminderKey) -> FiringID? {
+        guard !deliveries.heldFirings.isEmpty else { return nil }
+        return deliveries.heldFirings.keys.filter { $0.key == key && deliveries.holdReasons[$0] == .throttle }.min()
+    }
+
     /// After `recipient` re-registered with another zone, other quiet hours, summary times or
     /// break-through at `at` (UTC), each of its held firings is decided again from `at` as the
     /// dispatch decides a due one: held to the end of the new quiet window `at` falls in

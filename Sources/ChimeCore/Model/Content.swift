@@ -8,7 +8,8 @@ import Foundation
 /// "active" | "timeSensitive" | "critical", "relevanceScore": 0...1, "targetContentIdentifier":
 /// "...", "filterCriteria": "...", "hasAction": Bool, "unhandled": "stack" | "replace" | "skip",
 /// "collapseKey": "...", "attachments": [attachment, …], "titleKey": "...", "titleArgs": ["..."],
-/// "bodyKey": "...", "bodyArgs": ["..."], "soundVolume": 0...1}` (``NotificationAttachment``'s
+/// "bodyKey": "...", "bodyArgs": ["..."], "soundVolume": 0...1, "throttled": "hold" | "coalesce" |
+/// "drop"}` (``NotificationAttachment``'s
 /// shape for attachments); every field is optional. `"badge"` is a
 /// ``BadgeChange``: a number as before, or `"+1"` for the relative mode. The defaults
 /// (`interruptionLevel` `"active"`, `hasAction` `true`, `unhandled` `"stack"`) are omitted when encoding, so content
@@ -118,6 +119,13 @@ public struct Content: Codable, Hashable, Sendable {
         set { changeAttention { $0.soundVolume = newValue } }
     }
 
+    /// What an occurrence does when the recipient's throttle has no room for it
+    /// (``ThrottledPolicy``); `.hold` by default.
+    public var throttled: ThrottledPolicy {
+        get { attention?.fields.throttled ?? .hold }
+        set { changeAttention { $0.throttled = newValue } }
+    }
+
     /// Changes the boxed fields: a new box (values stay immutable and shareable), or none when
     /// every field is back to its default; nothing when the change changes nothing.
     private mutating func changeAttention(_ change: (inout AttentionFields) -> Void) {
@@ -138,7 +146,7 @@ public struct Content: Codable, Hashable, Sendable {
         targetContentIdentifier: String? = nil, filterCriteria: String? = nil, hasAction: Bool = true,
         unhandled: UnhandledPolicy = .stack, collapseKey: String? = nil,
         attachments: [NotificationAttachment]? = nil, titleKey: String? = nil, titleArgs: [String]? = nil,
-        bodyKey: String? = nil, bodyArgs: [String]? = nil, soundVolume: Double? = nil
+        bodyKey: String? = nil, bodyArgs: [String]? = nil, soundVolume: Double? = nil, throttled: ThrottledPolicy = .hold
     ) {
         precondition(badge == nil || badgeChange == nil, "give Content either badge or badgeChange, not both")
         self.title = title
@@ -155,7 +163,7 @@ public struct Content: Codable, Hashable, Sendable {
                 subtitle: subtitle, interruptionLevel: interruptionLevel, relevanceScore: relevanceScore,
                 targetContentIdentifier: targetContentIdentifier, filterCriteria: filterCriteria, hasAction: hasAction,
                 unhandled: unhandled, collapseKey: collapseKey, attachments: attachments, titleKey: titleKey,
-                titleArgs: titleArgs, bodyKey: bodyKey, bodyArgs: bodyArgs, soundVolume: soundVolume))
+                titleArgs: titleArgs, bodyKey: bodyKey, bodyArgs: bodyArgs, soundVolume: soundVolume, throttled: throttled))
     }
 
     /// The longest localizable key, in UTF-8 bytes.
@@ -282,7 +290,7 @@ public struct Content: Codable, Hashable, Sendable {
         case title, body, action, launchImage, sound, badge, userInfo, category, threadId
         case subtitle, interruptionLevel, relevanceScore, targetContentIdentifier, filterCriteria, hasAction
         case unhandled, collapseKey
-        case attachments, titleKey, titleArgs, bodyKey, bodyArgs, soundVolume
+        case attachments, titleKey, titleArgs, bodyKey, bodyArgs, soundVolume, throttled
     }
 
     /// The JSON keys of content, in declaration order (what a reminder's `unknown_field` hint
@@ -320,7 +328,8 @@ public struct Content: Codable, Hashable, Sendable {
                 titleArgs: try container.decodeIfPresent([String].self, forKey: .titleArgs),
                 bodyKey: try container.decodeIfPresent(String.self, forKey: .bodyKey),
                 bodyArgs: try container.decodeIfPresent([String].self, forKey: .bodyArgs),
-                soundVolume: try container.decodeIfPresent(Double.self, forKey: .soundVolume)))
+                soundVolume: try container.decodeIfPresent(Double.self, forKey: .soundVolume),
+                throttled: try container.decodeIfPresent(ThrottledPolicy.self, forKey: .throttled) ?? .hold))
     }
 
     /// The attachments, counted before any is decoded (a list of a million would otherwise
@@ -363,6 +372,7 @@ public struct Content: Codable, Hashable, Sendable {
         try container.encodeIfPresent(bodyKey, forKey: .bodyKey)
         try container.encodeIfPresent(bodyArgs, forKey: .bodyArgs)
         try container.encodeIfPresent(soundVolume, forKey: .soundVolume)
+        if throttled != .hold { try container.encode(throttled, forKey: .throttled) }
     }
 
     /// Whether any field added with the attention model is given (a subtitle, a level other
@@ -373,12 +383,12 @@ public struct Content: Codable, Hashable, Sendable {
     public var hasAttentionFields: Bool { attention != nil }
 
     /// Whether any of the later attention fields is given (attachments, `titleKey`,
-    /// `titleArgs`, `bodyKey`, `bodyArgs`, `soundVolume`): the dispatch frame writes them in a
-    /// block of their own only then.
+    /// `titleArgs`, `bodyKey`, `bodyArgs`, `soundVolume`, `throttled` other than `.hold`): the
+    /// dispatch frame writes them in a block of their own only then.
     public var hasExtendedFields: Bool {
         guard let fields = attention?.fields else { return false }
         return fields.attachments != nil || fields.titleKey != nil || fields.titleArgs != nil || fields.bodyKey != nil
-            || fields.bodyArgs != nil || fields.soundVolume != nil
+            || fields.bodyArgs != nil || fields.soundVolume != nil || fields.throttled != .hold
     }
 }
 
@@ -398,6 +408,7 @@ struct AttentionFields: Hashable, Sendable {
     var bodyKey: String?
     var bodyArgs: [String]?
     var soundVolume: Double?
+    var throttled = ThrottledPolicy.hold
 }
 
 /// An immutable box of ``AttentionFields``, shared by copies of a ``Content``; compared and

@@ -237,8 +237,9 @@ struct ReminderBinaryFields: OptionSet {
     static let bodyKey = Self(rawValue: 1 << 36)
     static let bodyArgs = Self(rawValue: 1 << 37)
     static let soundVolume = Self(rawValue: 1 << 38)
+    static let throttled = Self(rawValue: 1 << 39)
 
-    static let defined = Self(rawValue: (1 << 39) - 1)
+    static let defined = Self(rawValue: (1 << 40) - 1)
 
     init(rawValue: UInt64) { self.rawValue = rawValue }
 
@@ -277,6 +278,7 @@ extension Content {
             if bodyKey != nil { fields.insert(.bodyKey) }
             if bodyArgs != nil { fields.insert(.bodyArgs) }
             if soundVolume != nil { fields.insert(.soundVolume) }
+            if throttled != .hold { fields.insert(.throttled) }
         }
         return fields
     }
@@ -294,8 +296,8 @@ extension Content {
     }
 
     /// Writes the extended fields that are present (attachments, titleKey, titleArgs,
-    /// bodyKey, bodyArgs, soundVolume, in that order): the reminder's binary form and the
-    /// dispatch frame share it.
+    /// bodyKey, bodyArgs, soundVolume, then `throttled` as a tag byte when not `.hold`, in that
+    /// order): the reminder's binary form and the dispatch frame share it.
     public func writeExtendedBinary(to sink: inout some BinarySink) {
         if let attachments { NotificationAttachment.writeBinary(attachments, to: &sink) }
         if let titleKey { sink.writeString(titleKey) }
@@ -303,13 +305,14 @@ extension Content {
         if let bodyKey { sink.writeString(bodyKey) }
         if let bodyArgs { Self.writeStrings(bodyArgs, to: &sink) }
         if let soundVolume { sink.writeDouble(soundVolume) }
+        if throttled != .hold { sink.writeByte(throttled.binaryTag) }
     }
 
     /// Reads the extended fields ``writeExtendedBinary(to:)`` wrote, those the flags name.
     /// - Throws: `BinaryDecodingError` for bytes cut short or a count past them.
     public mutating func readExtendedBinary(
         from reader: inout ByteReader, attachments hasAttachments: Bool, titleKey hasTitleKey: Bool, titleArgs hasTitleArgs: Bool,
-        bodyKey hasBodyKey: Bool, bodyArgs hasBodyArgs: Bool, soundVolume hasSoundVolume: Bool
+        bodyKey hasBodyKey: Bool, bodyArgs hasBodyArgs: Bool, soundVolume hasSoundVolume: Bool, throttled hasThrottled: Bool
     ) throws(BinaryDecodingError) {
         if hasAttachments { attachments = try NotificationAttachment.readBinaryList(from: &reader) }
         if hasTitleKey { titleKey = try reader.readString() }
@@ -317,6 +320,10 @@ extension Content {
         if hasBodyKey { bodyKey = try reader.readString() }
         if hasBodyArgs { bodyArgs = try Self.readStrings(from: &reader) }
         if hasSoundVolume { soundVolume = try reader.readDouble() }
+        if hasThrottled {
+            // Hold is the default, never marked present: refusing it keeps the bytes canonical.
+            throttled = try reader.readTag { tag in tag == 0 ? nil : ThrottledPolicy(binaryTag: tag) }
+        }
     }
 
     /// A list of strings: its count, then each string.
@@ -337,7 +344,7 @@ extension Content {
     mutating func readBinaryExtensions(from reader: inout ByteReader, fields: ReminderBinaryFields) throws(BinaryDecodingError) {
         let attention: ReminderBinaryFields = [
             .subtitle, .interruptionLevel, .relevanceScore, .targetContentIdentifier, .filterCriteria, .noAction,
-            .unhandled, .collapseKey, .attachments, .titleKey, .titleArgs, .bodyKey, .bodyArgs, .soundVolume,
+            .unhandled, .collapseKey, .attachments, .titleKey, .titleArgs, .bodyKey, .bodyArgs, .soundVolume, .throttled,
         ]
         guard !fields.isDisjoint(with: attention) else { return }
         if fields.contains(.subtitle) { subtitle = try reader.readString() }
@@ -357,7 +364,7 @@ extension Content {
         try readExtendedBinary(
             from: &reader, attachments: fields.contains(.attachments), titleKey: fields.contains(.titleKey),
             titleArgs: fields.contains(.titleArgs), bodyKey: fields.contains(.bodyKey), bodyArgs: fields.contains(.bodyArgs),
-            soundVolume: fields.contains(.soundVolume))
+            soundVolume: fields.contains(.soundVolume), throttled: fields.contains(.throttled))
     }
 
     func writeBinary(to sink: inout some BinarySink) {

@@ -33,6 +33,16 @@ extension ScheduleCommand {
         return score
     }
 
+    /// `--throttled`, or `.hold` when absent.
+    /// - Throws: `UsageError` for a name that is no policy.
+    static func throttledPolicy(_ arguments: Arguments) throws(UsageError) -> ThrottledPolicy {
+        guard let name = arguments.value("throttled") else { return .hold }
+        guard let policy = ThrottledPolicy(rawValue: name) else {
+            throw UsageError("--throttled must be hold, coalesce or drop, not '\(name)'")
+        }
+        return policy
+    }
+
     /// `--sound-volume`, a number from 0 to 1 inclusive, or `nil` when absent.
     /// - Throws: `UsageError` for text that is not such a number.
     static func soundVolume(_ arguments: Arguments) throws(UsageError) -> Double? {

@@ -49,6 +49,7 @@ enum ScheduleCommand: Command {
             OptionSpec(name: "body-key", value: "KEY", help: "Localizable body, as --title-key (--body is the fallback)."),
             OptionSpec(name: "body-arg", value: "TEXT", help: "An argument of --body-key's format, in order; repeatable.", repeats: true),
             OptionSpec(name: "sound-volume", value: "X", help: "Play --sound as a critical sound at this volume, 0 to 1 (when delivered at the critical level)."),
+            OptionSpec(name: "throttled", value: "POLICY", help: "hold (default), coalesce or drop: what an occurrence does when the recipient's throttle has no room (coalesce: into this reminder's firing already waiting; coalesced and dropped ones are recorded as suppressed)."),
             OptionSpec(name: "disabled", value: nil, help: "Schedule with the switch off."),
             OptionSpec(name: "file", value: "PATH", help: "JSON array or NDJSON of reminders (wire shape; a trigger may use \"in\": \"5s\" instead of \"at\"); '-' reads stdin. Streamed and sent in chunks."),
         ] + beyondTheClockOptions + BulkOptions.specs + [
@@ -194,7 +195,8 @@ enum ScheduleCommand: Command {
             unhandled: try unhandledPolicy(arguments), collapseKey: arguments.value("collapse-key"),
             attachments: try attachments(arguments), titleKey: arguments.value("title-key"),
             titleArgs: arguments.all("title-arg").isEmpty ? nil : arguments.all("title-arg"), bodyKey: arguments.value("body-key"),
-            bodyArgs: arguments.all("body-arg").isEmpty ? nil : arguments.all("body-arg"), soundVolume: try soundVolume(arguments))
+            bodyArgs: arguments.all("body-arg").isEmpty ? nil : arguments.all("body-arg"), soundVolume: try soundVolume(arguments),
+            throttled: try throttledPolicy(arguments))
         var misfire: MisfirePolicy?
         if let name = arguments.value("misfire") {
             guard let policy = MisfirePolicy(rawValue: name) else {

@@ -141,6 +141,17 @@ extension CoordinatorState {
                 release = (slot, .throttle)
             }
             if let (until, reason) = release {
+                // Over the throttle, the reminder may coalesce into its firing already waiting
+                // for the throttle, or drop the occurrence: journaled as suppressed, never lost
+                // silently.
+                if reason == .throttle, content.throttled != .hold {
+                    let waiting = content.throttled == .coalesce ? durable.throttleHeldFiring(of: id) : nil
+                    if content.throttled == .drop || waiting != nil {
+                        let why = waiting.map(ThrottledPolicy.coalescedReason(into:)) ?? ThrottledPolicy.dropReason
+                        record(.suppressed(id, dueAt: fireAt, next: following, reason: why, at: now), into: &directives)
+                        return
+                    }
+                }
                 let held = AttentionEntry.held(
                     id, dueAt: fireAt, next: following, late: isMisfire, missed: missed, until: until, reason: reason, at: now)
                 record(.attention(held), into: &directives, hints: ApplyHints(reminder: reminder))
