@@ -153,22 +153,34 @@ def test_a_firing_held_in_quiet_hours_survives_kill_9_and_is_delivered_once_at_t
     registered = client.register(recipient, zone="UTC", quiet_hours=[window])
     assert registered["recipient"]["quietHours"] == [window]
     client.schedule([{"id": "nightly", "recipient": recipient, "trigger": {"at": PAST}, "content": {"title": "shh"}}])
+    # A second recipient waits for a summary at the window's end: that hold survives too.
+    digest = f"py-digest-{uuid.uuid4().hex[:8]}"
+    client.register(digest, zone="UTC", summary_at=[f"{end:%H:%M}"])
+    client.schedule([{"id": "digested", "recipient": digest, "trigger": {"at": PAST}, "content": {"title": "later"}}])
 
-    def held() -> list[dict]:
-        listing = client.list(recipient=recipient, all=True)[0]["reminders"]
+    def held(who: str = recipient) -> list[dict]:
+        listing = client.list(recipient=who, all=True)[0]["reminders"]
         return listing[0].get("held", []) if listing else []
 
     holds = wait_for("the firing to be held", held)
     until = f"{end:%Y-%m-%dT%H:%M:%S}.000Z"
     assert holds == [{"firingId": f"{recipient}/nightly@2020-01-01T00:00:00.000Z", "until": until, "reason": "quiet hours"}]
-    assert metric(cluster, "chime_firings_held") == 1
+    digest_holds = wait_for("the digest firing to be held", lambda: held(digest))
+    assert digest_holds == [{"firingId": f"{digest}/digested@2020-01-01T00:00:00.000Z", "until": until, "reason": "summary"}]
+    assert metric(cluster, "chime_firings_held") == 2
     assert delivered_ids(client, recipient) == []
 
     cluster.kill_coordinator()
     cluster.start_coordinator("coordinator-after-kill")
     client = ClusterClient([cluster.control_endpoint])
     assert held() == holds, "the hold survived kill -9 with its firing id, release instant and reason"
+    assert held(digest) == digest_holds, "so did the summary's"
     assert delivered_ids(client, recipient) == [], "not delivered early by the recovery"
+    import zmq
+    summary = zmq.Context.instance().socket(zmq.SUB)
+    summary.setsockopt(zmq.LINGER, 0)
+    summary.setsockopt(zmq.SUBSCRIBE, f"summary.{digest}".encode())
+    summary.connect(cluster.events_endpoint)
 
     subscriber = ClusterSubscriber(client.current_map(), recipient=recipient, since={0: 0})
     try:
@@ -184,6 +196,13 @@ def test_a_firing_held_in_quiet_hours_survives_kill_9_and_is_delivered_once_at_t
         subscriber.close()
     wait_for("the delivery to be acknowledged", lambda: delivered_ids(client, recipient) == [holds[0]["firingId"]])
     assert held() == []
+    try:
+        assert summary.poll(30_000, zmq.POLLIN), "no summary event after the restart"
+        event = json.loads(summary.recv_multipart()[1])
+        assert [item["firingId"] for item in event["firings"]] == [digest_holds[0]["firingId"]]
+    finally:
+        summary.close()
+    wait_for("the digest delivery to be acknowledged", lambda: delivered_ids(client, digest) == [digest_holds[0]["firingId"]])
     assert metric(cluster, "chime_firings_held") == 0
 
 
