@@ -32,6 +32,9 @@ class ShardedCluster:
         self.children: dict[str, subprocess.Popen] = {}
         self.config_path = directory / "chime.json"
         self.base = 0
+        # CURVE keys (own public, own secret, server public) for the readiness probes, when
+        # `extra` turns security on.
+        self.probe_curve: tuple[bytes, bytes, bytes] | None = None
 
     def endpoint(self, shard: int, offset: int) -> str:
         return f"tcp://127.0.0.1:{self.base + 10 * shard + offset}"
@@ -84,11 +87,11 @@ class ShardedCluster:
         return self.children[name].pid
 
     def pings(self, shard: int) -> bool:
-        reply = control_request(self.control(shard), {"op": "ping", "requestId": f"ready-{uuid.uuid4()}"})
+        reply = control_request(self.control(shard), {"op": "ping", "requestId": f"ready-{uuid.uuid4()}"}, curve=self.probe_curve)
         return bool(reply and reply.get("ok"))
 
     def workers_alive(self, shard: int) -> int:
-        reply = control_request(self.control(shard), {"op": "workers"})
+        reply = control_request(self.control(shard), {"op": "workers"}, curve=self.probe_curve)
         if not (reply and reply.get("ok")):
             return 0
         return len([w for w in reply["result"]["workers"] if w.get("alive")])

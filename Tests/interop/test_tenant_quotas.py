@@ -13,7 +13,7 @@ import uuid
 
 import pytest
 
-from conftest import _start_cluster, _stop_cluster
+from conftest import _start_cluster, _stop_cluster, control_request
 from test_adversarial import PING_BUDGET_S, rss_bytes
 from test_security import Keys, ask, ok, run_chime
 
@@ -265,3 +265,66 @@ def test_a_registration_past_64_kib_is_refused_and_the_same_one_again_journals_n
     for _ in range(200):
         ok(cluster, unlimited, {"op": "register", "recipient": same})
     assert journal_bytes(cluster, keys) == after_first, "the same registration again journals nothing"
+
+
+def test_a_quota_bounds_the_tenants_total_over_two_shards_and_after_kill_9(tmp_path):
+    """Issue 37 item 3: a quota is split among the shards (QuotaAllotment): a prefix key of
+    10 reminders gets 5 on each of two shards (before, 10 + 10 were accepted), a key for one
+    listed recipient its whole quota on that recipient's shard; kill -9 of a shard keeps it."""
+    import sys
+    from pathlib import Path as _Path
+
+    sys.path.insert(0, str(_Path(__file__).resolve().parents[2] / "clients" / "python"))
+    from chime_client import slot_of  # noqa: E402
+    from conftest import chime_binary  # noqa: E402
+    from sharded import ShardedCluster  # noqa: E402
+
+    keys_directory = tmp_path / "keys"
+    assert run_chime("keys", "init", str(keys_directory)).returncode == 0
+
+    def on_shard(prefix: str, shard: int) -> str:
+        # Two shards split the 4,096 slots in halves.
+        return next(f"{prefix}{n}" for n in range(10_000) if (slot_of(f"{prefix}{n}") >= 2048) == (shard == 1))
+
+    single = on_shard("one-", 1)
+    for name, scope in [("spread-client", ["--recipient-prefix", "spread-"]), ("single-client", ["--recipient", single])]:
+        added = run_chime("keys", "add", str(keys_directory), "client", name, *scope, "--max-reminders", "10")
+        assert added.returncode == 0, added.stderr
+    keys = Keys(keys_directory)
+    (tmp_path / "run").mkdir()
+    cluster = ShardedCluster(chime_binary(), tmp_path / "run", shards=2, workers=0, extra={"security": {"keys": str(keys_directory)}})
+    cluster.probe_curve = keys.curve("operator")
+
+    def place(curve, recipient: str, shard: int, count: int) -> tuple[int, list[dict]]:
+        accepted, refusals = 0, []
+        for _ in range(count):
+            reply = control_request(cluster.control(shard), {"op": "schedule", "requestId": uuid.uuid4().hex,
+                                                            "reminders": reminders(recipient, 1)}, timeout_s=5, curve=curve)
+            assert reply is not None, "no reply"
+            if reply["ok"]:
+                accepted += 1
+            else:
+                refusals.append(reply["error"])
+        return accepted, refusals
+
+    try:
+        cluster.start()
+        spread = keys.curve("spread-client")
+        placed = [place(spread, on_shard("spread-", shard), shard, 8) for shard in (0, 1)]
+        assert [accepted for accepted, _ in placed] == [5, 5], placed
+        refusal = placed[0][1][0]
+        assert refusal["code"] == "quota_exceeded" and refusal["field"] == "reminders"
+        assert "on shard 0; 6 would pass this shard's allotment of 5 of the quota of 10" in refusal["message"], refusal
+        accepted, _ = place(keys.curve("single-client"), single, 1, 12)
+        assert accepted == 10, "one listed recipient: the whole quota on its shard"
+
+        cluster.kill("coordinator-1")
+        cluster.start_shard(1, "coordinator-1-after-kill")
+        assert place(spread, on_shard("spread-", 1), 1, 1)[0] == 0, "still full after kill -9"
+        assert place(keys.curve("single-client"), single, 1, 1)[0] == 0
+        assert place(spread, on_shard("spread-", 0), 0, 1)[0] == 0
+    except BaseException:
+        print(cluster.logs())
+        raise
+    finally:
+        cluster.stop()

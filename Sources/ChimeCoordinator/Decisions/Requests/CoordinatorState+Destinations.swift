@@ -39,13 +39,16 @@ extension CoordinatorState {
     }
 
     /// Why adding `add` to `id` (and removing `remove`) would take the caller's recipients past
-    /// its key's destination quota (`limits.tenantMaxDestinations`), or `nil` when it would not
+    /// its key's destination quota (`limits.tenantMaxDestinations`, this shard's allotment of it:
+    /// ``QuotaAllotment``), or `nil` when it would not
     /// or the caller has none (no recipient restriction). Counts the destinations of the
     /// registered recipients the key's scope allows: O(registered recipients), for a request
     /// that is rare next to schedules.
     /// - Returns: `quota_exceeded`, field `add`.
     func destinationQuotaRefusal(of id: RecipientID, adding add: [Destination], removing remove: [String], for client: ClientAddress?) -> WireError? {
-        guard let scope = client?.scope, let limit = configuration.tenantMaxDestinations, !add.isEmpty else { return nil }
+        guard let scope = client?.scope, let whole = configuration.tenantMaxDestinations, !add.isEmpty else { return nil }
+        // Split among the shards as the other quotas are (QuotaAllotment).
+        let limit = QuotaAllotment.allotment(of: whole, for: scope, under: shardView.ownership)
         var held = 0
         for (other, recipient) in recipients where other != id && scope.allows(other) { held += recipient.destinations?.count ?? 0 }
         var own = Set((recipients[id]?.destinations ?? []).map(\.key))
@@ -54,7 +57,7 @@ extension CoordinatorState {
         guard held + own.count > limit else { return nil }
         return WireError(
             .quotaExceeded,
-            "this key's recipients (\(scope.summary)) would hold \(held + own.count) destinations, past the quota of \(limit) (limits.tenantMaxDestinations)",
+            "this key's recipients (\(scope.summary)) would hold \(held + own.count) destinations, past \(limit == whole ? "the quota of \(limit)" : "this shard's allotment of \(limit) of the quota of \(whole)") (limits.tenantMaxDestinations)",
             field: "add")
     }
 

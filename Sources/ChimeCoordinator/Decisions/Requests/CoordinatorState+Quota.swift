@@ -43,8 +43,7 @@ extension CoordinatorState {
     /// - Returns: `quota_exceeded`, field `reminders`, naming the limit, the count and the scope.
     mutating func quotaRefusal(placing reminders: [Reminder], for client: ClientAddress) -> WireError? {
         guard let scope = client.scope else { return nil }
-        let limits = (client.quota ?? TenantQuota()).resolved(
-            defaultReminders: configuration.tenantMaxReminders, defaultBytes: configuration.tenantMaxReminderBytes)
+        let limits = shardLimits(for: client, scope: scope)
         guard limits.reminders != nil || limits.bytes != nil else { return nil }
         let before = tenantUsage(of: scope)
         var after = before
@@ -63,16 +62,36 @@ extension CoordinatorState {
         if let limit = limits.reminders, after.reminders > limit, after.reminders > before.reminders {
             return WireError(
                 .quotaExceeded,
-                "this key's recipients (\(scope.summary)) hold \(before.reminders) reminders; \(after.reminders) would pass the quota of \(limit) (\(keys.reminders), else limits.tenantMaxReminders); cancel some first",
+                "this key's recipients (\(scope.summary)) hold \(before.reminders) reminders\(onThisShard); \(after.reminders) would pass \(describe(limit, of: limits.whole.reminders)) (\(keys.reminders), else limits.tenantMaxReminders); cancel some first",
                 field: "reminders")
         }
         if let limit = limits.bytes, after.bytes > limit, after.bytes > before.bytes {
             return WireError(
                 .quotaExceeded,
-                "this key's recipients (\(scope.summary)) hold \(before.bytes) bytes of reminders and registrations; \(after.bytes) would pass the quota of \(limit) (\(keys.bytes), else limits.tenantMaxReminderBytes); cancel some first",
+                "this key's recipients (\(scope.summary)) hold \(before.bytes) bytes of reminders and registrations\(onThisShard); \(after.bytes) would pass \(describe(limit, of: limits.whole.bytes)) (\(keys.bytes), else limits.tenantMaxReminderBytes); cancel some first",
                 field: "reminders")
         }
         return nil
+    }
+
+    /// The caller's limits as this shard enforces them: its key's quota (else the configured
+    /// defaults), each cut to this shard's allotment (``QuotaAllotment``), with the whole
+    /// limits beside; `nil` for no limit.
+    func shardLimits(for client: ClientAddress, scope: RecipientScope) -> (reminders: Int?, bytes: Int?, whole: (reminders: Int?, bytes: Int?)) {
+        let whole = (client.quota ?? TenantQuota()).resolved(
+            defaultReminders: configuration.tenantMaxReminders, defaultBytes: configuration.tenantMaxReminderBytes)
+        let ownership = shardView.ownership
+        func allotted(_ limit: Int?) -> Int? { limit.map { QuotaAllotment.allotment(of: $0, for: scope, under: ownership) } }
+        return (allotted(whole.reminders), allotted(whole.bytes), whole)
+    }
+
+    /// " on this shard" when the cluster has several shards, else nothing.
+    private var onThisShard: String { shardView.ownership.ownsEverySlot ? "" : " on shard \(configuration.shardID)" }
+
+    /// "the quota of N", or, with several shards, "this shard's allotment of A of the quota of N".
+    private func describe(_ limit: Int, of whole: Int?) -> String {
+        guard let whole, whole != limit || !shardView.ownership.ownsEverySlot else { return "the quota of \(limit)" }
+        return "this shard's allotment of \(limit) of the quota of \(whole) (a quota is split among the shards)"
     }
 
     /// Why storing `recipient` (in place of its registration, if any) would take the caller's
@@ -90,8 +109,7 @@ extension CoordinatorState {
     /// - Returns: `quota_exceeded` naming the limit, the sizes and the scope.
     mutating func registrationQuotaRefusal(storing recipient: Recipient, for client: ClientAddress?, field: String) -> WireError? {
         guard let client, let scope = client.scope, scope.allows(recipient.id) else { return nil }
-        let limits = (client.quota ?? TenantQuota()).resolved(
-            defaultReminders: configuration.tenantMaxReminders, defaultBytes: configuration.tenantMaxReminderBytes)
+        let limits = shardLimits(for: client, scope: scope)
         guard let limit = limits.bytes else { return nil }
         let previousBytes = recipients[recipient.id]?.storedBytes ?? 0
         let bytes = recipient.storedBytes
@@ -101,7 +119,7 @@ extension CoordinatorState {
         guard overflow || after > limit else { return nil }
         return WireError(
             .quotaExceeded,
-            "this key's recipients (\(scope.summary)) hold \(before) bytes of reminders and registrations; registering \(recipient.id) in \(bytes) bytes (\(previousBytes) now) would make \(after), past the quota of \(limit) (\(TenantQuota.metadataKeys.bytes), else limits.tenantMaxReminderBytes); register less or cancel some reminders first",
+            "this key's recipients (\(scope.summary)) hold \(before) bytes of reminders and registrations\(onThisShard); registering \(recipient.id) in \(bytes) bytes (\(previousBytes) now) would make \(after), past \(describe(limit, of: limits.whole.bytes)) (\(TenantQuota.metadataKeys.bytes), else limits.tenantMaxReminderBytes); register less or cancel some reminders first",
             field: field)
     }
 
