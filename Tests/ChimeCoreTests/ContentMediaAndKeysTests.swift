@@ -86,6 +86,8 @@ import Testing
         #expect(field(of: Content(bodyKey: "")) == "invalid_argument content.bodyKey")
         #expect(field(of: Content(bodyKey: String(repeating: "k", count: 257))) == "invalid_argument content.bodyKey")
         #expect(field(of: Content(bodyKey: "K", bodyArgs: Array(repeating: "a", count: 17))) == "invalid_argument content.bodyArgs")
+        #expect(field(of: Content(bodyKey: "K", bodyArgs: ["a", String(repeating: "x", count: 257)])) == "invalid_argument content.bodyArgs[1]")
+        #expect(field(of: Content(bodyKey: "K", bodyArgs: [String(repeating: "x", count: 256)])) == nil)
         #expect(field(of: Content(title: "t", soundVolume: 0.5)) == "invalid_argument content.soundVolume")
         #expect(field(of: Content(title: "t", sound: "default", soundVolume: 1.5)) == "invalid_argument content.soundVolume")
         #expect(field(of: Content(title: "t", sound: "default", soundVolume: .nan)) == "invalid_argument content.soundVolume")
@@ -176,8 +178,13 @@ import Testing
         try Data(#"{"GREETING": "Bonjour %@"}"#.utf8).write(to: URL(fileURLWithPath: directory.path("fr.json")))
         try Data(#"{"GREETING": "Hi %@"}"#.utf8).write(to: URL(fileURLWithPath: directory.path("en-US.json")))
         try Data("not json".utf8).write(to: URL(fileURLWithPath: directory.path("README.txt")))
+        // A table behind a symbolic link (as a Kubernetes ConfigMap mounts each key) is read.
+        let elsewhere = try TemporaryDirectory(prefix: "strings-target")
+        defer { elsewhere.remove() }
+        try Data(#"{"GREETING": "Hola %@"}"#.utf8).write(to: URL(fileURLWithPath: elsewhere.path("es.json")))
+        try FileManager.default.createSymbolicLink(atPath: directory.path("es.json"), withDestinationPath: elsewhere.path("es.json"))
         let tables = try StringTables.load(directory: directory.url.path, developmentLocale: "en_US")
-        #expect(tables.tables == ["fr": ["GREETING": "Bonjour %@"], "en-us": ["GREETING": "Hi %@"]])
+        #expect(tables.tables == ["fr": ["GREETING": "Bonjour %@"], "en-us": ["GREETING": "Hi %@"], "es": ["GREETING": "Hola %@"]])
         #expect(tables.format(forKey: "GREETING", locale: "it") == "Hi %@")
         #expect(try StringTables.load(directory: "").isEmpty)
 
@@ -206,5 +213,29 @@ import Testing
         let recipient = Recipient(id: "alice", locale: "fr-CA")
         #expect(try JSONDecoder().decode(Recipient.self, from: JSONEncoder().encode(recipient)) == recipient)
         #expect(!String(decoding: try JSONEncoder().encode(Recipient(id: "bob")), as: UTF8.self).contains("locale"))
+    }
+}
+
+/// Stripping covers the new fields: a recipient without `alert` loses the localizable keys
+/// (dispatch would resolve them into alert text), one without `sound` the critical volume.
+@Suite struct DeliveryPlanKeysTests {
+    @Test func keysAndVolumeAreStrippedWithTheirParts() throws {
+        let content = Content(
+            title: "t", sound: "siren", badge: 1,
+            attachments: [NotificationAttachment(identifier: "i", url: "https://example.com/i.png", type: "image/png", size: 1)],
+            titleKey: "K", titleArgs: ["a"], bodyKey: "B", bodyArgs: ["b"], soundVolume: 0.5)
+        let soundOnly = try #require(DeliveryPlan.make(for: content, settings: [.sound, .badge], requireRegistration: false).deliveredContent)
+        #expect(soundOnly.title == nil && soundOnly.titleKey == nil && soundOnly.titleArgs == nil)
+        #expect(soundOnly.bodyKey == nil && soundOnly.bodyArgs == nil && soundOnly.attachments == nil)
+        #expect(soundOnly.soundVolume == 0.5 && soundOnly.sound == "siren")
+        #expect(StringTables(tables: ["en": ["K": "resolved"]]).localized(soundOnly, locale: nil).title == nil, "nothing to resolve")
+        let alertOnly = try #require(DeliveryPlan.make(for: content, settings: [.alert], requireRegistration: false).deliveredContent)
+        #expect(alertOnly.titleKey == "K" && alertOnly.sound == nil && alertOnly.soundVolume == nil)
+        // Provisional: quiet delivery loses the sound and with it the volume.
+        let quiet = try #require(DeliveryPlan.make(for: content, settings: .all, grants: .provisional, requireRegistration: false).deliveredContent)
+        #expect(quiet.sound == nil && quiet.soundVolume == nil)
+        // A firing whose only alert text is a key is suppressed for a recipient without alert and badge.
+        let keyOnly = Content(titleKey: "K")
+        #expect(DeliveryPlan.make(for: keyOnly, settings: [.sound], requireRegistration: false).deliveredContent == nil)
     }
 }

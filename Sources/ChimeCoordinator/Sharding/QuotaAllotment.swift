@@ -15,13 +15,14 @@ import ChimeWire
 /// - a scope with prefixes: how many slots each shard owns (recipient ids hash evenly over the
 ///   slots, so a tenant of many recipients spreads as the slots do).
 ///
-/// Every shard computes the same split from the map it serves by. A slot move changes the map,
-/// and with it the allotments, while the reminders move with their recipients: a shard may
-/// then hold more than its new allotment, and is refused growth (never made to shed) until it
-/// is under, as with a lowered quota; the total stays within the limit, since each shard only
-/// grows within its allotment and a move adds no reminder. While two shards serve by maps of
-/// different epochs (the moment a move commits), the moving slots' share may count on both.
-/// One shard (or no map): the whole limit.
+/// Every shard computes the same split from the map it serves by. While the map is stable the
+/// total is at most the limit. A slot move changes the allotments, and need not move the
+/// tenant's reminders with them (slots of none of its recipients still carry weight): the
+/// giving shard may then hold more than its new allotment, and is refused growth (never made to
+/// shed) until it is under, as with a lowered quota, while the receiving shard may grow into
+/// its larger one; until the giver shrinks, the total may exceed the limit by the giver's
+/// excess. While two shards serve by maps of different epochs (the moment a move commits), the
+/// moving slots' share may count on both. One shard (or no map): the whole limit.
 enum QuotaAllotment {
     /// This shard's allotment of `limit` for `scope` under `ownership`.
     static func allotment(of limit: Int, for scope: RecipientScope, under ownership: ShardOwnership) -> Int {

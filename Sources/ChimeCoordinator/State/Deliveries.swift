@@ -50,6 +50,10 @@ struct Deliveries: Sendable, Equatable {
     /// (``takeBackAhead(of:before:)``). Derived and volatile (not in the snapshot): a
     /// snapshot load lists every unsettled firing here, a superset the look-up filters.
     @Derived var ahead: [ReminderKey: [FiringID]] = [:]
+    /// The held firings whose reason is the throttle, by reminder: what a `throttled: coalesce`
+    /// occurrence is coalesced into, found without a pass over every held firing. Derived:
+    /// kept by ``noteHoldReason(_:_:)``, rebuilt by a snapshot load and a slice.
+    @Derived var throttleHeld: [ReminderKey: Set<FiringID>] = [:]
 
     init(eventRetention: Int) { eventLog = EventLog(capacity: eventRetention) }
 
@@ -129,14 +133,34 @@ struct Deliveries: Sendable, Equatable {
         guard unsettled[id] == nil, heldFirings[id] == nil else { return }
         heldFirings[id] = firing
         holds.schedule(id, at: until)
+        noteHoldReason(id, reason)
+    }
+
+    /// Sets (or, with `nil`, clears) the reason of held firing `id`, keeping ``throttleHeld``.
+    mutating func noteHoldReason(_ id: FiringID, _ reason: HoldReason?) {
+        let old = holdReasons[id]
         holdReasons[id] = reason
+        guard old != reason, old == .throttle || reason == .throttle else { return }
+        if reason == .throttle {
+            throttleHeld[id.key, default: []].insert(id)
+        } else if var ids = throttleHeld[id.key] {
+            ids.remove(id)
+            throttleHeld[id.key] = ids.isEmpty ? nil : ids
+        }
+    }
+
+    /// Lists every held firing of reason `.throttle` in ``throttleHeld`` (after a snapshot
+    /// load or a slice, which set the reasons wholesale).
+    mutating func rebuildThrottleHeld() {
+        throttleHeld = [:]
+        for (id, reason) in holdReasons where reason == .throttle { throttleHeld[id.key, default: []].insert(id) }
     }
 
     /// Takes a held firing out of the holds, making it unsettled (waiting for a worker) unless
     /// a firing of its id is unsettled already; returns the firing made.
     mutating func release(_ id: FiringID) -> SharedFiring? {
         holds.remove(id)
-        holdReasons[id] = nil
+        noteHoldReason(id, nil)
         guard let firing = heldFirings.removeValue(forKey: id), unsettled[id] == nil else { return nil }
         let shared = SharedFiring(firing)
         unsettled[id] = shared
@@ -150,7 +174,7 @@ struct Deliveries: Sendable, Equatable {
         for id in heldFirings.keys where id.key == key {
             heldFirings[id] = nil
             holds.remove(id)
-            holdReasons[id] = nil
+            noteHoldReason(id, nil)
         }
     }
 
@@ -164,7 +188,7 @@ struct Deliveries: Sendable, Equatable {
         for (id, firing) in heldFirings where firing.recipient == recipient {
             guard let current = holds.deadline(of: id), let (until, reason) = release(firing, holdReasons[id], current) else { continue }
             holds.schedule(id, at: until)
-            holdReasons[id] = reason
+            noteHoldReason(id, reason)
         }
     }
 

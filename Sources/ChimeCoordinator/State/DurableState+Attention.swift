@@ -70,11 +70,10 @@ extension DurableState {
     }
 
     /// The firing of `key` held for the throttle, if any (the earliest by firing id when
-    /// several are): what a `throttled: coalesce` occurrence is coalesced into. O(held
-    /// firings); free when none is held.
+    /// several are): what a `throttled: coalesce` occurrence is coalesced into. One look-up
+    /// (``Deliveries/throttleHeld``).
     func throttleHeldFiring(of key: ReminderKey) -> FiringID? {
-        guard !deliveries.heldFirings.isEmpty else { return nil }
-        return deliveries.heldFirings.keys.filter { $0.key == key && deliveries.holdReasons[$0] == .throttle }.min()
+        deliveries.throttleHeld[key]?.min()
     }
 
     /// After `recipient` re-registered with another zone, other quiet hours, summary times or

@@ -208,6 +208,8 @@ extension Deliveries {
         rest.eventSeqReserved = eventSeqReserved
         slice.rebuildAhead()
         rest.rebuildAhead()
+        slice.rebuildThrottleHeld()
+        rest.rebuildThrottleHeld()
         return (slice, rest)
     }
 
@@ -232,6 +234,7 @@ extension Deliveries {
         eventLog.merge(other.eventLog)
         eventSeqReserved = max(eventSeqReserved, other.eventSeqReserved)
         if !other.unsettled.isEmpty { rebuildAhead() }
+        if !other.heldFirings.isEmpty { rebuildThrottleHeld() }
     }
 }
 

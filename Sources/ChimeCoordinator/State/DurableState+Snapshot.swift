@@ -377,6 +377,7 @@ extension Deliveries {
         for event in record.events { eventLog.retain(event) }
         eventSeqReserved = record.eventSeqReserved
         rebuildAhead()
+        rebuildThrottleHeld()
     }
 }
 

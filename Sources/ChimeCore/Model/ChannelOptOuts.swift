@@ -73,8 +73,15 @@ public struct ChannelOptOuts: Hashable, Sendable {
 
 extension ChannelOptOuts: Codable {
     /// Decodes the JSON shape above.
-    /// - Throws: `DecodingError` for a value that is not a list of channel names.
+    /// - Throws: `DecodingError` for a value that is not an object of channel-name lists, or one
+    ///   of more than ``Recipient/maximumCategories`` keys (counted before any value is decoded).
     public init(from decoder: any Decoder) throws {
+        let keyed = try decoder.container(keyedBy: AnyCodingKey.self)
+        if keyed.allKeys.count > Recipient.maximumCategories {
+            throw DecodingError.dataCorrupted(.init(
+                codingPath: decoder.codingPath,
+                debugDescription: "at most \(Recipient.maximumCategories) entries, not \(keyed.allKeys.count)"))
+        }
         let container = try decoder.singleValueContainer()
         channels = try container.decode([String: [ChannelKind]].self).mapValues(Set.init)
     }

@@ -170,6 +170,8 @@ public struct Content: Codable, Hashable, Sendable {
     public static let maximumKeyLength = 256
     /// The most arguments of one localizable key.
     public static let maximumKeyArguments = 16
+    /// The longest argument of a localizable key, in UTF-8 bytes.
+    public static let maximumKeyArgumentLength = 256
 
     /// The longest `collapseKey`, in UTF-8 bytes (APNs' limit on `apns-collapse-id`).
     public static let maximumCollapseKeyLength = 64
@@ -184,7 +186,7 @@ public struct Content: Codable, Hashable, Sendable {
     ///   `collapseKey`, more than ``NotificationAttachment/maximumCount`` attachments or one
     ///   that ``NotificationAttachment/validate(field:)`` refuses, two attachments with one
     ///   identifier, an empty or over-long `titleKey`/`bodyKey`, arguments without their key or
-    ///   more than ``maximumKeyArguments``, or a `soundVolume` without a sound or outside 0...1;
+    ///   more than ``maximumKeyArguments`` or one over ``maximumKeyArgumentLength`` bytes, or a `soundVolume` without a sound or outside 0...1;
     ///   `.tooLarge` for an oversized `userInfo`).
     public func validate(maximumUserInfoBytes: Int = 4096) throws(ValidationError) {
         if let userInfo {
@@ -250,6 +252,11 @@ public struct Content: Codable, Hashable, Sendable {
                     throw ValidationError(
                         .invalidArgument, field: "content.\(name)Args",
                         "has \(arguments.count) arguments; at most \(Self.maximumKeyArguments) are allowed")
+                }
+                if let index = arguments.firstIndex(where: { $0.utf8.count > Self.maximumKeyArgumentLength }) {
+                    throw ValidationError(
+                        .invalidArgument, field: "content.\(name)Args[\(index)]",
+                        "is \(arguments[index].utf8.count) bytes; an argument has at most \(Self.maximumKeyArgumentLength)")
                 }
             }
         }

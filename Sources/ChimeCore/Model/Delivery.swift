@@ -7,7 +7,9 @@ import Foundation
 ///   `requireRegistration` is on (suppressed: "recipient not registered");
 /// - a recipient that allows nothing gets nothing (suppressed);
 /// - otherwise the parts not allowed are stripped: alert text (`title`, `subtitle`, `body`,
-///   `action`, `launchImage`) without `alert`, `sound` without `sound`, `badge` without `badge`;
+///   `action`, `launchImage`, the attachments, and the localizable keys `titleKey`, `bodyKey`
+///   with their arguments, which dispatch would resolve into alert text) without `alert`, `sound` (and its
+///   critical `soundVolume`) without `sound`, `badge` without `badge`;
 ///   `userInfo`, `category` and `threadId` always stay;
 /// - a firing that had something to present but loses all of it to stripping is
 ///   suppressed too; content that never had alert text, sound or badge (a data-only
@@ -66,8 +68,18 @@ public enum DeliveryPlan: Hashable, Sendable {
             delivered.body = nil
             delivered.action = nil
             delivered.launchImage = nil
+            delivered.attachments = nil
+            if delivered.hasLocalizableKeys {
+                delivered.titleKey = nil
+                delivered.titleArgs = nil
+                delivered.bodyKey = nil
+                delivered.bodyArgs = nil
+            }
         }
-        if !settings.contains(.sound) { delivered.sound = nil }
+        if !settings.contains(.sound) {
+            delivered.sound = nil
+            delivered.soundVolume = nil
+        }
         if !settings.contains(.badge) { delivered.badgeChange = nil }
         // Most firings are active and most recipients grant nothing: nothing to do then.
         guard content.interruptionLevel > .active || !grants.isEmpty else {
@@ -78,6 +90,7 @@ public enum DeliveryPlan: Hashable, Sendable {
         var quieted = stripped
         if isQuiet && delivered.sound != nil {
             delivered.sound = nil
+            delivered.soundVolume = nil
             quieted.insert(.sound)
         }
         return .deliver(delivered, stripped: quieted)

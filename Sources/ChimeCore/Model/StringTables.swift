@@ -53,7 +53,8 @@ public struct StringTables: Hashable, Sendable {
             guard isLocale(locale) else {
                 throw StringTablesError("\(path): '\(locale)' is not a locale name (language[-region…], e.g. fr or fr-CA)")
             }
-            let attributes = try? FileManager.default.attributesOfItem(atPath: path)
+            // Followed through symbolic links: a Kubernetes ConfigMap mounts each key as one.
+            let attributes = try? FileManager.default.attributesOfItem(atPath: (path as NSString).resolvingSymlinksInPath)
             guard (attributes?[.type] as? FileAttributeType) == .typeRegular else {
                 throw StringTablesError("\(path) is not a regular file")
             }

@@ -227,6 +227,11 @@ extension CoordinatorState {
         if let shard = configuration.eventShard {
             for index in selected.indices { selected[index].shard = shard }
         }
+        // The log keeps the firings as made (keys, not text): resolved here as dispatch
+        // resolved them, so a catch-up matches the live event.
+        for index in selected.indices where selected[index].firing.content.hasLocalizableKeys {
+            selected[index].firing = localized(selected[index].firing)
+        }
         let oldestInFlight = dispatch.inFlight.values.map(\.seq).min()
         let settled = (oldestInFlight ?? dispatch.nextEventSeq) - 1
         let through = truncated ? min(settled, selected.last?.seq ?? settled) : settled

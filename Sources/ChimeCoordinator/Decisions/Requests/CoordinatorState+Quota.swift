@@ -94,7 +94,8 @@ extension CoordinatorState {
         return "this shard's allotment of \(limit) of the quota of \(whole) (a quota is split among the shards)"
     }
 
-    /// Why storing `recipient` (in place of its registration, if any) would take the caller's
+    /// Why storing a registration of `id` of `sizes.bytes` (in place of its registration, if any,
+    /// of `sizes.previous`; ``Recipient/storedBytes``, 0 for none) would take the caller's
     /// recipients past its key's byte quota, or `nil` when it would not (or the caller has no
     /// byte quota: no recipient restriction, or `max-reminder-bytes` unlimited).
     ///
@@ -103,42 +104,42 @@ extension CoordinatorState {
     /// 1,000 categories each once stored 84 MB under a 4,000-byte quota (issue 37 item 3).
     /// Refused only when the scope would end over its limit *and* the registration grows, so
     /// a smaller or same-size one always passes (a tenant over a lowered quota may shrink).
-    /// Costs two JSON encodings, for callers with a byte quota only.
+    /// The caller measures the sizes once for this and ``registrationSizeRefusal(of:sizes:field:)``.
     /// - Parameter field: the request field the refusal names (`recipient` for `register`,
     ///   `add` for `destinations`).
     /// - Returns: `quota_exceeded` naming the limit, the sizes and the scope.
-    mutating func registrationQuotaRefusal(storing recipient: Recipient, for client: ClientAddress?, field: String) -> WireError? {
-        guard let client, let scope = client.scope, scope.allows(recipient.id) else { return nil }
+    mutating func registrationQuotaRefusal(
+        of id: RecipientID, sizes: (bytes: Int, previous: Int), for client: ClientAddress?, field: String
+    ) -> WireError? {
+        guard let client, let scope = client.scope, scope.allows(id) else { return nil }
         let limits = shardLimits(for: client, scope: scope)
         guard let limit = limits.bytes else { return nil }
-        let previousBytes = recipients[recipient.id]?.storedBytes ?? 0
-        let bytes = recipient.storedBytes
+        let (bytes, previousBytes) = sizes
         guard bytes > previousBytes else { return nil }
         let before = tenantUsage(of: scope).bytes
         let (after, overflow) = before.addingReportingOverflow(bytes - previousBytes)
         guard overflow || after > limit else { return nil }
         return WireError(
             .quotaExceeded,
-            "this key's recipients (\(scope.summary)) hold \(before) bytes of reminders and registrations\(onThisShard); registering \(recipient.id) in \(bytes) bytes (\(previousBytes) now) would make \(after), past \(describe(limit, of: limits.whole.bytes)) (\(TenantQuota.metadataKeys.bytes), else limits.tenantMaxReminderBytes); register less or cancel some reminders first",
+            "this key's recipients (\(scope.summary)) hold \(before) bytes of reminders and registrations\(onThisShard); registering \(id) in \(bytes) bytes (\(previousBytes) now) would make \(after), past \(describe(limit, of: limits.whole.bytes)) (\(TenantQuota.metadataKeys.bytes), else limits.tenantMaxReminderBytes); register less or cancel some reminders first",
             field: field)
     }
 
-    /// Why storing `recipient` would pass `limits.maxRegistrationBytes`, or `nil` when it fits
+    /// Why storing a registration of `id` of `sizes.bytes` (its current one: `sizes.previous`)
+    /// would pass `limits.maxRegistrationBytes`, or `nil` when it fits
     /// or is no larger than the registration it replaces (one held from before the limit, or
     /// under a higher one, may stay as large or shrink). It bounds the `register` and
-    /// `recipient` replies, which carry the registration (issue 37). Costs one or two JSON
-    /// encodings.
+    /// `recipient` replies, which carry the registration (issue 37).
     /// - Parameter field: the request field the refusal names.
     /// - Returns: `too_large` naming the limit and the size.
-    func registrationSizeRefusal(storing recipient: Recipient, field: String) -> WireError? {
-        let bytes = recipient.storedBytes
+    func registrationSizeRefusal(of id: RecipientID, sizes: (bytes: Int, previous: Int), field: String) -> WireError? {
+        let (bytes, previousBytes) = sizes
         guard bytes > configuration.maxRegistrationBytes else { return nil }
-        let previousBytes = recipients[recipient.id]?.storedBytes ?? 0
         // One held from before the limit (or a lower one) may stay as large, or shrink.
         guard bytes > previousBytes else { return nil }
         return WireError(
             .tooLarge,
-            "recipient \(recipient.id) would be stored in \(bytes) bytes, past the limit of \(configuration.maxRegistrationBytes) for one registration (limits.maxRegistrationBytes); use fewer or shorter categories, actions or destinations",
+            "recipient \(id) would be stored in \(bytes) bytes, past the limit of \(configuration.maxRegistrationBytes) for one registration (limits.maxRegistrationBytes); use fewer or shorter categories, actions or destinations",
             field: field)
     }
 }

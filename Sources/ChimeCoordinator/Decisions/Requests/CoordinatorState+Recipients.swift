@@ -34,8 +34,15 @@ extension CoordinatorState {
         // The same registration again changes nothing: it journals nothing either, so repeating
         // it cannot grow the journal (issue 37).
         if recipients[recipient.id] != recipient {
-            if let refusal = registrationSizeRefusal(storing: recipient, field: quotaField) { return .failed(refusal) }
-            if let refusal = registrationQuotaRefusal(storing: recipient, for: client, field: quotaField) { return .failed(refusal) }
+            // Each size measured once (a JSON encoding each) for both checks, the one replaced
+            // only when a check reads it (past the size limit, or a caller with a quota).
+            let bytes = recipient.storedBytes
+            let readsPrevious = bytes > configuration.maxRegistrationBytes || client?.scope != nil
+            let sizes = (bytes: bytes, previous: readsPrevious ? recipients[recipient.id]?.storedBytes ?? 0 : 0)
+            if let refusal = registrationSizeRefusal(of: recipient.id, sizes: sizes, field: quotaField) { return .failed(refusal) }
+            if let refusal = registrationQuotaRefusal(of: recipient.id, sizes: sizes, for: client, field: quotaField) {
+                return .failed(refusal)
+            }
             record(.registered(recipient, at: now), into: &directives)
         }
         return .recipient(RecipientResult(

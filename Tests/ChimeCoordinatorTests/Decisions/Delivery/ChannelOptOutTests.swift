@@ -72,5 +72,13 @@ import Testing
         } catch {
             #expect(error.field == "optedOutChannels")
         }
+        // More entries than categories allowed: refused while decoding, before the values are.
+        let many = (0...Recipient.maximumCategories).map { "\"c\($0)\":[\"fcm\"]" }.joined(separator: ",")
+        #expect { try JSONDecoder().decode(Recipient.self, from: Data("{\"id\":\"a\",\"optedOutChannels\":{\(many)}}".utf8)) } throws: { error in
+            "\(error)".contains("at most \(Recipient.maximumCategories) entries, not \(Recipient.maximumCategories + 1)")
+        }
+        let limit = (0..<Recipient.maximumCategories).map { "\"c\($0)\":[\"fcm\"]" }.joined(separator: ",")
+        #expect(try JSONDecoder().decode(Recipient.self, from: Data("{\"id\":\"a\",\"optedOutChannels\":{\(limit)}}".utf8))
+            .optedOutChannels?.channels.count == Recipient.maximumCategories)
     }
 }

@@ -38,5 +38,12 @@ import Testing
         // The journal keeps what was scheduled: the text follows the tables of whoever dispatches.
         let scheduled = try #require(state.durable.schedule.entries[ReminderKey("r", of: "zoe")]?.reminder.content)
         #expect(scheduled.title == "Fallback")
+        // A catch-up (`events`) reads the log, which keeps the keys: resolved as the live event was.
+        let page = state.onRequest(ControlRequest(command: .events(after: 0, recipient: "zoe", limit: nil)), from: client, at: Self.t0)
+        guard case .reply(.events(let result), _, _)? = page.last else {
+            Issue.record("no events page: \(page)")
+            return
+        }
+        #expect(result.events.map(\.firing.content.title) == ["Bonjour Zoé, 3 rappels"])
     }
 }

@@ -48,12 +48,27 @@ import Testing
 
     static let key = ReminderKey("nag", of: "alice")
 
-    @Test func holdKeepsEveryOccurrenceInLine() {
+    @Test func holdKeepsEveryOccurrenceInLine() throws {
         let run = run(.hold)
         #expect(suppressions(run.journal).isEmpty)
         // Minute 0 goes at once, minute 1 waits for minute 60, minutes 2 to 5 (and 60) queue behind it.
         #expect(run.delivered.map(\.0) == [FiringID(Self.key, dueAt: Self.minute(0)), FiringID(Self.key, dueAt: Self.minute(1))])
         #expect(run.state.durable.heldCount == 5)
+        // The index coalesce reads (derived, outside equality) is kept live, on replay, by a
+        // snapshot load and through a slice split and merge.
+        let waiting = Set([2, 3, 4, 5, 6].map { FiringID(Self.key, dueAt: Self.minute($0)) })
+        #expect(run.state.durable.deliveries.throttleHeld == [Self.key: waiting])
+        var replayed = CoordinatorState(configuration: run.state.configuration, startedAt: Self.t0)
+        for entry in run.journal { replayed.apply(entry) }
+        #expect(replayed.durable.deliveries.throttleHeld == [Self.key: waiting])
+        let decoded = try DurableState.decodeSnapshot(run.state.durable.encodedSnapshot(takenAt: Self.minute(61)), seed: run.state.durable.settings)
+        #expect(decoded.state.deliveries.throttleHeld == [Self.key: waiting])
+        let (slice, rest) = run.state.durable.split(where: { $0 == "alice" })
+        #expect(slice.deliveries.throttleHeld == [Self.key: waiting] && rest.deliveries.throttleHeld.isEmpty)
+        var merged = rest
+        merged.merge(slice)
+        #expect(merged.deliveries.throttleHeld == [Self.key: waiting])
+        #expect(merged.throttleHeldFiring(of: Self.key) == FiringID(Self.key, dueAt: Self.minute(2)))
     }
 
     @Test func coalesceLeavesOneFiringWaitingAndSuppressesTheRestNamingIt() throws {
