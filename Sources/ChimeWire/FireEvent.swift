@@ -57,10 +57,6 @@ public struct FireEvent: Hashable, Sendable {
 extension FireEvent: Codable {
     private enum CodingKeys: String, CodingKey {
         case type, seq, shard, publisher, firingId, reminderId, recipient, dueAt, firedAt, attempt, late, missed, eventAt
-        case title, body, action, launchImage, sound, badge, userInfo, category, threadId
-        case subtitle, interruptionLevel, relevanceScore, targetContentIdentifier, filterCriteria, hasAction
-        case unhandled, collapseKey
-        case attachments, titleKey, titleArgs, bodyKey, bodyArgs, soundVolume, throttled
     }
 
     public init(from decoder: any Decoder) throws {
@@ -69,31 +65,7 @@ extension FireEvent: Codable {
         shard = try container.decodeIfPresent(Int.self, forKey: .shard)
         publisher = try container.decode(WorkerID.self, forKey: .publisher)
         firedAt = try container.decode(Date.self, forKey: .firedAt)
-        let content = Content(
-            title: try container.decodeIfPresent(String.self, forKey: .title),
-            body: try container.decodeIfPresent(String.self, forKey: .body),
-            action: try container.decodeIfPresent(String.self, forKey: .action),
-            launchImage: try container.decodeIfPresent(String.self, forKey: .launchImage),
-            sound: try container.decodeIfPresent(String.self, forKey: .sound),
-            badgeChange: try container.decodeIfPresent(BadgeChange.self, forKey: .badge),
-            userInfo: try container.decodeIfPresent([String: PropertyListValue].self, forKey: .userInfo),
-            category: try container.decodeIfPresent(String.self, forKey: .category),
-            threadId: try container.decodeIfPresent(String.self, forKey: .threadId),
-            subtitle: try container.decodeIfPresent(String.self, forKey: .subtitle),
-            interruptionLevel: try container.decodeIfPresent(InterruptionLevel.self, forKey: .interruptionLevel) ?? .active,
-            relevanceScore: try container.decodeIfPresent(Double.self, forKey: .relevanceScore),
-            targetContentIdentifier: try container.decodeIfPresent(String.self, forKey: .targetContentIdentifier),
-            filterCriteria: try container.decodeIfPresent(String.self, forKey: .filterCriteria),
-            hasAction: try container.decodeIfPresent(Bool.self, forKey: .hasAction) ?? true,
-            unhandled: try container.decodeIfPresent(UnhandledPolicy.self, forKey: .unhandled) ?? .stack,
-            collapseKey: try container.decodeIfPresent(String.self, forKey: .collapseKey),
-            attachments: try container.decodeIfPresent([NotificationAttachment].self, forKey: .attachments),
-            titleKey: try container.decodeIfPresent(String.self, forKey: .titleKey),
-            titleArgs: try container.decodeIfPresent([String].self, forKey: .titleArgs),
-            bodyKey: try container.decodeIfPresent(String.self, forKey: .bodyKey),
-            bodyArgs: try container.decodeIfPresent([String].self, forKey: .bodyArgs),
-            soundVolume: try container.decodeIfPresent(Double.self, forKey: .soundVolume),
-            throttled: try container.decodeIfPresent(ThrottledPolicy.self, forKey: .throttled) ?? .hold)
+        let content = try Content(fieldsOf: decoder)
         var firing = Firing(
             reminderId: try container.decode(ReminderID.self, forKey: .reminderId),
             recipient: try container.decode(RecipientID.self, forKey: .recipient),
@@ -123,32 +95,8 @@ extension FireEvent: Codable {
         try container.encode(firing.late, forKey: .late)
         try container.encodeIfPresent(firing.missed, forKey: .missed)
         try container.encodeIfPresent(firing.eventAt, forKey: .eventAt)
-        let content = firing.content
-        try container.encodeIfPresent(content.title, forKey: .title)
-        try container.encodeIfPresent(content.body, forKey: .body)
-        try container.encodeIfPresent(content.action, forKey: .action)
-        try container.encodeIfPresent(content.launchImage, forKey: .launchImage)
-        try container.encodeIfPresent(content.sound, forKey: .sound)
-        try container.encodeIfPresent(content.badgeChange, forKey: .badge)
-        try container.encodeIfPresent(content.userInfo, forKey: .userInfo)
-        try container.encodeIfPresent(content.category, forKey: .category)
-        try container.encodeIfPresent(content.threadId, forKey: .threadId)
-        try container.encodeIfPresent(content.subtitle, forKey: .subtitle)
-        if content.interruptionLevel != .active { try container.encode(content.interruptionLevel, forKey: .interruptionLevel) }
-        try container.encodeIfPresent(content.relevanceScore, forKey: .relevanceScore)
-        try container.encodeIfPresent(content.targetContentIdentifier, forKey: .targetContentIdentifier)
-        try container.encodeIfPresent(content.filterCriteria, forKey: .filterCriteria)
-        if !content.hasAction { try container.encode(false, forKey: .hasAction) }
-        if content.unhandled != .stack { try container.encode(content.unhandled, forKey: .unhandled) }
-        try container.encodeIfPresent(content.collapseKey, forKey: .collapseKey)
-        guard content.hasExtendedFields else { return }
-        try container.encodeIfPresent(content.attachments, forKey: .attachments)
-        try container.encodeIfPresent(content.titleKey, forKey: .titleKey)
-        try container.encodeIfPresent(content.titleArgs, forKey: .titleArgs)
-        try container.encodeIfPresent(content.bodyKey, forKey: .bodyKey)
-        try container.encodeIfPresent(content.bodyArgs, forKey: .bodyArgs)
-        try container.encodeIfPresent(content.soundVolume, forKey: .soundVolume)
-        if content.throttled != .hold { try container.encode(content.throttled, forKey: .throttled) }
+        // The content's keys beside the event's own, as Content writes them (the same object).
+        try firing.content.encode(to: encoder)
     }
 }
 

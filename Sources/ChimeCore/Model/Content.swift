@@ -310,6 +310,13 @@ public struct Content: Codable, Hashable, Sendable {
     ///   ``UnknownFieldError`` underneath).
     public init(from decoder: any Decoder) throws {
         try decoder.rejectUnknownKeys(CodingKeys.self)
+        try self.init(fieldsOf: decoder)
+    }
+
+    /// Decodes the content's keys of `decoder`'s object as ``init(from:)`` does, ignoring any
+    /// other key: a fire event carries its content's keys beside its own.
+    /// - Throws: `DecodingError` for a wrongly typed field.
+    public init(fieldsOf decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         title = try container.decodeIfPresent(String.self, forKey: .title)
         body = try container.decodeIfPresent(String.self, forKey: .body)
