@@ -3,8 +3,10 @@ with a subtitle, an interruption level, a relevance score, a target, filter crit
 `hasAction` scheduled through the ClusterClient comes back in `list` and in the fire events the
 gap-free ClusterSubscriber receives, with each level as the recipient's grants let it through;
 a relevance score outside 0...1 is refused; the CLI's `--subtitle`, `--interruption-level`,
-`--relevance-score` and `register --grant`; a firing held in quiet hours survives kill -9 of the
-coordinator and is delivered once, at the window's end, with its firing id.
+`--relevance-score` and `register --grant`; a firing held in quiet hours, and one held for a
+summary, survive kill -9 of the coordinator and are delivered once, at the window's end, with
+their firing ids; localizable keys resolve in each recipient's locale from the coordinator's
+string tables, and attachments and a critical volume reach the fire events.
 
 Waits are polled conditions with deadlines; the cluster is stopped by its pids.
 """
@@ -144,8 +146,9 @@ def test_a_firing_held_in_quiet_hours_survives_kill_9_and_is_delivered_once_at_t
     cluster = make_cluster()
     client = ClusterClient([cluster.control_endpoint])
     recipient = f"py-quiet-{uuid.uuid4().hex[:8]}"
-    # A one-minute window from the current UTC minute: the hold lasts 15 to 60 s.
-    wait_for("a minute with 15 s left", lambda: datetime.datetime.now(datetime.timezone.utc).second < 45, 30)
+    # A one-minute window from the current UTC minute: the hold lasts 25 to 60 s, room for
+    # the kill, the restart and the summary subscriber's connection before it ends.
+    wait_for("a minute with 25 s left", lambda: datetime.datetime.now(datetime.timezone.utc).second < 35, 40)
     now = datetime.datetime.now(datetime.timezone.utc)
     start = now.replace(second=0, microsecond=0)
     end = start + datetime.timedelta(minutes=1)
