@@ -496,7 +496,10 @@ struct ModelRun {
             title: "t", body: "b", sound: Bool.random(using: &random) ? "default" : nil, badgeChange: badge,
             category: Bool.random(using: &random) ? "c" : nil,
             interruptionLevel: [.active, .active, .passive, .timeSensitive].randomElement(using: &random)!,
-            unhandled: [.stack, .stack, .replace, .skip].randomElement(using: &random)!)
+            unhandled: [.stack, .stack, .replace, .skip].randomElement(using: &random)!,
+            // What an occurrence over a throttle does (issue 40): coalesce reads a derived index
+            // a recovery must rebuild, or the continued run would decide otherwise.
+            throttled: [.hold, .hold, .coalesce, .drop].randomElement(using: &random)!)
         var trigger = Trigger(
             start: start, repeatRule: repeatRule, offset: Int.random(in: 0..<4, using: &random) == 0 ? 90 : nil,
             misfire: misfire, misfireThreshold: threshold)

@@ -502,9 +502,19 @@ extension CoordinatorState {
     /// Moves due nags to the unsettled firings and the waiting line: one `.nagFired` each,
     /// whose fold takes it off the nag timer.
     mutating func releaseDueNags(at now: Date, directives: inout [CoordinatorDirective]) {
-        while let (id, deadline) = nags.first, deadline <= now {
+        guard let first = nags.first, first.deadline <= now else { return }
+        for id in Self.inFiringOrder(nags.due(at: now, limit: .max) { _ in true }) {
             if let made = record(.nagFired(id, at: now), into: &directives).made { dispatch.waiting.append(made) }
         }
+    }
+
+    /// The ids of `due` by deadline, then by firing id: equal deadlines go out in an order
+    /// that depends on nothing but the firings. A timer queue breaks such ties by the order
+    /// the deadlines were set, which a recovered state (a snapshot lists holds and nags its
+    /// own way) does not share with the live one, and the order decides what `unhandled:
+    /// replace` leaves on the delivered list (crash equivalence, seeds 319 and 338).
+    static func inFiringOrder(_ due: [(key: FiringID, deadline: Date)]) -> [FiringID] {
+        due.sorted { ($0.deadline, $0.key) < ($1.deadline, $1.key) }.map(\.key)
     }
 
     /// Releases the firings whose quiet window has ended to the unsettled firings and the
@@ -512,8 +522,9 @@ extension CoordinatorState {
     /// A recipient with scheduled summaries gets one `summary` event listing what was released
     /// for it in this turn.
     mutating func releaseDueHolds(at now: Date, directives: inout [CoordinatorDirective]) {
+        guard let first = durable.deliveries.holds.first, first.deadline <= now else { return }
         var summaries: [RecipientID: [Firing]] = [:]
-        while let (id, deadline) = durable.deliveries.holds.first, deadline <= now {
+        for id in Self.inFiringOrder(durable.deliveries.holds.due(at: now, limit: .max) { _ in true }) {
             guard let made = record(.attention(.released(id, at: now)), into: &directives).made else { continue }
             dispatch.waiting.append(made)
             if durable.hasSummaries(made.firing.recipient) { summaries[made.firing.recipient, default: []].append(made.firing) }
