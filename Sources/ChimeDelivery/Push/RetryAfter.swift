@@ -11,6 +11,10 @@ public enum RetryAfter {
             guard let seconds = Int(value) else { return 86_400 }
             return Double(min(seconds, 86_400))
         }
+        // An IMF-fixdate is 29 printable ASCII bytes. Anything else never reaches the
+        // formatter: Foundation's DateFormatter traps on some non-ASCII text (a letter with a
+        // combining mark, found by the provider fuzz target), and a header is outside input.
+        guard value.utf8.count <= 64, value.utf8.allSatisfy({ (0x20...0x7E).contains($0) }) else { return nil }
         let formatter = DateFormatter()
         formatter.locale = Locale(identifier: "en_US_POSIX")
         formatter.timeZone = TimeZone(identifier: "GMT")
