@@ -5,52 +5,54 @@ extension ScheduleCommand {
     /// `--interruption-level`, or `.active` when absent.
     /// - Throws: `UsageError` for a name that is not a level.
     static func interruptionLevel(_ arguments: Arguments) throws(UsageError) -> InterruptionLevel {
-        guard let name = arguments.value("interruption-level") else { return .active }
-        guard let level = InterruptionLevel(rawValue: name) else {
-            let names = InterruptionLevel.allCases.map(\.rawValue).joined(separator: ", ")
-            throw UsageError("--interruption-level must be one of \(names), not '\(name)'")
-        }
-        return level
+        try named("interruption-level", in: arguments, absent: .active)
     }
 
     /// `--unhandled`, or `.stack` when absent.
     /// - Throws: `UsageError` for a name that is not a policy.
     static func unhandledPolicy(_ arguments: Arguments) throws(UsageError) -> UnhandledPolicy {
-        guard let name = arguments.value("unhandled") else { return .stack }
-        guard let policy = UnhandledPolicy(rawValue: name) else {
-            throw UsageError("--unhandled must be stack, replace or skip, not '\(name)'")
-        }
-        return policy
+        try named("unhandled", in: arguments, absent: .stack)
+    }
+
+    /// `--throttled`, or `.hold` when absent.
+    /// - Throws: `UsageError` for a name that is not a policy.
+    static func throttledPolicy(_ arguments: Arguments) throws(UsageError) -> ThrottledPolicy {
+        try named("throttled", in: arguments, absent: .hold)
     }
 
     /// `--relevance-score`, a number from 0 to 1 inclusive, or `nil` when absent.
     /// - Throws: `UsageError` for text that is not such a number.
     static func relevanceScore(_ arguments: Arguments) throws(UsageError) -> Double? {
-        guard let text = arguments.value("relevance-score") else { return nil }
-        guard let score = Double(text), (0...1).contains(score) else {
-            throw UsageError("--relevance-score must be a number from 0 to 1, not '\(text)'")
-        }
-        return score
-    }
-
-    /// `--throttled`, or `.hold` when absent.
-    /// - Throws: `UsageError` for a name that is no policy.
-    static func throttledPolicy(_ arguments: Arguments) throws(UsageError) -> ThrottledPolicy {
-        guard let name = arguments.value("throttled") else { return .hold }
-        guard let policy = ThrottledPolicy(rawValue: name) else {
-            throw UsageError("--throttled must be hold, coalesce or drop, not '\(name)'")
-        }
-        return policy
+        try unitInterval("relevance-score", in: arguments)
     }
 
     /// `--sound-volume`, a number from 0 to 1 inclusive, or `nil` when absent.
     /// - Throws: `UsageError` for text that is not such a number.
     static func soundVolume(_ arguments: Arguments) throws(UsageError) -> Double? {
-        guard let text = arguments.value("sound-volume") else { return nil }
-        guard let volume = Double(text), (0...1).contains(volume) else {
-            throw UsageError("--sound-volume must be a number from 0 to 1, not '\(text)'")
+        try unitInterval("sound-volume", in: arguments)
+    }
+
+    /// The value of `--flag` as one of `Value`'s names, or `absent` when not given.
+    /// - Throws: `UsageError` naming the flag and every name it takes.
+    private static func named<Value: RawRepresentable<String> & CaseIterable>(
+        _ flag: String, in arguments: Arguments, absent: Value
+    ) throws(UsageError) -> Value {
+        guard let name = arguments.value(flag) else { return absent }
+        guard let value = Value(rawValue: name) else {
+            let names = Value.allCases.map(\.rawValue).joined(separator: ", ")
+            throw UsageError("--\(flag) must be one of \(names), not '\(name)'")
         }
-        return volume
+        return value
+    }
+
+    /// The value of `--flag` as a number from 0 to 1 inclusive, or `nil` when not given.
+    /// - Throws: `UsageError` naming the flag for text that is not such a number.
+    private static func unitInterval(_ flag: String, in arguments: Arguments) throws(UsageError) -> Double? {
+        guard let text = arguments.value(flag) else { return nil }
+        guard let number = Double(text), (0...1).contains(number) else {
+            throw UsageError("--\(flag) must be a number from 0 to 1, not '\(text)'")
+        }
+        return number
     }
 
     /// Every `--attachment ID,URL,TYPE,SIZE`, or `nil` when none: the identifier runs to the
