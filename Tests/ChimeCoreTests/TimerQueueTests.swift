@@ -175,3 +175,60 @@ import Testing
         }
     }
 }
+
+/// The stale entries removal and rescheduling leave behind (lazy deletion): never more than
+/// half the live keys plus 64, never counted, read or popped.
+@Suite struct TimerQueueStaleEntryTests {
+    private let base = Date(timeIntervalSince1970: 1_798_099_200)
+
+    private func at(_ seconds: Double) -> Date { base.addingTimeInterval(seconds) }
+
+    @Test func removingAndReschedulingKeepsTheHeapWithinItsBound() {
+        var queue = TimerQueue<Int>()
+        for key in 0..<10_000 { queue.schedule(key, at: at(Double(key))) }
+        #expect(queue.storedEntryCount == 10_000)
+        // Rescheduling every key later, from the back: none of the old entries is on top.
+        for key in stride(from: 9_999, through: 1, by: -1) {
+            queue.schedule(key, at: at(Double(20_000 + key)))
+            #expect(queue.storedEntryCount <= queue.count + queue.count / 2 + 64)
+        }
+        // Removing the odd keys: the rebuilds keep the bound as the queue shrinks.
+        for key in stride(from: 1, to: 10_000, by: 2) {
+            #expect(queue.remove(key) == at(Double(20_000 + key)))
+            #expect(queue.storedEntryCount <= queue.count + queue.count / 2 + 64)
+        }
+        #expect(queue.count == 5_000)
+        #expect(queue.nextDeadline == at(0))
+        #expect(queue.deadline(of: 2) == at(20_002))
+        #expect(queue.deadline(of: 3) == nil)
+        let popped = queue.popDue(at: .distantFuture)
+        #expect(popped.map(\.key) == [0] + Array(stride(from: 2, to: 10_000, by: 2)))
+        #expect(popped.map(\.deadline) == [at(0)] + stride(from: 2, to: 10_000, by: 2).map { at(Double(20_000 + $0)) })
+        #expect(queue.isEmpty)
+        #expect(queue.storedEntryCount == 0)
+    }
+
+    /// Stale entries due before `now` are neither counted nor read, and the queue compares
+    /// equal to one that never held them.
+    @Test func staleEntriesAreNeitherCountedNorRead() {
+        var queue = TimerQueue<String>()
+        var fresh = TimerQueue<String>()
+        for key in ["a", "b", "c", "d"] { queue.schedule(key, at: at(10)) }
+        queue.schedule("e", at: at(1))
+        queue.schedule("b", at: at(50))
+        queue.remove("c")
+        queue.schedule("d", at: at(5))
+        for (key, seconds) in [("e", 1.0), ("a", 10), ("b", 50), ("d", 5)] { fresh.schedule(key, at: at(seconds)) }
+        #expect(queue.storedEntryCount == 7)
+        #expect(queue.count == 4)
+        #expect(queue.countDue(at: at(20)) == 3)
+        #expect(queue.countDue(at: at(20), limit: 2) == 2)
+        #expect(queue.due(at: at(20), limit: 10) { _ in true }.map(\.key) == ["e", "d", "a"])
+        #expect(queue.deadlines == ["e": at(1), "a": at(10), "b": at(50), "d": at(5)])
+        #expect(queue == fresh)
+        #expect(queue.first?.key == "e")
+        #expect(queue.popDue(at: at(20)).map(\.key) == ["e", "d", "a"])
+        #expect(queue.first?.key == "b")
+        #expect(queue.count == 1)
+    }
+}

@@ -61,6 +61,50 @@ import Testing
         #expect(memory.onStoreUpkeep(at: Self.t0, monotonic: 0).isEmpty)
     }
 
+    /// A burst that outruns the workers' credit is not interrupted by a forced snapshot until
+    /// the journal is 8 × past its threshold; without the backlog, 4 × forces one (issue 43).
+    @Test func aBacklogDefersTheForcedSnapshotToEightTimesTheThreshold() {
+        func burst(backlogged: Bool) -> CoordinatorState {
+            var configuration = CoordinatorConfiguration()
+            configuration.snapshotEveryRecords = 10
+            configuration.maxBatchSize = 2
+            var state = CoordinatorState(configuration: configuration, startedAt: Self.t0)
+            state.finishRecovery(at: Self.t0.addingTimeInterval(-60))
+            state.onStoreOpened(isFileStore: true, entriesSinceSnapshot: 0)
+            let hello = WorkerMessage(worker: WorkerID("w1"), host: "h", pid: 1, capacity: 1, delivered: 0)
+            _ = state.onWorkerMessage(hello, viaDispatch: true, at: Self.t0)
+            // 20 reminders due at t0 (or a day later), each scheduled twice: 40 entries, a
+            // threshold of max(10, 20 / 2) = 10.
+            let due = backlogged ? Self.t0 : Self.t0.addingTimeInterval(86_400)
+            for _ in 0..<2 {
+                let reminders = (0..<20).map {
+                    Reminder(id: ReminderID("r\($0)"), recipient: "alice", content: Content(body: "x"), trigger: Trigger(start: .instant(due)))
+                }
+                _ = state.onRequest(ControlRequest(command: .schedule(reminders)), from: client, at: Self.t0.addingTimeInterval(-1))
+            }
+            _ = state.onTick(now: Self.t0)
+            return state
+        }
+        var busy = burst(backlogged: true)
+        #expect(busy.dispatch.isScheduleBacklogged)
+        #expect(busy.forcedSnapshotFactor == 8)
+        #expect(busy.onStoreUpkeep(at: Self.t0, monotonic: 0).isEmpty, "43 entries, 4.3 × the threshold, in a backlog")
+        var idle = burst(backlogged: false)
+        #expect(!idle.dispatch.isScheduleBacklogged)
+        #expect(idle.forcedSnapshotFactor == 4)
+        #expect(idle.onStoreUpkeep(at: Self.t0, monotonic: 0) == [.writeSnapshot], "40 entries, 4 × the threshold, no backlog")
+        // The backlog goes on: 40 more entries (the same reminders, due at once) pass 8 ×.
+        for _ in 0..<2 {
+            let reminders = (0..<20).map {
+                Reminder(id: ReminderID("r\($0)"), recipient: "alice", content: Content(body: "x"), trigger: Trigger(start: .instant(Self.t0)))
+            }
+            _ = busy.onRequest(ControlRequest(command: .schedule(reminders)), from: client, at: Self.t0)
+        }
+        _ = busy.onTick(now: Self.t0)
+        #expect(busy.dispatch.isScheduleBacklogged)
+        #expect(busy.onStoreUpkeep(at: Self.t0, monotonic: 0.5) == [.writeSnapshot], "over 8 × the threshold")
+    }
+
     @Test func aWrittenSnapshotAnswersItsRequestsAndLetsSegmentsGo() {
         var state = makeState()
         state.onSnapshotAwaited(request(.snapshot, "s1"), from: client)
