@@ -31,7 +31,12 @@ public struct NotificationAttachment: Codable, Hashable, Sendable {
 
     /// The kinds of file iOS shows in a notification, with their size limits.
     public enum Kind: String, Sendable, CaseIterable {
-        case audio, image, movie
+        /// A sound: AIFF, WAV, MP3 or MPEG-4 audio, at most 5 MiB.
+        case audio
+        /// A picture: JPEG, GIF or PNG, at most 10 MiB; FCM shows the first as `notification.image`.
+        case image
+        /// A video: MPEG, MPEG-2, MPEG-4 or AVI, at most 50 MiB.
+        case movie
 
         /// The largest file of this kind, in bytes: audio 5 MiB, image 10 MiB, movie 50 MiB.
         public var maximumSize: Int {
