@@ -128,6 +128,7 @@ import Testing
         var oneByOne = TimerQueue<Int>()
         for (key, deadline) in items { oneByOne.schedule(key, at: deadline) }
         #expect(bulk.count == oneByOne.count)
+        #expect(bulk.storedEntryCount <= bulk.count + bulk.count / 2 + 64)
         bulk.schedule(-1, at: at(3))
         oneByOne.schedule(-1, at: at(3))
         let popped = bulk.popDue(at: .distantFuture)
@@ -172,6 +173,12 @@ import Testing
             #expect(queue.count == reference.count)
             #expect(queue.nextDeadline == reference.map(\.deadline).min())
             #expect(queue.deadline(of: key) == reference.first { $0.key == key }?.deadline)
+            // Reads that walk the heap skip its stale entries (removed and rescheduled keys).
+            let probe = at(Double(Int.random(in: 0..<200, using: &generator)))
+            let dueKeys = reference.filter { $0.deadline <= probe }.sorted { ($0.deadline, $0.sequence) < ($1.deadline, $1.sequence) }
+            #expect(queue.countDue(at: probe) == dueKeys.count)
+            #expect(queue.due(at: probe, limit: 5) { $0 % 2 == 0 }.map(\.key) == dueKeys.filter { $0.key % 2 == 0 }.prefix(5).map(\.key))
+            #expect(queue.storedEntryCount <= queue.count + queue.count / 2 + 64)
         }
     }
 }

@@ -102,6 +102,8 @@ public struct TimerQueue<Key: Hashable & Sendable>: Sendable {
             live.updateValue(stamp, forKey: key)
             heap.append((key, stamp))
         }
+        // Keys given more than once left stale entries: past the bound, drop them first.
+        if heap.count > live.count + live.count / 2 + 64 { dropStaleEntries() }
         rebuild()
     }
 
@@ -146,12 +148,18 @@ public struct TimerQueue<Key: Hashable & Sendable>: Sendable {
     @inlinable
     mutating func afterStaling() {
         if heap.count > live.count + live.count / 2 + 64 {
-            let table = live
-            heap.removeAll { table[$0.key]?.sequence != $0.stamp.sequence }
+            dropStaleEntries()
             rebuild()
         } else {
             dropStaleTop()
         }
+    }
+
+    /// Removes every stale entry, leaving the heap's order to `rebuild`.
+    @inlinable
+    mutating func dropStaleEntries() {
+        let table = live
+        heap.removeAll { table[$0.key]?.sequence != $0.stamp.sequence }
     }
 
     @inlinable
