@@ -294,6 +294,40 @@ import ZeroMQ
         #expect(decoded.shards == [1, 2] && decoded.shard == 1)
     }
 
+    /// A scatter polls every shard from the calling thread (no thread per shard), and each
+    /// keeps what one client's exchange gives it: a shard that asks to wait (`rate_limited`)
+    /// is asked again with the same bytes after its `retryAfterMs`, a silent one `retries + 1`
+    /// times on fresh sockets, the others once, all with one `requestId`.
+    @Test func aScatterWaitsOutEachShardOnItsOwn() throws {
+        let tag = "scatter-poll"
+        let count = 6
+        let map = fakeMap(tag: tag, shards: count)
+        let context = try Context()
+        let refusedOnce = Atomic<Bool>(false)
+        let shards = try (0..<count).map { id in
+            try FakeShard(id: id, context: context, tag: tag) { shard, request in
+                if request.command == .map { return FakeShard.ok(request, map) }
+                if shard.id == 5 { return nil }
+                if shard.id == 3 && !refusedOnce.exchange(true, ordering: .relaxed) {
+                    return FakeShard.refuse(request, WireError(.rateLimited, "slow down", retryAfterMilliseconds: 50))
+                }
+                return FakeShard.ok(request, CancelResult(cancelled: [ReminderID("c\(shard.id)")]))
+            }
+        }
+        defer {
+            for shard in shards { shard.stop() }
+            context.shutdown()
+        }
+        let client = try ClusterClient(seeds: [shards[0].endpoint], timeout: .milliseconds(300), retries: 1, context: context)
+        let (result, partial) = try client.cancel(ReminderFilter())
+        #expect(result.cancelled.map(\.rawValue) == ["c0", "c1", "c2", "c3", "c4"])
+        #expect(partial?.shards == [5])
+        #expect(partial?.message.contains("after 2 attempts") == true)
+        let cancels = shards.map { shard in shard.requests.filter { if case .cancel = $0.command { true } else { false } } }
+        #expect(cancels.map(\.count) == [1, 1, 1, 2, 1, 2])
+        #expect(Set(cancels.flatMap { $0.map(\.requestId) }).count == 1)
+    }
+
     @Test func cancelAllGoesToEveryShardWithOneRequestId() throws {
         let rig = try Rig(tag: "cancel") { shard, request in
             FakeShard.ok(request, CancelResult(cancelled: [ReminderID("z\(shard.id)"), ReminderID("a\(shard.id)")]))

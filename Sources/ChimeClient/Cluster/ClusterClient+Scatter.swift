@@ -1,7 +1,6 @@
 import ChimeCore
 import ChimeWire
 import Foundation
-import Synchronization
 
 /// The replies of a request sent to every shard: each shard that answered, and each that
 /// did not (with the error that says so).
@@ -42,17 +41,10 @@ public struct ShardReplies<Result: Codable & Sendable>: Sendable {
     public var warnings: [String] { answers.flatMap { $0.reply.warnings ?? [] } }
 }
 
-/// A control client lent to one scatter thread.
-/// `@unchecked Sendable`: during a scatter each box is used by exactly one thread, and the
-/// caller waits for every thread before it touches the clients again.
-private final class LentClient: @unchecked Sendable {
-    let client: ControlClient
-    init(_ client: ControlClient) { self.client = client }
-}
-
 extension ClusterClient {
-    /// Sends the same bytes (one `requestId`) to every shard at once, one thread per shard,
-    /// and waits for all: each shard's deadline is its client's (`timeout` × attempts).
+    /// Sends the same bytes (one `requestId`) to every shard at once and waits for all, from
+    /// the calling thread (``ScatterExchange``): each shard's deadline is its client's
+    /// (`timeout` × attempts).
     /// - Returns: per shard in map order, its raw reply or the error of the exchange.
     /// - Throws: `WireError` when the map cannot be had.
     public func scatterExchange(_ body: Data) throws(WireError) -> [(shard: Int, outcome: Swift.Result<Data, WireError>)] {
@@ -60,40 +52,28 @@ extension ClusterClient {
         return try scatterExchange(Dictionary(uniqueKeysWithValues: map.shards.map { ($0.id, body) }))
     }
 
-    /// Sends each shard its own bytes (shards absent from `bodies` are not asked) at once,
-    /// one thread per shard, and waits for all.
+    /// Sends each shard its own bytes (shards absent from `bodies` are not asked) at once and
+    /// waits for all, polling every shard's socket from the calling thread.
     /// - Returns: per shard asked, in map order, its raw reply or the error of the exchange.
     /// - Throws: `WireError` when the map cannot be had.
     func scatterExchange(_ bodies: [Int: Data]) throws(WireError) -> [(shard: Int, outcome: Swift.Result<Data, WireError>)] {
         let map = try currentMap()
-        var lent: [(Int, LentClient, Data)] = []
+        var lent: [(shard: Int, client: ControlClient, body: Data)] = []
         var failures: [Int: WireError] = [:]
         for shard in map.shards {
             guard let body = bodies[shard.id] else { continue }
             do throws(WireError) {
-                lent.append((shard.id, LentClient(try client(forShard: shard.id)), body))
+                lent.append((shard.id, try client(forShard: shard.id), body))
             } catch {
                 failures[shard.id] = error
             }
         }
         if lent.count == 1, failures.isEmpty {
-            let (id, box, body) = lent[0]
-            return [(id, Swift.Result { () throws(WireError) in try box.client.exchange(body) })]
+            let (id, client, body) = lent[0]
+            return [(id, Swift.Result { () throws(WireError) in try client.exchange(body) })]
         }
-        let outcomes = Mutex<[Int: Swift.Result<Data, WireError>]>([:])
-        let group = DispatchGroup()
-        for (id, box, body) in lent {
-            group.enter()
-            let thread = Thread {
-                let outcome = Swift.Result { () throws(WireError) in try box.client.exchange(body) }
-                outcomes.withLock { $0[id] = outcome }
-                group.leave()
-            }
-            thread.name = "chime-scatter-\(id)"
-            thread.start()
-        }
-        group.wait()
-        let gathered = outcomes.withLock { $0 }
+        var gathered: [Int: Swift.Result<Data, WireError>] = [:]
+        for (shard, outcome) in ScatterExchange(lent).run() { gathered[shard] = outcome }
         return map.shards.filter { bodies[$0.id] != nil }.map { shard in
             (shard.id, gathered[shard.id] ?? .failure(failures[shard.id] ?? WireError(.internal, "shard \(shard.id) was not asked")))
         }

@@ -21,7 +21,7 @@ import ZeroMQ
 /// request about one recipient does not wait for the map: before it was asked for, the
 /// request goes to the first seed (or its owner in a configured `routingHint`) and the map
 /// is asked for only on `wrong_shard`, so a CLI call on one shard is one round trip.
-/// Not `Sendable`: one thread uses a client (scatters use one thread per shard inside).
+/// Not `Sendable`: one thread uses a client; a scatter polls every shard from that thread.
 public final class ClusterClient {
     let context: Context
     let seeds: [String]

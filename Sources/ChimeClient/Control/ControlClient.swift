@@ -159,8 +159,13 @@ public final class ControlClient {
         } catch {
             throw WireError(.unavailable, "\(error)")
         }
+        throw noReplyError
+    }
+
+    /// `unavailable`: no reply after every attempt (with a hint about keys under CURVE).
+    var noReplyError: WireError {
         let hint = curve == nil ? "" : " (with CURVE: is this key on an allow-list, and is the server key the coordinator's?)"
-        throw WireError(
+        return WireError(
             .unavailable, "no reply from the coordinator at \(endpoint) after \(retries + 1) attempts of \(timeout)\(hint)")
     }
 

@@ -1,0 +1,192 @@
+import ChimeWire
+import Foundation
+import ZeroMQ
+
+/// One request exchanged with several coordinators from the calling thread: every shard's
+/// request goes out at once and one `zmq_poll` waits on all their sockets. Each shard keeps
+/// what ``ControlClient/exchange(_:)`` gives one: its client's reply deadline and Lazy Pirate
+/// retries on a fresh socket with the same bytes (ZeroMQ Guide, ch. 4), the waits a
+/// `rate_limited` or `try_again` reply asks for, and the grace for a refused connection
+/// before the first reply. A thread per shard did this before (issue 43: 80 shards made 80
+/// threads for one `status`); now a scatter costs one thread whatever the shard count, and a
+/// slow shard delays no other's answer.
+///
+/// Not `Sendable`: it uses the clients' sockets on the calling thread.
+final class ScatterExchange {
+    /// Where one shard's exchange stands.
+    enum Phase {
+        /// Nothing listened at the endpoint (refused) before the first reply: probed again at
+        /// `nextProbe`, given up at `giveUpAt`.
+        case probing(giveUpAt: ContinuousClock.Instant, nextProbe: ContinuousClock.Instant)
+        /// The request went out on the client's socket; its reply is due by `deadline`.
+        case awaiting(deadline: ContinuousClock.Instant)
+        /// A `rate_limited` or `try_again` reply asked to send again at `until`.
+        case resting(until: ContinuousClock.Instant)
+        /// The exchange ended: the reply's bytes or the error that says why there are none.
+        case done(Swift.Result<Data, WireError>)
+    }
+
+    /// One shard's exchange.
+    final class Leg {
+        let shard: Int
+        let client: ControlClient
+        let body: Data
+        var phase: Phase = .resting(until: .now)
+        /// Sends made since the last reply (or the start): 1 ... `retries + 1`.
+        var sends = 0
+        /// `rate_limited` and `try_again` replies waited out.
+        var waits = 0
+
+        init(shard: Int, client: ControlClient, body: Data) {
+            self.shard = shard
+            self.client = client
+            self.body = body
+        }
+    }
+
+    let legs: [Leg]
+    let clock = ContinuousClock()
+
+    /// - Parameter legs: each shard with the client that reaches it and the bytes to send.
+    init(_ legs: [(shard: Int, client: ControlClient, body: Data)]) {
+        self.legs = legs.map { Leg(shard: $0.shard, client: $0.client, body: $0.body) }
+    }
+
+    /// Runs every exchange to its end.
+    /// - Returns: per shard, in the order given, its reply's bytes or the error of the exchange
+    ///   (`unavailable` when no reply came after every retry, `malformed`, `rate_limited`).
+    func run() -> [(shard: Int, outcome: Swift.Result<Data, WireError>)] {
+        for leg in legs { startRound(leg, at: clock.now) }
+        while legs.contains(where: { if case .done = $0.phase { false } else { true } }) {
+            let poller = Poller()
+            var polled: [Leg] = []
+            var wake: ContinuousClock.Instant?
+            for leg in legs {
+                switch leg.phase {
+                case .awaiting(let deadline):
+                    guard let socket = leg.client.socket else {
+                        finish(leg, .failure(WireError(.internal, "shard \(leg.shard): the request's socket is gone")))
+                        continue
+                    }
+                    poller.register(socket, for: .readable)
+                    polled.append(leg)
+                    wake = min(wake ?? deadline, deadline)
+                case .probing(_, let nextProbe): wake = min(wake ?? nextProbe, nextProbe)
+                case .resting(let until): wake = min(wake ?? until, until)
+                case .done: break
+                }
+            }
+            let timeout = max(.zero, (wake ?? clock.now) - clock.now)
+            do {
+                if poller.count > 0 {
+                    _ = try poller.poll(timeout: timeout)
+                } else if timeout > .zero {
+                    Thread.sleep(forTimeInterval: timeout / .seconds(1))
+                }
+            } catch {
+                // The context was shut down: nothing more can be sent or received.
+                for leg in legs where !isDone(leg) { finish(leg, .failure(WireError(.unavailable, "\(error)"))) }
+                break
+            }
+            for (index, leg) in polled.enumerated() where poller.events(at: index).contains(.readable) {
+                receive(leg, at: clock.now)
+            }
+            let now = clock.now
+            for leg in legs {
+                switch leg.phase {
+                case .awaiting(let deadline) where now >= deadline: timedOut(leg, at: now)
+                case .resting(let until) where now >= until: startRound(leg, at: now)
+                case .probing(let giveUpAt, let nextProbe) where now >= nextProbe: probe(leg, giveUpAt: giveUpAt, at: now)
+                default: break
+                }
+            }
+        }
+        return legs.map { leg in
+            guard case .done(let outcome) = leg.phase else {
+                return (leg.shard, .failure(WireError(.internal, "shard \(leg.shard) was not answered")))
+            }
+            return (leg.shard, outcome)
+        }
+    }
+
+    func isDone(_ leg: Leg) -> Bool {
+        if case .done = leg.phase { true } else { false }
+    }
+
+    func finish(_ leg: Leg, _ outcome: Swift.Result<Data, WireError>) { leg.phase = .done(outcome) }
+
+    /// A new round of sends (the start, or after a rate-limit wait), as `exchangeOnce` begins.
+    func startRound(_ leg: Leg, at now: ContinuousClock.Instant) {
+        leg.sends = 0
+        attempt(leg, at: now)
+    }
+
+    /// One send: first, while no reply ever came and no socket is open, the endpoint must not
+    /// refuse connections (`ControlClient.waitForListener`).
+    func attempt(_ leg: Leg, at now: ContinuousClock.Instant) {
+        if leg.client.socket == nil && !leg.client.hasHeardFromCoordinator
+            && EndpointProbe.probe(leg.client.endpoint) == .refused
+        {
+            leg.phase = .probing(giveUpAt: now.advanced(by: leg.client.refusedGrace), nextProbe: now.advanced(by: .milliseconds(50)))
+            return
+        }
+        send(leg, at: now)
+    }
+
+    func probe(_ leg: Leg, giveUpAt: ContinuousClock.Instant, at now: ContinuousClock.Instant) {
+        guard EndpointProbe.probe(leg.client.endpoint) == .refused else { return send(leg, at: now) }
+        guard now < giveUpAt else {
+            return finish(leg, .failure(WireError(.unavailable, "nothing is listening at \(leg.client.endpoint) (connection refused)")))
+        }
+        leg.phase = .probing(giveUpAt: giveUpAt, nextProbe: now.advanced(by: .milliseconds(50)))
+    }
+
+    func send(_ leg: Leg, at now: ContinuousClock.Instant) {
+        do {
+            let socket = try leg.client.currentSocket()
+            _ = try socket.send([Data(), leg.body], dontWait: false)
+            leg.sends += 1
+            leg.phase = .awaiting(deadline: now.advanced(by: leg.client.timeout))
+        } catch let error as WireError {
+            finish(leg, .failure(error))
+        } catch {
+            finish(leg, .failure(WireError(.unavailable, "\(error)")))
+        }
+    }
+
+    /// A reply is readable: it ends the exchange, unless it asks to wait and send again.
+    func receive(_ leg: Leg, at now: ContinuousClock.Instant) {
+        let frames: [Data]?
+        do {
+            frames = try leg.client.socket?.receiveMessage(dontWait: true)
+        } catch {
+            return finish(leg, .failure(WireError(.unavailable, "\(error)")))
+        }
+        guard let frames else { return }
+        guard let reply = frames.last, frames.count == 2, frames[0].isEmpty else {
+            return finish(leg, .failure(WireError(.malformed, "the coordinator's reply has \(frames.count) frames")))
+        }
+        leg.client.hasHeardFromCoordinator = true
+        guard let retryAfter = ControlClient.rateLimitedWait(in: reply) else { return finish(leg, .success(reply)) }
+        leg.waits += 1
+        guard leg.waits <= ControlClient.maximumRateLimitedWaits else {
+            if ControlClient.isTryAgain(reply) { return finish(leg, .success(reply)) }
+            return finish(leg, .failure(WireError(
+                .rateLimited, "the coordinator still refused the request after \(ControlClient.maximumRateLimitedWaits) waits",
+                retryAfterMilliseconds: retryAfter)))
+        }
+        leg.phase = .resting(until: now.advanced(by: .milliseconds(min(max(retryAfter, 1), 10_000))))
+    }
+
+    /// No reply by the deadline: the request or its reply may be lost, or the coordinator is
+    /// down or failing over. A new socket drops anything queued for the old connection; after
+    /// `retries + 1` sends the shard is `unavailable`.
+    func timedOut(_ leg: Leg, at now: ContinuousClock.Instant) {
+        leg.client.socket?.close()
+        leg.client.socket = nil
+        guard leg.sends <= leg.client.retries else {
+            return finish(leg, .failure(leg.client.noReplyError))
+        }
+        attempt(leg, at: now)
+    }
+}
