@@ -328,6 +328,33 @@ import ZeroMQ
         #expect(Set(cancels.flatMap { $0.map(\.requestId) }).count == 1)
     }
 
+    /// A map that names one endpoint for two shards (a misconfiguration): each shard's
+    /// exchange still gets a socket of its own, so neither takes the other's reply.
+    @Test func twoShardsAtOneEndpointEachGetTheirOwnExchange() throws {
+        let tag = "shared-endpoint"
+        var shared = fakeMap(tag: tag, shards: 3)
+        shared.shards[2].endpoints.control = shared.shards[1].endpoints.control
+        let map = shared
+        let context = try Context()
+        let shards = try (0..<2).map { id in
+            try FakeShard(id: id, context: context, tag: tag) { shard, request in
+                if request.command == .map { return FakeShard.ok(request, map) }
+                return FakeShard.ok(request, CancelResult(cancelled: [ReminderID("c\(shard.id)-\(UUID().uuidString.prefix(4))")]))
+            }
+        }
+        defer {
+            for shard in shards { shard.stop() }
+            context.shutdown()
+        }
+        let client = try ClusterClient(seeds: [shards[0].endpoint], timeout: .milliseconds(500), retries: 0, context: context)
+        let (result, partial) = try client.cancel(ReminderFilter())
+        #expect(partial == nil)
+        #expect(result.cancelled.count == 3)
+        #expect(result.cancelled.filter { $0.rawValue.hasPrefix("c1-") }.count == 2)
+        let cancels = shards.map { shard in shard.requests.filter { if case .cancel = $0.command { true } else { false } }.count }
+        #expect(cancels == [1, 2])
+    }
+
     @Test func cancelAllGoesToEveryShardWithOneRequestId() throws {
         let rig = try Rig(tag: "cancel") { shard, request in
             FakeShard.ok(request, CancelResult(cancelled: [ReminderID("z\(shard.id)"), ReminderID("a\(shard.id)")]))

@@ -215,6 +215,45 @@ import Testing
         #expect(queue.storedEntryCount == 0)
     }
 
+    /// Pops shrink the bound faster than the heap: stale entries left below the popped ones are
+    /// dropped at the end of the pop (the case a fresh reader found).
+    @Test func poppingKeepsTheBound() {
+        var queue = TimerQueue<Int>()
+        for key in 0..<563 { queue.schedule(key, at: at(Double(3_000 + key))) }
+        for key in 563..<1_000 { queue.schedule(key, at: at(Double(2_000 + key))) }
+        for key in 0..<563 { queue.schedule(key, at: at(Double(key))) }
+        #expect(queue.storedEntryCount == 1_563)
+        #expect(queue.popDue(at: at(600)).count == 563)
+        #expect(queue.count == 437)
+        #expect(queue.storedEntryCount == 437)
+        #expect(queue.popDue(at: .distantFuture).map(\.key) == Array(563..<1_000))
+    }
+
+    /// Live due entries left on top (a slot move's unserved slots) keep the stale entries below
+    /// them from surfacing: `compactDue` drops them once they outnumber the live due entries
+    /// and an eighth of the queue, plus 64.
+    @Test func compactDueDropsStaleEntriesHeldUnderUntakenOnes() {
+        var queue = TimerQueue<Int>()
+        for key in 0..<100 { queue.schedule(key, at: at(0)) }
+        for key in 100..<10_000 { queue.schedule(key, at: at(Double(5_000 + key))) }
+        for key in 10_000..<13_000 { queue.schedule(key, at: at(Double(key - 9_999))) }
+        for key in 10_000..<11_000 { queue.remove(key) }
+        #expect(queue.storedEntryCount == 13_000)
+        let early = queue.compactDue(at: at(4_000))
+        #expect(!early, "1,000 stale due against 2,100 live due")
+        for key in 11_000..<13_000 { queue.remove(key) }
+        #expect(queue.storedEntryCount == 13_000, "within 1.5 × 10,000 + 64: no rebuild on removal")
+        #expect(queue.countDue(at: at(4_000)) == 100)
+        let compacted = queue.compactDue(at: at(4_000))
+        #expect(compacted, "3,000 stale due > max(100, 10,000 / 8) + 64")
+        #expect(queue.storedEntryCount == 10_000)
+        let again = queue.compactDue(at: at(4_000))
+        #expect(!again)
+        #expect(queue.countDue(at: at(4_000)) == 100)
+        #expect(queue.due(at: at(4_000), limit: 3) { _ in true }.map(\.key) == [0, 1, 2])
+        #expect(queue.popDue(at: .distantFuture).map(\.key) == Array(0..<10_000))
+    }
+
     /// Stale entries due before `now` are neither counted nor read, and the queue compares
     /// equal to one that never held them.
     @Test func staleEntriesAreNeitherCountedNorRead() {

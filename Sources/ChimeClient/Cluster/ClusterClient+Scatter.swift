@@ -43,7 +43,7 @@ public struct ShardReplies<Result: Codable & Sendable>: Sendable {
 
 extension ClusterClient {
     /// Sends the same bytes (one `requestId`) to every shard at once and waits for all, from
-    /// the calling thread (``ScatterExchange``): each shard's deadline is its client's
+    /// the calling thread (`ScatterExchange`): each shard's deadline is its client's
     /// (`timeout` × attempts).
     /// - Returns: per shard in map order, its raw reply or the error of the exchange.
     /// - Throws: `WireError` when the map cannot be had.
@@ -60,10 +60,14 @@ extension ClusterClient {
         let map = try currentMap()
         var lent: [(shard: Int, client: ControlClient, body: Data)] = []
         var failures: [Int: WireError] = [:]
+        var used = Set<ObjectIdentifier>()
         for shard in map.shards {
             guard let body = bodies[shard.id] else { continue }
             do throws(WireError) {
-                lent.append((shard.id, try client(forShard: shard.id), body))
+                var client = try client(forShard: shard.id)
+                // One endpoint named for two shards: each exchange needs a socket of its own.
+                if !used.insert(ObjectIdentifier(client)).inserted { client = try uncachedClient(at: client.endpoint) }
+                lent.append((shard.id, client, body))
             } catch {
                 failures[shard.id] = error
             }

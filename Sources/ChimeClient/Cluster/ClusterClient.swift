@@ -75,12 +75,19 @@ public final class ClusterClient {
     /// - Throws: `WireError(.unavailable)` when no socket can be made.
     func client(at endpoint: String) throws(WireError) -> ControlClient {
         if let client = clients[endpoint] { return client }
+        let client = try uncachedClient(at: endpoint)
+        clients[endpoint] = client
+        return client
+    }
+
+    /// A control client of `endpoint` that is not kept: for a scatter whose map names one
+    /// endpoint for two shards (each exchange needs its own socket).
+    /// - Throws: `WireError(.unavailable)` when no socket can be made.
+    func uncachedClient(at endpoint: String) throws(WireError) -> ControlClient {
         do {
-            let client = try ControlClient(
+            return try ControlClient(
                 endpoint: endpoint, timeout: timeout, retries: retries, curve: curve, context: context,
                 refusedGrace: refusedGrace)
-            clients[endpoint] = client
-            return client
         } catch {
             throw WireError(.unavailable, "cannot make a control socket for \(endpoint): \(error)")
         }

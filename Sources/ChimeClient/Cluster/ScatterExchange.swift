@@ -8,13 +8,17 @@ import ZeroMQ
 /// retries on a fresh socket with the same bytes (ZeroMQ Guide, ch. 4), the waits a
 /// `rate_limited` or `try_again` reply asks for, and the grace for a refused connection
 /// before the first reply. A thread per shard did this before (issue 43: 80 shards made 80
-/// threads for one `status`); now a scatter costs one thread whatever the shard count, and a
-/// slow shard delays no other's answer.
+/// threads for one `status`); now a scatter costs one thread whatever the shard count, and
+/// takes as long as its slowest shard, as before.
 ///
 /// Not `Sendable`: it uses the clients' sockets on the calling thread.
 final class ScatterExchange {
     /// Where one shard's exchange stands.
     enum Phase {
+        /// To be sent in this pass, after a probe when the client never heard from its
+        /// coordinator and has no socket (`giveUpAt`: the refused-connection grace's end, once
+        /// a probe was refused).
+        case starting(giveUpAt: ContinuousClock.Instant?)
         /// Nothing listened at the endpoint (refused) before the first reply: probed again at
         /// `nextProbe`, given up at `giveUpAt`.
         case probing(giveUpAt: ContinuousClock.Instant, nextProbe: ContinuousClock.Instant)
@@ -31,7 +35,7 @@ final class ScatterExchange {
         let shard: Int
         let client: ControlClient
         let body: Data
-        var phase: Phase = .resting(until: .now)
+        var phase: Phase = .starting(giveUpAt: nil)
         /// Sends made since the last reply (or the start): 1 ... `retries + 1`.
         var sends = 0
         /// `rate_limited` and `try_again` replies waited out.
@@ -56,8 +60,8 @@ final class ScatterExchange {
     /// - Returns: per shard, in the order given, its reply's bytes or the error of the exchange
     ///   (`unavailable` when no reply came after every retry, `malformed`, `rate_limited`).
     func run() -> [(shard: Int, outcome: Swift.Result<Data, WireError>)] {
-        for leg in legs { startRound(leg, at: clock.now) }
-        while legs.contains(where: { if case .done = $0.phase { false } else { true } }) {
+        startPending()
+        while legs.contains(where: { !isDone($0) }) {
             let poller = Poller()
             var polled: [Leg] = []
             var wake: ContinuousClock.Instant?
@@ -73,6 +77,7 @@ final class ScatterExchange {
                     wake = min(wake ?? deadline, deadline)
                 case .probing(_, let nextProbe): wake = min(wake ?? nextProbe, nextProbe)
                 case .resting(let until): wake = min(wake ?? until, until)
+                case .starting: wake = clock.now
                 case .done: break
                 }
             }
@@ -89,17 +94,21 @@ final class ScatterExchange {
                 break
             }
             for (index, leg) in polled.enumerated() where poller.events(at: index).contains(.readable) {
-                receive(leg, at: clock.now)
+                receive(leg)
             }
             let now = clock.now
             for leg in legs {
                 switch leg.phase {
-                case .awaiting(let deadline) where now >= deadline: timedOut(leg, at: now)
-                case .resting(let until) where now >= until: startRound(leg, at: now)
-                case .probing(let giveUpAt, let nextProbe) where now >= nextProbe: probe(leg, giveUpAt: giveUpAt, at: now)
+                case .awaiting(let deadline) where now >= deadline: timedOut(leg)
+                case .resting(let until) where now >= until:
+                    // A new round of sends, as `exchange` starts `exchangeOnce` again.
+                    leg.sends = 0
+                    leg.phase = .starting(giveUpAt: nil)
+                case .probing(let giveUpAt, let nextProbe) where now >= nextProbe: leg.phase = .starting(giveUpAt: giveUpAt)
                 default: break
                 }
             }
+            startPending()
         }
         return legs.map { leg in
             guard case .done(let outcome) = leg.phase else {
@@ -115,38 +124,37 @@ final class ScatterExchange {
 
     func finish(_ leg: Leg, _ outcome: Swift.Result<Data, WireError>) { leg.phase = .done(outcome) }
 
-    /// A new round of sends (the start, or after a rate-limit wait), as `exchangeOnce` begins.
-    func startRound(_ leg: Leg, at now: ContinuousClock.Instant) {
-        leg.sends = 0
-        attempt(leg, at: now)
-    }
-
-    /// One send: first, while no reply ever came and no socket is open, the endpoint must not
-    /// refuse connections (`ControlClient.waitForListener`).
-    func attempt(_ leg: Leg, at now: ContinuousClock.Instant) {
-        if leg.client.socket == nil && !leg.client.hasHeardFromCoordinator
-            && EndpointProbe.probe(leg.client.endpoint) == .refused
-        {
-            leg.phase = .probing(giveUpAt: now.advanced(by: leg.client.refusedGrace), nextProbe: now.advanced(by: .milliseconds(50)))
-            return
+    /// Sends every leg that is `.starting`. Those whose client never heard from its
+    /// coordinator and has no socket first need the endpoint not to refuse connections
+    /// (`ControlClient.waitForListener`): they are probed together, so endpoints that drop
+    /// packets cost one probe timeout per pass, not one each; a refused one is probed again
+    /// every 50 ms until the client's `refusedGrace` ends.
+    func startPending() {
+        let starting = legs.filter { if case .starting = $0.phase { true } else { false } }
+        guard !starting.isEmpty else { return }
+        let unproven = starting.filter { $0.client.socket == nil && !$0.client.hasHeardFromCoordinator }
+        let outcomes = unproven.isEmpty ? [] : EndpointProbe.probe(unproven.map(\.client.endpoint))
+        let now = clock.now
+        for (leg, outcome) in zip(unproven, outcomes) where outcome == .refused {
+            guard case .starting(let giveUpAt) = leg.phase else { continue }
+            let limit = giveUpAt ?? now.advanced(by: leg.client.refusedGrace)
+            guard now < limit else {
+                finish(leg, .failure(WireError(.unavailable, "nothing is listening at \(leg.client.endpoint) (connection refused)")))
+                continue
+            }
+            leg.phase = .probing(giveUpAt: limit, nextProbe: now.advanced(by: .milliseconds(50)))
         }
-        send(leg, at: now)
-    }
-
-    func probe(_ leg: Leg, giveUpAt: ContinuousClock.Instant, at now: ContinuousClock.Instant) {
-        guard EndpointProbe.probe(leg.client.endpoint) == .refused else { return send(leg, at: now) }
-        guard now < giveUpAt else {
-            return finish(leg, .failure(WireError(.unavailable, "nothing is listening at \(leg.client.endpoint) (connection refused)")))
+        for leg in starting {
+            if case .starting = leg.phase { send(leg) }
         }
-        leg.phase = .probing(giveUpAt: giveUpAt, nextProbe: now.advanced(by: .milliseconds(50)))
     }
 
-    func send(_ leg: Leg, at now: ContinuousClock.Instant) {
+    func send(_ leg: Leg) {
         do {
             let socket = try leg.client.currentSocket()
             _ = try socket.send([Data(), leg.body], dontWait: false)
             leg.sends += 1
-            leg.phase = .awaiting(deadline: now.advanced(by: leg.client.timeout))
+            leg.phase = .awaiting(deadline: clock.now.advanced(by: leg.client.timeout))
         } catch let error as WireError {
             finish(leg, .failure(error))
         } catch {
@@ -155,7 +163,7 @@ final class ScatterExchange {
     }
 
     /// A reply is readable: it ends the exchange, unless it asks to wait and send again.
-    func receive(_ leg: Leg, at now: ContinuousClock.Instant) {
+    func receive(_ leg: Leg) {
         let frames: [Data]?
         do {
             frames = try leg.client.socket?.receiveMessage(dontWait: true)
@@ -175,18 +183,18 @@ final class ScatterExchange {
                 .rateLimited, "the coordinator still refused the request after \(ControlClient.maximumRateLimitedWaits) waits",
                 retryAfterMilliseconds: retryAfter)))
         }
-        leg.phase = .resting(until: now.advanced(by: .milliseconds(min(max(retryAfter, 1), 10_000))))
+        leg.phase = .resting(until: clock.now.advanced(by: .milliseconds(min(max(retryAfter, 1), 10_000))))
     }
 
     /// No reply by the deadline: the request or its reply may be lost, or the coordinator is
     /// down or failing over. A new socket drops anything queued for the old connection; after
     /// `retries + 1` sends the shard is `unavailable`.
-    func timedOut(_ leg: Leg, at now: ContinuousClock.Instant) {
+    func timedOut(_ leg: Leg) {
         leg.client.socket?.close()
         leg.client.socket = nil
         guard leg.sends <= leg.client.retries else {
             return finish(leg, .failure(leg.client.noReplyError))
         }
-        attempt(leg, at: now)
+        leg.phase = .starting(giveUpAt: nil)
     }
 }

@@ -68,6 +68,11 @@ public struct CoordinatorState: Sendable {
         durable = DurableState(settings: configuration.durableSettings)
     }
 
+    /// Drops the stale timer entries due at `now` that untaken due occurrences keep from
+    /// surfacing (`TimerQueue.compactDue(at:)`): how the timer is kept, not what it holds,
+    /// so it is no journal entry.
+    mutating func compactDueTimerEntries(at now: Date) { durable.schedule.timer.compactDue(at: now) }
+
     /// Appends `entry` to the turn's directives and folds it into the state.
     /// - Returns: what the entry changed that the caller acts on.
     @discardableResult

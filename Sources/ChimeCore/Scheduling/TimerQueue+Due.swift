@@ -3,8 +3,8 @@ import Foundation
 extension TimerQueue {
     /// How many keys are due at `now` (deadline at or before it), counting at most `limit`:
     /// a walk of the heap that stops below every entry not yet due, so it visits about as many
-    /// entries as are due (stale ones included, at most half again as many), times the heap's
-    /// arity, whatever the queue's size.
+    /// entries as are due, live or stale (see `compactDue(at:)`), times the heap's arity,
+    /// whatever the queue's size.
     public func countDue(at now: Date, limit: Int = .max) -> Int {
         let cutoff = now.timeIntervalSinceReferenceDate
         var count = 0

@@ -129,6 +129,11 @@ public struct TimerQueue<Key: Hashable & Sendable>: Sendable {
             dropStaleTop()
             due.append((first.key, first.stamp.instant))
         }
+        // Pops shrink the bound faster than the heap: stale entries below live ones may remain.
+        if heap.count > live.count + live.count / 2 + 64 {
+            dropStaleEntries()
+            rebuild()
+        }
         return due
     }
 
@@ -265,6 +270,36 @@ extension TimerQueue {
             .sorted { $0.stamp < $1.stamp }
             .prefix(limit)
             .map { ($0.key, $0.stamp.instant) }
+    }
+
+    /// Drops the stale entries due at `now` when they outnumber the live due entries and an
+    /// eighth of the queue (plus 64), by a rebuild (O(n)). Stale entries surface only at the
+    /// top, so while live due entries stay there untaken (a slot move's unserved slots),
+    /// those below them pile up, and every `due` and `countDue` walk would visit them; a loop
+    /// in that state calls this once a turn. Each rebuild follows at least `count / 8` new
+    /// stale entries, so its cost is O(1) amortized per removal or reschedule.
+    /// - Returns: whether the heap was rebuilt.
+    @discardableResult
+    public mutating func compactDue(at now: Date) -> Bool {
+        let cutoff = now.timeIntervalSinceReferenceDate
+        var liveDue = 0
+        var staleDue = 0
+        var pending = heap.isEmpty ? [] : [0]
+        while let position = pending.popLast() {
+            let entry = heap[position]
+            guard entry.stamp.deadline <= cutoff else { continue }
+            if isLive(entry) { liveDue += 1 } else { staleDue += 1 }
+            let firstChild = position * Self.arity + 1
+            var child = firstChild
+            while child < min(firstChild + Self.arity, heap.count) {
+                pending.append(child)
+                child += 1
+            }
+        }
+        guard staleDue > max(liveDue, live.count / 8) + 64 else { return false }
+        dropStaleEntries()
+        rebuild()
+        return true
     }
 
     /// Every key with its deadline (UTC), in no particular order. O(n).
