@@ -60,10 +60,11 @@ extension CoordinatorState {
     }
 
     /// How many times past its threshold the journal may grow before a snapshot starts without
-    /// a quiet second: 4, or 8 while a burst outruns the workers' credit (a schedule backlog),
-    /// so the snapshot's core goes to the burst (issue 43: a forced snapshot ran in the last
-    /// 2 s of every W1 1,000,000) and still comes by 8 × the threshold if the backlog never ends.
-    var forcedSnapshotFactor: Int { dispatch.isScheduleBacklogged ? 8 : 4 }
+    /// a quiet second: 4, or 8 while a burst outruns the workers' credit (a schedule backlog,
+    /// or firings taken from it still waiting for credit), so the snapshot's core goes to the
+    /// burst (issue 43: a forced snapshot ran in the last 2 s of every W1 1,000,000) and still
+    /// comes by 8 × the threshold if the backlog never ends.
+    var forcedSnapshotFactor: Int { dispatch.isScheduleBacklogged || waitingCount > 0 ? 8 : 4 }
 
     /// The coordinator is stopping: a snapshot for the requests waiting for one, if none is
     /// under way and the disk is not full (their replies then go out before the stop).

@@ -64,10 +64,10 @@ import Testing
     /// A burst that outruns the workers' credit is not interrupted by a forced snapshot until
     /// the journal is 8 × past its threshold; without the backlog, 4 × forces one (issue 43).
     @Test func aBacklogDefersTheForcedSnapshotToEightTimesTheThreshold() {
-        func burst(backlogged: Bool) -> CoordinatorState {
+        func burst(backlogged: Bool, maxBatchSize: Int = 2) -> CoordinatorState {
             var configuration = CoordinatorConfiguration()
             configuration.snapshotEveryRecords = 10
-            configuration.maxBatchSize = 2
+            configuration.maxBatchSize = maxBatchSize
             var state = CoordinatorState(configuration: configuration, startedAt: Self.t0)
             state.finishRecovery(at: Self.t0.addingTimeInterval(-60))
             state.onStoreOpened(isFileStore: true, entriesSinceSnapshot: 0)
@@ -93,6 +93,13 @@ import Testing
         #expect(!idle.dispatch.isScheduleBacklogged)
         #expect(idle.forcedSnapshotFactor == 4)
         #expect(idle.onStoreUpkeep(at: Self.t0, monotonic: 0) == [.writeSnapshot], "40 entries, 4 × the threshold, no backlog")
+        // The burst's tail: every occurrence taken from the timer (a batch of 100 holds all 20),
+        // 19 still waiting for the one worker's credit: 60 entries, under 8 ×.
+        var tail = burst(backlogged: true, maxBatchSize: 100)
+        #expect(!tail.dispatch.isScheduleBacklogged)
+        #expect(tail.waitingCount == 19)
+        #expect(tail.forcedSnapshotFactor == 8)
+        #expect(tail.onStoreUpkeep(at: Self.t0, monotonic: 0).isEmpty, "60 entries, 6 × the threshold, firings waiting")
         // The backlog goes on: 40 more entries (the same reminders, due at once) pass 8 ×.
         for _ in 0..<2 {
             let reminders = (0..<20).map {
