@@ -17,11 +17,11 @@ import ZeroMQ
         let client: ClusterClient
 
         init(
-            tag: String, count: Int = 3, silent: Set<Int> = [],
+            tag: String, count: Int = 3, silent: Set<Int> = [], retries: Int = 0, map given: ShardMap? = nil,
             answer: @escaping @Sendable (FakeShard, ControlRequest) -> Data? = { _, _ in nil }
         ) throws {
             let context = try Context()
-            let map = fakeMap(tag: tag, shards: count)
+            let map = given ?? fakeMap(tag: tag, shards: count)
             let shards = try (0..<count).map { id in
                 try FakeShard(id: id, context: context, tag: tag) { shard, request in
                     if silent.contains(shard.id) { return nil }
@@ -33,7 +33,12 @@ import ZeroMQ
             self.map = map
             self.shards = shards
             client = try ClusterClient(
-                seeds: [shards[0].endpoint], timeout: .milliseconds(300), retries: 0, context: context)
+                seeds: [shards[0].endpoint], timeout: .milliseconds(300), retries: retries, context: context)
+        }
+
+        /// How many `cancel` requests each shard received.
+        var cancelsReceived: [[ControlRequest]] {
+            shards.map { shard in shard.requests.filter { if case .cancel = $0.command { true } else { false } } }
         }
 
         func stop() {
@@ -299,31 +304,19 @@ import ZeroMQ
     /// is asked again with the same bytes after its `retryAfterMs`, a silent one `retries + 1`
     /// times on fresh sockets, the others once, all with one `requestId`.
     @Test func aScatterWaitsOutEachShardOnItsOwn() throws {
-        let tag = "scatter-poll"
-        let count = 6
-        let map = fakeMap(tag: tag, shards: count)
-        let context = try Context()
         let refusedOnce = Atomic<Bool>(false)
-        let shards = try (0..<count).map { id in
-            try FakeShard(id: id, context: context, tag: tag) { shard, request in
-                if request.command == .map { return FakeShard.ok(request, map) }
-                if shard.id == 5 { return nil }
-                if shard.id == 3 && !refusedOnce.exchange(true, ordering: .relaxed) {
-                    return FakeShard.refuse(request, WireError(.rateLimited, "slow down", retryAfterMilliseconds: 50))
-                }
-                return FakeShard.ok(request, CancelResult(cancelled: [ReminderID("c\(shard.id)")]))
+        let rig = try Rig(tag: "scatter-poll", count: 6, silent: [5], retries: 1, answer: { shard, request in
+            if shard.id == 3 && !refusedOnce.exchange(true, ordering: .relaxed) {
+                return FakeShard.refuse(request, WireError(.rateLimited, "slow down", retryAfterMilliseconds: 50))
             }
-        }
-        defer {
-            for shard in shards { shard.stop() }
-            context.shutdown()
-        }
-        let client = try ClusterClient(seeds: [shards[0].endpoint], timeout: .milliseconds(300), retries: 1, context: context)
-        let (result, partial) = try client.cancel(ReminderFilter())
+            return FakeShard.ok(request, CancelResult(cancelled: [ReminderID("c\(shard.id)")]))
+        })
+        defer { rig.stop() }
+        let (result, partial) = try rig.client.cancel(ReminderFilter())
         #expect(result.cancelled.map(\.rawValue) == ["c0", "c1", "c2", "c3", "c4"])
         #expect(partial?.shards == [5])
         #expect(partial?.message.contains("after 2 attempts") == true)
-        let cancels = shards.map { shard in shard.requests.filter { if case .cancel = $0.command { true } else { false } } }
+        let cancels = rig.cancelsReceived
         #expect(cancels.map(\.count) == [1, 1, 1, 2, 1, 2])
         #expect(Set(cancels.flatMap { $0.map(\.requestId) }).count == 1)
     }
@@ -331,28 +324,19 @@ import ZeroMQ
     /// A map that names one endpoint for two shards (a misconfiguration): each shard's
     /// exchange still gets a socket of its own, so neither takes the other's reply.
     @Test func twoShardsAtOneEndpointEachGetTheirOwnExchange() throws {
-        let tag = "shared-endpoint"
-        var shared = fakeMap(tag: tag, shards: 3)
+        var shared = fakeMap(tag: "shared-endpoint", shards: 3)
         shared.shards[2].endpoints.control = shared.shards[1].endpoints.control
-        let map = shared
-        let context = try Context()
-        let shards = try (0..<2).map { id in
-            try FakeShard(id: id, context: context, tag: tag) { shard, request in
-                if request.command == .map { return FakeShard.ok(request, map) }
-                return FakeShard.ok(request, CancelResult(cancelled: [ReminderID("c\(shard.id)-\(UUID().uuidString.prefix(4))")]))
-            }
-        }
-        defer {
-            for shard in shards { shard.stop() }
-            context.shutdown()
-        }
-        let client = try ClusterClient(seeds: [shards[0].endpoint], timeout: .milliseconds(500), retries: 0, context: context)
-        let (result, partial) = try client.cancel(ReminderFilter())
+        let rig = try Rig(
+            tag: "shared-endpoint", map: shared,
+            answer: { shard, request in
+                FakeShard.ok(request, CancelResult(cancelled: [ReminderID("c\(shard.id)-\(UUID().uuidString.prefix(4))")]))
+            })
+        defer { rig.stop() }
+        let (result, partial) = try rig.client.cancel(ReminderFilter())
         #expect(partial == nil)
         #expect(result.cancelled.count == 3)
         #expect(result.cancelled.filter { $0.rawValue.hasPrefix("c1-") }.count == 2)
-        let cancels = shards.map { shard in shard.requests.filter { if case .cancel = $0.command { true } else { false } }.count }
-        #expect(cancels == [1, 2])
+        #expect(rig.cancelsReceived.map(\.count) == [1, 2, 0])
     }
 
     @Test func cancelAllGoesToEveryShardWithOneRequestId() throws {
