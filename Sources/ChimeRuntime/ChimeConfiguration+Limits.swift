@@ -70,18 +70,18 @@ extension ChimeConfiguration {
         /// With ``subscriberQueueBytes`` it sets the subscriber high-water mark, so a queue is
         /// bounded in bytes whatever the events' sizes.
         public var maxEventBytes = 8 * 1024
-        /// Subscriptions one subscriber peer may hold over all its connections, 1 … 1,000,000:
-        /// the CURVE key with keys, else the peer's address (every local subscriber on
-        /// loopback shares 127.0.0.1). Past it the peer is banned (60 s, doubling to 1 h; its
-        /// connections are refused) and the forwarder closes and binds its XPUB again, which
-        /// drops every subscriber connection and frees libzmq's subscriptions; the others
-        /// reconnect and subscribe again by themselves.
+        /// Subscriptions one subscriber peer may hold, 1 … 1,000,000: the CURVE key over all
+        /// its connections with keys, else one connection (every local subscriber on loopback
+        /// shares 127.0.0.1, so an address is never a peer). Past it each of the peer's
+        /// connections is shut down, which frees its part of libzmq's subscription trie, and a
+        /// key is banned (60 s, doubling to 1 h; its connections are refused). Other
+        /// subscribers keep their connections and events.
         public var maxSubscriptionsPerPeer = 1000
         /// Topic bytes all subscribers may hold together, 4,096 … 4 GiB. libzmq's tries keep a
         /// node per topic byte in three places of the coordinator (the forwarder's XPUB and
         /// XSUB, the coordinator's own PUB), about 120 bytes of memory per topic byte (1,000
         /// topics of 1,000 bytes took +123 MiB), so 128 KiB is about 15 MiB. Past it the peer
-        /// holding the most is banned and the XPUB recycled as for ``maxSubscriptionsPerPeer``.
+        /// holding the most is cut off as for ``maxSubscriptionsPerPeer``.
         public var maxSubscriptionBytesTotal = 128 * 1024
 
 

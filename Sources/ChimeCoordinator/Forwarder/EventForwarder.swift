@@ -12,9 +12,10 @@ import ChimeSecurity
 ///
 /// The loop counts every connection's subscriptions (`SubscriptionBook`): a peer past
 /// `events.maxSubscriptionsPerPeer`, or the largest peer when all together pass
-/// `events.maxSubscriptionBytesTotal`, is banned (``SubscriberBans``; the ZAP handler refuses
-/// it) and the XPUB is closed and bound again, which drops every subscriber connection and
-/// frees libzmq's subscription trie; subscribers reconnect and subscribe again by themselves.
+/// `events.maxSubscriptionBytesTotal`, is cut off: a CURVE key is banned (``SubscriberBans``;
+/// the ZAP handler refuses it), and each of the peer's connections is shut down on its own
+/// (``SubscriberSocket``), which frees its part of libzmq's subscription trie. Other
+/// subscribers keep their connections and lose no event.
 public final class EventForwarder: Sendable {
     private let context: Context
     private let controlEndpoint: String
@@ -86,7 +87,7 @@ public final class EventForwarder: Sendable {
             } catch let error as ZeroMQError where error.code == .contextTerminated {
                 // The process is stopping.
             } catch {
-                // A re-bind after a recycle that found the address taken by another process.
+                // A socket call that failed for another reason.
                 logger?.error("event forwarder stopped: subscribers get no events", ["error": "\(error)"])
             }
         }

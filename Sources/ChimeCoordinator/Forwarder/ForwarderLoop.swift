@@ -3,17 +3,15 @@ import ChimeSecurity
 import Foundation
 import ZeroMQ
 
-/// How the forwarder makes its XPUB, at start and again after each recycle: every option is
-/// set on the new socket (CURVE server keys and ZAP domain, ZMQ_MAXMSGSIZE, both high-water
-/// marks, ZMQ_LINGER, ZMQ_XPUB_VERBOSER), its monitor is attached before it binds, and it binds
-/// the same endpoint (libzmq sets SO_REUSEADDR; the bind retries while the closed socket's
-/// listener is still being released).
+/// How the forwarder makes its XPUB: every option is set on the new socket (CURVE server keys
+/// and ZAP domain, ZMQ_MAXMSGSIZE, both high-water marks, ZMQ_LINGER, ZMQ_XPUB_VERBOSER), its
+/// monitor is attached before it binds, and the bind retries until a deadline while a
+/// predecessor releases the address.
 struct PublishSocketRecipe: Sendable {
     /// Subscription messages queued per subscriber connection (the XPUB's ZMQ_RCVHWM).
     static let subscriptionHighWaterMark: Int32 = 16
-    /// Where subscribers connect; after the first bind, the endpoint it resolved to when the
-    /// configured one asked for any port.
-    var endpoint: String
+    /// Where subscribers connect.
+    let endpoint: String
     let lingerMilliseconds: Int32
     let highWaterMark: Int32
     let subscriberHighWaterMark: Int32
@@ -34,15 +32,11 @@ struct PublishSocketRecipe: Sendable {
         try backend.set(.maxMessageSize(bytes: ChimeConfiguration.Events.subscriptionFrameLimit(maxSubscriptionBytes, curve: security != nil)))
         // Every subscribe and unsubscribe reaches the forwarder, which counts them per connection.
         try backend.set(.xpubVerboser(true))
-        if let security {
-            try security.secure(backend, as: .events, for: endpoint)
-        } else if !endpoint.hasPrefix("inproc://") {
-            // Without keys the coordinator's ZAP handler (if the context has one) refuses banned
-            // addresses; with no handler libzmq lets every NULL client in, as before.
-            try backend.set(.zapDomain(SocketDomain.events.rawValue))
-        }
-        // Before the bind, so no connection's disconnect is missed.
-        try backend.monitor(at: monitorEndpoint, events: [.disconnected])
+        // With keys the ZAP handler refuses banned keys; without keys nothing is banned (a
+        // connection past a bound is dropped on its own), so no handler is asked.
+        if let security { try security.secure(backend, as: .events, for: endpoint) }
+        // Before the bind, so no connection's accept or disconnect is missed.
+        try backend.monitor(at: monitorEndpoint, events: [.accepted, .disconnected])
         try ListenerHandover.bind(backend, to: endpoint, until: deadline)
         return backend
     }
@@ -50,36 +44,31 @@ struct PublishSocketRecipe: Sendable {
 
 /// The forwarder's thread: moves events from the XSUB to the XPUB, keeps the
 /// ``SubscriptionBook`` of the XPUB's subscriptions, passes the publishers only a topic's
-/// first subscribe and last unsubscribe, and recycles the XPUB (close, bind again) when a peer
-/// goes past a bound, after banning it. Lives on one thread; not `Sendable`.
+/// first subscribe and last unsubscribe, and cuts off a peer that goes past a bound: a key is
+/// banned, and each of the peer's connections is shut down on its own
+/// (``SubscriberSocket``), so other subscribers keep their connections and events. Lives on
+/// one thread; not `Sendable`.
 final class ForwarderLoop {
     /// Events moved before the other sockets get a turn.
     static let batch = 512
     /// Subscriptions read before they are counted: few, since each receive lets libzmq move
     /// more of them into its trie ahead of the count.
     static let subscriptionBatch = 16
-    /// How long a re-bind after a recycle may wait for the address.
-    static let rebindWait = Duration.seconds(5)
 
-    private let context: Context
-    private var recipe: PublishSocketRecipe
     private let frontend: Socket
     private let control: Socket
-    private var backend: Socket
-    private var monitor: Socket
+    private let backend: Socket
+    private let monitor: Socket
     private var book: SubscriptionBook
     private let bans: SubscriberBans
     private let trimmer: SubscriberMemoryTrimmer
     private let logger: Logger?
-    private var poller = Poller()
-    /// XPUB recycles since start.
-    private(set) var recycles = 0
+    private let poller = Poller()
 
     init(
         context: Context, recipe: PublishSocketRecipe, frontend: Socket, control: Socket, limits: SubscriptionBook.Limits,
         bans: SubscriberBans, trimmer: SubscriberMemoryTrimmer, logger: Logger?, until deadline: ContinuousClock.Instant
     ) throws {
-        self.context = context
         self.frontend = frontend
         self.control = control
         self.book = SubscriptionBook(limits: limits)
@@ -87,18 +76,16 @@ final class ForwarderLoop {
         self.trimmer = trimmer
         self.logger = logger
         let monitorEndpoint = Self.newMonitorEndpoint()
-        let backend = try recipe.make(context: context, monitorEndpoint: monitorEndpoint, until: deadline)
-        var recipe = recipe
-        if recipe.endpoint.hasSuffix(":*") || recipe.endpoint.hasSuffix(":0") { recipe.endpoint = try backend.lastEndpoint }
-        self.recipe = recipe
-        self.backend = backend
-        self.monitor = try Self.connectMonitor(context: context, at: monitorEndpoint)
-        poller = makePoller()
+        backend = try recipe.make(context: context, monitorEndpoint: monitorEndpoint, until: deadline)
+        monitor = try Self.connectMonitor(context: context, at: monitorEndpoint)
+        poller.register(frontend, for: .readable)
+        poller.register(backend, for: .readable)
+        poller.register(control, for: .readable)
+        poller.register(monitor, for: .readable)
     }
 
     /// Forwards until a `TERMINATE` arrives on the control socket, then closes every socket.
-    /// - Throws: `ZeroMQError` (`contextTerminated` when the process stops first; a failed
-    ///   re-bind after a recycle).
+    /// - Throws: `ZeroMQError` (`contextTerminated` when the process stops first).
     func run() throws {
         defer { closeAll() }
         while true {
@@ -114,15 +101,6 @@ final class ForwarderLoop {
         }
     }
 
-    private func makePoller() -> Poller {
-        let poller = Poller()
-        poller.register(frontend, for: .readable)
-        poller.register(backend, for: .readable)
-        poller.register(control, for: .readable)
-        poller.register(monitor, for: .readable)
-        return poller
-    }
-
     private func forwardEvents() throws {
         for _ in 0..<Self.batch {
             guard let frames = try frontend.receiveMessage(dontWait: true) else { return }
@@ -130,16 +108,22 @@ final class ForwarderLoop {
         }
     }
 
-    /// Applies the disconnects the monitor reported: each connection's topics leave the book.
+    /// Applies what the monitor reported, in order: a disconnect takes the connection's topics
+    /// out of the book and ends its descriptor; an accept opens the descriptor again.
     private func readMonitor() throws {
         var changes: [SubscriptionBook.Upstream] = []
         var disconnects = 0
         while let frames = try monitor.receiveMessage(dontWait: true) {
-            guard let event = SocketMonitorEvent(frames: frames), event.kind == .disconnected,
-                let connection = Int32(exactly: event.value)
-            else { continue }
-            changes += book.disconnect(connection)
-            disconnects += 1
+            guard let event = SocketMonitorEvent(frames: frames), let connection = Int32(exactly: event.value) else { continue }
+            switch event.kind {
+            case .disconnected:
+                changes += book.disconnect(connection)
+                disconnects += 1
+            case .accepted:
+                book.accepted(connection)
+            default:
+                continue
+            }
         }
         try forward(changes)
         if disconnects > 0 {
@@ -155,8 +139,9 @@ final class ForwarderLoop {
         while batch.count < Self.subscriptionBatch, let message = try backend.receiveMessage(dontWait: true, properties: names) {
             batch.append(message)
         }
-        // A connection's disconnect is reported before its descriptor can be reused, so reading
-        // the monitor now applies every disconnect that preceded these messages.
+        // A connection's disconnect is reported before its descriptor can be reused, and its
+        // accept before any of its messages, so reading the monitor now applies every event
+        // that preceded these messages.
         try readMonitor()
         for message in batch {
             // Subscriptions arrive one frame each; anything else a subscriber sends is dropped
@@ -172,21 +157,23 @@ final class ForwarderLoop {
                 try forward(book.unsubscribe(topic: topic, connection: connection))
                 continue
             }
-            let peer = subscription.peer
-            let (changes, verdict) = book.subscribe(topic: topic, connection: connection, peer: peer)
+            // The identity is read when the connection is new, before its descriptor can be reused.
+            let socket = book.knows(connection) ? nil : SubscriberSocket.identity(of: connection)
+            let (changes, verdict) = book.subscribe(topic: topic, connection: connection, peer: subscription.peer, socket: socket)
             try forward(changes)
-            if try enforce(verdict) { break }
+            try enforce(verdict)
         }
         bans.noteSubscriptions(book.subscriptions)
     }
 
-    /// Bans and recycles for a verdict past a bound. - Returns: whether the XPUB was recycled.
-    private func enforce(_ verdict: SubscriptionBook.Verdict) throws -> Bool {
+    /// Cuts off the peer a verdict past a bound names: bans it when it is a key, takes its
+    /// connections out of the book (what they still send is ignored) and shuts each down.
+    private func enforce(_ verdict: SubscriptionBook.Verdict) throws {
         let peer: String
         var metadata: [String: LogValue] = [:]
         switch verdict {
         case .within:
-            return false
+            return
         case .peerOverLimit(let over, let subscriptions):
             peer = over
             metadata = [
@@ -194,36 +181,27 @@ final class ForwarderLoop {
                 "limit": "\(book.limits.maxPerPeer)",
             ]
         case .totalOverLimit(let largest, let bytes):
-            // Only this process's own subscribers hold anything: nothing to ban.
-            guard let largest else { return false }
+            // Only this process's own subscribers hold anything: nothing to cut off.
+            guard let largest else { return }
             peer = largest
             metadata = [
                 "bound": "events.maxSubscriptionBytesTotal", "bytes": "\(bytes)", "limit": "\(book.limits.maxTotalBytes)",
                 "peerBytes": "\(book.usage[largest]?.bytes ?? 0)",
             ]
         }
-        let length = bans.ban(peer)
+        let length = bans.cutOff(peer)
+        let (connections, changes) = book.drop(peer: peer)
+        try forward(changes)
+        var cut = 0
+        for connection in connections {
+            if let socket = connection.socket, SubscriberSocket.cut(connection.id, ifStill: socket) { cut += 1 }
+        }
+        bans.noteDropped(cut)
+        bans.noteSubscriptions(book.subscriptions)
         metadata["peer"] = "\(peer)"
-        metadata["banSeconds"] = "\(length.components.seconds)"
-        logger?.warning("subscriber banned, events socket recycled: every subscriber reconnects", metadata)
-        try recycle()
-        return true
-    }
-
-    /// Closes the XPUB (dropping every subscriber connection and freeing its subscription
-    /// trie) and binds a new one at the same endpoint.
-    private func recycle() throws {
-        try forward(book.removeAll())
-        backend.close()
-        monitor.close()
-        let monitorEndpoint = Self.newMonitorEndpoint()
-        backend = try recipe.make(context: context, monitorEndpoint: monitorEndpoint, until: .now + Self.rebindWait)
-        monitor = try Self.connectMonitor(context: context, at: monitorEndpoint)
-        poller = makePoller()
-        recycles += 1
-        bans.noteSubscriptions(0)
-        bans.noteRecycle()
-        trimmer.noteDisconnect()
+        metadata["connections"] = "\(cut)"
+        if let length { metadata["banSeconds"] = "\(length.components.seconds)" }
+        logger?.warning("subscriber cut off: its connections are dropped, other subscribers keep theirs", metadata)
     }
 
     private func forward(_ changes: [SubscriptionBook.Upstream]) throws {

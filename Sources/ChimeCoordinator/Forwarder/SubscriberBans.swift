@@ -66,30 +66,41 @@ struct BanBook: Sendable, Equatable {
 }
 
 /// How the forwarder names a subscriber peer: its CURVE key when the ZAP handler gave the
-/// connection a user id (`"<role> <key>"`), else its address (`Peer-Address`, the IP for tcp;
-/// `:uid:gid:pid` for ipc).
+/// connection a user id (`"<role> <key>"`), which covers all the key's connections and is what
+/// a ban refuses; without keys, the connection itself (`connection 12 from 127.0.0.1`, its
+/// descriptor and `Peer-Address`: the IP for tcp, `:uid:gid:pid` for ipc). An address is never
+/// a peer: every local process shares 127.0.0.1, and a bound by address would cut off them all.
 enum SubscriberPeer {
-    /// The name for a connection's metadata; ``SubscriptionBook/inProcessPeer`` without an address.
-    static func name(userID: String?, address: String?) -> String {
-        if let userID, let key = userID.split(separator: " ").last, !key.isEmpty { return "key \(key)" }
-        if let address, !address.isEmpty { return "address \(address)" }
-        return SubscriptionBook.inProcessPeer
+    /// The name for a connection's metadata.
+    /// - Parameter connection: the connection's descriptor (`__fd`).
+    static func name(userID: String?, address: String?, connection: Int32) -> String {
+        if let key = key(userID: userID) { return "key \(key)" }
+        guard let address, !address.isEmpty else { return "connection \(connection)" }
+        return "connection \(connection) from \(address)"
     }
 
-    /// The name for a ZAP request: the CURVE key when the client offers one, else its address.
-    static func name(for request: ZAPRequest) -> String {
-        if let key = request.curvePublicKey { return "key \(key)" }
-        return "address \(request.address)"
+    /// Whether `peer` (a name from ``name(userID:address:connection:)``) is a CURVE key, the
+    /// only kind of peer that is banned.
+    static func isKey(_ peer: String) -> Bool { peer.hasPrefix("key ") }
+
+    /// The name a ban of a ZAP request's client would carry: `key <z85>`; `nil` without a key.
+    static func name(for request: ZAPRequest) -> String? {
+        request.curvePublicKey.map { "key \($0)" }
+    }
+
+    private static func key(userID: String?) -> Substring? {
+        guard let userID, let key = userID.split(separator: " ").last, !key.isEmpty else { return nil }
+        return key
     }
 }
 
-/// The ban list shared by the forwarder's thread (which bans) and the ZAP handler's thread
-/// (which refuses banned peers on the events socket), and the figures for `/metrics`.
+/// The ban list shared by the forwarder's thread (which bans keys) and the ZAP handler's
+/// thread (which refuses banned keys on the events socket), and the figures for `/metrics`.
 public final class SubscriberBans: Sendable {
     private let book: Mutex<BanBook>
     private let subscriptionGauge = Atomic<Int>(0)
     private let banTotal = Atomic<Int>(0)
-    private let recycleTotal = Atomic<Int>(0)
+    private let droppedTotal = Atomic<Int>(0)
 
     /// An empty list with the default back-off (60 s doubling to 1 h).
     public convenience init() {
@@ -100,23 +111,26 @@ public final class SubscriberBans: Sendable {
         book = Mutex(BanBook(policy: policy))
     }
 
-    /// Bans since start (`chime_subscriber_bans_total`).
+    /// Peers cut off since start for passing a subscription bound: keys banned, and
+    /// connections without keys dropped (`chime_subscriber_bans_total`).
     public var banCount: Int { banTotal.load(ordering: .relaxed) }
-    /// Times the forwarder closed and bound its XPUB again (`chime_subscriber_recycles_total`).
-    public var recycleCount: Int { recycleTotal.load(ordering: .relaxed) }
+    /// Subscriber connections the forwarder shut down for it (`chime_subscriber_connections_dropped_total`).
+    public var droppedConnectionCount: Int { droppedTotal.load(ordering: .relaxed) }
     /// Subscriptions the forwarder's XPUB holds now (`chime_subscriptions`).
     public var subscriptionCount: Int { subscriptionGauge.load(ordering: .relaxed) }
 
-    /// Bans `peer` now. - Returns: the ban's length.
-    func ban(_ peer: String) -> Duration {
-        let length = book.withLock { $0.ban(peer, at: .now) }
+    /// Cuts `peer` off now: a key is banned (refused until the ban ends); a connection
+    /// without a key is only counted, its drop is the whole penalty.
+    /// - Returns: the ban's length; `nil` when `peer` is no key.
+    func cutOff(_ peer: String) -> Duration? {
         banTotal.add(1, ordering: .relaxed)
-        return length
+        guard SubscriberPeer.isKey(peer) else { return nil }
+        return book.withLock { $0.ban(peer, at: .now) }
     }
 
-    /// Counts one recycle of the XPUB.
-    func noteRecycle() {
-        recycleTotal.add(1, ordering: .relaxed)
+    /// Counts `count` subscriber connections shut down.
+    func noteDropped(_ count: Int) {
+        droppedTotal.add(count, ordering: .relaxed)
     }
 
     /// Publishes the forwarder's subscription count.
@@ -124,11 +138,10 @@ public final class SubscriberBans: Sendable {
         subscriptionGauge.store(count, ordering: .relaxed)
     }
 
-    /// Why `request` is refused on the events socket (`nil`: not banned). Other domains are
-    /// never refused here.
+    /// Why `request` is refused on the events socket (`nil`: not banned). Other domains, and
+    /// clients without a key, are never refused here.
     public func refusal(for request: ZAPRequest) -> String? {
-        guard request.domain == SocketDomain.events.rawValue else { return nil }
-        let peer = SubscriberPeer.name(for: request)
+        guard request.domain == SocketDomain.events.rawValue, let peer = SubscriberPeer.name(for: request) else { return nil }
         return book.withLock { $0.isBanned(peer, at: .now) } ? "\(peer) is banned for holding too many subscriptions" : nil
     }
 }

@@ -7,11 +7,10 @@ import ZeroMQ
 /// Gives the memory of a subscriber's subscriptions back to the system after it disconnects.
 ///
 /// libzmq 4.3's XPUB keeps every subscription of a connection in its subscription trie (with
-/// `ZMQ_XPUB_MANUAL` too, in a second trie), about 3 KiB for a 1,000-byte topic, and frees
+/// `ZMQ_XPUB_MANUAL` too, in a second trie), a node per topic byte, and frees
 /// them when the connection ends; glibc keeps the freed pages, so 20,000 subscriptions of
 /// 1,000 bytes left the coordinator +62 MiB after the subscriber had gone. The forwarder's
-/// loop reads the XPUB's monitor and calls ``noteDisconnect()`` for each disconnect (and each
-/// recycle of the XPUB); this thread, ``quietDelay`` after the last one (the proxy thread
+/// loop reads the XPUB's monitor and calls ``noteDisconnect()`` for each disconnect; this thread, ``quietDelay`` after the last one (the proxy thread
 /// must first drop the connection's pipe, which frees the trie nodes), calls `malloc_trim`,
 /// then once more ``minimumInterval`` later (a connection with many subscriptions may be
 /// dropped after the first pass), never twice within ``minimumInterval``: a peer that

@@ -3,11 +3,18 @@ import Foundation
 /// The forwarder's count of what its XPUB holds: every subscriber connection's topics (as
 /// libzmq keeps them: a set per connection, so a repeated subscribe costs nothing and an
 /// unsubscribe of a topic not held changes nothing), how many connections hold each topic,
-/// and per peer (a CURVE user id, else the peer's address) the subscriptions and topic bytes
-/// of all its connections. A pure value: the forwarder's thread feeds it the XPUB's
-/// (un)subscription messages (`ZMQ_XPUB_VERBOSER`) and the monitor's disconnects, and
-/// forwards to the publishers only the changes it returns (a topic's first holder and its
-/// last), as a non-verbose XPUB would.
+/// and per peer (a CURVE key over all its connections; without keys each connection is a peer
+/// of its own, see ``SubscriberPeer``) the subscriptions and topic bytes. A pure value: the
+/// forwarder's thread feeds it the XPUB's (un)subscription messages (`ZMQ_XPUB_VERBOSER`) and
+/// the monitor's disconnects, and forwards to the publishers only the changes it returns (a
+/// topic's first holder and its last), as a non-verbose XPUB would. A peer past a bound is
+/// dropped (``drop(peer:)``): its connections leave the book at once.
+///
+/// A connection's messages can be read after its disconnect: libzmq moves them into the
+/// XPUB's queue before the socket learns the pipe ended, and the monitor reports the
+/// disconnect from the I/O thread at once. So a descriptor that was dropped or disconnected is
+/// *ended*, and what arrives under it is ignored until the monitor reports a connection
+/// accepted on it again (``accepted(_:)``), which precedes every message of that connection.
 struct SubscriptionBook: Sendable, Equatable {
     /// Which connection a message came from: the connection's file descriptor (libzmq's
     /// `__fd` metadata, also the `disconnected` monitor event's value), or ``inProcess``.
@@ -53,6 +60,9 @@ struct SubscriptionBook: Sendable, Equatable {
 
     private struct Connection: Sendable, Equatable {
         var peer: String
+        /// The socket the descriptor named when the connection was first seen; `nil` for
+        /// ``inProcess`` or when it was no socket by then.
+        var socket: SubscriberSocket.Identity?
         /// Topic → how many times held (1 for network connections; a multiset for ``inProcess``).
         var topics: [Data: Int] = [:]
     }
@@ -60,6 +70,9 @@ struct SubscriptionBook: Sendable, Equatable {
     let limits: Limits
     private var connections: [ConnectionID: Connection] = [:]
     private var holders: [Data: Int] = [:]
+    /// Descriptors whose connection was dropped or disconnected and that no connection was
+    /// accepted on since: their (stale) subscribes are ignored.
+    private var ended: Set<ConnectionID> = []
     /// Per peer name.
     private(set) var usage: [String: Usage] = [:]
     /// Subscriptions held over every connection.
@@ -74,16 +87,24 @@ struct SubscriptionBook: Sendable, Equatable {
     /// The number of distinct topics some connection holds (what the publishers are subscribed to).
     var topicCount: Int { holders.count }
 
+    /// Whether `connection` holds a record (the forwarder looks up a socket's identity only
+    /// for a connection it has not seen).
+    func knows(_ connection: ConnectionID) -> Bool { connections[connection] != nil }
+
     /// Records `topic` for `connection` of `peer`.
+    /// - Parameter socket: the connection's socket identity, kept when the connection is new.
     /// - Returns: the changes for the publishers and the bounds' verdict. A connection id seen
     ///   before under another peer is a reused descriptor whose disconnect is not read yet:
-    ///   the old connection is dropped first.
-    mutating func subscribe(topic: Data, connection: ConnectionID, peer: String) -> (upstream: [Upstream], verdict: Verdict) {
+    ///   the old connection is dropped first. A subscribe under an ended descriptor changes nothing.
+    mutating func subscribe(
+        topic: Data, connection: ConnectionID, peer: String, socket: SubscriberSocket.Identity? = nil
+    ) -> (upstream: [Upstream], verdict: Verdict) {
+        guard !ended.contains(connection) else { return ([], .within) }
         var upstream: [Upstream] = []
         if let existing = connections[connection], existing.peer != peer {
-            upstream += disconnect(connection)
+            upstream += forget(connection)
         }
-        var record = connections[connection] ?? Connection(peer: peer)
+        var record = connections[connection] ?? Connection(peer: peer, socket: socket)
         let held = record.topics[topic, default: 0]
         guard held == 0 || connection == Self.inProcess else {
             connections[connection] = record
@@ -110,9 +131,21 @@ struct SubscriptionBook: Sendable, Equatable {
         return release(topic: topic, peer: record.peer)
     }
 
-    /// Forgets every topic of `connection` (it ended).
+    /// Forgets every topic of `connection` (the monitor reported its disconnect); what still
+    /// arrives under its descriptor is ignored until ``accepted(_:)``.
     /// - Returns: the unsubscribes for the publishers (topics no connection holds now).
     mutating func disconnect(_ connection: ConnectionID) -> [Upstream] {
+        if connection != Self.inProcess { ended.insert(connection) }
+        return forget(connection)
+    }
+
+    /// A connection was accepted on descriptor `connection` (the monitor's `accepted`): what
+    /// arrives under it from now on is that connection's.
+    mutating func accepted(_ connection: ConnectionID) {
+        ended.remove(connection)
+    }
+
+    private mutating func forget(_ connection: ConnectionID) -> [Upstream] {
         guard let record = connections.removeValue(forKey: connection) else { return [] }
         var upstream: [Upstream] = []
         for (topic, held) in record.topics.sorted(by: { $0.key.lexicographicallyPrecedes($1.key) }) {
@@ -121,12 +154,19 @@ struct SubscriptionBook: Sendable, Equatable {
         return upstream
     }
 
-    /// Forgets every connection (the XPUB was closed).
-    /// - Returns: one unsubscribe per topic held, for the publishers.
-    mutating func removeAll() -> [Upstream] {
-        let topics = holders.keys.sorted { $0.lexicographicallyPrecedes($1) }
-        self = SubscriptionBook(limits: limits)
-        return topics.map { Upstream(subscribe: false, topic: $0) }
+    /// Forgets every connection of `peer` (never ``inProcessPeer``'s); their descriptors are
+    /// ended.
+    /// - Returns: those connections, in ascending order, with the socket each had when first
+    ///   seen (for ``SubscriberSocket/cut(_:ifStill:)``), and the unsubscribes for the publishers.
+    mutating func drop(peer: String) -> (connections: [(id: ConnectionID, socket: SubscriberSocket.Identity?)], upstream: [Upstream]) {
+        guard peer != Self.inProcessPeer else { return ([], []) }
+        let dropped = connections.filter { $0.value.peer == peer }.map { (id: $0.key, socket: $0.value.socket) }
+            .sorted { $0.id < $1.id }
+        var upstream: [Upstream] = []
+        for connection in dropped {
+            upstream += disconnect(connection.id)
+        }
+        return (dropped, upstream)
     }
 
     private mutating func release(topic: Data, peer: String) -> [Upstream] {
@@ -177,7 +217,7 @@ struct SubscriptionMessage: Sendable, Equatable {
         topic = Data(frames[0].dropFirst())
         if let fileDescriptor, let value = Int32(fileDescriptor), value >= 0 {
             connection = value
-            peer = SubscriberPeer.name(userID: userID, address: address)
+            peer = SubscriberPeer.name(userID: userID, address: address, connection: value)
         } else {
             connection = SubscriptionBook.inProcess
             peer = SubscriptionBook.inProcessPeer

@@ -48,28 +48,13 @@ struct LoopSockets {
 
 extension CoordinatorService {
     /// Bound before any CURVE socket: without a handler libzmq admits every client that knows
-    /// the server key. Both refuse subscribers the forwarder banned (``SubscriberBans``).
-    /// Without security, a handler that only refuses banned subscribers (the events XPUB sets
-    /// a ZAP domain) and lets everything else in; `nil` when the events endpoint is
-    /// `inproc://` or the context has a handler already.
+    /// the server key. It also refuses subscriber keys the forwarder banned (``SubscriberBans``).
+    /// `nil` without security: nothing is refused by key then, and a subscriber connection past
+    /// a bound is dropped on its own.
     /// - Throws: `SecurityError` when the ZAP self-test lets an unknown key in.
     func startZAPHandler(context: Context) throws -> ZAPHandler? {
+        guard let security else { return nil }
         let bans = probe.subscriberBans
-        guard let security else {
-            guard !configuration.endpoints.events.bind.hasPrefix("inproc://") else { return nil }
-            do {
-                let operatorLog = telemetry.operatorLog
-                return try ZAPHandler(context: context) { [operatorLog] request in
-                    guard let reason = bans.refusal(for: request) else { return .allow(userID: "") }
-                    operatorLog.refusedConnections.record(
-                        examples: [request.address], metadata: ["socket": "\(request.domain)", "reason": "\(reason)"])
-                    return .deny(reason: reason)
-                }
-            } catch let error as ZeroMQError where error.code == .addressInUse {
-                logger.warning("the context has a ZAP handler already: banned subscribers are not refused")
-                return nil
-            }
-        }
         let operatorLog = telemetry.operatorLog
         return try security.startZAPHandler(context: context, refuse: bans.refusal(for:)) { [operatorLog] request, decision in
             if case .deny(let reason) = decision, request.domain != SocketDomain.selfTest.rawValue {

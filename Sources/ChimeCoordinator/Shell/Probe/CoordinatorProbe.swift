@@ -162,12 +162,12 @@ public final class CoordinatorProbe: Sendable {
             value: Double(subscriberBans.subscriptionCount))
         exposition.counter(
             "chime_subscriber_bans_total",
-            help: "Subscriber peers banned for passing a subscription bound (each ban recycles the events socket).",
+            help: "Subscriber peers cut off for passing a subscription bound (keys banned, connections without keys dropped).",
             value: Double(subscriberBans.banCount))
         exposition.counter(
-            "chime_subscriber_recycles_total",
-            help: "Times the event forwarder closed and bound its subscriber socket again after a ban (every subscriber reconnects).",
-            value: Double(subscriberBans.recycleCount))
+            "chime_subscriber_connections_dropped_total",
+            help: "Subscriber connections the event forwarder shut down because their peer passed a subscription bound.",
+            value: Double(subscriberBans.droppedConnectionCount))
         if store.hasStore {
             exposition.histogram(
                 "chime_journal_fsync_duration_seconds", help: "Seconds each fdatasync of a journal segment took.", store.fsyncDuration)
