@@ -1,8 +1,8 @@
 import Synchronization
 
 /// One shard's share of a worker's capacity (firings it may hold unacknowledged at once),
-/// set by the ``ShardedWorker`` supervising the shard's ``WorkerService`` and read by that
-/// service's loop on every turn, which announces a change with its next heartbeat.
+/// set by the worker's ``CapacityPool`` and read by the shard's ``WorkerService`` on every
+/// turn, which announces a change with its next heartbeat.
 public final class CapacityShare: Sendable {
     private let firings: Atomic<Int>
 
@@ -14,7 +14,7 @@ public final class CapacityShare: Sendable {
     /// The current share, in firings.
     public var value: Int { firings.load(ordering: .acquiring) }
 
-    /// Sets the share (from the supervising thread).
+    /// Sets the share (from the pool, on any service's thread).
     public func set(_ newValue: Int) {
         firings.store(newValue, ordering: .releasing)
     }

@@ -9,13 +9,14 @@ struct RunningService {
     /// Stops this service only (the process's stop requests it too).
     var stop: StopSignal
     var thread: HelperThread
-    var capacity: CapacityShare
 }
 
 extension ShardedWorker {
-    /// Starts shard `shard`'s service on a thread of its own with `share` of the capacity; the
-    /// first service started while none serves HTTP takes HTTP and the systemd notifier.
-    func startService(_ shard: ShardMap.Shard, share: Int, workerID: WorkerID) {
+    /// Starts shard `shard`'s service on a thread of its own with a place in the capacity
+    /// pool; the first service started while none serves HTTP takes HTTP and the systemd
+    /// notifier.
+    func startService(_ shard: ShardMap.Shard, workerID: WorkerID) {
+        let capacity = capacityPool.join(shard: shard.id)
         var shardConfiguration = configuration
         let endpoints = shard.endpoints
         shardConfiguration.endpoints.control = .init(bind: endpoints.control, connect: endpoints.control)
@@ -23,7 +24,7 @@ extension ShardedWorker {
         shardConfiguration.endpoints.results = .init(bind: endpoints.results, connect: endpoints.results)
         shardConfiguration.endpoints.events = .init(bind: endpoints.events, connect: endpoints.events)
         shardConfiguration.endpoints.eventsIngest = .init(bind: endpoints.eventsIngest, connect: endpoints.eventsIngest)
-        shardConfiguration.worker.capacity = share
+        shardConfiguration.worker.capacity = capacity.share.value
         // One coordinator's events carry no shard (absent means 0), as before sharding.
         let isTagged = follower.map.shards.count > 1
         var shardLogger = logger
@@ -32,7 +33,6 @@ extension ShardedWorker {
         if takesHTTP { httpHolder = shard.id }
         let serviceStop = StopSignal()
         stop.onStop { serviceStop.requestStop() }
-        let capacity = CapacityShare(share)
         let service = UncheckedBox(WorkerService(
             configuration: shardConfiguration, id: workerID, logger: shardLogger, stop: serviceStop, curve: curve,
             notifier: takesHTTP ? notifier : nil, http: takesHTTP ? http : nil, shard: isTagged ? shard.id : nil,
@@ -46,7 +46,7 @@ extension ShardedWorker {
                 stop.requestStop()
             }
         }
-        running[shard.id] = RunningService(shard: shard, stop: serviceStop, thread: thread, capacity: capacity)
+        running[shard.id] = RunningService(shard: shard, stop: serviceStop, thread: thread)
     }
 
     /// Stops the services of `shards` (each hands back what it holds) and waits for them.
@@ -54,11 +54,12 @@ extension ShardedWorker {
         let stopping = shards.compactMap { running.removeValue(forKey: $0) }
         for service in stopping { service.stop.requestStop() }
         for service in stopping { service.thread.join() }
+        for service in stopping { capacityPool.leave(shard: service.shard.id) }
         if let holder = httpHolder, shards.contains(holder) { httpHolder = nil }
     }
 
     /// Carries out an adopted map's change: stops first (a restarted service's HTTP port and
-    /// routing id are free again), then lowers every share, then starts.
+    /// routing id are free again), then starts (the pool recomputes every share on each).
     func apply(_ change: MapFollower.Change, workerID: WorkerID) {
         let holder = httpHolder
         stopServices(change.stopped + change.reconnected.map(\.id))
@@ -71,9 +72,7 @@ extension ShardedWorker {
             stopServices([lowest])
             starting.append(shard)
         }
-        let share = Self.capacity(configuration.worker.capacity, shards: follower.map.shards.count)
-        for service in running.values { service.capacity.set(share) }
-        for shard in starting.sorted(by: { $0.id < $1.id }) { startService(shard, share: share, workerID: workerID) }
+        for shard in starting.sorted(by: { $0.id < $1.id }) { startService(shard, workerID: workerID) }
     }
 }
 

@@ -14,9 +14,10 @@ import Synchronization
 ///
 /// Every acknowledgement and result thus goes back to the shard that dispatched the firing,
 /// and each fire event is published once, into that shard's stream, carrying its id (never a
-/// PUSH connected to several shards, which would round-robin). The worker's capacity is split
-/// evenly (`capacity / shards`, at least 1 each), so the shards together never hold more
-/// than it; the first shard's service serves HTTP (the process's figures: ``SharedDelivery``)
+/// PUSH connected to several shards, which would round-robin). The worker's capacity is
+/// shared by demand (``CapacityPool``): evenly while no shard uses it, and otherwise mostly to
+/// the shards whose firings fill their share, so one shard's burst can use nearly the whole
+/// worker; the first shard's service serves HTTP (the process's figures: ``SharedDelivery``)
 /// and notifies systemd for the process. The services share one delivery engine, so
 /// `delivery.maxPerHost` and `delivery.maxInFlight` bound the process, not each shard.
 ///
@@ -24,8 +25,7 @@ import Synchronization
 /// every `interval` seconds (`cluster.mapRefreshSeconds`, 5 s by default) and on
 /// ``MapRefreshTrigger/requestRefresh()`` (SIGHUP): the shards it serves first, then the
 /// seeds, until one answers a valid map of a higher `mapEpoch` (``MapFollower``). Then it stops
-/// the services of shards that left (each hands back what it holds, as on SIGTERM), lowers
-/// the others' capacity shares, restarts those whose endpoints changed and starts the new
+/// the services of shards that left (each hands back what it holds, as on SIGTERM), restarts those whose endpoints changed and starts the new
 /// shards' services. A map of a lower or equal epoch changes nothing; an invalid one is
 /// logged (once per epoch) and refused. Without CURVE keys a newer map is followed only when a
 /// majority of the shards served that answer agree on it (``MapFollower/confirmed(among:)``):
@@ -71,6 +71,8 @@ public final class ShardedWorker {
     var refusedEpoch: UInt64?
     /// The delivery engine and probe every shard's service shares (made by ``run()``).
     var shared: SharedDelivery?
+    /// The worker's capacity, shared by the shards' services by demand.
+    let capacityPool: CapacityPool
 
     /// - Parameters:
     ///   - map: the shard map to start with (validated: the configuration's, or the single
@@ -93,10 +95,8 @@ public final class ShardedWorker {
         self.notifier = notifier
         self.http = http
         self.mapSource = mapSource
+        capacityPool = CapacityPool(total: configuration.worker.capacity)
     }
-
-    /// The per-shard capacity: the worker's capacity split evenly, at least 1.
-    public static func capacity(_ total: Int, shards: Int) -> Int { max(1, total / max(1, shards)) }
 
     /// The map served now.
     public var map: ShardMap { follower.map }
@@ -108,8 +108,9 @@ public final class ShardedWorker {
         let workerID = id ?? WorkerID("\(ProcessInfo.processInfo.hostName)-\(getpid())")
         shared = SharedDelivery(configuration: configuration, worker: workerID, logger: logger)
         stop.onStop { [refresh] in refresh.wake() }
-        let share = Self.capacity(configuration.worker.capacity, shards: follower.map.shards.count)
-        for shard in follower.map.shards { startService(shard, share: share, workerID: workerID) }
+        // Every shard joins before any service starts, so none announces more than its split.
+        for shard in follower.map.shards { _ = capacityPool.join(shard: shard.id) }
+        for shard in follower.map.shards { startService(shard, workerID: workerID) }
         var nextRead = ContinuousClock.now + .milliseconds(Int64((mapSource?.interval ?? 3600) * 1000))
         while !stop.isStopRequested {
             refresh.wait(until: nextRead)

@@ -38,9 +38,9 @@ public final class WorkerService {
     let maxEventBytes: Int
     /// Fire events too large to publish, one line a second at most.
     let oversizeEvents: RateLimitedLog
-    /// This service's share of the worker's capacity when it serves one shard of several;
-    /// `nil`: `worker.capacity`, fixed.
-    let capacityShare: CapacityShare?
+    /// This service's place in the worker's capacity pool when a ``ShardedWorker`` runs it
+    /// (it reports what it holds and announces its share); `nil`: `worker.capacity`, fixed.
+    let capacityShare: CapacityPool.Member?
     /// Delivers firings to their recipients' destinations (webhooks, APNs, FCM) off this
     /// thread: the process's, shared by the services of every shard (so its per-host and
     /// in-flight bounds hold for the process), or this service's own.
@@ -65,13 +65,14 @@ public final class WorkerService {
     ///   - shard: in a cluster of several shards, the shard whose endpoints
     ///     `configuration.endpoints` are: its events carry it (`ShardedWorker` runs one
     ///     service per shard); `nil` for one coordinator.
-    ///   - capacityShare: the capacity to announce, read on every turn (a ``ShardedWorker``
-    ///     changes it when shards join or leave); `nil`: `configuration.worker.capacity`.
+    ///   - capacityShare: the service's place in the worker's ``CapacityPool``: on every turn it
+    ///     reports the firings it holds unacknowledged and announces the share it reads (which
+    ///     follows demand and shards joining or leaving); `nil`: `configuration.worker.capacity`.
     public init(
         configuration: ChimeConfiguration, id: WorkerID?, logger: Logger, stop: StopSignal,
         clock: any ServiceClock = SystemClock(), context: Context? = nil, curve: CurveClientKeys? = nil,
         notifier: SystemdNotifier? = nil, http: HTTPListenAddress? = nil, shard: Int? = nil,
-        capacityShare: CapacityShare? = nil, channels: [String: any DeliveryChannel]? = nil,
+        capacityShare: CapacityPool.Member? = nil, channels: [String: any DeliveryChannel]? = nil,
         shared: SharedDelivery? = nil
     ) {
         self.capacityShare = capacityShare
@@ -222,7 +223,8 @@ public final class WorkerService {
                 for outcome in actions.takeFinished() { state.onJobFinished(outcome) }
                 for report in deliveries.takeFinished(owner: deliveryOwner) { state.onDeliveryReport(report, monotonic: clock.monotonic) }
                 if let capacityShare {
-                    state.changeCapacity(to: min(max(0, capacityShare.value), WorkerMessage.maximumCapacity))
+                    capacityShare.report(unacknowledged: state.unacknowledgedCount, monotonic: clock.monotonic)
+                    state.changeCapacity(to: min(max(0, capacityShare.share.value), WorkerMessage.maximumCapacity))
                 }
                 for directive in state.onTick(monotonic: clock.monotonic) {
                     switch directive {

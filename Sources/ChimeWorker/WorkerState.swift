@@ -149,6 +149,11 @@ public struct WorkerState: Sendable {
     /// How many firings are held for their due instant.
     public var heldCount: Int { held.count }
 
+    /// Firings this worker holds that the coordinator still counts against its capacity:
+    /// held for their due instant, awaiting their destinations' outcomes, or delivered with
+    /// the acknowledgement not sent yet.
+    public var unacknowledgedCount: Int { held.count + awaitingDestinations.count + pendingAcks.count }
+
     mutating func drop(_ id: FiringID) {
         held[id] = nil
         _ = heldTimer.remove(id)

@@ -74,7 +74,7 @@ enum WorkerCommand: Command {
             OptionSpec(name: "id", value: "ID", help: "Worker id (default: <host>-<pid>)."),
             OptionSpec(name: "http", value: "ADDR", help: "Serve /metrics, /healthz and /readyz on HOST:PORT (default: no HTTP)."),
         ] + CommonOptions.specs + LogOptions.specs,
-        details: "Connects to dispatch (DEALER), results (PUSH) and events-ingest (XPUB); heartbeats every interval.\nWith a cluster section of several shards it serves every shard: one set of sockets per shard, the\ncapacity split evenly between them. Stops cleanly on SIGINT or SIGTERM; SIGHUP re-reads log.level and the shard map.\nEvery cluster.mapRefreshSeconds (5 s) it asks the shards for the map and follows a newer one: it starts serving\nnew shards, stops serving (handing back) shards that left, and reconnects shards whose endpoints changed.")
+        details: "Connects to dispatch (DEALER), results (PUSH) and events-ingest (XPUB); heartbeats every interval.\nWith a cluster section of several shards it serves every shard: one set of sockets per shard, the\ncapacity shared between them by demand. Stops cleanly on SIGINT or SIGTERM; SIGHUP re-reads log.level and the shard map.\nEvery cluster.mapRefreshSeconds (5 s) it asks the shards for the map and follows a newer one: it starts serving\nnew shards, stops serving (handing back) shards that left, and reconnects shards whose endpoints changed.")
 
     static func run(_ arguments: Arguments) throws -> Int32 {
         let configuration = try CommonOptions.configuration(arguments)
