@@ -158,7 +158,7 @@ final class ForwarderLoop {
                 continue
             }
             // The identity is read when the connection is new, before its descriptor can be reused.
-            let socket = book.knows(connection) ? nil : SubscriberSocket.identity(of: connection)
+            let socket = book.isNew(connection) ? SubscriberSocket.identity(of: connection) : nil
             let (changes, verdict) = book.subscribe(topic: topic, connection: connection, peer: subscription.peer, socket: socket)
             try forward(changes)
             try enforce(verdict)

@@ -87,9 +87,15 @@ struct SubscriptionBook: Sendable, Equatable {
     /// The number of distinct topics some connection holds (what the publishers are subscribed to).
     var topicCount: Int { holders.count }
 
-    /// Whether `connection` holds a record (the forwarder looks up a socket's identity only
-    /// for a connection it has not seen).
+    /// Whether `connection` holds a record.
     func knows(_ connection: ConnectionID) -> Bool { connections[connection] != nil }
+
+    /// Whether a subscribe under `connection` would start a record: the forwarder looks up
+    /// the socket's identity only then (not for a known connection, nor for an ended one,
+    /// whose stale messages can come by the thousand).
+    func isNew(_ connection: ConnectionID) -> Bool {
+        connection != Self.inProcess && connections[connection] == nil && !ended.contains(connection)
+    }
 
     /// Records `topic` for `connection` of `peer`.
     /// - Parameter socket: the connection's socket identity, kept when the connection is new.

@@ -48,8 +48,9 @@ import Testing
         for name in ["x", "y", "z"] {
             #expect(book.subscribe(topic: Self.topic(name), connection: 7, peer: "connection 7 from 127.0.0.1") == ([], .within))
         }
-        #expect(book.subscriptions == 0 && !book.knows(7))
+        #expect(book.subscriptions == 0 && !book.knows(7) && !book.isNew(7))
         book.accepted(7)
+        #expect(book.isNew(7) && !book.isNew(SubscriptionBook.inProcess))
         #expect(book.subscribe(topic: Self.topic("x"), connection: 7, peer: "connection 7 from 127.0.0.2").upstream
             == [Upstream(subscribe: true, topic: Self.topic("x"))])
         #expect(book.subscriptions == 1)
