@@ -83,15 +83,19 @@ public final class ServerSecurity: Sendable {
     /// - Parameters:
     ///   - refuse: asked first: a reason refuses the request whatever the allow-lists say
     ///     (subscribers the event forwarder banned); `nil` leaves it to them.
+    ///   - tag: asked for each request allowed: a word appended to its user id (`"<role>
+    ///     <key> <tag>"`; the event forwarder's connection serial); `nil` appends nothing.
     ///   - onDecision: told of every decision (for logs); called on the handler's thread.
     /// - Throws: `SecurityError(.selfTestFailed)`, or `ZeroMQError` when the handler cannot
     ///   bind (the context has one already).
     public func startZAPHandler(
         context: Context, refuse: @escaping @Sendable (ZAPRequest) -> String? = { _ in nil },
+        tag: @escaping @Sendable (ZAPRequest) -> String? = { _ in nil },
         onDecision: @escaping @Sendable (ZAPRequest, ZAPDecision) -> Void = { _, _ in }
     ) throws -> ZAPHandler {
         let handler = try ZAPHandler(context: context) { [self] request in
-            let decision = refuse(request).map { ZAPDecision.deny(reason: $0) } ?? policy.decide(request)
+            var decision = refuse(request).map { ZAPDecision.deny(reason: $0) } ?? policy.decide(request)
+            if case .allow(let userID) = decision, let word = tag(request) { decision = .allow(userID: "\(userID) \(word)") }
             onDecision(request, decision)
             return decision
         }

@@ -188,8 +188,9 @@ def test_a_flooding_subscriber_is_cut_off_alone_and_memory_comes_back(cluster, z
     assert legit.disconnects == 0, "the other subscriber was disconnected"
     # The flooder's SUB may have reconnected and flooded again before it closed: each time counts.
     bans = metric(cluster, "chime_subscriber_bans_total") - bans_before
-    assert bans >= 1
-    assert metric(cluster, "chime_subscriber_connections_dropped_total") - dropped_before == bans
+    # A cut-off can find its connection already gone (the flooder's SUB reconnecting): then it
+    # drops nothing.
+    assert 1 <= metric(cluster, "chime_subscriber_connections_dropped_total") - dropped_before <= bans
     # Nothing is refused by address: another connection from 127.0.0.1 gets in at once.
     again, again_monitor = curve_sub(zmq_context, cluster, None)
     assert handshake(again_monitor) == zmq.EVENT_HANDSHAKE_SUCCEEDED

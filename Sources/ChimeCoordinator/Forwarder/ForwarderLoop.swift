@@ -32,9 +32,14 @@ struct PublishSocketRecipe: Sendable {
         try backend.set(.maxMessageSize(bytes: ChimeConfiguration.Events.subscriptionFrameLimit(maxSubscriptionBytes, curve: security != nil)))
         // Every subscribe and unsubscribe reaches the forwarder, which counts them per connection.
         try backend.set(.xpubVerboser(true))
-        // With keys the ZAP handler refuses banned keys; without keys nothing is banned (a
-        // connection past a bound is dropped on its own), so no handler is asked.
-        if let security { try security.secure(backend, as: .events, for: endpoint) }
+        // The coordinator's ZAP handler tags each connection's User-Id with a serial (which
+        // tells connections apart that share a descriptor over time); with keys it also
+        // refuses banned keys. Without keys it refuses nothing.
+        if let security {
+            try security.secure(backend, as: .events, for: endpoint)
+        } else if !endpoint.hasPrefix("inproc://") {
+            try backend.set(.zapDomain(SocketDomain.events.rawValue))
+        }
         // Before the bind, so no connection's accept or disconnect is missed.
         try backend.monitor(at: monitorEndpoint, events: [.accepted, .disconnected])
         try ListenerHandover.bind(backend, to: endpoint, until: deadline)
@@ -114,13 +119,13 @@ final class ForwarderLoop {
         var changes: [SubscriptionBook.Upstream] = []
         var disconnects = 0
         while let frames = try monitor.receiveMessage(dontWait: true) {
-            guard let event = SocketMonitorEvent(frames: frames), let connection = Int32(exactly: event.value) else { continue }
+            guard let event = SocketMonitorEvent(frames: frames), let descriptor = Int32(exactly: event.value) else { continue }
             switch event.kind {
             case .disconnected:
-                changes += book.disconnect(connection)
+                changes += book.disconnect(descriptor: descriptor)
                 disconnects += 1
             case .accepted:
-                book.accepted(connection)
+                book.accepted(descriptor: descriptor)
             default:
                 continue
             }
@@ -158,7 +163,7 @@ final class ForwarderLoop {
                 continue
             }
             // The identity is read when the connection is new, before its descriptor can be reused.
-            let socket = book.isNew(connection) ? SubscriberSocket.identity(of: connection) : nil
+            let socket = book.isNew(connection) ? SubscriberSocket.identity(of: connection.descriptor) : nil
             let (changes, verdict) = book.subscribe(topic: topic, connection: connection, peer: subscription.peer, socket: socket)
             try forward(changes)
             try enforce(verdict)
@@ -180,13 +185,13 @@ final class ForwarderLoop {
                 "bound": "events.maxSubscriptionsPerPeer", "subscriptions": "\(subscriptions)",
                 "limit": "\(book.limits.maxPerPeer)",
             ]
-        case .totalOverLimit(let largest, let bytes):
+        case .totalOverLimit(let named, let bytes):
             // Only this process's own subscribers hold anything: nothing to cut off.
-            guard let largest else { return }
-            peer = largest
+            guard let named else { return }
+            peer = named
             metadata = [
                 "bound": "events.maxSubscriptionBytesTotal", "bytes": "\(bytes)", "limit": "\(book.limits.maxTotalBytes)",
-                "peerBytes": "\(book.usage[largest]?.bytes ?? 0)",
+                "peerBytes": "\(book.usage[named]?.bytes ?? 0)",
             ]
         }
         let length = bans.cutOff(peer)
@@ -194,7 +199,7 @@ final class ForwarderLoop {
         try forward(changes)
         var cut = 0
         for connection in connections {
-            if let socket = connection.socket, SubscriberSocket.cut(connection.id, ifStill: socket) { cut += 1 }
+            if let socket = connection.socket, SubscriberSocket.cut(connection.id.descriptor, ifStill: socket) { cut += 1 }
         }
         bans.noteDropped(cut)
         bans.noteSubscriptions(book.subscriptions)

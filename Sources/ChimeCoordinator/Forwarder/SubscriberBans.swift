@@ -66,31 +66,54 @@ struct BanBook: Sendable, Equatable {
 }
 
 /// How the forwarder names a subscriber peer: its CURVE key when the ZAP handler gave the
-/// connection a user id (`"<role> <key>"`), which covers all the key's connections and is what
-/// a ban refuses; without keys, the connection itself (`connection 12 from 127.0.0.1`, its
-/// descriptor and `Peer-Address`: the IP for tcp, `:uid:gid:pid` for ipc). An address is never
-/// a peer: every local process shares 127.0.0.1, and a bound by address would cut off them all.
+/// connection one in its user id, which covers all the key's connections and is what a ban
+/// refuses; without keys, the connection itself (`connection #12 from 127.0.0.1`: its ZAP
+/// serial, else its descriptor, and its `Peer-Address`: the IP for tcp, `:uid:gid:pid` for
+/// ipc). An address is never a peer: every local process shares 127.0.0.1, and a bound by
+/// address would cut off them all.
 enum SubscriberPeer {
-    /// The name for a connection's metadata.
-    /// - Parameter connection: the connection's descriptor (`__fd`).
-    static func name(userID: String?, address: String?, connection: Int32) -> String {
-        if let key = key(userID: userID) { return "key \(key)" }
-        guard let address, !address.isEmpty else { return "connection \(connection)" }
-        return "connection \(connection) from \(address)"
+    /// What the coordinator's ZAP handler put in a subscriber connection's `User-Id`:
+    /// `"<role> <key> #<serial>"` with CURVE, `"#<serial>"` without (the serial counts
+    /// handshakes on the events socket, so no two connections share one). Parsed totally: any
+    /// string gives a tag, missing parts are `nil`.
+    struct Tag: Equatable, Sendable {
+        /// The CURVE key (z85).
+        var key: Substring?
+        /// The connection's serial.
+        var serial: UInt64?
+
+        /// A tag from its parts.
+        init(key: Substring?, serial: UInt64?) {
+            self.key = key
+            self.serial = serial
+        }
+
+        /// Parses a `User-Id`; `nil` reads as empty.
+        init(userID: String?) {
+            var words = (userID ?? "").split(separator: " ")
+            if let last = words.last, last.first == "#", let serial = UInt64(last.dropFirst()) {
+                self.serial = serial
+                words.removeLast()
+            }
+            key = words.count >= 2 ? words.last : nil
+        }
     }
 
-    /// Whether `peer` (a name from ``name(userID:address:connection:)``) is a CURVE key, the
-    /// only kind of peer that is banned.
+    /// The name for a connection's metadata.
+    static func name(tag: Tag, address: String?, connection: SubscriptionBook.ConnectionID) -> String {
+        if let key = tag.key { return "key \(key)" }
+        let id = connection.serial.map { "#\($0)" } ?? "\(connection.descriptor)"
+        guard let address, !address.isEmpty else { return "connection \(id)" }
+        return "connection \(id) from \(address)"
+    }
+
+    /// Whether `peer` (a name from ``name(tag:address:connection:)``) is a CURVE key, the only
+    /// kind of peer that is banned.
     static func isKey(_ peer: String) -> Bool { peer.hasPrefix("key ") }
 
     /// The name a ban of a ZAP request's client would carry: `key <z85>`; `nil` without a key.
     static func name(for request: ZAPRequest) -> String? {
         request.curvePublicKey.map { "key \($0)" }
-    }
-
-    private static func key(userID: String?) -> Substring? {
-        guard let userID, let key = userID.split(separator: " ").last, !key.isEmpty else { return nil }
-        return key
     }
 }
 
@@ -101,6 +124,7 @@ public final class SubscriberBans: Sendable {
     private let subscriptionGauge = Atomic<Int>(0)
     private let banTotal = Atomic<Int>(0)
     private let droppedTotal = Atomic<Int>(0)
+    private let connectionSerial = Atomic<UInt64>(0)
 
     /// An empty list with the default back-off (60 s doubling to 1 h).
     public convenience init() {
@@ -126,6 +150,12 @@ public final class SubscriberBans: Sendable {
         banTotal.add(1, ordering: .relaxed)
         guard SubscriberPeer.isKey(peer) else { return nil }
         return book.withLock { $0.ban(peer, at: .now) }
+    }
+
+    /// The next connection's tag for its `User-Id` on the events socket, `#<serial>` (the ZAP
+    /// handler's thread calls it once per handshake; see ``SubscriberPeer/Tag``).
+    public func tagConnection() -> String {
+        "#\(connectionSerial.add(1, ordering: .relaxed).newValue)"
     }
 
     /// Counts `count` subscriber connections shut down.

@@ -16,16 +16,36 @@ import Foundation
 /// *ended*, and what arrives under it is ignored until the monitor reports a connection
 /// accepted on it again (``accepted(_:)``), which precedes every message of that connection.
 struct SubscriptionBook: Sendable, Equatable {
-    /// Which connection a message came from: the connection's file descriptor (libzmq's
-    /// `__fd` metadata, also the `disconnected` monitor event's value), or ``inProcess``.
-    typealias ConnectionID = Int32
+    /// Which connection a message came from: its descriptor (libzmq's `__fd` metadata, also
+    /// the value of the monitor's `accepted` and `disconnected` events) and the serial the
+    /// coordinator's ZAP handler gave it (a `#<serial>` word in its `User-Id`), or
+    /// ``SubscriptionBook/inProcess``.
+    ///
+    /// The serial tells connections apart that a descriptor cannot: libzmq can hand over a
+    /// connection's messages after its descriptor was closed and given to a new connection.
+    /// Without a ZAP handler (`inproc://` events) it is `nil` and the descriptor alone is used.
+    struct ConnectionID: Hashable, Sendable, Comparable, CustomStringConvertible {
+        /// The connection's descriptor; -1 in process.
+        var descriptor: Int32
+        /// The ZAP handler's serial for it; `nil` without one.
+        var serial: UInt64?
+
+        static func < (lhs: Self, rhs: Self) -> Bool {
+            (lhs.descriptor, lhs.serial ?? 0) < (rhs.descriptor, rhs.serial ?? 0)
+        }
+
+        var description: String { serial.map { "#\($0)" } ?? "fd \(descriptor)" }
+    }
 
     /// Messages without a file descriptor (inproc subscribers of this process): counted as one
     /// connection whose topics are a multiset (libzmq's per-pipe sets cannot be told apart
-    /// there), never banned.
-    static let inProcess: ConnectionID = -1
+    /// there), never cut off.
+    static let inProcess = ConnectionID(descriptor: -1, serial: nil)
     /// The peer name of ``inProcess``.
     static let inProcessPeer = "inproc"
+    /// Ended connections with a serial remembered at most (the oldest forgotten first): their
+    /// stale messages come within milliseconds of the end.
+    static let maxEndedRemembered = 65_536
 
     /// The bounds checked on each subscribe.
     struct Limits: Sendable, Equatable {
@@ -41,9 +61,12 @@ struct SubscriptionBook: Sendable, Equatable {
         case within
         /// `peer` holds more than ``Limits/maxPerPeer`` subscriptions.
         case peerOverLimit(peer: String, subscriptions: Int)
-        /// All connections hold more than ``Limits/maxTotalBytes``; `largestPeer` holds the most
-        /// bytes among peers that are not ``inProcessPeer`` (`nil` when there is none).
-        case totalOverLimit(largestPeer: String?, bytes: Int)
+        /// All connections hold more than ``Limits/maxTotalBytes``; `peer` is the one to cut
+        /// off (`nil` when there is none): a CURVE key that subscribed past it names the key
+        /// holding the most bytes; a connection without a key names itself (without keys the
+        /// peer holding the most is any subscriber an attacker spreading over many
+        /// connections chooses to outgrow); in process, the peer holding the most.
+        case totalOverLimit(peer: String?, bytes: Int)
     }
 
     /// A change to pass on to the publishers: subscribe (`true`) or unsubscribe `topic`.
@@ -70,9 +93,12 @@ struct SubscriptionBook: Sendable, Equatable {
     let limits: Limits
     private var connections: [ConnectionID: Connection] = [:]
     private var holders: [Data: Int] = [:]
-    /// Descriptors whose connection was dropped or disconnected and that no connection was
-    /// accepted on since: their (stale) subscribes are ignored.
+    /// Connections dropped or disconnected: their (stale) subscribes are ignored. One without
+    /// a serial (a bare descriptor) until a connection is accepted on the descriptor again;
+    /// one with a serial for good (the oldest of ``maxEndedRemembered`` forgotten first).
     private var ended: Set<ConnectionID> = []
+    private var endedOrder: [ConnectionID] = []
+    private var endedHead = 0
     /// Per peer name.
     private(set) var usage: [String: Usage] = [:]
     /// Subscriptions held over every connection.
@@ -100,8 +126,8 @@ struct SubscriptionBook: Sendable, Equatable {
     /// Records `topic` for `connection` of `peer`.
     /// - Parameter socket: the connection's socket identity, kept when the connection is new.
     /// - Returns: the changes for the publishers and the bounds' verdict. A connection id seen
-    ///   before under another peer is a reused descriptor whose disconnect is not read yet:
-    ///   the old connection is dropped first. A subscribe under an ended descriptor changes nothing.
+    ///   before under another peer (a bare descriptor reused) drops the old connection first.
+    ///   A subscribe of an ended connection changes nothing.
     mutating func subscribe(
         topic: Data, connection: ConnectionID, peer: String, socket: SubscriberSocket.Identity? = nil
     ) -> (upstream: [Upstream], verdict: Verdict) {
@@ -137,18 +163,41 @@ struct SubscriptionBook: Sendable, Equatable {
         return release(topic: topic, peer: record.peer)
     }
 
-    /// Forgets every topic of `connection` (the monitor reported its disconnect); what still
-    /// arrives under its descriptor is ignored until ``accepted(_:)``.
+    /// Forgets every connection on `descriptor` (the monitor reported its disconnect) and ends
+    /// them: what still arrives from them is ignored (under a bare descriptor until
+    /// ``accepted(_:)``).
     /// - Returns: the unsubscribes for the publishers (topics no connection holds now).
-    mutating func disconnect(_ connection: ConnectionID) -> [Upstream] {
-        if connection != Self.inProcess { ended.insert(connection) }
-        return forget(connection)
+    mutating func disconnect(descriptor: Int32) -> [Upstream] {
+        guard descriptor != Self.inProcess.descriptor else { return [] }
+        var upstream: [Upstream] = []
+        let bare = ConnectionID(descriptor: descriptor, serial: nil)
+        for connection in connections.keys.filter({ $0.descriptor == descriptor }).sorted() + [bare] {
+            upstream += end(connection)
+        }
+        return upstream
     }
 
-    /// A connection was accepted on descriptor `connection` (the monitor's `accepted`): what
-    /// arrives under it from now on is that connection's.
-    mutating func accepted(_ connection: ConnectionID) {
-        ended.remove(connection)
+    /// A connection was accepted on `descriptor` (the monitor's `accepted`): what arrives
+    /// under the bare descriptor from now on is that connection's.
+    mutating func accepted(descriptor: Int32) {
+        ended.remove(ConnectionID(descriptor: descriptor, serial: nil))
+    }
+
+    private mutating func end(_ connection: ConnectionID) -> [Upstream] {
+        if connection.serial != nil, ended.insert(connection).inserted {
+            endedOrder.append(connection)
+            if endedOrder.count - endedHead > Self.maxEndedRemembered {
+                ended.remove(endedOrder[endedHead])
+                endedHead += 1
+            }
+            if endedHead > 4096, endedHead * 2 > endedOrder.count {
+                endedOrder.removeFirst(endedHead)
+                endedHead = 0
+            }
+        } else if connection.serial == nil {
+            ended.insert(connection)
+        }
+        return forget(connection)
     }
 
     private mutating func forget(_ connection: ConnectionID) -> [Upstream] {
@@ -160,8 +209,7 @@ struct SubscriptionBook: Sendable, Equatable {
         return upstream
     }
 
-    /// Forgets every connection of `peer` (never ``inProcessPeer``'s); their descriptors are
-    /// ended.
+    /// Forgets every connection of `peer` (never ``inProcessPeer``'s) and ends them.
     /// - Returns: those connections, in ascending order, with the socket each had when first
     ///   seen (for ``SubscriberSocket/cut(_:ifStill:)``), and the unsubscribes for the publishers.
     mutating func drop(peer: String) -> (connections: [(id: ConnectionID, socket: SubscriberSocket.Identity?)], upstream: [Upstream]) {
@@ -170,7 +218,7 @@ struct SubscriptionBook: Sendable, Equatable {
             .sorted { $0.id < $1.id }
         var upstream: [Upstream] = []
         for connection in dropped {
-            upstream += disconnect(connection.id)
+            upstream += end(connection.id)
         }
         return (dropped, upstream)
     }
@@ -194,9 +242,10 @@ struct SubscriptionBook: Sendable, Equatable {
             return .peerOverLimit(peer: peer, subscriptions: peerUsage.subscriptions)
         }
         guard bytes > limits.maxTotalBytes else { return .within }
+        if peer != Self.inProcessPeer, !SubscriberPeer.isKey(peer) { return .totalOverLimit(peer: peer, bytes: bytes) }
         let largest = usage.filter { $0.key != Self.inProcessPeer }
             .max { ($0.value.bytes, $1.key) < ($1.value.bytes, $0.key) }
-        return .totalOverLimit(largestPeer: largest?.key, bytes: bytes)
+        return .totalOverLimit(peer: largest?.key, bytes: bytes)
     }
 }
 
@@ -213,7 +262,8 @@ struct SubscriptionMessage: Sendable, Equatable {
     /// metadata strings give a value or `nil`.
     /// - Parameters:
     ///   - frames: the message's frames.
-    ///   - userID: the connection's `User-Id` (`"<role> <key>"` with CURVE).
+    ///   - userID: the connection's `User-Id` (`"<role> <key> #<serial>"` with CURVE,
+    ///     `"#<serial>"` without; see ``SubscriberPeer/Tag``).
     ///   - address: its `Peer-Address`.
     ///   - fileDescriptor: its `__fd`, in decimal; without one (inproc, or libzmq's own
     ///     unsubscriptions for a connection that ended) the message is ``SubscriptionBook/inProcess``'s.
@@ -222,8 +272,9 @@ struct SubscriptionMessage: Sendable, Equatable {
         subscribe = flag == 1
         topic = Data(frames[0].dropFirst())
         if let fileDescriptor, let value = Int32(fileDescriptor), value >= 0 {
-            connection = value
-            peer = SubscriberPeer.name(userID: userID, address: address, connection: value)
+            let tag = SubscriberPeer.Tag(userID: userID)
+            connection = SubscriptionBook.ConnectionID(descriptor: value, serial: tag.serial)
+            peer = SubscriberPeer.name(tag: tag, address: address, connection: connection)
         } else {
             connection = SubscriptionBook.inProcess
             peer = SubscriptionBook.inProcessPeer

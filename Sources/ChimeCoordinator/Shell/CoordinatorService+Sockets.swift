@@ -48,15 +48,30 @@ struct LoopSockets {
 
 extension CoordinatorService {
     /// Bound before any CURVE socket: without a handler libzmq admits every client that knows
-    /// the server key. It also refuses subscriber keys the forwarder banned (``SubscriberBans``).
-    /// `nil` without security: nothing is refused by key then, and a subscriber connection past
-    /// a bound is dropped on its own.
+    /// the server key. It also refuses subscriber keys the forwarder banned (``SubscriberBans``)
+    /// and tags each events connection's `User-Id` with a serial (``SubscriberBans/tagConnection()``),
+    /// which the forwarder tells connections apart by. Without security, a handler for the
+    /// events socket only (the XPUB sets a ZAP domain) that lets everyone in with a tag; `nil`
+    /// when the events endpoint is `inproc://` or the context has a handler already.
     /// - Throws: `SecurityError` when the ZAP self-test lets an unknown key in.
     func startZAPHandler(context: Context) throws -> ZAPHandler? {
-        guard let security else { return nil }
         let bans = probe.subscriberBans
+        let events = SocketDomain.events.rawValue
+        guard let security else {
+            guard !configuration.endpoints.events.bind.hasPrefix("inproc://") else { return nil }
+            do {
+                return try ZAPHandler(context: context) { request in
+                    .allow(userID: request.domain == events ? bans.tagConnection() : "")
+                }
+            } catch let error as ZeroMQError where error.code == .addressInUse {
+                logger.warning("the context has a ZAP handler already: subscriber connections are told apart by descriptor only")
+                return nil
+            }
+        }
         let operatorLog = telemetry.operatorLog
-        return try security.startZAPHandler(context: context, refuse: bans.refusal(for:)) { [operatorLog] request, decision in
+        return try security.startZAPHandler(
+            context: context, refuse: bans.refusal(for:), tag: { $0.domain == events ? bans.tagConnection() : nil }
+        ) { [operatorLog] request, decision in
             if case .deny(let reason) = decision, request.domain != SocketDomain.selfTest.rawValue {
                 operatorLog.refusedConnections.record(
                     examples: [request.address], metadata: ["socket": "\(request.domain)", "reason": "\(reason)"])

@@ -43,13 +43,13 @@ import Testing
     @Test func whatArrivesUnderADisconnectedDescriptorIsStaleUntilAnAcceptOnIt() {
         var book = SubscriptionBook(limits: .init(maxPerPeer: 1, maxTotalBytes: 1000))
         _ = book.subscribe(topic: Self.topic("a"), connection: 7, peer: "connection 7 from 127.0.0.1")
-        #expect(book.disconnect(7) == [Upstream(subscribe: false, topic: Self.topic("a"))])
+        #expect(book.disconnect(descriptor: 7) == [Upstream(subscribe: false, topic: Self.topic("a"))])
         // libzmq hands over messages it queued before the disconnect: no ghost connection, no verdict.
         for name in ["x", "y", "z"] {
             #expect(book.subscribe(topic: Self.topic(name), connection: 7, peer: "connection 7 from 127.0.0.1") == ([], .within))
         }
         #expect(book.subscriptions == 0 && !book.knows(7) && !book.isNew(7))
-        book.accepted(7)
+        book.accepted(descriptor: 7)
         #expect(book.isNew(7) && !book.isNew(SubscriptionBook.inProcess))
         #expect(book.subscribe(topic: Self.topic("x"), connection: 7, peer: "connection 7 from 127.0.0.2").upstream
             == [Upstream(subscribe: true, topic: Self.topic("x"))])
@@ -61,8 +61,8 @@ import Testing
         _ = book.subscribe(topic: Self.topic("a"), connection: 7, peer: "p")
         _ = book.subscribe(topic: Self.topic("b"), connection: 7, peer: "p")
         _ = book.subscribe(topic: Self.topic("b"), connection: 9, peer: "p")
-        #expect(book.disconnect(7) == [Upstream(subscribe: false, topic: Self.topic("a"))])
-        #expect(book.disconnect(7) == [])
+        #expect(book.disconnect(descriptor: 7) == [Upstream(subscribe: false, topic: Self.topic("a"))])
+        #expect(book.disconnect(descriptor: 7) == [])
         #expect(book.usage["p"] == .init(subscriptions: 1, bytes: 1))
         #expect(book.subscriptions == 1)
     }
@@ -78,19 +78,35 @@ import Testing
     @Test func aPeerPastItsLimitOverAllItsConnectionsIsReported() {
         var book = SubscriptionBook(limits: .init(maxPerPeer: 3, maxTotalBytes: 1_000_000))
         for index in 0..<3 {
-            #expect(book.subscribe(topic: Self.topic("t\(index)"), connection: Int32(10 + index), peer: "key A").verdict == .within)
+            #expect(book.subscribe(topic: Self.topic("t\(index)"), connection: .init(descriptor: Int32(10 + index), serial: nil), peer: "key A").verdict == .within)
         }
         #expect(book.subscribe(topic: Self.topic("x"), connection: 50, peer: "key B").verdict == .within)
         let over = book.subscribe(topic: Self.topic("t9"), connection: 10, peer: "key A")
         #expect(over.verdict == .peerOverLimit(peer: "key A", subscriptions: 4))
     }
 
-    @Test func theTotalPastItsLimitNamesThePeerHoldingTheMostBytes() {
+    @Test func theTotalPastItsLimitNamesTheKeyHoldingTheMostBytes() {
         var book = SubscriptionBook(limits: .init(maxPerPeer: 100, maxTotalBytes: 10))
-        #expect(book.subscribe(topic: Self.topic("aaaaaa"), connection: 1, peer: "big").verdict == .within)
-        #expect(book.subscribe(topic: Self.topic("bb"), connection: 2, peer: "small").verdict == .within)
-        let over = book.subscribe(topic: Self.topic("ccc"), connection: 2, peer: "small")
-        #expect(over.verdict == .totalOverLimit(largestPeer: "big", bytes: 11))
+        #expect(book.subscribe(topic: Self.topic("aaaaaa"), connection: 1, peer: "key big").verdict == .within)
+        #expect(book.subscribe(topic: Self.topic("bb"), connection: 2, peer: "key small").verdict == .within)
+        let over = book.subscribe(topic: Self.topic("ccc"), connection: 2, peer: "key small")
+        #expect(over.verdict == .totalOverLimit(peer: "key big", bytes: 11))
+    }
+
+    @Test func withoutKeysTheTotalPastItsLimitNamesTheConnectionThatPassedIt() {
+        // A subscriber holding more than each of an attacker's many small connections is not
+        // the one cut off when the attacker's next subscription passes the total.
+        var book = SubscriptionBook(limits: .init(maxPerPeer: 100, maxTotalBytes: 20))
+        let legit = "connection #1 from 127.0.0.1"
+        #expect(book.subscribe(topic: Self.topic("legit-topic"), connection: .init(descriptor: 7, serial: 1), peer: legit).verdict == .within)
+        for serial in UInt64(2)...4 {
+            let peer = "connection #\(serial) from 127.0.0.2"
+            let verdict = book.subscribe(topic: Self.topic("x\(serial)"), connection: .init(descriptor: Int32(serial) + 7, serial: serial), peer: peer).verdict
+            #expect(verdict == .within)
+        }
+        let attacker = "connection #5 from 127.0.0.2"
+        let over = book.subscribe(topic: Self.topic("attack"), connection: .init(descriptor: 12, serial: 5), peer: attacker)
+        #expect(over.verdict == .totalOverLimit(peer: attacker, bytes: 23))
     }
 
     @Test func inProcessSubscribersAreAMultisetAndNeverBanned() {
@@ -100,7 +116,7 @@ import Testing
         #expect(book.subscribe(topic: Self.topic("a"), connection: inproc, peer: peer).verdict == .within)
         #expect(book.subscribe(topic: Self.topic("a"), connection: inproc, peer: peer).upstream == [])
         #expect(book.subscribe(topic: Self.topic("bcd"), connection: inproc, peer: peer).verdict
-            == .totalOverLimit(largestPeer: nil, bytes: 5))
+            == .totalOverLimit(peer: nil, bytes: 5))
         #expect(book.unsubscribe(topic: Self.topic("a"), connection: inproc) == [])
         #expect(book.unsubscribe(topic: Self.topic("a"), connection: inproc) == [Upstream(subscribe: false, topic: Self.topic("a"))])
         #expect(book.subscriptions == 1)
@@ -125,10 +141,10 @@ import Testing
         let late = book.subscribe(topic: Self.topic("d"), connection: 5, peer: "key A")
         #expect(late.upstream == [] && late.verdict == .within)
         #expect(book.subscriptions == 1 && !book.knows(5))
-        #expect(book.disconnect(5) == [])
+        #expect(book.disconnect(descriptor: 5) == [])
         #expect(book.subscribe(topic: Self.topic("d"), connection: 5, peer: "key A").upstream == [])
         // ... until a connection is accepted on the descriptor again.
-        book.accepted(5)
+        book.accepted(descriptor: 5)
         #expect(book.subscribe(topic: Self.topic("d"), connection: 5, peer: "key C").upstream == [Upstream(subscribe: true, topic: Self.topic("d"))])
         #expect(book.knows(5))
         // In-process subscribers are never dropped.
@@ -171,18 +187,50 @@ import Testing
     }
 
     @Test func peerNamesAreTheKeyElseTheConnectionNeverTheAddress() {
-        #expect(SubscriberPeer.name(userID: "subscriber ABC", address: "127.0.0.1", connection: 7) == "key ABC")
-        #expect(SubscriberPeer.name(userID: nil, address: "127.0.0.1", connection: 7) == "connection 7 from 127.0.0.1")
+        func name(_ userID: String?, _ address: String?, _ descriptor: Int32) -> String {
+            let tag = SubscriberPeer.Tag(userID: userID)
+            return SubscriberPeer.name(tag: tag, address: address, connection: .init(descriptor: descriptor, serial: tag.serial))
+        }
+        #expect(name("subscriber ABC #17", "127.0.0.1", 7) == "key ABC")
+        #expect(name("subscriber ABC", "127.0.0.1", 7) == "key ABC")
+        #expect(name("#17", "127.0.0.1", 7) == "connection #17 from 127.0.0.1")
+        #expect(name(nil, "127.0.0.1", 7) == "connection 7 from 127.0.0.1")
         // Two local subscribers without keys are two peers, though they share 127.0.0.1.
-        #expect(SubscriberPeer.name(userID: "", address: "127.0.0.1", connection: 8) == "connection 8 from 127.0.0.1")
-        #expect(SubscriberPeer.name(userID: " ", address: nil, connection: 9) == "connection 9")
+        #expect(name("#18", "127.0.0.1", 7) == "connection #18 from 127.0.0.1")
+        #expect(name(" ", nil, 9) == "connection 9")
         #expect(SubscriberPeer.isKey("key ABC"))
-        #expect(!SubscriberPeer.isKey("connection 7 from 127.0.0.1"))
+        #expect(!SubscriberPeer.isKey("connection #17 from 127.0.0.1"))
+        // Tags parse totally.
+        #expect(SubscriberPeer.Tag(userID: "subscriber K #12") == .init(key: "K", serial: 12))
+        #expect(SubscriberPeer.Tag(userID: "#x") == .init(key: nil, serial: nil))
+        #expect(SubscriberPeer.Tag(userID: "#99999999999999999999999") == .init(key: nil, serial: nil))
+        #expect(SubscriberPeer.Tag(userID: "a b c #-1") == .init(key: "#-1", serial: nil))
+        #expect(SubscriberPeer.Tag(userID: "") == .init(key: nil, serial: nil))
+    }
+
+    @Test func serialsTellApartConnectionsThatShareADescriptorOverTime() {
+        var book = SubscriptionBook(limits: .init(maxPerPeer: 2, maxTotalBytes: 1000))
+        let old = SubscriptionBook.ConnectionID(descriptor: 9, serial: 40)
+        let new = SubscriptionBook.ConnectionID(descriptor: 9, serial: 41)
+        _ = book.subscribe(topic: Self.topic("a"), connection: old, peer: "connection #40 from 127.0.0.1")
+        #expect(book.drop(peer: "connection #40 from 127.0.0.1").connections.map(\.id) == [old])
+        // The new connection on descriptor 9 is accepted while the old one's messages still come:
+        // they stay the old one's (ignored) and never count against the new one.
+        book.accepted(descriptor: 9)
+        for name in ["x", "y", "z"] {
+            #expect(book.subscribe(topic: Self.topic(name), connection: old, peer: "connection #40 from 127.0.0.1") == ([], .within))
+        }
+        #expect(book.subscribe(topic: Self.topic("b"), connection: new, peer: "connection #41 from 127.0.0.1").verdict == .within)
+        #expect(book.usage == ["connection #41 from 127.0.0.1": .init(subscriptions: 1, bytes: 1)])
+        // The descriptor's disconnect ends every connection on it.
+        #expect(book.disconnect(descriptor: 9) == [Upstream(subscribe: false, topic: Self.topic("b"))])
+        #expect(book.subscribe(topic: Self.topic("c"), connection: new, peer: "connection #41 from 127.0.0.1") == ([], .within))
+        #expect(book.subscriptions == 0)
     }
 
     @Test func subscriptionMessagesDecodeAndGarbageIsRefused() {
-        let sub = SubscriptionMessage(frames: [Data([1]) + Self.topic("fire.")], userID: "subscriber K", address: "10.0.0.1", fileDescriptor: "12")
-        #expect(sub == SubscriptionMessage.Expected(subscribe: true, topic: Self.topic("fire."), connection: 12, peer: "key K").value)
+        let sub = SubscriptionMessage(frames: [Data([1]) + Self.topic("fire.")], userID: "subscriber K #3", address: "10.0.0.1", fileDescriptor: "12")
+        #expect(sub == SubscriptionMessage.Expected(subscribe: true, topic: Self.topic("fire."), connection: .init(descriptor: 12, serial: 3), peer: "key K").value)
         let unsub = SubscriptionMessage(frames: [Data([0])], userID: nil, address: "10.0.0.1", fileDescriptor: "3")
         #expect(unsub?.subscribe == false)
         #expect(unsub?.topic == Data())
@@ -210,6 +258,13 @@ import Testing
                 #expect(message.topic.count == frames[0].count - 1)
             }
         }
+    }
+}
+
+extension SubscriptionBook.ConnectionID: ExpressibleByIntegerLiteral {
+    /// A bare descriptor (no ZAP serial), as the tests write it.
+    public init(integerLiteral descriptor: Int32) {
+        self.init(descriptor: descriptor, serial: nil)
     }
 }
 
