@@ -67,7 +67,8 @@ final class ForwarderLoop {
     private var book: SubscriptionBook
     private let bans: SubscriberBans
     private let trimmer: SubscriberMemoryTrimmer
-    private let logger: Logger?
+    /// One line a second at most, however many subscribers a storm cuts off.
+    private let cutOffLog: RateLimitedLog?
     private let poller = Poller()
 
     init(
@@ -79,7 +80,9 @@ final class ForwarderLoop {
         self.book = SubscriptionBook(limits: limits)
         self.bans = bans
         self.trimmer = trimmer
-        self.logger = logger
+        cutOffLog = logger.map {
+            RateLimitedLog(logger: $0, level: .warning, message: "subscribers cut off: their connections are dropped, other subscribers keep theirs", examplesKey: "peers")
+        }
         let monitorEndpoint = Self.newMonitorEndpoint()
         backend = try recipe.make(context: context, monitorEndpoint: monitorEndpoint, until: deadline)
         monitor = try Self.connectMonitor(context: context, at: monitorEndpoint)
@@ -94,7 +97,10 @@ final class ForwarderLoop {
     func run() throws {
         defer { closeAll() }
         while true {
-            guard try poller.poll(timeout: nil) > 0 else { continue }
+            // At least once a second, so the end of a storm of cut-offs is logged.
+            let ready = try poller.poll(timeout: .seconds(1))
+            cutOffLog?.flush()
+            guard ready > 0 else { continue }
             if poller.events(at: 2).contains(.readable), let frames = try control.receiveMessage(dontWait: true),
                 frames.first == ProxyCommand.terminate.frame
             {
@@ -115,20 +121,33 @@ final class ForwarderLoop {
 
     /// Applies what the monitor reported, in order: a disconnect takes the connection's topics
     /// out of the book and ends its descriptor; an accept opens the descriptor again.
+    ///
+    /// A connection can end before its first subscription is read; its serial is unknown
+    /// then. Read before the events, the ZAP handler's last serial covers every connection
+    /// handshaken so far: for a descriptor whose last event here is a disconnect, no connection
+    /// was accepted on it since (an accept precedes the handshake), so every serial on it up
+    /// to that one has ended.
     private func readMonitor() throws {
+        let issued = bans.lastConnectionSerial
         var changes: [SubscriptionBook.Upstream] = []
         var disconnects = 0
+        var lastWasDisconnect: [Int32: Bool] = [:]
         while let frames = try monitor.receiveMessage(dontWait: true) {
             guard let event = SocketMonitorEvent(frames: frames), let descriptor = Int32(exactly: event.value) else { continue }
             switch event.kind {
             case .disconnected:
                 changes += book.disconnect(descriptor: descriptor)
                 disconnects += 1
+                lastWasDisconnect[descriptor] = true
             case .accepted:
                 book.accepted(descriptor: descriptor)
+                lastWasDisconnect[descriptor] = false
             default:
                 continue
             }
+        }
+        for (descriptor, disconnected) in lastWasDisconnect where disconnected {
+            book.endSerials(on: descriptor, through: issued)
         }
         try forward(changes)
         if disconnects > 0 {
@@ -203,10 +222,9 @@ final class ForwarderLoop {
         }
         bans.noteDropped(cut)
         bans.noteSubscriptions(book.subscriptions)
-        metadata["peer"] = "\(peer)"
         metadata["connections"] = "\(cut)"
         if let length { metadata["banSeconds"] = "\(length.components.seconds)" }
-        logger?.warning("subscriber cut off: its connections are dropped, other subscribers keep theirs", metadata)
+        cutOffLog?.record(examples: [peer], metadata: metadata)
     }
 
     private func forward(_ changes: [SubscriptionBook.Upstream]) throws {

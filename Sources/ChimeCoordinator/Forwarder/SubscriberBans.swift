@@ -155,8 +155,11 @@ public final class SubscriberBans: Sendable {
     /// The next connection's tag for its `User-Id` on the events socket, `#<serial>` (the ZAP
     /// handler's thread calls it once per handshake; see ``SubscriberPeer/Tag``).
     public func tagConnection() -> String {
-        "#\(connectionSerial.add(1, ordering: .relaxed).newValue)"
+        "#\(connectionSerial.add(1, ordering: .sequentiallyConsistent).newValue)"
     }
+
+    /// The last serial ``tagConnection()`` gave out (0: none yet).
+    var lastConnectionSerial: UInt64 { connectionSerial.load(ordering: .sequentiallyConsistent) }
 
     /// Counts `count` subscriber connections shut down.
     func noteDropped(_ count: Int) {

@@ -99,6 +99,10 @@ struct SubscriptionBook: Sendable, Equatable {
     private var ended: Set<ConnectionID> = []
     private var endedOrder: [ConnectionID] = []
     private var endedHead = 0
+    /// Per descriptor, the highest serial known to belong to a connection that ended on it
+    /// (``endSerials(on:through:)``): a serial up to it without a record is stale, so a
+    /// connection whose disconnect is read before its first subscription leaves no record.
+    private var deadThrough: [Int32: UInt64] = [:]
     /// Per peer name.
     private(set) var usage: [String: Usage] = [:]
     /// Subscriptions held over every connection.
@@ -120,7 +124,22 @@ struct SubscriptionBook: Sendable, Equatable {
     /// the socket's identity only then (not for a known connection, nor for an ended one,
     /// whose stale messages can come by the thousand).
     func isNew(_ connection: ConnectionID) -> Bool {
-        connection != Self.inProcess && connections[connection] == nil && !ended.contains(connection)
+        connection != Self.inProcess && connections[connection] == nil && !isStale(connection)
+    }
+
+    /// Whether what arrives from `connection` is ignored: it ended, or it has no record and a
+    /// serial a disconnect on its descriptor covered.
+    private func isStale(_ connection: ConnectionID) -> Bool {
+        if ended.contains(connection) { return true }
+        guard let serial = connection.serial, let dead = deadThrough[connection.descriptor] else { return false }
+        return serial <= dead && connections[connection] == nil
+    }
+
+    /// Every connection on `descriptor` with a serial up to `serial` has ended (the forwarder
+    /// read a disconnect on it, and no accept on it after, before the ZAP handler had given
+    /// out more than `serial`: a connection on it since would have been accepted first).
+    mutating func endSerials(on descriptor: Int32, through serial: UInt64) {
+        deadThrough[descriptor] = max(deadThrough[descriptor] ?? 0, serial)
     }
 
     /// Records `topic` for `connection` of `peer`.
@@ -131,7 +150,7 @@ struct SubscriptionBook: Sendable, Equatable {
     mutating func subscribe(
         topic: Data, connection: ConnectionID, peer: String, socket: SubscriberSocket.Identity? = nil
     ) -> (upstream: [Upstream], verdict: Verdict) {
-        guard !ended.contains(connection) else { return ([], .within) }
+        guard !isStale(connection) else { return ([], .within) }
         var upstream: [Upstream] = []
         if let existing = connections[connection], existing.peer != peer {
             upstream += forget(connection)

@@ -208,6 +208,27 @@ import Testing
         #expect(SubscriberPeer.Tag(userID: "") == .init(key: nil, serial: nil))
     }
 
+    @Test func aConnectionWhoseDisconnectIsReadBeforeItsSubscriptionsLeavesNoRecord() {
+        var book = SubscriptionBook(limits: .init(maxPerPeer: 10, maxTotalBytes: 1000))
+        // Serial 7 was handshaken on descriptor 9 and ended before anything of it was read.
+        #expect(book.disconnect(descriptor: 9) == [])
+        book.endSerials(on: 9, through: 8)
+        #expect(!book.isNew(.init(descriptor: 9, serial: 7)))
+        #expect(book.subscribe(topic: Self.topic("a"), connection: .init(descriptor: 9, serial: 7), peer: "connection #7") == ([], .within))
+        #expect(book.subscriptions == 0 && book.usage.isEmpty)
+        // A later connection on the descriptor has a higher serial: it counts.
+        book.accepted(descriptor: 9)
+        #expect(book.isNew(.init(descriptor: 9, serial: 9)))
+        #expect(book.subscribe(topic: Self.topic("b"), connection: .init(descriptor: 9, serial: 9), peer: "connection #9").upstream
+            == [Upstream(subscribe: true, topic: Self.topic("b"))])
+        // A lower watermark later never lowers it, and a live record is never made stale by it.
+        book.endSerials(on: 9, through: 3)
+        book.endSerials(on: 9, through: 9)
+        #expect(book.knows(.init(descriptor: 9, serial: 9)))
+        #expect(book.subscribe(topic: Self.topic("c"), connection: .init(descriptor: 9, serial: 9), peer: "connection #9").verdict == .within)
+        #expect(book.subscriptions == 2)
+    }
+
     @Test func serialsTellApartConnectionsThatShareADescriptorOverTime() {
         var book = SubscriptionBook(limits: .init(maxPerPeer: 2, maxTotalBytes: 1000))
         let old = SubscriptionBook.ConnectionID(descriptor: 9, serial: 40)
