@@ -337,3 +337,39 @@ def test_a_worker_serving_three_shards_keeps_one_per_host_bound(tmp_path):
     finally:
         server.shutdown()
         server.server_close()
+
+
+def test_a_burst_on_one_shard_gets_the_capacity_the_idle_shards_do_not_use(tmp_path):
+    """Issue 43 goal 5, credit by demand: a worker of capacity 12 serving 3 shards gave each 4
+    (`capacity / shards`). With 30 firings held on shard 0 (a 5 s dispatch lead holds them at
+    the worker until due), shard 0's share grows to 12 − 2 idle floors of 1 = 10, and it holds
+    10 at once; the idle shards announce 1. Once every firing is acknowledged the split is back."""
+    extra = {"worker": {"capacity": 12}, "coordinator": {"dispatchLeadMilliseconds": 9000}}
+    with running_shards(chime_binary(), tmp_path, workers=1, extra=extra) as cluster:
+        for shard in range(cluster.shard_count):
+            cluster.wait(f"shard {shard} to see the worker", lambda shard=shard: cluster.workers_alive(shard) == 1)
+
+        def worker(shard: int) -> dict:
+            """The live worker's record on `shard` (empty when the shard does not answer in time)."""
+            reply = control_request(cluster.control(shard), {"op": "workers"}, timeout_s=2)
+            alive = [w for w in reply["result"]["workers"] if w.get("alive")] if reply and reply.get("ok") else []
+            return alive[0] if len(alive) == 1 else {}
+
+        cluster.wait("the even split announced", lambda: [worker(k).get("capacity") for k in range(3)] == [4, 4, 4])
+        client = ClusterClient([cluster.control(0)], timeout_s=5.0, retries=0)
+        recipients = [f"d{index}" for index in range(400) if shard_of(cluster.shard_map, f"d{index}") == 0][:30]
+        assert len(recipients) == 30
+        due = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(time.time() + 8)) + ".000Z"
+        reply = client.schedule([{"id": "b", "recipient": recipient, "trigger": {"at": due}, "content": {"title": "t"}}
+                                 for recipient in recipients])
+        assert reply["ok"], reply
+        cluster.wait("shard 0's share grown to 10 and filled",
+                     lambda: (worker(0).get("capacity"), worker(0).get("leases")) == (10, 10))
+        assert [worker(k).get("capacity") for k in (1, 2)] == [1, 1]
+
+        def acknowledged() -> int:
+            stats = control_request(cluster.control(0), {"op": "stats"}, timeout_s=2)
+            return stats["result"]["acknowledged"] if stats and stats.get("ok") else -1
+
+        cluster.wait("the 30 firings acknowledged", lambda: acknowledged() == 30)
+        cluster.wait("the even split back", lambda: [worker(k).get("capacity") for k in range(3)] == [4, 4, 4])
