@@ -12,9 +12,12 @@ import Foundation
 ///
 /// A connection's messages can be read after its disconnect: libzmq moves them into the
 /// XPUB's queue before the socket learns the pipe ended, and the monitor reports the
-/// disconnect from the I/O thread at once. So a descriptor that was dropped or disconnected is
-/// *ended*, and what arrives under it is ignored until the monitor reports a connection
-/// accepted on it again (``accepted(_:)``), which precedes every message of that connection.
+/// disconnect from the I/O thread at once. So a connection that was dropped or disconnected is
+/// *ended* and what arrives from it is ignored: one with a ZAP serial (``ConnectionID``) for
+/// good, a bare descriptor until the monitor reports a connection accepted on it again
+/// (``accepted(descriptor:)``, which precedes every message of that connection). A serial
+/// never seen whose descriptor was disconnected since the ZAP handler gave it out is ended too
+/// (``endSerials(on:through:)``).
 struct SubscriptionBook: Sendable, Equatable {
     /// Which connection a message came from: its descriptor (libzmq's `__fd` metadata, also
     /// the value of the monitor's `accepted` and `disconnected` events) and the serial the
