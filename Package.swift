@@ -48,6 +48,9 @@ let package = Package(
             providers: [.apt(["libcurl4-openssl-dev"])]
         ),
         .target(name: "HTTPClient", dependencies: ["CCurl"]),
+        // One Linux call glibc's headers cannot make: a TCP connection's acknowledged bytes
+        // (<linux/tcp.h>'s tcp_info), how the coordinator measures replies a peer has not read.
+        .target(name: "CSocketStatistics"),
         // OpenSSL's libcrypto from Debian's libssl-dev (runtime: libssl3), loaded with dlopen at
         // the first digest or signature: HMAC-SHA256 for webhooks, ES256 for APNs, RS256 for FCM.
         .systemLibrary(
@@ -82,7 +85,7 @@ let package = Package(
             name: "ChimeCoordinator",
             dependencies: [
                 "ZeroMQ", "ChimeCore", "ChimeStore", "ChimeJournal", "ChimeWire", "ChimeRuntime", "ChimeSecurity", "HTTPServer",
-                "HTTPClient", "HelperThreads",
+                "HTTPClient", "HelperThreads", "CSocketStatistics",
             ]
         ),
         .target(

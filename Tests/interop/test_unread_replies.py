@@ -198,3 +198,76 @@ def test_a_connection_past_its_pending_bytes_is_refused_rate_limited_and_others_
     assert metric(cluster, "chime_control_requests_dropped_total") >= len(refused)
     assert metric(cluster, "chime_control_pending_bytes") == 0
     flooder.close()
+
+
+FLOODERS = 10
+FLOOD_EACH = 300
+TOTAL_BYTES = 16 * MiB
+# 40 reminders of 2,000 bytes fill a 64 KiB page, and a page of them is quick to make.
+PAGE_REMINDERS = 40
+
+
+def flooding_dealer(context, cluster, count: int, prefix: str):
+    """A DEALER that sends `count` page requests and reads nothing (its own queue holds one
+    message, its kernel buffer little)."""
+    sock = context.socket(zmq.DEALER)
+    sock.setsockopt(zmq.LINGER, 0)
+    sock.setsockopt(zmq.RCVHWM, 1)
+    sock.setsockopt(zmq.RCVBUF, 65_536)
+    sock.setsockopt(zmq.SNDHWM, count + 10)
+    sock.connect(cluster.control_endpoint)
+    for index in range(count):
+        sock.send_multipart([b"", encode({"op": "list", "all": True, "limit": 10_000, "requestId": f"{prefix}-{index}"})])
+    return sock
+
+
+def test_many_connections_that_never_read_are_bounded_in_total(make_cluster, zmq_context):
+    """One connection's unread replies are bounded by its queue (32 MiB), but every further
+    connection could hold as much again: `limits.controlQueueBytesTotal` bounds them together.
+    Ten readers that never read ask for 300 pages of 64 KiB each (188 MiB in all, 19 MiB each,
+    under the per-connection bound); past 16 MiB the coordinator cuts the ones holding the
+    most (shutdown of their TCP connection), and a client that reads is served throughout.
+    Without the total bound the coordinator grew +165 MiB (debug build); with it +19 to +20."""
+    cluster = make_cluster({"store": {"fsync": "never"}, "limits": {"controlQueueBytesTotal": TOTAL_BYTES}})
+    schedule_bulk(zmq_context, cluster, PAGE_REMINDERS, BODY_BYTES, "big")
+    before = rss_bytes(cluster.coordinator_pid)
+    flooders = [flooding_dealer(zmq_context, cluster, FLOOD_EACH, f"flood{n}") for n in range(FLOODERS)]
+    try:
+        # A reader's own pages are all served meanwhile, none cut off.
+        reader = zmq_context.socket(zmq.DEALER)
+        reader.setsockopt(zmq.LINGER, 0)
+        reader.connect(cluster.control_endpoint)
+        for index in range(20):
+            reader.send_multipart([b"", encode({"op": "list", "all": True, "limit": 10_000, "requestId": f"reader-{index}"})])
+            assert reader.poll(30_000, zmq.POLLIN), f"the reading client's page {index} got no reply within 30 s"
+            page = json.loads(reader.recv_multipart()[-1])
+            assert page["ok"] is True and page["requestId"] == f"reader-{index}", page
+        reader.close()
+        assert_answers_pings(zmq_context, cluster)
+
+        peak = before
+        deadline = time.monotonic() + 120
+        while metric(cluster, "chime_control_connections_dropped_total") < 1:
+            peak = max(peak, rss_bytes(cluster.coordinator_pid))
+            assert time.monotonic() < deadline, "no flooding connection was cut off"
+            time.sleep(0.05)  # pacing between polled checks; each has its own deadline
+        # Every flooder's requests have been read once the pending bytes drain; the backlog
+        # left is within the bound at every measurement.
+        deadline = time.monotonic() + 120
+        while metric(cluster, "chime_control_pending_bytes") > 0:
+            peak = max(peak, rss_bytes(cluster.coordinator_pid))
+            assert time.monotonic() < deadline, "the flooders' requests were never all read"
+            time.sleep(0.05)  # pacing between polled checks; each has its own deadline
+        peak = max(peak, rss_bytes(cluster.coordinator_pid))
+        backlog = metric(cluster, "chime_control_reply_backlog_bytes")
+        dropped = metric(cluster, "chime_control_connections_dropped_total")
+        growth = peak - before
+        print(f"coordinator RSS {before / MiB:.0f} MiB before, peak {peak / MiB:.0f} MiB (+{growth / MiB:.0f} MiB); "
+              f"{dropped:.0f} connections cut, backlog {backlog / MiB:.1f} MiB")
+        assert backlog <= TOTAL_BYTES, backlog
+        # Unbounded, the ten held +165 MiB; the bound keeps 16 MiB of replies.
+        assert growth < 64 * MiB, f"coordinator RSS grew {growth / MiB:.0f} MiB under ten unread floods"
+        assert_answers_pings(zmq_context, cluster)
+    finally:
+        for sock in flooders:
+            sock.close()

@@ -14,7 +14,7 @@ import ChimeSecurity
 /// `events.maxSubscriptionsPerPeer`, or the largest peer when all together pass
 /// `events.maxSubscriptionBytesTotal`, is cut off: a CURVE key is banned (``SubscriberBans``;
 /// the ZAP handler refuses it), and each of the peer's connections is shut down on its own
-/// (``SubscriberSocket``), which frees its part of libzmq's subscription trie. Other
+/// (``ConnectionSocket``), which frees its part of libzmq's subscription trie. Other
 /// subscribers keep their connections and lose no event.
 public final class EventForwarder: Sendable {
     private let context: Context

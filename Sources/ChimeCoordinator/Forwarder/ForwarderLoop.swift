@@ -51,7 +51,7 @@ struct PublishSocketRecipe: Sendable {
 /// ``SubscriptionBook`` of the XPUB's subscriptions, passes the publishers only a topic's
 /// first subscribe and last unsubscribe, and cuts off a peer that goes past a bound: a key is
 /// banned, and each of the peer's connections is shut down on its own
-/// (``SubscriberSocket``), so other subscribers keep their connections and events. Lives on
+/// (``ConnectionSocket``), so other subscribers keep their connections and events. Lives on
 /// one thread; not `Sendable`.
 final class ForwarderLoop {
     /// Events moved before the other sockets get a turn.
@@ -182,7 +182,7 @@ final class ForwarderLoop {
                 continue
             }
             // The identity is read when the connection is new, before its descriptor can be reused.
-            let socket = book.isNew(connection) ? SubscriberSocket.identity(of: connection.descriptor) : nil
+            let socket = book.isNew(connection) ? ConnectionSocket.identity(of: connection.descriptor) : nil
             let (changes, verdict) = book.subscribe(topic: topic, connection: connection, peer: subscription.peer, socket: socket)
             try forward(changes)
             try enforce(verdict)
@@ -218,7 +218,7 @@ final class ForwarderLoop {
         try forward(changes)
         var cut = 0
         for connection in connections {
-            if let socket = connection.socket, SubscriberSocket.cut(connection.id.descriptor, ifStill: socket) { cut += 1 }
+            if let socket = connection.socket, ConnectionSocket.cut(connection.id.descriptor, ifStill: socket) { cut += 1 }
         }
         bans.noteDropped(cut)
         bans.noteSubscriptions(book.subscriptions)

@@ -88,7 +88,7 @@ struct SubscriptionBook: Sendable, Equatable {
         var peer: String
         /// The socket the descriptor named when the connection was first seen; `nil` for
         /// ``inProcess`` or when it was no socket by then.
-        var socket: SubscriberSocket.Identity?
+        var socket: ConnectionSocket.Identity?
         /// Topic → how many times held (1 for network connections; a multiset for ``inProcess``).
         var topics: [Data: Int] = [:]
     }
@@ -151,7 +151,7 @@ struct SubscriptionBook: Sendable, Equatable {
     ///   before under another peer (a bare descriptor reused) drops the old connection first.
     ///   A subscribe of an ended connection changes nothing.
     mutating func subscribe(
-        topic: Data, connection: ConnectionID, peer: String, socket: SubscriberSocket.Identity? = nil
+        topic: Data, connection: ConnectionID, peer: String, socket: ConnectionSocket.Identity? = nil
     ) -> (upstream: [Upstream], verdict: Verdict) {
         guard !isStale(connection) else { return ([], .within) }
         var upstream: [Upstream] = []
@@ -233,8 +233,8 @@ struct SubscriptionBook: Sendable, Equatable {
 
     /// Forgets every connection of `peer` (never ``inProcessPeer``'s) and ends them.
     /// - Returns: those connections, in ascending order, with the socket each had when first
-    ///   seen (for ``SubscriberSocket/cut(_:ifStill:)``), and the unsubscribes for the publishers.
-    mutating func drop(peer: String) -> (connections: [(id: ConnectionID, socket: SubscriberSocket.Identity?)], upstream: [Upstream]) {
+    ///   seen (for ``ConnectionSocket/cut(_:ifStill:)``), and the unsubscribes for the publishers.
+    mutating func drop(peer: String) -> (connections: [(id: ConnectionID, socket: ConnectionSocket.Identity?)], upstream: [Upstream]) {
         guard peer != Self.inProcessPeer else { return ([], []) }
         let dropped = connections.filter { $0.value.peer == peer }.map { (id: $0.key, socket: $0.value.socket) }
             .sorted { $0.id < $1.id }

@@ -156,12 +156,15 @@ extension CoordinatorService {
         do {
             if try control.send(client.routing + [body], dontWait: true) {
                 outbox.unread.onReplySent(to: client.routing)
+                outbox.backlog.onReplySent(to: client.routing, bytes: body.count)
+                boundReplyBacklog()
             } else {
                 outbox.unread.onReplyRefused(to: client.routing, at: clock.monotonic)
             }
         } catch let error as ZeroMQError where error.code == .hostUnreachable {
             // Gone before its reply (common: a CLI that timed out): nothing to tell anyone.
             outbox.unread.onDisconnected(client.routing)
+            outbox.backlog.onDisconnected(client.routing)
         } catch {
             logger.warning("reply not sent", ["error": "\(error)"])
         }

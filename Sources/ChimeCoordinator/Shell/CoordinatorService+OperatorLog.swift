@@ -12,12 +12,19 @@ final class OperatorLog: Sendable {
     let deadLetters: RateLimitedLog
     /// Connections the ZAP handler refused (an unknown key, a role mismatch).
     let refusedConnections: RateLimitedLog
+    /// Control connections cut off for holding the most unread replies past
+    /// `limits.controlQueueBytesTotal` (``ReplyBacklog``).
+    let cutControlConnections: RateLimitedLog
 
     init(logger: Logger) {
         redeliveries = RateLimitedLog(logger: logger, level: .info, message: "firings redelivered", examplesKey: "firings")
         deadLetters = RateLimitedLog(logger: logger, level: .warning, message: "firings dead-lettered", examplesKey: "firings")
         refusedConnections = RateLimitedLog(
             logger: logger, level: .warning, message: "connections refused", examplesKey: "addresses")
+        cutControlConnections = RateLimitedLog(
+            logger: logger, level: .warning,
+            message: "control connections cut off: their unread replies passed limits.controlQueueBytesTotal",
+            examplesKey: "unreadBytes")
     }
 }
 
@@ -101,5 +108,6 @@ extension CoordinatorService {
         telemetry.operatorLog.redeliveries.flush(at: now)
         telemetry.operatorLog.deadLetters.flush(at: now)
         telemetry.operatorLog.refusedConnections.flush(at: now)
+        telemetry.operatorLog.cutControlConnections.flush(at: now)
     }
 }

@@ -169,6 +169,7 @@ extension CoordinatorService {
     func startEncoders(context: Context, signalEndpoint: String) throws {
         startMapRegisterFollower()
         outbox.maxReplyBytes = configuration.limits.maxReplyBytes
+        outbox.backlog = ReplyBacklog(totalBytes: configuration.limits.controlQueueBytesTotal)
         outbox.encoder = try ReplyEncoder(
             context: context, signalEndpoint: signalEndpoint, maxReplyBytes: configuration.limits.maxReplyBytes)
         if case .file(let fileStore) = store.storage, let journalWriter = store.journalWriter {

@@ -40,6 +40,7 @@ extension CoordinatorService {
             Allocator.releaseFreePages()
         }
         forgetIdleUnreadConnections()
+        boundReplyBacklog()
         noteTurnDuration(since: turnStart)
         if probe.wantsMetrics { publishMetrics() }
         return true
@@ -48,11 +49,26 @@ extension CoordinatorService {
     /// Once a second at most: forgets the stalled control connections not heard of for a
     /// minute (``UnreadReplies/forgetIdle(at:)``; libzmq does not say when a peer goes).
     func forgetIdleUnreadConnections() {
-        guard outbox.unread.count > 0 else { return }
         let now = clock.monotonic
         guard now - outbox.unreadSweptAt >= 1 else { return }
         outbox.unreadSweptAt = now
         outbox.unread.forgetIdle(at: now)
+        outbox.backlog.forgetIdle(at: now)
+    }
+
+    /// Keeps the replies all TCP control connections leave unread within
+    /// `limits.controlQueueBytesTotal` (``ReplyBacklog``): measures when they could pass it,
+    /// and cuts off the connections holding the most, the largest first (logged one line a
+    /// second at most, with the count cut meanwhile).
+    func boundReplyBacklog() {
+        let now = clock.monotonic
+        guard outbox.backlog.isMeasureDue(at: now) else { return }
+        let cut = outbox.backlog.measure(at: now, probe: SystemConnectionProbe())
+        guard !cut.isEmpty else { return }
+        for connection in cut { outbox.unread.onDisconnected(connection.routing) }
+        telemetry.operatorLog.cutControlConnections.record(
+            cut.count, examples: cut.prefix(LogRateWindow.maximumExamples).map { "\($0.bytes)" },
+            metadata: ["unreadBytesLeft": .int(Int(clamping: outbox.backlog.measuredTotal))])
     }
 
     /// Journal records after which an idle turn gives free heap pages back (`isGrowthTrimDue`).

@@ -124,7 +124,7 @@ import Testing
 
     @Test func droppingAPeerTakesOutOnlyItsConnectionsAndIgnoresThemUntilTheirDisconnect() {
         var book = SubscriptionBook(limits: .init(maxPerPeer: 10, maxTotalBytes: 1000))
-        let socket = SubscriberSocket.Identity(device: 9, inode: 4242)
+        let socket = ConnectionSocket.Identity(device: 9, inode: 4242)
         _ = book.subscribe(topic: Self.topic("b"), connection: 5, peer: "key A", socket: socket)
         _ = book.subscribe(topic: Self.topic("a"), connection: 2, peer: "key B")
         _ = book.subscribe(topic: Self.topic("a"), connection: 5, peer: "key A")

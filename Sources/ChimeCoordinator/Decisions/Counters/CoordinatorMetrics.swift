@@ -63,6 +63,11 @@ public struct CoordinatorMetrics: Sendable {
     public var controlConnectionsNotReading = 0
     /// Bytes of control requests read and waiting for their connection's turn now.
     public var controlPendingBytes = 0
+    /// Bytes of replies TCP control connections had not taken at the last measurement.
+    public var controlReplyBacklogBytes: UInt64 = 0
+    /// Control connections cut off since start for holding the most unread replies past
+    /// `limits.controlQueueBytesTotal`.
+    public var controlConnectionsDropped = 0
     /// Workers quarantined since start for letting leases run out.
     public var quarantines = 0
     /// Workers quarantined now.
@@ -133,6 +138,14 @@ public struct CoordinatorMetrics: Sendable {
             "chime_control_connections_not_reading",
             help: "Control connections whose reply queue was full and that have not read since (their requests are not served).",
             value: Double(controlConnectionsNotReading))
+        exposition.gauge(
+            "chime_control_reply_backlog_bytes",
+            help: "Bytes of replies TCP control connections had handed over and not acknowledged at the last measurement (measured only when they could pass limits.controlQueueBytesTotal).",
+            value: Double(controlReplyBacklogBytes))
+        exposition.counter(
+            "chime_control_connections_dropped_total",
+            help: "Control connections cut off (shutdown of their socket) for holding the most unread replies when all together passed limits.controlQueueBytesTotal.",
+            value: Double(controlConnectionsDropped))
         exposition.gauge(
             "chime_control_pending_bytes",
             help: "Bytes of control requests read and waiting for their connection's turn (served round-robin across connections).",

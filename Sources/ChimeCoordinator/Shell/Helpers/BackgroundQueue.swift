@@ -41,6 +41,13 @@ final class BackgroundQueue<Input: Sendable, Output: Sendable>: @unchecked Senda
         return submitted
     }
 
+    /// Inputs submitted whose outputs were not taken back yet (queued, being worked on, or done).
+    var backlog: Int {
+        condition.lock()
+        defer { condition.unlock() }
+        return Int(submitted - done) + outputs.count
+    }
+
     /// The output of `number` once done (removed from the queue), else `nil`.
     func take(_ number: UInt64) -> Output? {
         condition.lock()

@@ -27,7 +27,8 @@ extension CoordinatorService {
     /// (``UnreadReplies``); the rest are queued per connection, or refused `rate_limited`
     /// past `limits.controlPendingBytesPerConnection` / `controlPendingBytesTotal`.
     private func queueControl(_ control: Socket, into directives: inout [CoordinatorDirective]) throws {
-        let properties = security == nil ? [MessageProperty.peerAddress] : [MessageProperty.peerAddress, MessageProperty.userID]
+        // The peer's address, its connection's descriptor (``ReplyBacklog``) and, with keys, its user id.
+        let properties = [MessageProperty.peerAddress, MessageProperty.fileDescriptor] + (security == nil ? [] : [MessageProperty.userID])
         let started = ContinuousClock.now
         // The rest of a message with too many frames, a slice per turn.
         guard try control.discardFrames(upTo: Self.framesDiscardedPerTurn) else { return }
@@ -42,6 +43,9 @@ extension CoordinatorService {
                 continue
             }
             let routing = ControlEnvelope.replyRouting(for: message.frames)
+            outbox.backlog.onRequest(
+                from: routing, descriptor: message.properties[1].flatMap { Int32($0) }, at: clock.monotonic,
+                probe: SystemConnectionProbe())
             guard isServed(message.frames, routing: routing, on: control) else { continue }
             let bytes = message.frames.reduce(Self.queuedRequestOverheadBytes) { $0 + $1.count }
             if !inbound.fairQueue.enqueue(message, bytes: bytes, from: routing) {
@@ -67,14 +71,14 @@ extension CoordinatorService {
                 directives += refusalOverRateLimit(message.frames, retryAfterMilliseconds: retryAfter, peerAddress: message.properties[0])
                 continue
             }
-            inbound.currentPeer = message.properties.last.flatMap { $0 }
+            inbound.currentPeer = message.properties[security == nil ? 0 : 2]
             if security == nil {
                 directives += handleControlMessage(message.frames, from: nil)
             } else {
                 // A connection the ZAP handler admitted always has one; anything else (an
                 // `inproc://` peer inside this process) gets `forbidden` for every request.
                 directives += handleControlMessage(
-                    message.frames, from: .some(message.properties[1].flatMap(Principal.init(userID:))))
+                    message.frames, from: .some(message.properties[2].flatMap(Principal.init(userID:))))
             }
         }
     }
@@ -139,11 +143,13 @@ extension CoordinatorService {
         do {
             if try control.send(routing + [refusal], dontWait: true) {
                 outbox.unread.onRefusalSent(to: routing)
+                outbox.backlog.onReplySent(to: routing, bytes: refusal.count)
             } else {
                 outbox.unread.onRequestDropped(from: routing, at: clock.monotonic)
             }
         } catch let error as ZeroMQError where error.code == .hostUnreachable {
             outbox.unread.onDisconnected(routing)
+            outbox.backlog.onDisconnected(routing)
         } catch {
             logger.warning("refusal not sent", ["error": "\(error)"])
         }

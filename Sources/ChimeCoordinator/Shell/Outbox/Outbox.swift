@@ -36,8 +36,10 @@ struct Outbox {
     var maxReplyBytes = Int.max
     /// The control connections that do not read their replies.
     var unread = UnreadReplies()
-    /// When (monotonic seconds) `unread` last forgot its idle connections.
+    /// When (monotonic seconds) `unread` and `backlog` last forgot their idle connections.
     var unreadSweptAt = 0.0
+    /// The reply bytes control connections have not taken, bounded in total.
+    var backlog = ReplyBacklog(totalBytes: Int.max)
 
     /// Whether nothing waits.
     var isEmpty: Bool { queue.isEmpty }
@@ -61,9 +63,10 @@ struct Outbox {
     }
 
     /// Queues the reply `outcome` to leave once `ticket` is durable: encoded here, or on the
-    /// encoder's thread when it is long (``ReplyEncoder/isLong(_:)``).
+    /// encoder's thread when it is long (``ReplyEncoder/isLong(_:)``) and the encoder holds
+    /// fewer than ``ReplyEncoder/maximumBacklog`` outcomes.
     mutating func appendReply(_ outcome: ControlOutcome, requestId: String?, to client: ClientAddress, after ticket: UInt64) {
-        if let encoder, ReplyEncoder.isLong(outcome) {
+        if let encoder, ReplyEncoder.isLong(outcome), encoder.backlog < ReplyEncoder.maximumBacklog {
             append(.encoding(encoder.submit(outcome, requestId: requestId), to: client), after: ticket)
         } else {
             append(.reply(outcome.encodedReply(requestId: requestId, maxPageBytes: maxReplyBytes), to: client), after: ticket)

@@ -18,6 +18,17 @@ final class ReplyEncoder: @unchecked Sendable {
     /// less than the hand-over.
     static let minimumItems = 32
 
+    /// The most outcomes handed over and not taken back as bytes; past it the loop encodes
+    /// long replies itself (``Outbox/appendReply(_:requestId:to:after:)``), inside its turn's
+    /// budget for serving requests. A flood of page requests then costs the loop's time, which
+    /// is bounded, instead of piling up outcomes (each holds its page's items, up to 10,000
+    /// reminders) faster than the thread encodes them: ten connections asking for 300 pages each
+    /// left 1,600 outcomes waiting, +80 to +116 MiB (debug build, issue 37).
+    static let maximumBacklog = 16
+
+    /// Outcomes handed over and not taken back yet.
+    var backlog: Int { jobs.backlog }
+
     private let jobs: BackgroundQueue<(outcome: ControlOutcome, requestId: String?), Data>
 
     /// Starts the encoder thread.

@@ -1,22 +1,25 @@
+import CSocketStatistics
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
 
-/// One subscriber connection of the forwarder's XPUB, cut off on its own: libzmq 4.3 cannot
-/// close a single pipe of a bound socket, so the forwarder calls `shutdown(2)` on the
-/// connection's descriptor (libzmq's `__fd` metadata). libzmq's I/O thread then reads end of
-/// stream, ends the session and drops the pipe, and the XPUB frees that connection's
-/// subscriptions (its `disconnected` monitor event follows); every other subscriber keeps its
-/// connection and its events. `shutdown` only ends the stream: the descriptor stays libzmq's
+/// One connection of a bound ZeroMQ socket, seen through its descriptor (libzmq's `__fd`
+/// metadata): measured, and cut off on its own. libzmq 4.3 cannot close a single pipe of a
+/// bound socket, so the forwarder (a subscriber past a bound) and the control loop (a
+/// connection holding the most unread replies past the total) call `shutdown(2)` on the
+/// connection's descriptor. libzmq's I/O thread then reads end of stream, ends the session
+/// and drops the pipe with what it queued (an XPUB frees that connection's subscriptions, and
+/// its `disconnected` monitor event follows); every other peer keeps its connection. `shutdown` only ends the stream: the descriptor stays libzmq's
 /// and is closed by it, so nothing here can close a descriptor another part of the process
 /// reuses.
 ///
 /// A descriptor number outlives its connection, so the forwarder records the socket's
 /// identity (its device and inode, unique among open sockets) when it first sees the
 /// connection and cuts only a descriptor that still has it.
-enum SubscriberSocket {
+enum ConnectionSocket {
     /// A socket's device and inode numbers (`fstat(2)`), which no other open file shares.
     struct Identity: Hashable, Sendable {
         var device: UInt64
@@ -38,5 +41,15 @@ enum SubscriberSocket {
     static func cut(_ descriptor: Int32, ifStill identity: Identity) -> Bool {
         guard self.identity(of: descriptor) == identity else { return false }
         return shutdown(descriptor, Int32(SHUT_RDWR)) == 0
+    }
+
+    /// The bytes of the TCP stream at `descriptor` its peer has acknowledged since the
+    /// connection began (Linux's `tcp_info.tcpi_bytes_acked`): what left this process and
+    /// reached the peer's kernel. `nil` when it is not an open TCP socket (a Unix socket of an
+    /// `ipc://` endpoint has no such count) or the kernel is older than Linux 4.1.
+    static func bytesAcknowledged(_ descriptor: Int32) -> UInt64? {
+        guard descriptor >= 0 else { return nil }
+        var acknowledged: UInt64 = 0
+        return chime_tcp_bytes_acknowledged(descriptor, &acknowledged) == 0 ? acknowledged : nil
     }
 }
