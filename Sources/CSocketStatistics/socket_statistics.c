@@ -7,17 +7,35 @@
 #include <netinet/in.h>
 #include <linux/tcp.h>
 
-int chime_tcp_bytes_acknowledged(int descriptor, uint64_t *acknowledged) {
-    struct tcp_info info;
-    socklen_t length = sizeof(info);
-    memset(&info, 0, sizeof(info));
-    if (getsockopt(descriptor, IPPROTO_TCP, TCP_INFO, &info, &length) != 0) {
+/// Reads the connection's tcp_info; -1 (errno set) when it cannot or when the kernel's copy
+/// ends before `needed` bytes.
+static int read_tcp_info(int descriptor, struct tcp_info *info, size_t needed) {
+    socklen_t length = sizeof(*info);
+    memset(info, 0, sizeof(*info));
+    if (getsockopt(descriptor, IPPROTO_TCP, TCP_INFO, info, &length) != 0) {
         return -1;
     }
-    if (length < offsetof(struct tcp_info, tcpi_bytes_acked) + sizeof(info.tcpi_bytes_acked)) {
+    if (length < needed) {
         errno = ENOTSUP;
         return -1;
     }
+    return 0;
+}
+
+int chime_tcp_bytes_acknowledged(int descriptor, uint64_t *acknowledged) {
+    struct tcp_info info;
+    if (read_tcp_info(descriptor, &info, offsetof(struct tcp_info, tcpi_bytes_acked) + sizeof(info.tcpi_bytes_acked)) != 0) {
+        return -1;
+    }
     *acknowledged = info.tcpi_bytes_acked;
+    return 0;
+}
+
+int chime_tcp_bytes_not_sent(int descriptor, uint32_t *notSent) {
+    struct tcp_info info;
+    if (read_tcp_info(descriptor, &info, offsetof(struct tcp_info, tcpi_notsent_bytes) + sizeof(info.tcpi_notsent_bytes)) != 0) {
+        return -1;
+    }
+    *notSent = info.tcpi_notsent_bytes;
     return 0;
 }

@@ -41,6 +41,12 @@ extension ChimeConfiguration {
         /// cores (16 MiB, 2,016 events, lost 2–3 % of such a burst at a subscriber that decodes
         /// every event on a loaded machine).
         public var subscriberQueueBytes = 64 * 1024 * 1024
+        /// What the forwarder may queue for all subscribers that fall behind together, in
+        /// bytes, as it estimates it (events forwarded since a subscriber's kernel send queue
+        /// stopped emptying, at most ``subscriberQueueBytes`` each); past it the subscribers
+        /// behind longest are cut off (they reconnect and catch up with `events`). 256 MiB:
+        /// four subscribers full to the default per-subscriber bound.
+        public var subscriberQueueBytesTotal = 256 * 1024 * 1024
         /// The largest frame a subscriber may send, in bytes, 512 … 65,536: a subscription is
         /// a flag byte and its topic, so topics are at most one byte shorter. A larger frame
         /// drops the connection before libzmq reads it (ZMQ_MAXMSGSIZE on the XPUB), so its

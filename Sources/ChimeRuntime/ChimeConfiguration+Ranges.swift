@@ -72,6 +72,7 @@ extension ChimeConfiguration {
             KeyRange("lingerMilliseconds", lingerMilliseconds, 0...60_000),
             KeyRange("eventHighWaterMark", eventHighWaterMark, 1...10_000_000),
             KeyRange("events.subscriberQueueBytes", events.subscriberQueueBytes, 65_536...(1 << 32)),
+            KeyRange("events.subscriberQueueBytesTotal", events.subscriberQueueBytesTotal, 65_536...(1 << 42)),
             KeyRange("control.rateLimit.requestsPerSecond", control.rateLimit.requestsPerSecond, 0...1_000_000, "0: off"),
             KeyRange("control.rateLimit.burst", control.rateLimit.burst, 1...1_000_000),
             KeyRange("control.rateLimit.maxPeers", control.rateLimit.maxPeers, 1...1_000_000),

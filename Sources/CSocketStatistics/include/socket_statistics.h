@@ -13,4 +13,12 @@
 /// `tcp_info` is too short to hold the field (ENOTSUP).
 int chime_tcp_bytes_acknowledged(int descriptor, uint64_t *acknowledged);
 
+/// The bytes a TCP connection's kernel send queue holds that it has not sent yet: Linux's
+/// `tcpi_notsent_bytes` (since Linux 4.6), more than 0 when the peer's receive window is
+/// closed (it does not read) or the network is slower than the writer.
+///
+/// Returns 0 and sets `*notSent` on success; -1 with `errno` set as for
+/// `chime_tcp_bytes_acknowledged`.
+int chime_tcp_bytes_not_sent(int descriptor, uint32_t *notSent);
+
 #endif

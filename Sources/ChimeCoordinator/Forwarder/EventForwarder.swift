@@ -42,6 +42,8 @@ public final class EventForwarder: Sendable {
     ///     over all its connections (`events.maxSubscriptionsPerPeer`).
     ///   - maxSubscriptionBytesTotal: topic bytes all subscribers may hold together
     ///     (`events.maxSubscriptionBytesTotal`).
+    ///   - subscriberQueueBytesTotal: what subscribers that fall behind may hold together, in
+    ///     bytes, as the forwarder estimates it (``SubscriberBacklog``; `events.subscriberQueueBytesTotal`).
     ///   - bans: the ban list the loop adds to and the ZAP handler reads; also the figures
     ///     for `/metrics`.
     ///   - logger: where a ban is logged (one line each); `nil` logs nothing.
@@ -53,7 +55,7 @@ public final class EventForwarder: Sendable {
     public init(
         context: Context, ingest: String, publish: String, lingerMilliseconds: Int32, highWaterMark: Int32 = 1000,
         subscriberHighWaterMark: Int32 = 1000, maxSubscriptionBytes: Int = 1024, maxEventBytes: Int = 8192,
-        maxSubscriptionsPerPeer: Int = 1000, maxSubscriptionBytesTotal: Int = 128 << 10,
+        maxSubscriptionsPerPeer: Int = 1000, maxSubscriptionBytesTotal: Int = 128 << 10, subscriberQueueBytesTotal: Int = 256 << 20,
         bans: SubscriberBans = SubscriberBans(), logger: Logger? = nil,
         security: ServerSecurity? = nil, bindDeadline: ContinuousClock.Instant? = nil
     ) throws {
@@ -66,6 +68,9 @@ public final class EventForwarder: Sendable {
             endpoint: publish, lingerMilliseconds: lingerMilliseconds, highWaterMark: highWaterMark,
             subscriberHighWaterMark: subscriberHighWaterMark, maxSubscriptionBytes: maxSubscriptionBytes, security: security)
         let limits = SubscriptionBook.Limits(maxPerPeer: maxSubscriptionsPerPeer, maxTotalBytes: maxSubscriptionBytesTotal)
+        let backlog = SubscriberBacklog(
+            totalBytes: subscriberQueueBytesTotal,
+            perConnectionBytes: Int(subscriberHighWaterMark) * (maxEventBytes + Int(SubscriberBacklog.frameOverheadBytes)))
         try thread.start {
             let frontend = try Socket(.xsubscriber, context: context)
             let control = try Socket(.pair, context: context)
@@ -79,7 +84,7 @@ public final class EventForwarder: Sendable {
             try frontend.bind(to: EventForwarder.inprocIngest)
             try control.bind(to: controlEndpoint)
             return try ForwarderLoop(
-                context: context, recipe: recipe, frontend: frontend, control: control, limits: limits, bans: bans,
+                context: context, recipe: recipe, frontend: frontend, control: control, limits: limits, backlog: backlog, bans: bans,
                 trimmer: trimmer, logger: logger, until: deadline)
         } run: { loop in
             do {

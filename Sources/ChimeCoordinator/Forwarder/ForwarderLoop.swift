@@ -65,23 +65,33 @@ final class ForwarderLoop {
     private let backend: Socket
     private let monitor: Socket
     private var book: SubscriptionBook
+    private var backlog: SubscriberBacklog
     private let bans: SubscriberBans
     private let trimmer: SubscriberMemoryTrimmer
     /// One line a second at most, however many subscribers a storm cuts off.
     private let cutOffLog: RateLimitedLog?
+    /// One line a second at most for subscribers cut off for falling behind.
+    private let slowLog: RateLimitedLog?
     private let poller = Poller()
 
     init(
         context: Context, recipe: PublishSocketRecipe, frontend: Socket, control: Socket, limits: SubscriptionBook.Limits,
-        bans: SubscriberBans, trimmer: SubscriberMemoryTrimmer, logger: Logger?, until deadline: ContinuousClock.Instant
+        backlog: SubscriberBacklog, bans: SubscriberBans, trimmer: SubscriberMemoryTrimmer, logger: Logger?, until deadline: ContinuousClock.Instant
     ) throws {
         self.frontend = frontend
         self.control = control
         self.book = SubscriptionBook(limits: limits)
+        self.backlog = backlog
         self.bans = bans
         self.trimmer = trimmer
         cutOffLog = logger.map {
             RateLimitedLog(logger: $0, level: .warning, message: "subscribers cut off: their connections are dropped, other subscribers keep theirs", examplesKey: "peers")
+        }
+        slowLog = logger.map {
+            RateLimitedLog(
+                logger: $0, level: .warning,
+                message: "slow subscribers cut off: those behind held past events.subscriberQueueBytesTotal together; others keep their connections",
+                examplesKey: "estimatedBytes")
         }
         let monitorEndpoint = Self.newMonitorEndpoint()
         backend = try recipe.make(context: context, monitorEndpoint: monitorEndpoint, until: deadline)
@@ -97,9 +107,12 @@ final class ForwarderLoop {
     func run() throws {
         defer { closeAll() }
         while true {
-            // At least once a second, so the end of a storm of cut-offs is logged.
-            let ready = try poller.poll(timeout: .seconds(1))
+            // At least once a second, so the end of a storm of cut-offs is logged; with
+            // subscribers connected, as often as their queues are sampled.
+            let ready = try poller.poll(timeout: backlog.connections.isEmpty ? .seconds(1) : .milliseconds(100))
             cutOffLog?.flush()
+            slowLog?.flush()
+            sampleBacklog()
             guard ready > 0 else { continue }
             if poller.events(at: 2).contains(.readable), let frames = try control.receiveMessage(dontWait: true),
                 frames.first == ProxyCommand.terminate.frame
@@ -116,6 +129,7 @@ final class ForwarderLoop {
         for _ in 0..<Self.batch {
             guard let frames = try frontend.receiveMessage(dontWait: true) else { return }
             _ = try backend.send(frames)
+            backlog.onForwarded(bytes: frames.reduce(0) { $0 + $1.count })
         }
     }
 
@@ -137,10 +151,12 @@ final class ForwarderLoop {
             switch event.kind {
             case .disconnected:
                 changes += book.disconnect(descriptor: descriptor)
+                backlog.onDisconnected(descriptor)
                 disconnects += 1
                 lastWasDisconnect[descriptor] = true
             case .accepted:
                 book.accepted(descriptor: descriptor)
+                backlog.onAccepted(descriptor, socket: ConnectionSocket.identity(of: descriptor))
                 lastWasDisconnect[descriptor] = false
             default:
                 continue
@@ -188,6 +204,19 @@ final class ForwarderLoop {
             try enforce(verdict)
         }
         bans.noteSubscriptions(book.subscriptions)
+    }
+
+    /// Samples the subscribers' queues when due (``SubscriberBacklog``) and cuts off the ones
+    /// behind longest while all together hold past `events.subscriberQueueBytesTotal`.
+    private func sampleBacklog() {
+        let now = Double(DispatchTime.now().uptimeNanoseconds) / 1e9
+        guard backlog.isSampleDue(at: now) else { return }
+        let cut = backlog.sample(at: now, probe: SystemConnectionProbe())
+        bans.noteBacklog(bytes: backlog.estimatedTotal, dropped: cut.count)
+        guard !cut.isEmpty else { return }
+        slowLog?.record(
+            cut.count, examples: cut.prefix(LogRateWindow.maximumExamples).map { "\($0.bytes)" },
+            metadata: ["limit": "\(backlog.totalBytes)", "estimatedBytesLeft": "\(backlog.estimatedTotal)"])
     }
 
     /// Cuts off the peer a verdict past a bound names: bans it when it is a key, takes its

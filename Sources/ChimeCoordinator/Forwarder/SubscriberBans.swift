@@ -125,6 +125,8 @@ public final class SubscriberBans: Sendable {
     private let banTotal = Atomic<Int>(0)
     private let droppedTotal = Atomic<Int>(0)
     private let connectionSerial = Atomic<UInt64>(0)
+    private let backlogGauge = Atomic<UInt64>(0)
+    private let slowDroppedTotal = Atomic<Int>(0)
 
     /// An empty list with the default back-off (60 s doubling to 1 h).
     public convenience init() {
@@ -140,6 +142,12 @@ public final class SubscriberBans: Sendable {
     public var banCount: Int { banTotal.load(ordering: .relaxed) }
     /// Subscriber connections the forwarder shut down for it (`chime_subscriber_connections_dropped_total`).
     public var droppedConnectionCount: Int { droppedTotal.load(ordering: .relaxed) }
+    /// What subscribers that fell behind may hold in the XPUB, estimated at the last sample,
+    /// in bytes (`chime_subscriber_backlog_bytes`; ``SubscriberBacklog``).
+    public var backlogBytes: UInt64 { backlogGauge.load(ordering: .relaxed) }
+    /// Subscriber connections shut down because those behind together held past
+    /// `events.subscriberQueueBytesTotal` (`chime_slow_subscribers_dropped_total`).
+    public var slowDroppedCount: Int { slowDroppedTotal.load(ordering: .relaxed) }
     /// Subscriptions the forwarder's XPUB holds now (`chime_subscriptions`).
     public var subscriptionCount: Int { subscriptionGauge.load(ordering: .relaxed) }
 
@@ -164,6 +172,13 @@ public final class SubscriberBans: Sendable {
     /// Counts `count` subscriber connections shut down.
     func noteDropped(_ count: Int) {
         droppedTotal.add(count, ordering: .relaxed)
+    }
+
+    /// Publishes the forwarder's estimate of what slow subscribers hold, and counts the
+    /// `dropped` connections cut off for it.
+    func noteBacklog(bytes: UInt64, dropped: Int) {
+        backlogGauge.store(bytes, ordering: .relaxed)
+        if dropped > 0 { slowDroppedTotal.add(dropped, ordering: .relaxed) }
     }
 
     /// Publishes the forwarder's subscription count.

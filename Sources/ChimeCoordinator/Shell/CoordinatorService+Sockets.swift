@@ -90,7 +90,8 @@ extension CoordinatorService {
             subscriberHighWaterMark: configuration.events.subscriberHighWaterMark,
             maxSubscriptionBytes: configuration.events.maxSubscriptionBytes, maxEventBytes: configuration.events.maxEventBytes,
             maxSubscriptionsPerPeer: configuration.events.maxSubscriptionsPerPeer,
-            maxSubscriptionBytesTotal: configuration.events.maxSubscriptionBytesTotal, bans: probe.subscriberBans,
+            maxSubscriptionBytesTotal: configuration.events.maxSubscriptionBytesTotal,
+            subscriberQueueBytesTotal: configuration.events.subscriberQueueBytesTotal, bans: probe.subscriberBans,
             logger: logger,
             security: security,
             bindDeadline: deadline)

@@ -10,6 +10,7 @@ import Testing
     final class FakeProbe: ConnectionProbe {
         var sockets: [Int32: ConnectionSocket.Identity] = [:]
         var acknowledged: [Int32: UInt64] = [:]
+        var notSent: [Int32: UInt32] = [:]
         var cuts: [Int32] = []
         var measurements = 0
 
@@ -23,6 +24,7 @@ import Testing
             measurements += 1
             return acknowledged[descriptor]
         }
+        func bytesNotSent(_ descriptor: Int32) -> UInt32? { notSent[descriptor] }
         func cut(_ descriptor: Int32, ifStill identity: ConnectionSocket.Identity) -> Bool {
             guard sockets[descriptor] == identity else { return false }
             cuts.append(descriptor)

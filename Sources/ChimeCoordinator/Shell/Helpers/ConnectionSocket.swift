@@ -52,4 +52,13 @@ enum ConnectionSocket {
         var acknowledged: UInt64 = 0
         return chime_tcp_bytes_acknowledged(descriptor, &acknowledged) == 0 ? acknowledged : nil
     }
+
+    /// The bytes the kernel holds for the TCP connection at `descriptor` and has not sent
+    /// (Linux's `tcp_info.tcpi_notsent_bytes`): more than 0 when the peer stopped reading and
+    /// its receive window closed. `nil` when it is not an open TCP socket.
+    static func bytesNotSent(_ descriptor: Int32) -> UInt32? {
+        guard descriptor >= 0 else { return nil }
+        var notSent: UInt32 = 0
+        return chime_tcp_bytes_not_sent(descriptor, &notSent) == 0 ? notSent : nil
+    }
 }

@@ -1,12 +1,14 @@
 import Foundation
 
-/// What ``ReplyBacklog`` asks of a connection's descriptor: the calls of ``ConnectionSocket``
+/// What ``ReplyBacklog`` and ``SubscriberBacklog`` ask of a connection's descriptor: the calls of ``ConnectionSocket``
 /// in the service, a table in tests.
 protocol ConnectionProbe {
     /// The socket's identity at `descriptor`, `nil` when it is not an open socket.
     func identity(of descriptor: Int32) -> ConnectionSocket.Identity?
     /// The bytes of the stream the peer has acknowledged, `nil` when it is not a TCP socket.
     func bytesAcknowledged(_ descriptor: Int32) -> UInt64?
+    /// The bytes the kernel holds and has not sent, `nil` when it is not a TCP socket.
+    func bytesNotSent(_ descriptor: Int32) -> UInt32?
     /// Shuts the connection down if `descriptor` is still the socket `identity`; whether it did.
     func cut(_ descriptor: Int32, ifStill identity: ConnectionSocket.Identity) -> Bool
 }
@@ -15,6 +17,7 @@ protocol ConnectionProbe {
 struct SystemConnectionProbe: ConnectionProbe {
     func identity(of descriptor: Int32) -> ConnectionSocket.Identity? { ConnectionSocket.identity(of: descriptor) }
     func bytesAcknowledged(_ descriptor: Int32) -> UInt64? { ConnectionSocket.bytesAcknowledged(descriptor) }
+    func bytesNotSent(_ descriptor: Int32) -> UInt32? { ConnectionSocket.bytesNotSent(descriptor) }
     func cut(_ descriptor: Int32, ifStill identity: ConnectionSocket.Identity) -> Bool {
         ConnectionSocket.cut(descriptor, ifStill: identity)
     }

@@ -168,6 +168,14 @@ public final class CoordinatorProbe: Sendable {
             "chime_subscriber_connections_dropped_total",
             help: "Subscriber connections the event forwarder shut down because their peer passed a subscription bound.",
             value: Double(subscriberBans.droppedConnectionCount))
+        exposition.gauge(
+            "chime_subscriber_backlog_bytes",
+            help: "Bytes the event forwarder estimates subscribers that fell behind hold in its queues (sampled every 100 ms; events.subscriberQueueBytesTotal bounds it).",
+            value: Double(subscriberBans.backlogBytes))
+        exposition.counter(
+            "chime_slow_subscribers_dropped_total",
+            help: "Subscriber connections the event forwarder shut down because subscribers that fell behind together held past events.subscriberQueueBytesTotal (the ones behind longest first).",
+            value: Double(subscriberBans.slowDroppedCount))
         if store.hasStore {
             exposition.histogram(
                 "chime_journal_fsync_duration_seconds", help: "Seconds each fdatasync of a journal segment took.", store.fsyncDuration)
