@@ -13,10 +13,11 @@ from __future__ import annotations
 import json
 import os
 import time
-import urllib.request
 
 import pytest
 import zmq
+
+from test_unread_replies import metric
 
 EVENTS = 100_000
 STUCK = 5
@@ -129,14 +130,6 @@ def test_measure_stuck_subscriber_memory(make_cluster, budget):
     print(f"\nsubscriberQueueBytes={budget}: RSS before {figures['before'] / 1e6:.1f} MB, after {figures['after'] / 1e6:.1f} MB, "
           f"growth {figures['growth'] / 1e6:.1f} MB; reader got {figures['received']} in {figures['seconds']:.2f} s")
     assert figures["received"] == EVENTS
-
-
-def metric(cluster, name: str) -> float:
-    with urllib.request.urlopen(f"{cluster.http_url}/metrics", timeout=10) as response:
-        for line in response.read().decode().splitlines():
-            if line.startswith(name + " ") or line.startswith(name + "{}"):
-                return float(line.split()[-1])
-    raise AssertionError(f"no {name} in /metrics")
 
 
 MiB = 1 << 20

@@ -73,20 +73,26 @@ def schedule_bulk(context, cluster, count: int, body_bytes: int, prefix: str) ->
         assert reply["ok"] is True, reply
 
 
+def flooding_dealer(context, cluster, count: int, prefix: str):
+    """A DEALER that sends `count` page requests and reads nothing (its own queue holds one
+    message, its kernel buffer little)."""
+    sock = context.socket(zmq.DEALER)
+    sock.setsockopt(zmq.LINGER, 0)
+    sock.setsockopt(zmq.RCVHWM, 1)
+    sock.setsockopt(zmq.RCVBUF, 65_536)
+    sock.setsockopt(zmq.SNDHWM, count + 10)
+    sock.connect(cluster.control_endpoint)
+    for index in range(count):
+        sock.send_multipart([b"", encode({"op": "list", "all": True, "limit": 10_000, "requestId": f"{prefix}-{index}"})])
+    return sock
+
+
 def test_a_client_that_never_reads_its_list_replies_holds_bounded_memory(make_cluster, zmq_context):
     cluster = make_cluster({"store": {"fsync": "never"}})
     schedule_bulk(zmq_context, cluster, REMINDERS, BODY_BYTES, "big")
     before = rss_bytes(cluster.coordinator_pid)
 
-    # A peer that reads nothing: its own queue holds one message, its kernel buffer little.
-    flooder = zmq_context.socket(zmq.DEALER)
-    flooder.setsockopt(zmq.LINGER, 0)
-    flooder.setsockopt(zmq.RCVHWM, 1)
-    flooder.setsockopt(zmq.RCVBUF, 65_536)
-    flooder.setsockopt(zmq.SNDHWM, FLOOD + 10)
-    flooder.connect(cluster.control_endpoint)
-    for index in range(FLOOD):
-        flooder.send_multipart([b"", encode({"op": "list", "all": True, "limit": 10_000, "requestId": f"flood-{index}"})])
+    flooder = flooding_dealer(zmq_context, cluster, FLOOD, "flood")
 
     # Another client is answered meanwhile, and the coordinator's memory stays bounded.
     assert_answers_pings(zmq_context, cluster)
@@ -205,20 +211,6 @@ FLOOD_EACH = 300
 TOTAL_BYTES = 16 * MiB
 # 40 reminders of 2,000 bytes fill a 64 KiB page, and a page of them is quick to make.
 PAGE_REMINDERS = 40
-
-
-def flooding_dealer(context, cluster, count: int, prefix: str):
-    """A DEALER that sends `count` page requests and reads nothing (its own queue holds one
-    message, its kernel buffer little)."""
-    sock = context.socket(zmq.DEALER)
-    sock.setsockopt(zmq.LINGER, 0)
-    sock.setsockopt(zmq.RCVHWM, 1)
-    sock.setsockopt(zmq.RCVBUF, 65_536)
-    sock.setsockopt(zmq.SNDHWM, count + 10)
-    sock.connect(cluster.control_endpoint)
-    for index in range(count):
-        sock.send_multipart([b"", encode({"op": "list", "all": True, "limit": 10_000, "requestId": f"{prefix}-{index}"})])
-    return sock
 
 
 def test_many_connections_that_never_read_are_bounded_in_total(make_cluster, zmq_context):
