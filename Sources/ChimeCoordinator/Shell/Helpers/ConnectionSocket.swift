@@ -12,11 +12,11 @@ import Darwin
 /// connection holding the most unread replies past the total) call `shutdown(2)` on the
 /// connection's descriptor. libzmq's I/O thread then reads end of stream, ends the session
 /// and drops the pipe with what it queued (an XPUB frees that connection's subscriptions, and
-/// its `disconnected` monitor event follows); every other peer keeps its connection. `shutdown` only ends the stream: the descriptor stays libzmq's
-/// and is closed by it, so nothing here can close a descriptor another part of the process
-/// reuses.
+/// its `disconnected` monitor event follows); every other peer keeps its connection.
+/// `shutdown` only ends the stream: the descriptor stays libzmq's and is closed by it, so
+/// nothing here can close a descriptor another part of the process reuses.
 ///
-/// A descriptor number outlives its connection, so the forwarder records the socket's
+/// A descriptor number outlives its connection, so each user records the socket's
 /// identity (its device and inode, unique among open sockets) when it first sees the
 /// connection and cuts only a descriptor that still has it.
 enum ConnectionSocket {
