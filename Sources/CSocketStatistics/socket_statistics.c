@@ -22,15 +22,6 @@ static int read_tcp_info(int descriptor, struct tcp_info *info, size_t needed) {
     return 0;
 }
 
-int chime_tcp_bytes_acknowledged(int descriptor, uint64_t *acknowledged) {
-    struct tcp_info info;
-    if (read_tcp_info(descriptor, &info, offsetof(struct tcp_info, tcpi_bytes_acked) + sizeof(info.tcpi_bytes_acked)) != 0) {
-        return -1;
-    }
-    *acknowledged = info.tcpi_bytes_acked;
-    return 0;
-}
-
 int chime_tcp_bytes_not_sent(int descriptor, uint32_t *notSent) {
     struct tcp_info info;
     if (read_tcp_info(descriptor, &info, offsetof(struct tcp_info, tcpi_notsent_bytes) + sizeof(info.tcpi_notsent_bytes)) != 0) {

@@ -46,11 +46,12 @@ extension ChimeConfiguration {
         /// maxReplyBytes` messages (512); past it the connection is not served
         /// (`chime_control_requests_dropped_total`) until it reads again.
         public var controlQueueBytesPerConnection = 32 * 1024 * 1024
-        /// The bytes of replies all TCP control connections together may leave unread (handed
-        /// to libzmq and not yet acknowledged by the peer's kernel, measured with `TCP_INFO`);
-        /// past it the connections holding the most are cut off, the largest first, until the
-        /// rest fit (`chime_control_connections_dropped_total`). `ipc://` connections are
-        /// bounded per connection only.
+        /// The bytes of replies all TCP control connections together may leave unread, as the
+        /// coordinator estimates it (the replies handed to each connection since it last had
+        /// nothing unsent in the kernel, `TCP_INFO`'s `tcpi_notsent_bytes`); past it the
+        /// connections behind longest are cut off until the rest fit
+        /// (`chime_control_connections_dropped_total`). `ipc://` connections are bounded per
+        /// connection only.
         public var controlQueueBytesTotal = 256 * 1024 * 1024
         /// The bytes of control requests one connection may have read and waiting for their
         /// turn inside the coordinator (served round-robin across connections); past it its

@@ -15,7 +15,7 @@ import Foundation
 /// forwarded since (their bytes, plus ``frameOverheadBytes`` each), and never more than the
 /// per-subscriber bound. A sample that finds nothing unsent clears it.
 ///
-/// Past the total, the subscribers with the largest estimate (those behind longest) are cut
+/// Past the total, the subscribers behind longest (the larger first among equals) are cut
 /// off (``ConnectionSocket/cut(_:ifStill:)``) until the rest fit; libzmq frees each one's
 /// queue, and the subscriber reconnects and catches up with `events`. The estimate never
 /// counts low for a subscriber that stopped reading (an event it was not sent is counted
@@ -111,7 +111,7 @@ struct SubscriberBacklog {
     mutating func sample(at now: Double, probe: some ConnectionProbe) -> [(descriptor: Int32, bytes: UInt64)] {
         sampledAt = now
         var total: UInt64 = 0
-        var behind: [(Int32, UInt64)] = []
+        var behind: [(descriptor: Int32, since: UInt64, bytes: UInt64)] = []
         for (descriptor, connection) in connections {
             guard let socket = connection.socket, probe.identity(of: descriptor) == socket else {
                 connections[descriptor] = nil
@@ -127,12 +127,16 @@ struct SubscriberBacklog {
             connections[descriptor] = updated
             let bytes = estimate(updated)
             total &+= bytes
-            behind.append((descriptor, bytes))
+            behind.append((descriptor, updated.behindSince?.messages ?? 0, bytes))
         }
         forwardedAtSample = forwarded
         var cut: [(descriptor: Int32, bytes: UInt64)] = []
         if total > totalBytes {
-            for (descriptor, bytes) in behind.sorted(by: { $0.1 > $1.1 }) {
+            // Behind longest first (the fewest events forwarded when it fell behind), then the
+            // larger: estimates stop at the per-subscriber bound, so size alone would tie a
+            // reader that lagged for one sample with subscribers stuck for minutes.
+            let order = behind.sorted { $0.since != $1.since ? $0.since < $1.since : $0.bytes > $1.bytes }
+            for (descriptor, _, bytes) in order {
                 guard total > totalBytes else { break }
                 guard let socket = connections[descriptor]?.socket else { continue }
                 connections[descriptor] = nil

@@ -12,7 +12,7 @@ final class OperatorLog: Sendable {
     let deadLetters: RateLimitedLog
     /// Connections the ZAP handler refused (an unknown key, a role mismatch).
     let refusedConnections: RateLimitedLog
-    /// Control connections cut off for holding the most unread replies past
+    /// Control connections cut off, those behind longest first, for unread replies past
     /// `limits.controlQueueBytesTotal` (``ReplyBacklog``).
     let cutControlConnections: RateLimitedLog
 

@@ -170,7 +170,9 @@ extension CoordinatorService {
     func startEncoders(context: Context, signalEndpoint: String) throws {
         startMapRegisterFollower()
         outbox.maxReplyBytes = configuration.limits.maxReplyBytes
-        outbox.backlog = ReplyBacklog(totalBytes: configuration.limits.controlQueueBytesTotal)
+        outbox.backlog = ReplyBacklog(
+            totalBytes: configuration.limits.controlQueueBytesTotal,
+            perConnectionBytes: configuration.limits.controlQueueBytesPerConnection)
         outbox.encoder = try ReplyEncoder(
             context: context, signalEndpoint: signalEndpoint, maxReplyBytes: configuration.limits.maxReplyBytes)
         if case .file(let fileStore) = store.storage, let journalWriter = store.journalWriter {

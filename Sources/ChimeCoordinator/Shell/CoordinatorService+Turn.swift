@@ -57,18 +57,18 @@ extension CoordinatorService {
     }
 
     /// Keeps the replies all TCP control connections leave unread within
-    /// `limits.controlQueueBytesTotal` (``ReplyBacklog``): measures when they could pass it,
-    /// and cuts off the connections holding the most, the largest first (logged one line a
-    /// second at most, with the count cut meanwhile).
+    /// `limits.controlQueueBytesTotal` (``ReplyBacklog``): samples when due, and cuts off the
+    /// connections behind longest (logged one line a second at most, with the count cut
+    /// meanwhile).
     func boundReplyBacklog() {
         let now = clock.monotonic
-        guard outbox.backlog.isMeasureDue(at: now) else { return }
-        let cut = outbox.backlog.measure(at: now, probe: SystemConnectionProbe())
+        guard outbox.backlog.isSampleDue(at: now) else { return }
+        let cut = outbox.backlog.sample(at: now, probe: SystemConnectionProbe())
         guard !cut.isEmpty else { return }
         for connection in cut { outbox.unread.onDisconnected(connection.routing) }
         telemetry.operatorLog.cutControlConnections.record(
             cut.count, examples: cut.prefix(LogRateWindow.maximumExamples).map { "\($0.bytes)" },
-            metadata: ["unreadBytesLeft": .int(Int(clamping: outbox.backlog.measuredTotal))])
+            metadata: ["unreadBytesLeft": .int(Int(clamping: outbox.backlog.estimatedTotal))])
     }
 
     /// Journal records after which an idle turn gives free heap pages back (`isGrowthTrimDue`).

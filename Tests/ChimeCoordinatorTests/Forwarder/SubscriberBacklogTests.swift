@@ -113,4 +113,27 @@ import Testing
         #expect(!backlog.isSampleDue(at: 0.05))
         #expect(backlog.isSampleDue(at: 0.1))
     }
+
+    @Test func aReaderThatLagsForOneSampleIsNotCutBesideSubscribersStuckAtTheirBound() {
+        // The attack that tied them: four stuck subscribers at their bound pin the estimate
+        // just under the total, and a reader found behind once adds its bound too.
+        let probe = Probe()
+        var backlog = SubscriberBacklog(totalBytes: 4 * 10_000 + 100, perConnectionBytes: 10_000)
+        for descriptor: Int32 in 1...5 {
+            probe.add(descriptor, inode: UInt64(descriptor))
+            backlog.onAccepted(descriptor, socket: probe.identity(of: descriptor))
+        }
+        for descriptor: Int32 in 1...4 { probe.notSent[descriptor] = 1 }
+        _ = backlog.sample(at: 0, probe: probe)
+        Self.forward(&backlog, events: 100, bytes: 872)
+        #expect(backlog.sample(at: 0.1, probe: probe).isEmpty)
+        #expect(backlog.estimatedTotal == 40_000)
+        Self.forward(&backlog, events: 100, bytes: 872)
+        probe.notSent[5] = 1  // the reader lags for one sample, at its bound too
+        let cut = backlog.sample(at: 0.2, probe: probe)
+        #expect(cut.count == 1)
+        #expect(cut.first.map { (1...4).contains($0.descriptor) } == true)
+        #expect(backlog.connections[5] != nil)
+        #expect(!probe.cuts.contains(5))
+    }
 }

@@ -63,7 +63,7 @@ public struct CoordinatorMetrics: Sendable {
     public var controlConnectionsNotReading = 0
     /// Bytes of control requests read and waiting for their connection's turn now.
     public var controlPendingBytes = 0
-    /// Bytes of replies TCP control connections had not taken at the last measurement.
+    /// Bytes of replies TCP control connections behind may hold, estimated at the last sample.
     public var controlReplyBacklogBytes: UInt64 = 0
     /// Control connections cut off since start for holding the most unread replies past
     /// `limits.controlQueueBytesTotal`.
@@ -140,11 +140,11 @@ public struct CoordinatorMetrics: Sendable {
             value: Double(controlConnectionsNotReading))
         exposition.gauge(
             "chime_control_reply_backlog_bytes",
-            help: "Bytes of replies TCP control connections had handed over and not acknowledged at the last measurement (measured only when they could pass limits.controlQueueBytesTotal).",
+            help: "Bytes of replies the TCP control connections that fell behind may hold (those handed to each since it last caught up), estimated every 100 ms while replies flow; limits.controlQueueBytesTotal bounds it.",
             value: Double(controlReplyBacklogBytes))
         exposition.counter(
             "chime_control_connections_dropped_total",
-            help: "Control connections cut off (shutdown of their socket) for holding the most unread replies when all together passed limits.controlQueueBytesTotal.",
+            help: "Control connections cut off (shutdown of their socket), those behind longest first, when the unread replies of all together passed limits.controlQueueBytesTotal.",
             value: Double(controlConnectionsDropped))
         exposition.gauge(
             "chime_control_pending_bytes",

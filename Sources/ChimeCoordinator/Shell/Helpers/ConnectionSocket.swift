@@ -43,16 +43,6 @@ enum ConnectionSocket {
         return shutdown(descriptor, Int32(SHUT_RDWR)) == 0
     }
 
-    /// The bytes of the TCP stream at `descriptor` its peer has acknowledged since the
-    /// connection began (Linux's `tcp_info.tcpi_bytes_acked`): what left this process and
-    /// reached the peer's kernel. `nil` when it is not an open TCP socket (a Unix socket of an
-    /// `ipc://` endpoint has no such count) or the kernel is older than Linux 4.1.
-    static func bytesAcknowledged(_ descriptor: Int32) -> UInt64? {
-        guard descriptor >= 0 else { return nil }
-        var acknowledged: UInt64 = 0
-        return chime_tcp_bytes_acknowledged(descriptor, &acknowledged) == 0 ? acknowledged : nil
-    }
-
     /// The bytes the kernel holds for the TCP connection at `descriptor` and has not sent
     /// (Linux's `tcp_info.tcpi_notsent_bytes`): more than 0 when the peer stopped reading and
     /// its receive window closed. `nil` when it is not an open TCP socket.

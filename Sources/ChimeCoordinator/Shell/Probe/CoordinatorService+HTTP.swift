@@ -85,7 +85,7 @@ extension CoordinatorService {
         metrics.controlRequestsDropped = outbox.unread.requestsDropped + inbound.pendingRefusals
         metrics.controlPendingBytes = inbound.fairQueue.pendingBytes
         metrics.controlConnectionsNotReading = outbox.unread.count
-        metrics.controlReplyBacklogBytes = outbox.backlog.measuredTotal
+        metrics.controlReplyBacklogBytes = outbox.backlog.estimatedTotal
         metrics.controlConnectionsDropped = outbox.backlog.connectionsCut
         probe.publish(metrics)
     }
