@@ -73,6 +73,17 @@ def schedule_bulk(context, cluster, count: int, body_bytes: int, prefix: str) ->
         assert reply["ok"] is True, reply
 
 
+def peak_rss_while(cluster, waiting, failure: str, peak: int, timeout_s: float = 120) -> int:
+    """Samples the coordinator's RSS while `waiting()` holds (at most `timeout_s`, else fails
+    with `failure`); returns the highest of `peak` and every sample."""
+    deadline = time.monotonic() + timeout_s
+    while waiting():
+        peak = max(peak, rss_bytes(cluster.coordinator_pid))
+        assert time.monotonic() < deadline, failure
+        time.sleep(0.05)  # pacing between polled checks; each has its own deadline
+    return max(peak, rss_bytes(cluster.coordinator_pid))
+
+
 def flooding_dealer(context, cluster, count: int, prefix: str):
     """A DEALER that sends `count` page requests and reads nothing (its own queue holds one
     message, its kernel buffer little)."""
@@ -96,13 +107,8 @@ def test_a_client_that_never_reads_its_list_replies_holds_bounded_memory(make_cl
 
     # Another client is answered meanwhile, and the coordinator's memory stays bounded.
     assert_answers_pings(zmq_context, cluster)
-    peak = before
-    deadline = time.monotonic() + 120
-    while metric(cluster, "chime_control_requests_dropped_total") < 1:
-        peak = max(peak, rss_bytes(cluster.coordinator_pid))
-        assert time.monotonic() < deadline, "the flooding connection was never cut off"
-        time.sleep(0.05)  # pacing between polled checks; each has its own deadline
-    peak = max(peak, rss_bytes(cluster.coordinator_pid))
+    peak = peak_rss_while(cluster, lambda: metric(cluster, "chime_control_requests_dropped_total") < 1,
+                          "the flooding connection was never cut off", before)
     assert_answers_pings(zmq_context, cluster)
     growth = peak - before
     print(f"coordinator RSS {before / MiB:.0f} MiB before, peak {peak / MiB:.0f} MiB (+{growth / MiB:.0f} MiB)")
@@ -216,7 +222,7 @@ PAGE_REMINDERS = 40
 def test_many_connections_that_never_read_are_bounded_in_total(make_cluster, zmq_context):
     """One connection's unread replies are bounded by its queue (32 MiB), but every further
     connection could hold as much again: `limits.controlQueueBytesTotal` bounds them together.
-    Ten readers that never read ask for 300 pages of 64 KiB each (188 MiB in all, 19 MiB each,
+    Ten connections that never read ask for 300 pages of 64 KiB each (188 MiB in all, 19 MiB each,
     under the per-connection bound); past 16 MiB the coordinator cuts the ones behind longest
     (shutdown of their TCP connection), and a client that reads is served throughout.
     Without the total bound the coordinator grew +165 MiB (debug build); with it +19 to +20."""
@@ -237,20 +243,12 @@ def test_many_connections_that_never_read_are_bounded_in_total(make_cluster, zmq
         reader.close()
         assert_answers_pings(zmq_context, cluster)
 
-        peak = before
-        deadline = time.monotonic() + 120
-        while metric(cluster, "chime_control_connections_dropped_total") < 1:
-            peak = max(peak, rss_bytes(cluster.coordinator_pid))
-            assert time.monotonic() < deadline, "no flooding connection was cut off"
-            time.sleep(0.05)  # pacing between polled checks; each has its own deadline
+        peak = peak_rss_while(cluster, lambda: metric(cluster, "chime_control_connections_dropped_total") < 1,
+                              "no flooding connection was cut off", before)
         # Every flooder's requests have been read once the pending bytes drain; the backlog
-        # left is within the bound at every measurement.
-        deadline = time.monotonic() + 120
-        while metric(cluster, "chime_control_pending_bytes") > 0:
-            peak = max(peak, rss_bytes(cluster.coordinator_pid))
-            assert time.monotonic() < deadline, "the flooders' requests were never all read"
-            time.sleep(0.05)  # pacing between polled checks; each has its own deadline
-        peak = max(peak, rss_bytes(cluster.coordinator_pid))
+        # left is within the bound at every sample.
+        peak = peak_rss_while(cluster, lambda: metric(cluster, "chime_control_pending_bytes") > 0,
+                              "the flooders' requests were never all read", peak)
         backlog = metric(cluster, "chime_control_reply_backlog_bytes")
         dropped = metric(cluster, "chime_control_connections_dropped_total")
         growth = peak - before
