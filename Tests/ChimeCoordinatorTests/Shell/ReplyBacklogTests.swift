@@ -7,7 +7,7 @@ import Testing
 /// connection with bytes unsent may hold what it was handed since it last caught up; past the
 /// total the ones behind longest are cut.
 @Suite struct ReplyBacklogTests {
-    /// Descriptors as a table: each has an identity and an acknowledged count the test sets.
+    /// Descriptors as a table: each has an identity and an unsent count the test sets.
     final class FakeProbe: ConnectionProbe {
         var sockets: [Int32: ConnectionSocket.Identity] = [:]
         var notSent: [Int32: UInt32] = [:]
