@@ -53,6 +53,18 @@ extension ChimeConfiguration {
         /// (`chime_control_connections_dropped_total`). `ipc://` connections are bounded per
         /// connection only.
         public var controlQueueBytesTotal = 256 * 1024 * 1024
+        /// The bytes of dispatch batches one worker connection may hold unread: a batch goes to
+        /// a worker only while the bytes handed to it since the kernel last had nothing unsent
+        /// for it are below this, so it holds at most this plus one batch; past it the batch's
+        /// firings wait for a worker that reads (`chime_dispatch_batches_held_total`). A worker
+        /// that reads catches up at once, so only one that stopped reading is held.
+        public var dispatchQueueBytesPerConnection = 64 * 1024 * 1024
+        /// The bytes of dispatch batches all TCP worker connections together may leave unread,
+        /// estimated as for `controlQueueBytesTotal`; past it the connections behind longest
+        /// are cut off until the rest fit (`chime_dispatch_connections_dropped_total`); their
+        /// firings go to other workers when their leases run out. `ipc://` connections are
+        /// bounded per connection only, by `coordinator.dispatchHighWaterMark` batches.
+        public var dispatchQueueBytesTotal = 256 * 1024 * 1024
         /// The bytes of control requests one connection may have read and waiting for their
         /// turn inside the coordinator (served round-robin across connections); past it its
         /// requests are refused `rate_limited`. One request of any size is always taken.

@@ -93,6 +93,8 @@ extension ChimeConfiguration {
             KeyRange("limits.controlQueueBytesPerConnection", limits.controlQueueBytesPerConnection, 65_536...(1 << 40)),
             KeyRange("limits.controlPendingBytesPerConnection", limits.controlPendingBytesPerConnection, 65_536...(1 << 40)),
             KeyRange("limits.controlQueueBytesTotal", limits.controlQueueBytesTotal, 65_536...(1 << 42)),
+            KeyRange("limits.dispatchQueueBytesPerConnection", limits.dispatchQueueBytesPerConnection, 65_536...(1 << 40)),
+            KeyRange("limits.dispatchQueueBytesTotal", limits.dispatchQueueBytesTotal, 65_536...(1 << 42)),
             KeyRange("limits.controlPendingBytesTotal", limits.controlPendingBytesTotal, 65_536...(1 << 42)),
             KeyRange("cluster.mapEpoch", cluster.mapEpoch, 1...(UInt64(1) << 53)),
             KeyRange("cluster.slotCount", cluster.slotCount, 1...65_536),

@@ -109,11 +109,22 @@ extension CoordinatorService {
         return spare > 0 ? .seconds(spare) : .none
     }
 
-    /// Hands a batch to one worker; a worker that is gone or full gets it back into the line.
+    /// Hands a batch to one worker; a worker that is gone or full (its queue at the dispatch
+    /// high-water mark, or holding `limits.dispatchQueueBytesPerConnection` it has not read:
+    /// ``ConnectionBacklog/mayHandOver(to:at:probe:)``) gets it back into the line.
     func send(_ batch: DispatchBatch, to worker: WorkerID, on dispatch: Socket) {
+        let routingID = inbound.workerRoutes.routingID(for: worker)
         do {
-            if try dispatch.send([inbound.workerRoutes.routingID(for: worker)] + outbox.codec.encodeFrames(batch), dontWait: true) { return }
-            logger.warning("worker queue full; firings wait", ["worker": "\(worker.rawValue)", "firings": .int(batch.firings.count)])
+            if outbox.dispatchBacklog.mayHandOver(to: [routingID], at: clock.monotonic, probe: SystemConnectionProbe()) {
+                let frames = outbox.codec.encodeFrames(batch)
+                if try dispatch.send([routingID] + frames, dontWait: true) {
+                    outbox.dispatchBacklog.onSent(to: [routingID], bytes: frames.reduce(routingID.count) { $0 + $1.count })
+                    return
+                }
+                logger.warning("worker queue full; firings wait", ["worker": "\(worker.rawValue)", "firings": .int(batch.firings.count)])
+            } else {
+                telemetry.operatorLog.heldDispatches.record(1, examples: [worker.rawValue], metadata: [:])
+            }
         } catch let error as ZeroMQError where error.code == .hostUnreachable {
             logger.warning("worker not connected; firings wait", ["worker": worker.rawValue])
         } catch {
@@ -156,7 +167,7 @@ extension CoordinatorService {
         do {
             if try control.send(client.routing + [body], dontWait: true) {
                 outbox.unread.onReplySent(to: client.routing)
-                outbox.backlog.onReplySent(to: client.routing, bytes: body.count)
+                outbox.replyBacklog.onSent(to: client.routing, bytes: body.count)
                 boundReplyBacklog()
             } else {
                 outbox.unread.onReplyRefused(to: client.routing, at: clock.monotonic)
@@ -164,7 +175,7 @@ extension CoordinatorService {
         } catch let error as ZeroMQError where error.code == .hostUnreachable {
             // Gone before its reply (common: a CLI that timed out): nothing to tell anyone.
             outbox.unread.onDisconnected(client.routing)
-            outbox.backlog.onDisconnected(client.routing)
+            outbox.replyBacklog.onDisconnected(client.routing)
         } catch {
             logger.warning("reply not sent", ["error": "\(error)"])
         }

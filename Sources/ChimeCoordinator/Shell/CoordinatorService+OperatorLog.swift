@@ -13,8 +13,14 @@ final class OperatorLog: Sendable {
     /// Connections the ZAP handler refused (an unknown key, a role mismatch).
     let refusedConnections: RateLimitedLog
     /// Control connections cut off, those behind longest first, for unread replies past
-    /// `limits.controlQueueBytesTotal` (``ReplyBacklog``).
+    /// `limits.controlQueueBytesTotal` (``ConnectionBacklog``).
     let cutControlConnections: RateLimitedLog
+    /// Batches not handed to a worker that holds `limits.dispatchQueueBytesPerConnection` it
+    /// has not read (their firings wait for a worker that reads).
+    let heldDispatches: RateLimitedLog
+    /// Worker connections cut off, those behind longest first, for batches left unread past
+    /// `limits.dispatchQueueBytesTotal`.
+    let cutDispatchConnections: RateLimitedLog
 
     init(logger: Logger) {
         redeliveries = RateLimitedLog(logger: logger, level: .info, message: "firings redelivered", examplesKey: "firings")
@@ -24,6 +30,14 @@ final class OperatorLog: Sendable {
         cutControlConnections = RateLimitedLog(
             logger: logger, level: .warning,
             message: "control connections cut off: their unread replies passed limits.controlQueueBytesTotal",
+            examplesKey: "unreadBytes")
+        heldDispatches = RateLimitedLog(
+            logger: logger, level: .warning,
+            message: "batches held back: their worker left limits.dispatchQueueBytesPerConnection unread; firings wait",
+            examplesKey: "workers")
+        cutDispatchConnections = RateLimitedLog(
+            logger: logger, level: .warning,
+            message: "worker connections cut off: their unread batches passed limits.dispatchQueueBytesTotal",
             examplesKey: "unreadBytes")
     }
 }
@@ -109,5 +123,7 @@ extension CoordinatorService {
         telemetry.operatorLog.deadLetters.flush(at: now)
         telemetry.operatorLog.refusedConnections.flush(at: now)
         telemetry.operatorLog.cutControlConnections.flush(at: now)
+        telemetry.operatorLog.heldDispatches.flush(at: now)
+        telemetry.operatorLog.cutDispatchConnections.flush(at: now)
     }
 }

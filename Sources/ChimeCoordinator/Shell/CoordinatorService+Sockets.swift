@@ -170,9 +170,12 @@ extension CoordinatorService {
     func startEncoders(context: Context, signalEndpoint: String) throws {
         startMapRegisterFollower()
         outbox.maxReplyBytes = configuration.limits.maxReplyBytes
-        outbox.backlog = ReplyBacklog(
+        outbox.replyBacklog = ConnectionBacklog(
             totalBytes: configuration.limits.controlQueueBytesTotal,
             perConnectionBytes: configuration.limits.controlQueueBytesPerConnection)
+        outbox.dispatchBacklog = ConnectionBacklog(
+            totalBytes: configuration.limits.dispatchQueueBytesTotal,
+            perConnectionBytes: configuration.limits.dispatchQueueBytesPerConnection, holdsToBound: true)
         outbox.encoder = try ReplyEncoder(
             context: context, signalEndpoint: signalEndpoint, maxReplyBytes: configuration.limits.maxReplyBytes)
         if case .file(let fileStore) = store.storage, let journalWriter = store.journalWriter {

@@ -41,6 +41,7 @@ extension CoordinatorService {
         }
         forgetIdleUnreadConnections()
         boundReplyBacklog()
+        boundDispatchBacklog()
         noteTurnDuration(since: turnStart)
         if probe.wantsMetrics { publishMetrics() }
         return true
@@ -53,22 +54,37 @@ extension CoordinatorService {
         guard now - outbox.unreadSweptAt >= 1 else { return }
         outbox.unreadSweptAt = now
         outbox.unread.forgetIdle(at: now)
-        outbox.backlog.forgetIdle(at: now)
+        outbox.replyBacklog.forgetIdle(at: now)
+        outbox.dispatchBacklog.forgetIdle(at: now)
     }
 
     /// Keeps the replies all TCP control connections leave unread within
-    /// `limits.controlQueueBytesTotal` (``ReplyBacklog``): samples when due, and cuts off the
+    /// `limits.controlQueueBytesTotal` (``ConnectionBacklog``): samples when due, and cuts off the
     /// connections behind longest (logged one line a second at most, with the count cut
     /// meanwhile).
     func boundReplyBacklog() {
         let now = clock.monotonic
-        guard outbox.backlog.isSampleDue(at: now) else { return }
-        let cut = outbox.backlog.sample(at: now, probe: SystemConnectionProbe())
+        guard outbox.replyBacklog.isSampleDue(at: now) else { return }
+        let cut = outbox.replyBacklog.sample(at: now, probe: SystemConnectionProbe())
         guard !cut.isEmpty else { return }
         for connection in cut { outbox.unread.onDisconnected(connection.routing) }
         telemetry.operatorLog.cutControlConnections.record(
             cut.count, examples: cut.prefix(LogRateWindow.maximumExamples).map { "\($0.bytes)" },
-            metadata: ["unreadBytesLeft": .int(Int(clamping: outbox.backlog.estimatedTotal))])
+            metadata: ["unreadBytesLeft": .int(Int(clamping: outbox.replyBacklog.estimatedTotal))])
+    }
+
+    /// Keeps the batches all TCP worker connections leave unread within
+    /// `limits.dispatchQueueBytesTotal` (``ConnectionBacklog``), as ``boundReplyBacklog()`` does
+    /// for replies. A worker cut off reconnects; its leases run out and its firings go to
+    /// workers that read.
+    func boundDispatchBacklog() {
+        let now = clock.monotonic
+        guard outbox.dispatchBacklog.isSampleDue(at: now) else { return }
+        let cut = outbox.dispatchBacklog.sample(at: now, probe: SystemConnectionProbe())
+        guard !cut.isEmpty else { return }
+        telemetry.operatorLog.cutDispatchConnections.record(
+            cut.count, examples: cut.prefix(LogRateWindow.maximumExamples).map { "\($0.bytes)" },
+            metadata: ["unreadBytesLeft": .int(Int(clamping: outbox.dispatchBacklog.estimatedTotal))])
     }
 
     /// Journal records after which an idle turn gives free heap pages back (`isGrowthTrimDue`).

@@ -7,7 +7,7 @@ import Testing
 /// subscriber whose kernel queue has unsent bytes may hold every event forwarded since the
 /// sample before, up to its own bound; past the total the one behind longest is cut.
 @Suite struct SubscriberBacklogTests {
-    typealias Probe = ReplyBacklogTests.FakeProbe
+    typealias Probe = ConnectionBacklogTests.FakeProbe
     static let overhead = SubscriberBacklog.frameOverheadBytes
 
     static func forward(_ backlog: inout SubscriberBacklog, events: Int, bytes: Int) {

@@ -68,6 +68,14 @@ public struct CoordinatorMetrics: Sendable {
     /// Control connections cut off since start for holding the most unread replies past
     /// `limits.controlQueueBytesTotal`.
     public var controlConnectionsDropped = 0
+    /// Bytes of batches TCP worker connections behind may hold, estimated at the last sample.
+    public var dispatchBacklogBytes: UInt64 = 0
+    /// Worker connections cut off since start for holding the most unread batches past
+    /// `limits.dispatchQueueBytesTotal`.
+    public var dispatchConnectionsDropped = 0
+    /// Batches not handed to a worker since start because it held
+    /// `limits.dispatchQueueBytesPerConnection` unread (their firings waited for another).
+    public var dispatchBatchesHeld = 0
     /// Workers quarantined since start for letting leases run out.
     public var quarantines = 0
     /// Workers quarantined now.
@@ -146,6 +154,18 @@ public struct CoordinatorMetrics: Sendable {
             "chime_control_connections_dropped_total",
             help: "Control connections cut off (shutdown of their socket), those behind longest first, when the unread replies of all together passed limits.controlQueueBytesTotal.",
             value: Double(controlConnectionsDropped))
+        exposition.gauge(
+            "chime_dispatch_backlog_bytes",
+            help: "Bytes of dispatch batches the TCP worker connections that fell behind may hold (those handed to each since it last caught up), estimated every 100 ms while batches flow; limits.dispatchQueueBytesTotal bounds it.",
+            value: Double(dispatchBacklogBytes))
+        exposition.counter(
+            "chime_dispatch_connections_dropped_total",
+            help: "Worker connections cut off (shutdown of their socket), those behind longest first, when the unread batches of all together passed limits.dispatchQueueBytesTotal.",
+            value: Double(dispatchConnectionsDropped))
+        exposition.counter(
+            "chime_dispatch_batches_held_total",
+            help: "Batches not handed to a worker because it left limits.dispatchQueueBytesPerConnection unread; their firings waited for a worker that reads.",
+            value: Double(dispatchBatchesHeld))
         exposition.gauge(
             "chime_control_pending_bytes",
             help: "Bytes of control requests read and waiting for their connection's turn (served round-robin across connections).",

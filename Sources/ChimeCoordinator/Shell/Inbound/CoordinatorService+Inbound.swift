@@ -27,7 +27,7 @@ extension CoordinatorService {
     /// (``UnreadReplies``); the rest are queued per connection, or refused `rate_limited`
     /// past `limits.controlPendingBytesPerConnection` / `controlPendingBytesTotal`.
     private func queueControl(_ control: Socket, into directives: inout [CoordinatorDirective]) throws {
-        // The peer's address, its connection's descriptor (``ReplyBacklog``) and, with keys, its user id.
+        // The peer's address, its connection's descriptor (``ConnectionBacklog``) and, with keys, its user id.
         let properties = [MessageProperty.peerAddress, MessageProperty.fileDescriptor] + (security == nil ? [] : [MessageProperty.userID])
         let started = ContinuousClock.now
         // The rest of a message with too many frames, a slice per turn.
@@ -43,7 +43,7 @@ extension CoordinatorService {
                 continue
             }
             let routing = ControlEnvelope.replyRouting(for: message.frames)
-            outbox.backlog.onRequest(
+            outbox.replyBacklog.onReceived(
                 from: routing, descriptor: message.properties[1].flatMap { Int32($0) }, at: clock.monotonic,
                 probe: SystemConnectionProbe())
             guard isServed(message.frames, routing: routing, on: control) else { continue }
@@ -143,13 +143,13 @@ extension CoordinatorService {
         do {
             if try control.send(routing + [refusal], dontWait: true) {
                 outbox.unread.onRefusalSent(to: routing)
-                outbox.backlog.onReplySent(to: routing, bytes: refusal.count)
+                outbox.replyBacklog.onSent(to: routing, bytes: refusal.count)
             } else {
                 outbox.unread.onRequestDropped(from: routing, at: clock.monotonic)
             }
         } catch let error as ZeroMQError where error.code == .hostUnreachable {
             outbox.unread.onDisconnected(routing)
-            outbox.backlog.onDisconnected(routing)
+            outbox.replyBacklog.onDisconnected(routing)
         } catch {
             logger.warning("refusal not sent", ["error": "\(error)"])
         }
@@ -301,12 +301,13 @@ extension CoordinatorService {
     /// Reads the workers' announcements on the dispatch ROUTER: `[identity, WorkerMessage]`.
     func readAnnouncements(_ dispatch: Socket, into directives: inout [CoordinatorDirective]) throws {
         guard try dispatch.discardFrames(upTo: Self.framesDiscardedPerTurn) else { return }
-        let properties = security == nil ? [] : [MessageProperty.userID]
+        // The connection's descriptor (``ConnectionBacklog``) and, with keys, the peer's user id.
+        let properties = [MessageProperty.fileDescriptor] + (security == nil ? [] : [MessageProperty.userID])
         for _ in 0..<1000 {
             // A routing id and one JSON frame: a third frame already makes it wrong.
             guard let received = try dispatch.receiveMessage(dontWait: true, properties: properties, maxFrames: 3) else { return }
             let frames = received.frames
-            let sender = received.properties.first?.flatMap(Principal.init(userID:))
+            let sender = received.properties.dropFirst().first?.flatMap(Principal.init(userID:))
             if received.isTruncated {
                 inbound.peerLog.warning(sender?.publicKey, "dropped dispatch announcement", ["reason": "more than 2 frames"])
                 guard try dispatch.discardFrames(upTo: Self.framesDiscardedPerTurn) else { return }
@@ -320,6 +321,9 @@ extension CoordinatorService {
                 let message = try inbound.codec.decodeWorkerMessage([frames[1]])
                 if security != nil, sender?.publicKey == nil { continue }
                 guard claimRoute(of: message.worker, on: frames[0], key: sender?.publicKey) else { continue }
+                outbox.dispatchBacklog.onReceived(
+                    from: [frames[0]], descriptor: received.properties[0].flatMap { Int32($0) }, at: clock.monotonic,
+                    probe: SystemConnectionProbe())
                 directives += state.onWorkerMessage(message, viaDispatch: true, at: clock.now, monotonic: clock.monotonic)
             } catch {
                 inbound.peerLog.warning(sender?.publicKey, "dropped dispatch announcement", ["code": "\(error.code.rawValue)", "reason": "\(error.message)"])

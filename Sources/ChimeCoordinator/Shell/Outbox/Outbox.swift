@@ -36,10 +36,12 @@ struct Outbox {
     var maxReplyBytes = Int.max
     /// The control connections that do not read their replies.
     var unread = UnreadReplies()
-    /// When (monotonic seconds) `unread` and `backlog` last forgot their idle connections.
+    /// When (monotonic seconds) `unread` and the backlogs last forgot their idle connections.
     var unreadSweptAt = 0.0
     /// The reply bytes control connections have not taken, bounded in total.
-    var backlog = ReplyBacklog(totalBytes: Int.max)
+    var replyBacklog = ConnectionBacklog(totalBytes: Int.max)
+    /// The batch bytes worker connections have not taken, bounded per connection and in total.
+    var dispatchBacklog = ConnectionBacklog(totalBytes: Int.max, holdsToBound: true)
 
     /// Whether nothing waits.
     var isEmpty: Bool { queue.isEmpty }

@@ -85,8 +85,11 @@ extension CoordinatorService {
         metrics.controlRequestsDropped = outbox.unread.requestsDropped + inbound.pendingRefusals
         metrics.controlPendingBytes = inbound.fairQueue.pendingBytes
         metrics.controlConnectionsNotReading = outbox.unread.count
-        metrics.controlReplyBacklogBytes = outbox.backlog.estimatedTotal
-        metrics.controlConnectionsDropped = outbox.backlog.connectionsCut
+        metrics.controlReplyBacklogBytes = outbox.replyBacklog.estimatedTotal
+        metrics.controlConnectionsDropped = outbox.replyBacklog.connectionsCut
+        metrics.dispatchBacklogBytes = outbox.dispatchBacklog.estimatedTotal
+        metrics.dispatchConnectionsDropped = outbox.dispatchBacklog.connectionsCut
+        metrics.dispatchBatchesHeld = outbox.dispatchBacklog.handOversRefused
         probe.publish(metrics)
     }
 

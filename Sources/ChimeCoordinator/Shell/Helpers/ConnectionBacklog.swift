@@ -1,6 +1,6 @@
 import Foundation
 
-/// What ``ReplyBacklog`` and ``SubscriberBacklog`` ask of a connection's descriptor: the calls of ``ConnectionSocket``
+/// What ``ConnectionBacklog`` and ``SubscriberBacklog`` ask of a connection's descriptor: the calls of ``ConnectionSocket``
 /// in the service, a table in tests.
 protocol ConnectionProbe {
     /// The socket's identity at `descriptor`, `nil` when it is not an open socket.
@@ -20,19 +20,19 @@ struct SystemConnectionProbe: ConnectionProbe {
     }
 }
 
-/// The replies every control connection has not taken yet, estimated, and the bound on all of
-/// them together (`limits.controlQueueBytesTotal`, issue 37 item 1).
+/// The bytes every TCP connection of one ROUTER has not taken yet, estimated, and the bound on
+/// all of them together (issue 37 item 1): the control replies (`limits.controlQueueBytesTotal`)
+/// and the batches handed to workers (`limits.dispatchQueueBytesTotal`), one book each.
 ///
-/// One connection's unread replies are bounded by the control ROUTER's high-water mark
-/// (``UnreadReplies``), but every further connection could hold as much again, and libzmq
-/// counts nothing across pipes. So the coordinator estimates, as the forwarder does for
-/// subscribers (``SubscriberBacklog``): libzmq's I/O thread writes a connection's replies into
-/// the socket until the kernel refuses more, so replies wait in libzmq only while the kernel's
-/// send queue is full, and then it has bytes it has not sent (`tcp_info.tcpi_notsent_bytes` >
-/// 0: the peer's receive window is closed). Every ``sampleIntervalSeconds`` (sooner once a
-/// quarter of the bound was handed over since) the coordinator samples each connection that
-/// was sent replies since it last caught up: one with nothing unsent has caught up; one with
-/// bytes unsent may hold every reply byte handed to it since it last caught up, at most
+/// libzmq bounds one connection's queue in messages (a send high-water mark) and counts nothing
+/// across pipes. So the coordinator estimates, as the forwarder does for subscribers
+/// (``SubscriberBacklog``): libzmq's I/O thread writes a connection's messages into the socket
+/// until the kernel refuses more, so messages wait in libzmq only while the kernel's send queue
+/// is full, and then it has bytes it has not sent (`tcp_info.tcpi_notsent_bytes` > 0: the
+/// peer's receive window is closed). Every ``sampleIntervalSeconds`` (sooner once a quarter of
+/// the bound was handed over since) the coordinator samples each connection that was sent
+/// messages since it last caught up: one with nothing unsent has caught up; one with bytes
+/// unsent may hold every byte handed to it since it last caught up, at most
 /// `perConnectionBytes`.
 ///
 /// The peer's acknowledged count (`tcpi_bytes_acked`) is not used: libzmq answers every ZMTP
@@ -41,21 +41,28 @@ struct SystemConnectionProbe: ConnectionProbe {
 ///
 /// Past the bound, the connections behind longest are cut off (``ConnectionSocket/cut(_:ifStill:)``),
 /// the larger first among equals, until the rest fit: libzmq ends each one's session and frees
-/// its pipe. A client that reads catches up between samples, so it is found behind, if ever,
+/// its pipe. A peer that reads catches up between samples, so it is found behind, if ever,
 /// later than one that stopped reading, and is not the one cut; cut clients reconnect and
-/// send again (same `requestId`, applied once).
+/// send again (same `requestId`, applied once), cut workers reconnect and their firings come
+/// back when their leases run out.
+///
+/// One connection: the control ROUTER's high-water mark bounds it in replies of at most
+/// `maxReplyBytes` (``UnreadReplies``). Dispatch batches have no such size, so the dispatch
+/// book also holds one connection to `perConnectionBytes` (``mayHandOver(to:at:probe:)``): a
+/// batch goes to a worker only while the bytes handed to it since it last caught up are below
+/// the bound, so it holds at most the bound plus one batch.
 ///
 /// `ipc://` and `inproc://` connections have no unsent count: they are bounded per connection
-/// only (local peers, behind the socket file's permissions).
+/// in messages only (local peers, behind the socket file's permissions).
 ///
 /// Pure bookkeeping: the system calls come through a ``ConnectionProbe``.
-struct ReplyBacklog {
-    /// One TCP connection that sent a request.
+struct ConnectionBacklog {
+    /// One TCP connection that sent a message (a request, a worker's announcement).
     struct Connection: Equatable {
         /// Its descriptor (libzmq's `__fd`) and the socket's identity when first seen.
         var descriptor: Int32
         var socket: ConnectionSocket.Identity
-        /// Reply bytes handed to libzmq since it was first seen.
+        /// Bytes handed to libzmq since it was first seen.
         var handedOver: UInt64 = 0
         /// `handedOver` and the instant (monotonic seconds) when it was last found caught up
         /// (or first seen).
@@ -63,59 +70,74 @@ struct ReplyBacklog {
         var caughtUpAt: Double
         /// Whether the last sample found bytes unsent.
         var isBehind = false
-        /// When (monotonic seconds) its last request was read.
+        /// When (monotonic seconds) its last message was read.
         var lastRequest: Double
     }
 
-    /// The TCP connections that sent a request, by their reply routing.
+    /// The TCP connections that sent a message, by their routing (the reply routing of a
+    /// control request, `[routing id]` on dispatch).
     private(set) var connections: [[Data]: Connection] = [:]
-    /// The connections sent replies since they last caught up: the ones a sample reads.
+    /// The connections sent messages since they last caught up: the ones a sample reads.
     private(set) var active: Set<[Data]> = []
-    /// The bound on all connections' unread reply bytes together (`limits.controlQueueBytesTotal`).
+    /// The bound on all connections' untaken bytes together (`limits.controlQueueBytesTotal`,
+    /// `limits.dispatchQueueBytesTotal`).
     let totalBytes: UInt64
-    /// The most one connection can hold (`limits.controlQueueBytesPerConnection`).
+    /// The most one connection can hold (`limits.controlQueueBytesPerConnection`,
+    /// `limits.dispatchQueueBytesPerConnection`).
     let perConnectionBytes: UInt64
+    /// The most the estimate counts for one connection: ``perConnectionBytes`` where a
+    /// high-water mark holds each connection to it (control), unbounded where
+    /// ``mayHandOver(to:at:probe:)`` does (dispatch: the last batch may pass it).
+    let estimateCap: UInt64
     /// The most connections tracked; past it the ones not active that asked least recently go first.
     let maxTracked: Int
-    /// Seconds after which a connection not active that asks nothing is forgotten.
+    /// Seconds after which a connection not active that sends nothing is forgotten.
     let forgetAfterSeconds: Double
     /// Seconds between two samples.
     let sampleIntervalSeconds: Double
-    /// The estimate at the last sample, all connections together (`chime_control_reply_backlog_bytes`).
+    /// The estimate at the last sample, all connections together
+    /// (`chime_control_reply_backlog_bytes`, `chime_dispatch_backlog_bytes`).
     private(set) var estimatedTotal: UInt64 = 0
-    /// Reply bytes handed over since the last sample.
+    /// Bytes handed over since the last sample.
     private(set) var handedOverSinceSample: UInt64 = 0
     /// When (monotonic seconds) the last sample ran.
     private(set) var sampledAt = -Double.infinity
-    /// Connections cut off since start (`chime_control_connections_dropped_total`).
+    /// Connections cut off since start (`chime_control_connections_dropped_total`,
+    /// `chime_dispatch_connections_dropped_total`).
     private(set) var connectionsCut = 0
+    /// Hand-overs refused since start because the connection held `perConnectionBytes`
+    /// (``mayHandOver(to:at:probe:)``, `chime_dispatch_batches_held_total`).
+    private(set) var handOversRefused = 0
 
     /// An empty book.
     /// - Parameters:
-    ///   - totalBytes: the bound on all connections' unread reply bytes.
+    ///   - totalBytes: the bound on all connections' untaken bytes.
     ///   - perConnectionBytes: the most one connection can hold.
+    ///   - holdsToBound: whether the caller asks ``mayHandOver(to:at:probe:)`` before each
+    ///     message (dispatch) rather than relying on a high-water mark (control).
     ///   - maxTracked: the most connections kept (at least 1).
     ///   - forgetAfterSeconds: seconds after which an idle connection is forgotten.
     ///   - sampleIntervalSeconds: seconds between two samples.
     init(
-        totalBytes: Int, perConnectionBytes: Int = Int.max, maxTracked: Int = 65_536, forgetAfterSeconds: Double = 60,
-        sampleIntervalSeconds: Double = 0.1
+        totalBytes: Int, perConnectionBytes: Int = Int.max, holdsToBound: Bool = false, maxTracked: Int = 65_536,
+        forgetAfterSeconds: Double = 60, sampleIntervalSeconds: Double = 0.1
     ) {
         self.totalBytes = UInt64(max(0, totalBytes))
         self.perConnectionBytes = UInt64(max(0, perConnectionBytes))
+        self.estimateCap = holdsToBound ? UInt64.max : self.perConnectionBytes
         self.maxTracked = max(1, maxTracked)
         self.forgetAfterSeconds = forgetAfterSeconds
         self.sampleIntervalSeconds = sampleIntervalSeconds
     }
 
-    /// What a reply costs beyond its body in the estimate (its routing and delimiter frames'
+    /// What a message costs beyond its body in the estimate (its routing and delimiter frames'
     /// headers, as libzmq frames them on the wire).
-    static let replyOverheadBytes: UInt64 = 16
+    static let messageOverheadBytes: UInt64 = 16
 
-    /// A request was read from `routing` on `descriptor` (`nil`: an `inproc://` peer, not
+    /// A message was read from `routing` on `descriptor` (`nil`: an `inproc://` peer, not
     /// tracked). A connection first seen, or seen on another descriptor than before (the
-    /// routing id a client chose, on a new connection), is recorded when it is a TCP socket.
-    mutating func onRequest(from routing: [Data], descriptor: Int32?, at now: Double, probe: some ConnectionProbe) {
+    /// routing id a peer chose, on a new connection), is recorded when it is a TCP socket.
+    mutating func onReceived(from routing: [Data], descriptor: Int32?, at now: Double, probe: some ConnectionProbe) {
         guard let descriptor, descriptor >= 0 else { return }
         if let known = connections[routing], known.descriptor == descriptor {
             connections[routing]?.lastRequest = now
@@ -131,10 +153,10 @@ struct ReplyBacklog {
         active.remove(routing)
     }
 
-    /// A reply of `bytes` to `routing` was handed to libzmq.
-    mutating func onReplySent(to routing: [Data], bytes: Int) {
+    /// A message of `bytes` to `routing` was handed to libzmq.
+    mutating func onSent(to routing: [Data], bytes: Int) {
         guard let known = connections[routing] else { return }
-        let counted = UInt64(max(0, bytes)) &+ Self.replyOverheadBytes
+        let counted = UInt64(max(0, bytes)) &+ Self.messageOverheadBytes
         connections[routing]?.handedOver = known.handedOver &+ counted
         handedOverSinceSample &+= counted
         active.insert(routing)
@@ -145,17 +167,36 @@ struct ReplyBacklog {
         forget(routing)
     }
 
-    /// Whether a sample is due at `now`: some connection was sent replies since it caught up,
+    /// Whether a sample is due at `now`: some connection was sent messages since it caught up,
     /// and the last sample ran ``sampleIntervalSeconds`` ago or a quarter of the bound was
     /// handed over since (one loop turn can send 1,000 pages).
     func isSampleDue(at now: Double) -> Bool {
         !active.isEmpty && (now - sampledAt >= sampleIntervalSeconds || handedOverSinceSample >= totalBytes / 4)
     }
 
+    /// Whether a message may be handed to `routing` now (the dispatch book): yes unless the
+    /// bytes handed to it since it last caught up reached ``perConnectionBytes``; then its
+    /// unsent bytes are read at once, and it may when the kernel has sent everything (it caught
+    /// up since the last sample). An untracked connection (`ipc://`, not heard from) may.
+    /// A refusal is counted in ``handOversRefused``.
+    mutating func mayHandOver(to routing: [Data], at now: Double, probe: some ConnectionProbe) -> Bool {
+        guard var known = connections[routing], known.handedOver &- known.caughtUp >= perConnectionBytes else { return true }
+        if probe.bytesNotSent(known.descriptor) == 0 {
+            known.isBehind = false
+            known.caughtUp = known.handedOver
+            known.caughtUpAt = now
+            connections[routing] = known
+            active.remove(routing)
+            return true
+        }
+        handOversRefused += 1
+        return false
+    }
+
     /// The most `connection` can hold now: nothing when it has caught up, else what it was
-    /// handed since, at most ``perConnectionBytes``.
+    /// handed since, at most ``estimateCap``.
     func estimate(_ connection: Connection) -> UInt64 {
-        connection.isBehind ? min(connection.handedOver &- connection.caughtUp, perConnectionBytes) : 0
+        connection.isBehind ? min(connection.handedOver &- connection.caughtUp, estimateCap) : 0
     }
 
     /// Samples the active connections' unsent bytes, then cuts off the ones behind longest
@@ -172,7 +213,7 @@ struct ReplyBacklog {
                 continue
             }
             guard let notSent = probe.bytesNotSent(known.descriptor) else {
-                // Closed (its EHOSTUNREACH or a new request says so later): nothing to count.
+                // Closed (its EHOSTUNREACH or a new message says so later): nothing to count.
                 forget(routing)
                 continue
             }
@@ -208,7 +249,7 @@ struct ReplyBacklog {
         return cut
     }
 
-    /// Forgets the connections not active that sent no request for ``forgetAfterSeconds``
+    /// Forgets the connections not active that sent no message for ``forgetAfterSeconds``
     /// (libzmq does not say when a peer goes).
     mutating func forgetIdle(at now: Double) {
         connections = connections.filter { active.contains($0.key) || now - $0.value.lastRequest < forgetAfterSeconds }
