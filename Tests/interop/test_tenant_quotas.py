@@ -20,6 +20,7 @@ from test_security import Keys, ask, ok, run_chime
 MiB = 2**20
 QUOTA = 50
 REGISTRATION_QUOTA = 4000
+SNOOZE_QUOTA = 3
 FAR = "2030-01-01T00:00:00Z"
 
 
@@ -27,8 +28,9 @@ FAR = "2030-01-01T00:00:00Z"
 def quota_cluster(tmp_path_factory, request):
     """A secured cluster: `q-client` (recipients q-*, at most 50 reminders), `r-client`
     (recipients r-*, the configured defaults), `s-client` (recipients s-*, 20,000 bytes),
-    `t-client` (recipients t-*, 4,000 bytes) and `u-client` (recipients u-*, bytes unlimited:
-    what every restricted key's registrations were before they counted)."""
+    `t-client` (recipients t-*, 4,000 bytes), `u-client` (recipients u-*, bytes unlimited:
+    what every restricted key's registrations were before they counted) and `v-client`
+    (recipients v-*, at most 3 reminders)."""
     keys_directory = tmp_path_factory.mktemp("chime-keys") / "keys"
     assert run_chime("keys", "init", str(keys_directory)).returncode == 0
     for name, prefix, limits in [
@@ -37,6 +39,7 @@ def quota_cluster(tmp_path_factory, request):
         ("s-client", "s-", ["--max-reminder-bytes", "20000", "--max-reminders", "unlimited"]),
         ("t-client", "t-", ["--max-reminder-bytes", str(REGISTRATION_QUOTA)]),
         ("u-client", "u-", ["--max-reminder-bytes", "unlimited"]),
+        ("v-client", "v-", ["--max-reminders", str(SNOOZE_QUOTA)]),
     ]:
         added = run_chime("keys", "add", str(keys_directory), "client", name, "--recipient-prefix", prefix, *limits)
         assert added.returncode == 0, added.stderr
@@ -239,6 +242,56 @@ def test_registers_stop_at_the_bytes_quota_and_a_restart_keeps_the_count(quota_c
     refused = ask(cluster, tenant, {"op": "register", "recipient": registration("t-10", 10)})
     assert refused["error"]["message"] == message.replace("hold 3950", "hold 3917").replace("make 4345", "make 4312")
     assert_pings_quickly(cluster, keys.curve("operator"))
+
+
+def test_snoozes_stop_at_the_quota_and_a_restart_keeps_the_count(quota_cluster):
+    """Issue 37 item 3: a key limited to 10 reminders snoozed one delivered firing 300 times
+    (309 held). A snooze schedules a copy of the reminder when its job finishes, so it counts
+    against the quota: with 3, one delivered reminder is snoozed twice and the third snooze is
+    refused `quota_exceeded` (field `action`), before and after kill -9."""
+    cluster, keys = quota_cluster
+    tenant, operator = keys.curve("v-client"), keys.curve("operator")
+    placed = schedule(cluster, tenant, [{"id": "v-snoozed", "recipient": "v-ann", "content": {"body": "wake up"},
+                                         "trigger": {"at": "2020-01-01T00:00:00Z"}}])
+    assert placed["ok"] is True, placed
+    deadline = time.monotonic() + 30
+    while not (delivered := ok(cluster, tenant, {"op": "delivered", "recipient": "v-ann"})["result"]["delivered"]):
+        assert time.monotonic() < deadline, "the reminder was not delivered"
+        time.sleep(0.05)  # pacing between polled checks
+    firing = delivered[0]["firingId"]
+
+    def snooze() -> dict:
+        reply = ask(cluster, tenant, {"op": "act", "firingId": firing, "action": "snooze", "snooze": 3600,
+                                      "requestId": uuid.uuid4().hex})
+        assert reply is not None, "no reply"
+        return reply
+
+    for expected in range(2, SNOOZE_QUOTA + 1):
+        taken = snooze()
+        assert taken["ok"] is True, taken
+        job = taken["result"]["job"]["jobId"]
+        deadline = time.monotonic() + 30
+        while ok(cluster, operator, {"op": "job", "jobId": job})["result"]["status"] == "pending":
+            assert time.monotonic() < deadline, f"snooze job {job} did not finish"
+            time.sleep(0.05)  # pacing between polled checks
+        assert count(cluster, keys, "v-ann") == expected
+    refused = snooze()
+    assert refused["ok"] is False and refused["error"]["code"] == "quota_exceeded", refused
+    assert refused["error"]["field"] == "action"
+    message = (f"a snooze schedules a copy of the reminder: this key's recipients (v-*) hold {SNOOZE_QUOTA} reminders; "
+               f"{SNOOZE_QUOTA + 1} would pass the quota of {SNOOZE_QUOTA} (max-reminders, else limits.tenantMaxReminders); "
+               "cancel some first")
+    assert refused["error"]["message"] == message
+    for _ in range(20):
+        assert snooze()["error"]["code"] == "quota_exceeded"
+    assert count(cluster, keys, "v-ann") == SNOOZE_QUOTA
+
+    # kill -9 and recover from the journal: the same refusal, word for word.
+    cluster.kill_coordinator(signal.SIGKILL)
+    cluster.start_coordinator("coordinator-snoozes")
+    assert snooze()["error"]["message"] == message
+    assert count(cluster, keys, "v-ann") == SNOOZE_QUOTA
+    assert_pings_quickly(cluster, operator)
 
 
 def test_a_registration_past_64_kib_is_refused_and_the_same_one_again_journals_nothing(quota_cluster):
