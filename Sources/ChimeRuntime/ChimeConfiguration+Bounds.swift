@@ -28,10 +28,11 @@ extension ChimeConfiguration {
         /// unless its certificate says otherwise (`max-reminders`); 0: unlimited. Keys without
         /// a recipient restriction have no quota. Past it: `quota_exceeded`.
         public var tenantMaxReminders = 100_000
-        /// Bytes those reminders and the recipients' registrations may take together as the
-        /// coordinator stores them (a reminder's binary form: about 150 bytes for a one-shot
-        /// with a 100-byte body; a registration's JSON: about 35 bytes a category without
-        /// actions), unless the certificate says otherwise (`max-reminder-bytes`); 0: unlimited.
+        /// Bytes those reminders, the recipients' registrations and their delivered lists may
+        /// take together as the coordinator stores them (a reminder's binary form: about 150
+        /// bytes for a one-shot with a 100-byte body; a registration's JSON: about 35 bytes a
+        /// category without actions; a delivered firing's JSON: about 160 bytes and its title),
+        /// unless the certificate says otherwise (`max-reminder-bytes`); 0: unlimited.
         /// Past it: `quota_exceeded`.
         public var tenantMaxReminderBytes = 64 * 1024 * 1024
         /// Delivery destinations (webhooks, APNs and FCM tokens) the recipients of one

@@ -152,4 +152,40 @@ import Testing
         )
         #expect(try decodeWire(BadgeLedger.self, json) == ledger)
     }
+
+    /// What a tenant's byte quota counts for a delivered list (issue 37 item 3): kept as the
+    /// list changes, always the sum over the listed firings, each its JSON form's length.
+    @Test func storedBytesFollowEveryChangeOfTheList() throws {
+        var ledger = BadgeLedger(deliveredLimit: 4)
+        func sum() -> Int { ledger.delivered.reduce(0) { $0 + $1.storedBytes } }
+        var collapsing = firing("c", minute: 9, title: "Tea")
+        collapsing.content.collapseKey = "k"
+        let firings = (0..<6).map { firing("r\($0)", minute: $0, title: $0 % 2 == 0 ? "Title \($0)" : nil) } + [collapsing]
+        for (index, next) in firings.enumerated() {
+            deliver(next, into: &ledger, index % 3 == 0 ? .increment : nil)
+            #expect(ledger.storedBytes == sum())
+        }
+        #expect(ledger.delivered.count == 4)  // the oldest two dropped past the limit
+        ledger.onHandled(firings[3].firingId)
+        #expect(ledger.storedBytes == sum())
+        ledger.removeDelivered(firings[4].firingId)
+        #expect(ledger.storedBytes == sum())
+        // A delivery with the same collapse key takes the listed one off.
+        var replacing = firing("d", minute: 10)
+        replacing.content.collapseKey = "k"
+        deliver(replacing, into: &ledger, nil)
+        #expect(ledger.delivered.map(\.reminderId) == ["d", "r5"])
+        #expect(ledger.storedBytes == sum())
+        // The JSON a snapshot stores is as long as counted (ids and titles need no escapes here).
+        for entry in ledger.delivered {
+            let json = try wireJSON(entry)
+            #expect(entry.storedBytes == json.utf8.count, "\(json)")
+        }
+        ledger.setBadge(0)
+        #expect(ledger.storedBytes == 0)
+        // A decoded ledger counts its list too.
+        let decoded = BadgeLedger(badge: 1, delivered: [DeliveredFiring(
+            firingId: firings[0].firingId, reminderId: "r0", dueAt: base, firedAt: base, title: "x", countsTowardBadge: true)])
+        #expect(decoded.storedBytes == 144 + 5 + 2 * 2 + 11 + 1)
+    }
 }

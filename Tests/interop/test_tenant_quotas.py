@@ -21,6 +21,7 @@ MiB = 2**20
 QUOTA = 50
 REGISTRATION_QUOTA = 4000
 SNOOZE_QUOTA = 3
+DELIVERED_QUOTA = 2000
 FAR = "2030-01-01T00:00:00Z"
 
 
@@ -29,8 +30,8 @@ def quota_cluster(tmp_path_factory, request):
     """A secured cluster: `q-client` (recipients q-*, at most 50 reminders), `r-client`
     (recipients r-*, the configured defaults), `s-client` (recipients s-*, 20,000 bytes),
     `t-client` (recipients t-*, 4,000 bytes), `u-client` (recipients u-*, bytes unlimited:
-    what every restricted key's registrations were before they counted) and `v-client`
-    (recipients v-*, at most 3 reminders)."""
+    what every restricted key's registrations were before they counted), `v-client`
+    (recipients v-*, at most 3 reminders) and `w-client` (recipients w-*, 2,000 bytes)."""
     keys_directory = tmp_path_factory.mktemp("chime-keys") / "keys"
     assert run_chime("keys", "init", str(keys_directory)).returncode == 0
     for name, prefix, limits in [
@@ -40,6 +41,7 @@ def quota_cluster(tmp_path_factory, request):
         ("t-client", "t-", ["--max-reminder-bytes", str(REGISTRATION_QUOTA)]),
         ("u-client", "u-", ["--max-reminder-bytes", "unlimited"]),
         ("v-client", "v-", ["--max-reminders", str(SNOOZE_QUOTA)]),
+        ("w-client", "w-", ["--max-reminder-bytes", str(DELIVERED_QUOTA), "--max-reminders", "unlimited"]),
     ]:
         added = run_chime("keys", "add", str(keys_directory), "client", name, "--recipient-prefix", prefix, *limits)
         assert added.returncode == 0, added.stderr
@@ -127,8 +129,8 @@ def test_the_bytes_quota_and_a_restart_keep_the_same_counts(quota_cluster):
     # Each takes 1,033 bytes as stored (a 14-byte id and the 1,000-byte body among them).
     assert placed == 19, placed
     assert reply["error"]["message"] == (
-        "this key's recipients (s-*) hold 19627 bytes of reminders and registrations; 20660 would pass the quota of 20000 "
-        "(max-reminder-bytes, else limits.tenantMaxReminderBytes); cancel some first")
+        "this key's recipients (s-*) hold 19627 bytes of reminders, registrations and delivered lists; 20660 would pass the quota of 20000 "
+        "(max-reminder-bytes, else limits.tenantMaxReminderBytes); cancel some or remove delivered ones first")
     message = reply["error"]["message"]
     q_refused = schedule(cluster, keys.curve("q-client"), reminders("q-ann", 1))["error"]["message"]
 
@@ -211,9 +213,9 @@ def test_registers_stop_at_the_bytes_quota_and_a_restart_keeps_the_count(quota_c
     assert passed == 0 and refusal["error"]["code"] == "quota_exceeded", refusal
     assert refusal["error"]["field"] == "recipient"
     assert refusal["error"]["message"] == (
-        "this key's recipients (t-*) hold 0 bytes of reminders and registrations; registering t-00 in 34955 bytes (0 now) "
+        "this key's recipients (t-*) hold 0 bytes of reminders, registrations and delivered lists; registering t-00 in 34955 bytes (0 now) "
         f"would make 34955, past the quota of {REGISTRATION_QUOTA} (max-reminder-bytes, else limits.tenantMaxReminderBytes); "
-        "register less or cancel some reminders first")
+        "register less, cancel some reminders or remove delivered ones first")
     for index in range(1, 20):
         reply = ask(cluster, tenant, {"op": "register", "recipient": registration(f"t-{index:02d}", 1000)})
         assert reply["error"]["code"] == "quota_exceeded", reply
@@ -224,9 +226,9 @@ def test_registers_stop_at_the_bytes_quota_and_a_restart_keeps_the_count(quota_c
     assert passed == 10, refusal
     message = refusal["error"]["message"]
     assert message == (
-        "this key's recipients (t-*) hold 3950 bytes of reminders and registrations; registering t-10 in 395 bytes (0 now) "
+        "this key's recipients (t-*) hold 3950 bytes of reminders, registrations and delivered lists; registering t-10 in 395 bytes (0 now) "
         f"would make 4345, past the quota of {REGISTRATION_QUOTA} (max-reminder-bytes, else limits.tenantMaxReminderBytes); "
-        "register less or cancel some reminders first")
+        "register less, cancel some reminders or remove delivered ones first")
     after = journal_bytes(cluster, keys) - start
     print(f"journal added by 20 registers of 1,000 categories: {before} bytes unlimited (before), "
           f"{after} bytes under a {REGISTRATION_QUOTA}-byte quota (after, ten small ones that fit)")
@@ -292,6 +294,53 @@ def test_snoozes_stop_at_the_quota_and_a_restart_keeps_the_count(quota_cluster):
     assert snooze()["error"]["message"] == message
     assert count(cluster, keys, "v-ann") == SNOOZE_QUOTA
     assert_pings_quickly(cluster, operator)
+
+
+def test_delivered_lists_count_against_the_bytes_quota_before_and_after_kill_9(quota_cluster):
+    """Issue 37 item 3: a key that schedules a reminder due now, lets it deliver and cancels it
+    held no reminder while its recipients' delivered lists grew (1,000 firings a recipient,
+    any number of recipients). Each listed firing now counts its JSON's bytes (545 here), so
+    with 2,000 bytes the fourth cycle is refused, the same after kill -9, and removing a
+    delivered firing frees its bytes."""
+    cluster, keys = quota_cluster
+    tenant = keys.curve("w-client")
+    title = "t" * 365
+    # 145 + recipient (5) + 2 × reminder id (7) + the title with its key (11 + 365).
+    listed = 145 + 5 + 2 * 7 + 11 + len(title)
+    cycles, refusal = 0, None
+    while cycles < 10:
+        recipient, reminder_id = f"w-{'ann' if cycles % 2 == 0 else 'bob'}", f"w-dl-{cycles:02d}"
+        reply = schedule(cluster, tenant, [{"id": reminder_id, "recipient": recipient,
+                                            "content": {"title": title, "body": "x"}, "trigger": {"at": "2020-01-01T00:00:00Z"}}])
+        if not reply["ok"]:
+            refusal = reply
+            break
+        deadline = time.monotonic() + 30
+        while not any(item["reminderId"] == reminder_id
+                      for item in ok(cluster, tenant, {"op": "delivered", "recipient": recipient})["result"]["delivered"]):
+            assert time.monotonic() < deadline, f"{reminder_id} was not delivered"
+            time.sleep(0.05)  # pacing between polled checks
+        ok(cluster, tenant, {"op": "cancel", "ids": [reminder_id], "recipient": recipient})
+        cycles += 1
+    assert cycles == DELIVERED_QUOTA // listed == 3, (cycles, refusal)
+    assert refusal is not None and refusal["error"]["code"] == "quota_exceeded", refusal
+    message = refusal["error"]["message"]
+    assert message.startswith(
+        f"this key's recipients (w-*) hold {3 * listed} bytes of reminders, registrations and delivered lists; "), message
+    assert count(cluster, keys, "w-ann") == 0 and count(cluster, keys, "w-bob") == 0
+
+    # kill -9 and recover from the journal: the lists are rebuilt, and so are their bytes.
+    cluster.kill_coordinator(signal.SIGKILL)
+    cluster.start_coordinator("coordinator-delivered")
+    again = schedule(cluster, tenant, [{"id": "w-dl-03", "recipient": "w-bob", "content": {"title": title, "body": "x"},
+                                        "trigger": {"at": FAR}}])
+    assert again["error"]["message"] == message, again
+    # Removing a delivered firing frees its bytes: the next one fits.
+    oldest = ok(cluster, tenant, {"op": "delivered", "recipient": "w-ann"})["result"]["delivered"][-1]["firingId"]
+    ok(cluster, tenant, {"op": "delivered", "recipient": "w-ann", "remove": oldest})
+    assert schedule(cluster, tenant, [{"id": "w-dl-03", "recipient": "w-bob", "content": {"title": title, "body": "x"},
+                                       "trigger": {"at": FAR}}])["ok"] is True
+    assert_pings_quickly(cluster, keys.curve("operator"))
 
 
 def test_a_registration_past_64_kib_is_refused_and_the_same_one_again_journals_nothing(quota_cluster):

@@ -114,9 +114,10 @@ public struct CoordinatorState: Sendable {
         jobLine = ActionJobLine(unfinished: durable.actionJobs.unfinished.map(\.jobId))
     }
 
-    /// The reminders `scope`'s recipients hold, and the stored bytes of those reminders and of
-    /// their registrations, tracked from now on: the first call for a scope counts it in one
-    /// pass over the reminders and one over the registrations, then the entry table and the
+    /// The reminders `scope`'s recipients hold, and the stored bytes of those reminders, of
+    /// their registrations and of their delivered lists, tracked from now on: the first call
+    /// for a scope counts it in one pass over the reminders and one over the registrations
+    /// and delivered lists, then the entry table and the
     /// recipients keep it (``TenantUsage``, derived: not part of the durable state's `==` or
     /// its snapshot).
     mutating func tenantUsage(of scope: RecipientScope) -> TenantUsage.Usage {

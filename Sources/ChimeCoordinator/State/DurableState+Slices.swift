@@ -258,7 +258,10 @@ extension Recipients {
 
     mutating func merge(_ other: Recipients) {
         for (id, recipient) in other.registered where registered[id] == nil { store(recipient) }
-        ledgers.merge(other.ledgers) { mine, _ in mine }
+        for (id, ledger) in other.ledgers where ledgers[id] == nil {
+            ledgers[id] = ledger
+            if !tenants.isEmpty { tenants.add(reminders: 0, bytes: ledger.storedBytes, of: id) }
+        }
         throttleSlots.merge(other.throttleSlots) { mine, _ in mine }
         badgeEventSeq = max(badgeEventSeq, other.badgeEventSeq)
     }

@@ -26,8 +26,9 @@ struct Recipients: Sendable, Equatable {
     /// count: what `DeliveryThrottle.slot(for:after:)` reads. At most
     /// `DeliveryThrottle.maximumGroups` allowances per recipient.
     var throttleSlots: [RecipientID: [String: [Date]]] = [:]
-    /// The bytes of the registrations of each tracked tenant scope (``TenantUsage``, `reminders`
-    /// 0; none until a restricted key with a quota registers or schedules).
+    /// The bytes of the registrations and delivered lists of each tracked tenant scope
+    /// (``TenantUsage``, `reminders` 0; none until a restricted key with a quota registers or
+    /// schedules).
     @Derived var tenants = TenantUsage()
 
     /// Records `slot` as the latest delivery instant of the allowance a firing of `content`
@@ -84,8 +85,14 @@ struct Recipients: Sendable, Equatable {
 
     /// Applies a change to `recipient`'s ledger and numbers the badge event it makes.
     /// - Returns: the update, with the event's `seq` when the number changed.
+    /// A tracked tenant scope that allows `recipient` counts the change in its delivered list's
+    /// bytes (``BadgeLedger/storedBytes``).
     mutating func changeLedger(of recipient: RecipientID, _ change: (inout BadgeLedger) -> BadgeUpdate) -> NumberedBadgeUpdate {
+        let before = tenants.isEmpty ? 0 : ledgers[recipient]?.storedBytes ?? 0
         let update = change(&ledgers[recipient, default: BadgeLedger()])
+        if !tenants.isEmpty, let after = ledgers[recipient]?.storedBytes, after != before {
+            tenants.add(reminders: 0, bytes: after - before, of: recipient)
+        }
         guard update.isChanged else { return NumberedBadgeUpdate(update: update, seq: nil) }
         badgeEventSeq = badgeEventSeq.saturatingAdding(1)
         return NumberedBadgeUpdate(update: update, seq: badgeEventSeq)

@@ -6,12 +6,13 @@ import ChimeSecurity
 ///
 /// Derived, never a second truth: ``EntryTable`` keeps one for the reminders, adjusted from
 /// the old and the new entry each time an entry is set or removed, and ``Recipients`` one for
-/// the registrations (`reminders` always 0), adjusted each time a registration is stored (so
-/// the fold, a replay, a snapshot load and a slot move all keep them); a scope starts being
-/// tracked with one pass over each (``EntryTable/track(_:)``, ``Recipients/track(_:)``). A
-/// reminder counts its binary form's bytes, a registration its JSON's
-/// (``Recipient/storedBytes``): what the coordinator keeps of each. Left out of
-/// the state's `==`.
+/// the registrations and delivered lists (`reminders` always 0), adjusted each time a
+/// registration is stored or a ledger changes (so the fold, a replay, a snapshot load and a
+/// slot move all keep them); a scope starts being tracked with one pass over each
+/// (``EntryTable/track(_:)``, ``Recipients/track(_:)``). A reminder counts its binary form's
+/// bytes, a registration its JSON's (``Recipient/storedBytes``), a delivered list its
+/// entries' JSON (``BadgeLedger/storedBytes``): what the coordinator keeps of each. Left out
+/// of the state's `==`.
 struct TenantUsage: Sendable {
     /// One scope's reminders (in any state) and their bytes.
     struct Usage: Sendable, Hashable {
@@ -77,17 +78,18 @@ extension EntryTable {
 }
 
 extension Recipients {
-    /// The registrations' bytes `scope`'s recipients hold, when it is tracked.
+    /// The bytes `scope`'s recipients' registrations and delivered lists hold, when it is tracked.
     func registrationBytes(of scope: RecipientScope) -> Int? { tenants.byScope[scope]?.bytes }
 
     /// Tracks `scope` from now on (one pass over the registrations, a JSON encoding of each the
-    /// scope allows; nothing when already tracked).
-    /// - Returns: the bytes its recipients' registrations take.
+    /// scope allows, and one over the delivered lists; nothing when already tracked).
+    /// - Returns: the bytes its recipients' registrations and delivered lists take.
     @discardableResult
     mutating func track(_ scope: RecipientScope) -> Int {
         if let usage = tenants.byScope[scope] { return usage.bytes }
         var bytes = 0
         for (id, recipient) in registered where scope.allows(id) { bytes += recipient.storedBytes }
+        for (id, ledger) in ledgers where scope.allows(id) { bytes += ledger.storedBytes }
         tenants.start(scope, at: TenantUsage.Usage(reminders: 0, bytes: bytes))
         return bytes
     }

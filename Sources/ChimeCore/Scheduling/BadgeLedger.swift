@@ -44,6 +44,18 @@ public struct DeliveredFiring: Codable, Hashable, Sendable {
     }
 }
 
+extension DeliveredFiring {
+    /// The bytes of its JSON form as a snapshot stores it (string escapes aside): 144 for the
+    /// keys, the two RFC 3339 instants and the firing id's (145 when not `counted`), plus the
+    /// recipient, twice the reminder id, and the title and collapse key with their keys. What a
+    /// restricted key's byte quota counts for each firing its recipients' delivered lists hold
+    /// (issue 37 item 3).
+    public var storedBytes: Int {
+        (countsTowardBadge ? 144 : 145) + firingId.recipient.rawValue.utf8.count + 2 * reminderId.rawValue.utf8.count
+            + (title.map { 11 + $0.utf8.count } ?? 0) + (collapseKey.map { 17 + $0.utf8.count } ?? 0)
+    }
+}
+
 /// The result of one badge rule: the badge number afterwards and whether it changed.
 ///
 /// The coordinator publishes one `badge.<recipient>` event with ``badge`` exactly when
@@ -106,6 +118,9 @@ public struct BadgeLedger: Hashable, Sendable {
     private var head = 0
     /// The ids in the list, so the common case (a new firing, not listed) costs O(1).
     private var listedIDs: Set<FiringID> = []
+    /// The ``DeliveredFiring/storedBytes`` of the listed firings together, kept as the list
+    /// changes (O(1) a change): what a restricted key's byte quota counts for the list.
+    public private(set) var storedBytes = 0
     /// The most entries the delivered list keeps; the oldest go first.
     public let deliveredLimit: Int
 
@@ -120,6 +135,7 @@ public struct BadgeLedger: Hashable, Sendable {
         self.deliveredLimit = deliveredLimit
         self.deliveredOldestFirst = Array(delivered.prefix(deliveredLimit).reversed())
         self.listedIDs = Set(deliveredOldestFirst.map(\.firingId))
+        self.storedBytes = deliveredOldestFirst.reduce(0) { $0 + $1.storedBytes }
     }
 
     /// The delivered, not yet handled firings, newest first.
@@ -155,11 +171,13 @@ public struct BadgeLedger: Hashable, Sendable {
         } else {
             deliveredOldestFirst.insert(entry, at: slot)
         }
+        storedBytes += entry.storedBytes
         newBadge = change?.applied(to: newBadge) ?? newBadge
         if deliveredOldestFirst.count - head > deliveredLimit {
             let dropped = deliveredOldestFirst[head]
             head += 1
             listedIDs.remove(dropped.firingId)
+            storedBytes -= dropped.storedBytes
             if dropped.countsTowardBadge { newBadge = max(newBadge - 1, 0) }
             if head >= deliveredLimit {
                 deliveredOldestFirst.removeFirst(head)
@@ -174,7 +192,9 @@ public struct BadgeLedger: Hashable, Sendable {
     @discardableResult
     public mutating func onHandled(_ firingId: FiringID) -> BadgeUpdate {
         guard let position = index(of: firingId) else { return unchanged }
-        listedIDs.remove(deliveredOldestFirst.remove(at: position).firingId)
+        let handled = deliveredOldestFirst.remove(at: position)
+        listedIDs.remove(handled.firingId)
+        storedBytes -= handled.storedBytes
         return update(to: max(badge - 1, 0))
     }
 
@@ -186,6 +206,7 @@ public struct BadgeLedger: Hashable, Sendable {
             deliveredOldestFirst.removeAll()
             head = 0
             listedIDs.removeAll()
+            storedBytes = 0
             return update(to: 0)
         }
         return update(to: number)
@@ -198,6 +219,7 @@ public struct BadgeLedger: Hashable, Sendable {
         guard let position = index(of: firingId) else { return unchanged }
         let removed = deliveredOldestFirst.remove(at: position)
         listedIDs.remove(removed.firingId)
+        storedBytes -= removed.storedBytes
         return update(to: removed.countsTowardBadge ? max(badge - 1, 0) : badge)
     }
 
@@ -221,6 +243,7 @@ public struct BadgeLedger: Hashable, Sendable {
             }
             deliveredOldestFirst.remove(at: index)
             listedIDs.remove(listed.firingId)
+            storedBytes -= listed.storedBytes
             if listed.countsTowardBadge { newBadge = max(newBadge - 1, 0) }
         }
         return newBadge
@@ -239,7 +262,8 @@ public struct BadgeLedger: Hashable, Sendable {
         return deliveredOldestFirst[head...].lastIndex { $0.firingId == listed }
     }
 
-    /// Equal when badge, limit and the delivered list are (however the list is stored).
+    /// Equal when badge, limit and the delivered list are (however the list is stored;
+    /// ``storedBytes`` follows from the list).
     public static func == (lhs: BadgeLedger, rhs: BadgeLedger) -> Bool {
         lhs.badge == rhs.badge && lhs.deliveredLimit == rhs.deliveredLimit
             && lhs.deliveredOldestFirst[lhs.head...].elementsEqual(rhs.deliveredOldestFirst[rhs.head...])

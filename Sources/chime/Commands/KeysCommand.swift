@@ -16,7 +16,7 @@ enum KeysCommand: Command {
                 help: "restricted client keys: reminders its recipients may hold (or 'unlimited'; default limits.tenantMaxReminders)."),
             OptionSpec(
                 name: "max-reminder-bytes", value: "B",
-                help: "restricted client keys: bytes those reminders and its recipients' registrations may take (or 'unlimited'; default limits.tenantMaxReminderBytes)."),
+                help: "restricted client keys: bytes those reminders, its recipients' registrations and their delivered lists may take (or 'unlimited'; default limits.tenantMaxReminderBytes)."),
         ],
         details: """
             init  makes DIR (0700) with server.key/server.key_secret and, for each role (operator,

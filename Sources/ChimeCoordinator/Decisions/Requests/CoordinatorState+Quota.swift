@@ -68,7 +68,7 @@ extension CoordinatorState {
         if let limit = limits.bytes, after.bytes > limit, after.bytes > before.bytes {
             return WireError(
                 .quotaExceeded,
-                "this key's recipients (\(scope.summary)) hold \(before.bytes) bytes of reminders and registrations\(onThisShard); \(after.bytes) would pass \(describe(limit, of: limits.whole.bytes)) (\(keys.bytes), else limits.tenantMaxReminderBytes); cancel some first",
+                "this key's recipients (\(scope.summary)) hold \(before.bytes) bytes of reminders, registrations and delivered lists\(onThisShard); \(after.bytes) would pass \(describe(limit, of: limits.whole.bytes)) (\(keys.bytes), else limits.tenantMaxReminderBytes); cancel some or remove delivered ones first",
                 field: "reminders")
         }
         return nil
@@ -121,7 +121,7 @@ extension CoordinatorState {
         guard overflow || after > limit else { return nil }
         return WireError(
             .quotaExceeded,
-            "this key's recipients (\(scope.summary)) hold \(before) bytes of reminders and registrations\(onThisShard); registering \(id) in \(bytes) bytes (\(previousBytes) now) would make \(after), past \(describe(limit, of: limits.whole.bytes)) (\(TenantQuota.metadataKeys.bytes), else limits.tenantMaxReminderBytes); register less or cancel some reminders first",
+            "this key's recipients (\(scope.summary)) hold \(before) bytes of reminders, registrations and delivered lists\(onThisShard); registering \(id) in \(bytes) bytes (\(previousBytes) now) would make \(after), past \(describe(limit, of: limits.whole.bytes)) (\(TenantQuota.metadataKeys.bytes), else limits.tenantMaxReminderBytes); register less, cancel some reminders or remove delivered ones first",
             field: field)
     }
 

@@ -65,7 +65,7 @@ import Testing
         #expect(refused?.code == .quotaExceeded)
         #expect(refused?.field == "recipient")
         #expect(refused?.message
-            == "this key's recipients (a-*) hold 792 bytes of reminders and registrations; registering a-cid in 264 bytes (0 now) would make 1056, past the quota of 1000 (max-reminder-bytes, else limits.tenantMaxReminderBytes); register less or cancel some reminders first")
+            == "this key's recipients (a-*) hold 792 bytes of reminders, registrations and delivered lists; registering a-cid in 264 bytes (0 now) would make 1056, past the quota of 1000 (max-reminder-bytes, else limits.tenantMaxReminderBytes); register less, cancel some reminders or remove delivered ones first")
         #expect(journal.count == entriesBefore, "nothing of a refused register is journaled")
         #expect(state.recipients["a-cid"] == nil)
         #expect(state.tenantUsage(of: Self.tenantA).bytes == 792)
@@ -101,7 +101,7 @@ import Testing
         let reminder = TenantQuotaTests.reminder("r1")
         let refused = send(.schedule([reminder]), to: &state, by: alice, journal: &journal)
         #expect(refused?.message
-            == "this key's recipients (a-*) hold 1042 bytes of reminders and registrations; \(1042 + reminder.binaryEncoded().count) would pass the quota of 100 (max-reminder-bytes, else limits.tenantMaxReminderBytes); cancel some first")
+            == "this key's recipients (a-*) hold 1042 bytes of reminders, registrations and delivered lists; \(1042 + reminder.binaryEncoded().count) would pass the quota of 100 (max-reminder-bytes, else limits.tenantMaxReminderBytes); cancel some or remove delivered ones first")
     }
 
     @Test func theSameRegistrationAgainJournalsNothingAndAnswersTheSame() {

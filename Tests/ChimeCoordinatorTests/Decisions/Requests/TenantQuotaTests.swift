@@ -97,7 +97,7 @@ import Testing
         #expect(state.tenantUsage(of: Self.tenantA) == TenantUsage.Usage(reminders: 3, bytes: 3 * size))
         let refused = schedule(&state, [Self.reminder("r4")], by: alice, journal: &journal)
         #expect(refused?.message
-            == "this key's recipients (a-*) hold \(3 * size) bytes of reminders and registrations; \(4 * size) would pass the quota of \(3 * size) (max-reminder-bytes, else limits.tenantMaxReminderBytes); cancel some first")
+            == "this key's recipients (a-*) hold \(3 * size) bytes of reminders, registrations and delivered lists; \(4 * size) would pass the quota of \(3 * size) (max-reminder-bytes, else limits.tenantMaxReminderBytes); cancel some or remove delivered ones first")
         // A longer body for one held is more bytes too; a shorter one frees some.
         #expect(schedule(&state, [Self.reminder("r1", body: "xx")], by: alice, journal: &journal)?.code == .quotaExceeded)
         #expect(schedule(&state, [Self.reminder("r1", body: "")], by: alice, journal: &journal) == nil)
@@ -178,6 +178,68 @@ import Testing
         #expect(own.reminders == 0 && own.bytes == 1024)
         let defaults = TenantQuota().resolved(defaultReminders: 7, defaultBytes: nil)
         #expect(defaults.reminders == 7 && defaults.bytes == nil)
+    }
+
+    /// Issue 37 item 3: delivered lists are durable bytes a tenant causes. A key that schedules
+    /// reminders due now, lets them deliver and cancels them keeps its reminder count at 0
+    /// while each recipient's delivered list grows (up to 1,000 firings, over any number of
+    /// recipients); the byte quota now counts every listed firing, so the cycle stops at it,
+    /// and removing delivered ones (or a badge of 0) frees it. Replay and snapshot agree.
+    @Test func deliveredListsCountAgainstTheBytesQuotaUntilRemoved() throws {
+        var state = CoordinatorState(startedAt: Self.t0)
+        var journal: [JournalEntry] = []
+        func keep(_ directives: [CoordinatorDirective]) {
+            journal += directives.compactMap { if case .append(let entry) = $0 { entry } else { nil } }
+        }
+        let title = String(repeating: "t", count: 200)
+        func due(_ id: String, _ recipient: String) -> Reminder {
+            Reminder(id: ReminderID(id), recipient: RecipientID(recipient), content: Content(title: title, body: "x"),
+                     trigger: Trigger(start: .instant(Self.t0)))
+        }
+        // One delivered firing of a-ann's "d00" (not counted toward the badge): 145 + 5 + 2 × 3 + 211 bytes.
+        let listed = 145 + 5 + 2 * 3 + 11 + 200
+        let alice = tenant(bytes: .atMost(3 * listed + 100))
+        keep(state.onWorkerMessage(WorkerMessage(worker: "w1", host: "h", pid: 1, capacity: 100, delivered: 0), viaDispatch: true, at: Self.t0))
+        var cycles = 0
+        var refusal: WireError?
+        while refusal == nil, cycles < 20 {
+            let id = String(format: "d%02d", cycles)
+            let recipient = cycles % 2 == 0 ? "a-ann" : "a-bob"
+            refusal = schedule(&state, [due(id, recipient)], by: alice, journal: &journal)
+            guard refusal == nil else { break }
+            let directives = state.onTick(now: Self.t0)
+            keep(directives)
+            let firings = directives.flatMap { directive -> [Firing] in
+                if case .dispatch(let batch, _) = directive { return batch.firings }
+                return []
+            }
+            #expect(firings.count == 1)
+            let acks = firings.map { WorkerMessage.Acknowledgement(firingId: $0.firingId, firedAt: Self.t0, attempt: $0.attempt, epoch: 1) }
+            keep(state.onWorkerMessage(WorkerMessage(worker: "w1", host: "h", pid: 1, capacity: 100, delivered: 0, acks: acks), at: Self.t0))
+            cancel(&state, [ReminderID(id)], by: alice, journal: &journal)
+            cycles += 1
+        }
+        // Three listed firings fit with no reminder held; the fourth reminder would pass.
+        #expect(cycles == 3)
+        #expect(state.tenantUsage(of: Self.tenantA) == TenantUsage.Usage(reminders: 0, bytes: 3 * listed))
+        #expect(refusal?.code == .quotaExceeded)
+        #expect(refusal?.message.hasPrefix("this key's recipients (a-*) hold \(3 * listed) bytes of reminders, registrations and delivered lists; ") == true)
+
+        // Replayed, and loaded from a snapshot, the lists count the same.
+        var replayed = CoordinatorState(startedAt: Self.t0)
+        for entry in journal { replayed.apply(entry) }
+        var loaded = CoordinatorState(startedAt: Self.t0)
+        try loaded.load(snapshot: state.encodedSnapshot(at: Self.t0))
+        #expect(replayed.tenantUsage(of: Self.tenantA).bytes == 3 * listed)
+        #expect(loaded.tenantUsage(of: Self.tenantA).bytes == 3 * listed)
+
+        // Removing one delivered firing frees its bytes; a badge of 0 empties a list.
+        let first = try #require(state.durable.recipients.ledgers["a-ann"]?.delivered.last?.firingId)
+        keep(state.onRequest(ControlRequest(command: .delivered("a-ann", remove: first)), from: alice, at: Self.t0))
+        #expect(state.tenantUsage(of: Self.tenantA).bytes == 2 * listed)
+        keep(state.onRequest(ControlRequest(command: .badge("a-bob", 0)), from: alice, at: Self.t0))
+        #expect(state.tenantUsage(of: Self.tenantA).bytes == listed)
+        #expect(schedule(&state, [due("d99", "a-ann")], by: alice, journal: &journal) == nil)
     }
 
     /// Issue 37 item 3: a key limited to 10 reminders snoozed one delivered firing 300 times
