@@ -83,10 +83,10 @@ struct Recipients: Sendable, Equatable {
         ledgers.first { $0.value.isDelivered(firingId.nagBase) }?.key
     }
 
-    /// Applies a change to `recipient`'s ledger and numbers the badge event it makes.
+    /// Applies a change to `recipient`'s ledger and numbers the badge event it makes. A tracked
+    /// tenant scope that allows `recipient` counts the change in its delivered list's bytes
+    /// (``BadgeLedger/storedBytes``).
     /// - Returns: the update, with the event's `seq` when the number changed.
-    /// A tracked tenant scope that allows `recipient` counts the change in its delivered list's
-    /// bytes (``BadgeLedger/storedBytes``).
     mutating func changeLedger(of recipient: RecipientID, _ change: (inout BadgeLedger) -> BadgeUpdate) -> NumberedBadgeUpdate {
         let before = tenants.isEmpty ? 0 : ledgers[recipient]?.storedBytes ?? 0
         let update = change(&ledgers[recipient, default: BadgeLedger()])

@@ -211,12 +211,12 @@ import Testing
         // The client chose its routing id and came back on another connection.
         probe.add(8, inode: 80)
         backlog.onReceived(from: Self.routing(1), descriptor: 8, at: 1, probe: probe)
-        #expect(backlog.connections[Self.routing(1)] == .init(descriptor: 8, socket: .init(device: 1, inode: 80), caughtUpAt: 1, lastRequest: 1))
+        #expect(backlog.connections[Self.routing(1)] == .init(descriptor: 8, socket: .init(device: 1, inode: 80), caughtUpAt: 1, lastReceived: 1))
         #expect(backlog.active.isEmpty)
         let calls = probe.measurements
         backlog.onReceived(from: Self.routing(1), descriptor: 8, at: 2, probe: probe)
         #expect(probe.measurements == calls)
-        #expect(backlog.connections[Self.routing(1)]?.lastRequest == 2)
+        #expect(backlog.connections[Self.routing(1)]?.lastReceived == 2)
     }
 
     @Test func samplesAreSpacedAndOnlyWhileRepliesAreOutstanding() {

@@ -71,7 +71,7 @@ struct ConnectionBacklog {
         /// Whether the last sample found bytes unsent.
         var isBehind = false
         /// When (monotonic seconds) its last message was read.
-        var lastRequest: Double
+        var lastReceived: Double
     }
 
     /// The TCP connections that sent a message, by their routing (the reply routing of a
@@ -89,7 +89,7 @@ struct ConnectionBacklog {
     /// high-water mark holds each connection to it (control), unbounded where
     /// ``mayHandOver(to:at:probe:)`` does (dispatch: the last batch may pass it).
     let estimateCap: UInt64
-    /// The most connections tracked; past it the ones not active that asked least recently go first.
+    /// The most connections tracked; past it the ones not active that sent least recently go first.
     let maxTracked: Int
     /// Seconds after which a connection not active that sends nothing is forgotten.
     let forgetAfterSeconds: Double
@@ -140,7 +140,7 @@ struct ConnectionBacklog {
     mutating func onReceived(from routing: [Data], descriptor: Int32?, at now: Double, probe: some ConnectionProbe) {
         guard let descriptor, descriptor >= 0 else { return }
         if let known = connections[routing], known.descriptor == descriptor {
-            connections[routing]?.lastRequest = now
+            connections[routing]?.lastReceived = now
             return
         }
         // Only TCP sockets have an unsent count; the rest stay bounded per connection.
@@ -149,7 +149,7 @@ struct ConnectionBacklog {
             return
         }
         if connections[routing] == nil, connections.count >= maxTracked { makeRoom() }
-        connections[routing] = Connection(descriptor: descriptor, socket: socket, caughtUpAt: now, lastRequest: now)
+        connections[routing] = Connection(descriptor: descriptor, socket: socket, caughtUpAt: now, lastReceived: now)
         active.remove(routing)
     }
 
@@ -252,7 +252,7 @@ struct ConnectionBacklog {
     /// Forgets the connections not active that sent no message for ``forgetAfterSeconds``
     /// (libzmq does not say when a peer goes).
     mutating func forgetIdle(at now: Double) {
-        connections = connections.filter { active.contains($0.key) || now - $0.value.lastRequest < forgetAfterSeconds }
+        connections = connections.filter { active.contains($0.key) || now - $0.value.lastReceived < forgetAfterSeconds }
     }
 
     private mutating func forget(_ routing: [Data]) {
@@ -260,13 +260,13 @@ struct ConnectionBacklog {
         active.remove(routing)
     }
 
-    /// At ``maxTracked``: forgets an eighth of the connections, those not active that asked
+    /// At ``maxTracked``: forgets an eighth of the connections, those not active that sent
     /// least recently first, so each new connection costs O(log n) amortized.
     private mutating func makeRoom() {
         let victims = connections.sorted { left, right in
             let leftIdle = !active.contains(left.key), rightIdle = !active.contains(right.key)
             if leftIdle != rightIdle { return leftIdle }
-            return left.value.lastRequest < right.value.lastRequest
+            return left.value.lastReceived < right.value.lastReceived
         }.prefix(max(1, maxTracked / 8))
         for (routing, _) in victims { forget(routing) }
     }
