@@ -34,6 +34,10 @@ extension CoordinatorService {
         guard var directives = try readInbound(sockets, poller: poller) else { return false }
         directives += decide(isJournalBehind: isJournalBehind)
         guard try carryOutTurn(directives, sockets) else { return false }
+        if let serving = inbound.serving {
+            inbound.allowance.onTurn(served: serving.served, spent: ContinuousClock.now - serving.started)
+            inbound.serving = nil
+        }
         if telemetry.isMemoryTrimDue || isGrowthTrimDue(isIdle: directives.isEmpty) {
             telemetry.isMemoryTrimDue = false
             telemetry.recordsSinceMemoryTrim = 0

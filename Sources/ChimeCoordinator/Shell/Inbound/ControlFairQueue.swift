@@ -31,6 +31,9 @@ struct ControlFairQueue<Request> {
     /// An empty queue with `limits`.
     init(limits: Limits) { self.limits = limits }
 
+    /// Connections with requests waiting.
+    var connectionCount: Int { turns.count }
+
     /// Whether no request waits.
     var isEmpty: Bool { count == 0 }
 
@@ -45,10 +48,10 @@ struct ControlFairQueue<Request> {
         let fitsConnection = held.map { $0 + bytes <= limits.maxBytesPerConnection } ?? true
         let fitsTotal = pendingBytes == 0 || pendingBytes + bytes <= limits.maxBytesTotal
         guard fitsConnection && fitsTotal else { return false }
-        if var queue = queues[connection] {
-            queue.requests.append((request, bytes))
-            queue.bytes += bytes
-            queues[connection] = queue
+        if held != nil {
+            // In place: a copy out of the dictionary and back would copy the whole ring.
+            queues[connection]?.requests.append((request, bytes))
+            queues[connection]?.bytes += bytes
         } else {
             var requests = RingQueue<(request: Request, bytes: Int)>()
             requests.append((request, bytes))
@@ -63,16 +66,13 @@ struct ControlFairQueue<Request> {
     /// The next request to serve: the oldest of the connection whose turn it is; that
     /// connection goes to the back of the line when it has more.
     mutating func next() -> (connection: [Data], request: Request)? {
-        guard let connection = turns.popFirst(), var queue = queues[connection],
-            let (request, bytes) = queue.requests.popFirst()
-        else { return nil }
-        queue.bytes -= bytes
+        guard let connection = turns.popFirst(), let (request, bytes) = queues[connection]?.requests.popFirst() else { return nil }
+        queues[connection]?.bytes -= bytes
         pendingBytes -= bytes
         count -= 1
-        if queue.requests.isEmpty {
+        if queues[connection]?.requests.isEmpty ?? true {
             queues[connection] = nil
         } else {
-            queues[connection] = queue
             turns.append(connection)
         }
         return (connection, request)

@@ -11,9 +11,11 @@ import ChimeSecurity
 extension CoordinatorService {
     /// Reads the control requests waiting in the socket into the fair queue (when `isReadable`),
     /// then serves the queue round-robin across connections (``ControlFairQueue``), at most
-    /// ``controlRequestsPerTurn`` requests and ``controlTurnBudget`` of time: what is left
-    /// waits for the next turn, after due firings were made and dispatched (issue 15: no op
-    /// holds the loop; issue 37: no connection delays another's requests behind its own).
+    /// the turn's allowance of requests while two or more connections send (``ServeAllowance``,
+    /// kept near ``controlTurnTarget`` of serving and carrying out) and ``controlTurnBudget``
+    /// of serving: what is left waits
+    /// for the next turn, after due firings were made and dispatched (issue 15: no op holds
+    /// the loop; issue 37: no connection delays another's requests behind its own).
     ///
     /// With security on, each request's role comes from its connection's ZAP user id (the
     /// `User-Id` message property), never from the message.
@@ -22,18 +24,22 @@ extension CoordinatorService {
         serveControl(control, into: &directives)
     }
 
-    /// Reads at most ``controlReadsPerTurn`` messages, for at most ``controlReadBudget``,
-    /// without blocking: a connection that does not read its replies is not served
+    /// Reads at most ``controlReadsPerTurn`` messages, for at most ``controlReadBudget``, and
+    /// stops once the fair queue holds the turn's allowance (the rest waits in libzmq, which
+    /// reads connections in turn), without blocking: a connection that does not read its replies is not served
     /// (``UnreadReplies``); the rest are queued per connection, or refused `rate_limited`
     /// past `limits.controlPendingBytesPerConnection` / `controlPendingBytesTotal`.
     private func queueControl(_ control: Socket, into directives: inout [CoordinatorDirective]) throws {
         // The peer's address, its connection's descriptor (``ConnectionBacklog``) and, with keys, its user id.
         let properties = [MessageProperty.peerAddress, MessageProperty.fileDescriptor] + (security == nil ? [] : [MessageProperty.userID])
         let started = ContinuousClock.now
+        let limit = inbound.allowance.limit(at: clock.monotonic)
         // The rest of a message with too many frames, a slice per turn.
         guard try control.discardFrames(upTo: Self.framesDiscardedPerTurn) else { return }
         for _ in 0..<Self.controlReadsPerTurn {
-            if ContinuousClock.now - started > Self.controlReadBudget { return }
+            if ContinuousClock.now - started > Self.controlReadBudget || inbound.fairQueue.count >= limit {
+                return
+            }
             guard let message = try control.receiveMessage(
                 dontWait: true, properties: properties, maxFrames: configuration.limits.maxFramesPerMessage)
             else { return }
@@ -59,7 +65,10 @@ extension CoordinatorService {
     private func serveControl(_ control: Socket, into directives: inout [CoordinatorDirective]) {
         let started = ContinuousClock.now
         var served = 0
-        while served < Self.controlRequestsPerTurn, ContinuousClock.now - started <= Self.controlTurnBudget,
+        defer { if served > 0 { inbound.serving = (started, served) } }
+        inbound.allowance.noteWaiting(connections: inbound.fairQueue.connectionCount, at: clock.monotonic)
+        let limit = inbound.allowance.limit(at: clock.monotonic)
+        while served < limit, ContinuousClock.now - started <= Self.controlTurnBudget,
             let (routing, message) = inbound.fairQueue.next()
         {
             served += 1
@@ -107,9 +116,6 @@ extension CoordinatorService {
     /// What a queued request costs beyond its frames' bytes (its arrays, properties and
     /// queue slot), counted against `limits.controlPendingBytes…`.
     static let queuedRequestOverheadBytes = 256
-
-    /// Requests one turn serves at most.
-    static let controlRequestsPerTurn = 1000
 
     /// The `rate_limited` answer to a request past `limits.controlPendingBytesPerConnection`
     /// or `controlPendingBytesTotal`, made without reading it, on the ordinary reply path.
@@ -208,9 +214,13 @@ extension CoordinatorService {
         return directives
     }
 
-    /// How long one loop turn reads control requests at most (the last one read may take
-    /// longer: a request is never split; long listings are paged instead).
+    /// How long one loop turn serves control requests at most (the last one may take longer:
+    /// a request is never split; long listings are paged instead).
     static let controlTurnBudget = Duration.milliseconds(5)
+
+    /// The time a turn aims to spend on control requests, serving them and carrying out its
+    /// directives (``ServeAllowance``): a request of another connection waits about one turn.
+    static let controlTurnTarget = Duration.milliseconds(2)
 
     /// Requests at least this large (bytes) are followed by `Allocator.releaseFreePages()` when refused.
     static let trimAfterRefusedBytes = 1 << 20

@@ -11,6 +11,11 @@ struct InboundGate {
     var rateLimiter: ControlRateLimiter
     /// Control requests read and waiting for their connection's turn (round-robin).
     var fairQueue: ControlFairQueue<BoundedMessage>
+    /// Requests a turn reads and serves at most, adjusted to the time turns spend on them.
+    var allowance = ServeAllowance(target: CoordinatorService.controlTurnTarget)
+    /// This turn's serving so far: when it started and how many requests it served; `nil`
+    /// until the turn serves, and again once ``allowance`` has been told.
+    var serving: (started: ContinuousClock.Instant, served: Int)?
     /// Requests refused since start because their connection's (or every connection's)
     /// waiting requests passed `limits.controlPendingBytes…`.
     var pendingRefusals = 0
