@@ -24,9 +24,10 @@ extension CoordinatorService {
         serveControl(control, into: &directives)
     }
 
-    /// Reads at most ``controlReadsPerTurn`` messages, for at most ``controlReadBudget``, and
-    /// stops once the fair queue holds the turn's allowance (the rest waits in libzmq, which
-    /// reads connections in turn), without blocking: a connection that does not read its replies is not served
+    /// Reads at most the turn's allowance of messages (``ServeAllowance/limit(at:)``, 1,000
+    /// at most), for at most ``controlReadBudget``, without blocking: the rest
+    /// waits in libzmq, which reads connections in turn, so a new connection's request is read
+    /// within a turn whatever another has queued. A connection that does not read its replies is not served
     /// (``UnreadReplies``); the rest are queued per connection, or refused `rate_limited`
     /// past `limits.controlPendingBytesPerConnection` / `controlPendingBytesTotal`.
     private func queueControl(_ control: Socket, into directives: inout [CoordinatorDirective]) throws {
@@ -36,10 +37,8 @@ extension CoordinatorService {
         let limit = inbound.allowance.limit(at: clock.monotonic)
         // The rest of a message with too many frames, a slice per turn.
         guard try control.discardFrames(upTo: Self.framesDiscardedPerTurn) else { return }
-        for _ in 0..<Self.controlReadsPerTurn {
-            if ContinuousClock.now - started > Self.controlReadBudget || inbound.fairQueue.count >= limit {
-                return
-            }
+        for _ in 0..<limit {
+            if ContinuousClock.now - started > Self.controlReadBudget { return }
             guard let message = try control.receiveMessage(
                 dontWait: true, properties: properties, maxFrames: configuration.limits.maxFramesPerMessage)
             else { return }
@@ -109,9 +108,6 @@ extension CoordinatorService {
     /// How long one turn reads control messages into the fair queue at most: reading is
     /// cheap, and what a turn does not read waits in libzmq's own per-connection queue.
     static let controlReadBudget = Duration.milliseconds(1)
-
-    /// Messages one turn reads off the control socket at most.
-    static let controlReadsPerTurn = 4096
 
     /// What a queued request costs beyond its frames' bytes (its arrays, properties and
     /// queue slot), counted against `limits.controlPendingBytes…`.
