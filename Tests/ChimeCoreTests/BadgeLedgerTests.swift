@@ -176,11 +176,21 @@ import Testing
         deliver(replacing, into: &ledger, nil)
         #expect(ledger.delivered.map(\.reminderId) == ["d", "r5"])
         #expect(ledger.storedBytes == sum())
-        // The JSON a snapshot stores is as long as counted (ids and titles need no escapes here).
+        // The JSON a snapshot stores is as long as counted.
         for entry in ledger.delivered {
             let json = try wireJSON(entry)
             #expect(entry.storedBytes == json.utf8.count, "\(json)")
         }
+        // Strings that need escapes count as escaped: quotes, backslashes, short and long
+        // control escapes, a slash (not escaped), U+2028 and an emoji (raw UTF-8).
+        var escaped = firing("q\"\\/", minute: 11, title: "\u{0}\u{1}\u{8}\t\n\u{C}\r\u{1F}\u{7F}\u{2028}😀")
+        escaped.content.collapseKey = "\"k\u{2}"
+        deliver(escaped, into: &ledger, .increment)
+        for entry in ledger.delivered {
+            let json = try wireJSON(entry)
+            #expect(entry.storedBytes == json.utf8.count, "\(json)")
+        }
+        #expect(ledger.storedBytes == sum())
         ledger.setBadge(0)
         #expect(ledger.storedBytes == 0)
         // A decoded ledger counts its list too.

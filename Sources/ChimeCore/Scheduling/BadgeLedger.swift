@@ -45,15 +45,32 @@ public struct DeliveredFiring: Codable, Hashable, Sendable {
 }
 
 extension DeliveredFiring {
-    /// The bytes of its JSON form as a snapshot stores it (string escapes aside): 144 for the
-    /// keys, the two RFC 3339 instants and the firing id's (145 when not `counted`), plus the
-    /// recipient, twice the reminder id, and the title and collapse key with their keys. What a
-    /// restricted key's byte quota counts for each firing its recipients' delivered lists hold
-    /// (issue 37 item 3).
+    /// The bytes of its JSON form as a snapshot stores it: 144 for the keys, the two RFC 3339
+    /// instants and the firing id's (145 when not `counted`), plus the recipient, twice the
+    /// reminder id, and the title and collapse key with their keys, each string as escaped
+    /// (``jsonEscapedLength(_:)``). What a restricted key's byte quota counts for each firing
+    /// its recipients' delivered lists hold (issue 37 item 3).
     public var storedBytes: Int {
-        (countsTowardBadge ? 144 : 145) + firingId.recipient.rawValue.utf8.count + 2 * reminderId.rawValue.utf8.count
-            + (title.map { 11 + $0.utf8.count } ?? 0) + (collapseKey.map { 17 + $0.utf8.count } ?? 0)
+        (countsTowardBadge ? 144 : 145) + jsonEscapedLength(firingId.recipient.rawValue) + 2 * jsonEscapedLength(reminderId.rawValue)
+            + (title.map { 11 + jsonEscapedLength($0) } ?? 0) + (collapseKey.map { 17 + jsonEscapedLength($0) } ?? 0)
     }
+}
+
+/// The bytes of `text` inside a JSON string as Foundation's `JSONEncoder` writes it (UTF-8,
+/// slashes not escaped): `"` and `\` take 2, the control characters U+0008, U+0009, U+000A,
+/// U+000C and U+000D take 2 (`\b`, `\t`, `\n`, `\f`, `\r`), the other ones below U+0020 take
+/// 6 (`\u00XX`), every other byte 1 (RFC 8259 §7). A title of control characters is 6 times
+/// its UTF-8 length, which a count of UTF-8 bytes would miss.
+func jsonEscapedLength(_ text: String) -> Int {
+    var length = 0
+    for byte in text.utf8 {
+        switch byte {
+        case 0x22, 0x5C, 0x08, 0x09, 0x0A, 0x0C, 0x0D: length += 2
+        case 0x00..<0x20: length += 6
+        default: length += 1
+        }
+    }
+    return length
 }
 
 /// The result of one badge rule: the badge number afterwards and whether it changed.

@@ -13,9 +13,9 @@ extension CoordinatorService {
     /// then serves the queue round-robin across connections (``ControlFairQueue``), at most
     /// the turn's allowance of requests while two or more connections send (``ServeAllowance``,
     /// kept near ``controlTurnTarget`` of serving and carrying out) and ``controlTurnBudget``
-    /// of serving: what is left waits
-    /// for the next turn, after due firings were made and dispatched (issue 15: no op holds
-    /// the loop; issue 37: no connection delays another's requests behind its own).
+    /// of serving: what is left waits for the next turn, after due firings were made and
+    /// dispatched (issue 15: no op holds the loop; issue 37: no connection delays another's
+    /// requests behind its own).
     ///
     /// With security on, each request's role comes from its connection's ZAP user id (the
     /// `User-Id` message property), never from the message.
@@ -25,11 +25,11 @@ extension CoordinatorService {
     }
 
     /// Reads at most the turn's allowance of messages (``ServeAllowance/limit(at:)``, 1,000
-    /// at most), for at most ``controlReadBudget``, without blocking: the rest
-    /// waits in libzmq, which reads connections in turn, so a new connection's request is read
-    /// within a turn whatever another has queued. A connection that does not read its replies is not served
-    /// (``UnreadReplies``); the rest are queued per connection, or refused `rate_limited`
-    /// past `limits.controlPendingBytesPerConnection` / `controlPendingBytesTotal`.
+    /// at most), for at most ``controlReadBudget``, without blocking: the rest waits in
+    /// libzmq, which reads connections in turn, so a new connection's request is read within a
+    /// turn whatever another has queued. A connection that does not read its replies is not
+    /// served (``UnreadReplies``); the rest are queued per connection, or refused
+    /// `rate_limited` past `limits.controlPendingBytesPerConnection` / `controlPendingBytesTotal`.
     private func queueControl(_ control: Socket, into directives: inout [CoordinatorDirective]) throws {
         // The peer's address, its connection's descriptor (``ConnectionBacklog``) and, with keys, its user id.
         let properties = [MessageProperty.peerAddress, MessageProperty.fileDescriptor] + (security == nil ? [] : [MessageProperty.userID])
