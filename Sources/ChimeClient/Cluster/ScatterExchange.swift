@@ -11,7 +11,10 @@ import ZeroMQ
 /// threads for one `status`); now a scatter costs one thread whatever the shard count, and
 /// takes as long as its slowest shard, as before.
 ///
-/// Not `Sendable`: it uses the clients' sockets on the calling thread.
+/// ``run()`` polls for the exchange alone; a loop that polls other sockets too (the event
+/// streams' catch-ups, ``EventStreams``) drives it a turn at a time with ``register(in:)``
+/// and ``advance(after:polled:)``. Not `Sendable`: it uses the clients' sockets on the
+/// calling thread.
 final class ScatterExchange {
     /// Where one shard's exchange stands.
     enum Phase {
@@ -61,27 +64,10 @@ final class ScatterExchange {
     ///   (`unavailable` when no reply came after every retry, `malformed`, `rate_limited`).
     func run() -> [(shard: Int, outcome: Swift.Result<Data, WireError>)] {
         startPending()
-        while legs.contains(where: { !isDone($0) }) {
+        while !isFinished {
             let poller = Poller()
-            var polled: [Leg] = []
-            var wake: ContinuousClock.Instant?
-            for leg in legs {
-                switch leg.phase {
-                case .awaiting(let deadline):
-                    guard let socket = leg.client.socket else {
-                        finish(leg, .failure(WireError(.internal, "shard \(leg.shard): the request's socket is gone")))
-                        continue
-                    }
-                    poller.register(socket, for: .readable)
-                    polled.append(leg)
-                    wake = min(wake ?? deadline, deadline)
-                case .probing(_, let nextProbe): wake = min(wake ?? nextProbe, nextProbe)
-                case .resting(let until): wake = min(wake ?? until, until)
-                case .starting: wake = clock.now
-                case .done: break
-                }
-            }
-            let timeout = max(.zero, (wake ?? clock.now) - clock.now)
+            let turn = register(in: poller)
+            let timeout = max(.zero, (turn.wake ?? clock.now) - clock.now)
             do {
                 if poller.count > 0 {
                     _ = try poller.poll(timeout: timeout)
@@ -90,32 +76,79 @@ final class ScatterExchange {
                 }
             } catch {
                 // The context was shut down: nothing more can be sent or received.
-                for leg in legs where !isDone(leg) { finish(leg, .failure(WireError(.unavailable, "\(error)"))) }
+                abandon("\(error)")
                 break
             }
-            for (index, leg) in polled.enumerated() where poller.events(at: index).contains(.readable) {
-                receive(leg)
-            }
-            let now = clock.now
-            for leg in legs {
-                switch leg.phase {
-                case .awaiting(let deadline) where now >= deadline: timedOut(leg)
-                case .resting(let until) where now >= until:
-                    // A new round of sends, as `exchange` starts `exchangeOnce` again.
-                    leg.sends = 0
-                    leg.phase = .starting(giveUpAt: nil)
-                case .probing(let giveUpAt, let nextProbe) where now >= nextProbe: leg.phase = .starting(giveUpAt: giveUpAt)
-                default: break
-                }
-            }
-            startPending()
+            advance(after: poller, polled: turn.polled)
         }
-        return legs.map { leg in
+        return outcomes
+    }
+
+    /// Whether every leg's exchange has ended.
+    var isFinished: Bool { legs.allSatisfy(isDone) }
+
+    /// Per shard, in the order given, the outcome of its exchange (an `internal` error for a
+    /// leg not finished: call it once ``isFinished``).
+    var outcomes: [(shard: Int, outcome: Swift.Result<Data, WireError>)] {
+        legs.map { leg in
             guard case .done(let outcome) = leg.phase else {
                 return (leg.shard, .failure(WireError(.internal, "shard \(leg.shard) was not answered")))
             }
             return (leg.shard, outcome)
         }
+    }
+
+    /// One turn's part of a poll that may hold other sockets too: registers in `poller` the
+    /// socket of every leg awaiting a reply (at the indices returned) and says by when the
+    /// exchange needs ``advance(after:polled:)`` again without any socket ready (a reply's
+    /// deadline, a rest's or probe's end); `wake` is `nil` when nothing is timed.
+    func register(in poller: Poller) -> (polled: [(leg: Leg, index: Int)], wake: ContinuousClock.Instant?) {
+        var polled: [(leg: Leg, index: Int)] = []
+        var wake: ContinuousClock.Instant?
+        for leg in legs {
+            switch leg.phase {
+            case .awaiting(let deadline):
+                guard let socket = leg.client.socket else {
+                    finish(leg, .failure(WireError(.internal, "shard \(leg.shard): the request's socket is gone")))
+                    continue
+                }
+                polled.append((leg, poller.register(socket, for: .readable)))
+                wake = min(wake ?? deadline, deadline)
+            case .probing(_, let nextProbe): wake = min(wake ?? nextProbe, nextProbe)
+            case .resting(let until): wake = min(wake ?? until, until)
+            case .starting: wake = clock.now
+            case .done: break
+            }
+        }
+        return (polled, wake)
+    }
+
+    /// After `poller` (in which ``register(in:)`` put `polled`) returned: reads the replies
+    /// that came, times out the legs past their deadline (resending on a fresh socket), ends
+    /// the rests and probes that are over, and sends what is to be sent.
+    func advance(after poller: Poller, polled: [(leg: Leg, index: Int)]) {
+        for (leg, index) in polled where poller.events(at: index).contains(.readable) {
+            receive(leg)
+        }
+        let now = clock.now
+        for leg in legs {
+            switch leg.phase {
+            case .awaiting(let deadline) where now >= deadline: timedOut(leg)
+            case .resting(let until) where now >= until:
+                // A new round of sends, as `exchange` starts `exchangeOnce` again.
+                leg.sends = 0
+                leg.phase = .starting(giveUpAt: nil)
+            case .probing(let giveUpAt, let nextProbe) where now >= nextProbe: leg.phase = .starting(giveUpAt: giveUpAt)
+            default: break
+            }
+        }
+        startPending()
+    }
+
+    /// Ends every leg still under way with `unavailable` (`reason`): their context was shut
+    /// down, so nothing more can be sent or received.
+    func abandon(_ reason: String) {
+        for leg in legs where !isDone(leg) { finish(leg, .failure(WireError(.unavailable, reason))) }
     }
 
     func isDone(_ leg: Leg) -> Bool {

@@ -7,9 +7,11 @@ import Synchronization
 import ZeroMQ
 
 /// Receives fire events from every shard of a cluster, with no gap and no duplicate per
-/// shard across any shard's restart or failover: one ``SubscriberClient`` per shard, each on
-/// its own thread with its own events socket, its own ``GapFiller`` (one watermark per
-/// shard: `seq` counts per shard) and its own catch-up from that shard's control endpoint.
+/// shard across any shard's restart or failover: per shard an events socket, a ``GapFiller``
+/// (one watermark per shard: `seq` counts per shard) and a catch-up from that shard's control
+/// endpoint, all polled by one thread (``EventStreams``). A subscription thus costs one
+/// thread and one ZeroMQ context whatever the shard count, and one more thread to follow the
+/// map when it does; a shard that is down or restarting holds up no other shard's events.
 ///
 /// A recipient lives on one shard, so its events come from that shard alone: with
 /// `recipient` only its shard is subscribed. Events of different shards are delivered in
@@ -138,74 +140,99 @@ public final class ClusterSubscriber: Sendable {
                 }
             }
         }
-        let failure = Mutex<(any Error)?>(nil)
-        let ready = Atomic<Int>(0)
-        let group = DispatchGroup()
-        /// Starts `shard`'s subscriber thread; `since` is where its catch-up starts (`nil`: now).
-        func start(_ shard: ShardMap.Shard, since: UInt64?, isFirst: Bool) {
-            group.enter()
-            let thread = Thread { [self] in
-                defer { group.leave() }
-                do {
-                    let subscriber = SubscriberClient(
-                        endpoint: shard.endpoints.events, recipient: recipient, stop: stop, highWaterMark: highWaterMark, curve: curve)
-                    subscriber.maxEventBytes = maxEventBytes
-                    // Following a recipient whose slot moves: the source keeps its live events
-                    // until the hand-over and answers the catch-up `wrong_shard` from some
-                    // point of the move on; the map then names the new owner.
-                    subscriber.retriesWrongShard = following != nil && recipient != nil
-                    if ordersSlots {
-                        subscriber.onTurn = {
-                            delivery.withLock { order in if order.hasHeldEvents { emit(order.onTick(at: Date())) } }
-                        }
-                    }
-                    let client = try catchUp.map { catchUp in
-                        try ControlClient(
+        /// Shards to subscribe at the receiving thread's next turn, with the `seq` their
+        /// catch-up starts after (`nil`: now): the first map's, then those the map follower finds.
+        let joining = Mutex<[(shard: ShardMap.Shard, since: UInt64?)]>(shards.map { ($0, catchUp?.since[$0.id]) })
+        // Following a recipient whose slot moves: the source keeps its live events until the
+        // hand-over and answers the catch-up `wrong_shard` from some point of the move on;
+        // the map then names the new owner.
+        let retriesWrongShard = following != nil && recipient != nil
+        /// Receives every shard's events until the stop (the one receiving thread).
+        @Sendable func receive() throws {
+            let streams = try EventStreams(
+                recipient: recipient, handOvers: ordersSlots, stop: stop, highWaterMark: highWaterMark, curve: curve,
+                maxEventBytes: maxEventBytes)
+            var isReady = false
+            /// Subscribes the shards joining since the last turn.
+            func adopt() throws {
+                let pending = joining.withLock { pending -> [(shard: ShardMap.Shard, since: UInt64?)] in
+                    defer { pending = [] }
+                    return pending
+                }
+                for (shard, since) in pending {
+                    var source: (client: ControlClient, since: UInt64?)?
+                    if let catchUp {
+                        let client = try ControlClient(
                             endpoint: shard.endpoints.control, timeout: catchUp.timeout, retries: catchUp.retries, curve: curve,
                             context: catchUp.context)
+                        source = (client, since)
                     }
-                    try subscriber.run(
-                        catchUp: client.map { ($0, since) },
-                        onReady: {
-                            if isFirst, ready.add(1, ordering: .acquiringAndReleasing).newValue == shards.count { onReady() }
-                        },
-                        onEvent: { event, raw in
-                            delivery.withLock { order in
-                                if ordersSlots { emit(order.onFire(event, raw: raw, from: shard.id, at: Date())) } else { onEvent(event, raw) }
-                            }
-                        },
-                        onHandOver: !ordersSlots ? nil : { event, raw in delivery.withLock { order in emit(order.onHandOver(event, raw: raw)) } })
-                } catch {
-                    // An error after the stop (a catch-up context shut down) is the stop's echo.
-                    if !stop.isStopRequested { failure.withLock { if $0 == nil { $0 = error } } }
-                    stop.requestStop()
+                    try streams.add(
+                        shard: shard.id, endpoint: shard.endpoints.events, catchUp: source, retriesWrongShard: retriesWrongShard)
+                }
+                if !isReady {
+                    isReady = true
+                    onReady()
                 }
             }
-            thread.name = "chime-subscriber-\(shard.id)"
-            thread.start()
-        }
-        for shard in shards { start(shard, since: catchUp?.since[shard.id], isFirst: true) }
-        if let following {
-            var known = Set(shards.map(\.id))
-            var followed = map
-            let wake = DispatchSemaphore(value: 0)
-            stop.onStop { wake.signal() }
-            // At least 1 ms, at most a day (no overflow whatever the interval).
-            let nanoseconds = min(max(following.interval.components.seconds, 0), 86_400) * 1_000_000_000
-                + max(following.interval.components.attoseconds, 0) / 1_000_000_000
-            while !stop.isStopRequested {
-                _ = wake.wait(timeout: .now() + .nanoseconds(Int(clamping: max(1_000_000, nanoseconds))))
-                guard !stop.isStopRequested, let newer = following.read() else { continue }
-                if let recipient, newer.mapEpoch > followed.mapEpoch {
-                    if let handOver = RecipientHandOver.between(followed, newer, of: recipient) {
-                        delivery.withLock { _ in onRecipientHandOver?(handOver) }
+            try streams.run(
+                adopt: adopt,
+                onTurn: {
+                    guard ordersSlots else { return }
+                    delivery.withLock { order in if order.hasHeldEvents { emit(order.onTick(at: Date())) } }
+                },
+                deliver: { shard, event, raw in
+                    delivery.withLock { order in
+                        switch event {
+                        case .fire(let fire):
+                            if ordersSlots { emit(order.onFire(fire, raw: raw, from: shard, at: Date())) } else { onEvent(fire, raw) }
+                        case .handOver(let handOver): emit(order.onHandOver(handOver, raw: raw))
+                        }
                     }
-                    followed = newer
+                })
+        }
+        guard let following else {
+            do {
+                try receive()
+            } catch {
+                // An error after the stop (a catch-up context shut down) is the stop's echo.
+                if !stop.isStopRequested { throw error }
+            }
+            return
+        }
+        let failure = Mutex<(any Error)?>(nil)
+        let group = DispatchGroup()
+        group.enter()
+        let thread = Thread { [self] in
+            defer { group.leave() }
+            do {
+                try receive()
+            } catch {
+                if !stop.isStopRequested { failure.withLock { if $0 == nil { $0 = error } } }
+                stop.requestStop()
+            }
+        }
+        thread.name = "chime-subscriber"
+        thread.start()
+        var known = Set(shards.map(\.id))
+        var followed = map
+        let wake = DispatchSemaphore(value: 0)
+        stop.onStop { wake.signal() }
+        // At least 1 ms, at most a day (no overflow whatever the interval).
+        let nanoseconds = min(max(following.interval.components.seconds, 0), 86_400) * 1_000_000_000
+            + max(following.interval.components.attoseconds, 0) / 1_000_000_000
+        while !stop.isStopRequested {
+            _ = wake.wait(timeout: .now() + .nanoseconds(Int(clamping: max(1_000_000, nanoseconds))))
+            guard !stop.isStopRequested, let newer = following.read() else { continue }
+            if let recipient, newer.mapEpoch > followed.mapEpoch {
+                if let handOver = RecipientHandOver.between(followed, newer, of: recipient) {
+                    delivery.withLock { _ in onRecipientHandOver?(handOver) }
                 }
-                for shard in Self.shards(of: newer, for: recipient) where !known.contains(shard.id) {
-                    known.insert(shard.id)
-                    start(shard, since: catchUp == nil ? nil : 0, isFirst: false)
-                }
+                followed = newer
+            }
+            for shard in Self.shards(of: newer, for: recipient) where !known.contains(shard.id) {
+                known.insert(shard.id)
+                joining.withLock { $0.append((shard, catchUp == nil ? nil : 0)) }
             }
         }
         group.wait()

@@ -15,12 +15,13 @@ import ChimeSecurity
 /// (from `since`, or from the settled watermark "now" when `since` is `nil`) and from then
 /// on delivers in `seq` order: a live event waits until every earlier `seq` is settled and
 /// the missing ones were replayed (ZeroMQ Guide ch. 5, "Clone"). A failed fetch (the
-/// coordinator restarting) is retried; each firing id is delivered once.
+/// coordinator restarting) is retried; each firing id is delivered once. The catch-up's
+/// request joins the events socket's poll (``EventStreams``, the same loop a
+/// ``ClusterSubscriber`` runs for every shard): live events are taken while it is answered.
 public final class SubscriberClient {
     let endpoint: String
     let recipient: RecipientID?
     let stop: StopSignal
-    let codec = WireCodec()
 
     /// - Parameters:
     ///   - endpoint: the events endpoint to connect to (`tcp://127.0.0.1:7703`).
@@ -74,100 +75,22 @@ public final class SubscriberClient {
         catchUp: (client: ControlClient, since: UInt64?)? = nil, onReady: () -> Void = {},
         onEvent: (FireEvent, Data) -> Void, onHandOver: ((HandOverEvent, Data) -> Void)? = nil
     ) throws {
-        let onHandOver = recipient == nil ? onHandOver : nil
-        var topics = [recipient.map { Topic.fire($0) } ?? Topic.firePrefix]
-        if onHandOver != nil { topics.append(Topic.handOver) }
-        let socket = try SubscriberSocket.make(
-            endpoint: endpoint, topics: topics,
-            highWaterMark: highWaterMark, curve: curve, stop: stop,
-            maxMessageBytes: maxEventBytes.map { Int64($0) + 1024 } ?? SubscriberSocket.defaultMaximumMessageBytes)
-        defer { socket.close() }
-        onReady()
-        var filler = catchUp.map { GapFiller(since: $0.since) }
-        let handOverTopic = Data(Topic.handOver.utf8)
-        /// Delivers `ready` in order; `live` is the frame just received, passed on as it came.
-        func deliver(_ ready: [ShardStreamEvent], live: (event: ShardStreamEvent, raw: Data)? = nil) {
-            for event in ready {
-                let raw = live.flatMap { $0.event.seq == event.seq ? $0.raw : nil }
-                switch event {
-                case .fire(let fire): onEvent(fire, raw ?? codec.encode(fire))
-                case .handOver(let handOver): onHandOver?(handOver, raw ?? codec.encode(handOver))
-                }
-            }
-        }
-        let poller = Poller()
-        poller.register(socket, for: .readable)
+        let streams = try EventStreams(
+            recipient: recipient, handOvers: onHandOver != nil, stop: stop, highWaterMark: highWaterMark, curve: curve,
+            maxEventBytes: maxEventBytes)
         do {
-            while !stop.isStopRequested {
-                if let catchUp, var current = filler, current.isFetchDue(at: Date()) {
-                    try fetch(catchUp.client, filler: &current, deliver: { deliver($0) })
-                    filler = current
-                }
-                let waitMilliseconds = filler.map { $0.hasWaitingEvents ? 20 : 100 } ?? 100
-                if try poller.poll(timeout: .milliseconds(waitMilliseconds)) > 0 {
-                    while let frames = try socket.receiveMessage(dontWait: true) {
-                        guard frames.count == 2 else { continue }
-                        let event: ShardStreamEvent
-                        if onHandOver != nil, frames[0] == handOverTopic {
-                            guard let handOver = try? codec.decode(HandOverEvent.self, from: frames[1]) else { continue }
-                            event = .handOver(handOver)
-                        } else {
-                            if let recipient, frames[0] != Data(Topic.fire(recipient).utf8) { continue }
-                            guard let fire = try? codec.decode(FireEvent.self, from: frames[1]) else { continue }
-                            event = .fire(fire)
-                        }
-                        guard var current = filler else {
-                            deliver([event], live: (event, frames[1]))
-                            continue
-                        }
-                        deliver(current.take(live: event, at: Date()), live: (event, frames[1]))
-                        filler = current
-                    }
-                }
-                if var current = filler {
-                    deliver(current.tick(at: Date()))
-                    filler = current
-                }
-                onTurn?()
-            }
+            try streams.add(shard: 0, endpoint: endpoint, catchUp: catchUp, retriesWrongShard: retriesWrongShard)
         } catch let error as ZeroMQError where error.code == .contextTerminated {
             return
         }
-    }
-
-    /// Fetches every retained event after the filler's watermark (page by page) and
-    /// delivers what becomes ready. An unanswered request (the coordinator restarting) only
-    /// paces the next attempt.
-    func fetch(_ client: ControlClient, filler: inout GapFiller, deliver: ([ShardStreamEvent]) -> Void) throws {
-        while true {
-            let request = ControlRequest(command: .events(after: filler.fetchAfter, recipient: recipient, limit: 1000))
-            let answer: EventsResult?
-            do {
-                answer = try Self.events(client, request)
-            } catch {
-                guard retriesWrongShard, error.code == .wrongShard else { throw error }
-                filler.onFetchRefused(at: Date())
-                return
-            }
-            guard let result = answer else {
-                filler.onFetchFailed(at: Date())
-                return
-            }
-            deliver(filler.take(fetched: result.events, handOvers: result.handOvers ?? [], through: result.through, at: Date()))
-            if !result.truncated { return }
-        }
-    }
-
-    /// The `events` reply, or `nil` when none came (the coordinator is restarting).
-    /// - Throws: `WireError` when the coordinator answered with an error.
-    static func events(_ client: ControlClient, _ request: ControlRequest) throws(WireError) -> EventsResult? {
-        let reply: ControlReply<EventsResult>
-        do {
-            reply = try client.send(request, expecting: EventsResult.self)
-        } catch {
-            guard error.code == .unavailable else { throw error }
-            return nil
-        }
-        return reply.result
+        onReady()
+        try streams.run(
+            adopt: {}, onTurn: { onTurn?() },
+            deliver: { _, event, raw in
+                switch event {
+                case .fire(let fire): onEvent(fire, raw)
+                case .handOver(let handOver): onHandOver?(handOver, raw)
+                }
+            })
     }
 }
