@@ -247,6 +247,39 @@ def test_gap_free_subscribers_print_each_firing_once_across_a_shard_restart(shar
             swift.wait()
 
 
+def test_a_badge_subscriber_across_shards_prints_every_shards_badge_events_from_one_poll(sharded):
+    """`chime subscribe --topic badge` on three shards: one SUB socket per shard, all polled by
+    one thread (TopicSubscriber with several endpoints); each shard's badge events print, each
+    recipient's values in the order they were set, and SIGTERM ends it with status 0."""
+    shard_map = sharded.shard_map
+    recipients = [next(f"g{n}" for n in range(10_000) if shard_of(shard_map, f"g{n}") == shard) for shard in range(3)]
+    subscriber = subprocess.Popen(
+        [str(sharded.binary), "subscribe", "--topic", "badge", "--json", "--config", str(sharded.config_path)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    lines: list[dict] = []
+    reader = threading.Thread(target=lambda: lines.extend(json.loads(line) for line in subscriber.stdout), daemon=True)
+    reader.start()
+    try:
+        # Live only: badges are set until each shard's subscription has carried one through.
+        value, deadline = 0, time.monotonic() + 20
+        while {line["recipient"] for line in list(lines)} != set(recipients) and time.monotonic() < deadline:
+            value += 1
+            for recipient in recipients:
+                assert sharded.run("badge", recipient, str(value)).returncode == 0
+            time.sleep(0.1)
+        assert {line["recipient"] for line in list(lines)} == set(recipients)
+    finally:
+        subscriber.send_signal(signal.SIGTERM)
+        _, err = subscriber.communicate(timeout=10)
+    reader.join(timeout=5)
+    assert subscriber.returncode == 0, err
+    for shard, recipient in enumerate(recipients):
+        mine = [line for line in lines if line["recipient"] == recipient]
+        assert {line.get("shard", 0) for line in mine} == {shard}
+        values = [line["badge"] for line in mine]
+        assert values == sorted(values) and len(set(values)) == len(values) and values[-1] <= value
+
+
 def test_a_worker_serving_three_shards_counts_every_shards_firings_on_its_metrics(tmp_path):
     """Issue 39: a worker's /metrics came from the service of the shard that held HTTP alone, so
     firings and deliveries of its other shards were not counted. The process's probe adds up

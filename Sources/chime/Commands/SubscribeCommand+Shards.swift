@@ -149,33 +149,20 @@ extension SubscribeCommand {
         return result
     }
 
-    /// Badge or action events (live only) from each shard, one thread per shard.
+    /// Badge or action events (live only) from each shard, every shard's socket polled by
+    /// the calling thread.
     static func runTopicAcrossShards(
         map: ShardMap, topic: String, recipient: RecipientID?, configuration: ChimeConfiguration, curve: CurveClientKeys?,
         stop: StopSignal, onMessage: @escaping @Sendable (String, Data) -> Void
     ) throws {
         let shards = recipient.flatMap { map.shard(of: $0) }.map { [$0] } ?? map.shards
-        let failure = Mutex<(any Error)?>(nil)
-        let delivery = Mutex<Void>(())
-        let group = DispatchGroup()
-        let highWaterMark = configuration.eventHighWaterMark
-        for shard in shards {
-            group.enter()
-            let thread = Thread {
-                defer { group.leave() }
-                do {
-                    let subscriber = TopicSubscriber(
-                        endpoint: shard.endpoints.events, prefix: topic + ".", recipient: recipient, stop: stop,
-                        highWaterMark: highWaterMark, curve: curve)
-                    try subscriber.run { name, raw in delivery.withLock { _ in onMessage(name, raw) } }
-                } catch {
-                    if !stop.isStopRequested { failure.withLock { if $0 == nil { $0 = error } } }
-                    stop.requestStop()
-                }
-            }
-            thread.start()
+        let subscriber = TopicSubscriber(
+            endpoints: shards.map(\.endpoints.events), prefix: topic + ".", recipient: recipient, stop: stop,
+            highWaterMark: configuration.eventHighWaterMark, curve: curve)
+        do {
+            try subscriber.run(onMessage: onMessage)
+        } catch {
+            if !stop.isStopRequested { throw error }
         }
-        group.wait()
-        if let error = failure.withLock({ $0 }) { throw error }
     }
 }
