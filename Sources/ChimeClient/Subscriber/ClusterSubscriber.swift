@@ -9,7 +9,7 @@ import ZeroMQ
 /// Receives fire events from every shard of a cluster, with no gap and no duplicate per
 /// shard across any shard's restart or failover: per shard an events socket, a ``GapFiller``
 /// (one watermark per shard: `seq` counts per shard) and a catch-up from that shard's control
-/// endpoint, all polled by one thread (``EventStreams``). A subscription thus costs one
+/// endpoint, all polled by one thread (`EventStreams`). A subscription thus costs one
 /// thread and one ZeroMQ context whatever the shard count, and one more thread to follow the
 /// map when it does; a shard that is down or restarting holds up no other shard's events.
 ///

@@ -16,7 +16,7 @@ import ChimeSecurity
 /// on delivers in `seq` order: a live event waits until every earlier `seq` is settled and
 /// the missing ones were replayed (ZeroMQ Guide ch. 5, "Clone"). A failed fetch (the
 /// coordinator restarting) is retried; each firing id is delivered once. The catch-up's
-/// request joins the events socket's poll (``EventStreams``, the same loop a
+/// request joins the events socket's poll (`EventStreams`, the same loop a
 /// ``ClusterSubscriber`` runs for every shard): live events are taken while it is answered.
 public final class SubscriberClient {
     let endpoint: String

@@ -64,7 +64,7 @@ public final class TopicSubscriber {
 
     /// Calls `onMessage` with the index in `endpoints` each event came from, its topic and its
     /// JSON, until the stop signal; an endpoint's events come in the order it sent them, and
-    /// one turn takes at most ``messagesPerTurn`` from each, so none waits behind another's flood.
+    /// one turn takes at most 1,000 messages from each, so none waits behind another's flood.
     /// - Throws: `ZeroMQError` when an endpoint is invalid.
     public func run(onReady: () -> Void = {}, onEndpointMessage onMessage: (Int, String, Data) -> Void) throws {
         let topic = prefix + (recipient?.rawValue ?? "")
