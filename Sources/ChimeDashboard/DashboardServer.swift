@@ -7,7 +7,8 @@ import Synchronization
 
 /// `chime dashboard` running: the HTTP server on its address, a sampler thread that records
 /// every shard's figures into the charts' ring buffer every ``sampleInterval``, and one
-/// events subscriber thread per shard feeding the live tail. ``stop()`` ends all of them.
+/// events subscriber thread feeding the live tail from every shard (a SUB socket per shard,
+/// one poll: ``TopicSubscriber``). ``stop()`` ends all of them.
 public final class DashboardServer: Sendable {
     /// A shard's events endpoint (XPUB) the tail subscribes to.
     public struct EventsEndpoint: Sendable {
@@ -52,7 +53,7 @@ public final class DashboardServer: Sendable {
             router.respond(to: request)
         }
         startSampler()
-        for endpoint in events { startSubscriber(endpoint, curve: curve) }
+        if !events.isEmpty { startSubscriber(events, curve: curve) }
     }
 
     private func startSampler() {
@@ -72,21 +73,24 @@ public final class DashboardServer: Sendable {
         thread.start()
     }
 
-    private func startSubscriber(_ endpoint: EventsEndpoint, curve: CurveClientKeys?) {
+    private func startSubscriber(_ endpoints: [EventsEndpoint], curve: CurveClientKeys?) {
         let (tail, stop) = (router.tail, stopSignal)
         finished.enter()
         let thread = Thread { [finished] in
             // Made on its thread: a subscriber is used by one thread only.
             let subscriber = TopicSubscriber(
-                endpoint: endpoint.endpoint, prefix: "", recipient: nil, stop: stop, highWaterMark: 10_000, curve: curve)
+                endpoints: endpoints.map(\.endpoint), prefix: "", recipient: nil, stop: stop, highWaterMark: 10_000, curve: curve)
             do {
-                try subscriber.run { topic, payload in tail.append(topic: topic, payload: payload, shard: endpoint.shard) }
+                try subscriber.run(onEndpointMessage: { index, topic, payload in
+                    tail.append(topic: topic, payload: payload, shard: endpoints[index].shard)
+                })
             } catch {
-                StandardStreams.writeError("chime dashboard: events of shard \(endpoint.shard) at \(endpoint.endpoint): \(error)\n")
+                let named = endpoints.map { "shard \($0.shard) at \($0.endpoint)" }.joined(separator: ", ")
+                StandardStreams.writeError("chime dashboard: events of \(named): \(error)\n")
             }
             finished.leave()
         }
-        thread.name = "chime-dashboard-events-\(endpoint.shard)"
+        thread.name = "chime-dashboard-events"
         thread.start()
     }
 
