@@ -49,6 +49,49 @@ import Testing
         #expect(filler.watermark == newEpoch + 1)
     }
 
+    /// A catch-up that never answers while live events keep coming: at most
+    /// `maximumWaiting` wait; past it the oldest go anyway, in order, and so on.
+    @Test func theEventsWaitingForAFillThatNeverComesAreBounded() {
+        var settings = GapFiller.Settings()
+        settings.maximumWaiting = 3
+        var filler = GapFiller(since: nil, settings: settings)
+        filler.onFetchFailed(at: at(0))
+        #expect(filler.onLive(event(11), at: at(0.1)).isEmpty, "no watermark yet")
+        #expect(filler.onLive(event(12), at: at(0.2)).isEmpty)
+        #expect(filler.onLive(event(14), at: at(0.3)).isEmpty)
+        #expect(filler.waiting.count == 3)
+        #expect(filler.onLive(event(15), at: at(0.4)).map(\.seq) == [11, 12], "past the bound: the oldest, up to the gap")
+        #expect(filler.watermark == 12)
+        #expect(filler.waiting.map(\.event.seq) == [14, 15])
+        #expect(filler.onLive(event(13), at: at(0.5)).map(\.seq) == [13, 14, 15])
+        #expect(filler.onLive(event(12), at: at(0.6)).isEmpty, "delivered once")
+        // A hostile seq at the top of the range settles without an overflow.
+        #expect(filler.onLive(event(UInt64.max), at: at(0.7)).isEmpty)
+        #expect(filler.onLive(event(UInt64.max - 1), at: at(0.8)).isEmpty)
+        #expect(filler.onLive(event(17), at: at(0.9)).isEmpty)
+        #expect(filler.onLive(event(18), at: at(1.0)).map(\.seq) == [17, 18], "past the bound again")
+        #expect(filler.waiting.map(\.event.seq) == [UInt64.max - 1, UInt64.max])
+        #expect(filler.onLive(event(19), at: at(1.1)).map(\.seq) == [19])
+        #expect(filler.onLive(event(UInt64.max, "other"), at: at(1.2)).isEmpty)
+        #expect(filler.onLive(event(UInt64.max, "third"), at: at(1.3)).map(\.seq) == [UInt64.max - 1, UInt64.max, UInt64.max, UInt64.max])
+        #expect(filler.watermark == UInt64.max)
+        #expect(filler.waiting.isEmpty)
+        #expect(filler.onLive(event(5, "late"), at: at(1.4)).map(\.seq) == [5], "at W + 1 or below: at once, W stays")
+        #expect(filler.watermark == UInt64.max)
+    }
+
+    /// A copy of a waiting firing with a lower seq (a replay of its first attempt) takes the
+    /// place of that seq: the stream stays in seq order and drains through it.
+    @Test func aWaitingFiringsCopyWithALowerSeqTakesItsPlaceInOrder() {
+        var filler = GapFiller(since: 10)
+        #expect(filler.onFetched([], through: 10, at: at(0)).isEmpty)
+        #expect(filler.onLive(event(13, "x"), at: at(0.1)).isEmpty, "11 and 12 are not settled")
+        #expect(filler.onLive(event(12, "y"), at: at(0.2)).isEmpty)
+        #expect(filler.onLive(event(11, "x"), at: at(0.3)).map(\.seq) == [11, 12], "x at 11, then y; its copy at 13 is gone")
+        #expect(filler.waiting.isEmpty)
+        #expect(filler.watermark == 12)
+    }
+
     /// A refused catch-up (`wrong_shard`: the recipient's slot moved away) cannot fill a gap:
     /// the waiting live events go once they have waited `maximumWait` from the refusal, not
     /// never (a failed fetch alone starts no wait).

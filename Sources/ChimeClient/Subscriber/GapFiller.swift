@@ -37,6 +37,12 @@ public struct GapFiller: Sendable {
         public var maximumWait: Double = 2
         /// Firing ids remembered for de-duplication (the oldest are forgotten first).
         public var rememberedFiringIDs: Int = 100_000
+        /// The most events that wait for the fill: past it the oldest are delivered anyway,
+        /// as after ``maximumWait``, so a catch-up that never answers (the control endpoint
+        /// unreachable) while live events keep coming cannot grow the subscriber without
+        /// bound. The default is a subscriber socket's default high-water mark, which bounded
+        /// them while they were still unread.
+        public var maximumWaiting: Int = 250_000
 
         /// The defaults above.
         public init() {}
@@ -51,7 +57,10 @@ public struct GapFiller: Sendable {
     let settings: Settings
     /// `nil` until the first fetch when the subscription starts at "now".
     public private(set) var watermark: UInt64?
+    /// In `seq` order (equal seqs in arrival order).
     private(set) var waiting: [Waiting] = []
+    /// The seq each waiting fire event waits under, by firing id (one entry a firing).
+    private var waitingSeqs: [FiringID: UInt64] = [:]
     private var delivered = Set<FiringID>()
     private var deliveredOrder = RingQueue<FiringID>()
     private(set) var lastFetchAt = Date.distantPast
@@ -105,13 +114,13 @@ public struct GapFiller: Sendable {
             // At or below the watermark: delivered by a fetch, or settled before the start.
             if let watermark, handOver.seq <= watermark { return [] }
         }
-        if let watermark, waiting.isEmpty, event.seq <= watermark + 1 {
+        if let watermark, waiting.isEmpty, event.seq <= Self.next(after: watermark) {
             self.watermark = max(watermark, event.seq)
             if case .fire(let fire) = event { remember(fire.firing.firingId) }
             return [event]
         }
         enqueue(event, fetchedSince: nil)
-        return drain()
+        return drain() + releaseOverflow()
     }
 
     /// Takes one page of an `events` reply (its fire events, its hand-over events and
@@ -132,7 +141,7 @@ public struct GapFiller: Sendable {
         }
         self.watermark = max(watermark, through)
         markFetched(at: now)
-        return drain()
+        return drain() + releaseOverflow()
     }
 
     /// Records a fetch that failed (the coordinator is restarting): paces the next one.
@@ -163,17 +172,65 @@ public struct GapFiller: Sendable {
         switch event {
         case .fire(let fire):
             let firingId = fire.firing.firingId
-            if let index = waiting.firstIndex(where: { $0.event.fire?.firing.firingId == firingId }) {
-                // A redelivery or a replayed copy: keep the lower seq, so order follows the first attempt.
-                if event.seq < waiting[index].event.seq { waiting[index].event = event }
+            if let seq = waitingSeqs[firingId] {
+                // A redelivery or a replayed copy: keep the lower seq, so order follows the
+                // first attempt; the copy takes the place of that seq (and keeps the wait).
+                guard event.seq < seq, let index = waitingIndex(seq: seq, firingId: firingId) else { return }
+                let kept = waiting.remove(at: index)
+                insert(Waiting(event: event, fetchedSince: kept.fetchedSince))
+                waitingSeqs[firingId] = event.seq
                 return
             }
+            waitingSeqs[firingId] = event.seq
         case .handOver:
             // A live copy and a fetched one: the same seq.
-            if waiting.contains(where: { $0.event.seq == event.seq }) { return }
+            if let index = firstWaiting(atOrAfter: event.seq), waiting[index].event.seq == event.seq { return }
         }
-        let position = waiting.firstIndex { $0.event.seq > event.seq } ?? waiting.count
-        waiting.insert(Waiting(event: event, fetchedSince: fetchedSince), at: position)
+        insert(Waiting(event: event, fetchedSince: fetchedSince))
+    }
+
+    /// Inserts `item` after every waiting event of a lower or equal seq (searched from the
+    /// end: live events mostly come in order).
+    private mutating func insert(_ item: Waiting) {
+        var position = waiting.count
+        while position > 0, waiting[position - 1].event.seq > item.event.seq { position -= 1 }
+        waiting.insert(item, at: position)
+    }
+
+    /// The index of the first waiting event whose seq is `seq` or more (binary search).
+    private func firstWaiting(atOrAfter seq: UInt64) -> Int? {
+        var low = 0
+        var high = waiting.count
+        while low < high {
+            let middle = low + (high - low) / 2
+            if waiting[middle].event.seq < seq { low = middle + 1 } else { high = middle }
+        }
+        return low < waiting.count ? low : nil
+    }
+
+    /// The index of `firingId`'s waiting fire event, which waits under `seq`.
+    private func waitingIndex(seq: UInt64, firingId: FiringID) -> Int? {
+        guard var index = firstWaiting(atOrAfter: seq) else { return nil }
+        while index < waiting.count, waiting[index].event.seq == seq {
+            if waiting[index].event.fire?.firing.firingId == firingId { return index }
+            index += 1
+        }
+        return nil
+    }
+
+    /// `seq + 1`, or `seq` at `UInt64.max` (a seq comes off the wire: no overflow trap).
+    static func next(after seq: UInt64) -> UInt64 { seq == .max ? .max : seq + 1 }
+
+    /// Past ``Settings/maximumWaiting``, delivers the oldest waiting events anyway (the
+    /// watermark moves to just before the first), and what then follows them in order.
+    private mutating func releaseOverflow() -> [ShardStreamEvent] {
+        var ready: [ShardStreamEvent] = []
+        while waiting.count > max(settings.maximumWaiting, 0), let first = waiting.first {
+            let before = first.event.seq > 0 ? first.event.seq - 1 : 0
+            watermark = max(watermark ?? before, before)
+            ready += drain()
+        }
+        return ready
     }
 
     private mutating func markFetched(at now: Date) {
@@ -187,11 +244,12 @@ public struct GapFiller: Sendable {
         guard var current = watermark else { return [] }
         var ready: [ShardStreamEvent] = []
         var taken = 0
-        while taken < waiting.count, waiting[taken].event.seq <= current + 1 {
+        while taken < waiting.count, waiting[taken].event.seq <= Self.next(after: current) {
             let event = waiting[taken].event
             taken += 1
             current = max(current, event.seq)
             if case .fire(let fire) = event {
+                waitingSeqs[fire.firing.firingId] = nil
                 if delivered.contains(fire.firing.firingId) { continue }
                 remember(fire.firing.firingId)
             }
