@@ -126,6 +126,35 @@ def test_gap_filler_delivers_a_hand_over_once_in_seq_order():
     assert filler.on_fetched([], 14, now=1.3, hand_overs=[hand_over(13)]) == []
 
 
+def event(seq: int, firing: str | None = None) -> dict:
+    return {"seq": seq, "firingId": firing or f"r{seq}"}
+
+
+def test_gap_filler_bounds_what_waits_for_a_fill_that_never_comes():
+    # The same case as GapFillerTests.theEventsWaitingForAFillThatNeverComesAreBounded (Swift).
+    filler = GapFiller(maximum_waiting=3)
+    filler.on_fetch_failed(0.0)
+    assert filler.on_live(event(11), 0.1) == []
+    assert filler.on_live(event(12), 0.2) == []
+    assert filler.on_live(event(14), 0.3) == []
+    assert [e["seq"] for e in filler.on_live(event(15), 0.4)] == [11, 12]
+    assert filler.watermark == 12
+    assert [entry[0] for entry in filler.waiting] == [14, 15]
+    assert [e["seq"] for e in filler.on_live(event(13), 0.5)] == [13, 14, 15]
+    assert filler.on_live(event(12), 0.6) == []
+    assert filler.waiting == [] and filler.waiting_by_key == {}
+
+
+def test_gap_filler_puts_a_lower_seq_copy_of_a_waiting_firing_in_its_place():
+    # The same case as GapFillerTests.aWaitingFiringsCopyWithALowerSeqTakesItsPlaceInOrder (Swift).
+    filler = GapFiller(since=10)
+    assert filler.on_fetched([], 10, 0.0) == []
+    assert filler.on_live(event(13, "x"), 0.1) == []
+    assert filler.on_live(event(12, "y"), 0.2) == []
+    assert [(e["seq"], e["firingId"]) for e in filler.on_live(event(11, "x"), 0.3)] == [(11, "x"), (12, "y")]
+    assert filler.waiting == [] and filler.watermark == 12
+
+
 def test_slot_order_holds_a_targets_event_until_the_hand_over():
     from chime_client.subscriber import SlotOrder
     from chime_client import slot_of

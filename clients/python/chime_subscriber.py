@@ -57,14 +57,19 @@ class GapFiller:
 
     def __init__(self, since: int | None = None, idle_fetch_interval_s: float = 1.0,
                  waiting_fetch_interval_s: float = 0.02, maximum_wait_s: float = 2.0,
-                 remembered_firing_ids: int = 100_000):
+                 remembered_firing_ids: int = 100_000, maximum_waiting: int = 250_000):
         self.watermark: int | None = since
+        # At most this many events wait for a fill; past it the oldest go anyway, as after
+        # `maximum_wait_s` (a catch-up that never answers cannot grow the subscriber forever).
+        self.maximum_waiting = maximum_waiting
         self.idle_fetch_interval_s = idle_fetch_interval_s
         self.waiting_fetch_interval_s = waiting_fetch_interval_s
         self.maximum_wait_s = maximum_wait_s
         self.remembered_firing_ids = remembered_firing_ids
         # [seq, firing id, event, fetched_since or None], sorted by seq
         self.waiting: list[list] = []
+        # The same entries by `_key` (firing id, or a hand-over's seq).
+        self.waiting_by_key: dict[str, list] = {}
         self.delivered: set[str] = set()
         self.delivered_order: collections.deque[str] = collections.deque()
         self.last_fetch_at = float("-inf")
@@ -97,7 +102,7 @@ class GapFiller:
                 self._remember(event["firingId"])
             return [event]
         self._enqueue(event, None)
-        return self._drain()
+        return self._drain() + self._release_overflow()
 
     def on_fetched(self, events: list[dict], through: int, now: float,
                    hand_overs: list[dict] | None = None) -> list[dict]:
@@ -115,7 +120,7 @@ class GapFiller:
                 self._enqueue(event, now)
         self.watermark = max(self.watermark, through)
         self._mark_fetched(now)
-        return self._drain()
+        return self._drain() + self._release_overflow()
 
     def on_fetch_failed(self, now: float) -> None:
         """No reply (the coordinator is restarting): only paces the next attempt."""
@@ -139,15 +144,31 @@ class GapFiller:
         return self._drain()
 
     def _enqueue(self, event: dict, fetched_since: float | None) -> None:
-        firing_id = _key(event)
-        for entry in self.waiting:
-            if entry[1] == firing_id:
-                if event["seq"] < entry[0]:
-                    entry[0], entry[2] = event["seq"], event
-                    self.waiting.sort(key=lambda item: item[0])
-                return
-        keys = [entry[0] for entry in self.waiting]
-        self.waiting.insert(bisect.bisect_right(keys, event["seq"]), [event["seq"], firing_id, event, fetched_since])
+        key = _key(event)
+        entry = self.waiting_by_key.get(key)
+        if entry is not None:
+            # A redelivery or a replayed copy: keep the lower seq, in its seq's place.
+            if event["seq"] < entry[0]:
+                index = bisect.bisect_left(self.waiting, entry[0], key=lambda item: item[0])
+                while self.waiting[index] is not entry:
+                    index += 1
+                del self.waiting[index]
+                entry[0], entry[2] = event["seq"], event
+                self.waiting.insert(bisect.bisect_right(self.waiting, entry[0], key=lambda item: item[0]), entry)
+            return
+        entry = [event["seq"], key, event, fetched_since]
+        self.waiting_by_key[key] = entry
+        self.waiting.insert(bisect.bisect_right(self.waiting, event["seq"], key=lambda item: item[0]), entry)
+
+    def _release_overflow(self) -> list[dict]:
+        """Past `maximum_waiting`, the oldest waiting events go anyway (the watermark moves to
+        just before the first), with what then follows them in order."""
+        ready: list[dict] = []
+        while len(self.waiting) > max(self.maximum_waiting, 0):
+            before = max(self.waiting[0][0] - 1, 0)
+            self.watermark = before if self.watermark is None else max(self.watermark, before)
+            ready += self._drain()
+        return ready
 
     def _mark_fetched(self, now: float) -> None:
         for entry in self.waiting:
@@ -168,6 +189,8 @@ class GapFiller:
                     continue
                 self._remember(firing_id)
             ready.append(event)
+        for entry in self.waiting[:taken]:
+            self.waiting_by_key.pop(entry[1], None)
         del self.waiting[:taken]
         return ready
 
