@@ -34,7 +34,6 @@ Only pyzmq is needed. Every wait has a deadline; the class never sleeps.
 
 from __future__ import annotations
 
-import bisect
 import collections
 import json
 import time
@@ -149,16 +148,28 @@ class GapFiller:
         if entry is not None:
             # A redelivery or a replayed copy: keep the lower seq, in its seq's place.
             if event["seq"] < entry[0]:
-                index = bisect.bisect_left(self.waiting, entry[0], key=lambda item: item[0])
+                index = self._position(entry[0], after_equal=False)
                 while self.waiting[index] is not entry:
                     index += 1
                 del self.waiting[index]
                 entry[0], entry[2] = event["seq"], event
-                self.waiting.insert(bisect.bisect_right(self.waiting, entry[0], key=lambda item: item[0]), entry)
+                self.waiting.insert(self._position(entry[0]), entry)
             return
         entry = [event["seq"], key, event, fetched_since]
         self.waiting_by_key[key] = entry
-        self.waiting.insert(bisect.bisect_right(self.waiting, event["seq"], key=lambda item: item[0]), entry)
+        self.waiting.insert(self._position(event["seq"]), entry)
+
+    def _position(self, seq: int, after_equal: bool = True) -> int:
+        """Where `seq` goes in `waiting` (sorted by seq): after the entries of an equal seq, or
+        before them. A binary search (bisect's `key=` needs Python 3.10)."""
+        low, high = 0, len(self.waiting)
+        while low < high:
+            middle = (low + high) // 2
+            if self.waiting[middle][0] < seq or (after_equal and self.waiting[middle][0] == seq):
+                low = middle + 1
+            else:
+                high = middle
+        return low
 
     def _release_overflow(self) -> list[dict]:
         """Past `maximum_waiting`, the oldest waiting events go anyway (the watermark moves to
