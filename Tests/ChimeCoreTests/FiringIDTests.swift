@@ -26,6 +26,26 @@ import Testing
         #expect(parsed.reminder == "a/b@c#nag2@2026-12-24T08:00:00.000Z" && parsed.recipient == "50%/x" && parsed.nag == 0)
     }
 
+    /// U+06DD (a prepending mark) makes one grapheme with the `%` or `/` after it: the
+    /// escapes and the recipient's `/` are read scalar by scalar (the firing id fuzz target
+    /// found `۝%25��nu/dp@…` parsing back to another recipient, 2026-12-07).
+    @Test func aSlashOrPercentAfterAPrependingMarkIsReadAsItIs() throws {
+        let found = try #require(FiringID("\u{06DD}%25\u{FFFD}\u{FFFD}nu/dp@4052-11-24T08:00:00.000Z"))
+        #expect(found.recipient.rawValue == "\u{06DD}%\u{FFFD}\u{FFFD}nu" && found.reminder == "dp" && !found.isLegacy)
+        #expect(found.text == "\u{06DD}%25\u{FFFD}\u{FFFD}nu/dp@4052-11-24T08:00:00.000Z")
+        #expect(FiringID(found.text) == found)
+        for recipient in ["x\u{06DD}", "\u{06DD}%", "\u{06DD}/", "a\u{06DD}%\u{06DD}/b"] {
+            let id = FiringID(ReminderKey("r", of: RecipientID(recipient)), dueAt: due)
+            #expect(FiringID(id.text) == id, "\(recipient.unicodeScalars.map { String($0.value, radix: 16) })")
+            #expect(ActionJob.recipient(ofJobID: id.text + "#open@1") == RecipientID(recipient))
+        }
+        // A raw `%` after the mark is no escape: the text is a legacy id.
+        let raw = try #require(FiringID("\u{06DD}%x/dp@2026-12-24T08:00:00.000Z"))
+        #expect(raw.isLegacy && raw.reminder.rawValue == "\u{06DD}%x/dp")
+        #expect(ReminderKey.unescaped("\u{06DD}%2") == nil && ReminderKey.unescaped("a\u{06DD}/") == nil)
+        #expect(ReminderKey.escaped("\u{06DD}%\u{06DD}/") == "\u{06DD}%25\u{06DD}%2F")
+    }
+
     @Test func aTextWithoutARecipientIsALegacyIdOfItsReminderIdAlone() throws {
         let legacy = try #require(FiringID("standup@2026-12-24T08:00:00.125Z"))
         #expect(legacy.isLegacy && legacy.reminder == "standup" && legacy.recipient == "")

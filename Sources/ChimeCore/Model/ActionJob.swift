@@ -50,7 +50,9 @@ public struct ActionJob: Codable, Hashable, Sendable {
     /// (`<recipient>/<reminderId>@<dueAt>#<action>@<ms>`), so a client routes `job` requests by
     /// it; `nil` for a job id of an earlier version (no recipient) or a text that is none.
     public static func recipient(ofJobID jobId: String) -> RecipientID? {
-        guard let slash = jobId.firstIndex(of: "/"), let recipient = ReminderKey.unescaped(jobId[..<slash]) else { return nil }
+        guard let slash = jobId.unicodeScalars.firstIndex(of: "/"), let recipient = ReminderKey.unescaped(jobId[..<slash]) else {
+            return nil
+        }
         return RecipientID(recipient)
     }
 

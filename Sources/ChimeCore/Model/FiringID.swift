@@ -113,8 +113,10 @@ public struct FiringID: Hashable, Comparable, Codable, Sendable, CustomStringCon
     /// The reminder key a text form's part before the instant names; `nil` for an escaped
     /// recipient followed by an empty reminder id, an empty recipient or nothing at all.
     static func key(reading base: String, legacy: Bool) -> ReminderKey? {
-        if !legacy, let slash = base.firstIndex(of: "/"), let recipient = ReminderKey.unescaped(base[..<slash]) {
-            let id = base[base.index(after: slash)...]
+        // The first `/` scalar, not `Character`: one after a prepending mark (U+06DD) is one
+        // grapheme with it.
+        if !legacy, let slash = base.unicodeScalars.firstIndex(of: "/"), let recipient = ReminderKey.unescaped(base[..<slash]) {
+            let id = base[base.unicodeScalars.index(after: slash)...]
             guard !id.isEmpty, !recipient.isEmpty else { return nil }
             return ReminderKey(ReminderID(String(id)), of: RecipientID(recipient))
         }

@@ -99,31 +99,47 @@ public struct ReminderKey: Hashable, Comparable, Sendable, Codable, CustomString
         try container.encode(storage)
     }
 
-    /// `recipient` with `%` and `/` percent-escaped, for the text forms.
+    /// `recipient` with `%` and `/` percent-escaped, for the text forms. Scalar by scalar, not
+    /// by `Character`: a `%` or `/` after a prepending mark (U+06DD) is one grapheme with it.
     public static func escaped(_ recipient: String) -> String {
         guard recipient.utf8.contains(where: { $0 == UInt8(ascii: "%") || $0 == UInt8(ascii: "/") }) else { return recipient }
-        return recipient.replacingOccurrences(of: "%", with: "%25").replacingOccurrences(of: "/", with: "%2F")
+        var result = String.UnicodeScalarView()
+        for scalar in recipient.unicodeScalars {
+            switch scalar {
+            case "%": result.append(contentsOf: "%25".unicodeScalars)
+            case "/": result.append(contentsOf: "%2F".unicodeScalars)
+            default: result.append(scalar)
+            }
+        }
+        return String(result)
     }
 
     /// The recipient an escaped text names, or `nil` when it is not one (an empty text, a `%`
-    /// not followed by `25` or `2F`, a raw `/`).
+    /// not followed by `25` or `2F`, a raw `/`). Read scalar by scalar, as ``escaped(_:)``
+    /// writes (a `Character` search misses a `%` or `/` joined to a prepending mark).
     public static func unescaped(_ text: Substring) -> String? {
         guard !text.isEmpty else { return nil }
-        guard text.utf8.contains(UInt8(ascii: "%")) else { return text.contains("/") ? nil : String(text) }
-        var result = ""
-        var rest = text[...]
-        while let percent = rest.firstIndex(of: "%") {
-            result += rest[..<percent]
-            let code = rest[percent...].prefix(3)
-            switch code {
-            case "%25": result += "%"
-            case "%2F": result += "/"
-            default: return nil
-            }
-            rest = rest[rest.index(percent, offsetBy: 3)...]
+        guard text.utf8.contains(UInt8(ascii: "%")) else {
+            return text.utf8.contains(UInt8(ascii: "/")) ? nil : String(text)
         }
-        result += rest
-        return result
+        var result = String.UnicodeScalarView()
+        var scalars = text.unicodeScalars[...]
+        while let scalar = scalars.popFirst() {
+            switch scalar {
+            case "/": return nil
+            case "%":
+                let code = Array(scalars.prefix(2))
+                guard code.count == 2, code[0] == "2" else { return nil }
+                switch code[1] {
+                case "5": result.append("%")
+                case "F": result.append("/")
+                default: return nil
+                }
+                scalars = scalars.dropFirst(2)
+            default: result.append(scalar)
+            }
+        }
+        return String(result)
     }
 }
 
