@@ -145,7 +145,10 @@ let package = Package(
             ]
         ),
         .testTarget(name: "ChimeClientTests", dependencies: ["ChimeClient", "ChimeCore", "ChimeWire", "ChimeRuntime", "ZeroMQ"]),
-        .testTarget(name: "ChimeWorkerTests", dependencies: ["ChimeWorker", "ChimeCore", "ChimeWire"]),
+        .testTarget(
+            name: "ChimeWorkerTests",
+            dependencies: ["ChimeWorker", "ChimeCore", "ChimeWire", "ChimeRuntime", "ChimeTestSupport", "HelperThreads", "ZeroMQ"]
+        ),
         .testTarget(
             name: "ChimeDeliveryTests", dependencies: ["ChimeDelivery", "ChimeCore", "ChimeWire", "HTTPClient", "HTTPServer", "ChimeTestSupport"]
         ),

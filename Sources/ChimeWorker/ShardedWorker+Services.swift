@@ -1,21 +1,19 @@
 import ChimeCore
 import ChimeRuntime
 import ChimeWire
-import HelperThreads
 
-/// One shard's running ``WorkerService``.
+/// One shard's running ``WorkerService``, as the map reader's thread knows it.
 struct RunningService {
     var shard: ShardMap.Shard
     /// Stops this service only (the process's stop requests it too).
     var stop: StopSignal
-    var thread: HelperThread
+    /// Finished once the service has handed back and left the loop.
+    var end: ServiceEnd
 }
 
 extension ShardedWorker {
-    /// Starts shard `shard`'s service on a thread of its own with a place in the capacity
-    /// pool; the first service started while none serves HTTP takes HTTP and the systemd
-    /// notifier.
-    func startService(_ shard: ShardMap.Shard, workerID: WorkerID) {
+    /// Makes shard `shard`'s service with a place in the capacity pool, for the loop to run.
+    func makeService(_ shard: ShardMap.Shard, workerID: WorkerID) -> WorkerService {
         let capacity = capacityPool.join(shard: shard.id)
         var shardConfiguration = configuration
         let endpoints = shard.endpoints
@@ -29,55 +27,42 @@ extension ShardedWorker {
         let isTagged = follower.map.shards.count > 1
         var shardLogger = logger
         if isTagged { shardLogger.metadata["shard"] = .int(shard.id) }
-        let takesHTTP = httpHolder == nil
-        if takesHTTP { httpHolder = shard.id }
         let serviceStop = StopSignal()
         stop.onStop { serviceStop.requestStop() }
-        let service = UncheckedBox(WorkerService(
+        let service = WorkerService(
             configuration: shardConfiguration, id: workerID, logger: shardLogger, stop: serviceStop, curve: curve,
-            notifier: takesHTTP ? notifier : nil, http: takesHTTP ? http : nil, shard: isTagged ? shard.id : nil,
-            capacityShare: capacity, shared: shared))
-        let thread = HelperThread(name: "chime-worker-shard-\(shard.id)")
-        thread.start { [stop, failure] in
-            do {
-                try service.value.run()
-            } catch {
-                failure.record(error)
-                stop.requestStop()
-            }
-        }
-        running[shard.id] = RunningService(shard: shard, stop: serviceStop, thread: thread)
+            shard: isTagged ? shard.id : nil, capacityShare: capacity, shared: shared)
+        running[shard.id] = RunningService(shard: shard, stop: serviceStop, end: service.end)
+        return service
     }
 
-    /// Stops the services of `shards` (each hands back what it holds) and waits for them.
+    /// Starts shard `shard`'s service: the loop opens it at its next turn.
+    func startService(_ shard: ShardMap.Shard, workerID: WorkerID, in loop: WorkerLoop) {
+        loop.add(makeService(shard, workerID: workerID))
+    }
+
+    /// Stops the services of `shards` (each hands back what it holds, while the loop goes on
+    /// serving the others) and waits for them to have left.
     func stopServices(_ shards: [Int]) {
         let stopping = shards.compactMap { running.removeValue(forKey: $0) }
         for service in stopping { service.stop.requestStop() }
-        for service in stopping { service.thread.join() }
+        for service in stopping { service.end.wait() }
         for service in stopping { capacityPool.leave(shard: service.shard.id) }
-        if let holder = httpHolder, shards.contains(holder) { httpHolder = nil }
     }
 
-    /// Carries out an adopted map's change: stops first (a restarted service's HTTP port and
-    /// routing id are free again), then starts (the pool recomputes every share on each).
-    func apply(_ change: MapFollower.Change, workerID: WorkerID) {
-        let holder = httpHolder
+    /// Carries out an adopted map's change: stops first (a restarted service's routing id is
+    /// free again), then starts (the pool recomputes every share on each).
+    func apply(_ change: MapFollower.Change, workerID: WorkerID, in loop: WorkerLoop) {
         stopServices(change.stopped + change.reconnected.map(\.id))
-        var starting = change.started + change.reconnected
-        // The HTTP probe and systemd notifier left with a stopped shard and nothing new takes
-        // them: the lowest remaining shard's service restarts with them.
-        if holder != nil, httpHolder == nil, starting.isEmpty, http != nil || notifier != nil,
-            let lowest = running.keys.min(), let shard = running[lowest]?.shard
-        {
-            stopServices([lowest])
-            starting.append(shard)
+        for shard in (change.started + change.reconnected).sorted(by: { $0.id < $1.id }) {
+            startService(shard, workerID: workerID, in: loop)
         }
-        for shard in starting.sorted(by: { $0.id < $1.id }) { startService(shard, workerID: workerID) }
     }
 }
 
-/// Hands a `WorkerService` to the one thread that runs it: made on this thread, used only
-/// there afterwards (never shared), which is why the unchecked conformance is sound.
+/// Hands a value that is not `Sendable` (a `WorkerService`, a ZeroMQ context) to the one
+/// thread that uses it afterwards (the ``WorkerLoop``'s): the thread that made it touches
+/// only its `Sendable` parts from then on, which is why the unchecked conformance is sound.
 struct UncheckedBox<Value>: @unchecked Sendable {
     let value: Value
     init(_ value: Value) { self.value = value }

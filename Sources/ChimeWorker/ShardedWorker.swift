@@ -5,28 +5,31 @@ import ChimeWire
 import Dispatch
 import Foundation
 import HTTPServer
+import HelperThreads
 import Synchronization
 
 /// A worker process serving every shard of a cluster: one ``WorkerService`` per shard, each
-/// on its own thread with its own sockets (a DEALER to the shard's dispatch, a PUSH to its
-/// results, an XPUB to its events ingest) and its own ``WorkerState`` (credit, pending
-/// acknowledgements, the highest epoch seen: a shard's epochs are its own).
+/// with its own sockets (a DEALER to the shard's dispatch, a PUSH to its results, an XPUB to
+/// its events ingest) and its own ``WorkerState`` (credit, pending acknowledgements, the
+/// highest epoch seen: a shard's epochs are its own), all driven by one thread with one poll
+/// and one ZeroMQ context (``WorkerLoop``), so the threads do not grow with the shards.
 ///
 /// Every acknowledgement and result thus goes back to the shard that dispatched the firing,
 /// and each fire event is published once, into that shard's stream, carrying its id (never a
 /// PUSH connected to several shards, which would round-robin). The worker's capacity is
 /// shared by demand (``CapacityPool``): evenly while no shard uses it, and otherwise mostly to
 /// the shards whose firings fill their share, so one shard's burst can use nearly the whole
-/// worker; the first shard's service serves HTTP (the process's figures: ``SharedDelivery``)
-/// and notifies systemd for the process. The services share one delivery engine, so
+/// worker; the loop serves HTTP (the process's figures: ``SharedDelivery``) and notifies
+/// systemd for the process. The services share one delivery engine, so
 /// `delivery.maxPerHost` and `delivery.maxInFlight` bound the process, not each shard.
 ///
 /// **Following the map.** With a ``MapSource`` the worker asks for the map (`{"op":"map"}`)
 /// every `interval` seconds (`cluster.mapRefreshSeconds`, 5 s by default) and on
 /// ``MapRefreshTrigger/requestRefresh()`` (SIGHUP): the shards it serves first, then the
-/// seeds, until one answers a valid map of a higher `mapEpoch` (``MapFollower``). Then it stops
-/// the services of shards that left (each hands back what it holds, as on SIGTERM), restarts those whose endpoints changed and starts the new
-/// shards' services. A map of a lower or equal epoch changes nothing; an invalid one is
+/// seeds, until one answers a valid map of a higher `mapEpoch` (``MapFollower``), on the thread
+/// that called ``run()``, never the loop's. Then it stops the services of shards that left
+/// (each hands back what it holds, as on SIGTERM, while the loop serves the other shards),
+/// restarts those whose endpoints changed and starts the new shards' services. A map of a lower or equal epoch changes nothing; an invalid one is
 /// logged (once per epoch) and refused. Without CURVE keys a newer map is followed only when a
 /// majority of the shards served that answer agree on it (``MapFollower/confirmed(among:)``):
 /// one peer on a shard's port cannot redirect the worker away from a live shard.
@@ -63,8 +66,6 @@ public final class ShardedWorker {
     let failure = FirstFailure()
     /// The services running, by shard id (touched only by the thread in ``run()``).
     var running: [Int: RunningService] = [:]
-    /// The shard whose service serves HTTP and notifies systemd; `nil` when none does.
-    var httpHolder: Int?
     /// The epoch of the last newer map not followed for want of a majority (logged once).
     var unconfirmedEpoch: UInt64?
     /// The epoch of the last map refused as invalid (logged once).
@@ -106,28 +107,40 @@ public final class ShardedWorker {
     /// - Throws: what a ``WorkerService/run(onReady:)`` throws.
     public func run() throws {
         let workerID = id ?? WorkerID("\(ProcessInfo.processInfo.hostName)-\(getpid())")
-        shared = SharedDelivery(configuration: configuration, worker: workerID, logger: logger)
+        let shared = SharedDelivery(configuration: configuration, worker: workerID, logger: logger)
+        self.shared = shared
         stop.onStop { [refresh] in refresh.wake() }
-        // Every shard joins before any service starts, so none announces more than its split.
+        // Every shard joins before any service is made, so none announces more than its split.
         for shard in follower.map.shards { _ = capacityPool.join(shard: shard.id) }
-        for shard in follower.map.shards { startService(shard, workerID: workerID) }
+        let loop = WorkerLoop(stop: stop, logger: logger, context: nil, notifier: notifier, http: http, probe: shared.probe)
+        let starting = UncheckedBox(follower.map.shards.map { makeService($0, workerID: workerID) })
+        let thread = HelperThread(name: "chime-worker")
+        thread.start { [stop, failure] in
+            do {
+                try loop.run(starting: starting.value)
+            } catch {
+                failure.record(error)
+                stop.requestStop()
+            }
+        }
         var nextRead = ContinuousClock.now + .milliseconds(Int64((mapSource?.interval ?? 3600) * 1000))
         while !stop.isStopRequested {
             refresh.wait(until: nextRead)
             guard !stop.isStopRequested else { break }
             let now = ContinuousClock.now
             guard refresh.takeRequest() || now >= nextRead, let mapSource else { continue }
-            readMap(from: mapSource, workerID: workerID)
+            readMap(from: mapSource, workerID: workerID, loop: loop)
             nextRead = ContinuousClock.now + .milliseconds(Int64(mapSource.interval * 1000))
         }
         stopServices(Array(running.keys))
+        thread.join()
         if let error = failure.error { throw error }
     }
 
     /// Asks the shards served, then the seeds, for the map until one answers a newer valid
     /// one, and adopts it; without keys, asks them all and adopts the newest map a majority
     /// of the shards served confirm.
-    func readMap(from source: MapSource, workerID: WorkerID) {
+    func readMap(from source: MapSource, workerID: WorkerID, loop: WorkerLoop) {
         var seen = Set<String>()
         var answers: [String: ShardMap] = [:]
         for endpoint in follower.map.shards.map(\.endpoints.control) + source.seeds where seen.insert(endpoint).inserted {
@@ -143,12 +156,12 @@ public final class ShardedWorker {
                 answers[endpoint] = fetched
                 continue
             }
-            if consider(fetched, from: endpoint, workerID: workerID) { return }
+            if consider(fetched, from: endpoint, workerID: workerID, loop: loop) { return }
         }
         guard curve == nil else { return }
         if let confirmed = follower.confirmed(among: answers) {
             let from = answers.filter { $0.value == confirmed }.keys.sorted().joined(separator: ",")
-            _ = consider(confirmed, from: from, workerID: workerID)
+            _ = consider(confirmed, from: from, workerID: workerID, loop: loop)
         } else if let newest = answers.values.filter({ $0.mapEpoch > follower.map.mapEpoch }).max(by: { $0.mapEpoch < $1.mapEpoch }),
             unconfirmedEpoch != newest.mapEpoch
         {
@@ -162,7 +175,7 @@ public final class ShardedWorker {
     }
 
     /// Considers one map read from `endpoint`; whether it was adopted.
-    private func consider(_ fetched: ShardMap, from endpoint: String, workerID: WorkerID) -> Bool {
+    private func consider(_ fetched: ShardMap, from endpoint: String, workerID: WorkerID, loop: WorkerLoop) -> Bool {
         switch follower.consider(fetched) {
         case .stale:
             return false
@@ -180,7 +193,7 @@ public final class ShardedWorker {
                 "following a new shard map",
                 ["mapEpoch": "\(fetched.mapEpoch)", "from": "\(endpoint)", "started": "\(change.started.map(\.id))",
                  "stopped": "\(change.stopped)", "reconnected": "\(change.reconnected.map(\.id))"])
-            apply(change, workerID: workerID)
+            apply(change, workerID: workerID, in: loop)
             return true
         }
     }

@@ -7,8 +7,10 @@ import HTTPServer
 import ZeroMQ
 import ChimeSecurity
 
-/// The worker process's shell: pulls dispatch batches, publishes fire events, pushes
-/// acknowledgements and heartbeats. One thread (the caller of `run`) owns every socket.
+/// One shard's part of the worker process's shell: pulls dispatch batches, publishes fire
+/// events, pushes acknowledgements and heartbeats. A ``WorkerLoop`` drives it on one thread,
+/// which owns its sockets: alone (``run(onReady:)``) or beside the other shards' services in
+/// one poll (``ShardedWorker``).
 public final class WorkerService {
     let configuration: ChimeConfiguration
     let logger: Logger
@@ -119,135 +121,21 @@ public final class WorkerService {
     /// How long a worker waits for a subscription before taking firings anyway, in seconds.
     static let eventPathWait = 1.0
 
-    /// Connects and serves until the stop signal.
+    /// This service's sockets and where it is in its life, while a ``WorkerLoop`` drives it
+    /// (from ``open(context:)`` to ``close()``); `nil` before and after.
+    var link: Link?
+    /// Finished once this service has left its loop (or was never opened in one that ended).
+    let end = ServiceEnd()
+
+    /// Connects and serves until the stop signal, on the calling thread: a ``WorkerLoop`` of
+    /// this one service (the loop ``ShardedWorker`` runs for every shard of a cluster).
     /// - Throws: `ZeroMQError` when an endpoint is invalid; `HTTPServerError` when the HTTP
     ///   address cannot be listened on.
     public func run(onReady: () -> Void = {}) throws {
-        processProbe?.adopt(probe)
-        defer { processProbe?.release(probe) }
-        let httpServer = try httpAddress.map { address throws(HTTPServerError) in
-            try HTTPServer(address: address) { [routes = (processProbe ?? probe).routes] in routes.respond(to: $0) }
-        }
-        defer { httpServer?.stop() }
-        // Not shut down by the stop signal: the loop sees the flag within one poll (≤ 100 ms)
-        // and then hands back what it holds (`handBack`) over the still open sockets.
-        let context = try sharedContext ?? Context()
-        let endpoints = configuration.endpoints
-        let linger = configuration.lingerMilliseconds
-        // DEALER whose routing id is the worker id, `/` and a random nonce: announcements over
-        // this connection tell the coordinator's ROUTER the route, and the nonce keeps another
-        // connection from taking it over (the ROUTER hands a claimed routing id to the newest).
-        let incoming = try Socket(.dealer, context: context)
-        try incoming.set(.linger(milliseconds: linger))
-        try incoming.set(.routingID(DispatchRoute.makeRoutingID(for: state.id)))
-        try incoming.set(.receiveHighWaterMark(configuration.worker.receiveHighWaterMark))
-        try curve?.secure(incoming, for: endpoints.dispatch.connect)
-        try incoming.connect(to: endpoints.dispatch.connect)
-        let results = try Socket(.push, context: context)
-        try results.set(.linger(milliseconds: linger))
-        try curve?.secure(results, for: endpoints.results.connect)
-        try results.connect(to: endpoints.results.connect)
-        // XPUB, not PUB: the subscriptions coming back tell when the path to subscribers is
-        // up (below), and it publishes like PUB.
-        let events = try Socket(.xpublisher, context: context)
-        try events.set(.linger(milliseconds: linger))
-        try events.set(.sendHighWaterMark(configuration.eventHighWaterMark))
-        // Subscriptions come from the forwarder, which caps them; this bounds them here too.
-        try events.set(.maxMessageSize(bytes: configuration.events.subscriptionFrameLimit(curve: curve != nil)))
-        try curve?.secure(events, for: endpoints.eventsIngest.connect)
-        try events.connect(to: endpoints.eventsIngest.connect)
-        defer {
-            incoming.close()
-            results.close()
-            events.close()
-        }
-        logger.info(
-            "worker ready",
-            ["id": state.id.rawValue, "dispatch": endpoints.dispatch.connect,
-             "http": httpServer.map { HTTPListenAddress(host: $0.address.host, port: $0.port).description } ?? "off"])
-        notifier?.notifyReady(status: "worker \(state.id.rawValue): connected to \(endpoints.dispatch.connect)")
-        onReady()
-        var watchdog = WatchdogPacer(notifier: notifier)
-
-        // Slow joiner (ZeroMQ Guide ch. 1): events published before the forwarder has passed a
-        // subscription up to this socket are dropped, which after a restart lost the first
-        // few thousand firings of a burst. So the worker announces itself (and gets firings)
-        // only once a subscription has arrived, or after `eventPathWait` seconds when nobody
-        // subscribes (the coordinator binds its forwarder before recovering, so a restarted
-        // worker normally hears the subscriptions well before that).
-        var isEventPathReady = false
-        // Real time, not `clock`: this waits for sockets, not for the schedule.
-        let eventPathDeadline = Date().addingTimeInterval(Self.eventPathWait)
-        // The dispatch socket joins the poll set once the event path is ready.
-        var poller = Poller()
-        poller.register(events, for: .readable)
-        func becomeReady() {
-            isEventPathReady = true
-            probe.noteTakingFirings()
-            state.announceAtNextTick()
-            poller = Poller()
-            poller.register(incoming, for: .readable)
-            poller.register(events, for: .readable)
-        }
-        do {
-            while !stop.isStopRequested {
-                let turnStart = ContinuousClock.now
-                watchdog.pingIfDue(at: turnStart)
-                probe.noteTurn(
-                    at: turnStart, delivered: state.deliveredCount, notResent: state.redeliveriesNotResent,
-                    awaiting: state.awaitingDestinationsCount)
-                let now = clock.monotonic
-                var wait = state.nextWake.map { max(0, min(0.1, $0 - now)) } ?? 0
-                if !isEventPathReady { wait = max(0, min(wait, eventPathDeadline.timeIntervalSince(Date()))) }
-                // `zmq_poll` counts whole milliseconds, rounded up: it waits the whole ones
-                // before a held firing's due instant, and `fireHeldDue` sleeps the rest.
-                if let due = state.nextHeldDue {
-                    wait = min(wait, max(0, (due.timeIntervalSince(clock.now) * 1000).rounded(.down) / 1000))
-                }
-                _ = try poller.poll(timeout: .microseconds(Int64(wait * 1_000_000)))
-                while let frames = try events.receiveMessage(dontWait: true) {
-                    // XPUB delivers subscriptions as a frame starting with byte 1 (0: unsubscribe).
-                    if !isEventPathReady, frames.first?.first == 1 { becomeReady() }
-                }
-                if !isEventPathReady && Date() >= eventPathDeadline {
-                    becomeReady()
-                    logger.info("no subscriber yet; taking firings", ["id": state.id.rawValue])
-                }
-                // Until then nothing is read either: batches routed to a previous run of this
-                // worker id wait in the socket rather than be published to no one.
-                for _ in 0..<(isEventPathReady ? 64 : 0) {
-                    guard let frames = try incoming.receiveMessage(dontWait: true) else { break }
-                    try deliver(frames, events: events)
-                }
-                try fireHeldDue(events: events)
-                for outcome in actions.takeFinished() { state.onJobFinished(outcome) }
-                for report in deliveries.takeFinished(owner: deliveryOwner) { state.onDeliveryReport(report, monotonic: clock.monotonic) }
-                if let capacityShare {
-                    capacityShare.report(unacknowledged: state.unacknowledgedCount, monotonic: clock.monotonic)
-                    state.changeCapacity(to: min(max(0, capacityShare.share.value), WorkerMessage.maximumCapacity))
-                }
-                for directive in state.onTick(monotonic: clock.monotonic) {
-                    switch directive {
-                    case .report(let message):
-                        if try !results.send(codec.encodeFrames(message), dontWait: true) {
-                            state.onReportNotSent(message)
-                        }
-                    case .announce(let message):
-                        // Dropped when the coordinator is unreachable; the next heartbeat retries.
-                        guard isEventPathReady else { continue }
-                        _ = try incoming.send([codec.encode(message)], dontWait: true)
-                    case .publish, .run, .deliverToDestinations:
-                        preconditionFailure("onTick neither publishes, runs jobs nor delivers")
-                    }
-                }
-            }
-        } catch let error as ZeroMQError where error.code == .contextTerminated {
-            // A shared context shut down by its owner: unacknowledged firings are redelivered by lease.
-            logger.info("worker stopping", ["id": "\(state.id.rawValue)", "delivered": .int(state.deliveredCount)])
-            return
-        }
-        notifier?.notifyStopping(status: "worker \(state.id.rawValue): handing back and stopping")
-        try handBack(incoming: incoming, results: results, events: events, isEventPathReady: isEventPathReady)
+        let loop = WorkerLoop(
+            stop: stop, logger: logger, context: sharedContext, notifier: notifier, http: httpAddress,
+            probe: processProbe ?? probe)
+        try loop.run(starting: [self], onReady: onReady)
     }
 
     func deliver(_ frames: [Data], events: Socket) throws {
@@ -267,18 +155,18 @@ public final class WorkerService {
         try carryOut(state.onBatch(batch, at: now, monotonic: clock.monotonic), events: events, at: now)
     }
 
-    /// Delivers the held firings that are due, first sleeping until the earliest one's due
-    /// instant when that is at most `heldFiringSleep` away (the poll before woke up to a
-    /// millisecond early).
+    /// Delivers the held firings that are due now. The loop sleeps for the earliest one's due
+    /// instant beforehand when that is at most `heldFiringSleep` away (``WorkerLoop``: the poll
+    /// before woke up to a millisecond early).
     /// - Throws: `ZeroMQError` from the events socket.
     func fireHeldDue(events: Socket) throws {
-        guard let due = state.nextHeldDue else { return }
-        let remaining = due.timeIntervalSince(clock.now)
-        if remaining > Self.heldFiringSleep { return }
-        if remaining > 0 { Thread.sleep(forTimeInterval: remaining) }
+        guard let due = state.nextHeldDue, due <= clock.now else { return }
         let now = clock.now
         try carryOut(state.onTimer(at: now, monotonic: clock.monotonic), events: events, at: now)
     }
+
+    /// Seconds until the earliest held firing is due (≤ 0: due now); `nil` when none is held.
+    var heldDueIn: Double? { state.nextHeldDue.map { $0.timeIntervalSince(clock.now) } }
 
     /// The longest a worker sleeps for a held firing's due instant instead of polling, in
     /// seconds: a little over the millisecond `zmq_poll` counts in.
