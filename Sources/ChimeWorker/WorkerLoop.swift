@@ -12,8 +12,9 @@ import ZeroMQ
 ///
 /// A turn polls until the soonest service needs a turn (a heartbeat, an acknowledgement delay,
 /// a held firing, at most 100 ms), sleeps the last sub-millisecond before the earliest held
-/// firing of any service, then gives each service a turn: up to 64 batches from each socket,
-/// so one shard's burst cannot keep the others waiting beyond that.
+/// firing of any service, then gives a turn to each service one of whose sockets is
+/// readable or whose own deadline has passed (as its own loop would): up to 64 batches from its
+/// socket, so one shard's burst cannot keep the others waiting beyond that.
 ///
 /// Nothing in a turn blocks: a stopping service (its ``WorkerService/stop`` requested, by the
 /// process's stop or its shard leaving the map) delivers what its socket holds at once, then
@@ -109,6 +110,9 @@ final class WorkerLoop: Sendable {
         var isStopping = false
         var failure: (any Error)?
         var poller = Poller()
+        /// The poller indices of each service's sockets, in the order of `services`.
+        var registrations: [[Int]] = []
+        var deadlines: [ContinuousClock.Instant] = []
         var needsRegistration = true
         do {
             while true {
@@ -156,16 +160,29 @@ final class WorkerLoop: Sendable {
                 if isStopping && services.isEmpty { break }
                 if needsRegistration {
                     poller = Poller()
-                    for service in services { service.register(in: poller) }
+                    registrations = services.map { $0.register(in: poller) }
                     needsRegistration = false
                 }
-                let wait = services.reduce(0.1) { min($0, $1.wait()) }
+                // Each service's own deadline: it turns when one of its sockets is readable or
+                // its deadline has passed, as its own loop would, so an idle shard costs a turn
+                // only every 100 ms however busy the others are.
+                let pollStart = ContinuousClock.now
+                var wait = 0.1
+                deadlines.removeAll(keepingCapacity: true)
+                for service in services {
+                    let own = service.wait()
+                    wait = min(wait, own)
+                    deadlines.append(pollStart + .microseconds(Int64(own * 1_000_000)))
+                }
                 _ = try poller.poll(timeout: .microseconds(Int64(wait * 1_000_000)))
                 // The poll woke up to a millisecond before the earliest held firing: the rest
                 // is slept, once for every service.
                 let heldDue = services.compactMap { $0.link?.leavingBy == nil ? $0.heldDueIn : nil }.min()
                 if let heldDue, heldDue > 0, heldDue <= WorkerService.heldFiringSleep { Thread.sleep(forTimeInterval: heldDue) }
-                for service in services {
+                let polled = ContinuousClock.now
+                for (index, service) in services.enumerated() {
+                    let isReadable = registrations[index].contains { !poller.events(at: $0).isEmpty }
+                    guard isReadable || polled >= deadlines[index] else { continue }
                     try step(service) {
                         if try service.turn(at: turnStart) { needsRegistration = true }
                     }

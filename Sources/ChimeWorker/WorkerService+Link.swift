@@ -79,10 +79,12 @@ extension WorkerService {
 
     /// Registers the sockets this service reads in `poller`: the events socket (subscriptions)
     /// and, once the event path is ready, the dispatch socket; none while it leaves.
-    func register(in poller: Poller) {
-        guard let link, link.leavingBy == nil else { return }
-        if link.isEventPathReady { poller.register(link.incoming, for: .readable) }
-        poller.register(link.events, for: .readable)
+    /// - Returns: their indices in `poller`.
+    func register(in poller: Poller) -> [Int] {
+        guard let link, link.leavingBy == nil else { return [] }
+        var indices = [poller.register(link.events, for: .readable)]
+        if link.isEventPathReady { indices.append(poller.register(link.incoming, for: .readable)) }
+        return indices
     }
 
     /// The longest the loop may wait before this service's next turn, in seconds (at most

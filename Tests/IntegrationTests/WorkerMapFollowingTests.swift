@@ -142,9 +142,9 @@ import Testing
             throw error
         }
     }
-    /// The worker's HTTP probe lives in its first shard's service: when that shard leaves the
-    /// map, the probe moves to a remaining shard's service (restarted with it) and answers again.
-    @Test func theHTTPProbeMovesWhenItsShardLeaves() throws {
+    /// The worker's HTTP probe belongs to its loop, not to a shard's service: when the first
+    /// shard leaves the map, the probe goes on answering, never restarted.
+    @Test func theHTTPProbeStaysWhenItsFirstShardLeaves() throws {
         let cluster = try LocalCluster(portCount: 2 * LocalCluster.portsPerShard)
         defer { cluster.stop() }
         let grown = cluster.shardMap(shards: 2)
@@ -173,18 +173,51 @@ import Testing
             try expectEventually(timeout: 20, "the worker to follow the map of epoch 2") {
                 cluster.log(of: "worker-1").contains("following a new shard map")
             }
-            // Shard 1's service restarts with the probe (its "worker ready" line names the address).
-            try expectEventually(timeout: 20, "shard 1's service to serve HTTP") {
-                cluster.log(of: "worker-1").components(separatedBy: "\n").contains {
-                    $0.contains("worker ready dispatch=\(grown.shards[1].endpoints.dispatch) http=127.0.0.1:\(httpPort)")
-                }
+            // Shard 0's service says it stops; shard 1's goes on, and so does the probe.
+            try expectEventually(timeout: 10, "shard 0's service to stop") {
+                cluster.log(of: "worker-1").components(separatedBy: "\n").contains { $0.contains("worker stopping") && $0.contains("shard=0") }
             }
             try cluster.waitForAliveWorkers(1, at: one, timeout: 20)
-            try expectEventually(timeout: 10, "the worker's /readyz again") { LoopbackHTTP.get(port: httpPort, path: "/readyz")?.status == 200 }
+            #expect(LoopbackHTTP.get(port: httpPort, path: "/readyz")?.status == 200)
+            #expect(LoopbackHTTP.get(port: httpPort, path: "/healthz")?.status == 200)
+            let log = cluster.log(of: "worker-1")
+            #expect(log.components(separatedBy: "worker serving HTTP").count == 2, "HTTP started once")
+            let lines = log.components(separatedBy: "\n")
+            #expect(lines.filter { $0.contains("worker ready") && $0.contains("shard=1") }.count == 1, "shard 1's service never restarted")
             #expect(cluster.pid(of: "worker-1") != nil)
         } catch {
             cluster.stop()
-            print("HTTP probe move failed: \(error)\n\(cluster.logs())")
+            print("HTTP probe check failed: \(error)\n\(cluster.logs())")
+            throw error
+        }
+    }
+
+    /// A worker's threads do not grow with the shards it serves: one loop polls every
+    /// shard's sockets in one ZeroMQ context (before, each shard had a thread and a context,
+    /// whose I/O thread and reaper made three threads a shard).
+    @Test func aWorkersThreadsDoNotGrowWithItsShards() throws {
+        let cluster = try LocalCluster(portCount: 6 * LocalCluster.portsPerShard)
+        defer { cluster.stop() }
+        do {
+            var counts: [Int: Int] = [:]
+            for shards in [1, 6] {
+                // No coordinator runs: ZeroMQ connects in the background, and the worker's
+                // services open their sockets all the same.
+                try Self.writeConfiguration(cluster.shardMap(shards: shards), refresh: 60, to: "map-\(shards).json", in: cluster)
+                let name = "worker-\(shards)"
+                try cluster.spawn(name, ["worker", "--id", name, "--config", cluster.directory.path("map-\(shards).json")])
+                // Each service takes firings once `eventPathWait` (1 s) passes with no subscriber.
+                try expectEventually(timeout: 20, "\(name)'s \(shards) services to open") {
+                    cluster.log(of: name).components(separatedBy: "no subscriber yet").count == shards + 1
+                }
+                guard let pid = cluster.pid(of: name) else { throw DeadlineExceeded(what: "\(name)'s pid", seconds: 0) }
+                counts[shards] = try FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task").count
+                #expect(cluster.stop(name)?.neededKill == false)
+            }
+            #expect(counts[1] != nil && counts[1] == counts[6], "threads with 1 shard and with 6: \(counts)")
+        } catch {
+            cluster.stop()
+            print("thread count check failed: \(error)\n\(cluster.logs())")
             throw error
         }
     }
