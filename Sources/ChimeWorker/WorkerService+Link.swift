@@ -27,6 +27,11 @@ extension WorkerService {
         var deliveredWhileLeaving = 0
     }
 
+    /// The most dispatch batches a service reads in one turn.
+    static let batchesPerTurn = 64
+    /// The most subscription messages a service reads from its events socket in one turn.
+    static let messagesPerTurn = 1_000
+
     /// Opens the service's three sockets in `context` and connects them to its shard.
     /// - Throws: `ZeroMQError` when an endpoint is invalid.
     func open(context: Context) throws {
@@ -112,7 +117,10 @@ extension WorkerService {
             at: turnStart, delivered: state.deliveredCount, notResent: state.redeliveriesNotResent,
             awaiting: state.awaitingDestinationsCount)
         var becameReady = false
-        while let frames = try link.events.receiveMessage(dontWait: true) {
+        // At most `messagesPerTurn` subscription messages a turn (the forwarder caps what it
+        // passes up, but one shard's socket must not keep the loop from the others).
+        for _ in 0..<Self.messagesPerTurn {
+            guard let frames = try link.events.receiveMessage(dontWait: true) else { break }
             // XPUB delivers subscriptions as a frame starting with byte 1 (0: unsubscribe).
             if !link.isEventPathReady, frames.first?.first == 1 { becameReady = true }
         }
@@ -128,7 +136,7 @@ extension WorkerService {
         }
         // Until then nothing is read either: batches routed to a previous run of this
         // worker id wait in the socket rather than be published to no one.
-        for _ in 0..<(link.isEventPathReady ? 64 : 0) {
+        for _ in 0..<(link.isEventPathReady ? Self.batchesPerTurn : 0) {
             guard let frames = try link.incoming.receiveMessage(dontWait: true) else { break }
             try deliver(frames, events: link.events)
         }

@@ -25,7 +25,9 @@ with the bound off +229 MiB, once +790 MiB and still rising, and the flooder nev
 
 from __future__ import annotations
 
+import itertools
 import json
+import os
 import time
 import urllib.request
 import uuid
@@ -82,6 +84,17 @@ def metric(cluster, name: str) -> float:
     raise AssertionError(f"no {name} in /metrics")
 
 
+_monitors = itertools.count()
+
+
+def monitor_of(socket: zmq.Socket, events: int) -> zmq.Socket:
+    """A PAIR receiving `socket`'s monitor events, on an inproc address of its own: pyzmq's
+    default names it after the socket's file descriptor, which a socket closed just before
+    (its monitor endpoint not yet released by libzmq's reaper) may still hold, and the bind
+    then fails with "Address already in use"."""
+    return socket.get_monitor_socket(events, addr=f"inproc://monitor-{os.getpid()}-{next(_monitors)}")
+
+
 def flood(context: zmq.Context, cluster, curve=None, topic_bytes: int = TOPIC_BYTES) -> tuple[zmq.Socket, zmq.Socket]:
     """A SUB that sends SUBSCRIPTIONS distinct topics, and a monitor of its connection."""
     attacker = context.socket(zmq.SUB)
@@ -89,7 +102,7 @@ def flood(context: zmq.Context, cluster, curve=None, topic_bytes: int = TOPIC_BY
     # Unlimited: a SUB drops subscriptions past its pipe's high-water mark (1,000 by default).
     attacker.setsockopt(zmq.SNDHWM, 0)
     curve_client(attacker, curve)
-    monitor = attacker.get_monitor_socket(zmq.EVENT_DISCONNECTED | zmq.EVENT_CONNECTED)
+    monitor = monitor_of(attacker, zmq.EVENT_DISCONNECTED | zmq.EVENT_CONNECTED)
     attacker.connect(cluster.events_endpoint)
     for index in range(SUBSCRIPTIONS):
         attacker.setsockopt(zmq.SUBSCRIBE, f"{index:08d}-".encode() + b"s" * (topic_bytes - 9))
@@ -134,7 +147,7 @@ class Watched:
         self.sub = context.socket(zmq.SUB)
         self.sub.setsockopt(zmq.LINGER, 0)
         curve_client(self.sub, curve)
-        self.monitor = self.sub.get_monitor_socket(zmq.EVENT_DISCONNECTED | zmq.EVENT_HANDSHAKE_SUCCEEDED)
+        self.monitor = monitor_of(self.sub, zmq.EVENT_DISCONNECTED | zmq.EVENT_HANDSHAKE_SUCCEEDED)
         self.sub.setsockopt(zmq.SUBSCRIBE, b"")
         self.sub.connect(cluster.events_endpoint)
         self.expected: set[str] = set()
@@ -230,7 +243,7 @@ def curve_sub(context: zmq.Context, cluster, curve) -> tuple[zmq.Socket, zmq.Soc
     sub = context.socket(zmq.SUB)
     sub.setsockopt(zmq.LINGER, 0)
     curve_client(sub, curve)
-    monitor = sub.get_monitor_socket(zmq.EVENT_HANDSHAKE_SUCCEEDED | zmq.EVENT_HANDSHAKE_FAILED_AUTH)
+    monitor = monitor_of(sub, zmq.EVENT_HANDSHAKE_SUCCEEDED | zmq.EVENT_HANDSHAKE_FAILED_AUTH)
     sub.setsockopt(zmq.SUBSCRIBE, b"")
     sub.connect(cluster.events_endpoint)
     return sub, monitor
