@@ -29,8 +29,8 @@ import Synchronization
 /// seeds, until one answers a valid map of a higher `mapEpoch` (``MapFollower``), on the thread
 /// that called ``run()``, never the loop's. Then it stops the services of shards that left
 /// (each hands back what it holds, as on SIGTERM, while the loop serves the other shards),
-/// restarts those whose endpoints changed and starts the new shards' services. A map of a lower or equal epoch changes nothing; an invalid one is
-/// logged (once per epoch) and refused. Without CURVE keys a newer map is followed only when a
+/// restarts those whose endpoints changed and starts the new shards' services. A map of a
+/// lower or equal epoch changes nothing; an invalid one is logged (once per epoch) and refused. Without CURVE keys a newer map is followed only when a
 /// majority of the shards served that answer agree on it (``MapFollower/confirmed(among:)``):
 /// one peer on a shard's port cannot redirect the worker away from a live shard.
 public final class ShardedWorker {
