@@ -150,10 +150,8 @@ final class WorkerLoop: Sendable {
                     if hasLeft { left.insert(ObjectIdentifier(service)) }
                 }
                 if !left.isEmpty {
-                    for service in services where left.contains(ObjectIdentifier(service)) {
-                        service.close()
-                        service.end.finish()
-                    }
+                    // `advanceLeaving` closed them (and a failed one was closed by `step`).
+                    for service in services where left.contains(ObjectIdentifier(service)) { service.end.finish() }
                     services.removeAll { left.contains(ObjectIdentifier($0)) }
                     needsRegistration = true
                 }

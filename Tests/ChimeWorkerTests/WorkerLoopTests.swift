@@ -42,6 +42,11 @@ import ZeroMQ
         /// Waits (until `deadline`) for the worker's announcement and keeps its route.
         func awaitAnnouncement(by deadline: ContinuousClock.Instant) throws -> WorkerMessage? {
             while ContinuousClock.now < deadline {
+                // A bound socket attaches a connecting peer only when its own thread calls it:
+                // this lets the XSUB pass its subscription to the worker, whose event path is
+                // then up by that subscription, not by `eventPathWait` (events published before
+                // the subscription arrived would be dropped).
+                _ = try ingest.receiveMessage(dontWait: true)
                 guard let frames = try dispatch.receiveMessage(), frames.count == 2 else { continue }
                 route = frames[0]
                 return try codec.decode(WorkerMessage.self, from: frames[1])
@@ -146,7 +151,7 @@ import ZeroMQ
         // comes after a turn that has begun the leaving.
         for id in ["b1", "b2"] {
             try shards[1].send(DispatchBatch(epoch: 1, leaseMilliseconds: 30_000, firings: [Self.firing(id, due: t0)]))
-            #expect(try shards[1].nextEventTopic(by: ContinuousClock.now + .seconds(1)) == "fire.alice")
+            #expect(try shards[1].nextEventTopic(by: ContinuousClock.now + .seconds(1)) == "fire.alice", "\(id)'s fire event")
             #expect(try shards[1].awaitAcknowledgement(of: Self.firing(id, due: t0), by: ContinuousClock.now + .seconds(1)))
         }
         #expect(ContinuousClock.now - leavingAsked < .seconds(1))
